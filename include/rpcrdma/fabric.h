@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rpcrdma fabric API: a verbs-shaped RDMA interface.
+ *
+ * The shape follows libibverbs/librdmacm on purpose
+ * (post_send/post_recv/poll_cq with 64-bit work-request ids), so that a
+ * provider for real RNICs is a thin mapping and the layers above are written
+ * once. Differences from ibverbs:
+ *
+ *  - every fallible call returns 0 or a negative errno; objects come back
+ *    through out-parameters;
+ *  - connection management (listen/connect/accept/reject/disconnect with
+ *    private data) is folded into the QP and a listener, events arrive on an
+ *    event channel that has a pollable fd;
+ *  - a send-queue or receive-queue slot is returned to the QP only when the
+ *    completion that retires it is *polled* from the CQ, so a CQ sized to the
+ *    sum of its queues can never overrun (rr_qp_create checks that);
+ *  - when a QP enters the error state every work request not yet retired,
+ *    signaled or not, completes with RR_WC_WR_FLUSH_ERR: each work request is
+ *    accounted for by exactly one completion, either its own or (for an
+ *    unsignaled request that succeeded) that of a later signaled request.
+ *
+ * Completions are produced asynchronously by the provider, as hardware does:
+ * a Send's completion may be seen after the peer's answer to that Send.
+ *
+ * Threading: every call is thread-safe unless its comment says otherwise.
+ * No call blocks except rr_cq_wait, rr_evch_get with a timeout, and the
+ * destroy/close calls (which wait for the provider's progress to let go).
+ */
+#ifndef RPCRDMA_FABRIC_H
+#define RPCRDMA_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rr_device;
+struct rr_pd;
+struct rr_mr;
+struct rr_mw;
+struct rr_cq;
+struct rr_qp;
+struct rr_evch;
+struct rr_listener;
+struct rr_conn_req;
+
+/* ------------------------------------------------------------------ device */
+
+struct rr_device_attr {
+	char provider[16];
+	uint32_t max_qp_wr; /* per send or receive queue */
+	uint32_t max_sge;   /* per work request */
+	uint32_t max_cqe;
+	uint32_t max_ird; /* inbound RDMA Reads in flight per QP */
+	uint32_t max_ord; /* outbound RDMA Reads in flight per QP */
+	uint32_t
+		max_private_data; /* connect/accept/reject private data bytes */
+	uint64_t max_mr_size;
+};
+
+/*
+ * Counted reasons for abnormal events on a device. Bad peer input never
+ * crashes the process: it ends that connection and bumps one of these.
+ */
+struct rr_fabric_counters {
+	uint64_t conn_established;
+	uint64_t conn_rejected;
+	uint64_t conn_failed;	/* connect/handshake failed (any reason) */
+	uint64_t mpa_bad_frame; /* MPA request/reply: key, rev, flags, length */
+	uint64_t mpa_markers_refused; /* peer asked for markers */
+	uint64_t crc_errors;
+	uint64_t ddp_bad_header; /* version, length, reserved bits, bad QN */
+	uint64_t rdmap_bad_opcode;
+	uint64_t bad_stag;   /* unknown, invalid key, wrong PD, rights */
+	uint64_t bad_bounds; /* tagged access outside the bound range */
+	uint64_t bad_msn;
+	uint64_t bad_mo;
+	uint64_t no_recv_posted; /* untagged message with no receive buffer */
+	uint64_t recv_too_small;
+	uint64_t ird_exceeded;
+	uint64_t bad_invalidate; /* Send with Invalidate naming a bad STag */
+	uint64_t terminate_sent;
+	uint64_t terminate_received;
+	uint64_t peer_reset; /* peer closed or reset the stream mid-FPDU */
+	uint64_t fpdus_sent;
+	uint64_t fpdus_received;
+};
+
+struct rr_device_opts {
+	/* Reserved for providers' options; pass NULL for defaults. */
+	uint32_t flags;
+};
+
+/* Provider names: "iwarp" (TCP, siw-compatible). */
+int rr_device_open(const char *provider, const struct rr_device_opts *opts,
+		   struct rr_device **out);
+/* All objects created on the device must have been destroyed. */
+int rr_device_close(struct rr_device *dev);
+int rr_device_query(struct rr_device *dev, struct rr_device_attr *attr);
+int rr_device_counters(struct rr_device *dev, struct rr_fabric_counters *out);
+
+/* --------------------------------------------------------- protection domain
+ */
+
+int rr_pd_alloc(struct rr_device *dev, struct rr_pd **out);
+int rr_pd_free(struct rr_pd *pd); /* -EBUSY while MRs/MWs/QPs use it */
+
+/* ------------------------------------------------------------------- memory */
+
+enum rr_access {
+	RR_ACCESS_LOCAL_WRITE = 1u << 0,
+	RR_ACCESS_REMOTE_READ = 1u << 1,
+	RR_ACCESS_REMOTE_WRITE = 1u << 2,
+};
+
+/*
+ * Registers [addr, addr+len). The lkey names it in local SGEs. When remote
+ * access is asked for, rr_mr_rkey() is a remote key valid for the MR's whole
+ * life; prefer memory windows (below) for memory exposed per operation,
+ * because only those can be invalidated.
+ */
+int rr_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
+	      struct rr_mr **out);
+int rr_mr_dereg(struct rr_mr *mr); /* -EBUSY while a bound MW refers to it */
+uint32_t rr_mr_lkey(const struct rr_mr *mr);
+uint32_t rr_mr_rkey(const struct rr_mr *mr); /* 0 without remote access */
+void *rr_mr_addr(const struct rr_mr *mr);
+size_t rr_mr_length(const struct rr_mr *mr);
+
+/*
+ * A memory window is a remote key that can be made invalid again: it starts
+ * invalid; an RR_WR_REG work request binds it to a range of a registered MR
+ * under a fresh key (the low 8 bits of the rkey rotate on every REG); an
+ * RR_WR_LOCAL_INV work request or the peer's Send With Invalidate makes it
+ * invalid. rr_mw_rkey() returns the rkey that the most recently posted REG
+ * installs, so it can be advertised as soon as the REG is posted.
+ */
+int rr_mw_alloc(struct rr_pd *pd, struct rr_mw **out);
+int rr_mw_free(struct rr_mw *mw);
+uint32_t rr_mw_rkey(const struct rr_mw *mw);
+
+/* ------------------------------------------------------- completion queues */
+
+enum rr_wc_status {
+	RR_WC_SUCCESS = 0,
+	RR_WC_LOC_LEN_ERR,     /* receive buffer too small, SGE out of range */
+	RR_WC_LOC_PROT_ERR,    /* bad lkey / local access rights */
+	RR_WC_LOC_QP_OP_ERR,   /* malformed work request */
+	RR_WC_WR_FLUSH_ERR,    /* QP entered the error state */
+	RR_WC_MW_BIND_ERR,     /* REG failed (range, rights, state) */
+	RR_WC_REM_ACCESS_ERR,  /* peer refused the STag/offset/rights */
+	RR_WC_REM_OP_ERR,      /* peer reported another error (Terminate) */
+	RR_WC_REM_INV_REQ_ERR, /* peer found the request invalid */
+	RR_WC_GENERAL_ERR,
+};
+
+enum rr_wc_opcode {
+	RR_WC_SEND,
+	RR_WC_RDMA_WRITE,
+	RR_WC_RDMA_READ,
+	RR_WC_LOCAL_INV,
+	RR_WC_REG,
+	RR_WC_RECV,
+};
+
+enum rr_wc_flags {
+	RR_WC_WITH_INV =
+		1u << 0, /* receive: the peer invalidated invalidated_rkey */
+	RR_WC_SOLICITED = 1u << 1,
+};
+
+struct rr_wc {
+	uint64_t wr_id;
+	struct rr_qp *qp;
+	enum rr_wc_status status;
+	enum rr_wc_opcode opcode;
+	uint32_t byte_len;	   /* receives and RDMA Reads */
+	uint32_t invalidated_rkey; /* with RR_WC_WITH_INV */
+	unsigned flags;
+};
+
+int rr_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
+int rr_cq_destroy(struct rr_cq *cq); /* -EBUSY while QPs use it */
+/* Returns the number of completions copied (0..n) or a negative errno. */
+int rr_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
+/*
+ * A file descriptor that is readable while the CQ holds completions, for
+ * poll/epoll. Level semantics: it stays readable until rr_cq_poll empties
+ * the CQ. Do not read from it.
+ */
+int rr_cq_fd(struct rr_cq *cq);
+/*
+ * Blocks until the CQ holds a completion or timeout_ms passes (-1: forever).
+ * Returns 0 or -ETIMEDOUT. The provider may use the calling thread to make
+ * progress on the CQ's queues, which saves a thread wake-up per message.
+ */
+int rr_cq_wait(struct rr_cq *cq, int timeout_ms);
+
+/* ------------------------------------------------------------ event channel */
+
+enum rr_cm_event_type {
+	RR_CM_CONNECT_REQUEST, /* on a listener's channel: accept or reject req
+				*/
+	RR_CM_ESTABLISHED,     /* qp is in RTS */
+	RR_CM_REJECTED,	       /* peer rejected: private data is the peer's */
+	RR_CM_UNREACHABLE,     /* connect failed: status says why */
+	RR_CM_DISCONNECTED,    /* peer or local disconnect; qp flushed */
+	RR_CM_QP_ERROR,	       /* protocol error or Terminate; qp flushed */
+};
+
+#define RR_MAX_PRIVATE_DATA 256
+
+struct rr_cm_event {
+	enum rr_cm_event_type type;
+	int status; /* 0 or negative errno */
+	struct rr_qp *qp;
+	struct rr_listener *listener;
+	struct rr_conn_req *req; /* RR_CM_CONNECT_REQUEST only */
+	struct sockaddr_storage peer;
+	uint32_t private_data_len;
+	uint8_t private_data[RR_MAX_PRIVATE_DATA];
+};
+
+int rr_evch_create(struct rr_device *dev, struct rr_evch **out);
+int rr_evch_destroy(struct rr_evch *ch);
+int rr_evch_fd(struct rr_evch *ch); /* readable while events are queued */
+/* 0, or -EAGAIN (timeout_ms 0) / -ETIMEDOUT when no event came in time. */
+int rr_evch_get(struct rr_evch *ch, struct rr_cm_event *ev, int timeout_ms);
+
+/* ---------------------------------------------------------- queue pairs */
+
+enum rr_qp_state {
+	RR_QPS_INIT,	   /* created; receives may be posted */
+	RR_QPS_CONNECTING, /* handshake in progress */
+	RR_QPS_RTS,	   /* connected */
+	RR_QPS_ERROR,	   /* flushed; no further traffic */
+};
+
+enum rr_qp_flags {
+	RR_QP_CRC = 1u << 0, /* ask for MPA CRC32c (the peer may also ask) */
+};
+
+struct rr_qp_attr {
+	struct rr_cq *send_cq;
+	struct rr_cq *recv_cq;
+	struct rr_evch *evch; /* where this QP's CM events go */
+	uint32_t sq_depth;
+	uint32_t rq_depth;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint16_t ird; /* inbound Reads we accept in flight (<= max_ird) */
+	uint16_t ord; /* outbound Reads we issue in flight (<= max_ord) */
+	unsigned flags;
+	void *context; /* returned by rr_qp_context */
+};
+
+struct rr_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+enum rr_wr_opcode {
+	RR_WR_SEND,
+	RR_WR_SEND_WITH_INV, /* invalidate_rkey names the peer's STag */
+	RR_WR_RDMA_WRITE,
+	RR_WR_RDMA_READ,
+	RR_WR_LOCAL_INV, /* invalidate_rkey names one of our MW rkeys */
+	RR_WR_REG,	 /* bind reg.mw to a range of reg.mr */
+};
+
+enum rr_send_flags {
+	RR_SEND_SIGNALED = 1u << 0,
+	RR_SEND_SOLICITED = 1u << 1,
+};
+
+struct rr_send_wr {
+	struct rr_send_wr *next;
+	uint64_t wr_id;
+	enum rr_wr_opcode opcode;
+	unsigned flags;
+	struct rr_sge *sg_list;
+	uint32_t num_sge;
+	uint32_t invalidate_rkey;
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			struct rr_mw *mw;
+			struct rr_mr *mr;
+			uint64_t addr;
+			uint64_t length;
+			unsigned access; /* RR_ACCESS_REMOTE_* */
+		} reg;
+	};
+};
+
+struct rr_recv_wr {
+	struct rr_recv_wr *next;
+	uint64_t wr_id;
+	struct rr_sge *sg_list;
+	uint32_t num_sge;
+};
+
+int rr_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
+		 struct rr_qp **out);
+/* Disconnects if needed, flushes, waits for the provider to let go, frees. */
+int rr_qp_destroy(struct rr_qp *qp);
+enum rr_qp_state rr_qp_state(const struct rr_qp *qp);
+void *rr_qp_context(const struct rr_qp *qp);
+
+/*
+ * Posting never blocks. -ENOMEM: no queue slot (*bad names the first
+ * request not posted); -EINVAL: malformed request; -ENOTCONN: the QP is
+ * not in RTS (receives may be posted in INIT and CONNECTING too).
+ */
+int rr_qp_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
+		    struct rr_send_wr **bad);
+int rr_qp_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
+		    struct rr_recv_wr **bad);
+
+/* ------------------------------------------------------ connection manager */
+
+int rr_listen(struct rr_device *dev, struct rr_evch *ch,
+	      const struct sockaddr *addr, socklen_t addrlen, int backlog,
+	      struct rr_listener **out);
+int rr_listener_close(struct rr_listener *l);
+/* The bound address (to learn an ephemeral port). */
+int rr_listener_addr(struct rr_listener *l, struct sockaddr_storage *out);
+
+/* Asynchronous: the result arrives as an ESTABLISHED/REJECTED/UNREACHABLE
+ * event. */
+int rr_qp_connect(struct rr_qp *qp, const struct sockaddr *addr,
+		  socklen_t addrlen, const void *pdata, size_t pdata_len);
+/* Consumes req. ESTABLISHED follows on the QP's channel. */
+int rr_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
+	      size_t pdata_len);
+/* Consumes req. */
+int rr_reject(struct rr_conn_req *req, const void *pdata, size_t pdata_len);
+/* Moves the QP to ERROR (flushing) and closes the stream; DISCONNECTED follows.
+ */
+int rr_qp_disconnect(struct rr_qp *qp);
+
+const char *rr_wc_status_str(enum rr_wc_status s);
+const char *rr_cm_event_str(enum rr_cm_event_type t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

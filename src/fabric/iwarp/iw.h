@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The `iwarp` provider: RDMA over TCP speaking siw's wire protocol.
+ *
+ * Progress model. Each device has one progress thread that waits in epoll
+ * for every socket of the device (listeners, handshakes, connected QPs).
+ * Transmission happens in whichever thread posts (post_send pushes bytes
+ * straight into the socket) and falls back to the progress thread when the
+ * socket is full. Reception happens in the progress thread, or in a thread
+ * blocked in rr_cq_wait on a CQ with few QPs: that thread polls the QPs'
+ * sockets itself and whoever takes the QP's rx lock first does the work, so
+ * a waiting application pays one wake-up per message, as with plain TCP.
+ *
+ * Locks and their order (never take an earlier one while holding a later):
+ *   qp->rx_mu  ->  qp->tx_mu  ->  qp->rq_mu  ->  cq->mu / evch->mu
+ *   stag->mu is a leaf: nothing else is taken while holding it.
+ *
+ * Lifetimes. A QP is referenced by its user, by the device's epoll set and
+ * by threads in rr_cq_wait. Destroy removes it from epoll, waits one
+ * progress-loop epoch so no event in flight still names it, purges its
+ * completions and events, and drops the user reference; the last reference
+ * closes the socket and frees it.
+ */
+#ifndef RR_IWARP_IW_H
+#define RR_IWARP_IW_H
+
+#include "base/refcount.h"
+#include "fabric/iwarp/wire.h"
+#include "fabric/provider.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/uio.h>
+
+#define IW_MAX_QP_WR	   4096
+#define IW_MAX_SGE	   16
+#define IW_MAX_CQE	   (1u << 20)
+#define IW_MAX_IRD	   128
+#define IW_MAX_ORD	   128
+#define IW_HANDSHAKE_MS	   10000
+#define IW_CQ_WAIT_MAX_QPS 4
+
+#define IW_COUNT(dev, field)                                                   \
+	__atomic_fetch_add(&(dev)->ctr.field, 1, __ATOMIC_RELAXED)
+
+enum iw_poll_kind {
+	IW_POLL_WAKE,
+	IW_POLL_LISTENER,
+	IW_POLL_CONNREQ,
+	IW_POLL_QP
+};
+
+struct iw_pollable {
+	enum iw_poll_kind kind;
+};
+
+/* ---------------------------------------------------------------- STags */
+
+enum iw_stag_state { IW_STAG_FREE, IW_STAG_INVALID, IW_STAG_VALID };
+enum iw_stag_kind { IW_STAG_MR, IW_STAG_MW };
+
+struct iw_mr;
+
+struct iw_stag {
+	pthread_mutex_t mu;
+	uint8_t key;
+	uint8_t state; /* enum iw_stag_state */
+	uint8_t kind;  /* enum iw_stag_kind */
+	unsigned access;
+	struct rr_pd *pd;
+	uint64_t base;
+	uint64_t len;
+	struct iw_mr *mr; /* MW: the region it is bound into */
+};
+
+#define IW_STAG_CHUNK  4096
+#define IW_STAG_CHUNKS 256
+
+struct iw_stag_table {
+	struct iw_stag *_Atomic chunk[IW_STAG_CHUNKS];
+	uint32_t nchunks;
+	uint32_t *free; /* stack of free indices */
+	uint32_t nfree;
+};
+
+/* --------------------------------------------------------------- device */
+
+struct iw_device {
+	struct rr_device base;
+	struct iw_pollable wake;
+	int epfd;
+	int wake_fd;
+	pthread_t thread;
+	atomic_bool stop;
+	pthread_mutex_t mu; /* STag allocation, epoch, handshake list */
+	pthread_cond_t epoch_cv;
+	uint64_t epoch;
+	struct iw_stag_table stags;
+	struct rr_fabric_counters ctr; /* updated with IW_COUNT */
+	struct iw_connreq *pending;    /* handshakes not yet complete */
+	struct iw_qp *connecting;      /* active handshakes, for their timer */
+};
+
+struct iw_pd {
+	struct rr_pd base;
+	atomic_int users;
+};
+
+struct iw_mr {
+	struct rr_mr base;
+	uint32_t stag;
+	atomic_int mw_refs;
+};
+
+struct iw_mw {
+	struct rr_mw base;
+	uint32_t idx;
+	uint8_t next_key;
+};
+
+/* ----------------------------------------------------- CQ, event channel */
+
+struct iw_qp;
+
+struct iw_cqe {
+	struct rr_wc wc;
+	uint32_t sq_retire; /* send-queue slots this completion gives back */
+};
+
+struct iw_cq {
+	struct rr_cq base;
+	pthread_mutex_t mu;
+	struct iw_cqe *ring;
+	uint32_t head;
+	uint32_t count;
+	uint32_t reserved; /* sum of attached queue depths */
+	int efd;
+	bool signaled;
+	/*
+	 * The eventfd is written only when someone can be waiting on it: a
+	 * thread in rr_cq_wait, or anyone once rr_cq_fd has handed it out.
+	 * That saves two syscalls per completion on the latency path.
+	 */
+	bool fd_exposed;
+	uint32_t waiters;
+	struct iw_qp *qps[IW_CQ_WAIT_MAX_QPS]; /* for progress in cq_wait */
+	uint32_t nqps;
+	uint32_t nqps_total;
+};
+
+struct iw_event {
+	struct iw_event *next;
+	struct rr_cm_event ev;
+};
+
+struct iw_evch {
+	struct rr_evch base;
+	pthread_mutex_t mu;
+	struct iw_event *head, *tail;
+	int efd;
+	bool signaled;
+};
+
+/* ----------------------------------------------------------- CM objects */
+
+struct iw_listener {
+	struct rr_listener base;
+	struct iw_pollable poll;
+	int fd;
+	struct iw_connreq *reqs; /* delivered to the app, not yet answered */
+};
+
+struct iw_connreq {
+	struct iw_pollable poll;
+	struct iw_connreq *next;
+	struct iw_listener *listener;
+	int fd;
+	bool dead; /* its listener is closing */
+	uint64_t deadline_ms;
+	struct sockaddr_storage peer;
+	uint8_t buf[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
+	uint32_t have;
+	struct iw_mpa_frame req;
+};
+
+/* ------------------------------------------------------------------- QP */
+
+struct iw_wqe {
+	uint64_t wr_id;
+	uint8_t opcode; /* enum rr_wr_opcode */
+	uint8_t flags;
+	uint32_t num_sge;
+	uint32_t inval_rkey;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t length; /* payload bytes (sum of SGEs), or REG length */
+	struct iw_mw *mw;
+	struct iw_mr *mr;
+	uint64_t reg_addr;
+	unsigned reg_access;
+	struct rr_sge *sge;
+};
+
+struct iw_rwqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint64_t length;
+	struct rr_sge *sge;
+};
+
+/* An outbound RDMA Read waiting for its response. */
+struct iw_orq {
+	uint64_t wr_id;
+	bool signaled;
+	uint32_t sink_stag;
+	uint64_t sink_to;
+	uint32_t len;
+	uint32_t got;
+};
+
+/* An inbound RDMA Read we owe a response to. */
+struct iw_irq {
+	struct iw_read_req rr;
+	uint32_t sent;
+};
+
+enum iw_rx_phase { RX_HDR, RX_PAYLOAD, RX_TRAILER };
+
+struct iw_rx {
+	enum iw_rx_phase phase;
+	uint8_t hdr[IW_UNTAGGED_HDR_LEN];
+	uint32_t hdr_have;
+	struct iw_hdr h;
+	uint32_t payload_left;
+	uint32_t placed; /* payload bytes of this FPDU already placed */
+	uint8_t trailer[8];
+	uint32_t trailer_need;
+	uint32_t trailer_have;
+	uint32_t crc;
+	/* where the payload goes */
+	struct iw_stag *stag; /* tagged: entry locked per readv */
+	uint64_t tagged_addr; /* tagged: next byte's address */
+	struct iw_rwqe *rwqe; /* untagged Send: the receive being filled */
+	uint8_t small[IW_READ_REQ_LEN + IW_TERM_MAX_HDR + 8]; /* QN 1, 2 */
+	uint32_t msg_len; /* untagged: bytes of this message so far */
+	uint32_t msn[3];  /* next expected MSN per untagged queue */
+	/*
+	 * Read until EAGAIN. Needed when woken by edge-triggered epoll: a short
+	 * read does not prove that no end-of-stream is queued behind the data.
+	 * A thread woken by level-triggered poll may stop at a short read.
+	 */
+	bool drain;
+};
+
+/* Bytes of one or more FPDUs queued for one sendmsg. */
+#define IW_TX_MAX_IOV  128
+#define IW_TX_MAX_FPDU 32
+#define IW_TX_MAX_DONE 32
+#define IW_TX_HDR_ROOM                                                         \
+	(IW_UNTAGGED_HDR_LEN + IW_READ_REQ_LEN + 4 + IW_TERM_MAX_HDR + 4)
+struct iw_tx {
+	struct iovec iov[IW_TX_MAX_IOV];
+	uint32_t iovcnt;
+	uint32_t iov_first; /* first iov not fully sent */
+	/* header, plus the payload of a Read Request or Terminate */
+	uint8_t hdrs[IW_TX_MAX_FPDU][IW_TX_HDR_ROOM];
+	uint8_t trailers[IW_TX_MAX_FPDU][8];
+	uint32_t nfpdu;
+	/* work requests that complete once this batch is on the wire */
+	struct iw_wqe done[IW_TX_MAX_DONE];
+	uint8_t done_st[IW_TX_MAX_DONE];
+	uint32_t ndone;
+	/*
+	 * A batch carrying Read Response bytes names their source: the STag is
+	 * revalidated and locked around every sendmsg, so an invalidation never
+	 * completes while the kernel still copies from that memory.
+	 */
+	bool src_held;
+	uint32_t src_stag;
+	uint64_t src_to, src_len;
+	bool dead; /* the socket failed; the receive path will flush */
+	/* progress through the message at the head of the SQ or IRQ */
+	uint64_t msg_off;
+	bool blocked; /* socket full: progress thread resumes on EPOLLOUT */
+	uint32_t msn[3];
+};
+
+struct iw_qp {
+	struct rr_qp base;
+	struct iw_pollable poll;
+	struct rr_ref ref;
+	struct iw_device *dev;
+	struct iw_cq *scq, *rcq;
+	struct iw_evch *evch;
+	int fd;
+	bool in_epoll;
+	_Atomic int state; /* enum rr_qp_state */
+	bool crc;
+	uint16_t ird, ord; /* negotiated */
+	uint32_t fpdu_max; /* payload bytes per FPDU */
+
+	/* handshake (client side); on dev->connecting while in progress */
+	struct iw_qp *cm_next;
+	bool cm_listed;
+	int cm_phase;
+	uint64_t cm_deadline_ms;
+	uint8_t cm_buf[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
+	uint32_t cm_len, cm_done;
+	struct sockaddr_storage peer;
+
+	/* send side: rx_mu -> tx_mu order */
+	pthread_mutex_t tx_mu;
+	struct iw_wqe *sq;
+	struct rr_sge *sq_sge;
+	uint32_t sq_head, sq_tail; /* tail: next to transmit */
+	atomic_int sq_free;	   /* slots the user may still post */
+	uint32_t unsig_done;	   /* unsignaled WRs done, not yet retired */
+	struct iw_tx tx;
+	struct iw_orq orq[IW_MAX_ORD];
+	atomic_uint orq_head, orq_tail; /* tx pushes at tail, rx pops head */
+	struct iw_irq irq[IW_MAX_IRD];
+	atomic_uint irq_head, irq_tail; /* rx pushes at tail, tx pops head */
+	bool term_pending;
+	struct iw_term term;
+
+	/* receive side */
+	pthread_mutex_t rx_mu;
+	atomic_int rx_kick;
+	/*
+	 * Threads blocked in rr_cq_wait that poll this QP's socket. While there
+	 * are any, the progress thread leaves the receive work to them (it only
+	 * notes rx_skipped), so the waiting thread is not beaten to the data
+	 * and then woken a second time for the completion.
+	 */
+	atomic_int app_waiters;
+	atomic_int rx_skipped;
+	/*
+	 * While threads poll the socket in rr_cq_wait, the socket is disarmed
+	 * in the device's epoll set, so the progress thread is not woken for
+	 * data that the waiting thread will read anyway (a wake-up across
+	 * cores costs more than the two epoll_ctl calls).
+	 */
+	pthread_mutex_t arm_mu;
+	uint32_t disarmers;
+	struct iw_rx rx;
+	pthread_mutex_t rq_mu;
+	struct iw_rwqe *rq;
+	struct rr_sge *rq_sge;
+	uint32_t rq_head, rq_tail;
+	atomic_int rq_free;
+
+	/* first error seen, reported with the flush */
+	enum rr_wc_status err_status;
+};
+
+static inline struct iw_device *to_iw_dev(struct rr_device *d)
+{
+	return (struct iw_device *)d;
+}
+static inline struct iw_pd *to_iw_pd(struct rr_pd *p)
+{
+	return (struct iw_pd *)p;
+}
+static inline struct iw_mr *to_iw_mr(struct rr_mr *m)
+{
+	return (struct iw_mr *)m;
+}
+static inline struct iw_mw *to_iw_mw(struct rr_mw *m)
+{
+	return (struct iw_mw *)m;
+}
+static inline struct iw_cq *to_iw_cq(struct rr_cq *c)
+{
+	return (struct iw_cq *)c;
+}
+static inline struct iw_evch *to_iw_evch(struct rr_evch *c)
+{
+	return (struct iw_evch *)c;
+}
+static inline struct iw_qp *to_iw_qp(struct rr_qp *q)
+{
+	return (struct iw_qp *)q;
+}
+static inline struct iw_listener *to_iw_listener(struct rr_listener *l)
+{
+	return (struct iw_listener *)l;
+}
+
+static inline int iw_qp_state(struct iw_qp *qp)
+{
+	return atomic_load_explicit(&qp->state, memory_order_acquire);
+}
+
+uint64_t iw_now_ms(void);
+
+/* iw_device.c */
+void iw_epoch_barrier(struct iw_device *dev);
+int iw_epoll_add(struct iw_device *dev, int fd, struct iw_pollable *p,
+		 uint32_t events);
+void iw_epoll_del(struct iw_device *dev, int fd);
+void iw_epoll_mod(struct iw_device *dev, int fd, struct iw_pollable *p,
+		  uint32_t events);
+#define IW_QP_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+void iw_qp_disarm(struct iw_qp *qp);
+void iw_qp_rearm(struct iw_qp *qp);
+void iw_wake(struct iw_device *dev);
+
+/* iw_mem.c */
+int iw_stag_table_init(struct iw_stag_table *t);
+void iw_stag_table_fini(struct iw_stag_table *t);
+int iw_stag_alloc(struct iw_device *dev, uint32_t *idx);
+void iw_stag_release(struct iw_device *dev, uint32_t idx);
+struct iw_stag *iw_stag_at(struct iw_device *dev, uint32_t idx);
+int iw_stag_acquire(struct iw_device *dev, uint32_t stag, struct rr_pd *pd,
+		    unsigned access, uint64_t to, uint64_t len,
+		    struct iw_stag **out);
+int iw_sge_check(struct iw_device *dev, struct rr_pd *pd,
+		 const struct rr_sge *sge, uint32_t n, bool write,
+		 uint64_t *total);
+enum rr_wc_status iw_mw_bind(struct iw_device *dev, struct rr_pd *pd,
+			     const struct iw_wqe *w);
+int iw_stag_invalidate(struct iw_device *dev, struct rr_pd *pd, uint32_t rkey,
+		       bool remote);
+
+/* iw_cq.c */
+void iw_cq_push(struct iw_cq *cq, const struct rr_wc *wc, uint32_t retire);
+void iw_cq_purge(struct iw_cq *cq, struct rr_qp *qp);
+int iw_cq_attach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots);
+void iw_cq_detach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots);
+void iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev);
+void iw_evch_purge(struct iw_evch *ch, const void *obj);
+void iw_qp_event(struct iw_qp *qp, enum rr_cm_event_type t, int status,
+		 const void *pd, size_t len);
+
+/* iw_qp.c */
+void iw_qp_put(struct iw_qp *qp);
+void iw_qp_complete_send(struct iw_qp *qp, const struct iw_wqe *w,
+			 enum rr_wc_status st, uint32_t byte_len);
+void iw_qp_fail(struct iw_qp *qp, enum rr_wc_status st,
+		enum rr_cm_event_type ev, int status);
+void iw_qp_rx_try(struct iw_qp *qp, bool drain);
+void iw_qp_rx_progress(struct iw_qp *qp);
+void iw_qp_set_established(struct iw_qp *qp, int fd);
+
+/* iw_tx.c */
+void iw_tx_run(struct iw_qp *qp);
+void iw_tx_kick(struct iw_qp *qp);
+void iw_tx_terminate(struct iw_qp *qp, const struct iw_term *t);
+void iw_tx_error(struct iw_qp *qp);
+
+/* iw_rx.c */
+void iw_rx_run(struct iw_qp *qp, bool drain);
+void iw_rx_reset(struct iw_rx *rx);
+
+/* iw_cm.c */
+void iw_cm_listener_ready(struct iw_listener *l);
+void iw_cm_connreq_ready(struct iw_connreq *r);
+void iw_cm_connect_progress(struct iw_qp *qp, uint32_t events);
+void iw_cm_expire(struct iw_device *dev);
+void iw_cm_connreq_free(struct iw_connreq *r);
+void iw_cm_unlist(struct iw_qp *qp);
+
+/* provider op implementations, spread over the files above */
+int iw_pd_alloc(struct rr_device *dev, struct rr_pd **out);
+int iw_pd_free(struct rr_pd *pd);
+int iw_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
+	      struct rr_mr **out);
+int iw_mr_dereg(struct rr_mr *mr);
+int iw_mw_alloc(struct rr_pd *pd, struct rr_mw **out);
+int iw_mw_free(struct rr_mw *mw);
+int iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
+int iw_cq_destroy(struct rr_cq *cq);
+int iw_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
+int iw_cq_fd(struct rr_cq *cq);
+int iw_cq_wait(struct rr_cq *cq, int timeout_ms);
+int iw_evch_create(struct rr_device *dev, struct rr_evch **out);
+int iw_evch_destroy(struct rr_evch *ch);
+int iw_evch_fd(struct rr_evch *ch);
+int iw_evch_get(struct rr_evch *ch, struct rr_cm_event *ev, int timeout_ms);
+int iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
+		 struct rr_qp **out);
+int iw_qp_destroy(struct rr_qp *qp);
+enum rr_qp_state iw_qp_get_state(const struct rr_qp *qp);
+int iw_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
+		 struct rr_send_wr **bad);
+int iw_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
+		 struct rr_recv_wr **bad);
+int iw_listen(struct rr_device *dev, struct rr_evch *ch,
+	      const struct sockaddr *addr, socklen_t addrlen, int backlog,
+	      struct rr_listener **out);
+int iw_listener_close(struct rr_listener *l);
+int iw_listener_addr(struct rr_listener *l, struct sockaddr_storage *out);
+int iw_connect(struct rr_qp *qp, const struct sockaddr *addr, socklen_t addrlen,
+	       const void *pdata, size_t len);
+int iw_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
+	      size_t len);
+int iw_reject(struct rr_conn_req *req, const void *pdata, size_t len);
+int iw_disconnect(struct rr_qp *qp);
+
+#endif

@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Completion queues and CM event channels: a locked ring/list plus an
+ * eventfd that is readable exactly while entries are queued (written on
+ * the empty -> non-empty transition, drained when a consumer empties it).
+ *
+ * Send- and receive-queue slots go back to their QP when a completion is
+ * polled, not when it is produced; since a QP may attach only as many slots
+ * as the CQ has room for, the ring can never overflow.
+ */
+#include "fabric/iwarp/iw.h"
+
+#include "base/log.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static void efd_raise(int efd, bool *signaled)
+{
+	uint64_t one = 1;
+
+	if (*signaled)
+		return;
+	*signaled = true;
+	if (write(efd, &one, sizeof(one)) < 0)
+		rr_warn("iwarp: eventfd write: %s", strerror(errno));
+}
+
+static void efd_clear(int efd, bool *signaled)
+{
+	uint64_t v;
+
+	if (!*signaled)
+		return;
+	*signaled = false;
+	if (read(efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		rr_warn("iwarp: eventfd read: %s", strerror(errno));
+}
+
+/* Waits for fd to become readable; 0, -ETIMEDOUT or -errno. */
+static int wait_readable(int fd, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	int n;
+
+	do
+		n = poll(&p, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n ? 0 : -ETIMEDOUT;
+}
+
+int iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
+{
+	struct iw_cq *cq = calloc(1, sizeof(*cq));
+
+	if (!cq)
+		return -ENOMEM;
+	cq->ring = calloc(depth, sizeof(*cq->ring));
+	cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!cq->ring || cq->efd < 0) {
+		int rc = cq->efd < 0 ? -errno : -ENOMEM;
+
+		if (cq->efd >= 0)
+			close(cq->efd);
+		free(cq->ring);
+		free(cq);
+		return rc;
+	}
+	pthread_mutex_init(&cq->mu, NULL);
+	cq->base = (struct rr_cq){.dev = dev, .depth = depth};
+	*out = &cq->base;
+	return 0;
+}
+
+int iw_cq_destroy(struct rr_cq *c)
+{
+	struct iw_cq *cq = to_iw_cq(c);
+
+	if (cq->nqps_total)
+		return -EBUSY;
+	close(cq->efd);
+	pthread_mutex_destroy(&cq->mu);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+int iw_cq_attach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&cq->mu);
+	if (cq->base.depth - cq->reserved < slots) {
+		rc = -ENOSPC;
+	} else {
+		cq->reserved += slots;
+		cq->nqps_total++;
+		if (cq->nqps < IW_CQ_WAIT_MAX_QPS)
+			cq->qps[cq->nqps++] = qp;
+	}
+	pthread_mutex_unlock(&cq->mu);
+	return rc;
+}
+
+void iw_cq_detach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots)
+{
+	pthread_mutex_lock(&cq->mu);
+	cq->reserved -= slots;
+	cq->nqps_total--;
+	for (uint32_t i = 0; i < cq->nqps; i++) {
+		if (cq->qps[i] == qp) {
+			cq->qps[i] = cq->qps[--cq->nqps];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cq->mu);
+}
+
+void iw_cq_push(struct iw_cq *cq, const struct rr_wc *wc, uint32_t retire)
+{
+	struct iw_cqe *e;
+
+	pthread_mutex_lock(&cq->mu);
+	/* Cannot overflow: attach reserved a slot for every queue entry. */
+	e = &cq->ring[(cq->head + cq->count) % cq->base.depth];
+	e->wc = *wc;
+	e->sq_retire = retire;
+	cq->count++;
+	if (cq->fd_exposed || cq->waiters)
+		efd_raise(cq->efd, &cq->signaled);
+	pthread_mutex_unlock(&cq->mu);
+}
+
+static void give_back(const struct iw_cqe *e)
+{
+	struct iw_qp *qp = to_iw_qp(e->wc.qp);
+
+	if (e->wc.opcode == RR_WC_RECV)
+		atomic_fetch_add(&qp->rq_free, 1);
+	else
+		atomic_fetch_add(&qp->sq_free, (int)e->sq_retire);
+}
+
+int iw_cq_poll(struct rr_cq *c, struct rr_wc *wc, int n)
+{
+	struct iw_cq *cq = to_iw_cq(c);
+	int got = 0;
+
+	pthread_mutex_lock(&cq->mu);
+	while (got < n && cq->count) {
+		struct iw_cqe *e = &cq->ring[cq->head];
+
+		wc[got++] = e->wc;
+		give_back(e);
+		cq->head = (cq->head + 1) % cq->base.depth;
+		cq->count--;
+	}
+	if (!cq->count)
+		efd_clear(cq->efd, &cq->signaled);
+	pthread_mutex_unlock(&cq->mu);
+	return got;
+}
+
+/* Drops a destroyed QP's completions, keeping the others in order. */
+void iw_cq_purge(struct iw_cq *cq, struct rr_qp *qp)
+{
+	uint32_t keep = 0, d = cq->base.depth;
+
+	pthread_mutex_lock(&cq->mu);
+	for (uint32_t i = 0; i < cq->count; i++) {
+		struct iw_cqe *e = &cq->ring[(cq->head + i) % d];
+
+		if (e->wc.qp != qp)
+			cq->ring[(cq->head + keep++) % d] = *e;
+	}
+	cq->count = keep;
+	if (!cq->count)
+		efd_clear(cq->efd, &cq->signaled);
+	pthread_mutex_unlock(&cq->mu);
+}
+
+int iw_cq_fd(struct rr_cq *c)
+{
+	struct iw_cq *cq = to_iw_cq(c);
+
+	pthread_mutex_lock(&cq->mu);
+	cq->fd_exposed = true;
+	if (cq->count)
+		efd_raise(cq->efd, &cq->signaled);
+	pthread_mutex_unlock(&cq->mu);
+	return cq->efd;
+}
+
+static bool cq_ready(struct iw_cq *cq)
+{
+	bool r;
+
+	pthread_mutex_lock(&cq->mu);
+	r = cq->count != 0;
+	pthread_mutex_unlock(&cq->mu);
+	return r;
+}
+
+/*
+ * Polls the CQ's eventfd and, for a CQ with few QPs, their sockets: when a
+ * socket turns readable this thread does the receive work itself (if the
+ * progress thread is not already doing it) instead of waiting to be woken.
+ */
+static int wait_once(struct iw_cq *cq, int timeout_ms)
+{
+	struct pollfd p[1 + IW_CQ_WAIT_MAX_QPS];
+	struct iw_qp *qps[IW_CQ_WAIT_MAX_QPS];
+	uint32_t nq = 0;
+	int n;
+
+	pthread_mutex_lock(&cq->mu);
+	if (cq->count) {
+		pthread_mutex_unlock(&cq->mu);
+		return 0;
+	}
+	cq->waiters++;
+	p[0] = (struct pollfd){.fd = cq->efd, .events = POLLIN};
+	for (uint32_t i = 0; i < cq->nqps; i++) {
+		struct iw_qp *qp = cq->qps[i];
+
+		if (iw_qp_state(qp) != RR_QPS_RTS)
+			continue;
+		rr_ref_get(&qp->ref);
+		atomic_fetch_add(&qp->app_waiters, 1);
+		iw_qp_disarm(qp);
+		qps[nq] = qp;
+		p[1 + nq++] = (struct pollfd){.fd = qp->fd, .events = POLLIN};
+	}
+	pthread_mutex_unlock(&cq->mu);
+	n = poll(p, 1 + nq, timeout_ms);
+	pthread_mutex_lock(&cq->mu);
+	cq->waiters--;
+	pthread_mutex_unlock(&cq->mu);
+	for (uint32_t i = 0; i < nq; i++) {
+		struct iw_qp *qp = qps[i];
+
+		atomic_fetch_sub(&qp->app_waiters, 1);
+		iw_qp_rearm(qp);
+		if (atomic_exchange(&qp->rx_skipped, 0) ||
+		    (n > 0 && p[1 + i].revents))
+			iw_qp_rx_try(qp, false);
+		iw_qp_put(qp);
+	}
+	if (n < 0 && errno != EINTR)
+		return -errno;
+	return n == 0 ? -ETIMEDOUT : 0;
+}
+
+int iw_cq_wait(struct rr_cq *c, int timeout_ms)
+{
+	struct iw_cq *cq = to_iw_cq(c);
+	uint64_t deadline =
+		timeout_ms < 0 ? 0 : iw_now_ms() + (uint64_t)timeout_ms;
+
+	for (;;) {
+		int left = -1, rc;
+
+		if (cq_ready(cq))
+			return 0;
+		if (timeout_ms >= 0) {
+			uint64_t now = iw_now_ms();
+
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			left = (int)(deadline - now);
+		}
+		rc = wait_once(cq, left);
+		if (rc && rc != -ETIMEDOUT)
+			return rc;
+	}
+}
+
+/* ------------------------------------------------------- event channels */
+
+int iw_evch_create(struct rr_device *dev, struct rr_evch **out)
+{
+	struct iw_evch *ch = calloc(1, sizeof(*ch));
+
+	if (!ch)
+		return -ENOMEM;
+	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ch->efd < 0) {
+		int rc = -errno;
+
+		free(ch);
+		return rc;
+	}
+	pthread_mutex_init(&ch->mu, NULL);
+	ch->base.dev = dev;
+	*out = &ch->base;
+	return 0;
+}
+
+int iw_evch_destroy(struct rr_evch *c)
+{
+	struct iw_evch *ch = to_iw_evch(c);
+
+	while (ch->head) {
+		struct iw_event *e = ch->head;
+
+		ch->head = e->next;
+		free(e);
+	}
+	close(ch->efd);
+	pthread_mutex_destroy(&ch->mu);
+	free(ch);
+	return 0;
+}
+
+int iw_evch_fd(struct rr_evch *c)
+{
+	return to_iw_evch(c)->efd;
+}
+
+void iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev)
+{
+	struct iw_event *e = malloc(sizeof(*e));
+
+	if (!e) {
+		rr_err("iwarp: lost CM event %s: out of memory",
+		       rr_cm_event_str(ev->type));
+		return;
+	}
+	e->ev = *ev;
+	e->next = NULL;
+	pthread_mutex_lock(&ch->mu);
+	if (ch->tail)
+		ch->tail->next = e;
+	else
+		ch->head = e;
+	ch->tail = e;
+	efd_raise(ch->efd, &ch->signaled);
+	pthread_mutex_unlock(&ch->mu);
+}
+
+/* Drops queued events that name obj (a QP or listener being destroyed). */
+void iw_evch_purge(struct iw_evch *ch, const void *obj)
+{
+	struct iw_event **pp, *e;
+
+	pthread_mutex_lock(&ch->mu);
+	ch->tail = NULL;
+	for (pp = &ch->head; (e = *pp);) {
+		if ((const void *)e->ev.qp == obj ||
+		    (const void *)e->ev.listener == obj) {
+			*pp = e->next;
+			free(e);
+			continue;
+		}
+		ch->tail = e;
+		pp = &e->next;
+	}
+	if (!ch->head)
+		efd_clear(ch->efd, &ch->signaled);
+	pthread_mutex_unlock(&ch->mu);
+}
+
+static bool evch_pop(struct iw_evch *ch, struct rr_cm_event *ev)
+{
+	struct iw_event *e;
+
+	pthread_mutex_lock(&ch->mu);
+	e = ch->head;
+	if (e) {
+		ch->head = e->next;
+		if (!ch->head) {
+			ch->tail = NULL;
+			efd_clear(ch->efd, &ch->signaled);
+		}
+	}
+	pthread_mutex_unlock(&ch->mu);
+	if (!e)
+		return false;
+	*ev = e->ev;
+	free(e);
+	return true;
+}
+
+int iw_evch_get(struct rr_evch *c, struct rr_cm_event *ev, int timeout_ms)
+{
+	struct iw_evch *ch = to_iw_evch(c);
+	uint64_t deadline =
+		iw_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+
+	for (;;) {
+		int left = -1, rc;
+
+		if (evch_pop(ch, ev))
+			return 0;
+		if (timeout_ms == 0)
+			return -EAGAIN;
+		if (timeout_ms > 0) {
+			uint64_t now = iw_now_ms();
+
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			left = (int)(deadline - now);
+		}
+		rc = wait_readable(ch->efd, left);
+		if (rc && rc != -ETIMEDOUT)
+			return rc;
+	}
+}
+
+void iw_qp_event(struct iw_qp *qp, enum rr_cm_event_type t, int status,
+		 const void *pd, size_t len)
+{
+	struct rr_cm_event ev = {.type = t, .status = status, .qp = &qp->base};
+
+	ev.peer = qp->peer;
+	if (len > sizeof(ev.private_data))
+		len = sizeof(ev.private_data);
+	if (len)
+		memcpy(ev.private_data, pd, len);
+	ev.private_data_len = (uint32_t)len;
+	iw_evch_push(qp->evch, &ev);
+}

@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Queue pairs: creation, posting, completion accounting, and the error
+ * transition that flushes every work request not yet retired.
+ *
+ * Accounting (DESIGN.md invariant 4): a posted send WR is in exactly one of
+ * the SQ ring, the transmit batch, or the ORQ (a Read awaiting its
+ * response) until it completes; a receive is in the RQ ring. The flush walks
+ * all of them, so every WR gets exactly one completion or is covered by a
+ * later one (successful unsignaled WRs, retired by the next completion).
+ */
+#include "fabric/iwarp/iw.h"
+
+#include "base/log.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void qp_free(struct iw_qp *qp)
+{
+	if (qp->fd >= 0)
+		close(qp->fd);
+	pthread_mutex_destroy(&qp->tx_mu);
+	pthread_mutex_destroy(&qp->rx_mu);
+	pthread_mutex_destroy(&qp->rq_mu);
+	pthread_mutex_destroy(&qp->arm_mu);
+	free(qp->sq);
+	free(qp->sq_sge);
+	free(qp->rq);
+	free(qp->rq_sge);
+	free(qp);
+}
+
+void iw_qp_put(struct iw_qp *qp)
+{
+	if (rr_ref_put(&qp->ref))
+		qp_free(qp);
+}
+
+static int qp_alloc_queues(struct iw_qp *qp, const struct rr_qp_attr *a)
+{
+	qp->sq = calloc(a->sq_depth, sizeof(*qp->sq));
+	qp->sq_sge = calloc((size_t)a->sq_depth * a->max_send_sge,
+			    sizeof(*qp->sq_sge));
+	qp->rq = calloc(a->rq_depth, sizeof(*qp->rq));
+	qp->rq_sge = calloc((size_t)a->rq_depth * a->max_recv_sge,
+			    sizeof(*qp->rq_sge));
+	if (!qp->sq || !qp->sq_sge || !qp->rq || !qp->rq_sge)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < a->sq_depth; i++)
+		qp->sq[i].sge = &qp->sq_sge[(size_t)i * a->max_send_sge];
+	for (uint32_t i = 0; i < a->rq_depth; i++)
+		qp->rq[i].sge = &qp->rq_sge[(size_t)i * a->max_recv_sge];
+	return 0;
+}
+
+int iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
+		 struct rr_qp **out)
+{
+	struct iw_qp *qp = calloc(1, sizeof(*qp));
+	int rc;
+
+	if (!qp)
+		return -ENOMEM;
+	qp->fd = -1;
+	pthread_mutex_init(&qp->tx_mu, NULL);
+	pthread_mutex_init(&qp->rx_mu, NULL);
+	pthread_mutex_init(&qp->rq_mu, NULL);
+	pthread_mutex_init(&qp->arm_mu, NULL);
+	rc = qp_alloc_queues(qp, a);
+	if (rc)
+		goto err;
+	qp->base = (struct rr_qp){.pd = pd, .attr = *a};
+	qp->poll.kind = IW_POLL_QP;
+	rr_ref_init(&qp->ref);
+	qp->dev = to_iw_dev(pd->dev);
+	qp->scq = to_iw_cq(a->send_cq);
+	qp->rcq = to_iw_cq(a->recv_cq);
+	qp->evch = to_iw_evch(a->evch);
+	atomic_init(&qp->state, RR_QPS_INIT);
+	atomic_init(&qp->sq_free, (int)a->sq_depth);
+	atomic_init(&qp->rq_free, (int)a->rq_depth);
+	qp->ird = a->ird;
+	qp->ord = a->ord;
+	iw_rx_reset(&qp->rx);
+	for (int i = 0; i < 3; i++)
+		qp->tx.msn[i] = 1;
+	rc = iw_cq_attach(qp->scq, qp, a->sq_depth);
+	if (rc)
+		goto err;
+	rc = iw_cq_attach(qp->rcq, qp, a->rq_depth);
+	if (rc) {
+		iw_cq_detach(qp->scq, qp, a->sq_depth);
+		goto err;
+	}
+	atomic_fetch_add(&to_iw_pd(pd)->users, 1);
+	*out = &qp->base;
+	return 0;
+err:
+	qp_free(qp);
+	return rc;
+}
+
+enum rr_qp_state iw_qp_get_state(const struct rr_qp *q)
+{
+	return (enum rr_qp_state)iw_qp_state(to_iw_qp((struct rr_qp *)q));
+}
+
+static enum rr_wc_opcode wc_opcode(uint8_t op)
+{
+	switch (op) {
+	case RR_WR_RDMA_WRITE:
+		return RR_WC_RDMA_WRITE;
+	case RR_WR_RDMA_READ:
+		return RR_WC_RDMA_READ;
+	case RR_WR_LOCAL_INV:
+		return RR_WC_LOCAL_INV;
+	case RR_WR_REG:
+		return RR_WC_REG;
+	default:
+		return RR_WC_SEND;
+	}
+}
+
+/* Caller holds tx_mu. */
+void iw_qp_complete_send(struct iw_qp *qp, const struct iw_wqe *w,
+			 enum rr_wc_status st, uint32_t byte_len)
+{
+	struct rr_wc wc = {.wr_id = w->wr_id,
+			   .qp = &qp->base,
+			   .status = st,
+			   .opcode = wc_opcode(w->opcode),
+			   .byte_len = byte_len};
+	uint32_t retire;
+
+	if (st == RR_WC_SUCCESS && !(w->flags & RR_SEND_SIGNALED)) {
+		qp->unsig_done++;
+		return;
+	}
+	retire = 1 + qp->unsig_done;
+	qp->unsig_done = 0;
+	iw_cq_push(qp->scq, &wc, retire);
+}
+
+static void recv_complete(struct iw_qp *qp, uint64_t wr_id,
+			  enum rr_wc_status st)
+{
+	struct rr_wc wc = {.wr_id = wr_id,
+			   .qp = &qp->base,
+			   .status = st,
+			   .opcode = RR_WC_RECV};
+
+	iw_cq_push(qp->rcq, &wc, 0);
+}
+
+/* Caller holds rx_mu and tx_mu. */
+static void flush_sends(struct iw_qp *qp)
+{
+	enum rr_wc_status first = qp->err_status;
+	uint32_t depth = qp->base.attr.sq_depth;
+
+	/* Oldest first: a Read awaiting its response, then the batch. */
+	while (atomic_load(&qp->orq_head) != atomic_load(&qp->orq_tail)) {
+		uint32_t h = atomic_load(&qp->orq_head);
+		struct iw_orq *o = &qp->orq[h % IW_MAX_ORD];
+		struct iw_wqe w = {.wr_id = o->wr_id,
+				   .opcode = RR_WR_RDMA_READ,
+				   .flags = RR_SEND_SIGNALED};
+
+		iw_qp_complete_send(qp, &w, first, 0);
+		first = RR_WC_WR_FLUSH_ERR;
+		atomic_store(&qp->orq_head, h + 1);
+	}
+	for (uint32_t i = 0; i < qp->tx.ndone; i++) {
+		iw_qp_complete_send(qp, &qp->tx.done[i], first, 0);
+		first = RR_WC_WR_FLUSH_ERR;
+	}
+	qp->tx.ndone = 0;
+	qp->tx.iovcnt = qp->tx.iov_first = qp->tx.nfpdu = 0;
+	while (qp->sq_tail != qp->sq_head) {
+		iw_qp_complete_send(qp, &qp->sq[qp->sq_tail % depth], first, 0);
+		first = RR_WC_WR_FLUSH_ERR;
+		qp->sq_tail++;
+	}
+	atomic_store(&qp->irq_head, atomic_load(&qp->irq_tail));
+}
+
+static void flush_recvs(struct iw_qp *qp)
+{
+	uint32_t depth = qp->base.attr.rq_depth;
+
+	pthread_mutex_lock(&qp->rq_mu);
+	while (qp->rq_tail != qp->rq_head) {
+		recv_complete(qp, qp->rq[qp->rq_tail % depth].wr_id,
+			      RR_WC_WR_FLUSH_ERR);
+		qp->rq_tail++;
+	}
+	pthread_mutex_unlock(&qp->rq_mu);
+}
+
+/*
+ * The error transition. Caller holds rx_mu (never tx_mu). st is the status
+ * of the oldest outstanding send (e.g. a remote access error reported by a
+ * Terminate); ev is the CM event to report, or -1 for none (destroy).
+ */
+void iw_qp_fail(struct iw_qp *qp, enum rr_wc_status st,
+		enum rr_cm_event_type ev, int status)
+{
+	int old = atomic_exchange(&qp->state, RR_QPS_ERROR);
+
+	pthread_mutex_lock(&qp->tx_mu);
+	if (old != RR_QPS_ERROR)
+		qp->err_status = st;
+	flush_sends(qp);
+	pthread_mutex_unlock(&qp->tx_mu);
+	flush_recvs(qp);
+	if (qp->fd >= 0)
+		shutdown(qp->fd, SHUT_RDWR);
+	if (old != RR_QPS_ERROR && (int)ev >= 0)
+		iw_qp_event(qp, ev, status, NULL, 0);
+}
+
+/*
+ * For paths that hold tx_mu and so cannot take rx_mu: mark the QP failed and
+ * shut the socket down; the resulting hang-up makes the progress thread run
+ * the receive path, which sees ERROR and flushes.
+ */
+static void qp_fail_async(struct iw_qp *qp)
+{
+	if (qp->fd >= 0)
+		shutdown(qp->fd, SHUT_RDWR);
+}
+
+void iw_qp_rx_try(struct iw_qp *qp, bool drain)
+{
+	for (;; drain = true) { /* a kick came from an edge: drain for it */
+		if (pthread_mutex_trylock(&qp->rx_mu)) {
+			atomic_store(&qp->rx_kick, 1);
+			/* The holder may have let go before seeing the kick. */
+			if (pthread_mutex_trylock(&qp->rx_mu))
+				return;
+		}
+		atomic_store(&qp->rx_kick, 0);
+		if (iw_qp_state(qp) == RR_QPS_RTS)
+			iw_rx_run(qp, drain);
+		pthread_mutex_unlock(&qp->rx_mu);
+		if (!atomic_load(&qp->rx_kick))
+			return;
+	}
+}
+
+/*
+ * The progress thread's entry to the receive path. ORDER: rx_skipped is set
+ * before app_waiters is read again; a leaving waiter decrements app_waiters
+ * before reading rx_skipped (both seq_cst), so one of them does the work.
+ */
+void iw_qp_rx_progress(struct iw_qp *qp)
+{
+	if (atomic_load(&qp->app_waiters)) {
+		atomic_store(&qp->rx_skipped, 1);
+		if (atomic_load(&qp->app_waiters))
+			return;
+	}
+	iw_qp_rx_try(qp, true);
+}
+
+/*
+ * EPOLLOUT stays armed while disarmed for input: a blocked transmit still
+ * needs the progress thread. Re-arming reports input that is already
+ * waiting, so nothing that arrived meanwhile is lost.
+ */
+void iw_qp_disarm(struct iw_qp *qp)
+{
+	pthread_mutex_lock(&qp->arm_mu);
+	if (qp->disarmers++ == 0 && qp->in_epoll)
+		iw_epoll_mod(qp->dev, qp->fd, &qp->poll, EPOLLOUT | EPOLLET);
+	pthread_mutex_unlock(&qp->arm_mu);
+}
+
+void iw_qp_rearm(struct iw_qp *qp)
+{
+	pthread_mutex_lock(&qp->arm_mu);
+	if (--qp->disarmers == 0 && qp->in_epoll)
+		iw_epoll_mod(qp->dev, qp->fd, &qp->poll, IW_QP_EVENTS);
+	pthread_mutex_unlock(&qp->arm_mu);
+}
+
+void iw_tx_error(struct iw_qp *qp)
+{
+	qp_fail_async(qp);
+}
+
+static uint32_t fpdu_payload_max(int fd)
+{
+	int mss = 0;
+	socklen_t len = sizeof(mss);
+	uint32_t max = 65535 + 2 - IW_UNTAGGED_HDR_LEN;
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) == 0 &&
+	    mss > 512) {
+		uint32_t m =
+			(uint32_t)mss - IW_UNTAGGED_HDR_LEN - 3 - IW_CRC_LEN;
+
+		if (m < max)
+			max = m;
+	}
+	return max & ~3u;
+}
+
+/* Handshake done: the stream now carries FPDUs. */
+void iw_qp_set_established(struct iw_qp *qp, int fd)
+{
+	int one = 1;
+
+	qp->fd = fd;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	qp->fpdu_max = fpdu_payload_max(fd);
+	atomic_store(&qp->state, RR_QPS_RTS);
+}
+
+/* ------------------------------------------------------------- posting */
+
+static int send_wr_check(struct iw_qp *qp, const struct rr_send_wr *wr)
+{
+	const struct rr_qp_attr *a = &qp->base.attr;
+	uint64_t total;
+
+	if (wr->num_sge > a->max_send_sge || (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	switch (wr->opcode) {
+	case RR_WR_SEND:
+	case RR_WR_SEND_WITH_INV:
+	case RR_WR_RDMA_WRITE:
+		break;
+	case RR_WR_RDMA_READ:
+		if (wr->num_sge != 1)
+			return -EINVAL; /* one sink STag per Read Request */
+		break;
+	case RR_WR_LOCAL_INV:
+		return 0;
+	case RR_WR_REG:
+		if (!wr->reg.mw || !wr->reg.mr ||
+		    wr->reg.mw->pd != qp->base.pd ||
+		    (wr->reg.access & ~(unsigned)(RR_ACCESS_REMOTE_READ |
+						  RR_ACCESS_REMOTE_WRITE)))
+			return -EINVAL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+	if (iw_sge_check(qp->dev, qp->base.pd, wr->sg_list, wr->num_sge,
+			 wr->opcode == RR_WR_RDMA_READ, &total))
+		return -EINVAL;
+	return total > UINT32_MAX ? -EINVAL : 0;
+}
+
+static void wqe_fill(struct iw_qp *qp, struct iw_wqe *w,
+		     const struct rr_send_wr *wr)
+{
+	struct rr_sge *sge = w->sge;
+
+	*w = (struct iw_wqe){.wr_id = wr->wr_id,
+			     .opcode = (uint8_t)wr->opcode,
+			     .flags = (uint8_t)wr->flags,
+			     .num_sge = wr->num_sge,
+			     .inval_rkey = wr->invalidate_rkey,
+			     .sge = sge};
+	for (uint32_t i = 0; i < wr->num_sge; i++) {
+		sge[i] = wr->sg_list[i];
+		w->length += wr->sg_list[i].length;
+	}
+	if (wr->opcode == RR_WR_RDMA_WRITE || wr->opcode == RR_WR_RDMA_READ) {
+		w->remote_addr = wr->rdma.remote_addr;
+		w->rkey = wr->rdma.rkey;
+	} else if (wr->opcode == RR_WR_REG) {
+		struct iw_mw *mw = to_iw_mw(wr->reg.mw);
+
+		/* The new key is visible at once so it can be advertised. */
+		w->rkey = mw->idx << 8 | mw->next_key++;
+		__atomic_store_n(&mw->base.rkey, w->rkey, __ATOMIC_RELEASE);
+		w->mw = mw;
+		w->mr = to_iw_mr(wr->reg.mr);
+		w->reg_addr = wr->reg.addr;
+		w->length = wr->reg.length;
+		w->reg_access = wr->reg.access;
+	}
+	(void)qp;
+}
+
+int iw_post_send(struct rr_qp *q, struct rr_send_wr *wr,
+		 struct rr_send_wr **bad)
+{
+	struct iw_qp *qp = to_iw_qp(q);
+	uint32_t depth = q->attr.sq_depth;
+	int rc = 0;
+
+	pthread_mutex_lock(&qp->tx_mu);
+	if (iw_qp_state(qp) != RR_QPS_RTS)
+		rc = -ENOTCONN;
+	for (; wr && !rc; wr = wr->next) {
+		rc = send_wr_check(qp, wr);
+		if (rc)
+			break;
+		if (atomic_load(&qp->sq_free) <= 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		atomic_fetch_sub(&qp->sq_free, 1);
+		wqe_fill(qp, &qp->sq[qp->sq_head % depth], wr);
+		qp->sq_head++;
+	}
+	if (rc && bad)
+		*bad = wr;
+	iw_tx_run(qp);
+	pthread_mutex_unlock(&qp->tx_mu);
+	return rc;
+}
+
+int iw_post_recv(struct rr_qp *q, struct rr_recv_wr *wr,
+		 struct rr_recv_wr **bad)
+{
+	struct iw_qp *qp = to_iw_qp(q);
+	uint32_t depth = q->attr.rq_depth;
+	int rc = 0;
+
+	pthread_mutex_lock(&qp->rq_mu);
+	if (iw_qp_state(qp) == RR_QPS_ERROR)
+		rc = -ENOTCONN;
+	for (; wr && !rc; wr = wr->next) {
+		struct iw_rwqe *r = &qp->rq[qp->rq_head % depth];
+		uint64_t total;
+
+		if (wr->num_sge > q->attr.max_recv_sge ||
+		    (wr->num_sge && !wr->sg_list) ||
+		    iw_sge_check(qp->dev, q->pd, wr->sg_list, wr->num_sge, true,
+				 &total)) {
+			rc = -EINVAL;
+			break;
+		}
+		if (atomic_load(&qp->rq_free) <= 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		atomic_fetch_sub(&qp->rq_free, 1);
+		r->wr_id = wr->wr_id;
+		r->num_sge = wr->num_sge;
+		r->length = total;
+		memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(*r->sge));
+		qp->rq_head++;
+	}
+	if (rc && bad)
+		*bad = wr;
+	pthread_mutex_unlock(&qp->rq_mu);
+	return rc;
+}
+
+/* ------------------------------------------------------ close, destroy */
+
+int iw_disconnect(struct rr_qp *q)
+{
+	struct iw_qp *qp = to_iw_qp(q);
+
+	pthread_mutex_lock(&qp->rx_mu);
+	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_DISCONNECTED, 0);
+	pthread_mutex_unlock(&qp->rx_mu);
+	return 0;
+}
+
+int iw_qp_destroy(struct rr_qp *q)
+{
+	struct iw_qp *qp = to_iw_qp(q);
+	const struct rr_qp_attr *a = &q->attr;
+
+	pthread_mutex_lock(&qp->rx_mu);
+	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, (enum rr_cm_event_type) - 1, 0);
+	pthread_mutex_unlock(&qp->rx_mu);
+	iw_cm_unlist(qp);
+	if (qp->in_epoll) {
+		iw_epoll_del(qp->dev, qp->fd);
+		iw_epoch_barrier(qp->dev);
+	}
+	iw_cq_detach(qp->scq, qp, a->sq_depth);
+	iw_cq_detach(qp->rcq, qp, a->rq_depth);
+	iw_cq_purge(qp->scq, q);
+	if (qp->rcq != qp->scq)
+		iw_cq_purge(qp->rcq, q);
+	iw_evch_purge(qp->evch, q);
+	atomic_fetch_sub(&to_iw_pd(q->pd)->users, 1);
+	iw_qp_put(qp);
+	return 0;
+}

@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The receive engine. Caller holds qp->rx_mu and the QP is in RTS.
+ *
+ * The stream is read as: a header (16 bytes first, the 4 more an untagged
+ * header needs), then one readv that takes the payload straight into its
+ * destination (registered memory for tagged FPDUs, the posted receive's
+ * SGEs for Sends), the pad and CRC, and up to 16 bytes of the next header.
+ * 16 bytes is the shortest header, so that readv never takes bytes of the
+ * following payload: payload is never copied through a staging buffer.
+ *
+ * Every check of RFC 5040/5041 happens before the first byte is placed;
+ * a failure sends a Terminate naming the layer, type and code, counts the
+ * reason, and moves the QP to error (which flushes everything).
+ */
+#include "fabric/iwarp/iw.h"
+
+#include "base/crc32c.h"
+#include "base/log.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#define RX_ERR -EPROTO /* the QP has failed; stop reading */
+
+void iw_rx_reset(struct iw_rx *rx)
+{
+	memset(rx, 0, sizeof(*rx));
+	rx->phase = RX_HDR;
+	for (int i = 0; i < 3; i++)
+		rx->msn[i] = 1;
+}
+
+static uint32_t hdr_len(const struct iw_rx *rx)
+{
+	return rx->h.tagged ? IW_TAGGED_HDR_LEN : IW_UNTAGGED_HDR_LEN;
+}
+
+/* Sends a Terminate describing the FPDU being received, then fails. */
+static int rx_terminate(struct iw_qp *qp, uint8_t layer, uint8_t etype,
+			uint8_t ecode, int status)
+{
+	struct iw_rx *rx = &qp->rx;
+	struct iw_term t = {.layer = layer, .etype = etype, .ecode = ecode};
+
+	if (rx->hdr_have >= 4 && rx->phase != RX_HDR) {
+		t.hdr_ddp = true;
+		t.hdr_len = (uint16_t)hdr_len(rx);
+		memcpy(t.hdr, rx->hdr, t.hdr_len);
+	}
+	rr_info("iwarp: terminate layer %u type %u code 0x%02x", layer, etype,
+		ecode);
+	pthread_mutex_lock(&qp->tx_mu);
+	iw_tx_terminate(qp, &t);
+	pthread_mutex_unlock(&qp->tx_mu);
+	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_QP_ERROR, status);
+	return RX_ERR;
+}
+
+/* A tagged access failed: map the reason to its DDP/RDMAP code. */
+static int rx_bad_stag(struct iw_qp *qp, int err)
+{
+	struct iw_device *dev = qp->dev;
+
+	switch (err) {
+	case -ERANGE:
+		IW_COUNT(dev, bad_bounds);
+		return rx_terminate(qp, IW_TERM_DDP, IW_TERM_DDP_TAGGED,
+				    IW_TERM_DDP_T_BASE_BOUNDS, -EACCES);
+	case -EPERM:
+		IW_COUNT(dev, bad_stag);
+		return rx_terminate(qp, IW_TERM_DDP, IW_TERM_DDP_TAGGED,
+				    IW_TERM_DDP_T_STAG_NOT_ASSOC, -EACCES);
+	case -EACCES:
+		IW_COUNT(dev, bad_stag);
+		return rx_terminate(qp, IW_TERM_RDMAP,
+				    IW_TERM_RDMAP_REMOTE_PROT,
+				    IW_TERM_ECODE_ACCESS_RIGHTS, -EACCES);
+	default:
+		IW_COUNT(dev, bad_stag);
+		return rx_terminate(qp, IW_TERM_DDP, IW_TERM_DDP_TAGGED,
+				    IW_TERM_DDP_T_INVALID_STAG, -EACCES);
+	}
+}
+
+static int rx_untagged_err(struct iw_qp *qp, uint8_t ecode)
+{
+	return rx_terminate(qp, IW_TERM_DDP, IW_TERM_DDP_UNTAGGED, ecode,
+			    -EPROTO);
+}
+
+/* The stream ended or broke. */
+static int rx_closed(struct iw_qp *qp, int err)
+{
+	struct iw_rx *rx = &qp->rx;
+	bool clean = err == 0 && rx->phase == RX_HDR && rx->hdr_have == 0;
+
+	if (!clean)
+		IW_COUNT(qp->dev, peer_reset);
+	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_DISCONNECTED,
+		   clean ? 0 : (err ? err : -ECONNRESET));
+	return RX_ERR;
+}
+
+static int begin_write(struct iw_qp *qp, uint32_t plen)
+{
+	struct iw_rx *rx = &qp->rx;
+	struct iw_stag *s;
+	int rc;
+
+	rx->tagged_addr = rx->h.to;
+	if (!plen)
+		return 0; /* zero-length Writes name no memory (RFC 5040 5.1) */
+	rc = iw_stag_acquire(qp->dev, rx->h.stag, qp->base.pd,
+			     RR_ACCESS_REMOTE_WRITE, rx->h.to, plen, &s);
+	if (rc)
+		return rx_bad_stag(qp, rc);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+static int begin_read_resp(struct iw_qp *qp, uint32_t plen)
+{
+	struct iw_rx *rx = &qp->rx;
+	uint32_t head = atomic_load(&qp->orq_head);
+	struct iw_orq *o = &qp->orq[head % IW_MAX_ORD];
+	struct iw_stag *s;
+	int rc;
+
+	if (head == atomic_load_explicit(&qp->orq_tail, memory_order_acquire)) {
+		IW_COUNT(qp->dev, rdmap_bad_opcode);
+		return rx_terminate(qp, IW_TERM_RDMAP, IW_TERM_RDMAP_REMOTE_OP,
+				    IW_TERM_ECODE_UNEXPECTED_OP, -EPROTO);
+	}
+	if (rx->h.stag != o->sink_stag || rx->h.to != o->sink_to + o->got ||
+	    plen > o->len - o->got)
+		return rx_bad_stag(qp, -ERANGE);
+	rx->tagged_addr = rx->h.to;
+	if (!plen)
+		return 0;
+	rc = iw_stag_acquire(qp->dev, rx->h.stag, qp->base.pd,
+			     RR_ACCESS_LOCAL_WRITE, rx->h.to, plen, &s);
+	if (rc)
+		return rx_bad_stag(qp, rc);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+static int begin_send(struct iw_qp *qp, uint32_t plen)
+{
+	struct iw_rx *rx = &qp->rx;
+
+	if (rx->h.opcode != IW_OP_SEND && rx->h.opcode != IW_OP_SEND_INV &&
+	    rx->h.opcode != IW_OP_SEND_SE &&
+	    rx->h.opcode != IW_OP_SEND_SE_INV) {
+		IW_COUNT(qp->dev, rdmap_bad_opcode);
+		return rx_terminate(qp, IW_TERM_RDMAP, IW_TERM_RDMAP_REMOTE_OP,
+				    IW_TERM_ECODE_UNEXPECTED_OP, -EPROTO);
+	}
+	if (rx->h.mo != rx->msg_len) {
+		IW_COUNT(qp->dev, bad_mo);
+		return rx_untagged_err(qp, IW_TERM_DDP_U_INVALID_MO);
+	}
+	if (!rx->rwqe) {
+		pthread_mutex_lock(&qp->rq_mu);
+		if (qp->rq_tail != qp->rq_head)
+			rx->rwqe =
+				&qp->rq[qp->rq_tail % qp->base.attr.rq_depth];
+		pthread_mutex_unlock(&qp->rq_mu);
+		if (!rx->rwqe) {
+			IW_COUNT(qp->dev, no_recv_posted);
+			return rx_untagged_err(qp, IW_TERM_DDP_U_NO_BUFFER);
+		}
+	}
+	if ((uint64_t)rx->h.mo + plen > rx->rwqe->length)
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int begin_control(struct iw_qp *qp, uint32_t plen)
+{
+	struct iw_rx *rx = &qp->rx;
+	uint8_t want =
+		rx->h.qn == IW_QN_READ_REQ ? IW_OP_READ_REQ : IW_OP_TERMINATE;
+
+	if (rx->h.opcode != want) {
+		IW_COUNT(qp->dev, rdmap_bad_opcode);
+		return rx_terminate(qp, IW_TERM_RDMAP, IW_TERM_RDMAP_REMOTE_OP,
+				    IW_TERM_ECODE_UNEXPECTED_OP, -EPROTO);
+	}
+	if (rx->h.mo != 0 || !rx->h.last || plen > sizeof(rx->small) ||
+	    (want == IW_OP_READ_REQ && plen != IW_READ_REQ_LEN)) {
+		IW_COUNT(qp->dev, ddp_bad_header);
+		return rx_untagged_err(qp, IW_TERM_DDP_U_TOO_LONG);
+	}
+	return 0;
+}
+
+/* Validates a complete header and decides where its payload goes. */
+static int rx_begin(struct iw_qp *qp)
+{
+	struct iw_rx *rx = &qp->rx;
+	uint32_t plen = iw_hdr_payload_len(&rx->h);
+	int rc;
+
+	rx->payload_left = plen;
+	rx->placed = 0;
+	rx->trailer_have = 0;
+	rx->trailer_need = iw_fpdu_pad(rx->h.mpa_len) + IW_CRC_LEN;
+	rx->crc =
+		qp->crc ? rr_crc32c_update(RR_CRC32C_INIT, rx->hdr, hdr_len(rx))
+			: 0;
+	if (rx->h.tagged)
+		return rx->h.opcode == IW_OP_WRITE ? begin_write(qp, plen)
+						   : begin_read_resp(qp, plen);
+	if (rx->h.qn > IW_QN_TERMINATE) {
+		IW_COUNT(qp->dev, ddp_bad_header);
+		return rx_untagged_err(qp, IW_TERM_DDP_U_INVALID_QN);
+	}
+	if (rx->h.msn != rx->msn[rx->h.qn]) {
+		IW_COUNT(qp->dev, bad_msn);
+		return rx_untagged_err(qp, IW_TERM_DDP_U_MSN_RANGE);
+	}
+	if (rx->h.qn != IW_QN_SEND)
+		return begin_control(qp, plen);
+	rc = begin_send(qp, plen);
+	if (rc == -EMSGSIZE) {
+		/* The receive is too small: it completes with the error. */
+		struct rr_wc wc = {.wr_id = rx->rwqe->wr_id,
+				   .qp = &qp->base,
+				   .status = RR_WC_LOC_LEN_ERR,
+				   .opcode = RR_WC_RECV};
+
+		IW_COUNT(qp->dev, recv_too_small);
+		pthread_mutex_lock(&qp->rq_mu);
+		qp->rq_tail++;
+		pthread_mutex_unlock(&qp->rq_mu);
+		rx->rwqe = NULL;
+		iw_cq_push(qp->rcq, &wc, 0);
+		return rx_untagged_err(qp, IW_TERM_DDP_U_TOO_LONG);
+	}
+	return rc;
+}
+
+static int hdr_error(struct iw_qp *qp, int rc)
+{
+	rr_dbg("iwarp: bad header (%d): %02x%02x %02x%02x %02x%02x%02x%02x", rc,
+	       qp->rx.hdr[0], qp->rx.hdr[1], qp->rx.hdr[2], qp->rx.hdr[3],
+	       qp->rx.hdr[4], qp->rx.hdr[5], qp->rx.hdr[6], qp->rx.hdr[7]);
+	if (rc == -EOPNOTSUPP) {
+		IW_COUNT(qp->dev, rdmap_bad_opcode);
+		return rx_terminate(qp, IW_TERM_RDMAP, IW_TERM_RDMAP_REMOTE_OP,
+				    IW_TERM_ECODE_UNEXPECTED_OP, -EPROTO);
+	}
+	IW_COUNT(qp->dev, ddp_bad_header);
+	return rx_terminate(qp, IW_TERM_DDP, IW_TERM_DDP_UNTAGGED,
+			    IW_TERM_DDP_U_VERSION, -EPROTO);
+}
+
+static ssize_t rx_readv(struct iw_qp *qp, struct iovec *iov, int n)
+{
+	ssize_t r = readv(qp->fd, iov, n);
+
+	if (r < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN
+							       : -errno;
+	return r;
+}
+
+static int rx_header(struct iw_qp *qp)
+{
+	struct iw_rx *rx = &qp->rx;
+	int rc;
+
+	for (;;) {
+		uint32_t need = IW_TAGGED_HDR_LEN;
+		struct iovec v;
+		ssize_t r;
+
+		if (rx->hdr_have >= IW_TAGGED_HDR_LEN) {
+			rc = iw_hdr_decode(rx->hdr, rx->hdr_have, &rx->h);
+			if (rc < 0)
+				return hdr_error(qp, rc);
+			if (rc > 0)
+				break;
+			need = IW_UNTAGGED_HDR_LEN; /* untagged: 4 more */
+		}
+		v = (struct iovec){rx->hdr + rx->hdr_have, need - rx->hdr_have};
+		r = rx_readv(qp, &v, 1);
+		if (r == -EAGAIN)
+			return -EAGAIN;
+		if (r <= 0)
+			return rx_closed(qp, (int)r);
+		rx->hdr_have += (uint32_t)r;
+		if ((size_t)r < v.iov_len && !rx->drain)
+			return -EAGAIN; /* the poller sees what comes next */
+	}
+	rx->phase = RX_PAYLOAD;
+	return rx_begin(qp);
+}
+
+/* iovecs for the rest of this FPDU's payload. */
+static int payload_iov(struct iw_qp *qp, struct iovec *iov)
+{
+	struct iw_rx *rx = &qp->rx;
+	uint32_t left = rx->payload_left;
+	int n = 0;
+
+	if (!left)
+		return 0;
+	if (rx->h.tagged) {
+		iov[0] = (struct iovec){(void *)(uintptr_t)rx->tagged_addr,
+					left};
+		return 1;
+	}
+	if (rx->h.qn != IW_QN_SEND) {
+		iov[0] = (struct iovec){rx->small + rx->placed, left};
+		return 1;
+	}
+	uint64_t off = (uint64_t)rx->h.mo + rx->placed;
+
+	for (uint32_t i = 0; i < rx->rwqe->num_sge && left; i++) {
+		const struct rr_sge *s = &rx->rwqe->sge[i];
+		uint64_t take;
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		take = s->length - off < left ? s->length - off : left;
+		iov[n++] = (struct iovec){(void *)(uintptr_t)(s->addr + off),
+					  take};
+		left -= (uint32_t)take;
+		off = 0;
+	}
+	return n;
+}
+
+static void crc_iov(struct iw_rx *rx, const struct iovec *iov, int n,
+		    size_t bytes)
+{
+	for (int i = 0; i < n && bytes; i++) {
+		size_t take = iov[i].iov_len < bytes ? iov[i].iov_len : bytes;
+
+		rx->crc = rr_crc32c_update(rx->crc, iov[i].iov_base, take);
+		bytes -= take;
+	}
+}
+
+int iw_rx_deliver(struct iw_qp *qp);
+
+/*
+ * One readv for payload, trailer and the next header. A tagged destination
+ * stays locked for the duration so an invalidation cannot slip in between
+ * the check and the placement.
+ */
+static int rx_body(struct iw_qp *qp)
+{
+	struct iw_rx *rx = &qp->rx;
+	struct iovec iov[IW_MAX_SGE + 2];
+	struct iw_stag *s = NULL;
+	int np = payload_iov(qp, iov), n = np, rc;
+	uint32_t got, p, t;
+	bool drained;
+	ssize_t r;
+
+	iov[n++] = (struct iovec){rx->trailer + rx->trailer_have,
+				  rx->trailer_need - rx->trailer_have};
+	iov[n++] = (struct iovec){rx->hdr, IW_TAGGED_HDR_LEN};
+	if (np && rx->h.tagged) {
+		unsigned acc = rx->h.opcode == IW_OP_WRITE
+				       ? RR_ACCESS_REMOTE_WRITE
+				       : RR_ACCESS_LOCAL_WRITE;
+		rc = iw_stag_acquire(qp->dev, rx->h.stag, qp->base.pd, acc,
+				     rx->tagged_addr, rx->payload_left, &s);
+		if (rc)
+			return rx_bad_stag(qp, rc); /* invalidated meanwhile */
+	}
+	r = rx_readv(qp, iov, n);
+	if (r > 0 && qp->crc)
+		crc_iov(rx, iov, np, (size_t)r);
+	if (s)
+		pthread_mutex_unlock(&s->mu);
+	if (r == -EAGAIN)
+		return -EAGAIN;
+	if (r <= 0)
+		return rx_closed(qp, (int)r);
+	got = (uint32_t)r;
+	drained = !rx->drain && got < rx->payload_left + rx->trailer_need -
+						rx->trailer_have +
+						IW_TAGGED_HDR_LEN;
+	p = got < rx->payload_left ? got : rx->payload_left;
+	rx->payload_left -= p;
+	rx->placed += p;
+	rx->tagged_addr += p;
+	got -= p;
+	t = got < rx->trailer_need - rx->trailer_have
+		    ? got
+		    : rx->trailer_need - rx->trailer_have;
+	rx->trailer_have += t;
+	got -= t;
+	if (rx->trailer_have < rx->trailer_need)
+		return drained ? -EAGAIN : 0;
+	rx->hdr_have = got; /* bytes of the next header, if any */
+	rc = iw_rx_deliver(qp);
+	/*
+	 * For a level-triggered poller a short read means the socket was
+	 * empty: stop without another syscall; anything queued (data or end
+	 * of stream) keeps the socket readable for its next poll, and
+	 * re-arming it in epoll reports it to the progress thread.
+	 */
+	return rc ? rc : (drained ? -EAGAIN : 0);
+}
+
+/* ------------------------------------------------------------ delivery */
+
+static int deliver_send(struct iw_qp *qp)
+{
+	struct iw_rx *rx = &qp->rx;
+	struct rr_wc wc = {.qp = &qp->base, .opcode = RR_WC_RECV};
+	bool inv = rx->h.opcode == IW_OP_SEND_INV ||
+		   rx->h.opcode == IW_OP_SEND_SE_INV;
+
+	rx->msg_len += rx->placed;
+	if (!rx->h.last)
+		return 0;
+	if (inv) {
+		if (iw_stag_invalidate(qp->dev, qp->base.pd, rx->h.inval_stag,
+				       true)) {
+			IW_COUNT(qp->dev, bad_invalidate);
+			return rx_terminate(
+				qp, IW_TERM_RDMAP, IW_TERM_RDMAP_REMOTE_PROT,
+				IW_TERM_ECODE_CANT_INVALIDATE, -EACCES);
+		}
+		wc.flags |= RR_WC_WITH_INV;
+		wc.invalidated_rkey = rx->h.inval_stag;
+	}
+	if (rx->h.opcode == IW_OP_SEND_SE || rx->h.opcode == IW_OP_SEND_SE_INV)
+		wc.flags |= RR_WC_SOLICITED;
+	wc.wr_id = rx->rwqe->wr_id;
+	wc.byte_len = rx->msg_len;
+	pthread_mutex_lock(&qp->rq_mu);
+	qp->rq_tail++;
+	pthread_mutex_unlock(&qp->rq_mu);
+	rx->rwqe = NULL;
+	rx->msg_len = 0;
+	rx->msn[IW_QN_SEND]++;
+	iw_cq_push(qp->rcq, &wc, 0);
+	return 0;
+}
+
+static int deliver_read_resp(struct iw_qp *qp)
+{
+	struct iw_rx *rx = &qp->rx;
+	uint32_t head = atomic_load(&qp->orq_head);
+	struct iw_orq *o = &qp->orq[head % IW_MAX_ORD];
+	struct iw_wqe w = {.wr_id = o->wr_id, .opcode = RR_WR_RDMA_READ};
+
+	o->got += rx->placed;
+	if (!rx->h.last)
+		return 0;
+	if (o->got != o->len)
+		return rx_bad_stag(qp, -ERANGE);
+	w.flags = o->signaled ? RR_SEND_SIGNALED : 0;
+	pthread_mutex_lock(&qp->tx_mu);
+	atomic_store(&qp->orq_head, head + 1);
+	iw_qp_complete_send(qp, &w, RR_WC_SUCCESS, o->len);
+	iw_tx_run(qp); /* a Read may have waited for ORD room */
+	pthread_mutex_unlock(&qp->tx_mu);
+	return 0;
+}
+
+static int deliver_read_req(struct iw_qp *qp)
+{
+	struct iw_rx *rx = &qp->rx;
+	uint32_t tail = atomic_load(&qp->irq_tail);
+	struct iw_read_req rr;
+	struct iw_stag *s;
+	int rc;
+
+	if (iw_read_req_decode(rx->small, rx->placed, &rr)) {
+		IW_COUNT(qp->dev, ddp_bad_header);
+		return rx_untagged_err(qp, IW_TERM_DDP_U_TOO_LONG);
+	}
+	if (tail - atomic_load(&qp->irq_head) >= qp->ird) {
+		IW_COUNT(qp->dev, ird_exceeded);
+		return rx_terminate(qp, IW_TERM_RDMAP, IW_TERM_RDMAP_REMOTE_OP,
+				    IW_TERM_ECODE_CATA_STREAM, -EPROTO);
+	}
+	if (rr.size) {
+		rc = iw_stag_acquire(qp->dev, rr.src_stag, qp->base.pd,
+				     RR_ACCESS_REMOTE_READ, rr.src_to, rr.size,
+				     &s);
+		if (rc)
+			return rx_bad_stag(qp, rc);
+		pthread_mutex_unlock(&s->mu);
+	}
+	rx->msn[IW_QN_READ_REQ]++;
+	qp->irq[tail % IW_MAX_IRD] = (struct iw_irq){.rr = rr};
+	atomic_store_explicit(&qp->irq_tail, tail + 1, memory_order_release);
+	pthread_mutex_lock(&qp->tx_mu);
+	iw_tx_run(qp);
+	pthread_mutex_unlock(&qp->tx_mu);
+	return 0;
+}
+
+static int deliver_terminate(struct iw_qp *qp)
+{
+	struct iw_rx *rx = &qp->rx;
+	struct iw_term t;
+	enum rr_wc_status st = RR_WC_REM_OP_ERR;
+	int status = -ECONNABORTED;
+
+	IW_COUNT(qp->dev, terminate_received);
+	if (iw_term_decode(rx->small, rx->placed, &t) == 0) {
+		bool prot = (t.layer == IW_TERM_RDMAP &&
+			     t.etype == IW_TERM_RDMAP_REMOTE_PROT) ||
+			    (t.layer == IW_TERM_DDP &&
+			     t.etype == IW_TERM_DDP_TAGGED);
+
+		rr_info("iwarp: peer terminated: layer %u type %u code 0x%02x",
+			t.layer, t.etype, t.ecode);
+		if (prot) {
+			st = RR_WC_REM_ACCESS_ERR;
+			status = -EACCES;
+		}
+	}
+	iw_qp_fail(qp, st, RR_CM_QP_ERROR, status);
+	return RX_ERR;
+}
+
+int iw_rx_deliver(struct iw_qp *qp)
+{
+	struct iw_rx *rx = &qp->rx;
+	int rc = 0;
+
+	if (qp->crc) {
+		uint32_t pad = rx->trailer_need - IW_CRC_LEN;
+		uint32_t c = rr_crc32c_update(rx->crc, rx->trailer, pad);
+
+		if (rr_crc32c_final(c) != iw_crc_load(rx->trailer + pad)) {
+			IW_COUNT(qp->dev, crc_errors);
+			return rx_terminate(qp, IW_TERM_LLP, 0, IW_TERM_LLP_CRC,
+					    -EBADMSG);
+		}
+	}
+	__atomic_fetch_add(&qp->dev->ctr.fpdus_received, 1, __ATOMIC_RELAXED);
+	if (rx->h.tagged)
+		rc = rx->h.opcode == IW_OP_READ_RESP ? deliver_read_resp(qp)
+						     : 0;
+	else if (rx->h.qn == IW_QN_SEND)
+		rc = deliver_send(qp);
+	else if (rx->h.qn == IW_QN_READ_REQ)
+		rc = deliver_read_req(qp);
+	else
+		rc = deliver_terminate(qp);
+	if (rc)
+		return rc;
+	rx->phase = RX_HDR;
+	return 0;
+}
+
+void iw_rx_run(struct iw_qp *qp, bool drain)
+{
+	struct iw_rx *rx = &qp->rx;
+	int rc;
+
+	rx->drain = drain;
+	do {
+		if (iw_qp_state(qp) != RR_QPS_RTS)
+			return;
+		rc = rx->phase == RX_HDR ? rx_header(qp) : rx_body(qp);
+	} while (rc == 0);
+}
