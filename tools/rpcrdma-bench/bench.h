@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rpcrdma-bench internals shared between its source files. Nothing here is
+ * library API: the tool only talks to the library through rpcrdma/fabric.h.
+ */
+#ifndef RPCRDMA_BENCH_H
+#define RPCRDMA_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <rpcrdma/fabric.h>
+
+/* Bounded waits: a broken peer must turn into an error, never a hang. */
+#define BENCH_WAIT_MS 10000
+
+enum bench_op {
+	BENCH_OP_WRITE,
+	BENCH_OP_READ,
+	BENCH_OP_SEND,
+};
+
+struct bench_opts {
+	enum bench_op op;
+	uint32_t size;
+	uint32_t depth;
+	double seconds;
+	uint16_t port; /* 0: ephemeral */
+	bool crc;
+	bool json;
+	bool baseline_only; /* hidden: TCP phase only */
+	bool no_baseline;   /* hidden: fabric phase only */
+	const char *provider;
+};
+
+/*
+ * Log-linear latency histogram in nanoseconds: exact below 256 ns, then 128
+ * sub-buckets per power of two, so a bucket is at most 1/128 (0.8%) wide
+ * relative to its values. Fixed size, so recording never allocates.
+ */
+#define BENCH_HIST_SUB_BITS 7
+#define BENCH_HIST_BUCKETS  ((65 - BENCH_HIST_SUB_BITS) << BENCH_HIST_SUB_BITS)
+
+struct bench_hist {
+	uint64_t count;
+	uint64_t min_ns;
+	uint64_t max_ns;
+	double sum_ns;
+	uint64_t buckets[BENCH_HIST_BUCKETS];
+};
+
+void bench_hist_reset(struct bench_hist *h);
+void bench_hist_record(struct bench_hist *h, uint64_t ns);
+/* p in [0, 100]; 0 when the histogram is empty. */
+double bench_hist_percentile_us(const struct bench_hist *h, double p);
+double bench_hist_mean_us(const struct bench_hist *h);
+
+uint64_t bench_now_ns(void);
+
+struct bench_result {
+	bool done;
+	double elapsed_s;
+	uint64_t ops;
+	uint64_t bytes; /* payload */
+	struct bench_hist hist;
+	bool have_counters;
+	struct rr_fabric_counters counters;
+};
+
+/* One-line "\r" progress on stderr while a phase runs (terminal only). */
+struct bench_progress {
+	bool enabled;
+	const char *label;
+	double total_s;
+	uint64_t start_ns;
+	uint64_t next_ns;
+};
+
+void bench_progress_init(struct bench_progress *p, const char *label,
+			 double total_s, uint64_t start_ns);
+void bench_progress_tick(struct bench_progress *p, uint64_t now_ns,
+			 uint64_t ops, uint64_t bytes);
+void bench_progress_done(struct bench_progress *p);
+
+/*
+ * A forked peer process. Its notify fd carries the port it listens on and
+ * then stays open until it exits, so the parent can wait for the exit with
+ * a timeout by polling for EOF instead of blocking in waitpid.
+ */
+struct bench_peer {
+	pid_t pid;
+	int fd;
+};
+
+typedef int (*bench_peer_fn)(const struct bench_opts *o, int notify_fd);
+
+int bench_peer_spawn(struct bench_peer *p, bench_peer_fn fn,
+		     const struct bench_opts *o);
+int bench_peer_notify_port(int notify_fd, uint16_t port);
+int bench_peer_port(struct bench_peer *p, uint16_t *port, const char *what);
+/* Waits (bounded) for the peer's exit; 0 only if it exited with status 0. */
+int bench_peer_reap(struct bench_peer *p, const char *what);
+
+const char *bench_op_name(enum bench_op op);
+
+int bench_fabric_run(const struct bench_opts *o, struct bench_result *r);
+int bench_tcp_run(const struct bench_opts *o, struct bench_result *r);
+
+void bench_report(const struct bench_opts *o, const struct bench_result *ours,
+		  const struct bench_result *base);
+
+int bench_cmd_fabric(int argc, char **argv);
+
+#endif

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rpcrdma-bench: measures the stack against plain TCP on loopback.
+ * Subcommands keep each measurement's options separate ("fabric" now, "rpc"
+ * later); each one lives in its own file and returns the exit status.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+struct bench_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct bench_cmd bench_cmds[] = {
+	{"fabric", bench_cmd_fabric,
+	 "RDMA Write/Read/Send on the fabric API vs. a raw TCP baseline"},
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: rpcrdma-bench <command> [options]\n\ncommands:\n");
+	for (i = 0; i < sizeof(bench_cmds) / sizeof(bench_cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", bench_cmds[i].name,
+			bench_cmds[i].summary);
+	fprintf(f,
+		"\n'rpcrdma-bench <command> --help' describes its options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	/* A peer that goes away must show up as an error, not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (i = 0; i < sizeof(bench_cmds) / sizeof(bench_cmds[0]); i++) {
+		if (!strcmp(argv[1], bench_cmds[i].name))
+			return bench_cmds[i].run(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "rpcrdma-bench: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

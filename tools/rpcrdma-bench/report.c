@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Progress line, text summary and JSON output of rpcrdma-bench. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define PROGRESS_NS    500000000ull
+#define GOAL_MIN_SIZE  (1u << 20)
+#define GOAL_BW_RATIO  0.9
+#define GOAL_P50_RATIO 1.25
+
+#define COUNTERS(X)                                                            \
+	X(conn_established)                                                    \
+	X(conn_rejected)                                                       \
+	X(conn_failed)                                                         \
+	X(mpa_bad_frame)                                                       \
+	X(mpa_markers_refused)                                                 \
+	X(crc_errors)                                                          \
+	X(ddp_bad_header)                                                      \
+	X(rdmap_bad_opcode)                                                    \
+	X(bad_stag)                                                            \
+	X(bad_bounds)                                                          \
+	X(bad_msn)                                                             \
+	X(bad_mo)                                                              \
+	X(no_recv_posted)                                                      \
+	X(recv_too_small)                                                      \
+	X(ird_exceeded)                                                        \
+	X(bad_invalidate)                                                      \
+	X(terminate_sent)                                                      \
+	X(terminate_received)                                                  \
+	X(peer_reset)                                                          \
+	X(fpdus_sent)                                                          \
+	X(fpdus_received)
+
+const char *bench_op_name(enum bench_op op)
+{
+	switch (op) {
+	case BENCH_OP_WRITE:
+		return "write";
+	case BENCH_OP_READ:
+		return "read";
+	default:
+		return "send";
+	}
+}
+
+/* --------------------------------------------------------------- progress */
+
+void bench_progress_init(struct bench_progress *p, const char *label,
+			 double total_s, uint64_t start_ns)
+{
+	/* Only a person watching a terminal wants the \r line. */
+	p->enabled = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+	p->label = label;
+	p->total_s = total_s;
+	p->start_ns = start_ns;
+	p->next_ns = start_ns + PROGRESS_NS;
+}
+
+void bench_progress_tick(struct bench_progress *p, uint64_t now_ns,
+			 uint64_t ops, uint64_t bytes)
+{
+	double t;
+
+	if (!p->enabled || now_ns < p->next_ns)
+		return;
+	p->next_ns = now_ns + PROGRESS_NS;
+	t = (double)(now_ns - p->start_ns) / 1e9;
+	fprintf(stderr, "\r%-6s %5.1f/%.1f s %10.1f MB/s %11.0f msgs/s ",
+		p->label, t, p->total_s, (double)bytes / t / 1e6,
+		(double)ops / t);
+}
+
+void bench_progress_done(struct bench_progress *p)
+{
+	if (p->enabled)
+		fprintf(stderr, "\r\033[K");
+}
+
+/* ------------------------------------------------------------ the figures */
+
+struct figures {
+	bool valid;
+	double mbps, msgs, p50, p99, mean, min, max;
+};
+
+static struct figures figures(const struct bench_result *r)
+{
+	struct figures f = {0};
+	double t = r->elapsed_s > 0 ? r->elapsed_s : 1e-9;
+
+	if (!r->done)
+		return f;
+	f.valid = true;
+	f.mbps = (double)r->bytes / t / 1e6;
+	f.msgs = (double)r->ops / t;
+	f.p50 = bench_hist_percentile_us(&r->hist, 50);
+	f.p99 = bench_hist_percentile_us(&r->hist, 99);
+	f.mean = bench_hist_mean_us(&r->hist);
+	f.min = r->hist.count ? (double)r->hist.min_ns / 1000 : 0;
+	f.max = (double)r->hist.max_ns / 1000;
+	return f;
+}
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static const char *latency_meaning(enum bench_op op)
+{
+	switch (op) {
+	case BENCH_OP_WRITE:
+		return "post to completion (RDMA Write completes once handed "
+		       "to "
+		       "the kernel; TCP: peer's 8-byte ack received)";
+	case BENCH_OP_READ:
+		return "post to completion (data placed; TCP: 8-byte request "
+		       "to "
+		       "last response byte)";
+	default:
+		return "round trip (Send posted to the peer's answering Send "
+		       "received), not halved";
+	}
+}
+
+/* -------------------------------------------------------------- the goals */
+
+struct goal {
+	const char *what;
+	double value, target;
+	bool applies, met;
+};
+
+static struct goal goal(const struct bench_opts *o, const struct figures *us,
+			const struct figures *tcp)
+{
+	struct goal g = {0};
+
+	if (!us->valid || !tcp->valid)
+		return g;
+	if (o->op != BENCH_OP_SEND && o->size >= GOAL_MIN_SIZE) {
+		g.what = "MB/s ratio >=";
+		g.value = ratio(us->mbps, tcp->mbps);
+		g.target = GOAL_BW_RATIO;
+		g.met = g.value >= g.target;
+		g.applies = true;
+	} else if (o->op == BENCH_OP_SEND && o->depth == 1) {
+		g.what = "p50 ratio <=";
+		g.value = ratio(us->p50, tcp->p50);
+		g.target = GOAL_P50_RATIO;
+		g.met = g.value <= g.target;
+		g.applies = true;
+	}
+	return g;
+}
+
+/* ------------------------------------------------------------------- text */
+
+static void text_row(const char *name, const struct figures *f)
+{
+	if (!f->valid)
+		return;
+	printf("%-8s %12.1f %12.0f %10.2f %10.2f\n", name, f->mbps, f->msgs,
+	       f->p50, f->p99);
+}
+
+static void text_counters(const struct bench_result *r)
+{
+	const char *sep = "";
+
+	if (!r->have_counters)
+		return;
+	printf("counters:");
+#define X(name)                                                                \
+	if (r->counters.name) {                                                \
+		printf("%s %s=%llu", sep, #name,                               \
+		       (unsigned long long)r->counters.name);                  \
+		sep = ",";                                                     \
+	}
+	COUNTERS(X)
+#undef X
+	printf("\n");
+}
+
+static void text_report(const struct bench_opts *o,
+			const struct bench_result *ours,
+			const struct bench_result *base)
+{
+	struct figures us = figures(ours), tcp = figures(base);
+	struct goal g = goal(o, &us, &tcp);
+
+	printf("fabric %s: size %u B, depth %u, %.1f s per phase, provider %s, "
+	       "crc %s\n",
+	       bench_op_name(o->op), o->size, o->depth, o->seconds, o->provider,
+	       o->crc ? "on" : "off");
+	printf("%-8s %12s %12s %10s %10s\n", "", "MB/s", "msgs/s", "p50 us",
+	       "p99 us");
+	text_row(o->provider, &us);
+	text_row("tcp", &tcp);
+	if (us.valid && tcp.valid)
+		printf("%-8s %12.3f %12s %10.3f %10.3f\n", "ratio",
+		       ratio(us.mbps, tcp.mbps), "", ratio(us.p50, tcp.p50),
+		       ratio(us.p99, tcp.p99));
+	printf("MB = 10^6 bytes; latency = %s\n", latency_meaning(o->op));
+	if (g.applies)
+		printf("goal %s %.2f: %.3f, goal %s\n", g.what, g.target,
+		       g.value, g.met ? "met" : "missed");
+	else if (us.valid && tcp.valid)
+		printf("goal: none for this configuration (write/read need "
+		       "size >= 1 MiB, send needs depth 1)\n");
+	text_counters(ours);
+}
+
+/* ------------------------------------------------------------------- json */
+
+/* The provider name comes from the command line: escape it. */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void json_figures(const struct bench_result *r, const struct figures *f)
+{
+	printf("\"elapsed_s\":%.6f,\"ops\":%llu,\"bytes\":%llu,\"MBps\":%.3f,"
+	       "\"msgs_per_s\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f,"
+	       "\"mean_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f",
+	       r->elapsed_s, (unsigned long long)r->ops,
+	       (unsigned long long)r->bytes, f->mbps, f->msgs, f->p50, f->p99,
+	       f->mean, f->min, f->max);
+}
+
+static void json_counters(const struct bench_result *r)
+{
+	const char *sep = "";
+
+	if (!r->have_counters) {
+		printf("\"counters\":null");
+		return;
+	}
+	printf("\"counters\":{");
+#define X(name)                                                                \
+	printf("%s\"%s\":%llu", sep, #name,                                    \
+	       (unsigned long long)r->counters.name);                          \
+	sep = ",";
+	COUNTERS(X)
+#undef X
+	printf("}");
+}
+
+static void json_goal(const struct goal *g)
+{
+	if (!g->applies) {
+		printf("\"goal\":null");
+		return;
+	}
+	printf("\"goal\":{\"metric\":\"%s\",\"target\":%.2f,\"value\":%.3f,"
+	       "\"met\":%s}",
+	       g->what[0] == 'M' ? "ratio" : "p50_ratio", g->target, g->value,
+	       g->met ? "true" : "false");
+}
+
+static void json_report(const struct bench_opts *o,
+			const struct bench_result *ours,
+			const struct bench_result *base)
+{
+	struct figures us = figures(ours), tcp = figures(base);
+	struct goal g = goal(o, &us, &tcp);
+	bool both = us.valid && tcp.valid;
+
+	printf("{\"op\":\"%s\",\"size\":%u,\"depth\":%u,\"provider\":",
+	       bench_op_name(o->op), o->size, o->depth);
+	json_str(o->provider);
+	printf(",\"crc\":%s,\"seconds\":%g,\"latency\":\"%s\",",
+	       o->crc ? "true" : "false", o->seconds,
+	       o->op == BENCH_OP_SEND ? "round_trip" : "post_to_completion");
+	if (us.valid)
+		json_figures(ours, &us);
+	else
+		printf("\"MBps\":null,\"msgs_per_s\":null,\"p50_us\":null,"
+		       "\"p99_us\":null");
+	printf(",");
+	printf("\"baseline\":");
+	if (tcp.valid) {
+		printf("{\"transport\":\"tcp\",");
+		json_figures(base, &tcp);
+		printf("}");
+	} else {
+		printf("null");
+	}
+	if (both)
+		printf(",\"ratio\":%.4f,\"p50_ratio\":%.4f,\"p99_ratio\":%.4f",
+		       ratio(us.mbps, tcp.mbps), ratio(us.p50, tcp.p50),
+		       ratio(us.p99, tcp.p99));
+	printf(",");
+	json_goal(&g);
+	printf(",");
+	json_counters(ours);
+	printf("}\n");
+}
+
+void bench_report(const struct bench_opts *o, const struct bench_result *ours,
+		  const struct bench_result *base)
+{
+	if (o->json)
+		json_report(o, ours, base);
+	else
+		text_report(o, ours, base);
+	fflush(stdout);
+}
