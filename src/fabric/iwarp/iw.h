@@ -343,6 +343,12 @@ struct iw_qp {
 	 */
 	pthread_mutex_t arm_mu;
 	uint32_t disarmers;
+	/*
+	 * EPOLLOUT is registered only while a transmit is blocked: on loopback
+	 * every ACK frees send space and would wake the progress thread.
+	 */
+	bool want_out;
+	uint32_t armed; /* events registered now */
 	struct iw_rx rx;
 	pthread_mutex_t rq_mu;
 	struct iw_rwqe *rq;
@@ -404,6 +410,8 @@ void iw_epoll_mod(struct iw_device *dev, int fd, struct iw_pollable *p,
 #define IW_QP_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
 void iw_qp_disarm(struct iw_qp *qp);
 void iw_qp_rearm(struct iw_qp *qp);
+void iw_qp_want_out(struct iw_qp *qp, bool on);
+void iw_qp_arm_established(struct iw_qp *qp);
 void iw_wake(struct iw_device *dev);
 
 /* iw_mem.c */

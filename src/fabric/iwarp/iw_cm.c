@@ -365,6 +365,7 @@ int iw_accept(struct rr_conn_req *req, struct rr_qp *q, const void *pdata,
 	r->fd = -1;
 	rc = iw_epoll_add(qp->dev, qp->fd, &qp->poll, IW_QP_EVENTS);
 	qp->in_epoll = rc == 0;
+	iw_qp_arm_established(qp);
 	pthread_mutex_unlock(&qp->rx_mu);
 	iw_cm_connreq_free(r);
 	IW_COUNT(qp->dev, conn_established);
@@ -510,6 +511,7 @@ static void connect_reply(struct iw_qp *qp, const struct iw_mpa_frame *f)
 	qp->crc = f->flags & IW_MPA_FLAG_CRC;
 	qp->ord = min16(qp->ord, f->ird);
 	iw_qp_set_established(qp, qp->fd);
+	iw_qp_arm_established(qp);
 	IW_COUNT(qp->dev, conn_established);
 	iw_qp_event(qp, RR_CM_ESTABLISHED, 0, f->pd, f->pd_len);
 	iw_rx_run(qp,

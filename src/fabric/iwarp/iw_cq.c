@@ -100,9 +100,14 @@ int iw_cq_attach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots)
 	if (cq->base.depth - cq->reserved < slots) {
 		rc = -ENOSPC;
 	} else {
+		bool listed = false;
+
 		cq->reserved += slots;
 		cq->nqps_total++;
-		if (cq->nqps < IW_CQ_WAIT_MAX_QPS)
+		/* A QP whose send and receive CQ are one is listed once. */
+		for (uint32_t i = 0; i < cq->nqps; i++)
+			listed |= cq->qps[i] == qp;
+		if (!listed && cq->nqps < IW_CQ_WAIT_MAX_QPS)
 			cq->qps[cq->nqps++] = qp;
 	}
 	pthread_mutex_unlock(&cq->mu);

@@ -271,23 +271,56 @@ void iw_qp_rx_progress(struct iw_qp *qp)
 }
 
 /*
- * EPOLLOUT stays armed while disarmed for input: a blocked transmit still
- * needs the progress thread. Re-arming reports input that is already
- * waiting, so nothing that arrived meanwhile is lost.
+ * The events a connected QP's socket is registered for, recomputed under
+ * arm_mu whenever an input of the decision changes. Caller holds arm_mu.
+ * ORDER: EPOLL_CTL_MOD reports readiness that is already there, so input
+ * or send space that appeared while an event was off is not lost.
  */
+static void arm_update(struct iw_qp *qp)
+{
+	uint32_t ev = EPOLLET | EPOLLRDHUP;
+
+	if (!qp->disarmers)
+		ev |= EPOLLIN;
+	if (qp->want_out)
+		ev |= EPOLLOUT;
+	if (qp->in_epoll && ev != qp->armed)
+		iw_epoll_mod(qp->dev, qp->fd, &qp->poll, ev);
+	qp->armed = ev;
+}
+
+void iw_qp_arm_established(struct iw_qp *qp)
+{
+	pthread_mutex_lock(&qp->arm_mu);
+	qp->armed = IW_QP_EVENTS;
+	arm_update(qp);
+	pthread_mutex_unlock(&qp->arm_mu);
+}
+
 void iw_qp_disarm(struct iw_qp *qp)
 {
 	pthread_mutex_lock(&qp->arm_mu);
-	if (qp->disarmers++ == 0 && qp->in_epoll)
-		iw_epoll_mod(qp->dev, qp->fd, &qp->poll, EPOLLOUT | EPOLLET);
+	qp->disarmers++;
+	arm_update(qp);
 	pthread_mutex_unlock(&qp->arm_mu);
 }
 
 void iw_qp_rearm(struct iw_qp *qp)
 {
 	pthread_mutex_lock(&qp->arm_mu);
-	if (--qp->disarmers == 0 && qp->in_epoll)
-		iw_epoll_mod(qp->dev, qp->fd, &qp->poll, IW_QP_EVENTS);
+	qp->disarmers--;
+	arm_update(qp);
+	pthread_mutex_unlock(&qp->arm_mu);
+}
+
+/* Caller holds tx_mu. */
+void iw_qp_want_out(struct iw_qp *qp, bool on)
+{
+	if (qp->want_out == on)
+		return;
+	pthread_mutex_lock(&qp->arm_mu);
+	qp->want_out = on;
+	arm_update(qp);
 	pthread_mutex_unlock(&qp->arm_mu);
 }
 

@@ -323,6 +323,7 @@ static bool write_batch(struct iw_qp *qp)
 
 		if (n == -EAGAIN || n == -EWOULDBLOCK) {
 			tx->blocked = true;
+			iw_qp_want_out(qp, true);
 			return false;
 		}
 		if (n < 0) {
@@ -344,7 +345,10 @@ static bool write_batch(struct iw_qp *qp)
 			}
 		}
 	}
-	tx->blocked = false;
+	if (tx->blocked) {
+		tx->blocked = false;
+		iw_qp_want_out(qp, false);
+	}
 	return true;
 }
 
