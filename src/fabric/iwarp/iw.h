@@ -40,6 +40,7 @@
 #define IW_MAX_ORD	   128
 #define IW_HANDSHAKE_MS	   10000
 #define IW_CQ_WAIT_MAX_QPS 4
+#define IW_HANDBACK_MS	   2
 
 #define IW_COUNT(dev, field)                                                   \
 	__atomic_fetch_add(&(dev)->ctr.field, 1, __ATOMIC_RELAXED)
@@ -100,6 +101,7 @@ struct iw_device {
 	struct rr_fabric_counters ctr; /* updated with IW_COUNT */
 	struct iw_connreq *pending;    /* handshakes not yet complete */
 	struct iw_qp *connecting;      /* active handshakes, for their timer */
+	struct iw_qp *handed;	       /* QPs whose input waiters read */
 };
 
 struct iw_pd {
@@ -244,7 +246,16 @@ struct iw_rx {
 	struct iw_rwqe *rwqe; /* untagged Send: the receive being filled */
 	uint8_t small[IW_READ_REQ_LEN + IW_TERM_MAX_HDR + 8]; /* QN 1, 2 */
 	uint32_t msg_len; /* untagged: bytes of this message so far */
-	uint32_t msn[3];  /* next expected MSN per untagged queue */
+	/*
+	 * An untagged header is 20 bytes but only 16 are read ahead. Its last
+	 * field, MO, has exactly one valid value (the bytes of the message so
+	 * far), so the payload is placed assuming that value and the 4 bytes
+	 * are read with it, then checked: one syscall saved per Send.
+	 */
+	uint32_t mo_pending;
+	uint32_t mo_expect;
+	uint8_t mo_real[4];
+	uint32_t msn[3]; /* next expected MSN per untagged queue */
 	/*
 	 * Read until EAGAIN. Needed when woken by edge-triggered epoll: a short
 	 * read does not prove that no end-of-stream is queued behind the data.
@@ -336,13 +347,19 @@ struct iw_qp {
 	atomic_int app_waiters;
 	atomic_int rx_skipped;
 	/*
-	 * While threads poll the socket in rr_cq_wait, the socket is disarmed
-	 * in the device's epoll set, so the progress thread is not woken for
-	 * data that the waiting thread will read anyway (a wake-up across
-	 * cores costs more than the two epoll_ctl calls).
+	 * Input handed to the application: once a thread polls this socket in
+	 * rr_cq_wait, EPOLLIN is switched off in the device's epoll set, so
+	 * the progress thread is not woken for data the waiting thread reads
+	 * anyway. The hand-over sticks while the application keeps coming back
+	 * (no epoll_ctl per message; each syscall costs over a microsecond
+	 * here); the progress thread takes input back once nobody has waited
+	 * for IW_HANDBACK_MS, so a QP is never left unwatched for long.
 	 */
 	pthread_mutex_t arm_mu;
-	uint32_t disarmers;
+	bool handed;
+	bool hand_listed; /* on dev->handed, holding a reference */
+	struct iw_qp *hand_next;
+	_Atomic uint64_t app_left_ms;
 	/*
 	 * EPOLLOUT is registered only while a transmit is blocked: on loopback
 	 * every ACK frees send space and would wake the progress thread.
@@ -408,8 +425,10 @@ void iw_epoll_del(struct iw_device *dev, int fd);
 void iw_epoll_mod(struct iw_device *dev, int fd, struct iw_pollable *p,
 		  uint32_t events);
 #define IW_QP_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
-void iw_qp_disarm(struct iw_qp *qp);
-void iw_qp_rearm(struct iw_qp *qp);
+void iw_qp_waiter_enter(struct iw_qp *qp);
+void iw_qp_waiter_leave(struct iw_qp *qp);
+void iw_qp_take_back(struct iw_device *dev);
+void iw_qp_unhand(struct iw_qp *qp);
 void iw_qp_want_out(struct iw_qp *qp, bool on);
 void iw_qp_arm_established(struct iw_qp *qp);
 void iw_wake(struct iw_device *dev);

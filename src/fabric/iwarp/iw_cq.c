@@ -238,8 +238,7 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 		if (iw_qp_state(qp) != RR_QPS_RTS)
 			continue;
 		rr_ref_get(&qp->ref);
-		atomic_fetch_add(&qp->app_waiters, 1);
-		iw_qp_disarm(qp);
+		iw_qp_waiter_enter(qp);
 		qps[nq] = qp;
 		p[1 + nq++] = (struct pollfd){.fd = qp->fd, .events = POLLIN};
 	}
@@ -251,8 +250,7 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 	for (uint32_t i = 0; i < nq; i++) {
 		struct iw_qp *qp = qps[i];
 
-		atomic_fetch_sub(&qp->app_waiters, 1);
-		iw_qp_rearm(qp);
+		iw_qp_waiter_leave(qp);
 		if (atomic_exchange(&qp->rx_skipped, 0) ||
 		    (n > 0 && p[1 + i].revents))
 			iw_qp_rx_try(qp, false);

@@ -123,12 +123,15 @@ static void *progress_main(void *arg)
 		 */
 		pthread_mutex_lock(&dev->mu);
 		timeout = dev->pending || dev->connecting ? 200 : -1;
+		if (dev->handed)
+			timeout = IW_HANDBACK_MS;
 		pthread_mutex_unlock(&dev->mu);
 		n = epoll_wait(dev->epfd, evs, 64, timeout);
 
 		for (int i = 0; i < n; i++)
 			dispatch(dev, &evs[i]);
 		iw_cm_expire(dev);
+		iw_qp_take_back(dev);
 		pthread_mutex_lock(&dev->mu);
 		dev->epoch++;
 		pthread_cond_broadcast(&dev->epoch_cv);

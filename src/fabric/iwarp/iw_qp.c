@@ -280,7 +280,7 @@ static void arm_update(struct iw_qp *qp)
 {
 	uint32_t ev = EPOLLET | EPOLLRDHUP;
 
-	if (!qp->disarmers)
+	if (!qp->handed)
 		ev |= EPOLLIN;
 	if (qp->want_out)
 		ev |= EPOLLOUT;
@@ -297,20 +297,107 @@ void iw_qp_arm_established(struct iw_qp *qp)
 	pthread_mutex_unlock(&qp->arm_mu);
 }
 
-void iw_qp_disarm(struct iw_qp *qp)
+/* A thread is about to poll the socket in rr_cq_wait. */
+void iw_qp_waiter_enter(struct iw_qp *qp)
 {
+	struct iw_device *dev = qp->dev;
+
 	pthread_mutex_lock(&qp->arm_mu);
-	qp->disarmers++;
-	arm_update(qp);
+	atomic_fetch_add(&qp->app_waiters, 1);
+	if (!qp->handed) {
+		qp->handed = true;
+		arm_update(qp);
+		bool first = false;
+
+		pthread_mutex_lock(&dev->mu);
+		if (!qp->hand_listed) {
+			rr_ref_get(&qp->ref);
+			qp->hand_listed = true;
+			qp->hand_next = dev->handed;
+			first = !dev->handed;
+			dev->handed = qp;
+		}
+		pthread_mutex_unlock(&dev->mu);
+		/* The loop may sleep with no timer: it must start the clock. */
+		if (first)
+			iw_wake(dev);
+	}
 	pthread_mutex_unlock(&qp->arm_mu);
 }
 
-void iw_qp_rearm(struct iw_qp *qp)
+void iw_qp_waiter_leave(struct iw_qp *qp)
 {
-	pthread_mutex_lock(&qp->arm_mu);
-	qp->disarmers--;
+	atomic_store(&qp->app_left_ms, iw_now_ms());
+	atomic_fetch_sub(&qp->app_waiters, 1);
+}
+
+/* Caller holds dev->mu; drops the list's reference via *put. */
+static bool unlist_handed(struct iw_qp *qp)
+{
+	if (!qp->hand_listed)
+		return false;
+	for (struct iw_qp **pp = &qp->dev->handed; *pp;
+	     pp = &(*pp)->hand_next) {
+		if (*pp == qp) {
+			*pp = qp->hand_next;
+			break;
+		}
+	}
+	qp->hand_listed = false;
+	return true;
+}
+
+void iw_qp_unhand(struct iw_qp *qp)
+{
+	bool put;
+
+	pthread_mutex_lock(&qp->dev->mu);
+	put = unlist_handed(qp);
+	pthread_mutex_unlock(&qp->dev->mu);
+	if (put)
+		iw_qp_put(qp);
+}
+
+/* Caller holds arm_mu. True when the list's reference must be dropped. */
+static bool take_back_one(struct iw_qp *qp, uint64_t now)
+{
+	bool put;
+
+	if (!qp->handed || atomic_load(&qp->app_waiters) ||
+	    now - atomic_load(&qp->app_left_ms) < IW_HANDBACK_MS)
+		return false;
+	/* ORDER: re-enabling EPOLLIN reports input already queued. */
+	qp->handed = false;
 	arm_update(qp);
-	pthread_mutex_unlock(&qp->arm_mu);
+	pthread_mutex_lock(&qp->dev->mu);
+	put = unlist_handed(qp);
+	pthread_mutex_unlock(&qp->dev->mu);
+	return put;
+}
+
+/* Progress thread: watch again the sockets no application waits on. */
+void iw_qp_take_back(struct iw_device *dev)
+{
+	struct iw_qp *batch[16];
+	uint64_t now = iw_now_ms();
+	int n = 0;
+
+	pthread_mutex_lock(&dev->mu);
+	for (struct iw_qp *qp = dev->handed; qp && n < 16; qp = qp->hand_next) {
+		rr_ref_get(&qp->ref);
+		batch[n++] = qp;
+	}
+	pthread_mutex_unlock(&dev->mu);
+	for (int i = 0; i < n; i++) {
+		bool put;
+
+		pthread_mutex_lock(&batch[i]->arm_mu);
+		put = take_back_one(batch[i], now);
+		pthread_mutex_unlock(&batch[i]->arm_mu);
+		if (put)
+			iw_qp_put(batch[i]);
+		iw_qp_put(batch[i]);
+	}
 }
 
 /* Caller holds tx_mu. */
@@ -514,6 +601,7 @@ int iw_qp_destroy(struct rr_qp *q)
 	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, (enum rr_cm_event_type) - 1, 0);
 	pthread_mutex_unlock(&qp->rx_mu);
 	iw_cm_unlist(qp);
+	iw_qp_unhand(qp);
 	if (qp->in_epoll) {
 		iw_epoll_del(qp->dev, qp->fd);
 		iw_epoch_barrier(qp->dev);

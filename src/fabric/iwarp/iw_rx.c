@@ -268,13 +268,40 @@ static ssize_t rx_readv(struct iw_qp *qp, struct iovec *iov, int n)
 	return r;
 }
 
+/*
+ * With 16 bytes of an untagged header in hand, decodes it as if MO held its
+ * only valid value; rx_body reads the real MO along with the payload.
+ */
+static int rx_header_speculate(struct iw_qp *qp)
+{
+	struct iw_rx *rx = &qp->rx;
+	uint32_t qn = (uint32_t)rx->hdr[8] << 24 | (uint32_t)rx->hdr[9] << 16 |
+		      (uint32_t)rx->hdr[10] << 8 | rx->hdr[11];
+	uint8_t h[IW_UNTAGGED_HDR_LEN];
+	int rc;
+
+	rx->mo_expect = qn == IW_QN_SEND ? rx->msg_len : 0;
+	memcpy(h, rx->hdr, IW_TAGGED_HDR_LEN);
+	h[16] = (uint8_t)(rx->mo_expect >> 24);
+	h[17] = (uint8_t)(rx->mo_expect >> 16);
+	h[18] = (uint8_t)(rx->mo_expect >> 8);
+	h[19] = (uint8_t)rx->mo_expect;
+	rc = iw_hdr_decode(h, sizeof(h), &rx->h);
+	if (rc < 0)
+		return hdr_error(qp, rc);
+	/* The CRC covers the real MO; it equals h[16..19] or we terminate. */
+	rx->mo_pending = IW_UNTAGGED_HDR_LEN - rx->hdr_have;
+	memcpy(rx->hdr + rx->hdr_have, h + rx->hdr_have, rx->mo_pending);
+	rx->phase = RX_PAYLOAD;
+	return rx_begin(qp);
+}
+
 static int rx_header(struct iw_qp *qp)
 {
 	struct iw_rx *rx = &qp->rx;
 	int rc;
 
 	for (;;) {
-		uint32_t need = IW_TAGGED_HDR_LEN;
 		struct iovec v;
 		ssize_t r;
 
@@ -284,9 +311,10 @@ static int rx_header(struct iw_qp *qp)
 				return hdr_error(qp, rc);
 			if (rc > 0)
 				break;
-			need = IW_UNTAGGED_HDR_LEN; /* untagged: 4 more */
+			return rx_header_speculate(qp);
 		}
-		v = (struct iovec){rx->hdr + rx->hdr_have, need - rx->hdr_have};
+		v = (struct iovec){rx->hdr + rx->hdr_have,
+				   IW_TAGGED_HDR_LEN - rx->hdr_have};
 		r = rx_readv(qp, &v, 1);
 		if (r == -EAGAIN)
 			return -EAGAIN;
@@ -350,6 +378,15 @@ static void crc_iov(struct iw_rx *rx, const struct iovec *iov, int n,
 
 int iw_rx_deliver(struct iw_qp *qp);
 
+static bool rx_mo_wrong(const struct iw_rx *rx)
+{
+	uint32_t real = (uint32_t)rx->mo_real[0] << 24 |
+			(uint32_t)rx->mo_real[1] << 16 |
+			(uint32_t)rx->mo_real[2] << 8 | rx->mo_real[3];
+
+	return real != rx->mo_expect;
+}
+
 /*
  * One readv for payload, trailer and the next header. A tagged destination
  * stays locked for the duration so an invalidation cannot slip in between
@@ -358,13 +395,17 @@ int iw_rx_deliver(struct iw_qp *qp);
 static int rx_body(struct iw_qp *qp)
 {
 	struct iw_rx *rx = &qp->rx;
-	struct iovec iov[IW_MAX_SGE + 2];
+	struct iovec iov[IW_MAX_SGE + 3];
 	struct iw_stag *s = NULL;
-	int np = payload_iov(qp, iov), n = np, rc;
-	uint32_t got, p, t;
+	uint32_t mo = rx->mo_pending, got, p, t;
+	int np = payload_iov(qp, iov + (mo ? 1 : 0)), n = np, rc;
 	bool drained;
 	ssize_t r;
 
+	if (mo) {
+		iov[0] = (struct iovec){rx->mo_real + 4 - mo, mo};
+		n++;
+	}
 	iov[n++] = (struct iovec){rx->trailer + rx->trailer_have,
 				  rx->trailer_need - rx->trailer_have};
 	iov[n++] = (struct iovec){rx->hdr, IW_TAGGED_HDR_LEN};
@@ -378,8 +419,8 @@ static int rx_body(struct iw_qp *qp)
 			return rx_bad_stag(qp, rc); /* invalidated meanwhile */
 	}
 	r = rx_readv(qp, iov, n);
-	if (r > 0 && qp->crc)
-		crc_iov(rx, iov, np, (size_t)r);
+	if (r > 0 && qp->crc && (uint32_t)r > mo)
+		crc_iov(rx, iov + (mo ? 1 : 0), np, (size_t)r - mo);
 	if (s)
 		pthread_mutex_unlock(&s->mu);
 	if (r == -EAGAIN)
@@ -387,6 +428,18 @@ static int rx_body(struct iw_qp *qp)
 	if (r <= 0)
 		return rx_closed(qp, (int)r);
 	got = (uint32_t)r;
+	if (mo) {
+		uint32_t m = got < mo ? got : mo;
+
+		rx->mo_pending -= m;
+		got -= m;
+		if (!rx->mo_pending && rx_mo_wrong(rx)) {
+			IW_COUNT(qp->dev, bad_mo);
+			return rx_untagged_err(qp, IW_TERM_DDP_U_INVALID_MO);
+		}
+		if (rx->mo_pending)
+			return rx->drain ? 0 : -EAGAIN;
+	}
 	drained = !rx->drain && got < rx->payload_left + rx->trailer_need -
 						rx->trailer_have +
 						IW_TAGGED_HDR_LEN;
@@ -561,6 +614,22 @@ int iw_rx_deliver(struct iw_qp *qp)
 	return 0;
 }
 
+/*
+ * A drain (edge-triggered wake-up) hands the rest of a busy stream to the
+ * threads polling the socket in rr_cq_wait, which would otherwise spin on a
+ * socket that stays readable while the lock is held here. ORDER: Dekker
+ * with iw_qp_waiter_leave: rx_skipped is stored before app_waiters is read
+ * again, a leaving waiter decrements before reading rx_skipped, so either
+ * that waiter or this thread goes on reading.
+ */
+static bool yield_to_waiters(struct iw_qp *qp)
+{
+	if (!atomic_load(&qp->app_waiters))
+		return false;
+	atomic_store(&qp->rx_skipped, 1);
+	return atomic_load(&qp->app_waiters) != 0;
+}
+
 void iw_rx_run(struct iw_qp *qp, bool drain)
 {
 	struct iw_rx *rx = &qp->rx;
@@ -569,6 +638,8 @@ void iw_rx_run(struct iw_qp *qp, bool drain)
 	rx->drain = drain;
 	do {
 		if (iw_qp_state(qp) != RR_QPS_RTS)
+			return;
+		if (drain && yield_to_waiters(qp))
 			return;
 		rc = rx->phase == RX_HDR ? rx_header(qp) : rx_body(qp);
 	} while (rc == 0);
