@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Quick start, step 2: builds and runs every check. Installs nothing
+# (scripts/bootstrap.sh does that). .ci/run calls this.
+#
+#   build/       RelWithDebInfo, all tests (labels unit, integration, wire)
+#   build-asan/  ASan+UBSan, labels unit and integration
+#   build-tsan/  TSan, label integration
+#
+# The last line printed is "N passed, N failed, N skipped", summed over the
+# three ctest runs (a build that fails counts as one failure). Skipped tests
+# are those that exited 77 because something they need is missing; ctest's
+# output says why. Exit status is non-zero if anything failed.
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# ---------------------------------------------------------- prerequisites
+need=()
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+if ! command -v pkg-config >/dev/null 2>&1; then
+	need+=(pkg-config)
+elif ! pkg-config --exists cmocka; then
+	need+=(libcmocka-dev)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+	echo "check: missing ${need[*]}; run 'sudo scripts/bootstrap.sh' first" \
+		"(it installs what the project needs)" >&2
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+if ! command -v tshark >/dev/null 2>&1; then
+	echo "check: note: tshark is missing, so the wire tests will be" \
+		"skipped ('sudo scripts/bootstrap.sh' installs it)"
+fi
+
+passed=0
+failed=0
+skipped=0
+summary=()
+
+# Adds the counts of a ctest JUnit file to the totals.
+tally() { # tally NAME JUNIT_FILE
+	local name=$1 xml=$2 t=0 f=0 s=0 d=0 p
+
+	if [ -s "$xml" ]; then
+		attr() {
+			sed -n "s/^[[:space:]]*$1=\"\([0-9]*\)\".*/\1/p" "$xml" |
+				head -1
+		}
+		t=$(attr tests)
+		f=$(attr failures)
+		s=$(attr skipped)
+		d=$(attr disabled)
+	fi
+	t=${t:-0} f=${f:-0} s=${s:-0} d=${d:-0}
+	p=$((t - f - s - d))
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s + d))
+	summary+=("$name: $p passed, $f failed, $((s + d)) skipped")
+}
+
+# run_suite NAME BUILD_DIR "CMAKE_ARGS" [ctest args...]
+run_suite() {
+	local name=$1 dir=$2 cmake_args=$3 xml
+	shift 3
+	xml=$PWD/$dir/ctest-junit.xml
+
+	echo
+	echo "=== $name: configure and build $dir/ ==="
+	# shellcheck disable=SC2086 # cmake_args is a word list
+	if ! cmake -S . -B "$dir" $cmake_args ||
+		! cmake --build "$dir" -j"$jobs"; then
+		echo "check: $name: build failed"
+		failed=$((failed + 1))
+		summary+=("$name: build FAILED")
+		return
+	fi
+	echo
+	echo "=== $name: ctest $* ==="
+	rm -f "$xml"
+	ctest --test-dir "$dir" --output-on-failure --output-junit "$xml" "$@"
+	tally "$name" "$xml"
+}
+
+run_suite "default" build "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRR_SANITIZE=" \
+	-j2
+
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+	run_suite "asan" build-asan \
+	"-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRR_SANITIZE=address" \
+	-j2 -L 'unit|integration'
+
+TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} \
+	run_suite "tsan" build-tsan \
+	"-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRR_SANITIZE=thread" \
+	-j2 -L integration
+
+echo
+echo "=== summary ==="
+for line in "${summary[@]}"; do
+	echo "  $line"
+done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

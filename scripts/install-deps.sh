@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Installs the Debian 12 (bookworm) packages rpcrdma needs, and only those
+# that are missing. Shared by scripts/bootstrap.sh and .ci/run.
+# Runs as root, or through sudo when that is available.
+# README.md ("Dependencies and why") says what each package is for.
+set -euo pipefail
+
+RR_DEBS=(
+	cmake make gcc libc6-dev pkg-config # build
+	libcmocka-dev                       # unit tests
+	tshark                              # independent judge of wire bytes
+	libtirpc-dev                        # ONC RPC baseline / XDR (later)
+	clang libclang-rt-14-dev            # libFuzzer harnesses (later)
+)
+
+rr_install_deps() {
+	local missing=() pkg sudo=()
+
+	for pkg in "${RR_DEBS[@]}"; do
+		if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+			grep -q 'install ok installed'; then
+			missing+=("$pkg")
+		fi
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		echo "install-deps: all packages present"
+		return 0
+	fi
+
+	if [ "$(id -u)" -ne 0 ]; then
+		if command -v sudo >/dev/null 2>&1; then
+			sudo=(sudo)
+		else
+			echo "install-deps: missing ${missing[*]}; run as root" \
+				"(or install sudo)" >&2
+			return 1
+		fi
+	fi
+
+	echo "install-deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	# tshark's wireshark-common asks whether non-root users may capture;
+	# answer "no" up front so the install never waits for a question.
+	echo 'wireshark-common wireshark-common/install-setuid boolean false' |
+		"${sudo[@]}" debconf-set-selections
+	"${sudo[@]}" apt-get update -q
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends "${missing[@]}" \
+		</dev/null
+}
+
+# Run directly, or source it and call rr_install_deps.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	rr_install_deps
+fi
