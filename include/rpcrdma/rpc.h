@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ONC RPC (RFC 5531) over RPC-over-RDMA Version 1 (RFC 8166): client and
+ * server transports.
+ *
+ * Arguments and results travel as XDR that the caller encodes and decodes
+ * (libtirpc's xdrmem or rpcgen output fit here). One DDP-eligible item per
+ * call may be passed apart from the XDR: the bytes of the LAST item of the
+ * arguments (e.g. NFS WRITE data) or of the results (e.g. NFS READ data),
+ * without their XDR padding; its length word stays in the XDR. The
+ * transport moves it by RDMA (a read chunk for arguments, a write chunk for
+ * results) and, when the peer offers no chunk, inline.
+ *
+ * What the transport guarantees (rpcrdma DESIGN.md section 3):
+ *  - no memory exposed to the server for a call is remotely accessible
+ *    after the call's result, error, timeout or cancellation reaches the
+ *    caller (the server's Send With Invalidate, checked, or a local
+ *    invalidation that completed; otherwise the connection is torn down);
+ *  - send buffers live until their Send completes, independent of calls;
+ *  - a call is posted only with a credit and send-queue room for every
+ *    work request it needs; waiters are served in FIFO order;
+ *  - every work request is accounted for by exactly one completion.
+ */
+#ifndef RPCRDMA_RPC_H
+#define RPCRDMA_RPC_H
+
+#include <rpcrdma/fabric.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ONC RPC status codes (RFC 5531 section 9). */
+enum rr_reply_stat { RR_MSG_ACCEPTED = 0, RR_MSG_DENIED = 1 };
+enum rr_accept_stat {
+	RR_SUCCESS = 0,
+	RR_PROG_UNAVAIL = 1,
+	RR_PROG_MISMATCH = 2,
+	RR_PROC_UNAVAIL = 3,
+	RR_GARBAGE_ARGS = 4,
+	RR_SYSTEM_ERR = 5,
+};
+enum rr_reject_stat { RR_RPC_MISMATCH = 0, RR_AUTH_ERROR = 1 };
+enum rr_auth_flavor { RR_AUTH_NONE = 0, RR_AUTH_SYS = 1 };
+enum rr_auth_stat {
+	RR_AUTH_OK = 0,
+	RR_AUTH_BADCRED = 1,
+	RR_AUTH_REJECTEDCRED = 2,
+	RR_AUTH_BADVERF = 3,
+	RR_AUTH_REJECTEDVERF = 4,
+	RR_AUTH_TOOWEAK = 5,
+};
+
+/* Counters of one transport (client) or of all connections (server). */
+struct rr_xprt_stats {
+	uint64_t calls;		   /* client: calls completed; server: served */
+	uint64_t retransmits;
+	uint64_t bad_xids;	   /* replies naming no call in flight */
+	uint64_t credit_waits;	   /* a call waited for a credit */
+	uint64_t sq_waits;	   /* a call waited for send-queue room */
+	uint64_t reply_before_send_cqe; /* reply seen before its Send completed */
+	uint64_t local_invs;	   /* keys invalidated by LOCAL_INV */
+	uint64_t remote_invs;	   /* keys invalidated by the peer (checked) */
+	uint64_t bad_remote_invs;  /* Send With Invalidate naming a wrong key */
+	uint64_t regs;		   /* memory windows bound */
+	uint64_t bounce_copies;	   /* bulk copied through a bounce buffer */
+	uint64_t unknown_cqes;	   /* completions with an id we never issued */
+	uint64_t stale_cqes;	   /* ids of an older connection or use */
+	uint64_t rdma_errors_sent;
+	uint64_t rdma_errors_received;
+	uint64_t bad_headers;	   /* malformed RPC-over-RDMA headers received */
+	uint64_t read_chunks;	   /* server: chunks pulled with RDMA Read */
+	uint64_t write_chunks;	   /* server: chunks pushed with RDMA Write */
+	uint64_t reply_chunks;
+	uint64_t send_with_inv;	   /* server: replies sent with invalidate */
+	uint64_t timeouts;
+	uint64_t cancels;
+	uint64_t conn_lost;
+	uint64_t registered_bytes; /* memory registered with the device now */
+};
+
+/* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
+struct rr_cred {
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t ngids;
+	uint32_t gids[16];
+	const char *machine; /* NULL: gethostname() */
+};
+
+/* ------------------------------------------------------------- client */
+
+struct rr_clnt;
+
+struct rr_clnt_opts {
+	const char *provider; /* default "iwarp" */
+	const struct rr_device_opts *dev_opts;
+	uint32_t credits;     /* calls in flight we ask for; default 128 */
+	uint32_t inline_size; /* default 4096 (the peer may lower it) */
+	uint32_t max_bulk;    /* largest DDP-eligible item; default 1 MiB */
+	uint32_t bounce_bufs; /* bounce buffers of max_bulk; default 4 */
+	int timeout_ms;	      /* per call unless the call says; default -1 */
+	int connect_timeout_ms; /* default 10000 */
+};
+
+int rr_clnt_create(const char *host, uint16_t port,
+		   const struct rr_clnt_opts *opts, struct rr_clnt **out);
+/* Fails calls still in flight with -ECANCELED (after fencing them). */
+int rr_clnt_destroy(struct rr_clnt *c);
+
+/*
+ * Memory registered here is exposed to the server without a copy when it
+ * carries a call's DDP-eligible item; other memory goes through a bounce
+ * buffer. Must stay registered while calls use it.
+ */
+int rr_clnt_mem_reg(struct rr_clnt *c, void *addr, size_t len);
+int rr_clnt_mem_unreg(struct rr_clnt *c, void *addr);
+
+struct rr_call;
+typedef void (*rr_call_done_fn)(struct rr_call *call, int rc, void *arg);
+
+struct rr_call {
+	uint32_t prog, vers, proc;
+	const struct rr_cred *cred;
+	/* XDR arguments; a DDP-eligible item's bytes (arg_bulk) follow them */
+	const void *args;
+	size_t args_len;
+	const void *arg_bulk;
+	size_t arg_bulk_len;
+	/* XDR results land in res; a DDP-eligible result item in res_bulk */
+	void *res;
+	size_t res_cap;
+	void *res_bulk;
+	size_t res_bulk_cap;
+	int timeout_ms; /* 0: the client's default; -1: none */
+
+	/* out */
+	size_t res_len;
+	size_t res_bulk_len;
+	uint32_t accept_stat; /* enum rr_accept_stat when MSG_ACCEPTED */
+	uint32_t reply_stat;  /* enum rr_reply_stat */
+	uint32_t mismatch_low, mismatch_high;
+
+	/* private to the transport: the call's place while it waits */
+	struct {
+		void *req;
+		struct rr_call *next;
+		rr_call_done_fn done;
+		void *arg;
+		void *waiter;
+		uint64_t deadline_ms;
+		bool cancel;
+	} priv_;
+};
+
+/*
+ * Synchronous call. Returns 0 when the reply arrived (check accept_stat
+ * and reply_stat; -EREMOTEIO is returned too when the call was not accepted
+ * with SUCCESS), or -ETIMEDOUT, -ECANCELED, -ECONNRESET (connection lost),
+ * -EMSGSIZE (arguments or results exceed what the transport can carry),
+ * -EPROTO (the server broke the protocol; the connection is torn down).
+ */
+int rr_clnt_call(struct rr_clnt *c, struct rr_call *call);
+/*
+ * Asynchronous call: done runs once, from whichever thread makes progress
+ * (rr_clnt_progress, a synchronous caller, or the client's own thread).
+ * call must stay valid until then.
+ */
+int rr_clnt_call_async(struct rr_clnt *c, struct rr_call *call,
+		       rr_call_done_fn done, void *arg);
+/* Completes the call with -ECANCELED once its memory is fenced. */
+int rr_clnt_cancel(struct rr_clnt *c, struct rr_call *call);
+/*
+ * Makes progress in this thread for up to timeout_ms, returning after at
+ * least one call completed (0) or -ETIMEDOUT. Saves a thread wake-up per
+ * reply compared with leaving progress to the client's own thread.
+ */
+int rr_clnt_progress(struct rr_clnt *c, int timeout_ms);
+int rr_clnt_stats(struct rr_clnt *c, struct rr_xprt_stats *out);
+/* The fabric device underneath (for its counters). */
+struct rr_device *rr_clnt_device(struct rr_clnt *c);
+
+/* ------------------------------------------------------------- server */
+
+struct rr_svc;
+struct rr_svc_req;
+
+/*
+ * A procedure handler. It reads its arguments with rr_svc_args/_arg_bulk,
+ * encodes results into rr_svc_res_buf and returns an accept_stat
+ * (RR_SUCCESS with results, or RR_GARBAGE_ARGS, RR_SYSTEM_ERR, ...).
+ * For RR_SUCCESS it sets the results' length with rr_svc_set_res.
+ */
+typedef uint32_t (*rr_svc_fn)(struct rr_svc_req *req, void *arg);
+
+struct rr_svc_prog {
+	uint32_t prog;
+	uint32_t vers;
+	uint32_t nprocs;
+	const rr_svc_fn *procs; /* NULL entries: PROC_UNAVAIL */
+	void *arg;
+};
+
+struct rr_svc_opts {
+	const char *provider; /* default "iwarp" */
+	const struct rr_device_opts *dev_opts;
+	uint32_t credits;     /* granted to each client; default 128 */
+	uint32_t inline_size; /* default 4096 */
+	uint32_t max_bulk;    /* default 1 MiB */
+	uint32_t max_conns;   /* default 64 */
+};
+
+int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
+		  const struct rr_svc_opts *opts, struct rr_svc **out);
+int rr_svc_register(struct rr_svc *s, const struct rr_svc_prog *prog);
+/* The bound port (to learn an ephemeral one). */
+int rr_svc_port(struct rr_svc *s, uint16_t *port);
+/* Runs the server loop in this thread until rr_svc_stop. */
+int rr_svc_run(struct rr_svc *s);
+/* Async-signal-safe: makes rr_svc_run return. */
+void rr_svc_stop(struct rr_svc *s);
+int rr_svc_destroy(struct rr_svc *s);
+int rr_svc_stats(struct rr_svc *s, struct rr_xprt_stats *out);
+struct rr_device *rr_svc_device(struct rr_svc *s);
+
+/* Handler side. Pointers stay valid until the handler returns. */
+uint32_t rr_svc_req_proc(const struct rr_svc_req *r);
+uint32_t rr_svc_req_vers(const struct rr_svc_req *r);
+const void *rr_svc_args(const struct rr_svc_req *r, size_t *len);
+const void *rr_svc_arg_bulk(const struct rr_svc_req *r, size_t *len);
+/* AUTH_SYS identity when the call carried one (uid/gid/gids), else NULL. */
+const struct rr_cred *rr_svc_cred(const struct rr_svc_req *r);
+void *rr_svc_res_buf(struct rr_svc_req *r, size_t *cap);
+/* Results: res_len bytes of XDR, then optionally a DDP-eligible item. */
+int rr_svc_set_res(struct rr_svc_req *r, size_t res_len, const void *bulk,
+		   size_t bulk_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ONC RPC version 2 message headers (RFC 5531 sections 8-9): call and
+ * reply headers, opaque_auth, AUTH_SYS credentials. Encoded and decoded in
+ * place, without allocation; decoders bounds-check everything. Program
+ * arguments and results are not here: they are XDR of their own program
+ * (libtirpc XDR streams or rpcgen output).
+ */
+#ifndef RR_RPC_MSG_H
+#define RR_RPC_MSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rpcrdma/rpc.h> /* reply/accept/reject/auth status codes */
+
+#define RR_RPC_VERSION 2
+#define RR_AUTH_MAX_BODY 400 /* RFC 5531: opaque_auth body <= 400 bytes */
+
+enum rr_msg_type { RR_RPC_CALL = 0, RR_RPC_REPLY = 1 };
+
+struct rr_opaque_auth {
+	uint32_t flavor;
+	uint32_t len;
+	const uint8_t *body; /* decode: into the message; NULL if len 0 */
+};
+
+#define RR_AUTH_SYS_MAX_NAME 255
+#define RR_AUTH_SYS_MAX_GIDS 16
+struct rr_auth_sys {
+	uint32_t stamp;
+	uint32_t name_len;
+	char name[RR_AUTH_SYS_MAX_NAME + 1];
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t ngids;
+	uint32_t gids[RR_AUTH_SYS_MAX_GIDS];
+};
+
+struct rr_call_hdr {
+	uint32_t xid;
+	uint32_t rpcvers;
+	uint32_t prog;
+	uint32_t vers;
+	uint32_t proc;
+	struct rr_opaque_auth cred;
+	struct rr_opaque_auth verf;
+};
+
+struct rr_reply_hdr {
+	uint32_t xid;
+	uint32_t stat; /* enum rr_reply_stat */
+	/* accepted */
+	struct rr_opaque_auth verf;
+	uint32_t accept; /* enum rr_accept_stat */
+	uint32_t mismatch_low, mismatch_high; /* PROG_MISMATCH, RPC_MISMATCH */
+	/* denied */
+	uint32_t reject;     /* enum rr_reject_stat */
+	uint32_t auth_error; /* enum rr_auth_stat */
+};
+
+/*
+ * Returns bytes written, -ENOSPC (nothing written) or -EINVAL (an auth body
+ * over 400 bytes, or a nonzero len with a NULL body). rpcvers is written
+ * as given.
+ */
+int rr_call_hdr_encode(const struct rr_call_hdr *h, uint8_t *buf, size_t cap);
+/*
+ * Returns the header length (arguments start there) or -EBADMSG (short,
+ * not a CALL, auth body too long). rpcvers is returned as sent: the caller
+ * answers RPC_MISMATCH when it is not 2.
+ */
+int rr_call_hdr_decode(const uint8_t *buf, size_t len, struct rr_call_hdr *h);
+
+/*
+ * Encodes the reply header; results follow for an accepted SUCCESS. Only
+ * the fields of the arm that stat/accept/reject select are written. Returns
+ * bytes written, -ENOSPC (nothing written) or -EINVAL (a verifier as
+ * rr_call_hdr_encode rejects, stat not ACCEPTED/DENIED, or reject not
+ * RPC_MISMATCH/AUTH_ERROR). An accept_stat outside the enum is sent with
+ * no data (RFC 5531 "default: void").
+ */
+int rr_reply_hdr_encode(const struct rr_reply_hdr *h, uint8_t *buf, size_t cap);
+/*
+ * Returns the header length (results start there) or -EBADMSG (short, not
+ * a REPLY, verifier body too long, unknown reply_stat or reject_stat). The
+ * fields of arms not present are zeroed; an unknown accept_stat decodes
+ * with no data, as the RFC's default arm says.
+ */
+int rr_reply_hdr_decode(const uint8_t *buf, size_t len, struct rr_reply_hdr *h);
+
+/*
+ * AUTH_SYS body (RFC 5531 appendix A). Encode returns bytes written,
+ * -EINVAL (name_len > 255 or ngids > 16) or -ENOSPC. Decode copies the name
+ * and NUL-terminates it (name_len is authoritative: the name may hold NULs)
+ * and returns the bytes it used, or -EBADMSG (short, name over 255 bytes,
+ * over 16 gids); the caller compares that with the credential's length.
+ */
+int rr_auth_sys_encode(const struct rr_auth_sys *a, uint8_t *buf, size_t cap);
+int rr_auth_sys_decode(const uint8_t *body, size_t len, struct rr_auth_sys *a);
+
+/*
+ * Peeks the xid and message type of any RPC message (4+4 bytes), whatever
+ * follows. Returns 0, or -EBADMSG when len < 8. The type is returned as
+ * sent, even when it is neither CALL nor REPLY.
+ */
+int rr_rpc_peek(const uint8_t *buf, size_t len, uint32_t *xid, uint32_t *type);
+
+#endif
