@@ -90,12 +90,21 @@ struct rr_fabric_counters {
 	uint64_t fpdus_received;
 };
 
+struct rr_fault_plan;
+
 struct rr_device_opts {
-	/* Reserved for providers' options; pass NULL for defaults. */
-	uint32_t flags;
+	uint32_t flags; /* reserved, 0 */
+	/* "faults" only: the provider it wraps (default "iwarp") and what to
+	 * inject (include/rpcrdma/faults.h; NULL injects nothing). */
+	const char *inner;
+	const struct rr_fault_plan *faults;
 };
 
-/* Provider names: "iwarp" (TCP, siw-compatible). */
+/*
+ * Provider names: "iwarp" (TCP, siw-compatible); "faults" (wraps another
+ * provider and injects faults deterministically from a seed, for tests).
+ * opts may be NULL for defaults.
+ */
 int rr_device_open(const char *provider, const struct rr_device_opts *opts,
 		   struct rr_device **out);
 /* All objects created on the device must have been destroyed. */

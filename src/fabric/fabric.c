@@ -10,6 +10,7 @@
 
 static const struct rr_provider_ops *const providers[] = {
 	&rr__iwarp_ops,
+	&rr__faults_ops,
 };
 
 int rr_device_open(const char *provider, const struct rr_device_opts *opts,
@@ -292,8 +293,7 @@ int rr_reject(struct rr_conn_req *req, const void *pdata, size_t len)
 {
 	if (!req || (len && !pdata))
 		return -EINVAL;
-	/* Only one provider can own a request; it checks the length. */
-	return rr__iwarp_ops.reject(req, pdata, len);
+	return req->dev->ops->reject(req, pdata, len);
 }
 
 int rr_qp_disconnect(struct rr_qp *qp)

@@ -58,6 +58,10 @@ struct rr_qp {
 	struct rr_qp_attr attr;
 };
 
+struct rr_conn_req {
+	struct rr_device *dev;
+};
+
 struct rr_provider_ops {
 	const char *name;
 	int (*device_open)(const struct rr_device_opts *opts,
@@ -111,5 +115,6 @@ struct rr_provider_ops {
 };
 
 extern const struct rr_provider_ops rr__iwarp_ops;
+extern const struct rr_provider_ops rr__faults_ops;
 
 #endif

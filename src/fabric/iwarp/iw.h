@@ -174,6 +174,7 @@ struct iw_listener {
 };
 
 struct iw_connreq {
+	struct rr_conn_req base;
 	struct iw_pollable poll;
 	struct iw_connreq *next;
 	struct iw_listener *listener;

@@ -223,6 +223,7 @@ void iw_cm_listener_ready(struct iw_listener *l)
 			close(fd);
 			continue;
 		}
+		r->base.dev = &dev->base;
 		r->poll.kind = IW_POLL_CONNREQ;
 		r->listener = l;
 		r->fd = fd;
@@ -285,7 +286,7 @@ void iw_cm_connreq_ready(struct iw_connreq *r)
 	}
 	iw_epoll_del(dev, r->fd);
 	ev.listener = &l->base;
-	ev.req = (struct rr_conn_req *)r;
+	ev.req = &r->base;
 	ev.peer = r->peer;
 	ev.private_data_len = r->req.pd_len;
 	memcpy(ev.private_data, r->req.pd, r->req.pd_len);

@@ -91,7 +91,10 @@ static void dispatch(struct iw_device *dev, struct epoll_event *ev)
 							poll)));
 		break;
 	case IW_POLL_CONNREQ:
-		iw_cm_connreq_ready((struct iw_connreq *)p);
+		iw_cm_connreq_ready(
+			(struct iw_connreq *)((char *)p -
+					      offsetof(struct iw_connreq,
+						       poll)));
 		break;
 	case IW_POLL_QP: {
 		struct iw_qp *qp =

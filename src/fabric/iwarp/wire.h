@@ -19,22 +19,22 @@
 
 /* ---------------------------------------------------------------- MPA */
 
-#define IW_MPA_KEY_LEN 16
-#define IW_MPA_HDR_LEN 20     /* key + flags + rev + private data length */
+#define IW_MPA_KEY_LEN	  16
+#define IW_MPA_HDR_LEN	  20  /* key + flags + rev + private data length */
 #define IW_MPA_IRDORD_LEN 4   /* RFC 6581 block at the start of private data */
-#define IW_MPA_MAX_PD 256     /* total private data incl. the IRD/ORD block */
+#define IW_MPA_MAX_PD	  256 /* total private data incl. the IRD/ORD block */
 #define IW_MPA_MAX_APP_PD (IW_MPA_MAX_PD - IW_MPA_IRDORD_LEN) /* 252 */
-#define IW_MPA_REV 2
+#define IW_MPA_REV	  2
 
-#define IW_MPA_FLAG_MARKERS 0x80
-#define IW_MPA_FLAG_CRC 0x40
-#define IW_MPA_FLAG_REJECT 0x20
+#define IW_MPA_FLAG_MARKERS  0x80
+#define IW_MPA_FLAG_CRC	     0x40
+#define IW_MPA_FLAG_REJECT   0x20
 #define IW_MPA_FLAG_ENHANCED 0x10
 
 #define IW_MPA_IRDORD_MASK 0x3fff
-#define IW_MPA_P2P 0x8000       /* in the IRD word: peer-to-peer mode */
-#define IW_MPA_RTR_WRITE 0x8000 /* in the ORD word: zero-length Write RTR */
-#define IW_MPA_RTR_READ 0x4000  /* in the ORD word: zero-length Read RTR */
+#define IW_MPA_P2P	   0x8000 /* in the IRD word: peer-to-peer mode */
+#define IW_MPA_RTR_WRITE   0x8000 /* in the ORD word: zero-length Write RTR */
+#define IW_MPA_RTR_READ	   0x4000 /* in the ORD word: zero-length Read RTR */
 /*
  * Bit 14 of the IRD word asks for a zero-length Send as RTR (RFC 6581). It
  * shares the rtr field with the ORD-word bits above, so it gets a bit that
@@ -43,7 +43,7 @@
 #define IW_MPA_RTR_SEND 0x0001
 
 struct iw_mpa_frame {
-	bool reply;   /* "MPA ID Rep Frame" rather than "MPA ID Req Frame" */
+	bool reply;    /* "MPA ID Rep Frame" rather than "MPA ID Req Frame" */
 	uint8_t flags; /* IW_MPA_FLAG_* */
 	uint8_t rev;
 	/* RFC 6581 block; present on the wire when flags has ENHANCED. */
@@ -94,15 +94,15 @@ enum iw_qn {
 	IW_QN_TERMINATE = 2,
 };
 
-#define IW_DDP_TAGGED 0x80
-#define IW_DDP_LAST 0x40
-#define IW_DDP_VERSION 1
+#define IW_DDP_TAGGED	 0x80
+#define IW_DDP_LAST	 0x40
+#define IW_DDP_VERSION	 1
 #define IW_RDMAP_VERSION 1
 
 /* Header lengths including the 2-byte MPA length field. */
-#define IW_TAGGED_HDR_LEN 16
+#define IW_TAGGED_HDR_LEN   16
 #define IW_UNTAGGED_HDR_LEN 20
-#define IW_CRC_LEN 4
+#define IW_CRC_LEN	    4
 
 struct iw_hdr {
 	uint16_t mpa_len; /* ULPDU length: DDP/RDMAP header + payload */
@@ -151,7 +151,8 @@ struct iw_read_req {
 	uint32_t src_stag;
 	uint64_t src_to;
 };
-void iw_read_req_encode(const struct iw_read_req *r, uint8_t buf[IW_READ_REQ_LEN]);
+void iw_read_req_encode(const struct iw_read_req *r,
+			uint8_t buf[IW_READ_REQ_LEN]);
 /* len is the whole payload: 0, or -EMSGSIZE unless it is IW_READ_REQ_LEN. */
 int iw_read_req_decode(const uint8_t *buf, size_t len, struct iw_read_req *r);
 

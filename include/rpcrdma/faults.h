@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The "faults" provider: wraps another provider and, deterministically
+ * from a seed, makes happen what real hardware and networks do rarely, so
+ * that the transport's handling of it can be tested: Send completions that
+ * arrive after the peer's reply, completions reordered across queues, a
+ * registration or invalidation that fails, a work request flushed by a
+ * connection loss. Pass a plan in rr_device_opts.faults.
+ *
+ * Rates are in parts per million and decided per event by a PRNG seeded
+ * with `seed`, so a failing run is replayed by its seed. Counters of what
+ * was injected are read with rr_faults_stats().
+ *
+ * rr_cq_fd of a faults CQ is the inner CQ's fd: it does not reflect held or
+ * synthesized completions, rr_cq_wait does. Held and swallowed work
+ * requests keep their send-queue slots until their completion is polled.
+ */
+#ifndef RPCRDMA_FAULTS_H
+#define RPCRDMA_FAULTS_H
+
+#include <rpcrdma/fabric.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RR_PPM_ALWAYS 1000000u
+
+struct rr_fault_plan {
+	uint64_t seed;
+	/*
+	 * Hold a successful Send (or Send With Invalidate) completion back
+	 * until a receive completion of the same QP posted later has been
+	 * polled from its CQ (or the QP errors): the reply is seen before the
+	 * completion of the Send that carried the call.
+	 */
+	uint32_t delay_send_cqe_ppm;
+	/* Deliver a polled batch of completions in a shuffled order. */
+	uint32_t reorder_ppm;
+	/* A REG fails: MW_BIND_ERR completion, the window stays invalid, and
+	 * the QP goes to error as hardware does after a failed local op. */
+	uint32_t fail_reg_ppm;
+	/* A LOCAL_INV fails: error completion, the key stays VALID, and the QP
+	 * goes to error (a connection loss is then the only fence). */
+	uint32_t fail_inv_ppm;
+	/* A posted send WR is flushed: the QP is disconnected before it. */
+	uint32_t flush_wr_ppm;
+};
+
+struct rr_fault_stats {
+	uint64_t send_cqes_delayed;
+	uint64_t batches_reordered;
+	uint64_t regs_failed;
+	uint64_t invs_failed;
+	uint64_t wrs_flushed;
+};
+
+/* dev must have been opened as "faults". */
+int rr_faults_stats(struct rr_device *dev, struct rr_fault_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
