@@ -32,9 +32,9 @@ enum rr_rdma_errcode {
 };
 
 /* Limits we accept from a peer; more is answered with ERR_CHUNK. */
-#define RR_RDMA_MAX_READ_SEGS 16
+#define RR_RDMA_MAX_READ_SEGS	 16
 #define RR_RDMA_MAX_WRITE_CHUNKS 4
-#define RR_RDMA_MAX_CHUNK_SEGS 16
+#define RR_RDMA_MAX_CHUNK_SEGS	 16
 
 /* The fixed part: xid, vers, credits, proc (16 bytes). */
 #define RR_RDMA_HDR_MIN 16
@@ -70,8 +70,8 @@ struct rr_rdma_hdr {
 	bool has_reply;
 	struct rr_rdma_chunk reply;
 	/* RDMA_ERROR */
-	uint32_t err;	    /* enum rr_rdma_errcode */
-	uint32_t vers_low;  /* ERR_VERS: the range we support */
+	uint32_t err;	   /* enum rr_rdma_errcode */
+	uint32_t vers_low; /* ERR_VERS: the range we support */
 	uint32_t vers_high;
 };
 
@@ -108,11 +108,11 @@ size_t rr_rdma_hdr_size(const struct rr_rdma_hdr *h);
 
 /* ------------------------------------------------- RFC 8797 parameters */
 
-#define RR_CPARAMS_MAGIC 0xf6ab0e18u
+#define RR_CPARAMS_MAGIC   0xf6ab0e18u
 #define RR_CPARAMS_VERSION 1
-#define RR_CPARAMS_LEN 8
-#define RR_INLINE_DEFAULT 1024 /* when the peer sends no parameters */
-#define RR_INLINE_OURS 4096
+#define RR_CPARAMS_LEN	   8
+#define RR_INLINE_DEFAULT  1024 /* when the peer sends no parameters */
+#define RR_INLINE_OURS	   4096
 
 struct rr_cparams {
 	bool rem_inv_ok;      /* the sender may be sent Send With Invalidate */

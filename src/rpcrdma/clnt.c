@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Client transport: connection setup, the public calls, and who makes
+ * progress. A synchronous caller drives the completion queue itself while
+ * no one else does (so a reply costs it one wake-up); other callers wait
+ * on their own condition variable and are handed the role when the driver
+ * leaves. The client's own thread drives only for asynchronous calls that
+ * nobody else is driving.
+ */
+#include "rpcrdma/clnt.h"
+
+#include "base/log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DRIVE_SLICE_MS 100
+
+static void opts_defaults(struct rr_clnt_opts *o, const struct rr_clnt_opts *in)
+{
+	if (in)
+		*o = *in;
+	else
+		memset(o, 0, sizeof(*o));
+	if (!o->provider)
+		o->provider = "iwarp";
+	if (!o->credits)
+		o->credits = 128;
+	if (o->credits > 4096)
+		o->credits = 4096;
+	if (!o->inline_size)
+		o->inline_size = RR_INLINE_OURS;
+	if (!o->max_bulk)
+		o->max_bulk = 1u << 20;
+	if (!o->bounce_bufs)
+		o->bounce_bufs = 4;
+	if (o->bounce_bufs > 32)
+		o->bounce_bufs = 32;
+	if (!o->timeout_ms)
+		o->timeout_ms = -1;
+	if (!o->connect_timeout_ms)
+		o->connect_timeout_ms = 10000;
+}
+
+static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ss,
+		   socklen_t *len)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai;
+	char p[8];
+	int rc;
+
+	snprintf(p, sizeof(p), "%u", port);
+	rc = getaddrinfo(host, p, &hints, &ai);
+	if (rc)
+		return -EHOSTUNREACH;
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+static int alloc_pools(struct rr_clnt *c)
+{
+	uint32_t n = c->o.credits;
+	int rc;
+
+	c->nreqs = n;
+	c->nsctx = n + CLNT_SIGNAL_EVERY;
+	c->nrecv = n + 4;
+	c->reqs = calloc(n, sizeof(*c->reqs));
+	c->free_reqs = calloc(n, sizeof(*c->free_reqs));
+	c->sctx = calloc(c->nsctx, sizeof(*c->sctx));
+	c->cbs = calloc(n, sizeof(*c->cbs));
+	if (!c->reqs || !c->free_reqs || !c->sctx || !c->cbs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		c->reqs[i].idx = i;
+		c->free_reqs[c->nfree_reqs++] = n - 1 - i;
+		for (uint32_t m = 0; m < CLNT_MAX_MW; m++) {
+			rc = rr_mw_alloc(c->pd, &c->reqs[i].mws[m].mw);
+			if (rc)
+				return rc;
+		}
+	}
+	rc = rr_bufpool_init(&c->sendbufs, c->pd, c->nsctx, c->o.inline_size,
+			     0);
+	if (!rc)
+		rc = rr_bufpool_init(&c->recvbufs, c->pd, c->nrecv,
+				     c->o.inline_size, RR_ACCESS_LOCAL_WRITE);
+	if (!rc)
+		rc = rr_bufpool_init(&c->bounce, c->pd, c->o.bounce_bufs,
+				     c->o.max_bulk + 8 + 512,
+				     RR_ACCESS_LOCAL_WRITE |
+					     RR_ACCESS_REMOTE_READ |
+					     RR_ACCESS_REMOTE_WRITE);
+	c->bounce_free =
+		c->o.bounce_bufs == 32 ? ~0u : (1u << c->o.bounce_bufs) - 1;
+	c->st.registered_bytes = (uint64_t)c->nsctx * c->o.inline_size +
+				 (uint64_t)c->nrecv * c->o.inline_size +
+				 (uint64_t)c->o.bounce_bufs * c->bounce.size;
+	return rc;
+}
+
+static int open_fabric(struct rr_clnt *c)
+{
+	struct rr_qp_attr a = {0};
+	uint32_t sq = c->nreqs * (2 * CLNT_MAX_MW + 1) + 16;
+	struct rr_device_attr da;
+	int rc;
+
+	rc = rr_device_open(c->o.provider, c->o.dev_opts, &c->dev);
+	if (rc)
+		return rc;
+	rr_device_query(c->dev, &da);
+	if (sq > da.max_qp_wr)
+		sq = da.max_qp_wr;
+	c->sq_depth = sq;
+	rc = rr_pd_alloc(c->dev, &c->pd);
+	if (!rc)
+		rc = rr_evch_create(c->dev, &c->ch);
+	if (!rc)
+		rc = rr_cq_create(c->dev, sq + c->o.credits + 4, &c->cq);
+	if (rc)
+		return rc;
+	a = (struct rr_qp_attr){
+		.send_cq = c->cq,
+		.recv_cq = c->cq,
+		.evch = c->ch,
+		.sq_depth = sq,
+		.rq_depth = c->o.credits + 4,
+		.max_send_sge = 1,
+		.max_recv_sge = 1,
+		.ord = 0,
+		/* The server pulls read chunks from us. */
+		.ird = (uint16_t)(da.max_ird < 128 ? da.max_ird : 128)};
+	return rr_qp_create(c->pd, &a, &c->qp);
+}
+
+static int connect_qp(struct rr_clnt *c, const char *host, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	struct rr_cm_event ev;
+	uint8_t pd[RR_CPARAMS_LEN];
+	socklen_t len;
+	bool peer_inv;
+	int rc;
+
+	rc = resolve(host, port, &ss, &len);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < c->nrecv; i++)
+		clnt_post_recv(c, i);
+	/* We accept Send With Invalidate: it saves a LOCAL_INV per call. */
+	rr_xprt_cparams(pd, c->o.inline_size, true);
+	rc = rr_qp_connect(c->qp, (struct sockaddr *)&ss, len, pd, sizeof(pd));
+	if (rc)
+		return rc;
+	rc = rr_evch_get(c->ch, &ev, c->o.connect_timeout_ms);
+	if (rc)
+		return rc;
+	if (ev.type == RR_CM_REJECTED)
+		return -ECONNREFUSED;
+	if (ev.type != RR_CM_ESTABLISHED)
+		return ev.status ? ev.status : -ECONNREFUSED;
+	rr_xprt_negotiate(ev.private_data, ev.private_data_len,
+			  c->o.inline_size, &c->inline_send, &c->inline_recv,
+			  &peer_inv);
+	c->granted = 1; /* until the server's first grant (RFC 8166 3.3.1) */
+	return 0;
+}
+
+static void *bg_main(void *arg);
+
+int rr_clnt_create(const char *host, uint16_t port,
+		   const struct rr_clnt_opts *opts, struct rr_clnt **out)
+{
+	struct rr_clnt *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	opts_defaults(&c->o, opts);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->bg_cv, NULL);
+	gethostname(c->machine, sizeof(c->machine) - 1);
+	c->xid_seq = (uint32_t)time(NULL);
+	c->gen = 1;
+	c->nreqs = c->o.credits;
+	rc = open_fabric(c);
+	if (!rc)
+		rc = alloc_pools(c);
+	if (!rc)
+		rc = connect_qp(c, host, port);
+	if (!rc)
+		rc = -pthread_create(&c->bg, NULL, bg_main, c);
+	if (rc) {
+		c->bg = 0;
+		c->stop = true;
+		rr_clnt_destroy(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+static void free_fabric(struct rr_clnt *c)
+{
+	if (c->qp)
+		rr_qp_destroy(c->qp);
+	for (uint32_t i = 0; c->reqs && i < c->nreqs; i++)
+		for (uint32_t m = 0; m < CLNT_MAX_MW; m++)
+			if (c->reqs[i].mws[m].mw)
+				rr_mw_free(c->reqs[i].mws[m].mw);
+	rr_bufpool_fini(&c->sendbufs);
+	rr_bufpool_fini(&c->recvbufs);
+	rr_bufpool_fini(&c->bounce);
+	for (uint32_t i = 0; i < c->nregs; i++)
+		rr_mr_dereg(c->regs[i].mr);
+	if (c->cq)
+		rr_cq_destroy(c->cq);
+	if (c->ch)
+		rr_evch_destroy(c->ch);
+	if (c->pd)
+		rr_pd_free(c->pd);
+	if (c->dev)
+		rr_device_close(c->dev);
+}
+
+int rr_clnt_destroy(struct rr_clnt *c)
+{
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mu);
+	c->stop = true;
+	if (!c->dead)
+		clnt_fail_all(c, -ECANCELED);
+	pthread_cond_broadcast(&c->bg_cv);
+	pthread_mutex_unlock(&c->mu);
+	clnt_run_callbacks(c);
+	if (c->bg)
+		pthread_join(c->bg, NULL);
+	free_fabric(c);
+	free(c->reqs);
+	free(c->free_reqs);
+	free(c->sctx);
+	free(c->cbs);
+	pthread_cond_destroy(&c->bg_cv);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+	return 0;
+}
+
+/*
+ * Connection lost or unusable. Fence: the QP goes to error (no further
+ * access through it), and every window a call still exposes is freed and
+ * replaced, so its rkey is dead for any connection. Calls that had their
+ * reply complete; the others fail with rc. Caller holds mu.
+ */
+void clnt_fail_all(struct rr_clnt *c, int rc)
+{
+	if (c->dead)
+		return;
+	c->dead = true;
+	c->st.conn_lost++;
+	rr_qp_disconnect(c->qp);
+	for (uint32_t i = 0; i < c->nreqs; i++) {
+		struct clnt_req *r = &c->reqs[i];
+
+		if (r->state == REQ_FREE)
+			continue;
+		for (uint32_t m = 0; m < r->nmw; m++) {
+			if (!r->mws[m].live)
+				continue;
+			rr_mw_free(r->mws[m].mw);
+			r->mws[m].mw = NULL;
+			r->mws[m].live = false;
+			rr_mw_alloc(c->pd, &r->mws[m].mw);
+		}
+		r->nlinv_out = 0;
+		r->owed = false;
+		if (r->state == REQ_SENT)
+			r->final_rc = rc;
+		clnt_req_finish(c, r);
+	}
+	while (c->wait_head)
+		clnt_unqueue(c, c->wait_head, rc);
+}
+
+/* ---------------------------------------------------------- progress */
+
+static void hand_over(struct rr_clnt *c)
+{
+	struct clnt_waiter *w = c->sync_waiters;
+
+	if (w)
+		pthread_cond_signal(&w->cv);
+	else if (c->async_out)
+		pthread_cond_signal(&c->bg_cv);
+}
+
+static void waiter_unlink(struct rr_clnt *c, struct clnt_waiter *w)
+{
+	for (struct clnt_waiter **pp = &c->sync_waiters; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			return;
+		}
+}
+
+static void *bg_main(void *arg)
+{
+	struct rr_clnt *c = arg;
+
+	pthread_mutex_lock(&c->mu);
+	while (!c->stop) {
+		if (!c->async_out || c->driving || c->sync_waiters) {
+			pthread_cond_wait(&c->bg_cv, &c->mu);
+			continue;
+		}
+		c->driving = true;
+		pthread_mutex_unlock(&c->mu);
+		clnt_drive(c, DRIVE_SLICE_MS);
+		pthread_mutex_lock(&c->mu);
+		c->driving = false;
+		if (c->sync_waiters)
+			hand_over(c);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* Caller holds mu; returns with it held once w is done. */
+static void wait_done(struct rr_clnt *c, struct clnt_waiter *w)
+{
+	while (!w->done) {
+		if (!c->driving && !c->stop) {
+			c->driving = true;
+			pthread_mutex_unlock(&c->mu);
+			clnt_drive(c, DRIVE_SLICE_MS);
+			pthread_mutex_lock(&c->mu);
+			c->driving = false;
+			continue;
+		}
+		w->next = c->sync_waiters;
+		c->sync_waiters = w;
+		pthread_cond_wait(&w->cv, &c->mu);
+		waiter_unlink(c, w);
+	}
+	if (!c->driving)
+		hand_over(c);
+}
+
+int rr_clnt_call(struct rr_clnt *c, struct rr_call *call)
+{
+	struct clnt_waiter w = {.done = false};
+	int rc;
+
+	if (!c || !call || (call->args_len && !call->args))
+		return -EINVAL;
+	pthread_cond_init(&w.cv, NULL);
+	pthread_mutex_lock(&c->mu);
+	rc = clnt_start(c, call, NULL, NULL, &w);
+	if (!rc) {
+		wait_done(c, &w);
+		rc = w.rc;
+	}
+	pthread_mutex_unlock(&c->mu);
+	clnt_run_callbacks(c);
+	pthread_cond_destroy(&w.cv);
+	return rc;
+}
+
+int rr_clnt_call_async(struct rr_clnt *c, struct rr_call *call,
+		       rr_call_done_fn done, void *arg)
+{
+	int rc;
+
+	if (!c || !call || !done || (call->args_len && !call->args))
+		return -EINVAL;
+	pthread_mutex_lock(&c->mu);
+	rc = clnt_start(c, call, done, arg, NULL);
+	if (!rc && !c->driving && !c->sync_waiters)
+		pthread_cond_signal(&c->bg_cv);
+	pthread_mutex_unlock(&c->mu);
+	clnt_run_callbacks(c);
+	return rc;
+}
+
+int rr_clnt_cancel(struct rr_clnt *c, struct rr_call *call)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&c->mu);
+	if (!clnt_unqueue(c, call, -ECANCELED)) {
+		if (call->priv_.req)
+			call->priv_.cancel = true; /* fenced by the driver */
+		else
+			rc = -ENOENT;
+	} else {
+		c->st.cancels++;
+	}
+	pthread_mutex_unlock(&c->mu);
+	clnt_run_callbacks(c);
+	return rc;
+}
+
+int rr_clnt_progress(struct rr_clnt *c, int timeout_ms)
+{
+	uint64_t calls;
+	int rc;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->driving) {
+		pthread_mutex_unlock(&c->mu);
+		return -EBUSY;
+	}
+	c->driving = true;
+	calls = c->st.calls;
+	pthread_mutex_unlock(&c->mu);
+	rc = clnt_drive(c, timeout_ms);
+	pthread_mutex_lock(&c->mu);
+	c->driving = false;
+	if (rc >= 0)
+		rc = c->st.calls != calls || c->dead ? 0 : -ETIMEDOUT;
+	hand_over(c);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int rr_clnt_stats(struct rr_clnt *c, struct rr_xprt_stats *out)
+{
+	pthread_mutex_lock(&c->mu);
+	*out = c->st;
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+struct rr_device *rr_clnt_device(struct rr_clnt *c)
+{
+	return c->dev;
+}
+
+int rr_clnt_mem_reg(struct rr_clnt *c, void *addr, size_t len)
+{
+	struct rr_mr *mr;
+	int rc;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->nregs == sizeof(c->regs) / sizeof(c->regs[0])) {
+		pthread_mutex_unlock(&c->mu);
+		return -ENOSPC;
+	}
+	rc = rr_mr_reg(c->pd, addr, len,
+		       RR_ACCESS_LOCAL_WRITE | RR_ACCESS_REMOTE_READ |
+			       RR_ACCESS_REMOTE_WRITE,
+		       &mr);
+	if (!rc) {
+		c->regs[c->nregs++] = (struct clnt_memreg){addr, len, mr};
+		c->st.registered_bytes += len;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int rr_clnt_mem_unreg(struct rr_clnt *c, void *addr)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&c->mu);
+	for (uint32_t i = 0; i < c->nregs; i++) {
+		if (c->regs[i].addr != addr)
+			continue;
+		rc = rr_mr_dereg(c->regs[i].mr);
+		if (!rc) {
+			c->st.registered_bytes -= c->regs[i].len;
+			c->regs[i] = c->regs[--c->nregs];
+		}
+		break;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The client transport's private state.
+ *
+ * A call is a state machine (enum req_state) on a request slot; the slot
+ * is the credit. The resources a call waits for, in order: a slot (credit
+ * from the server's grant), send-queue room for every work request it will
+ * need (its REGs, its Send, and the LOCAL_INVs that fence it later), a
+ * send context, bounce buffers. Calls that cannot get them wait in one
+ * FIFO queue; only its head may take resources, so nobody starves.
+ *
+ * Locking: c->mu protects everything here. Completions are dispatched
+ * under it; user callbacks run after it is released.
+ */
+#ifndef RR_RPCRDMA_CLNT_H
+#define RR_RPCRDMA_CLNT_H
+
+#include "rpc/msg.h"
+#include "rpcrdma/hdr.h"
+#include "rpcrdma/xprt.h"
+
+#include <pthread.h>
+
+#define CLNT_MAX_MW	  3  /* read chunk, write chunk, reply chunk */
+#define CLNT_SIGNAL_EVERY 16 /* at least one signaled Send per this many */
+
+enum req_state {
+	REQ_FREE,
+	REQ_SENT,      /* waiting for the reply */
+	REQ_FENCING,   /* reply (or timeout/cancel) seen; LOCAL_INVs out */
+	REQ_ABANDONED, /* fenced and returned; the reply is still owed */
+};
+
+struct clnt_waiter {
+	pthread_cond_t cv;
+	bool done;
+	int rc;
+	struct clnt_waiter *next; /* list of sync callers not driving */
+};
+
+struct clnt_mw {
+	struct rr_mw *mw;
+	uint32_t rkey;
+	bool live; /* bound and not yet known invalid */
+};
+
+/* Where a chunk's bytes live: user memory (registered) or a bounce. */
+struct clnt_span {
+	void *user; /* caller's buffer */
+	size_t len;
+	int bounce;    /* bounce buffer index, or -1 */
+	uint64_t addr; /* what the MW covers */
+	struct rr_mr *mr;
+};
+
+struct clnt_req {
+	uint32_t idx;
+	uint32_t seq;
+	uint32_t xid;
+	enum req_state state;
+	struct rr_call *call; /* NULL once returned (ABANDONED) */
+	int final_rc;	      /* what the caller gets once fenced */
+	bool owed; /* returned early (timeout/cancel): reply still owed */
+	bool reply_in_chunk; /* RDMA_NOMSG reply: decode after the fence */
+	uint32_t reply_chunk_len;
+	uint64_t linv_mark;   /* sq_posted after its LOCAL_INV chain */
+	uint64_t deadline_ms; /* 0: none */
+	uint32_t sctx;	      /* its send context */
+	uint32_t sq_reserved; /* send-queue slots held for this call */
+	uint32_t nlinv_out;   /* LOCAL_INVs posted, not completed */
+	struct clnt_mw mws[CLNT_MAX_MW];
+	uint32_t nmw;
+	struct clnt_span arg_span, res_span, reply_span;
+	bool has_arg_chunk, has_res_chunk, has_reply_chunk;
+	bool nomsg; /* call sent as RDMA_NOMSG (position-zero chunk) */
+};
+
+struct clnt_sendctx {
+	uint32_t seq;
+	uint64_t sq_mark; /* sq_posted after this Send was posted */
+	bool busy;
+};
+
+struct clnt_memreg {
+	void *addr;
+	size_t len;
+	struct rr_mr *mr;
+};
+
+struct rr_clnt {
+	struct rr_clnt_opts o;
+	struct rr_device *dev;
+	struct rr_pd *pd;
+	struct rr_evch *ch;
+	struct rr_cq *cq;
+	struct rr_qp *qp;
+	uint16_t gen;
+	bool dead; /* connection lost: calls fail */
+	char machine[64];
+
+	pthread_mutex_t mu;
+	uint32_t inline_send, inline_recv;
+	uint32_t granted, in_flight;
+	uint32_t sq_depth;
+	uint64_t sq_posted, sq_retired;
+	uint32_t unsignaled;
+
+	uint32_t nreqs;
+	struct clnt_req *reqs;
+	uint32_t *free_reqs;
+	uint32_t nfree_reqs;
+	uint32_t xid_seq;
+
+	uint32_t nsctx;
+	struct clnt_sendctx *sctx;
+	uint32_t sctx_head, sctx_tail; /* ring in posting order */
+
+	uint32_t nrecv;
+	struct rr_bufpool sendbufs, recvbufs, bounce;
+	uint32_t bounce_free; /* bitmask of free bounce buffers */
+
+	struct rr_call *wait_head, *wait_tail; /* FIFO of waiting calls */
+	struct clnt_waiter *sync_waiters;
+	bool driving;
+	uint32_t async_out;
+	bool stop;
+	pthread_t bg;
+	pthread_cond_t bg_cv;
+
+	struct clnt_memreg regs[32];
+	uint32_t nregs;
+
+	/* completed async calls whose callbacks run once mu is released */
+	struct clnt_cb {
+		struct rr_call *call;
+		rr_call_done_fn done;
+		void *arg;
+		int rc;
+	} * cbs;
+	uint32_t ncbs;
+
+	struct rr_xprt_stats st;
+	struct rr_rdma_hdr rhdr; /* decode scratch, under mu */
+};
+
+/* clnt_call.c */
+int clnt_start(struct rr_clnt *c, struct rr_call *call, rr_call_done_fn done,
+	       void *arg, struct clnt_waiter *w);
+void clnt_kick_queue(struct rr_clnt *c);
+void clnt_req_finish(struct rr_clnt *c, struct clnt_req *r);
+void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc);
+void clnt_fail_all(struct rr_clnt *c, int rc);
+bool clnt_unqueue(struct rr_clnt *c, struct rr_call *call, int rc);
+int clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r, const uint8_t *rpc,
+		      size_t len);
+
+/* clnt_reply.c */
+int clnt_drive(struct rr_clnt *c, int timeout_ms);
+void clnt_run_callbacks(struct rr_clnt *c);
+void clnt_post_recv(struct rr_clnt *c, uint32_t i);
+
+#endif

@@ -1,0 +1,592 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Client: marshaling a call (RFC 8166 section 3.5 and 4) and the end of a
+ * call's life (fencing its memory, then returning it).
+ *
+ * Marshaling: the call goes inline when header, RPC call and arguments fit
+ * the peer's inline size. A DDP-eligible argument that does not fit moves
+ * to a read chunk at its XDR position; if the rest still does not fit, the
+ * whole RPC message is sent as RDMA_NOMSG with a position-zero read chunk.
+ * A DDP-eligible result gets a write chunk; a reply that may not fit
+ * inline gets a reply chunk. Each chunk is one memory window bound over
+ * the caller's registered memory or over a bounce buffer.
+ *
+ * Fencing (invariant 1): a call's result reaches the caller only after
+ * every window it exposed is invalid: named by the server's Send With
+ * Invalidate (checked in clnt_reply.c) or invalidated by LOCAL_INV whose
+ * completion we saw. A LOCAL_INV that cannot be posted or fails tears the
+ * connection down, which is the only other fence.
+ */
+#include "rpcrdma/clnt.h"
+
+#include "base/log.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int cred_encode(struct rr_clnt *c, const struct rr_cred *cr,
+		       uint8_t *buf, size_t cap)
+{
+	struct rr_auth_sys a = {.uid = cr->uid, .gid = cr->gid};
+	const char *m = cr->machine ? cr->machine : c->machine;
+
+	a.name_len = (uint32_t)strnlen(m, RR_AUTH_SYS_MAX_NAME);
+	memcpy(a.name, m, a.name_len);
+	a.ngids = cr->ngids > RR_AUTH_SYS_MAX_GIDS ? RR_AUTH_SYS_MAX_GIDS
+						   : cr->ngids;
+	memcpy(a.gids, cr->gids, a.ngids * sizeof(a.gids[0]));
+	return rr_auth_sys_encode(&a, buf, cap);
+}
+
+/* The RPC call header for r into buf; returns its length. */
+static int call_hdr(struct rr_clnt *c, struct clnt_req *r, uint8_t *buf,
+		    size_t cap)
+{
+	const struct rr_call *call = r->call;
+	uint8_t cred[RR_AUTH_MAX_BODY];
+	struct rr_call_hdr h = {.xid = r->xid,
+				.rpcvers = RR_RPC_VERSION,
+				.prog = call->prog,
+				.vers = call->vers,
+				.proc = call->proc};
+
+	if (call->cred) {
+		int n = cred_encode(c, call->cred, cred, sizeof(cred));
+
+		if (n < 0)
+			return n;
+		h.cred =
+			(struct rr_opaque_auth){RR_AUTH_SYS, (uint32_t)n, cred};
+	}
+	return rr_call_hdr_encode(&h, buf, cap);
+}
+
+static struct rr_mr *find_reg(struct rr_clnt *c, const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	for (uint32_t i = 0; i < c->nregs; i++) {
+		uintptr_t b = (uintptr_t)c->regs[i].addr;
+
+		if (a >= b && len <= c->regs[i].len &&
+		    a - b <= c->regs[i].len - len)
+			return c->regs[i].mr;
+	}
+	return NULL;
+}
+
+static int bounce_get(struct rr_clnt *c)
+{
+	for (uint32_t i = 0; i < c->bounce.count; i++) {
+		if (c->bounce_free & (1u << i)) {
+			c->bounce_free &= ~(1u << i);
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+static void span_release(struct rr_clnt *c, struct clnt_span *s)
+{
+	if (s->bounce >= 0)
+		c->bounce_free |= 1u << s->bounce;
+	s->bounce = -1;
+}
+
+/* Zero-copy over registered memory, else a bounce buffer (or -EAGAIN). */
+static int span_map(struct rr_clnt *c, struct clnt_span *s, void *user,
+		    size_t len)
+{
+	*s = (struct clnt_span){.user = user, .len = len, .bounce = -1};
+	s->mr = user ? find_reg(c, user, len) : NULL;
+	if (s->mr) {
+		s->addr = (uintptr_t)user;
+		return 0;
+	}
+	if (len > c->bounce.size)
+		return -EMSGSIZE;
+	s->bounce = bounce_get(c);
+	if (s->bounce < 0)
+		return -EAGAIN;
+	s->addr = (uintptr_t)rr_bufpool_at(&c->bounce, (uint32_t)s->bounce);
+	s->mr = c->bounce.mr;
+	c->st.bounce_copies++;
+	return 0;
+}
+
+/* Worst-case RPC reply header: xid, REPLY, stat, verf(8+400), accept. */
+#define REPLY_HDR_MAX (4 * 5 + RR_AUTH_MAX_BODY + 8)
+
+struct plan {
+	uint8_t rpc[64 + RR_AUTH_MAX_BODY * 2];
+	int rpc_len;	   /* RPC call header */
+	size_t inline_len; /* RPC message bytes sent inline */
+	uint32_t nmw;
+};
+
+/*
+ * Decides chunks (RFC 8166 section 3.5) and takes the memory they need.
+ * Returns 0, -EAGAIN (wait for bounce buffers) or a hard error.
+ */
+static int plan_call(struct rr_clnt *c, struct clnt_req *r, struct plan *p)
+{
+	struct rr_call *call = r->call;
+	size_t bulk = call->arg_bulk_len, pad = rr_xdr_pad(bulk);
+	size_t hdr_room = RR_RDMA_HDR_EMPTY + 2 * 28 + 40;
+	size_t msg, reply_max;
+	int rc = 0;
+
+	r->arg_span = r->res_span = r->reply_span =
+		(struct clnt_span){.bounce = -1};
+	r->has_arg_chunk = r->has_res_chunk = r->has_reply_chunk = false;
+	p->rpc_len = call_hdr(c, r, p->rpc, sizeof(p->rpc));
+	if (p->rpc_len < 0)
+		return p->rpc_len;
+	msg = (size_t)p->rpc_len + call->args_len;
+	r->has_arg_chunk = bulk && hdr_room + msg + bulk + pad > c->inline_send;
+	r->nomsg = hdr_room + msg > c->inline_send;
+	p->inline_len = msg + (r->has_arg_chunk ? 0 : bulk + pad);
+	if (r->nomsg) {
+		/* Everything travels in one position-zero chunk: a bounce. */
+		r->has_arg_chunk = true;
+		rc = span_map(c, &r->arg_span, NULL, msg + bulk + pad);
+	} else if (r->has_arg_chunk) {
+		rc = span_map(c, &r->arg_span, (void *)call->arg_bulk, bulk);
+	}
+	if (rc)
+		return rc;
+	r->has_res_chunk = call->res_bulk_cap > 0;
+	if (r->has_res_chunk && (rc = span_map(c, &r->res_span, call->res_bulk,
+					       call->res_bulk_cap)))
+		goto err_arg;
+	reply_max = REPLY_HDR_MAX + call->res_cap;
+	r->has_reply_chunk = hdr_room + reply_max > c->inline_recv;
+	if (r->has_reply_chunk &&
+	    (rc = span_map(c, &r->reply_span, NULL, reply_max)))
+		goto err_res;
+	p->nmw = r->has_arg_chunk + r->has_res_chunk + r->has_reply_chunk;
+	return 0;
+err_res:
+	span_release(c, &r->res_span);
+err_arg:
+	span_release(c, &r->arg_span);
+	return rc;
+}
+
+/* Copies the arguments that travel in a chunk through their bounce. */
+static void fill_arg_bounce(struct clnt_req *r, const struct plan *p)
+{
+	struct rr_call *call = r->call;
+	uint8_t *b = (uint8_t *)(uintptr_t)r->arg_span.addr;
+
+	if (r->arg_span.bounce < 0)
+		return;
+	if (r->nomsg) {
+		memcpy(b, p->rpc, (size_t)p->rpc_len);
+		b += p->rpc_len;
+		if (call->args_len)
+			memcpy(b, call->args, call->args_len);
+		b += call->args_len;
+	}
+	memcpy(b, call->arg_bulk, call->arg_bulk_len);
+	memset(b + call->arg_bulk_len, 0, rr_xdr_pad(call->arg_bulk_len));
+}
+
+static int post_reg(struct rr_clnt *c, struct clnt_req *r, uint32_t i,
+		    const struct clnt_span *s, unsigned access)
+{
+	struct clnt_mw *m = &r->mws[i];
+	struct rr_send_wr wr = {
+		.wr_id = rr_wrid(c->gen, RR_WRK_REG, r->idx, r->seq),
+		.opcode = RR_WR_REG,
+		.reg = {.mw = m->mw,
+			.mr = s->mr,
+			.addr = s->addr,
+			.length = s->len,
+			.access = access},
+	};
+	int rc = rr_qp_post_send(c->qp, &wr, NULL);
+
+	if (rc)
+		return rc;
+	c->sq_posted++;
+	m->rkey = rr_mw_rkey(m->mw);
+	m->live = true;
+	c->st.regs++;
+	return 0;
+}
+
+static struct rr_rdma_seg seg_of(const struct clnt_mw *m,
+				 const struct clnt_span *s, size_t len)
+{
+	return (struct rr_rdma_seg){
+		.handle = m->rkey, .length = (uint32_t)len, .offset = s->addr};
+}
+
+/* Binds the chunks' windows and fills their lists into h. */
+static int post_chunks(struct rr_clnt *c, struct clnt_req *r,
+		       const struct plan *p, struct rr_rdma_hdr *h)
+{
+	uint32_t i = 0;
+	int rc;
+
+	if (r->has_arg_chunk) {
+		size_t len = r->nomsg ? r->arg_span.len : r->call->arg_bulk_len;
+
+		rc = post_reg(c, r, i, &r->arg_span, RR_ACCESS_REMOTE_READ);
+		if (rc)
+			return rc;
+		h->nread = 1;
+		h->reads[0].position = r->nomsg ? 0 : (uint32_t)p->inline_len;
+		h->reads[0].seg = seg_of(&r->mws[i++], &r->arg_span, len);
+	}
+	if (r->has_res_chunk) {
+		rc = post_reg(c, r, i, &r->res_span, RR_ACCESS_REMOTE_WRITE);
+		if (rc)
+			return rc;
+		h->nwrite = 1;
+		h->writes[0].nsegs = 1;
+		h->writes[0].segs[0] =
+			seg_of(&r->mws[i++], &r->res_span, r->res_span.len);
+	}
+	if (r->has_reply_chunk) {
+		rc = post_reg(c, r, i, &r->reply_span, RR_ACCESS_REMOTE_WRITE);
+		if (rc)
+			return rc;
+		h->has_reply = true;
+		h->reply.nsegs = 1;
+		h->reply.segs[0] =
+			seg_of(&r->mws[i++], &r->reply_span, r->reply_span.len);
+	}
+	r->nmw = i;
+	return 0;
+}
+
+/* The Send: header, then the inline part of the RPC message. */
+static int post_send(struct rr_clnt *c, struct clnt_req *r,
+		     const struct plan *p, struct rr_rdma_hdr *h)
+{
+	uint32_t s = r->sctx;
+	uint8_t *buf = rr_bufpool_at(&c->sendbufs, s);
+	struct rr_call *call = r->call;
+	struct clnt_sendctx *sc = &c->sctx[s];
+	struct rr_sge sge = {.addr = (uintptr_t)buf,
+			     .lkey = rr_mr_lkey(c->sendbufs.mr)};
+	struct rr_send_wr wr = {
+		.opcode = RR_WR_SEND, .sg_list = &sge, .num_sge = 1};
+	int n = rr_rdma_hdr_encode(h, buf, c->sendbufs.size), rc;
+	size_t off;
+
+	if (n < 0)
+		return n;
+	off = (size_t)n;
+	if (!r->nomsg) {
+		if (off + p->inline_len > c->inline_send)
+			return -EMSGSIZE;
+		memcpy(buf + off, p->rpc, (size_t)p->rpc_len);
+		off += (size_t)p->rpc_len;
+		if (call->args_len)
+			memcpy(buf + off, call->args, call->args_len);
+		off += call->args_len;
+		if (!r->has_arg_chunk && call->arg_bulk_len) {
+			memcpy(buf + off, call->arg_bulk, call->arg_bulk_len);
+			off += call->arg_bulk_len;
+			memset(buf + off, 0, rr_xdr_pad(call->arg_bulk_len));
+			off += rr_xdr_pad(call->arg_bulk_len);
+		}
+	}
+	sge.length = (uint32_t)off;
+	sc->seq++;
+	sc->busy = true;
+	/* Signal regularly so send contexts and queue slots come back. */
+	if (++c->unsignaled >= CLNT_SIGNAL_EVERY) {
+		wr.flags |= RR_SEND_SIGNALED;
+		c->unsignaled = 0;
+	}
+	wr.wr_id = rr_wrid(c->gen, RR_WRK_SEND, s, sc->seq);
+	rc = rr_qp_post_send(c->qp, &wr, NULL);
+	if (rc) {
+		sc->busy = false;
+		return rc;
+	}
+	sc->sq_mark = ++c->sq_posted;
+	c->sctx_tail++;
+	return 0;
+}
+
+/* Room check for a call: WRs now (REGs + Send) and its later LOCAL_INVs. */
+static bool sq_room(struct rr_clnt *c, uint32_t need)
+{
+	uint64_t used = c->sq_posted - c->sq_retired;
+	uint32_t reserved = 0;
+
+	for (uint32_t i = 0; i < c->nreqs; i++)
+		if (c->reqs[i].state != REQ_FREE)
+			reserved += c->reqs[i].sq_reserved;
+	return used + reserved + need <= c->sq_depth;
+}
+
+static struct clnt_req *req_get(struct rr_clnt *c)
+{
+	struct clnt_req *r;
+
+	if (!c->nfree_reqs || c->in_flight >= c->granted)
+		return NULL;
+	r = &c->reqs[c->free_reqs[--c->nfree_reqs]];
+	r->seq++;
+	r->xid = (++c->xid_seq & 0xffff) << 16 | r->idx;
+	c->in_flight++;
+	return r;
+}
+
+static void req_put(struct rr_clnt *c, struct clnt_req *r)
+{
+	r->state = REQ_FREE;
+	r->call = NULL;
+	r->owed = false;
+	r->sq_reserved = 0;
+	c->free_reqs[c->nfree_reqs++] = r->idx;
+	c->in_flight--;
+}
+
+/*
+ * Tries to post the call held by r (a slot is taken). 1: posted;
+ * 0: must wait (resources); negative: the call fails with that error.
+ */
+static int try_post(struct rr_clnt *c, struct clnt_req *r)
+{
+	struct plan p;
+	struct rr_rdma_hdr h = {
+		.xid = r->xid, .vers = RR_RDMA_VERSION, .credits = c->nreqs};
+	uint32_t sctx_free = c->nsctx - (c->sctx_tail - c->sctx_head);
+	int rc;
+
+	if (!sctx_free) {
+		c->st.sq_waits++;
+		return 0;
+	}
+	rc = plan_call(c, r, &p);
+	if (rc == -EAGAIN)
+		return 0;
+	if (rc)
+		return rc;
+	if (!sq_room(c, 2 * p.nmw + 1)) {
+		c->st.sq_waits++;
+		span_release(c, &r->arg_span);
+		span_release(c, &r->res_span);
+		span_release(c, &r->reply_span);
+		return 0;
+	}
+	r->sctx = c->sctx_tail % c->nsctx;
+	r->sq_reserved = p.nmw; /* the LOCAL_INVs to come */
+	fill_arg_bounce(r, &p);
+	h.proc = r->nomsg ? RR_RDMA_NOMSG : RR_RDMA_MSG;
+	rc = post_chunks(c, r, &p, &h);
+	if (!rc)
+		rc = post_send(c, r, &p, &h);
+	if (rc) {
+		/* Windows already bound are fenced by the teardown. */
+		rr_warn("rpcrdma: posting call xid %08x: %d", r->xid, rc);
+		return rc;
+	}
+	r->state = REQ_SENT;
+	return 1;
+}
+
+/* Hands a result to its caller: wakes a sync caller or queues a callback. */
+static void deliver_call(struct rr_clnt *c, struct rr_call *call, int rc)
+{
+	struct clnt_waiter *w = call->priv_.waiter;
+
+	call->priv_.req = NULL;
+	if (rc == 0 || rc == -EREMOTEIO)
+		c->st.calls++;
+	if (w) {
+		w->rc = rc;
+		w->done = true;
+		pthread_cond_signal(&w->cv);
+		return;
+	}
+	c->cbs[c->ncbs++] =
+		(struct clnt_cb){call, call->priv_.done, call->priv_.arg, rc};
+	c->async_out--;
+}
+
+static void queue_pop(struct rr_clnt *c)
+{
+	c->wait_head = c->wait_head->priv_.next;
+	if (!c->wait_head)
+		c->wait_tail = NULL;
+}
+
+/* Posts the queued calls at the head of the FIFO while resources last. */
+void clnt_kick_queue(struct rr_clnt *c)
+{
+	while (c->wait_head && !c->dead) {
+		struct rr_call *call = c->wait_head;
+		struct clnt_req *r = req_get(c);
+		int rc;
+
+		if (!r) {
+			c->st.credit_waits++;
+			return;
+		}
+		r->call = call;
+		r->deadline_ms = call->priv_.deadline_ms;
+		rc = try_post(c, r);
+		if (rc == 0) {
+			req_put(c, r);
+			return;
+		}
+		queue_pop(c);
+		if (rc > 0) {
+			call->priv_.req = r;
+			continue;
+		}
+		/* A call that cannot be carried fails alone; a failed post
+		 * means the connection is unusable. */
+		req_put(c, r);
+		deliver_call(c, call, rc);
+		if (rc != -EMSGSIZE)
+			clnt_fail_all(c, -ECONNRESET);
+	}
+}
+
+static uint64_t deadline_of(struct rr_clnt *c, const struct rr_call *call)
+{
+	int tmo = call->timeout_ms ? call->timeout_ms : c->o.timeout_ms;
+
+	return tmo < 0 ? 0 : now_ms() + (uint64_t)tmo;
+}
+
+/* Queues a call (FIFO) and posts what the resources allow. Caller holds mu. */
+int clnt_start(struct rr_clnt *c, struct rr_call *call, rr_call_done_fn done,
+	       void *arg, struct clnt_waiter *w)
+{
+	if (c->dead)
+		return -ECONNRESET;
+	call->res_len = call->res_bulk_len = 0;
+	call->accept_stat = call->reply_stat = 0;
+	call->priv_.req = NULL;
+	call->priv_.next = NULL;
+	call->priv_.done = done;
+	call->priv_.arg = arg;
+	call->priv_.waiter = w;
+	call->priv_.cancel = false;
+	call->priv_.deadline_ms = deadline_of(c, call);
+	if (!w)
+		c->async_out++;
+	if (c->wait_tail)
+		c->wait_tail->priv_.next = call;
+	else
+		c->wait_head = call;
+	c->wait_tail = call;
+	clnt_kick_queue(c);
+	return 0;
+}
+
+/* The call leaves the wait queue without having been posted. */
+bool clnt_unqueue(struct rr_clnt *c, struct rr_call *call, int rc)
+{
+	for (struct rr_call **pp = &c->wait_head; *pp;
+	     pp = &(*pp)->priv_.next) {
+		if (*pp != call)
+			continue;
+		*pp = call->priv_.next;
+		if (c->wait_tail == call) {
+			c->wait_tail = NULL;
+			for (struct rr_call *q = c->wait_head; q;
+			     q = q->priv_.next)
+				c->wait_tail = q;
+		}
+		deliver_call(c, call, rc);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The call's windows are all invalid: copy out what came through bounce
+ * buffers, give the slot back (unless the server still owes the reply),
+ * and hand the result over.
+ */
+void clnt_req_finish(struct rr_clnt *c, struct clnt_req *r)
+{
+	struct rr_call *call = r->call;
+	int rc = r->final_rc;
+
+	if (rc >= 0 || rc == -EREMOTEIO) {
+		if (r->has_res_chunk && r->res_span.bounce >= 0)
+			memcpy(call->res_bulk,
+			       (void *)(uintptr_t)r->res_span.addr,
+			       call->res_bulk_len);
+		if (r->reply_in_chunk)
+			rc = clnt_decode_reply(
+				c, r, (void *)(uintptr_t)r->reply_span.addr,
+				r->reply_chunk_len);
+	}
+	span_release(c, &r->arg_span);
+	span_release(c, &r->res_span);
+	span_release(c, &r->reply_span);
+	r->sq_reserved = 0;
+	r->nmw = 0;
+	r->reply_in_chunk = false;
+	if (call)
+		deliver_call(c, call, rc);
+	r->call = NULL;
+	if (r->owed) {
+		r->state = REQ_ABANDONED; /* the slot waits for the reply */
+		return;
+	}
+	req_put(c, r);
+}
+
+void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
+{
+	struct rr_send_wr wr[CLNT_MAX_MW], *bad = NULL;
+	uint32_t n = 0;
+	int prc;
+
+	r->state = REQ_FENCING;
+	r->final_rc = rc;
+	for (uint32_t i = 0; i < r->nmw; i++) {
+		if (!r->mws[i].live)
+			continue;
+		wr[n] = (struct rr_send_wr){
+			.wr_id = rr_wrid(c->gen, RR_WRK_LINV, r->idx, r->seq),
+			.opcode = RR_WR_LOCAL_INV,
+			.invalidate_rkey = r->mws[i].rkey,
+		};
+		if (n)
+			wr[n - 1].next = &wr[n];
+		n++;
+	}
+	if (!n) {
+		clnt_req_finish(c, r);
+		return;
+	}
+	wr[n - 1].flags = RR_SEND_SIGNALED;
+	prc = rr_qp_post_send(c->qp, wr, &bad);
+	if (prc) {
+		/* Cannot fence by invalidation: the connection goes. */
+		rr_warn("rpcrdma: LOCAL_INV not posted (%d): tearing down",
+			prc);
+		clnt_fail_all(c, -ECONNRESET);
+		return;
+	}
+	c->sq_posted += n;
+	r->linv_mark = c->sq_posted;
+	r->sq_reserved -= n;
+	r->nlinv_out = n;
+	c->st.local_invs += n;
+	r->deadline_ms = 0;
+}

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Client: completions. Every completion's id is checked against what is
+ * outstanding (generation, kind, slot, use count) before it is acted on
+ * (invariant 4). A reply may arrive before the completion of the Send that
+ * carried its call: send contexts are released by Send completions alone
+ * (invariant 2), never by replies.
+ */
+#include "rpcrdma/clnt.h"
+
+#include "base/log.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#define POLL_BATCH 32
+
+void clnt_post_recv(struct rr_clnt *c, uint32_t i)
+{
+	struct rr_sge sge = {.addr = (uintptr_t)rr_bufpool_at(&c->recvbufs, i),
+			     .length = c->recvbufs.size,
+			     .lkey = rr_mr_lkey(c->recvbufs.mr)};
+	struct rr_recv_wr wr = {.wr_id = rr_wrid(c->gen, RR_WRK_RECV, i, 0),
+				.sg_list = &sge,
+				.num_sge = 1};
+
+	if (!c->dead && rr_qp_post_recv(c->qp, &wr, NULL))
+		clnt_fail_all(c, -ECONNRESET);
+}
+
+/* A signaled completion retires every send-queue entry posted before it. */
+static void sq_retire(struct rr_clnt *c, uint64_t mark)
+{
+	if (mark > c->sq_retired)
+		c->sq_retired = mark;
+	while (c->sctx_head != c->sctx_tail) {
+		struct clnt_sendctx *sc = &c->sctx[c->sctx_head % c->nsctx];
+
+		if (sc->sq_mark > c->sq_retired)
+			break;
+		sc->busy = false;
+		c->sctx_head++;
+	}
+}
+
+/* RPC reply header and results; the caller's result buffer gets them. */
+int clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r, const uint8_t *rpc,
+		      size_t len)
+{
+	struct rr_call *call = r->call;
+	struct rr_reply_hdr h;
+	int n = rr_reply_hdr_decode(rpc, len, &h);
+
+	if (n < 0 || h.xid != r->xid) {
+		c->st.bad_headers++;
+		return -EPROTO;
+	}
+	call->reply_stat = h.stat;
+	call->accept_stat = h.accept;
+	call->mismatch_low = h.mismatch_low;
+	call->mismatch_high = h.mismatch_high;
+	if (h.stat != RR_MSG_ACCEPTED || h.accept != RR_SUCCESS)
+		return -EREMOTEIO;
+	if (len - (size_t)n > call->res_cap)
+		return -EMSGSIZE;
+	memcpy(call->res, rpc + n, len - (size_t)n);
+	call->res_len = len - (size_t)n;
+	return 0;
+}
+
+/* The write list of a reply: only our one chunk, at most its length. */
+static int check_write_list(struct rr_clnt *c, struct clnt_req *r,
+			    const struct rr_rdma_hdr *h)
+{
+	if (!h->nwrite)
+		return 0;
+	if (!r->has_res_chunk || h->nwrite != 1 || h->writes[0].nsegs != 1 ||
+	    h->writes[0].segs[0].handle != r->mws[r->has_arg_chunk].rkey ||
+	    h->writes[0].segs[0].length > r->res_span.len) {
+		c->st.bad_headers++;
+		return -EPROTO;
+	}
+	r->call->res_bulk_len = h->writes[0].segs[0].length;
+	return 0;
+}
+
+/* RDMA_NOMSG: the reply sits in our reply chunk, read after the fence. */
+static int check_reply_chunk(struct rr_clnt *c, struct clnt_req *r,
+			     const struct rr_rdma_hdr *h)
+{
+	if (!r->has_reply_chunk || !h->has_reply || h->reply.nsegs != 1 ||
+	    h->reply.segs[0].length > r->reply_span.len) {
+		c->st.bad_headers++;
+		return -EPROTO;
+	}
+	r->reply_in_chunk = true;
+	r->reply_chunk_len = h->reply.segs[0].length;
+	return 0;
+}
+
+/* Send With Invalidate must name one of this call's live windows. */
+static int check_remote_inv(struct rr_clnt *c, struct clnt_req *r,
+			    const struct rr_wc *wc)
+{
+	if (!(wc->flags & RR_WC_WITH_INV))
+		return 0;
+	for (uint32_t i = 0; i < r->nmw; i++) {
+		if (r->mws[i].live && r->mws[i].rkey == wc->invalidated_rkey) {
+			r->mws[i].live = false;
+			c->st.remote_invs++;
+			return 0;
+		}
+	}
+	c->st.bad_remote_invs++;
+	return -EPROTO;
+}
+
+static struct clnt_req *req_of_xid(struct rr_clnt *c, uint32_t xid)
+{
+	uint32_t i = xid & 0xffff;
+	struct clnt_req *r = i < c->nreqs ? &c->reqs[i] : NULL;
+
+	if (!r || r->xid != xid ||
+	    (r->state != REQ_SENT && r->state != REQ_ABANDONED &&
+	     !(r->state == REQ_FENCING && r->owed)))
+		return NULL;
+	return r;
+}
+
+static int handle_msg(struct rr_clnt *c, struct clnt_req *r,
+		      const struct rr_rdma_hdr *h, const uint8_t *buf, int hl,
+		      uint32_t len)
+{
+	int rc;
+
+	if (h->proc == RR_RDMA_ERROR) {
+		c->st.rdma_errors_received++;
+		return -EPROTO;
+	}
+	rc = check_write_list(c, r, h);
+	if (rc)
+		return rc;
+	if (h->proc == RR_RDMA_NOMSG)
+		return check_reply_chunk(c, r, h);
+	return clnt_decode_reply(c, r, buf + hl, len - (uint32_t)hl);
+}
+
+static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
+{
+	const uint8_t *buf = rr_bufpool_at(&c->recvbufs, i);
+	struct rr_rdma_hdr *h = &c->rhdr;
+	struct clnt_req *r;
+	int hl = rr_rdma_hdr_decode(buf, wc->byte_len, h), rc;
+
+	if (hl < 0) {
+		c->st.bad_headers++;
+		clnt_post_recv(c, i);
+		return;
+	}
+	/* RFC 8166 3.3: the grant; 0 counts as 1, never beyond our slots. */
+	c->granted = h->credits
+			     ? (h->credits < c->nreqs ? h->credits : c->nreqs)
+			     : 1;
+	r = req_of_xid(c, h->xid);
+	if (!r) {
+		c->st.bad_xids++;
+		clnt_post_recv(c, i);
+		return;
+	}
+	if (check_remote_inv(c, r, wc)) {
+		clnt_post_recv(c, i);
+		clnt_fail_all(c, -EPROTO);
+		return;
+	}
+	if (r->state != REQ_SENT) {
+		/* The reply owed to a call already returned: drop it. */
+		r->owed = false;
+		clnt_post_recv(c, i);
+		if (r->state == REQ_ABANDONED)
+			clnt_req_finish(c, r);
+		return;
+	}
+	if (c->sctx[r->sctx].busy)
+		c->st.reply_before_send_cqe++;
+	rc = handle_msg(c, r, h, buf, hl, wc->byte_len);
+	clnt_post_recv(c, i);
+	clnt_fence(c, r, rc);
+}
+
+static void handle_linv(struct rr_clnt *c, struct clnt_req *r)
+{
+	sq_retire(c, r->linv_mark);
+	r->nlinv_out = 0;
+	for (uint32_t i = 0; i < r->nmw; i++)
+		r->mws[i].live = false;
+	clnt_req_finish(c, r);
+}
+
+static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
+{
+	uint64_t id = wc->wr_id;
+	uint32_t slot = rr_wrid_slot(id), seq = rr_wrid_seq(id);
+	unsigned kind = rr_wrid_kind(id);
+
+	if (rr_wrid_gen(id) != c->gen) {
+		c->st.stale_cqes++;
+		return;
+	}
+	if (wc->status != RR_WC_SUCCESS) {
+		if (!c->dead)
+			rr_info("rpcrdma: %s on a %u completion: connection "
+				"lost",
+				rr_wc_status_str(wc->status), kind);
+		clnt_fail_all(c, -ECONNRESET);
+		return;
+	}
+	if (kind == RR_WRK_RECV && slot < c->nrecv) {
+		handle_reply(c, slot, wc);
+	} else if (kind == RR_WRK_SEND && slot < c->nsctx &&
+		   c->sctx[slot].seq == seq) {
+		/* Possibly already retired by a later completion. */
+		sq_retire(c, c->sctx[slot].sq_mark);
+	} else if (kind == RR_WRK_LINV && slot < c->nreqs &&
+		   c->reqs[slot].seq == seq && c->reqs[slot].nlinv_out) {
+		handle_linv(c, &c->reqs[slot]);
+	} else {
+		c->st.unknown_cqes++;
+	}
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Calls past their deadline are fenced and returned; the slot stays owed. */
+static void check_timeouts(struct rr_clnt *c)
+{
+	uint64_t now = now_ms();
+
+	for (uint32_t i = 0; i < c->nreqs; i++) {
+		struct clnt_req *r = &c->reqs[i];
+		bool cancel = r->call && r->call->priv_.cancel;
+
+		if (r->state != REQ_SENT ||
+		    !(cancel || (r->deadline_ms && now >= r->deadline_ms)))
+			continue;
+		if (cancel)
+			c->st.cancels++;
+		else
+			c->st.timeouts++;
+		r->owed = true;
+		clnt_fence(c, r, cancel ? -ECANCELED : -ETIMEDOUT);
+	}
+}
+
+void clnt_run_callbacks(struct rr_clnt *c)
+{
+	struct clnt_cb cbs[256];
+	uint32_t n;
+
+	do {
+		pthread_mutex_lock(&c->mu);
+		n = c->ncbs < 256 ? c->ncbs : 256;
+		memcpy(cbs, c->cbs + c->ncbs - n, n * sizeof(cbs[0]));
+		c->ncbs -= n;
+		pthread_mutex_unlock(&c->mu);
+		for (uint32_t i = 0; i < n; i++)
+			cbs[i].done(cbs[i].call, cbs[i].rc, cbs[i].arg);
+	} while (n == 256);
+}
+
+/*
+ * One round of progress in the calling thread: wait for completions (the
+ * provider may read the socket in this very thread), dispatch them, run
+ * timers, start queued calls. Returns the number of completions handled.
+ */
+int clnt_drive(struct rr_clnt *c, int timeout_ms)
+{
+	struct rr_wc wc[POLL_BATCH];
+	int n, rc = rr_cq_wait(c->cq, timeout_ms);
+
+	if (rc && rc != -ETIMEDOUT)
+		return rc;
+	n = rr_cq_poll(c->cq, wc, POLL_BATCH);
+	pthread_mutex_lock(&c->mu);
+	for (int i = 0; i < n; i++)
+		dispatch(c, &wc[i]);
+	check_timeouts(c);
+	clnt_kick_queue(c);
+	pthread_mutex_unlock(&c->mu);
+	clnt_run_callbacks(c);
+	return n < 0 ? n : n;
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Server transport: listening, connections, and the loop. Each connection
+ * gets receive buffers for the credits it is granted (plus a margin, so a
+ * client that overruns by a little is answered rather than cut off), send
+ * contexts, and request slots; bulk buffers are shared.
+ *
+ * A connection that goes away is destroyed at once: rr_qp_destroy flushes
+ * and purges its completions, so nothing of it reaches the loop later, and
+ * other connections are not disturbed (invariant 8).
+ */
+#include "rpcrdma/svc.h"
+
+#include "base/log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POLL_BATCH   32
+#define LOOP_WAIT_MS 20
+
+static void opts_defaults(struct rr_svc_opts *o, const struct rr_svc_opts *in)
+{
+	if (in)
+		*o = *in;
+	else
+		memset(o, 0, sizeof(*o));
+	if (!o->provider)
+		o->provider = "iwarp";
+	if (!o->credits)
+		o->credits = 128;
+	if (o->credits > 1024)
+		o->credits = 1024;
+	if (!o->inline_size)
+		o->inline_size = RR_INLINE_OURS;
+	if (!o->max_bulk)
+		o->max_bulk = 1u << 20;
+	if (!o->max_conns)
+		o->max_conns = 32;
+}
+
+static uint32_t conn_sq_depth(const struct rr_svc *s)
+{
+	return s->o.credits * 4 + 2 * RR_RDMA_MAX_CHUNK_SEGS + 8;
+}
+
+static uint32_t conn_rq_depth(const struct rr_svc *s)
+{
+	return s->o.credits + SVC_RECV_EXTRA;
+}
+
+int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
+		  const struct rr_svc_opts *opts, struct rr_svc **out)
+{
+	struct rr_svc *s = calloc(1, sizeof(*s));
+	uint32_t depth;
+	int rc;
+
+	if (!s)
+		return -ENOMEM;
+	opts_defaults(&s->o, opts);
+	pthread_mutex_init(&s->mu, NULL);
+	s->next_gen = 1;
+	depth = s->o.max_conns * (conn_sq_depth(s) + conn_rq_depth(s));
+	s->res_scratch = malloc(SVC_RES_SCRATCH);
+	rc = s->res_scratch ? 0 : -ENOMEM;
+	if (!rc)
+		rc = rr_device_open(s->o.provider, s->o.dev_opts, &s->dev);
+	if (!rc)
+		rc = rr_pd_alloc(s->dev, &s->pd);
+	if (!rc)
+		rc = rr_evch_create(s->dev, &s->ch);
+	if (!rc)
+		rc = rr_cq_create(s->dev, depth, &s->cq);
+	if (!rc)
+		rc = rr_bufpool_init(&s->bulk, s->pd, SVC_BULK_BUFS,
+				     s->o.max_bulk + SVC_RES_SCRATCH + 1024,
+				     RR_ACCESS_LOCAL_WRITE);
+	s->bulk_free = (1u << SVC_BULK_BUFS) - 1;
+	if (!rc)
+		rc = rr_listen(s->dev, s->ch, addr, addrlen, 64, &s->l);
+	if (rc) {
+		rr_svc_destroy(s);
+		return rc;
+	}
+	s->st.registered_bytes = (uint64_t)SVC_BULK_BUFS * s->bulk.size;
+	*out = s;
+	return 0;
+}
+
+int rr_svc_register(struct rr_svc *s, const struct rr_svc_prog *prog)
+{
+	if (!s || !prog || s->nprogs == sizeof(s->progs) / sizeof(s->progs[0]))
+		return -EINVAL;
+	s->progs[s->nprogs++].p = *prog;
+	return 0;
+}
+
+int rr_svc_port(struct rr_svc *s, uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	int rc = rr_listener_addr(s->l, &ss);
+
+	if (rc)
+		return rc;
+	if (ss.ss_family == AF_INET)
+		*port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	else
+		*port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return 0;
+}
+
+/* ------------------------------------------------------- connections */
+
+static void conn_free(struct svc_conn *cn)
+{
+	if (cn->qp)
+		rr_qp_destroy(cn->qp);
+	rr_bufpool_fini(&cn->recvbufs);
+	rr_bufpool_fini(&cn->sendbufs);
+	free(cn->reqs);
+	free(cn->sctx);
+	free(cn);
+}
+
+static int conn_alloc(struct rr_svc *s, struct svc_conn **out)
+{
+	struct svc_conn *cn = calloc(1, sizeof(*cn));
+	struct rr_qp_attr a = {.send_cq = s->cq,
+			       .recv_cq = s->cq,
+			       .evch = s->ch,
+			       .max_send_sge = 1,
+			       .max_recv_sge = 1,
+			       .ird = 16,
+			       .ord = 16};
+	int rc;
+
+	if (!cn)
+		return -ENOMEM;
+	cn->s = s;
+	cn->gen = s->next_gen++;
+	cn->sq_depth = a.sq_depth = conn_sq_depth(s);
+	cn->nrecv = a.rq_depth = conn_rq_depth(s);
+	cn->nsctx = s->o.credits + SVC_SIGNAL_EVERY;
+	a.context = cn;
+	cn->reqs = calloc(cn->nrecv, sizeof(*cn->reqs));
+	cn->sctx = calloc(cn->nsctx, sizeof(*cn->sctx));
+	rc = cn->reqs && cn->sctx ? 0 : -ENOMEM;
+	if (!rc)
+		rc = rr_bufpool_init(&cn->recvbufs, s->pd, cn->nrecv,
+				     s->o.inline_size, RR_ACCESS_LOCAL_WRITE);
+	if (!rc)
+		rc = rr_bufpool_init(&cn->sendbufs, s->pd, cn->nsctx,
+				     s->o.inline_size, 0);
+	if (!rc)
+		rc = rr_qp_create(s->pd, &a, &cn->qp);
+	if (rc) {
+		conn_free(cn);
+		return rc;
+	}
+	for (uint32_t i = 0; i < cn->nrecv; i++) {
+		cn->reqs[i].conn = cn;
+		cn->reqs[i].idx = i;
+		cn->reqs[i].bulk = -1;
+	}
+	for (uint32_t i = 0; i < cn->nsctx; i++)
+		cn->sctx[i].bulk = -1;
+	*out = cn;
+	return 0;
+}
+
+static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
+{
+	struct svc_conn *cn;
+	uint8_t pd[RR_CPARAMS_LEN];
+	int rc;
+
+	if (s->nconns >= s->o.max_conns || conn_alloc(s, &cn)) {
+		rr_reject(ev->req, NULL, 0);
+		return;
+	}
+	rr_xprt_negotiate(ev->private_data, ev->private_data_len,
+			  s->o.inline_size, &cn->inline_send, &cn->inline_recv,
+			  &cn->peer_inv_ok);
+	for (uint32_t i = 0; i < cn->nrecv; i++)
+		svc_post_recv(cn, i);
+	/* We never ask clients to invalidate for us: we expose nothing. */
+	rr_xprt_cparams(pd, s->o.inline_size, false);
+	rc = rr_accept(ev->req, cn->qp, pd, sizeof(pd));
+	if (rc) {
+		conn_free(cn);
+		return;
+	}
+	cn->next = s->conns;
+	s->conns = cn;
+	s->nconns++;
+}
+
+/* Drops the connection's parked calls and bulk buffers, then frees it. */
+static void conn_close(struct rr_svc *s, struct svc_conn *cn)
+{
+	struct rr_svc_req **pp;
+
+	for (pp = &s->wait_head; *pp;) {
+		if ((*pp)->conn == cn)
+			*pp = (*pp)->qnext;
+		else
+			pp = &(*pp)->qnext;
+	}
+	s->wait_tail = NULL;
+	for (struct rr_svc_req *q = s->wait_head; q; q = q->qnext)
+		s->wait_tail = q;
+	/* Destroying the QP first: no Read or Write can touch them after. */
+	rr_qp_destroy(cn->qp);
+	cn->qp = NULL;
+	for (uint32_t i = 0; i < cn->nrecv; i++)
+		if (cn->reqs[i].bulk >= 0)
+			s->bulk_free |= 1u << cn->reqs[i].bulk;
+	for (uint32_t i = 0; i < cn->nsctx; i++)
+		if (cn->sctx[i].busy && cn->sctx[i].bulk >= 0)
+			s->bulk_free |= 1u << cn->sctx[i].bulk;
+	for (struct svc_conn **cp = &s->conns; *cp; cp = &(*cp)->next)
+		if (*cp == cn) {
+			*cp = cn->next;
+			break;
+		}
+	s->nconns--;
+	s->st.conn_lost++;
+	conn_free(cn);
+}
+
+static void cm_events(struct rr_svc *s)
+{
+	struct rr_cm_event ev;
+
+	while (rr_evch_get(s->ch, &ev, 0) == 0) {
+		if (ev.type == RR_CM_CONNECT_REQUEST)
+			conn_request(s, &ev);
+		else if ((ev.type == RR_CM_DISCONNECTED ||
+			  ev.type == RR_CM_QP_ERROR) &&
+			 ev.qp)
+			((struct svc_conn *)rr_qp_context(ev.qp))->dead = true;
+	}
+}
+
+/* Connections found dead (events, errors) are closed between batches. */
+static void reap(struct rr_svc *s)
+{
+	struct svc_conn *cn = s->conns, *next;
+
+	for (; cn; cn = next) {
+		next = cn->next;
+		if (cn->dead)
+			conn_close(s, cn);
+	}
+}
+
+static void dispatch(struct rr_svc *s, const struct rr_wc *wc)
+{
+	struct svc_conn *cn = rr_qp_context(wc->qp);
+	uint64_t id = wc->wr_id;
+	uint32_t slot = rr_wrid_slot(id), seq = rr_wrid_seq(id);
+	unsigned kind = rr_wrid_kind(id);
+
+	if (cn->dead)
+		return;
+	if (rr_wrid_gen(id) != cn->gen) {
+		s->st.stale_cqes++;
+		return;
+	}
+	if (wc->status != RR_WC_SUCCESS) {
+		cn->dead = true;
+		return;
+	}
+	if (kind == RR_WRK_RECV && slot < cn->nrecv) {
+		svc_recv(cn, slot, wc->byte_len);
+	} else if (kind == RR_WRK_SEND && slot < cn->nsctx &&
+		   cn->sctx[slot].seq == seq) {
+		svc_sq_retire(cn, cn->sctx[slot].sq_mark);
+	} else if (kind == RR_WRK_READ && slot < cn->nrecv &&
+		   cn->reqs[slot].seq == seq &&
+		   cn->reqs[slot].state == SREQ_PULLING) {
+		svc_read_done(cn, &cn->reqs[slot]);
+	} else {
+		s->st.unknown_cqes++;
+	}
+}
+
+static void loop_once(struct rr_svc *s)
+{
+	struct rr_wc wc[POLL_BATCH];
+	int n;
+
+	rr_cq_wait(s->cq, LOOP_WAIT_MS);
+	n = rr_cq_poll(s->cq, wc, POLL_BATCH);
+	pthread_mutex_lock(&s->mu);
+	for (int i = 0; i < n; i++)
+		dispatch(s, &wc[i]);
+	svc_resume(s);
+	cm_events(s);
+	reap(s);
+	pthread_mutex_unlock(&s->mu);
+}
+
+int rr_svc_run(struct rr_svc *s)
+{
+	while (!s->stop)
+		loop_once(s);
+	return 0;
+}
+
+void rr_svc_stop(struct rr_svc *s)
+{
+	s->stop = 1;
+}
+
+int rr_svc_destroy(struct rr_svc *s)
+{
+	if (!s)
+		return -EINVAL;
+	while (s->conns)
+		conn_close(s, s->conns);
+	if (s->l)
+		rr_listener_close(s->l);
+	rr_bufpool_fini(&s->bulk);
+	if (s->cq)
+		rr_cq_destroy(s->cq);
+	if (s->ch)
+		rr_evch_destroy(s->ch);
+	if (s->pd)
+		rr_pd_free(s->pd);
+	if (s->dev)
+		rr_device_close(s->dev);
+	free(s->res_scratch);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+	return 0;
+}
+
+int rr_svc_stats(struct rr_svc *s, struct rr_xprt_stats *out)
+{
+	pthread_mutex_lock(&s->mu);
+	*out = s->st;
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+struct rr_device *rr_svc_device(struct rr_svc *s)
+{
+	return s->dev;
+}
