@@ -11,7 +11,8 @@ RR_DEBS=(
 	cmake make gcc libc6-dev pkg-config # build
 	libcmocka-dev                       # unit tests
 	tshark                              # independent judge of wire bytes
-	libtirpc-dev                        # ONC RPC baseline / XDR (later)
+	libtirpc-dev                        # ONC RPC over TCP baseline, XDR streams
+	rpcsvc-proto                        # rpcgen: the benchmark program's XDR
 	clang libclang-rt-14-dev            # libFuzzer harnesses (later)
 )
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define DRIVE_SLICE_MS 100
+#define BG_SLICE_MS    10 /* short: a thread asking to drive waits this long */
 
 static void opts_defaults(struct rr_clnt_opts *o, const struct rr_clnt_opts *in)
 {
@@ -187,7 +188,14 @@ int rr_clnt_create(const char *host, uint16_t port,
 		return -ENOMEM;
 	opts_defaults(&c->o, opts);
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->bg_cv, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&c->bg_cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	gethostname(c->machine, sizeof(c->machine) - 1);
 	c->xid_seq = (uint32_t)time(NULL);
 	c->gen = 1;
@@ -294,14 +302,15 @@ void clnt_fail_all(struct rr_clnt *c, int rc)
 
 /* ---------------------------------------------------------- progress */
 
+static uint64_t mono_ms(void);
+
 static void hand_over(struct rr_clnt *c)
 {
 	struct clnt_waiter *w = c->sync_waiters;
 
+	c->last_drive_ms = mono_ms();
 	if (w)
 		pthread_cond_signal(&w->cv);
-	else if (c->async_out)
-		pthread_cond_signal(&c->bg_cv);
 }
 
 static void waiter_unlink(struct rr_clnt *c, struct clnt_waiter *w)
@@ -313,19 +322,54 @@ static void waiter_unlink(struct rr_clnt *c, struct clnt_waiter *w)
 		}
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Caller holds mu: sleeps up to ms on bg_cv (forever when ms < 0). */
+static void bg_sleep(struct rr_clnt *c, int ms)
+{
+	struct timespec ts;
+
+	if (ms < 0) {
+		pthread_cond_wait(&c->bg_cv, &c->mu);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += (long)ms * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_cond_timedwait(&c->bg_cv, &c->mu, &ts);
+}
+
+/*
+ * The client's own thread drives only for asynchronous calls that nobody
+ * has driven for BG_SLICE_MS: an application that calls rr_clnt_progress
+ * (or makes synchronous calls) keeps the role and its one wake-up per
+ * reply; one that does not still sees its calls complete.
+ */
 static void *bg_main(void *arg)
 {
 	struct rr_clnt *c = arg;
 
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
-		if (!c->async_out || c->driving || c->sync_waiters) {
-			pthread_cond_wait(&c->bg_cv, &c->mu);
+		if (!c->async_out) {
+			bg_sleep(c, -1);
+			continue;
+		}
+		if (c->driving || c->sync_waiters ||
+		    mono_ms() - c->last_drive_ms < BG_SLICE_MS) {
+			bg_sleep(c, BG_SLICE_MS);
 			continue;
 		}
 		c->driving = true;
 		pthread_mutex_unlock(&c->mu);
-		clnt_drive(c, DRIVE_SLICE_MS);
+		clnt_drive(c, BG_SLICE_MS);
 		pthread_mutex_lock(&c->mu);
 		c->driving = false;
 		if (c->sync_waiters)
@@ -384,9 +428,12 @@ int rr_clnt_call_async(struct rr_clnt *c, struct rr_call *call,
 	if (!c || !call || !done || (call->args_len && !call->args))
 		return -EINVAL;
 	pthread_mutex_lock(&c->mu);
+	if (!c->async_out)
+		c->last_drive_ms = mono_ms(); /* a burst starts: give the
+					       * caller a slice to drive */
 	rc = clnt_start(c, call, done, arg, NULL);
-	if (!rc && !c->driving && !c->sync_waiters)
-		pthread_cond_signal(&c->bg_cv);
+	if (!rc && c->async_out == 1)
+		pthread_cond_signal(&c->bg_cv); /* start its timer */
 	pthread_mutex_unlock(&c->mu);
 	clnt_run_callbacks(c);
 	return rc;
@@ -410,24 +457,63 @@ int rr_clnt_cancel(struct rr_clnt *c, struct rr_call *call)
 	return rc;
 }
 
+/*
+ * Caller holds mu. Waits until this thread may drive, or until calls
+ * completed (driven by someone else), or until the deadline. Returns 1
+ * when this thread now drives, 0 when calls completed, -ETIMEDOUT.
+ */
+static int take_role(struct rr_clnt *c, uint64_t calls, uint64_t deadline)
+{
+	struct clnt_waiter w = {.done = false};
+	int rc = 1;
+
+	pthread_cond_init(&w.cv, NULL);
+	while (c->driving && rc == 1) {
+		struct timespec ts = {.tv_sec = (time_t)(deadline / 1000),
+				      .tv_nsec = (long)(deadline % 1000) *
+						 1000000};
+
+		w.next = c->sync_waiters;
+		c->sync_waiters = &w;
+		if (pthread_cond_timedwait(&w.cv, &c->mu, &ts) == ETIMEDOUT)
+			rc = -ETIMEDOUT;
+		waiter_unlink(c, &w);
+		if (c->completed != calls || c->dead)
+			rc = 0;
+	}
+	pthread_cond_destroy(&w.cv);
+	if (rc == 1)
+		c->driving = true;
+	return rc;
+}
+
+static uint64_t realtime_ms(int timeout_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 +
+	       (uint64_t)(timeout_ms < 0 ? 3600 * 1000 : timeout_ms);
+}
+
 int rr_clnt_progress(struct rr_clnt *c, int timeout_ms)
 {
 	uint64_t calls;
 	int rc;
 
 	pthread_mutex_lock(&c->mu);
-	if (c->driving) {
+	calls = c->completed;
+	rc = take_role(c, calls, realtime_ms(timeout_ms));
+	if (rc != 1) {
 		pthread_mutex_unlock(&c->mu);
-		return -EBUSY;
+		return rc;
 	}
-	c->driving = true;
-	calls = c->st.calls;
 	pthread_mutex_unlock(&c->mu);
 	rc = clnt_drive(c, timeout_ms);
 	pthread_mutex_lock(&c->mu);
 	c->driving = false;
 	if (rc >= 0)
-		rc = c->st.calls != calls || c->dead ? 0 : -ETIMEDOUT;
+		rc = c->completed != calls || c->dead ? 0 : -ETIMEDOUT;
 	hand_over(c);
 	pthread_mutex_unlock(&c->mu);
 	return rc;

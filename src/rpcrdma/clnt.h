@@ -122,6 +122,7 @@ struct rr_clnt {
 	struct rr_call *wait_head, *wait_tail; /* FIFO of waiting calls */
 	struct clnt_waiter *sync_waiters;
 	bool driving;
+	uint64_t last_drive_ms; /* when a driver last let go */
 	uint32_t async_out;
 	bool stop;
 	pthread_t bg;
@@ -140,6 +141,7 @@ struct rr_clnt {
 	uint32_t ncbs;
 
 	struct rr_xprt_stats st;
+	uint64_t completed;	 /* calls handed back, whatever their result */
 	struct rr_rdma_hdr rhdr; /* decode scratch, under mu */
 };
 

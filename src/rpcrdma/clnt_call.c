@@ -408,6 +408,7 @@ static void deliver_call(struct rr_clnt *c, struct rr_call *call, int rc)
 	struct clnt_waiter *w = call->priv_.waiter;
 
 	call->priv_.req = NULL;
+	c->completed++;
 	if (rc == 0 || rc == -EREMOTEIO)
 		c->st.calls++;
 	if (w) {

@@ -108,9 +108,22 @@ const char *bench_op_name(enum bench_op op);
 int bench_fabric_run(const struct bench_opts *o, struct bench_result *r);
 int bench_tcp_run(const struct bench_opts *o, struct bench_result *r);
 
+/* A phase's figures; valid only if the phase completed. */
+struct bench_figures {
+	bool valid;
+	double mbps, msgs, p50, p99, mean, min, max;
+};
+
+struct bench_figures bench_figures(const struct bench_result *r);
+/* a / b, or 0 when b is not positive. */
+double bench_ratio(double a, double b);
+/* Prints s as a JSON string. */
+void bench_json_str(const char *s);
+
 void bench_report(const struct bench_opts *o, const struct bench_result *ours,
 		  const struct bench_result *base);
 
 int bench_cmd_fabric(int argc, char **argv);
+int bench_cmd_rpc(int argc, char **argv);
 
 #endif

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rpcrdma-bench: measures the stack against plain TCP on loopback.
- * Subcommands keep each measurement's options separate ("fabric" now, "rpc"
- * later); each one lives in its own file and returns the exit status.
+ * Subcommands keep each measurement's options separate ("fabric", "rpc");
+ * each one lives in its own files and returns the exit status.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +19,8 @@ struct bench_cmd {
 static const struct bench_cmd bench_cmds[] = {
 	{"fabric", bench_cmd_fabric,
 	 "RDMA Write/Read/Send on the fabric API vs. a raw TCP baseline"},
+	{"rpc", bench_cmd_rpc,
+	 "ONC RPC over RPC-over-RDMA vs. ONC RPC over TCP (libtirpc)"},
 };
 
 static void usage(FILE *f)

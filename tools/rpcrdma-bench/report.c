@@ -80,14 +80,9 @@ void bench_progress_done(struct bench_progress *p)
 
 /* ------------------------------------------------------------ the figures */
 
-struct figures {
-	bool valid;
-	double mbps, msgs, p50, p99, mean, min, max;
-};
-
-static struct figures figures(const struct bench_result *r)
+struct bench_figures bench_figures(const struct bench_result *r)
 {
-	struct figures f = {0};
+	struct bench_figures f = {0};
 	double t = r->elapsed_s > 0 ? r->elapsed_s : 1e-9;
 
 	if (!r->done)
@@ -103,7 +98,7 @@ static struct figures figures(const struct bench_result *r)
 	return f;
 }
 
-static double ratio(double a, double b)
+double bench_ratio(double a, double b)
 {
 	return b > 0 ? a / b : 0;
 }
@@ -133,8 +128,9 @@ struct goal {
 	bool applies, met;
 };
 
-static struct goal goal(const struct bench_opts *o, const struct figures *us,
-			const struct figures *tcp)
+static struct goal goal(const struct bench_opts *o,
+			const struct bench_figures *us,
+			const struct bench_figures *tcp)
 {
 	struct goal g = {0};
 
@@ -142,13 +138,13 @@ static struct goal goal(const struct bench_opts *o, const struct figures *us,
 		return g;
 	if (o->op != BENCH_OP_SEND && o->size >= GOAL_MIN_SIZE) {
 		g.what = "MB/s ratio >=";
-		g.value = ratio(us->mbps, tcp->mbps);
+		g.value = bench_ratio(us->mbps, tcp->mbps);
 		g.target = GOAL_BW_RATIO;
 		g.met = g.value >= g.target;
 		g.applies = true;
 	} else if (o->op == BENCH_OP_SEND && o->depth == 1) {
 		g.what = "p50 ratio <=";
-		g.value = ratio(us->p50, tcp->p50);
+		g.value = bench_ratio(us->p50, tcp->p50);
 		g.target = GOAL_P50_RATIO;
 		g.met = g.value <= g.target;
 		g.applies = true;
@@ -158,7 +154,7 @@ static struct goal goal(const struct bench_opts *o, const struct figures *us,
 
 /* ------------------------------------------------------------------- text */
 
-static void text_row(const char *name, const struct figures *f)
+static void text_row(const char *name, const struct bench_figures *f)
 {
 	if (!f->valid)
 		return;
@@ -188,7 +184,8 @@ static void text_report(const struct bench_opts *o,
 			const struct bench_result *ours,
 			const struct bench_result *base)
 {
-	struct figures us = figures(ours), tcp = figures(base);
+	struct bench_figures us = bench_figures(ours),
+			     tcp = bench_figures(base);
 	struct goal g = goal(o, &us, &tcp);
 
 	printf("fabric %s: size %u B, depth %u, %.1f s per phase, provider %s, "
@@ -201,8 +198,9 @@ static void text_report(const struct bench_opts *o,
 	text_row("tcp", &tcp);
 	if (us.valid && tcp.valid)
 		printf("%-8s %12.3f %12s %10.3f %10.3f\n", "ratio",
-		       ratio(us.mbps, tcp.mbps), "", ratio(us.p50, tcp.p50),
-		       ratio(us.p99, tcp.p99));
+		       bench_ratio(us.mbps, tcp.mbps), "",
+		       bench_ratio(us.p50, tcp.p50),
+		       bench_ratio(us.p99, tcp.p99));
 	printf("MB = 10^6 bytes; latency = %s\n", latency_meaning(o->op));
 	if (g.applies)
 		printf("goal %s %.2f: %.3f, goal %s\n", g.what, g.target,
@@ -216,7 +214,7 @@ static void text_report(const struct bench_opts *o,
 /* ------------------------------------------------------------------- json */
 
 /* The provider name comes from the command line: escape it. */
-static void json_str(const char *s)
+void bench_json_str(const char *s)
 {
 	putchar('"');
 	for (; *s; s++) {
@@ -232,7 +230,8 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static void json_figures(const struct bench_result *r, const struct figures *f)
+static void json_figures(const struct bench_result *r,
+			 const struct bench_figures *f)
 {
 	printf("\"elapsed_s\":%.6f,\"ops\":%llu,\"bytes\":%llu,\"MBps\":%.3f,"
 	       "\"msgs_per_s\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f,"
@@ -276,13 +275,14 @@ static void json_report(const struct bench_opts *o,
 			const struct bench_result *ours,
 			const struct bench_result *base)
 {
-	struct figures us = figures(ours), tcp = figures(base);
+	struct bench_figures us = bench_figures(ours),
+			     tcp = bench_figures(base);
 	struct goal g = goal(o, &us, &tcp);
 	bool both = us.valid && tcp.valid;
 
 	printf("{\"op\":\"%s\",\"size\":%u,\"depth\":%u,\"provider\":",
 	       bench_op_name(o->op), o->size, o->depth);
-	json_str(o->provider);
+	bench_json_str(o->provider);
 	printf(",\"crc\":%s,\"seconds\":%g,\"latency\":\"%s\",",
 	       o->crc ? "true" : "false", o->seconds,
 	       o->op == BENCH_OP_SEND ? "round_trip" : "post_to_completion");
@@ -302,8 +302,9 @@ static void json_report(const struct bench_opts *o,
 	}
 	if (both)
 		printf(",\"ratio\":%.4f,\"p50_ratio\":%.4f,\"p99_ratio\":%.4f",
-		       ratio(us.mbps, tcp.mbps), ratio(us.p50, tcp.p50),
-		       ratio(us.p99, tcp.p99));
+		       bench_ratio(us.mbps, tcp.mbps),
+		       bench_ratio(us.p50, tcp.p50),
+		       bench_ratio(us.p99, tcp.p99));
 	printf(",");
 	json_goal(&g);
 	printf(",");
