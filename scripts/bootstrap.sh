@@ -3,8 +3,9 @@
 #
 # Quick start, step 1 (fresh Debian 12; as root or with sudo available):
 #   sudo scripts/bootstrap.sh
-# Installs what is missing, builds build/ (Release) and runs the benchmark:
-# our iwarp provider over loopback against a raw-TCP baseline.
+# Installs what is missing, builds build/ (Release) and runs the main job:
+# ONC RPC over RPC-over-RDMA (our iwarp provider on loopback) against the
+# same program over ONC RPC/TCP with libtirpc, with the goals' verdicts.
 # Step 2 is scripts/check.sh (all tests).
 set -euo pipefail
 
@@ -22,8 +23,14 @@ if [ ! -x "$bench" ]; then
 	exit 1
 fi
 echo
-echo "== RDMA Write, 1 MiB, 8 in flight =="
-"$bench" fabric --op write --size 1048576 --depth 8 --seconds 3
+echo "== RPC NULL round trip, 1 in flight: RPC-over-RDMA vs libtirpc/TCP =="
+"$bench" rpc --proc null --size 0 --depth 1 --seconds 3
 echo
-echo "== Send answered by a Send, 64 B, 1 in flight (latency) =="
-"$bench" fabric --op send --size 64 --depth 1 --seconds 3
+echo "== RPC READ of 1 MiB (write chunk), 4 in flight =="
+"$bench" rpc --proc read --size 1048576 --depth 4 --seconds 3
+echo
+echo "== RPC READ of 4 KiB, 16 in flight =="
+"$bench" rpc --proc read --size 4096 --depth 16 --seconds 3
+echo
+echo "== The fabric underneath: RDMA Write, 1 MiB, 8 in flight vs raw TCP =="
+"$bench" fabric --op write --size 1048576 --depth 8 --seconds 3

@@ -57,26 +57,27 @@ enum rr_auth_stat {
 
 /* Counters of one transport (client) or of all connections (server). */
 struct rr_xprt_stats {
-	uint64_t calls;		   /* client: calls completed; server: served */
+	uint64_t calls; /* client: calls completed; server: served */
 	uint64_t retransmits;
-	uint64_t bad_xids;	   /* replies naming no call in flight */
-	uint64_t credit_waits;	   /* a call waited for a credit */
-	uint64_t sq_waits;	   /* a call waited for send-queue room */
-	uint64_t reply_before_send_cqe; /* reply seen before its Send completed */
-	uint64_t local_invs;	   /* keys invalidated by LOCAL_INV */
-	uint64_t remote_invs;	   /* keys invalidated by the peer (checked) */
-	uint64_t bad_remote_invs;  /* Send With Invalidate naming a wrong key */
-	uint64_t regs;		   /* memory windows bound */
-	uint64_t bounce_copies;	   /* bulk copied through a bounce buffer */
-	uint64_t unknown_cqes;	   /* completions with an id we never issued */
-	uint64_t stale_cqes;	   /* ids of an older connection or use */
+	uint64_t bad_xids;		/* replies naming no call in flight */
+	uint64_t credit_waits;		/* a call waited for a credit */
+	uint64_t sq_waits;		/* a call waited for send-queue room */
+	uint64_t reply_before_send_cqe; /* reply seen before its Send completed
+					 */
+	uint64_t local_invs;		/* keys invalidated by LOCAL_INV */
+	uint64_t remote_invs;	  /* keys invalidated by the peer (checked) */
+	uint64_t bad_remote_invs; /* Send With Invalidate naming a wrong key */
+	uint64_t regs;		  /* memory windows bound */
+	uint64_t bounce_copies;	  /* bulk copied through a bounce buffer */
+	uint64_t unknown_cqes;	  /* completions with an id we never issued */
+	uint64_t stale_cqes;	  /* ids of an older connection or use */
 	uint64_t rdma_errors_sent;
 	uint64_t rdma_errors_received;
-	uint64_t bad_headers;	   /* malformed RPC-over-RDMA headers received */
-	uint64_t read_chunks;	   /* server: chunks pulled with RDMA Read */
-	uint64_t write_chunks;	   /* server: chunks pushed with RDMA Write */
+	uint64_t bad_headers;  /* malformed RPC-over-RDMA headers received */
+	uint64_t read_chunks;  /* server: chunks pulled with RDMA Read */
+	uint64_t write_chunks; /* server: chunks pushed with RDMA Write */
 	uint64_t reply_chunks;
-	uint64_t send_with_inv;	   /* server: replies sent with invalidate */
+	uint64_t send_with_inv; /* server: replies sent with invalidate */
 	uint64_t timeouts;
 	uint64_t cancels;
 	uint64_t conn_lost;
@@ -99,11 +100,11 @@ struct rr_clnt;
 struct rr_clnt_opts {
 	const char *provider; /* default "iwarp" */
 	const struct rr_device_opts *dev_opts;
-	uint32_t credits;     /* calls in flight we ask for; default 128 */
-	uint32_t inline_size; /* default 4096 (the peer may lower it) */
-	uint32_t max_bulk;    /* largest DDP-eligible item; default 1 MiB */
-	uint32_t bounce_bufs; /* bounce buffers of max_bulk; default 4 */
-	int timeout_ms;	      /* per call unless the call says; default -1 */
+	uint32_t credits;	/* calls in flight we ask for; default 128 */
+	uint32_t inline_size;	/* default 4096 (the peer may lower it) */
+	uint32_t max_bulk;	/* largest DDP-eligible item; default 1 MiB */
+	uint32_t bounce_bufs;	/* bounce buffers of max_bulk; default 4 */
+	int timeout_ms;		/* per call unless the call says; default -1 */
 	int connect_timeout_ms; /* default 10000 */
 };
 
@@ -161,8 +162,12 @@ struct rr_call {
  * Synchronous call. Returns 0 when the reply arrived (check accept_stat
  * and reply_stat; -EREMOTEIO is returned too when the call was not accepted
  * with SUCCESS), or -ETIMEDOUT, -ECANCELED, -ECONNRESET (connection lost),
- * -EMSGSIZE (arguments or results exceed what the transport can carry),
- * -EPROTO (the server broke the protocol; the connection is torn down).
+ * -EMSGSIZE (arguments or results exceed what the transport or the
+ * buffers offered can carry; the server answered ERR_CHUNK),
+ * -EPROTONOSUPPORT (the server does not speak RPC-over-RDMA version 1),
+ * -EPROTO (the server broke the protocol for this call: a malformed reply,
+ * chunks it was not offered; a Send With Invalidate naming a key that is
+ * not the call's also tears the connection down).
  */
 int rr_clnt_call(struct rr_clnt *c, struct rr_call *call);
 /*

@@ -197,7 +197,8 @@ static void fill_arg_bounce(struct clnt_req *r, const struct plan *p)
 			memcpy(b, call->args, call->args_len);
 		b += call->args_len;
 	}
-	memcpy(b, call->arg_bulk, call->arg_bulk_len);
+	if (call->arg_bulk_len)
+		memcpy(b, call->arg_bulk, call->arg_bulk_len);
 	memset(b + call->arg_bulk_len, 0, rr_xdr_pad(call->arg_bulk_len));
 }
 

@@ -135,8 +135,9 @@ static int handle_msg(struct rr_clnt *c, struct clnt_req *r,
 	int rc;
 
 	if (h->proc == RR_RDMA_ERROR) {
+		/* ERR_CHUNK: what we offered could not carry the reply. */
 		c->st.rdma_errors_received++;
-		return -EPROTO;
+		return h->err == RR_ERR_VERS ? -EPROTONOSUPPORT : -EMSGSIZE;
 	}
 	rc = check_write_list(c, r, h);
 	if (rc)

@@ -268,6 +268,22 @@ static void chain_add(struct reply_plan *p, int n)
 	}
 }
 
+/* The versions of prog this server serves, for PROG_MISMATCH. */
+static void vers_range(const struct rr_svc *s, uint32_t prog, uint32_t *low,
+		       uint32_t *high)
+{
+	*low = UINT32_MAX;
+	*high = 0;
+	for (uint32_t i = 0; i < s->nprogs; i++) {
+		const struct rr_svc_prog *p = &s->progs[i].p;
+
+		if (p->prog != prog)
+			continue;
+		*low = p->vers < *low ? p->vers : *low;
+		*high = p->vers > *high ? p->vers : *high;
+	}
+}
+
 /* Encodes the RPC reply (header + results) at dst; returns its length. */
 static size_t rpc_reply(struct rr_svc_req *r, uint8_t *dst, uint32_t accept,
 			bool inline_bulk)
@@ -278,7 +294,8 @@ static size_t rpc_reply(struct rr_svc_req *r, uint8_t *dst, uint32_t accept,
 	int n;
 
 	if (accept == RR_PROG_MISMATCH)
-		rh.mismatch_low = rh.mismatch_high = r->call.vers == 0 ? 1 : 0;
+		vers_range(s, r->call.prog, &rh.mismatch_low,
+			   &rh.mismatch_high);
 	n = rr_reply_hdr_encode(&rh, dst, REPLY_HDR_LEN + 8);
 	if (n < 0)
 		return 0;

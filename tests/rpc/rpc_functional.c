@@ -1,0 +1,1494 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ONC RPC over RPC-over-RDMA v1, end to end: a test program served by a
+ * forked child process on 127.0.0.1 (an ephemeral port, piped back to us),
+ * called from this process through the client transport over the "iwarp"
+ * provider.
+ *
+ * The test program (prog 0x20000077 vers 1):
+ *   0 NULL
+ *   1 ECHO    results = the argument bytes
+ *   2 READ    args: size; results: size (XDR), then size bytes of the
+ *             pattern as the DDP-eligible item
+ *   3 WRITE   args: length word, the bytes as the DDP-eligible item (a read
+ *             chunk, or inline after the length word); results: length,
+ *             checksum
+ *   4 BIG     args: n; results: opaque<> of n pattern bytes, all inline XDR
+ *   5 WHOAMI  results: uid, gid, ngids, gids[] of the AUTH_SYS credential,
+ *             or three 0xffffffff when the call carried none
+ *
+ * Each test gets its own server process and client; SIGSTOP/SIGCONT/SIGKILL
+ * of the server child make a stalled or dead peer. Waits are bounded and
+ * wait for events (replies, callbacks, the child's state), never for time.
+ */
+#include <rpcrdma/rpc.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#define TPROG	     0x20000077u
+#define TVERS	     1u
+#define NO_CRED	     0xffffffffu
+#define MAX_BULK     (1u << 20)
+#define BIG_CAP	     (256u << 10)
+#define SENTINEL     0xa5
+#define SLACK	     64	   /* sentinel bytes checked past a result */
+#define CALL_TMO_MS  30000 /* the client's default: nothing hangs */
+#define CHILD_TMO_MS 10000 /* server start and exit */
+
+enum { P_NULL, P_ECHO, P_READ, P_WRITE, P_BIG, P_WHOAMI, P_NPROCS };
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The deterministic pattern of READ and BIG results. */
+static uint8_t pat(size_t i)
+{
+	uint32_t x = (uint32_t)i * 2654435761u;
+
+	return (uint8_t)((x >> 24) ^ (x >> 11) ^ (uint32_t)(i >> 8));
+}
+
+/* WRITE data: a pattern of its own per seed, so a mix-up shows. */
+static void fill_seeded(uint8_t *p, size_t len, uint32_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(pat(i + 7) ^
+				 (seed * 37 + (uint32_t)(i >> 12)));
+}
+
+static uint32_t fnv1a(const uint8_t *p, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+static void put32(void *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+static uint32_t get32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+static size_t xdr_pad(size_t n)
+{
+	return (4 - (n & 3)) & 3;
+}
+
+/* ============================================================ server */
+
+static uint8_t *srv_pattern; /* MAX_BULK bytes: the READ bulk source */
+static struct rr_svc *child_svc;
+
+static uint32_t h_null(struct rr_svc_req *r, void *arg)
+{
+	(void)arg;
+	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+static uint32_t h_echo(struct rr_svc_req *r, void *arg)
+{
+	size_t len, cap;
+	const void *a = rr_svc_args(r, &len);
+	void *res = rr_svc_res_buf(r, &cap);
+
+	(void)arg;
+	if (len > cap)
+		return RR_GARBAGE_ARGS;
+	if (len)
+		memcpy(res, a, len);
+	return rr_svc_set_res(r, len, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+static uint32_t h_read(struct rr_svc_req *r, void *arg)
+{
+	size_t len, cap;
+	const uint8_t *a = rr_svc_args(r, &len);
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+	uint32_t size;
+
+	(void)arg;
+	if (len != 4)
+		return RR_GARBAGE_ARGS;
+	size = get32(a);
+	if (size > MAX_BULK)
+		return RR_GARBAGE_ARGS;
+	put32(res, size);
+	return rr_svc_set_res(r, 4, srv_pattern, size) ? RR_SYSTEM_ERR
+						       : RR_SUCCESS;
+}
+
+static uint32_t h_write(struct rr_svc_req *r, void *arg)
+{
+	size_t len, blen, cap;
+	const uint8_t *a = rr_svc_args(r, &len);
+	const uint8_t *bulk = rr_svc_arg_bulk(r, &blen);
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+	const uint8_t *data;
+	uint32_t n;
+
+	(void)arg;
+	if (len < 4)
+		return RR_GARBAGE_ARGS;
+	n = get32(a);
+	if (bulk) {
+		/* By read chunk: nothing may follow the length word. */
+		if (blen != n || len != 4)
+			return RR_GARBAGE_ARGS;
+		data = bulk;
+	} else {
+		if (len - 4 < n)
+			return RR_GARBAGE_ARGS;
+		data = a + 4;
+	}
+	put32(res, n);
+	put32(res + 4, fnv1a(data, n));
+	return rr_svc_set_res(r, 8, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+static uint32_t h_big(struct rr_svc_req *r, void *arg)
+{
+	size_t len, cap;
+	const uint8_t *a = rr_svc_args(r, &len);
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+	uint32_t n;
+
+	(void)arg;
+	if (len != 4)
+		return RR_GARBAGE_ARGS;
+	n = get32(a);
+	if (n > MAX_BULK || 4 + n + xdr_pad(n) > cap)
+		return RR_GARBAGE_ARGS;
+	put32(res, n);
+	memcpy(res + 4, srv_pattern, n);
+	memset(res + 4 + n, 0, xdr_pad(n));
+	return rr_svc_set_res(r, 4 + n + xdr_pad(n), NULL, 0) ? RR_SYSTEM_ERR
+							      : RR_SUCCESS;
+}
+
+static uint32_t h_whoami(struct rr_svc_req *r, void *arg)
+{
+	const struct rr_cred *cr = rr_svc_cred(r);
+	size_t cap;
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+	size_t n = 12;
+
+	(void)arg;
+	if (!cr) {
+		put32(res, NO_CRED);
+		put32(res + 4, NO_CRED);
+		put32(res + 8, NO_CRED);
+	} else {
+		put32(res, cr->uid);
+		put32(res + 4, cr->gid);
+		put32(res + 8, cr->ngids);
+		for (uint32_t i = 0; i < cr->ngids && i < 16; i++, n += 4)
+			put32(res + n, cr->gids[i]);
+	}
+	return rr_svc_set_res(r, n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+static const rr_svc_fn procs[P_NPROCS] = {
+	[P_NULL] = h_null,   [P_ECHO] = h_echo, [P_READ] = h_read,
+	[P_WRITE] = h_write, [P_BIG] = h_big,	[P_WHOAMI] = h_whoami,
+};
+
+static void on_term(int sig)
+{
+	(void)sig;
+	if (child_svc)
+		rr_svc_stop(child_svc);
+}
+
+static void write_all(int fd, const void *p, size_t len)
+{
+	const char *c = p;
+
+	while (len) {
+		ssize_t n = write(fd, c, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(9);
+		c += n;
+		len -= (size_t)n;
+	}
+}
+
+/*
+ * The child: serves the test program until SIGTERM, then writes its stats
+ * to out_fd and exits 0. Never returns to cmocka.
+ */
+static void server_child(int out_fd, pid_t parent, uint32_t credits)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct rr_svc_opts o = {.provider = getenv("RR_PROVIDER"),
+				.credits = credits};
+	struct rr_svc_prog prog = {.prog = TPROG,
+				   .vers = TVERS,
+				   .nprocs = P_NPROCS,
+				   .procs = procs};
+	struct sigaction sa = {.sa_handler = on_term};
+	struct rr_xprt_stats st;
+	struct rr_svc *s;
+	uint16_t port = 0;
+	int rc;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(3);
+	srv_pattern = malloc(MAX_BULK);
+	if (!srv_pattern)
+		_exit(4);
+	for (size_t i = 0; i < MAX_BULK; i++)
+		srv_pattern[i] = pat(i);
+	rc = rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &o, &s);
+	if (!rc)
+		rc = rr_svc_register(s, &prog);
+	if (!rc)
+		rc = rr_svc_port(s, &port);
+	if (rc) {
+		fprintf(stderr, "server child: setup failed: %d\n", rc);
+		_exit(5);
+	}
+	child_svc = s;
+	sigaction(SIGTERM, &sa, NULL);
+	write_all(out_fd, &port, sizeof(port));
+	rc = rr_svc_run(s);
+	rr_svc_stats(s, &st);
+	write_all(out_fd, &st, sizeof(st));
+	child_svc = NULL;
+	if (rr_svc_destroy(s))
+		_exit(6);
+	_exit(rc ? 7 : 0);
+}
+
+struct server {
+	pid_t pid; /* 0 once reaped */
+	int fd;	   /* port, then stats; EOF when the child is gone */
+	uint16_t port;
+	bool have_stats;
+	struct rr_xprt_stats st;
+};
+
+/* Reads exactly len bytes within tmo_ms; false on EOF or timeout. */
+static bool read_within(int fd, void *p, size_t len, int tmo_ms)
+{
+	uint64_t end = now_ms() + (uint64_t)tmo_ms;
+	char *c = p;
+
+	while (len) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		int64_t left = (int64_t)(end - now_ms());
+		ssize_t n;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			return false;
+		n = read(fd, c, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		c += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static int server_start(struct server *sv, uint32_t credits)
+{
+	pid_t parent = getpid();
+	int p[2];
+
+	memset(sv, 0, sizeof(*sv));
+	if (pipe(p))
+		return -errno;
+	sv->pid = fork();
+	if (sv->pid < 0)
+		return -errno;
+	if (sv->pid == 0) {
+		close(p[0]);
+		server_child(p[1], parent, credits);
+	}
+	close(p[1]);
+	sv->fd = p[0];
+	if (!read_within(sv->fd, &sv->port, sizeof(sv->port), CHILD_TMO_MS)) {
+		fprintf(stderr, "server child sent no port\n");
+		kill(sv->pid, SIGKILL);
+		waitpid(sv->pid, NULL, 0);
+		sv->pid = 0;
+		close(sv->fd);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* SIGSTOP, and wait until the child is really stopped. */
+static void server_freeze(struct server *sv)
+{
+	int status;
+
+	assert_int_equal(kill(sv->pid, SIGSTOP), 0);
+	assert_int_equal(waitpid(sv->pid, &status, WUNTRACED), sv->pid);
+	assert_true(WIFSTOPPED(status));
+}
+
+static void server_thaw(struct server *sv)
+{
+	int status;
+
+	assert_int_equal(kill(sv->pid, SIGCONT), 0);
+	assert_int_equal(waitpid(sv->pid, &status, WCONTINUED), sv->pid);
+	assert_true(WIFCONTINUED(status));
+}
+
+static void server_kill(struct server *sv)
+{
+	int status;
+
+	assert_int_equal(kill(sv->pid, SIGKILL), 0);
+	assert_int_equal(waitpid(sv->pid, &status, 0), sv->pid);
+	assert_true(WIFSIGNALED(status));
+	sv->pid = 0;
+}
+
+static void print_stats(const char *who, const struct rr_xprt_stats *s)
+{
+	fprintf(stderr,
+		"  %s: calls %llu bad_xids %llu credit_waits %llu sq_waits %llu"
+		" regs %llu local_invs %llu remote_invs %llu bad_remote_invs"
+		" %llu bounce %llu unknown_cqes %llu stale_cqes %llu"
+		" rdma_err_tx %llu rdma_err_rx %llu bad_headers %llu"
+		" read_ch %llu write_ch %llu reply_ch %llu swi %llu"
+		" timeouts %llu cancels %llu conn_lost %llu\n",
+		who, (unsigned long long)s->calls,
+		(unsigned long long)s->bad_xids,
+		(unsigned long long)s->credit_waits,
+		(unsigned long long)s->sq_waits, (unsigned long long)s->regs,
+		(unsigned long long)s->local_invs,
+		(unsigned long long)s->remote_invs,
+		(unsigned long long)s->bad_remote_invs,
+		(unsigned long long)s->bounce_copies,
+		(unsigned long long)s->unknown_cqes,
+		(unsigned long long)s->stale_cqes,
+		(unsigned long long)s->rdma_errors_sent,
+		(unsigned long long)s->rdma_errors_received,
+		(unsigned long long)s->bad_headers,
+		(unsigned long long)s->read_chunks,
+		(unsigned long long)s->write_chunks,
+		(unsigned long long)s->reply_chunks,
+		(unsigned long long)s->send_with_inv,
+		(unsigned long long)s->timeouts, (unsigned long long)s->cancels,
+		(unsigned long long)s->conn_lost);
+}
+
+/* SIGTERM, bounded wait for its stats and exit; 0 if it exited cleanly. */
+static int server_stop(struct server *sv)
+{
+	int status = 0, rc = 0;
+
+	if (!sv->pid)
+		goto out;
+	kill(sv->pid, SIGCONT);
+	kill(sv->pid, SIGTERM);
+	sv->have_stats =
+		read_within(sv->fd, &sv->st, sizeof(sv->st), CHILD_TMO_MS);
+	if (!sv->have_stats) {
+		fprintf(stderr, "server child did not stop in %d ms\n",
+			CHILD_TMO_MS);
+		kill(sv->pid, SIGKILL);
+		rc = -1;
+	}
+	waitpid(sv->pid, &status, 0);
+	sv->pid = 0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "server child ended with status %#x\n", status);
+		rc = -1;
+	}
+	if (sv->have_stats)
+		print_stats("server", &sv->st);
+out:
+	close(sv->fd);
+	return rc;
+}
+
+/* ============================================================ client */
+
+struct fx {
+	struct server sv;
+	struct rr_clnt *c;
+};
+
+static int setup_with(void **state, uint32_t svc_credits)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct rr_clnt_opts o = {.provider = getenv("RR_PROVIDER"),
+				 .timeout_ms = CALL_TMO_MS};
+	int rc;
+
+	if (!f)
+		return -1;
+	rc = server_start(&f->sv, svc_credits);
+	if (rc) {
+		free(f);
+		return -1;
+	}
+	rc = rr_clnt_create("127.0.0.1", f->sv.port, &o, &f->c);
+	if (rc) {
+		fprintf(stderr, "rr_clnt_create: %d\n", rc);
+		server_stop(&f->sv);
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, 0);
+}
+
+static int setup_two_credits(void **state)
+{
+	return setup_with(state, 2);
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	struct rr_xprt_stats st;
+	int rc = 0;
+
+	if (f->c && !rr_clnt_stats(f->c, &st))
+		print_stats("client", &st);
+	if (f->c && rr_clnt_destroy(f->c))
+		rc = -1;
+	if (server_stop(&f->sv))
+		rc = -1;
+	free(f);
+	return rc;
+}
+
+static struct rr_xprt_stats stats_of(struct rr_clnt *c)
+{
+	struct rr_xprt_stats st;
+
+	assert_int_equal(rr_clnt_stats(c, &st), 0);
+	return st;
+}
+
+/*
+ * What holds after every test: every completion was ours and current, no
+ * reply was unaccounted for, and every window bound was made invalid.
+ */
+static void check_clean(struct rr_clnt *c, bool chunks)
+{
+	struct rr_xprt_stats st = stats_of(c);
+
+	assert_int_equal(st.unknown_cqes, 0);
+	assert_int_equal(st.stale_cqes, 0);
+	assert_int_equal(st.bad_xids, 0);
+	assert_int_equal(st.bad_remote_invs, 0);
+	assert_int_equal(st.bad_headers, 0);
+	if (chunks) {
+		assert_true(st.regs > 0);
+		assert_true(st.local_invs + st.remote_invs >= st.regs);
+	}
+}
+
+static struct rr_call mkcall(uint32_t proc, void *res, size_t res_cap)
+{
+	return (struct rr_call){.prog = TPROG,
+				.vers = TVERS,
+				.proc = proc,
+				.res = res,
+				.res_cap = res_cap};
+}
+
+static void null_ok(struct rr_clnt *c)
+{
+	uint8_t res[16];
+	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+
+	assert_int_equal(rr_clnt_call(c, &call), 0);
+	assert_int_equal(call.reply_stat, RR_MSG_ACCEPTED);
+	assert_int_equal(call.accept_stat, RR_SUCCESS);
+	assert_int_equal(call.res_len, 0);
+}
+
+/* A buffer with SLACK sentinel bytes after cap, to catch overruns. */
+static uint8_t *buf_new(size_t cap)
+{
+	uint8_t *b = malloc(cap + SLACK);
+
+	assert_non_null(b);
+	memset(b, SENTINEL, cap + SLACK);
+	return b;
+}
+
+static void assert_sentinel(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != SENTINEL)
+			fail_msg("byte %zu past the result was overwritten", i);
+}
+
+static void assert_pattern(const uint8_t *p, size_t len, size_t size)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != pat(i))
+			fail_msg("size %zu: byte %zu is %#x, want %#x", size, i,
+				 p[i], pat(i));
+}
+
+static const uint32_t bulk_sizes[] = {0,    1,	  3,	1000,  3900,
+				      4000, 4096, 5000, 65536, MAX_BULK};
+#define NSIZES (sizeof(bulk_sizes) / sizeof(bulk_sizes[0]))
+
+/* ------------------------------------------------------- 1: function */
+
+static void null_call_succeeds_with_empty_results(void **state)
+{
+	struct fx *f = *state;
+
+	null_ok(f->c);
+	null_ok(f->c);
+	assert_int_equal(stats_of(f->c).calls, 2);
+	check_clean(f->c, false);
+}
+
+static void echo_returns_the_argument_bytes_at_every_size(void **state)
+{
+	static const size_t sizes[] = {0, 1, 100, 3000, 4000};
+	struct fx *f = *state;
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k], cap = n ? n : 4;
+		uint8_t *args = malloc(n + 1), *res = buf_new(cap);
+		struct rr_call call = mkcall(P_ECHO, res, cap);
+		int rc;
+
+		assert_non_null(args);
+		fill_seeded(args, n, (uint32_t)k);
+		call.args = n ? args : NULL;
+		call.args_len = n;
+		rc = rr_clnt_call(f->c, &call);
+		if (rc)
+			fail_msg("ECHO %zu: rc %d", n, rc);
+		assert_int_equal(call.accept_stat, RR_SUCCESS);
+		assert_int_equal(call.res_len, n);
+		assert_memory_equal(res, args, n);
+		assert_sentinel(res + cap, SLACK);
+		free(args);
+		free(res);
+	}
+	check_clean(f->c, true); /* 4000 bytes needs chunks both ways */
+}
+
+/* READ of every size into res_bulk (registered or not). */
+static void read_sizes(struct rr_clnt *c, bool reg)
+{
+	uint8_t *bulk = buf_new(MAX_BULK);
+	uint8_t res[16];
+
+	if (reg)
+		assert_int_equal(rr_clnt_mem_reg(c, bulk, MAX_BULK + SLACK), 0);
+	for (size_t k = 0; k < NSIZES; k++) {
+		uint32_t size = bulk_sizes[k];
+		uint8_t args[4];
+		struct rr_call call = mkcall(P_READ, res, sizeof(res));
+		struct rr_xprt_stats b = stats_of(c), a;
+		int rc;
+
+		put32(args, size);
+		call.args = args;
+		call.args_len = 4;
+		call.res_bulk = bulk;
+		call.res_bulk_cap = MAX_BULK;
+		memset(bulk, SENTINEL, MAX_BULK + SLACK);
+		rc = rr_clnt_call(c, &call);
+		a = stats_of(c);
+		if (rc)
+			fail_msg("READ %u (%s): rc %d", size,
+				 reg ? "registered" : "bounce", rc);
+		assert_int_equal(call.accept_stat, RR_SUCCESS);
+		assert_int_equal(call.res_len, 4);
+		assert_int_equal(get32(res), size);
+		if (call.res_bulk_len != size)
+			fail_msg("READ %u: res_bulk_len %zu", size,
+				 call.res_bulk_len);
+		assert_pattern(bulk, size, size);
+		assert_sentinel(bulk + size, SLACK);
+		assert_true(a.regs > b.regs);
+		if (reg)
+			assert_int_equal(a.bounce_copies, b.bounce_copies);
+		else
+			assert_true(a.bounce_copies > b.bounce_copies);
+	}
+	if (reg)
+		assert_int_equal(rr_clnt_mem_unreg(c, bulk), 0);
+	free(bulk);
+}
+
+static void read_lands_exactly_in_registered_memory_without_copies(void **state)
+{
+	struct fx *f = *state;
+
+	read_sizes(f->c, true);
+	check_clean(f->c, true);
+}
+
+static void read_lands_exactly_in_unregistered_memory_via_bounce(void **state)
+{
+	struct fx *f = *state;
+
+	read_sizes(f->c, false);
+	check_clean(f->c, true);
+}
+
+static void read_without_a_result_buffer_returns_the_bytes_inline(void **state)
+{
+	static const uint32_t sizes[] = {0, 1, 1000, 3000};
+	struct fx *f = *state;
+	uint8_t res[4096];
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t size = sizes[k];
+		uint8_t args[4];
+		struct rr_call call = mkcall(P_READ, res, 4 + size + 4);
+		int rc;
+
+		put32(args, size);
+		call.args = args;
+		call.args_len = 4;
+		rc = rr_clnt_call(f->c, &call);
+		if (rc)
+			fail_msg("READ %u inline: rc %d", size, rc);
+		assert_int_equal(call.res_bulk_len, 0);
+		assert_int_equal(call.res_len, 4 + size + xdr_pad(size));
+		assert_int_equal(get32(res), size);
+		assert_pattern(res + 4, size, size);
+	}
+	check_clean(f->c, false);
+}
+
+static void write_sizes(struct rr_clnt *c, bool reg)
+{
+	uint8_t *data = malloc(MAX_BULK);
+	uint8_t res[16];
+
+	assert_non_null(data);
+	if (reg)
+		assert_int_equal(rr_clnt_mem_reg(c, data, MAX_BULK), 0);
+	for (size_t k = 0; k < NSIZES; k++) {
+		uint32_t size = bulk_sizes[k];
+		uint8_t args[4];
+		struct rr_call call = mkcall(P_WRITE, res, sizeof(res));
+		struct rr_xprt_stats b = stats_of(c), a;
+		int rc;
+
+		fill_seeded(data, size, (uint32_t)k + 100);
+		put32(args, size);
+		call.args = args;
+		call.args_len = 4;
+		call.arg_bulk = data;
+		call.arg_bulk_len = size;
+		rc = rr_clnt_call(c, &call);
+		a = stats_of(c);
+		if (rc)
+			fail_msg("WRITE %u (%s): rc %d accept %u", size,
+				 reg ? "registered" : "bounce", rc,
+				 call.accept_stat);
+		assert_int_equal(call.accept_stat, RR_SUCCESS);
+		assert_int_equal(call.res_len, 8);
+		assert_int_equal(get32(res), size);
+		if (get32(res + 4) != fnv1a(data, size))
+			fail_msg("WRITE %u: server saw checksum %#x, sent %#x",
+				 size, get32(res + 4), fnv1a(data, size));
+		if (reg)
+			assert_int_equal(a.bounce_copies, b.bounce_copies);
+		else if (size >= 5000)
+			assert_true(a.bounce_copies > b.bounce_copies);
+		if (size >= 5000)
+			assert_true(a.regs > b.regs);
+	}
+	if (reg)
+		assert_int_equal(rr_clnt_mem_unreg(c, data), 0);
+	free(data);
+}
+
+static void write_delivers_exact_bytes_from_registered_memory(void **state)
+{
+	struct fx *f = *state;
+
+	write_sizes(f->c, true);
+	check_clean(f->c, true);
+}
+
+static void
+write_delivers_exact_bytes_from_unregistered_memory_via_bounce(void **state)
+{
+	struct fx *f = *state;
+
+	write_sizes(f->c, false);
+	check_clean(f->c, true);
+}
+
+static void big_results_arrive_exactly_inline_or_by_reply_chunk(void **state)
+{
+	static const uint32_t ns[] = {100, 3500, 20000, 200000};
+	struct fx *f = *state;
+	uint8_t *res = buf_new(BIG_CAP);
+
+	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+		uint32_t n = ns[k];
+		uint8_t args[4];
+		struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
+		int rc;
+
+		memset(res, SENTINEL, BIG_CAP + SLACK);
+		put32(args, n);
+		call.args = args;
+		call.args_len = 4;
+		rc = rr_clnt_call(f->c, &call);
+		if (rc)
+			fail_msg("BIG %u: rc %d", n, rc);
+		assert_int_equal(call.accept_stat, RR_SUCCESS);
+		assert_int_equal(call.res_len, 4 + n + xdr_pad(n));
+		assert_int_equal(get32(res), n);
+		assert_pattern(res + 4, n, n);
+		assert_sentinel(res + call.res_len, SLACK);
+	}
+	free(res);
+	check_clean(f->c, true);
+}
+
+static void whoami_reports_the_auth_sys_identity_of_the_call(void **state)
+{
+	struct fx *f = *state;
+	struct rr_cred cred = {
+		.uid = 1234, .gid = 99, .ngids = 2, .gids = {4, 5}};
+	uint8_t res[128];
+	struct rr_call call = mkcall(P_WHOAMI, res, sizeof(res));
+
+	call.cred = &cred;
+	assert_int_equal(rr_clnt_call(f->c, &call), 0);
+	assert_int_equal(call.res_len, 20);
+	assert_int_equal(get32(res), 1234);
+	assert_int_equal(get32(res + 4), 99);
+	assert_int_equal(get32(res + 8), 2);
+	assert_int_equal(get32(res + 12), 4);
+	assert_int_equal(get32(res + 16), 5);
+	check_clean(f->c, false);
+}
+
+static void whoami_without_credentials_reports_none(void **state)
+{
+	struct fx *f = *state;
+	uint8_t res[128];
+	struct rr_call call = mkcall(P_WHOAMI, res, sizeof(res));
+
+	assert_int_equal(rr_clnt_call(f->c, &call), 0);
+	assert_int_equal(call.res_len, 12);
+	assert_int_equal(get32(res), NO_CRED);
+	assert_int_equal(get32(res + 4), NO_CRED);
+	assert_int_equal(get32(res + 8), NO_CRED);
+	check_clean(f->c, false);
+}
+
+/* ------------------------------------------------------ 2: RPC errors */
+
+static void call_rejected(struct rr_clnt *c, uint32_t prog, uint32_t vers,
+			  uint32_t proc, uint32_t accept)
+{
+	uint8_t res[64];
+	struct rr_call call = mkcall(proc, res, sizeof(res));
+	int rc;
+
+	call.prog = prog;
+	call.vers = vers;
+	rc = rr_clnt_call(c, &call);
+	if (rc != -EREMOTEIO)
+		fail_msg("prog %#x vers %u proc %u: rc %d, want -EREMOTEIO",
+			 prog, vers, proc, rc);
+	assert_int_equal(call.reply_stat, RR_MSG_ACCEPTED);
+	assert_int_equal(call.accept_stat, accept);
+	assert_int_equal(call.res_len, 0);
+}
+
+static void call_to_an_unknown_program_is_prog_unavail(void **state)
+{
+	struct fx *f = *state;
+
+	call_rejected(f->c, 0x20000078, 1, 0, RR_PROG_UNAVAIL);
+	null_ok(f->c);
+	check_clean(f->c, false);
+}
+
+static void call_to_a_wrong_version_is_prog_mismatch(void **state)
+{
+	struct fx *f = *state;
+
+	call_rejected(f->c, TPROG, 2, 0, RR_PROG_MISMATCH);
+	null_ok(f->c);
+	check_clean(f->c, false);
+}
+
+/* RFC 5531: PROG_MISMATCH carries the lowest and highest version served. */
+static void prog_mismatch_names_the_versions_served(void **state)
+{
+	struct fx *f = *state;
+	uint8_t res[64];
+	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+
+	call.vers = 2;
+	assert_int_equal(rr_clnt_call(f->c, &call), -EREMOTEIO);
+	assert_int_equal(call.accept_stat, RR_PROG_MISMATCH);
+	if (call.mismatch_low != 1 || call.mismatch_high != 1)
+		fail_msg("PROG_MISMATCH for vers 2 names %u..%u, want 1..1",
+			 call.mismatch_low, call.mismatch_high);
+	check_clean(f->c, false);
+}
+
+static void call_to_an_unknown_procedure_is_proc_unavail(void **state)
+{
+	struct fx *f = *state;
+
+	call_rejected(f->c, TPROG, TVERS, P_NPROCS, RR_PROC_UNAVAIL);
+	call_rejected(f->c, TPROG, TVERS, 1000, RR_PROC_UNAVAIL);
+	null_ok(f->c);
+	check_clean(f->c, false);
+}
+
+static void handler_garbage_args_reaches_the_caller(void **state)
+{
+	struct fx *f = *state;
+
+	call_rejected(f->c, TPROG, TVERS, P_WRITE, RR_GARBAGE_ARGS);
+	null_ok(f->c);
+	check_clean(f->c, false);
+}
+
+/* ------------------------------------------------- 3: results too big */
+
+static void big_ok(struct rr_clnt *c, uint32_t n)
+{
+	uint8_t *res = buf_new(BIG_CAP);
+	uint8_t args[4];
+	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
+
+	put32(args, n);
+	call.args = args;
+	call.args_len = 4;
+	assert_int_equal(rr_clnt_call(c, &call), 0);
+	assert_int_equal(get32(res), n);
+	assert_pattern(res + 4, n, n);
+	free(res);
+}
+
+static void inline_results_larger_than_res_cap_fail_with_emsgsize(void **state)
+{
+	struct fx *f = *state;
+	uint8_t args[3000], res[100 + SLACK];
+	struct rr_call call = mkcall(P_ECHO, res, 100);
+	int rc;
+
+	memset(res, SENTINEL, sizeof(res));
+	fill_seeded(args, sizeof(args), 1);
+	call.args = args;
+	call.args_len = sizeof(args);
+	rc = rr_clnt_call(f->c, &call);
+	fprintf(stderr, "  ECHO 3000 into res_cap 100: rc %d\n", rc);
+	/* Whatever the error, the transport carries on. */
+	assert_sentinel(res + 100, SLACK);
+	null_ok(f->c);
+	big_ok(f->c, 20000);
+	check_clean(f->c, true);
+	if (rc != -EMSGSIZE)
+		fail_msg("ECHO 3000 into res_cap 100: rc %d", rc);
+}
+
+static void
+results_too_big_for_inline_without_reply_chunk_fail_with_emsgsize(void **state)
+{
+	struct fx *f = *state;
+	uint8_t args[4], res[1000 + SLACK];
+	struct rr_call call = mkcall(P_BIG, res, 1000);
+	int rc;
+
+	memset(res, SENTINEL, sizeof(res));
+	put32(args, 20000);
+	call.args = args;
+	call.args_len = 4;
+	rc = rr_clnt_call(f->c, &call);
+	fprintf(stderr, "  BIG 20000 into res_cap 1000: rc %d (accept %u)\n",
+		rc, call.accept_stat);
+	/* Whatever the error, the transport carries on. */
+	assert_sentinel(res + 1000, SLACK);
+	null_ok(f->c);
+	big_ok(f->c, 20000);
+	check_clean(f->c, true);
+	if (rc != -EMSGSIZE)
+		fail_msg("BIG 20000 into res_cap 1000: rc %d (accept %u)", rc,
+			 call.accept_stat);
+}
+
+static void results_larger_than_the_reply_chunk_fail_with_emsgsize(void **state)
+{
+	struct fx *f = *state;
+	size_t cap = 100000;
+	uint8_t *res = buf_new(cap);
+	uint8_t args[4];
+	struct rr_call call = mkcall(P_BIG, res, cap);
+	int rc;
+
+	put32(args, 200000);
+	call.args = args;
+	call.args_len = 4;
+	rc = rr_clnt_call(f->c, &call);
+	fprintf(stderr, "  BIG 200000 into res_cap 100000: rc %d (accept %u)\n",
+		rc, call.accept_stat);
+	/* Whatever the error, the transport carries on. */
+	assert_sentinel(res + cap, SLACK);
+	free(res);
+	null_ok(f->c);
+	big_ok(f->c, 200000);
+	check_clean(f->c, true);
+	if (rc != -EMSGSIZE)
+		fail_msg("BIG 200000 into res_cap 100000: rc %d (accept %u)",
+			 rc, call.accept_stat);
+}
+
+static void
+bulk_result_larger_than_res_bulk_cap_fails_with_emsgsize(void **state)
+{
+	struct fx *f = *state;
+	uint8_t *bulk = buf_new(4096);
+	uint8_t args[4], res[16];
+	struct rr_call call = mkcall(P_READ, res, sizeof(res));
+	int rc;
+
+	put32(args, 5000);
+	call.args = args;
+	call.args_len = 4;
+	call.res_bulk = bulk;
+	call.res_bulk_cap = 4096;
+	rc = rr_clnt_call(f->c, &call);
+	fprintf(stderr,
+		"  READ 5000 into res_bulk_cap 4096: rc %d (accept %u)\n", rc,
+		call.accept_stat);
+	/* Whatever the error, the transport carries on. */
+	assert_sentinel(bulk + 4096, SLACK);
+	free(bulk);
+	null_ok(f->c);
+	check_clean(f->c, true);
+	if (rc != -EMSGSIZE)
+		fail_msg("READ 5000 into res_bulk_cap 4096: rc %d (accept %u)",
+			 rc, call.accept_stat);
+}
+
+/* ------------------------------------------------------- 4: credits */
+
+#define NASYNC	  64
+#define ASYNC_LEN 64
+
+struct async_log {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint32_t ndone;
+	uint32_t order[NASYNC];
+	uint32_t count[NASYNC];
+	int rc[NASYNC];
+};
+
+struct async_slot {
+	struct async_log *log;
+	uint32_t idx;
+	struct rr_call call;
+	uint8_t args[ASYNC_LEN];
+	uint8_t res[ASYNC_LEN];
+};
+
+static void async_log_init(struct async_log *l)
+{
+	memset(l, 0, sizeof(*l));
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->cv, NULL);
+}
+
+static void async_log_fini(struct async_log *l)
+{
+	pthread_cond_destroy(&l->cv);
+	pthread_mutex_destroy(&l->mu);
+}
+
+static void async_done(struct rr_call *call, int rc, void *arg)
+{
+	struct async_slot *s = arg;
+	struct async_log *l = s->log;
+
+	(void)call;
+	pthread_mutex_lock(&l->mu);
+	if (l->ndone < NASYNC)
+		l->order[l->ndone] = s->idx;
+	l->ndone++;
+	l->count[s->idx]++;
+	l->rc[s->idx] = rc;
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+}
+
+static uint32_t async_ndone(struct async_log *l)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&l->mu);
+	n = l->ndone;
+	pthread_mutex_unlock(&l->mu);
+	return n;
+}
+
+/* Waits for a callback (another thread drives) for up to tmo_ms. */
+static void async_wait_change(struct async_log *l, uint32_t seen, int tmo_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(tmo_ms % 1000) * 1000000;
+	ts.tv_sec += tmo_ms / 1000 + ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_mutex_lock(&l->mu);
+	while (l->ndone == seen)
+		if (pthread_cond_timedwait(&l->cv, &l->mu, &ts))
+			break;
+	pthread_mutex_unlock(&l->mu);
+}
+
+/*
+ * Drives the client from this thread until want callbacks ran or tmo_ms
+ * passed; when the client's own thread is driving, waits for callbacks.
+ */
+static void async_drive(struct rr_clnt *c, struct async_log *l, uint32_t want,
+			int tmo_ms)
+{
+	uint64_t end = now_ms() + (uint64_t)tmo_ms;
+	uint32_t n;
+
+	while ((n = async_ndone(l)) < want) {
+		int rc;
+
+		if (now_ms() >= end)
+			fail_msg("%u of %u async calls completed in %d ms", n,
+				 want, tmo_ms);
+		rc = rr_clnt_progress(c, 200);
+		if (rc == -EBUSY)
+			async_wait_change(l, n, 200);
+		else if (rc && rc != -ETIMEDOUT)
+			fail_msg("rr_clnt_progress: %d", rc);
+	}
+}
+
+static void async_calls_beyond_the_credits_complete_in_issue_order(void **state)
+{
+	struct fx *f = *state;
+	struct async_slot *s = calloc(NASYNC, sizeof(*s));
+	struct async_log log;
+	struct rr_xprt_stats st;
+
+	assert_non_null(s);
+	async_log_init(&log);
+	for (uint32_t i = 0; i < NASYNC; i++) {
+		s[i].log = &log;
+		s[i].idx = i;
+		fill_seeded(s[i].args, ASYNC_LEN, i + 1000);
+		memset(s[i].res, SENTINEL, ASYNC_LEN);
+		s[i].call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
+		s[i].call.args = s[i].args;
+		s[i].call.args_len = ASYNC_LEN;
+	}
+	for (uint32_t i = 0; i < NASYNC; i++) {
+		int rc =
+			rr_clnt_call_async(f->c, &s[i].call, async_done, &s[i]);
+
+		if (rc)
+			fail_msg("rr_clnt_call_async %u: %d", i, rc);
+	}
+	async_drive(f->c, &log, NASYNC, 60000);
+	for (uint32_t i = 0; i < NASYNC; i++) {
+		if (log.count[i] != 1 || log.rc[i])
+			fail_msg("call %u: %u callbacks, rc %d", i,
+				 log.count[i], log.rc[i]);
+		assert_int_equal(s[i].call.res_len, ASYNC_LEN);
+		assert_memory_equal(s[i].res, s[i].args, ASYNC_LEN);
+	}
+	for (uint32_t i = 0; i < NASYNC; i++)
+		if (log.order[i] != i)
+			fail_msg("completion %u was call %u", i, log.order[i]);
+	st = stats_of(f->c);
+	fprintf(stderr, "  credit_waits %llu\n",
+		(unsigned long long)st.credit_waits);
+	assert_true(st.credit_waits > 0);
+	assert_int_equal(st.calls, NASYNC);
+	null_ok(f->c);
+	assert_int_equal(async_ndone(&log), NASYNC);
+	check_clean(f->c, false);
+	async_log_fini(&log);
+	free(s);
+}
+
+/* --------------------------------------------------- 5: many callers */
+
+#define NTHREADS   8
+#define NPERTHREAD 200
+#define MT_READ	   4096
+#define MT_WRITE   65536
+
+struct mt_thread {
+	struct rr_clnt *c;
+	uint32_t id;
+	bool reg;
+	pthread_t t;
+	uint8_t *rbuf, *wbuf;
+	char err[160]; /* first failure */
+	uint32_t ok;
+};
+
+static void mt_fail(struct mt_thread *t, uint32_t i, const char *what, int rc,
+		    const struct rr_call *call)
+{
+	if (!t->err[0])
+		snprintf(t->err, sizeof(t->err),
+			 "thread %u call %u: %s: rc %d accept %u", t->id, i,
+			 what, rc, call->accept_stat);
+}
+
+static void mt_one(struct mt_thread *t, uint32_t i)
+{
+	uint8_t args[4], res[16];
+	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+	int rc;
+
+	switch ((i + t->id) % 3) {
+	case 0:
+		rc = rr_clnt_call(t->c, &call);
+		if (rc || call.res_len) {
+			mt_fail(t, i, "NULL", rc, &call);
+			return;
+		}
+		break;
+	case 1:
+		call.proc = P_READ;
+		put32(args, MT_READ);
+		call.args = args;
+		call.args_len = 4;
+		call.res_bulk = t->rbuf;
+		call.res_bulk_cap = MT_READ;
+		memset(t->rbuf, 0, MT_READ);
+		rc = rr_clnt_call(t->c, &call);
+		if (rc || call.res_bulk_len != MT_READ ||
+		    get32(res) != MT_READ) {
+			mt_fail(t, i, "READ", rc, &call);
+			return;
+		}
+		for (size_t k = 0; k < MT_READ; k++)
+			if (t->rbuf[k] != pat(k)) {
+				mt_fail(t, i, "READ data", rc, &call);
+				return;
+			}
+		break;
+	default:
+		call.proc = P_WRITE;
+		fill_seeded(t->wbuf, MT_WRITE, t->id * 1000 + i);
+		put32(args, MT_WRITE);
+		call.args = args;
+		call.args_len = 4;
+		call.arg_bulk = t->wbuf;
+		call.arg_bulk_len = MT_WRITE;
+		rc = rr_clnt_call(t->c, &call);
+		if (rc || call.res_len != 8 || get32(res) != MT_WRITE ||
+		    get32(res + 4) != fnv1a(t->wbuf, MT_WRITE)) {
+			mt_fail(t, i, "WRITE", rc, &call);
+			return;
+		}
+		break;
+	}
+	t->ok++;
+}
+
+static void *mt_main(void *arg)
+{
+	struct mt_thread *t = arg;
+
+	for (uint32_t i = 0; i < NPERTHREAD && !t->err[0]; i++)
+		mt_one(t, i);
+	return NULL;
+}
+
+static void many_sync_callers_share_one_client_correctly(void **state)
+{
+	struct fx *f = *state;
+	struct mt_thread t[NTHREADS];
+	struct rr_xprt_stats b = stats_of(f->c), a;
+
+	memset(t, 0, sizeof(t));
+	for (uint32_t i = 0; i < NTHREADS; i++) {
+		t[i] = (struct mt_thread){.c = f->c, .id = i, .reg = !(i & 1)};
+		t[i].rbuf = malloc(MT_READ);
+		t[i].wbuf = malloc(MT_WRITE);
+		assert_non_null(t[i].rbuf);
+		assert_non_null(t[i].wbuf);
+		if (t[i].reg) {
+			assert_int_equal(
+				rr_clnt_mem_reg(f->c, t[i].rbuf, MT_READ), 0);
+			assert_int_equal(
+				rr_clnt_mem_reg(f->c, t[i].wbuf, MT_WRITE), 0);
+		}
+	}
+	for (uint32_t i = 0; i < NTHREADS; i++)
+		assert_int_equal(pthread_create(&t[i].t, NULL, mt_main, &t[i]),
+				 0);
+	for (uint32_t i = 0; i < NTHREADS; i++)
+		pthread_join(t[i].t, NULL);
+	for (uint32_t i = 0; i < NTHREADS; i++)
+		if (t[i].err[0])
+			fail_msg("%s", t[i].err);
+	for (uint32_t i = 0; i < NTHREADS; i++)
+		assert_int_equal(t[i].ok, NPERTHREAD);
+	a = stats_of(f->c);
+	assert_int_equal(a.calls - b.calls, NTHREADS * NPERTHREAD);
+	for (uint32_t i = 0; i < NTHREADS; i++) {
+		if (t[i].reg) {
+			assert_int_equal(rr_clnt_mem_unreg(f->c, t[i].rbuf), 0);
+			assert_int_equal(rr_clnt_mem_unreg(f->c, t[i].wbuf), 0);
+		}
+		free(t[i].rbuf);
+		free(t[i].wbuf);
+	}
+	check_clean(f->c, true);
+}
+
+/* ------------------------------------------------ 6, 7, 8: bad peers */
+
+static void
+call_to_a_stopped_server_times_out_and_its_late_reply_is_absorbed(void **state)
+{
+	struct fx *f = *state;
+	uint8_t args[100], res[100 + SLACK];
+	struct rr_call call = mkcall(P_ECHO, res, 100);
+	uint64_t t0, dt;
+	int rc;
+
+	null_ok(f->c); /* the grant is in */
+	fill_seeded(args, sizeof(args), 6);
+	call.args = args;
+	call.args_len = sizeof(args);
+	call.timeout_ms = 300;
+	server_freeze(&f->sv);
+	t0 = now_ms();
+	rc = rr_clnt_call(f->c, &call);
+	dt = now_ms() - t0;
+	fprintf(stderr, "  timed out after %llu ms\n", (unsigned long long)dt);
+	if (rc != -ETIMEDOUT)
+		fail_msg("call to a stopped server: rc %d after %llu ms", rc,
+			 (unsigned long long)dt);
+	assert_true(dt >= 290);
+	assert_true(dt < 5000);
+	assert_int_equal(stats_of(f->c).timeouts, 1);
+	/* The caller owns res again: the late reply must not land there. */
+	memset(res, SENTINEL, sizeof(res));
+	server_thaw(&f->sv);
+	null_ok(f->c);
+	null_ok(f->c);
+	assert_sentinel(res, sizeof(res));
+	big_ok(f->c, 20000);
+	check_clean(f->c, true);
+}
+
+static void cancelled_call_completes_with_ecanceled(void **state)
+{
+	struct fx *f = *state;
+	struct async_log log;
+	struct async_slot s = {.log = &log, .idx = 0};
+
+	async_log_init(&log);
+	null_ok(f->c);
+	fill_seeded(s.args, ASYNC_LEN, 7);
+	s.call = mkcall(P_ECHO, s.res, ASYNC_LEN);
+	s.call.args = s.args;
+	s.call.args_len = ASYNC_LEN;
+	server_freeze(&f->sv);
+	assert_int_equal(rr_clnt_call_async(f->c, &s.call, async_done, &s), 0);
+	assert_int_equal(async_ndone(&log), 0);
+	assert_int_equal(rr_clnt_cancel(f->c, &s.call), 0);
+	async_drive(f->c, &log, 1, 5000);
+	assert_int_equal(log.count[0], 1);
+	if (log.rc[0] != -ECANCELED)
+		fail_msg("cancelled call: rc %d", log.rc[0]);
+	assert_int_equal(rr_clnt_cancel(f->c, &s.call), -ENOENT);
+	assert_int_equal(stats_of(f->c).cancels, 1);
+	memset(s.res, SENTINEL, ASYNC_LEN);
+	server_thaw(&f->sv);
+	null_ok(f->c);
+	null_ok(f->c);
+	for (size_t i = 0; i < ASYNC_LEN; i++)
+		assert_int_equal(s.res[i], SENTINEL);
+	assert_int_equal(log.count[0], 1);
+	check_clean(f->c, false);
+	async_log_fini(&log);
+}
+
+#define NKILL 24
+
+static void killed_server_fails_every_call_in_flight_exactly_once(void **state)
+{
+	struct fx *f = *state;
+	struct async_slot *s = calloc(NKILL, sizeof(*s));
+	uint8_t *rbuf = malloc(NKILL * 65536), *wbuf = malloc(65536);
+	struct async_log log;
+	struct rr_xprt_stats st;
+	uint8_t res[16];
+	struct rr_call after = mkcall(P_NULL, res, sizeof(res));
+	uint8_t args[NKILL][4];
+	int rc;
+
+	assert_non_null(s);
+	assert_non_null(rbuf);
+	assert_non_null(wbuf);
+	async_log_init(&log);
+	assert_int_equal(rr_clnt_mem_reg(f->c, rbuf, NKILL * 65536), 0);
+	assert_int_equal(rr_clnt_mem_reg(f->c, wbuf, 65536), 0);
+	fill_seeded(wbuf, 65536, 8);
+	null_ok(f->c);
+	server_freeze(&f->sv);
+	for (uint32_t i = 0; i < NKILL; i++) {
+		struct rr_call *call = &s[i].call;
+
+		s[i].log = &log;
+		s[i].idx = i;
+		fill_seeded(s[i].args, ASYNC_LEN, i);
+		*call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
+		call->args = s[i].args;
+		call->args_len = ASYNC_LEN;
+		if (i % 3 == 1) { /* a write chunk in flight */
+			call->proc = P_READ;
+			put32(args[i], 65536);
+			call->args = args[i];
+			call->args_len = 4;
+			call->res_bulk = rbuf + (size_t)i * 65536;
+			call->res_bulk_cap = 65536;
+		} else if (i % 3 == 2) { /* a read chunk in flight */
+			call->proc = P_WRITE;
+			put32(args[i], 65536);
+			call->args = args[i];
+			call->args_len = 4;
+			call->arg_bulk = wbuf;
+			call->arg_bulk_len = 65536;
+		}
+		rc = rr_clnt_call_async(f->c, call, async_done, &s[i]);
+		if (rc)
+			fail_msg("rr_clnt_call_async %u: %d", i, rc);
+	}
+	server_kill(&f->sv);
+	async_drive(f->c, &log, NKILL, 20000);
+	for (uint32_t i = 0; i < NKILL; i++)
+		if (log.count[i] != 1 || log.rc[i] != -ECONNRESET)
+			fail_msg("call %u: %u callbacks, rc %d", i,
+				 log.count[i], log.rc[i]);
+	rc = rr_clnt_call(f->c, &after);
+	if (rc != -ECONNRESET)
+		fail_msg("call after the server died: rc %d", rc);
+	st = stats_of(f->c);
+	print_stats("client", &st);
+	assert_int_equal(st.conn_lost, 1);
+	/* Windows of a lost connection are freed, not invalidated. */
+	check_clean(f->c, false);
+	assert_int_equal(rr_clnt_destroy(f->c), 0);
+	f->c = NULL;
+	for (uint32_t i = 0; i < NKILL; i++)
+		assert_int_equal(log.count[i], 1);
+	async_log_fini(&log);
+	free(rbuf);
+	free(wbuf);
+	free(s);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+/*
+ * rpc_functional [PATTERN [SKIP]]: runs the tests whose names match
+ * PATTERN (cmocka wildcards), skipping those matching SKIP. RR_PROVIDER
+ * picks the fabric provider (default iwarp) on both sides.
+ */
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		T(null_call_succeeds_with_empty_results),
+		T(echo_returns_the_argument_bytes_at_every_size),
+		T(read_lands_exactly_in_registered_memory_without_copies),
+		T(read_lands_exactly_in_unregistered_memory_via_bounce),
+		T(read_without_a_result_buffer_returns_the_bytes_inline),
+		T(write_delivers_exact_bytes_from_registered_memory),
+		T(write_delivers_exact_bytes_from_unregistered_memory_via_bounce),
+		T(big_results_arrive_exactly_inline_or_by_reply_chunk),
+		T(whoami_reports_the_auth_sys_identity_of_the_call),
+		T(whoami_without_credentials_reports_none),
+		T(call_to_an_unknown_program_is_prog_unavail),
+		T(call_to_a_wrong_version_is_prog_mismatch),
+		T(prog_mismatch_names_the_versions_served),
+		T(call_to_an_unknown_procedure_is_proc_unavail),
+		T(handler_garbage_args_reaches_the_caller),
+		T(inline_results_larger_than_res_cap_fail_with_emsgsize),
+		T(results_too_big_for_inline_without_reply_chunk_fail_with_emsgsize),
+		T(results_larger_than_the_reply_chunk_fail_with_emsgsize),
+		T(bulk_result_larger_than_res_bulk_cap_fails_with_emsgsize),
+		cmocka_unit_test_setup_teardown(
+			async_calls_beyond_the_credits_complete_in_issue_order,
+			setup_two_credits, teardown),
+		T(many_sync_callers_share_one_client_correctly),
+		T(call_to_a_stopped_server_times_out_and_its_late_reply_is_absorbed),
+		T(cancelled_call_completes_with_ecanceled),
+		T(killed_server_fails_every_call_in_flight_exactly_once),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	if (argc > 2)
+		cmocka_set_skip_filter(argv[2]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
