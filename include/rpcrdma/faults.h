@@ -20,6 +20,8 @@
 
 #include <rpcrdma/fabric.h>
 
+#include <stdbool.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -45,6 +47,11 @@ struct rr_fault_plan {
 	uint32_t fail_inv_ppm;
 	/* A posted send WR is flushed: the QP is disconnected before it. */
 	uint32_t flush_wr_ppm;
+	/*
+	 * Check that a Send's memory is unchanged until the first completion
+	 * that covers it is delivered (invariant 2; see send_bufs_modified).
+	 */
+	bool guard_sends;
 };
 
 struct rr_fault_stats {
@@ -53,6 +60,7 @@ struct rr_fault_stats {
 	uint64_t regs_failed;
 	uint64_t invs_failed;
 	uint64_t wrs_flushed;
+	uint64_t send_bufs_modified; /* guard_sends: memory reused too early */
 };
 
 /* dev must have been opened as "faults". */

@@ -122,7 +122,15 @@ struct f_qp {
 	atomic_int unsig_out; /* unsignaled, not yet retired */
 	/* Receive completions delivered: releases held Send completions. */
 	atomic_uint_fast64_t recv_epoch;
+	struct f_guard *guard; /* plan.guard_sends, else NULL */
 };
+
+/* f_guard.c */
+struct f_guard;
+int f_guard_init(struct f_qp *qp);
+void f_guard_fini(struct f_qp *qp);
+void f_guard_post(struct f_qp *qp, const struct rr_send_wr *wr);
+void f_guard_complete(struct f_qp *qp, uint64_t wr_id);
 
 static inline struct f_device *to_f_dev(struct rr_device *d)
 {

@@ -284,8 +284,10 @@ static void account(const struct rr_wc *wc)
 		atomic_fetch_add(&qp->recv_epoch, 1);
 		return;
 	}
-	if (wc->status == RR_WC_SUCCESS)
+	if (wc->status == RR_WC_SUCCESS) {
 		n += atomic_exchange(&qp->unsig_out, 0);
+		f_guard_complete(qp, wc->wr_id);
+	}
 	sq_retire(qp, n);
 }
 

@@ -59,6 +59,13 @@ int f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 	pthread_mutex_unlock(&dev->mu);
 	qp->rng_post = f_stream(dev->plan.seed, 'P', idx);
 	qp->rng_cqe = f_stream(dev->plan.seed, 'C', idx);
+	rc = f_guard_init(qp);
+	if (rc) {
+		rr_qp_destroy(qp->inner);
+		pthread_mutex_destroy(&qp->mu);
+		free(qp);
+		return rc;
+	}
 	*out = &qp->base;
 	return 0;
 }
@@ -92,6 +99,7 @@ int f_qp_destroy(struct rr_qp *q)
 	pthread_mutex_unlock(&a->mu);
 	if (rc)
 		return rc;
+	f_guard_fini(qp);
 	pthread_mutex_destroy(&qp->mu);
 	free(qp);
 	return 0;
@@ -314,6 +322,7 @@ static int post_one(struct post *p, struct rr_send_wr *wr, bool *dead,
 		return rc;
 	p->user[p->n++] = wr;
 	sq_take(qp, wr, 1);
+	f_guard_post(qp, wr);
 	return p->n == F_CHUNK ? flush_piece(p, failed) : 0;
 }
 

@@ -63,8 +63,9 @@ bool f_roll(uint64_t *state, uint32_t ppm)
 
 static bool plan_active(const struct rr_fault_plan *p)
 {
-	return p && (p->delay_send_cqe_ppm || p->reorder_ppm ||
-		     p->fail_reg_ppm || p->fail_inv_ppm || p->flush_wr_ppm);
+	return p &&
+	       (p->delay_send_cqe_ppm || p->reorder_ppm || p->fail_reg_ppm ||
+		p->fail_inv_ppm || p->flush_wr_ppm || p->guard_sends);
 }
 
 static int f_device_open(const struct rr_device_opts *opts,
@@ -141,6 +142,8 @@ int rr_faults_stats(struct rr_device *d, struct rr_fault_stats *out)
 		__atomic_load_n(&dev->stats.invs_failed, __ATOMIC_RELAXED);
 	out->wrs_flushed =
 		__atomic_load_n(&dev->stats.wrs_flushed, __ATOMIC_RELAXED);
+	out->send_bufs_modified = __atomic_load_n(
+		&dev->stats.send_bufs_modified, __ATOMIC_RELAXED);
 	return 0;
 }
 

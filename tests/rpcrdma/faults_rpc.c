@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The client transport over the faults provider. Every Send completion is
+ * held until after the reply (invariant 2: a reply before its Send
+ * completion is normal and handled once), polled batches are shuffled, and
+ * the send-buffer guard checks that no send buffer is reused before a
+ * completion covering its Send was delivered.
+ */
+#include <rpcrdma/faults.h>
+#include <rpcrdma/rpc.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#define PROG   0x20000066
+#define NCALLS 3000
+#define DEPTH  16
+
+static uint32_t p_echo(struct rr_svc_req *r, void *a)
+{
+	size_t n, cap;
+	const void *args = rr_svc_args(r, &n);
+	void *res = rr_svc_res_buf(r, &cap);
+
+	(void)a;
+	memcpy(res, args, n);
+	rr_svc_set_res(r, n, NULL, 0);
+	return RR_SUCCESS;
+}
+
+static const rr_svc_fn procs[] = {NULL, p_echo};
+
+struct slot {
+	struct rr_call call;
+	uint8_t args[512];
+	uint8_t res[512];
+	uint32_t n;
+	bool busy;
+};
+
+struct run {
+	struct slot slots[DEPTH];
+	uint32_t issued, done, bad;
+};
+
+static void on_done(struct rr_call *call, int rc, void *arg)
+{
+	struct run *run = arg;
+	struct slot *s = (struct slot *)call;
+
+	if (rc || call->res_len != s->n || memcmp(s->res, s->args, s->n))
+		run->bad++;
+	s->busy = false;
+	run->done++;
+}
+
+static void issue(struct rr_clnt *c, struct run *run, struct slot *s)
+{
+	s->n = 8 + (run->issued * 37) % 500;
+	for (uint32_t i = 0; i < s->n; i++)
+		s->args[i] = (uint8_t)(run->issued + i);
+	s->call = (struct rr_call){.prog = PROG,
+				   .vers = 1,
+				   .proc = 1,
+				   .args = s->args,
+				   .args_len = s->n,
+				   .res = s->res,
+				   .res_cap = sizeof(s->res)};
+	s->busy = true;
+	run->issued++;
+	assert_int_equal(rr_clnt_call_async(c, &s->call, on_done, run), 0);
+}
+
+static void *serve(void *arg)
+{
+	rr_svc_run(arg);
+	return NULL;
+}
+
+static void replies_before_send_completions_are_handled_once(void **state)
+{
+	struct rr_fault_plan plan = {.seed = 7,
+				     .delay_send_cqe_ppm = RR_PPM_ALWAYS,
+				     .reorder_ppm = 300000,
+				     .guard_sends = true};
+	struct rr_device_opts dopts = {.inner = "iwarp", .faults = &plan};
+	/* Few credits: few send contexts, so early reuse would show. */
+	struct rr_clnt_opts copts = {
+		.provider = "faults", .dev_opts = &dopts, .credits = 4};
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct rr_svc_prog prog = {PROG, 1, 2, procs, NULL};
+	static struct run run;
+	struct rr_fault_stats fs;
+	struct rr_xprt_stats st;
+	struct rr_svc *svc;
+	struct rr_clnt *c;
+	pthread_t t;
+	uint16_t port;
+
+	(void)state;
+	assert_int_equal(
+		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), NULL, &svc),
+		0);
+	assert_int_equal(rr_svc_register(svc, &prog), 0);
+	assert_int_equal(rr_svc_port(svc, &port), 0);
+	assert_int_equal(pthread_create(&t, NULL, serve, svc), 0);
+	assert_int_equal(rr_clnt_create("127.0.0.1", port, &copts, &c), 0);
+	while (run.done < NCALLS) {
+		for (int i = 0; i < DEPTH && run.issued < NCALLS; i++)
+			if (!run.slots[i].busy)
+				issue(c, &run, &run.slots[i]);
+		int rc = rr_clnt_progress(c, 10000);
+
+		assert_true(rc == 0 || rc == -ETIMEDOUT);
+	}
+	assert_int_equal(run.bad, 0);
+	assert_int_equal(rr_clnt_stats(c, &st), 0);
+	assert_int_equal(rr_faults_stats(rr_clnt_device(c), &fs), 0);
+	print_message("calls %lu, replies before their Send completed %lu, "
+		      "send completions held %lu, batches shuffled %lu\n",
+		      (unsigned long)st.calls,
+		      (unsigned long)st.reply_before_send_cqe,
+		      (unsigned long)fs.send_cqes_delayed,
+		      (unsigned long)fs.batches_reordered);
+	assert_int_equal(st.calls, NCALLS);
+	assert_true(st.reply_before_send_cqe > 0);
+	assert_true(fs.send_cqes_delayed > 0);
+	assert_int_equal(fs.send_bufs_modified, 0);
+	assert_int_equal(st.unknown_cqes, 0);
+	assert_int_equal(rr_clnt_destroy(c), 0);
+	rr_svc_stop(svc);
+	pthread_join(t, NULL);
+	assert_int_equal(rr_svc_destroy(svc), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+			replies_before_send_completions_are_handled_once),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
