@@ -47,6 +47,8 @@ struct rr_fault_plan {
 	uint32_t fail_inv_ppm;
 	/* A posted send WR is flushed: the QP is disconnected before it. */
 	uint32_t flush_wr_ppm;
+	/* Deliver a completion a second time (the consumer must drop it). */
+	uint32_t dup_cqe_ppm;
 	/*
 	 * Check that a Send's memory is unchanged until the first completion
 	 * that covers it is delivered (invariant 2; see send_bufs_modified).
@@ -61,6 +63,7 @@ struct rr_fault_stats {
 	uint64_t invs_failed;
 	uint64_t wrs_flushed;
 	uint64_t send_bufs_modified; /* guard_sends: memory reused too early */
+	uint64_t cqes_duplicated;    /* second copies delivered */
 };
 
 /* dev must have been opened as "faults". */

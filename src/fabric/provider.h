@@ -114,6 +114,23 @@ struct rr_provider_ops {
 	int (*disconnect)(struct rr_qp *qp);
 };
 
+/* The completion opcode that reports a send-queue work request. */
+static inline enum rr_wc_opcode rr__wc_opcode_of(unsigned wr_opcode)
+{
+	switch (wr_opcode) {
+	case RR_WR_RDMA_WRITE:
+		return RR_WC_RDMA_WRITE;
+	case RR_WR_RDMA_READ:
+		return RR_WC_RDMA_READ;
+	case RR_WR_LOCAL_INV:
+		return RR_WC_LOCAL_INV;
+	case RR_WR_REG:
+		return RR_WC_REG;
+	default:
+		return RR_WC_SEND;
+	}
+}
+
 extern const struct rr_provider_ops rr__iwarp_ops;
 extern const struct rr_provider_ops rr__faults_ops;
 

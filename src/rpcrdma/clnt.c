@@ -78,7 +78,10 @@ static int alloc_pools(struct rr_clnt *c)
 	c->free_reqs = calloc(n, sizeof(*c->free_reqs));
 	c->sctx = calloc(c->nsctx, sizeof(*c->sctx));
 	c->cbs = calloc(n, sizeof(*c->cbs));
-	if (!c->reqs || !c->free_reqs || !c->sctx || !c->cbs)
+	c->recv_seq = calloc(c->nrecv, sizeof(*c->recv_seq));
+	c->recv_out = calloc(c->nrecv, sizeof(*c->recv_out));
+	if (!c->reqs || !c->free_reqs || !c->sctx || !c->cbs || !c->recv_seq ||
+	    !c->recv_out)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		c->reqs[i].idx = i;
@@ -258,6 +261,8 @@ int rr_clnt_destroy(struct rr_clnt *c)
 	free(c->free_reqs);
 	free(c->sctx);
 	free(c->cbs);
+	free(c->recv_seq);
+	free(c->recv_out);
 	pthread_cond_destroy(&c->bg_cv);
 	pthread_mutex_destroy(&c->mu);
 	free(c);

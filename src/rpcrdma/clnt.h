@@ -79,6 +79,7 @@ struct clnt_sendctx {
 	uint32_t seq;
 	uint64_t sq_mark; /* sq_posted after this Send was posted */
 	bool busy;
+	bool cqe_seen; /* its own completion arrived (signaled Sends) */
 };
 
 struct clnt_memreg {
@@ -116,6 +117,8 @@ struct rr_clnt {
 	uint32_t sctx_head, sctx_tail; /* ring in posting order */
 
 	uint32_t nrecv;
+	uint32_t *recv_seq; /* per receive buffer: its current posting */
+	bool *recv_out;	    /* posted and not yet completed */
 	struct rr_bufpool sendbufs, recvbufs, bounce;
 	uint32_t bounce_free; /* bitmask of free bounce buffers */
 

@@ -308,6 +308,7 @@ static int post_send(struct rr_clnt *c, struct clnt_req *r,
 	sge.length = (uint32_t)off;
 	sc->seq++;
 	sc->busy = true;
+	sc->cqe_seen = false;
 	/* Signal regularly so send contexts and queue slots come back. */
 	if (++c->unsignaled >= CLNT_SIGNAL_EVERY) {
 		wr.flags |= RR_SEND_SIGNALED;

@@ -21,10 +21,10 @@ void clnt_post_recv(struct rr_clnt *c, uint32_t i)
 	struct rr_sge sge = {.addr = (uintptr_t)rr_bufpool_at(&c->recvbufs, i),
 			     .length = c->recvbufs.size,
 			     .lkey = rr_mr_lkey(c->recvbufs.mr)};
-	struct rr_recv_wr wr = {.wr_id = rr_wrid(c->gen, RR_WRK_RECV, i, 0),
-				.sg_list = &sge,
-				.num_sge = 1};
+	struct rr_recv_wr wr = {.sg_list = &sge, .num_sge = 1};
 
+	wr.wr_id = rr_wrid(c->gen, RR_WRK_RECV, i, ++c->recv_seq[i]);
+	c->recv_out[i] = true;
 	if (!c->dead && rr_qp_post_recv(c->qp, &wr, NULL))
 		clnt_fail_all(c, -ECONNRESET);
 }
@@ -216,15 +216,22 @@ static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
 		clnt_fail_all(c, -ECONNRESET);
 		return;
 	}
-	if (kind == RR_WRK_RECV && slot < c->nrecv) {
+	if (kind == RR_WRK_RECV && slot < c->nrecv && c->recv_out[slot] &&
+	    c->recv_seq[slot] == seq) {
+		/* ORDER: cleared before the buffer is reposted in there. */
+		c->recv_out[slot] = false;
 		handle_reply(c, slot, wc);
 	} else if (kind == RR_WRK_SEND && slot < c->nsctx &&
-		   c->sctx[slot].seq == seq) {
+		   c->sctx[slot].seq == seq && !c->sctx[slot].cqe_seen) {
 		/* Possibly already retired by a later completion. */
+		c->sctx[slot].cqe_seen = true;
 		sq_retire(c, c->sctx[slot].sq_mark);
 	} else if (kind == RR_WRK_LINV && slot < c->nreqs &&
 		   c->reqs[slot].seq == seq && c->reqs[slot].nlinv_out) {
 		handle_linv(c, &c->reqs[slot]);
+	} else if (kind >= RR_WRK_SEND && kind <= RR_WRK_LINV) {
+		c->st.stale_cqes++; /* a use already completed: duplicate/late
+				     */
 	} else {
 		c->st.unknown_cqes++;
 	}

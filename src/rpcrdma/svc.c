@@ -274,15 +274,21 @@ static void dispatch(struct rr_svc *s, const struct rr_wc *wc)
 		cn->dead = true;
 		return;
 	}
-	if (kind == RR_WRK_RECV && slot < cn->nrecv) {
+	if (kind == RR_WRK_RECV && slot < cn->nrecv &&
+	    cn->reqs[slot].recv_out && cn->reqs[slot].recv_seq == seq) {
+		cn->reqs[slot].recv_out = false;
 		svc_recv(cn, slot, wc->byte_len);
 	} else if (kind == RR_WRK_SEND && slot < cn->nsctx &&
-		   cn->sctx[slot].seq == seq) {
+		   cn->sctx[slot].seq == seq && !cn->sctx[slot].cqe_seen) {
+		cn->sctx[slot].cqe_seen = true;
 		svc_sq_retire(cn, cn->sctx[slot].sq_mark);
 	} else if (kind == RR_WRK_READ && slot < cn->nrecv &&
 		   cn->reqs[slot].seq == seq &&
 		   cn->reqs[slot].state == SREQ_PULLING) {
 		svc_read_done(cn, &cn->reqs[slot]);
+	} else if (kind >= RR_WRK_SEND && kind <= RR_WRK_READ) {
+		s->st.stale_cqes++; /* a use already completed: duplicate/late
+				     */
 	} else {
 		s->st.unknown_cqes++;
 	}

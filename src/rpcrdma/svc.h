@@ -44,6 +44,8 @@ struct rr_svc_req {
 	int hlen;
 	int bulk; /* bulk buffer holding pulled data, or -1 */
 	uint64_t read_mark;
+	uint32_t recv_seq; /* its receive buffer's current posting */
+	bool recv_out;
 	/* decoded call */
 	struct rr_call_hdr call;
 	const uint8_t *args;
@@ -64,6 +66,7 @@ struct svc_sendctx {
 	uint64_t sq_mark;
 	int bulk; /* bulk buffer to release with this Send, or -1 */
 	bool busy;
+	bool cqe_seen; /* its own completion arrived (signaled Sends) */
 };
 
 struct svc_conn {

@@ -30,10 +30,10 @@ void svc_post_recv(struct svc_conn *cn, uint32_t i)
 	struct rr_sge sge = {.addr = (uintptr_t)rr_bufpool_at(&cn->recvbufs, i),
 			     .length = cn->recvbufs.size,
 			     .lkey = rr_mr_lkey(cn->recvbufs.mr)};
-	struct rr_recv_wr wr = {.wr_id = rr_wrid(cn->gen, RR_WRK_RECV, i, 0),
-				.sg_list = &sge,
-				.num_sge = 1};
+	struct rr_recv_wr wr = {.sg_list = &sge, .num_sge = 1};
 
+	wr.wr_id = rr_wrid(cn->gen, RR_WRK_RECV, i, ++cn->reqs[i].recv_seq);
+	cn->reqs[i].recv_out = true;
 	if (!cn->dead && rr_qp_post_recv(cn->qp, &wr, NULL))
 		cn->dead = true;
 }
@@ -133,6 +133,7 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 
 	sc->seq++;
 	sc->busy = true;
+	sc->cqe_seen = false;
 	sc->bulk = bulk;
 	send->wr_id = rr_wrid(cn->gen, RR_WRK_SEND, sc_idx, sc->seq);
 	if (bulk >= 0 || ++cn->unsignaled >= SVC_SIGNAL_EVERY) {

@@ -86,12 +86,10 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-static void replies_before_send_completions_are_handled_once(void **state)
+static void run_calls(const struct rr_fault_plan *planp,
+		      struct rr_xprt_stats *stp, struct rr_fault_stats *fsp)
 {
-	struct rr_fault_plan plan = {.seed = 7,
-				     .delay_send_cqe_ppm = RR_PPM_ALWAYS,
-				     .reorder_ppm = 300000,
-				     .guard_sends = true};
+	struct rr_fault_plan plan = *planp;
 	struct rr_device_opts dopts = {.inner = "iwarp", .faults = &plan};
 	/* Few credits: few send contexts, so early reuse would show. */
 	struct rr_clnt_opts copts = {
@@ -107,7 +105,7 @@ static void replies_before_send_completions_are_handled_once(void **state)
 	pthread_t t;
 	uint16_t port;
 
-	(void)state;
+	memset(&run, 0, sizeof(run));
 	assert_int_equal(
 		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), NULL, &svc),
 		0);
@@ -133,14 +131,50 @@ static void replies_before_send_completions_are_handled_once(void **state)
 		      (unsigned long)fs.send_cqes_delayed,
 		      (unsigned long)fs.batches_reordered);
 	assert_int_equal(st.calls, NCALLS);
-	assert_true(st.reply_before_send_cqe > 0);
-	assert_true(fs.send_cqes_delayed > 0);
-	assert_int_equal(fs.send_bufs_modified, 0);
-	assert_int_equal(st.unknown_cqes, 0);
 	assert_int_equal(rr_clnt_destroy(c), 0);
 	rr_svc_stop(svc);
 	pthread_join(t, NULL);
 	assert_int_equal(rr_svc_destroy(svc), 0);
+	*stp = st;
+	*fsp = fs;
+}
+
+static void replies_before_send_completions_are_handled_once(void **state)
+{
+	struct rr_fault_plan plan = {.seed = 7,
+				     .delay_send_cqe_ppm = RR_PPM_ALWAYS,
+				     .reorder_ppm = 300000,
+				     .guard_sends = true};
+	struct rr_fault_stats fs;
+	struct rr_xprt_stats st;
+
+	(void)state;
+	run_calls(&plan, &st, &fs);
+	assert_true(st.reply_before_send_cqe > 0);
+	assert_true(fs.send_cqes_delayed > 0);
+	assert_int_equal(fs.send_bufs_modified, 0);
+	assert_int_equal(st.unknown_cqes, 0);
+}
+
+/* Invariant 4: a completion delivered twice is counted, never acted on. */
+static void duplicate_completions_are_counted_not_acted_on(void **state)
+{
+	struct rr_fault_plan plan = {.seed = 11,
+				     .dup_cqe_ppm = 100000,
+				     .reorder_ppm = 200000,
+				     .guard_sends = true};
+	struct rr_fault_stats fs;
+	struct rr_xprt_stats st;
+
+	(void)state;
+	run_calls(&plan, &st, &fs);
+	print_message("duplicates injected %lu, counted stale %lu\n",
+		      (unsigned long)fs.cqes_duplicated,
+		      (unsigned long)st.stale_cqes);
+	assert_true(fs.cqes_duplicated > 100);
+	assert_int_equal(st.stale_cqes, fs.cqes_duplicated);
+	assert_int_equal(st.unknown_cqes, 0);
+	assert_int_equal(fs.send_bufs_modified, 0);
 }
 
 int main(void)
@@ -148,6 +182,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(
 			replies_before_send_completions_are_handled_once),
+		cmocka_unit_test(
+			duplicate_completions_are_counted_not_acted_on),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,6 +87,7 @@ struct f_req {
 struct f_cqe {
 	struct rr_wc wc;
 	uint64_t epoch; /* held: the QP's recv_epoch when it was held */
+	bool dup;	/* an injected second copy: accounted for already */
 };
 
 struct f_ring {

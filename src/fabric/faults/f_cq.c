@@ -291,14 +291,14 @@ static void account(const struct rr_wc *wc)
 	sq_retire(qp, n);
 }
 
-static void shuffle(struct f_cq *cq, struct rr_wc *wc, int n)
+static void shuffle(struct f_cq *cq, struct f_cqe *e, int n)
 {
 	for (int i = n - 1; i > 0; i--) {
 		int j = (int)(f_rand(&cq->rng) % (uint64_t)(i + 1));
-		struct rr_wc t = wc[i];
+		struct f_cqe t = e[i];
 
-		wc[i] = wc[j];
-		wc[j] = t;
+		e[i] = e[j];
+		e[j] = t;
 	}
 }
 
@@ -306,16 +306,31 @@ static void shuffle(struct f_cq *cq, struct rr_wc *wc, int n)
 static int deliver(struct f_cq *cq, struct rr_wc *wc, int n)
 {
 	struct f_device *dev = to_f_dev(cq->base.dev);
+	struct f_cqe e[64];
 	int got = 0;
 
+	if (n > 64)
+		n = 64;
 	while (got < n && cq->out.count)
-		wc[got++] = ring_pop(&cq->out).wc;
+		e[got++] = ring_pop(&cq->out);
 	if (got > 1 && f_roll(&cq->rng, dev->plan.reorder_ppm)) {
-		shuffle(cq, wc, got);
+		shuffle(cq, e, got);
 		F_COUNT(dev, batches_reordered);
 	}
-	for (int i = 0; i < got; i++)
+	for (int i = 0; i < got; i++) {
+		struct f_cqe copy = {.wc = e[i].wc, .dup = true};
+
+		wc[i] = e[i].wc;
+		if (e[i].dup) {
+			/* Counted as delivered; accounted with the original. */
+			F_COUNT(dev, cqes_duplicated);
+			continue;
+		}
 		account(&wc[i]);
+		/* A completion delivered twice: the consumer must notice. */
+		if (f_roll(&cq->rng, dev->plan.dup_cqe_ppm))
+			ring_push(&cq->out, &copy);
+	}
 	return got;
 }
 

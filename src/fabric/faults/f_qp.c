@@ -129,22 +129,6 @@ int f_post_recv(struct rr_qp *q, struct rr_recv_wr *wr, struct rr_recv_wr **bad)
 
 /* ------------------------------------------------------------- posting */
 
-static enum rr_wc_opcode wc_opcode(enum rr_wr_opcode op)
-{
-	switch (op) {
-	case RR_WR_RDMA_WRITE:
-		return RR_WC_RDMA_WRITE;
-	case RR_WR_RDMA_READ:
-		return RR_WC_RDMA_READ;
-	case RR_WR_LOCAL_INV:
-		return RR_WC_LOCAL_INV;
-	case RR_WR_REG:
-		return RR_WC_REG;
-	default:
-		return RR_WC_SEND;
-	}
-}
-
 static enum f_fault decide(struct f_qp *qp, const struct rr_send_wr *wr)
 {
 	const struct rr_fault_plan *p = &qp->dev->plan;
@@ -258,7 +242,7 @@ static int synth(struct f_qp *qp, const struct rr_send_wr *wr,
 	struct rr_wc wc = {.wr_id = wr->wr_id,
 			   .qp = &qp->base,
 			   .status = st,
-			   .opcode = wc_opcode(wr->opcode)};
+			   .opcode = rr__wc_opcode_of(wr->opcode)};
 	int rc;
 
 	/* Taken first: the completion may be polled at once. Always

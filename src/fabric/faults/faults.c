@@ -144,6 +144,8 @@ int rr_faults_stats(struct rr_device *d, struct rr_fault_stats *out)
 		__atomic_load_n(&dev->stats.wrs_flushed, __ATOMIC_RELAXED);
 	out->send_bufs_modified = __atomic_load_n(
 		&dev->stats.send_bufs_modified, __ATOMIC_RELAXED);
+	out->cqes_duplicated =
+		__atomic_load_n(&dev->stats.cqes_duplicated, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -112,22 +112,6 @@ enum rr_qp_state iw_qp_get_state(const struct rr_qp *q)
 	return (enum rr_qp_state)iw_qp_state(to_iw_qp((struct rr_qp *)q));
 }
 
-static enum rr_wc_opcode wc_opcode(uint8_t op)
-{
-	switch (op) {
-	case RR_WR_RDMA_WRITE:
-		return RR_WC_RDMA_WRITE;
-	case RR_WR_RDMA_READ:
-		return RR_WC_RDMA_READ;
-	case RR_WR_LOCAL_INV:
-		return RR_WC_LOCAL_INV;
-	case RR_WR_REG:
-		return RR_WC_REG;
-	default:
-		return RR_WC_SEND;
-	}
-}
-
 /* Caller holds tx_mu. */
 void iw_qp_complete_send(struct iw_qp *qp, const struct iw_wqe *w,
 			 enum rr_wc_status st, uint32_t byte_len)
@@ -135,7 +119,7 @@ void iw_qp_complete_send(struct iw_qp *qp, const struct iw_wqe *w,
 	struct rr_wc wc = {.wr_id = w->wr_id,
 			   .qp = &qp->base,
 			   .status = st,
-			   .opcode = wc_opcode(w->opcode),
+			   .opcode = rr__wc_opcode_of(w->opcode),
 			   .byte_len = byte_len};
 	uint32_t retire;
 
