@@ -312,14 +312,14 @@ static void loop_once(struct rr_svc *s)
 
 int rr_svc_run(struct rr_svc *s)
 {
-	while (!s->stop)
+	while (!atomic_load_explicit(&s->stop, memory_order_relaxed))
 		loop_once(s);
 	return 0;
 }
 
 void rr_svc_stop(struct rr_svc *s)
 {
-	s->stop = 1;
+	atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
 }
 
 int rr_svc_destroy(struct rr_svc *s)

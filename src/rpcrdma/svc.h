@@ -22,7 +22,7 @@
 #include "rpcrdma/xprt.h"
 
 #include <pthread.h>
-#include <signal.h>
+#include <stdatomic.h>
 
 #define SVC_RECV_EXTRA	 8
 #define SVC_SIGNAL_EVERY 16
@@ -99,7 +99,7 @@ struct rr_svc {
 	struct rr_evch *ch;
 	struct rr_cq *cq;
 	struct rr_listener *l;
-	volatile sig_atomic_t stop;
+	atomic_int stop; /* lock-free: safe from a signal handler too */
 	uint16_t next_gen;
 	struct svc_conn *conns;
 	uint32_t nconns;
