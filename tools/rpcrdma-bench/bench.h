@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <rpcrdma/fabric.h>
@@ -102,6 +103,8 @@ int bench_peer_notify_port(int notify_fd, uint16_t port);
 int bench_peer_port(struct bench_peer *p, uint16_t *port, const char *what);
 /* Waits (bounded) for the peer's exit; 0 only if it exited with status 0. */
 int bench_peer_reap(struct bench_peer *p, const char *what);
+/* Polls fd for events, retrying on EINTR; -ETIMEDOUT after timeout_ms. */
+int bench_wait_fd(int fd, short events, int timeout_ms);
 
 const char *bench_op_name(enum bench_op op);
 
@@ -122,6 +125,87 @@ void bench_json_str(const char *s);
 
 void bench_report(const struct bench_opts *o, const struct bench_result *ours,
 		  const struct bench_result *base);
+
+/* -------------------------- cmd.c: what the subcommands have in common */
+
+/* getopt values of the hidden options, which run one phase alone. */
+enum {
+	BENCH_OPT_BASELINE_ONLY = 256,
+	BENCH_OPT_NO_BASELINE,
+};
+
+/* Bits of the options every run must name. */
+enum {
+	BENCH_SEEN_WHAT = 1, /* the subcommand's own: bench_cli.what */
+	BENCH_SEEN_SIZE = 2,
+	BENCH_SEEN_DEPTH = 4,
+	BENCH_SEEN_SECONDS = 8,
+};
+
+/*
+ * The long options cmd.c reads, with the table's terminator: the end of
+ * each subcommand's table. The hidden two run one phase alone (debugging
+ * either side).
+ */
+/* clang-format off */
+#define BENCH_LONGOPTS                                                         \
+	{"size", required_argument, NULL, 's'},                                \
+	{"depth", required_argument, NULL, 'd'},                               \
+	{"seconds", required_argument, NULL, 't'},                             \
+	{"port", required_argument, NULL, 'p'},                                \
+	{"provider", required_argument, NULL, 'P'},                            \
+	{"json", no_argument, NULL, 'j'},                                      \
+	{"help", no_argument, NULL, 'h'},                                      \
+	{"baseline-only", no_argument, NULL, BENCH_OPT_BASELINE_ONLY},         \
+	{"no-baseline", no_argument, NULL, BENCH_OPT_NO_BASELINE},             \
+	{NULL, 0, NULL, 0}
+/* clang-format on */
+
+struct option;
+
+/* One of a subcommand's two phases. */
+struct bench_phase {
+	const char *name; /* for "<name> failed: why" */
+	int (*run)(const struct bench_opts *o, struct bench_result *r);
+};
+
+/*
+ * A subcommand. cmd.c reads --size ('s'), --depth ('d'), --seconds ('t'),
+ * --port ('p'), --provider ('P'), --json ('j'), --help ('h') and the hidden
+ * options; parse_own gets every other option. Its results are result_size
+ * bytes each and start with their struct bench_result.
+ */
+struct bench_cli {
+	const char *me; /* "rpcrdma-bench fabric": starts every message */
+	const struct option *longopts;
+	const char *synopsis;	/* printed after a wrong command line */
+	void (*usage)(FILE *f); /* --help */
+	const char *what;	/* the required option parse_own reads */
+	uint64_t size_min, size_max;
+	uint64_t depth_max;
+	unsigned max_shift; /* largest size suffix: 20 (M) or 30 (G) */
+	/* 0, or -EINVAL after saying what is wrong; sets BENCH_SEEN_WHAT. */
+	int (*parse_own)(const struct bench_cli *cli, int c, const char *arg,
+			 struct bench_opts *o, unsigned *seen);
+	/* Optional: run after the required-option check, before the rest. */
+	int (*check_own)(const struct bench_cli *cli,
+			 const struct bench_opts *o);
+	struct bench_phase ours, base;
+	const char *peer_failed; /* a phase's -ECHILD, said in words */
+	size_t result_size;
+	void (*report)(const struct bench_opts *o,
+		       const struct bench_result *ours,
+		       const struct bench_result *base);
+};
+
+/*
+ * Runs the subcommand: fills o (zeroed first) from argv, runs the phases
+ * it asks for and reports. Returns the exit status: 0, 1 if a phase
+ * failed, 2 after a wrong command line (said on stderr with the synopsis);
+ * --help prints the usage and returns 0.
+ */
+int bench_cli_run(const struct bench_cli *cli, int argc, char **argv,
+		  struct bench_opts *o);
 
 int bench_cmd_fabric(int argc, char **argv);
 int bench_cmd_rpc(int argc, char **argv);

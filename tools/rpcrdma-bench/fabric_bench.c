@@ -333,23 +333,53 @@ static void retire(struct fab *f, const struct rr_wc *wc)
  * After a disconnect every outstanding work request must come back, flushed
  * or (if it had finished) successful. Anything else is a provider error.
  */
+static int retire_flushed(struct fab *f, const struct rr_wc *wc, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (wc[i].status != RR_WC_SUCCESS &&
+		    wc[i].status != RR_WC_WR_FLUSH_ERR)
+			return wc_fail(f, &wc[i]);
+		retire(f, &wc[i]);
+	}
+	return 0;
+}
+
 static int fab_drain(struct fab *f)
 {
 	struct rr_wc wc[POLL_BATCH];
-	int i, n;
+	int n, err;
 
 	while (f->sq_used || f->rq_used) {
 		n = fab_poll(f, wc);
 		if (n < 0)
 			return n;
-		for (i = 0; i < n; i++) {
-			if (wc[i].status != RR_WC_SUCCESS &&
-			    wc[i].status != RR_WC_WR_FLUSH_ERR)
-				return wc_fail(f, &wc[i]);
-			retire(f, &wc[i]);
-		}
+		err = retire_flushed(f, wc, n);
+		if (err)
+			return err;
 	}
 	return 0;
+}
+
+/*
+ * Retires a completion of the Send echo, which both sides run. Returns 1
+ * for a received message of SIZE bytes (its buffer wants re-posting), 0
+ * for a finished Send, or a negative errno after saying what went wrong.
+ */
+static int echo_wc(struct fab *f, const struct rr_wc *wc, const char *what)
+{
+	if (wc->status != RR_WC_SUCCESS)
+		return wc_fail(f, wc);
+	retire(f, wc);
+	if (!(wc->wr_id & RECV_TAG))
+		return 0;
+	if (wc->byte_len != f->o->size) {
+		fprintf(stderr, "%s: %s %u bytes, expected %u\n", f->who, what,
+			wc->byte_len, f->o->size);
+		return -EPROTO;
+	}
+	return 1;
 }
 
 static void pdata_pack(uint8_t *p, const struct fab_remote *r)
@@ -487,15 +517,11 @@ static int peer_wait_disconnect(struct fab *f)
 static int peer_flushed(struct fab *f, const struct rr_wc *wc, int n)
 {
 	struct rr_cm_event ev;
-	int i, err;
+	int err;
 
-	for (i = 0; i < n; i++) {
-		if (wc[i].status != RR_WC_SUCCESS &&
-		    wc[i].status != RR_WC_WR_FLUSH_ERR)
-			return wc_fail(f, &wc[i]);
-		retire(f, &wc[i]);
-	}
-	err = fab_drain(f);
+	err = retire_flushed(f, wc, n);
+	if (!err)
+		err = fab_drain(f);
 	return err ? err
 		   : fab_expect(f, RR_CM_DISCONNECTED, BENCH_WAIT_MS, &ev);
 }
@@ -503,16 +529,10 @@ static int peer_flushed(struct fab *f, const struct rr_wc *wc, int n)
 static int peer_echo_wc(struct fab *f, const struct rr_wc *wc,
 			uint64_t *pending)
 {
-	if (wc->status != RR_WC_SUCCESS)
-		return wc_fail(f, wc);
-	retire(f, wc);
-	if (!(wc->wr_id & RECV_TAG))
-		return 0;
-	if (wc->byte_len != f->o->size) {
-		fprintf(stderr, "%s: received %u bytes, expected %u\n", f->who,
-			wc->byte_len, f->o->size);
-		return -EPROTO;
-	}
+	int got = echo_wc(f, wc, "received");
+
+	if (got <= 0)
+		return got;
 	(*pending)++;
 	/* Re-post before answering, so the client's next Send finds it. */
 	return post_recv(f, (uint32_t)(wc->wr_id & ~RECV_TAG));
@@ -716,17 +736,10 @@ static int send_wc(struct fab *f, struct run *run, struct echo_state *es,
 		   const struct rr_wc *wc)
 {
 	uint32_t d = f->o->depth;
+	int got = echo_wc(f, wc, "echo of");
 
-	if (wc->status != RR_WC_SUCCESS)
-		return wc_fail(f, wc);
-	retire(f, wc);
-	if (!(wc->wr_id & RECV_TAG))
-		return 0;
-	if (wc->byte_len != f->o->size) {
-		fprintf(stderr, "%s: echo of %u bytes, expected %u\n", f->who,
-			wc->byte_len, f->o->size);
-		return -EPROTO;
-	}
+	if (got <= 0)
+		return got;
 	/* Echoes come back in order: the oldest message is answered. */
 	run_sample(run, f, f->t_post[es->done % d]);
 	es->done++;

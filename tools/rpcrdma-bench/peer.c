@@ -59,9 +59,9 @@ int bench_peer_notify_port(int notify_fd, uint16_t port)
 	return n == (ssize_t)sizeof(port) ? 0 : -EPIPE;
 }
 
-static int wait_readable(int fd, int timeout_ms)
+int bench_wait_fd(int fd, short events, int timeout_ms)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct pollfd pfd = {.fd = fd, .events = events};
 	int n;
 
 	do {
@@ -77,7 +77,7 @@ int bench_peer_port(struct bench_peer *p, uint16_t *port, const char *what)
 	ssize_t n;
 	int err;
 
-	err = wait_readable(p->fd, BENCH_WAIT_MS);
+	err = bench_wait_fd(p->fd, POLLIN, BENCH_WAIT_MS);
 	if (err) {
 		fprintf(stderr, "%s peer did not listen within %d ms\n", what,
 			BENCH_WAIT_MS);
@@ -99,7 +99,7 @@ static int wait_exit(int fd, int timeout_ms)
 	int err;
 
 	for (;;) {
-		err = wait_readable(fd, timeout_ms);
+		err = bench_wait_fd(fd, POLLIN, timeout_ms);
 		if (err)
 			return err;
 		n = read(fd, buf, sizeof(buf));

@@ -179,19 +179,14 @@ int rpc_rss_bytes(uint64_t *bytes)
 
 int rpc_read_full(int fd, void *buf, size_t len, int timeout_ms)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	char *p = buf;
 	ssize_t n;
-	int ready;
+	int err;
 
 	while (len) {
-		ready = poll(&pfd, 1, timeout_ms);
-		if (ready < 0 && errno == EINTR)
-			continue;
-		if (ready < 0)
-			return -errno;
-		if (!ready)
-			return -ETIMEDOUT;
+		err = bench_wait_fd(fd, POLLIN, timeout_ms);
+		if (err)
+			return err;
 		n = read(fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -51,6 +51,18 @@ static uint32_t set_res(struct rr_svc_req *req, size_t len, const void *bulk,
 	return RR_SUCCESS;
 }
 
+/* Replies with the length word n in XDR; the bytes, if any, as bulk. */
+static uint32_t set_res_u32(struct rr_svc_req *req, uint32_t n,
+			    const void *bulk, size_t bulk_len)
+{
+	size_t cap, len;
+	void *res = rr_svc_res_buf(req, &cap);
+
+	if (rpc_xdr_enc_u32(res, cap, n, &len))
+		return RR_SYSTEM_ERR;
+	return set_res(req, len, bulk, bulk_len);
+}
+
 static uint32_t proc_null(struct rr_svc_req *req, void *arg)
 {
 	(void)arg;
@@ -76,34 +88,28 @@ static uint32_t proc_echo(struct rr_svc_req *req, void *arg)
 static uint32_t proc_read(struct rr_svc_req *req, void *arg)
 {
 	struct svc_state *st = arg;
-	size_t args_len, cap, len;
+	size_t args_len;
 	const void *args = rr_svc_args(req, &args_len);
-	void *res = rr_svc_res_buf(req, &cap);
 	uint32_t n;
 
 	if (rpc_xdr_dec_u32(args, args_len, &n) || n > st->cap)
 		return RR_GARBAGE_ARGS;
-	if (rpc_xdr_enc_u32(res, cap, n, &len))
-		return RR_SYSTEM_ERR;
-	return set_res(req, len, st->pattern, n);
+	return set_res_u32(req, n, st->pattern, n);
 }
 
 /* The args hold the data's length word; the bytes are the bulk item. */
 static uint32_t proc_write(struct rr_svc_req *req, void *arg)
 {
-	size_t args_len, bulk_len, cap, len;
+	size_t args_len, bulk_len;
 	const void *args = rr_svc_args(req, &args_len);
 	const void *bulk = rr_svc_arg_bulk(req, &bulk_len);
-	void *res = rr_svc_res_buf(req, &cap);
 	uint32_t n;
 
 	(void)arg;
 	if (rpc_xdr_dec_u32(args, args_len, &n) || n != bulk_len ||
 	    (n && !bulk) || !rpc_pattern_check(bulk, n))
 		return RR_GARBAGE_ARGS;
-	if (rpc_xdr_enc_u32(res, cap, n, &len))
-		return RR_SYSTEM_ERR;
-	return set_res(req, len, NULL, 0);
+	return set_res_u32(req, n, NULL, 0);
 }
 
 static const rr_svc_fn svc_procs[] = {

@@ -58,19 +58,6 @@ static void *buf_alloc(size_t len)
 	return p;
 }
 
-static int wait_fd(int fd, short events, int timeout_ms)
-{
-	struct pollfd pfd = {.fd = fd, .events = events};
-	int n;
-
-	do {
-		n = poll(&pfd, 1, timeout_ms);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n ? 0 : -ETIMEDOUT;
-}
-
 static int set_nodelay(int fd)
 {
 	int one = 1;
@@ -139,7 +126,7 @@ static int peer_serve(int fd, struct tcp_shape s)
 	while (!err) {
 		ssize_t n;
 
-		err = wait_fd(fd, POLLIN, BENCH_WAIT_MS);
+		err = bench_wait_fd(fd, POLLIN, BENCH_WAIT_MS);
 		if (err)
 			break;
 		n = recv(fd, rx, rxlen, 0);
@@ -169,7 +156,7 @@ static int peer_accept(int notify_fd, int *fd)
 		return err;
 	err = bench_peer_notify_port(notify_fd, port);
 	if (!err)
-		err = wait_fd(lfd, POLLIN, BENCH_WAIT_MS);
+		err = bench_wait_fd(lfd, POLLIN, BENCH_WAIT_MS);
 	if (!err) {
 		*fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		err = *fd < 0 ? -errno : set_nodelay(*fd);
@@ -294,7 +281,8 @@ static int client_step(struct tcp_client *c)
 		return got;
 	if (wrote || got)
 		return 0;
-	return wait_fd(c->fd, POLLIN | (c->out ? POLLOUT : 0), BENCH_WAIT_MS);
+	return bench_wait_fd(c->fd, POLLIN | (c->out ? POLLOUT : 0),
+			     BENCH_WAIT_MS);
 }
 
 static int client_loop(struct tcp_client *c)
@@ -305,10 +293,20 @@ static int client_loop(struct tcp_client *c)
 
 	bench_progress_init(&c->prog, "tcp", c->o->seconds, start);
 	c->last = start;
-	while (!err && !(c->stopping && c->done == c->posted)) {
+	for (;;) {
+		/*
+		 * Decide to stop and test for the end with the same clock
+		 * reading: a last step that drained every operation while
+		 * "now" crossed the end must end the loop here, not leave
+		 * client_step() polling for responses that nobody owes us.
+		 */
 		c->stopping = now >= end;
+		if (c->stopping && c->done == c->posted)
+			break;
 		client_post(c, now);
 		err = client_step(c);
+		if (err)
+			break;
 		now = bench_now_ns();
 		bench_progress_tick(&c->prog, now, c->r->ops, c->r->bytes);
 	}
@@ -327,7 +325,7 @@ static int client_finish(struct tcp_client *c)
 	for (;;) {
 		ssize_t n;
 
-		err = wait_fd(c->fd, POLLIN, BENCH_WAIT_MS);
+		err = bench_wait_fd(c->fd, POLLIN, BENCH_WAIT_MS);
 		if (err)
 			return err;
 		n = recv(c->fd, c->rx, c->rxlen, 0);
