@@ -106,6 +106,11 @@ struct rr_clnt_opts {
 	uint32_t bounce_bufs;	/* bounce buffers of max_bulk; default 4 */
 	int timeout_ms;		/* per call unless the call says; default -1 */
 	int connect_timeout_ms; /* default 10000 */
+	/*
+	 * Send-queue depth; default: room for every credit's worst case. A
+	 * smaller queue makes calls wait for room (never overrun it).
+	 */
+	uint32_t sq_depth;
 };
 
 int rr_clnt_create(const char *host, uint16_t port,

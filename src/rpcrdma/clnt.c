@@ -122,6 +122,9 @@ static int open_fabric(struct rr_clnt *c)
 	if (rc)
 		return rc;
 	rr_device_query(c->dev, &da);
+	if (c->o.sq_depth)
+		sq = c->o.sq_depth < 2 * CLNT_MAX_MW + 1 ? 2 * CLNT_MAX_MW + 1
+							 : c->o.sq_depth;
 	if (sq > da.max_qp_wr)
 		sq = da.max_qp_wr;
 	c->sq_depth = sq;
@@ -492,6 +495,33 @@ static int take_role(struct rr_clnt *c, uint64_t calls, uint64_t deadline)
 	return rc;
 }
 
+/*
+ * Drives until a call completes (a reply may take more than one round:
+ * its LOCAL_INVs complete later) or the time is up. 0 or -ETIMEDOUT.
+ */
+static int drive_until(struct rr_clnt *c, uint64_t calls, int timeout_ms)
+{
+	uint64_t end = mono_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
+
+	for (;;) {
+		uint64_t now = mono_ms();
+		int left =
+			timeout_ms < 0 ? -1 : (int)(end > now ? end - now : 0);
+		int rc = clnt_drive(c, left);
+		bool done;
+
+		if (rc < 0 && rc != -ETIMEDOUT)
+			return rc;
+		pthread_mutex_lock(&c->mu);
+		done = c->completed != calls || c->dead;
+		pthread_mutex_unlock(&c->mu);
+		if (done)
+			return 0;
+		if (timeout_ms >= 0 && mono_ms() >= end)
+			return -ETIMEDOUT;
+	}
+}
+
 static uint64_t realtime_ms(int timeout_ms)
 {
 	struct timespec ts;
@@ -514,11 +544,9 @@ int rr_clnt_progress(struct rr_clnt *c, int timeout_ms)
 		return rc;
 	}
 	pthread_mutex_unlock(&c->mu);
-	rc = clnt_drive(c, timeout_ms);
+	rc = drive_until(c, calls, timeout_ms);
 	pthread_mutex_lock(&c->mu);
 	c->driving = false;
-	if (rc >= 0)
-		rc = c->completed != calls || c->dead ? 0 : -ETIMEDOUT;
 	hand_over(c);
 	pthread_mutex_unlock(&c->mu);
 	return rc;

@@ -309,8 +309,13 @@ static int post_send(struct rr_clnt *c, struct clnt_req *r,
 	sc->seq++;
 	sc->busy = true;
 	sc->cqe_seen = false;
-	/* Signal regularly so send contexts and queue slots come back. */
-	if (++c->unsignaled >= CLNT_SIGNAL_EVERY) {
+	/*
+	 * Signal regularly so send contexts and queue slots come back, and
+	 * at once when the queue is half full: unsignaled requests only
+	 * retire with a later signaled one.
+	 */
+	if (++c->unsignaled >= CLNT_SIGNAL_EVERY ||
+	    2 * (c->sq_posted + 1 - c->sq_retired) >= c->sq_depth) {
 		wr.flags |= RR_SEND_SIGNALED;
 		c->unsignaled = 0;
 	}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Invariant 3, the send queue: a call is posted only when the queue has
+ * room for every work request it will need (its REGs, its Send and the
+ * LOCAL_INVs that fence it later). With a queue of 8 and calls that need
+ * 5 each, calls must wait their turn rather than overrun the provider's
+ * queue (which refuses with -ENOMEM and would cost the connection).
+ */
+#include <rpcrdma/rpc.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#define PROG   0x20000044
+#define NCALLS 40
+#define LEN    6000 /* > 4 KiB inline: a read chunk out, a reply chunk back */
+
+static uint32_t p_echo(struct rr_svc_req *r, void *a)
+{
+	size_t n, cap;
+	const void *args = rr_svc_args(r, &n);
+	void *res = rr_svc_res_buf(r, &cap);
+
+	(void)a;
+	memcpy(res, args, n);
+	rr_svc_set_res(r, n, NULL, 0);
+	return RR_SUCCESS;
+}
+
+static const rr_svc_fn procs[] = {NULL, p_echo};
+
+struct slot {
+	struct rr_call call;
+	uint8_t args[LEN];
+	uint8_t res[LEN + 512];
+};
+
+static int ndone, nbad;
+
+static void on_done(struct rr_call *call, int rc, void *arg)
+{
+	struct slot *s = (struct slot *)call;
+
+	(void)arg;
+	if (rc || call->res_len != LEN || memcmp(s->res, s->args, LEN))
+		nbad++;
+	ndone++;
+}
+
+static void *serve(void *arg)
+{
+	rr_svc_run(arg);
+	return NULL;
+}
+
+static void calls_wait_for_send_queue_room(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct rr_svc_prog prog = {PROG, 1, 2, procs, NULL};
+	struct rr_clnt_opts copts = {.sq_depth = 8};
+	static struct slot slots[NCALLS];
+	struct rr_xprt_stats st;
+	struct rr_svc *svc;
+	struct rr_clnt *c;
+	pthread_t t;
+	uint16_t port;
+
+	(void)state;
+	assert_int_equal(
+		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), NULL, &svc),
+		0);
+	assert_int_equal(rr_svc_register(svc, &prog), 0);
+	assert_int_equal(rr_svc_port(svc, &port), 0);
+	assert_int_equal(pthread_create(&t, NULL, serve, svc), 0);
+	assert_int_equal(rr_clnt_create("127.0.0.1", port, &copts, &c), 0);
+	for (int i = 0; i < NCALLS; i++) {
+		struct slot *s = &slots[i];
+
+		for (int k = 0; k < LEN; k++)
+			s->args[k] = (uint8_t)(i * 7 + k);
+		s->call = (struct rr_call){.prog = PROG,
+					   .vers = 1,
+					   .proc = 1,
+					   .args = s->args,
+					   .args_len = LEN,
+					   .res = s->res,
+					   .res_cap = sizeof(s->res)};
+		assert_int_equal(rr_clnt_call_async(c, &s->call, on_done, NULL),
+				 0);
+	}
+	while (ndone < NCALLS) {
+		int rc = rr_clnt_progress(c, 10000);
+
+		if (rc == -ETIMEDOUT) {
+			rr_clnt_stats(c, &st);
+			fail_msg("stuck after %d calls: sq_waits %lu "
+				 "credit_waits "
+				 "%lu regs %lu linv %lu conn_lost %lu",
+				 ndone, (unsigned long)st.sq_waits,
+				 (unsigned long)st.credit_waits,
+				 (unsigned long)st.regs,
+				 (unsigned long)st.local_invs,
+				 (unsigned long)st.conn_lost);
+		}
+	}
+	assert_int_equal(nbad, 0);
+	assert_int_equal(rr_clnt_stats(c, &st), 0);
+	print_message("send-queue waits %lu, regs %lu, local invs %lu\n",
+		      (unsigned long)st.sq_waits, (unsigned long)st.regs,
+		      (unsigned long)st.local_invs);
+	assert_true(st.sq_waits > 0);
+	assert_int_equal(st.conn_lost, 0);
+	assert_int_equal(rr_clnt_destroy(c), 0);
+	rr_svc_stop(svc);
+	pthread_join(t, NULL);
+	assert_int_equal(rr_svc_destroy(svc), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(calls_wait_for_send_queue_room),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
