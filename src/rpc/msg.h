@@ -15,7 +15,7 @@
 
 #include <rpcrdma/rpc.h> /* reply/accept/reject/auth status codes */
 
-#define RR_RPC_VERSION 2
+#define RR_RPC_VERSION	 2
 #define RR_AUTH_MAX_BODY 400 /* RFC 5531: opaque_auth body <= 400 bytes */
 
 enum rr_msg_type { RR_RPC_CALL = 0, RR_RPC_REPLY = 1 };
@@ -53,7 +53,7 @@ struct rr_reply_hdr {
 	uint32_t stat; /* enum rr_reply_stat */
 	/* accepted */
 	struct rr_opaque_auth verf;
-	uint32_t accept; /* enum rr_accept_stat */
+	uint32_t accept;		      /* enum rr_accept_stat */
 	uint32_t mismatch_low, mismatch_high; /* PROG_MISMATCH, RPC_MISMATCH */
 	/* denied */
 	uint32_t reject;     /* enum rr_reject_stat */

@@ -104,6 +104,7 @@ struct rr_clnt {
 	uint32_t granted, in_flight;
 	uint32_t sq_depth;
 	uint64_t sq_posted, sq_retired;
+	uint32_t sq_reserved; /* sum of the calls' reserved LOCAL_INV slots */
 	uint32_t unsignaled;
 
 	uint32_t nreqs;

@@ -334,12 +334,16 @@ static int post_send(struct rr_clnt *c, struct clnt_req *r,
 static bool sq_room(struct rr_clnt *c, uint32_t need)
 {
 	uint64_t used = c->sq_posted - c->sq_retired;
-	uint32_t reserved = 0;
 
-	for (uint32_t i = 0; i < c->nreqs; i++)
-		if (c->reqs[i].state != REQ_FREE)
-			reserved += c->reqs[i].sq_reserved;
-	return used + reserved + need <= c->sq_depth;
+	return used + c->sq_reserved + need <= c->sq_depth;
+}
+
+/* Slots r holds for the LOCAL_INVs that will fence it. */
+static void sq_reserve(struct rr_clnt *c, struct clnt_req *r, uint32_t n)
+{
+	c->sq_reserved += n;
+	c->sq_reserved -= r->sq_reserved;
+	r->sq_reserved = n;
 }
 
 static struct clnt_req *req_get(struct rr_clnt *c)
@@ -360,7 +364,7 @@ static void req_put(struct rr_clnt *c, struct clnt_req *r)
 	r->state = REQ_FREE;
 	r->call = NULL;
 	r->owed = false;
-	r->sq_reserved = 0;
+	sq_reserve(c, r, 0);
 	c->free_reqs[c->nfree_reqs++] = r->idx;
 	c->in_flight--;
 }
@@ -394,7 +398,7 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 		return 0;
 	}
 	r->sctx = c->sctx_tail % c->nsctx;
-	r->sq_reserved = p.nmw; /* the LOCAL_INVs to come */
+	sq_reserve(c, r, p.nmw); /* the LOCAL_INVs to come */
 	fill_arg_bounce(r, &p);
 	h.proc = r->nomsg ? RR_RDMA_NOMSG : RR_RDMA_MSG;
 	rc = post_chunks(c, r, &p, &h);
@@ -545,7 +549,7 @@ void clnt_req_finish(struct rr_clnt *c, struct clnt_req *r)
 	span_release(c, &r->arg_span);
 	span_release(c, &r->res_span);
 	span_release(c, &r->reply_span);
-	r->sq_reserved = 0;
+	sq_reserve(c, r, 0);
 	r->nmw = 0;
 	r->reply_in_chunk = false;
 	if (call)
@@ -593,7 +597,7 @@ void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
 	}
 	c->sq_posted += n;
 	r->linv_mark = c->sq_posted;
-	r->sq_reserved -= n;
+	sq_reserve(c, r, r->sq_reserved - n);
 	r->nlinv_out = n;
 	c->st.local_invs += n;
 	r->deadline_ms = 0;

@@ -7,6 +7,8 @@
  * completion covering its Send was delivered.
  */
 #include <rpcrdma/faults.h>
+#include "echo_prog.h"
+
 #include <rpcrdma/rpc.h>
 
 #include <arpa/inet.h>
@@ -24,20 +26,6 @@
 #define PROG   0x20000066
 #define NCALLS 3000
 #define DEPTH  16
-
-static uint32_t p_echo(struct rr_svc_req *r, void *a)
-{
-	size_t n, cap;
-	const void *args = rr_svc_args(r, &n);
-	void *res = rr_svc_res_buf(r, &cap);
-
-	(void)a;
-	memcpy(res, args, n);
-	rr_svc_set_res(r, n, NULL, 0);
-	return RR_SUCCESS;
-}
-
-static const rr_svc_fn procs[] = {NULL, p_echo};
 
 struct slot {
 	struct rr_call call;
@@ -96,7 +84,7 @@ static void run_calls(const struct rr_fault_plan *planp,
 		.provider = "faults", .dev_opts = &dopts, .credits = 4};
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_svc_prog prog = {PROG, 1, 2, procs, NULL};
+	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
 	static struct run run;
 	struct rr_fault_stats fs;
 	struct rr_xprt_stats st;

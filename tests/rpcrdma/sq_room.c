@@ -6,6 +6,8 @@
  * 5 each, calls must wait their turn rather than overrun the provider's
  * queue (which refuses with -ENOMEM and would cost the connection).
  */
+#include "echo_prog.h"
+
 #include <rpcrdma/rpc.h>
 
 #include <arpa/inet.h>
@@ -23,20 +25,6 @@
 #define PROG   0x20000044
 #define NCALLS 40
 #define LEN    6000 /* > 4 KiB inline: a read chunk out, a reply chunk back */
-
-static uint32_t p_echo(struct rr_svc_req *r, void *a)
-{
-	size_t n, cap;
-	const void *args = rr_svc_args(r, &n);
-	void *res = rr_svc_res_buf(r, &cap);
-
-	(void)a;
-	memcpy(res, args, n);
-	rr_svc_set_res(r, n, NULL, 0);
-	return RR_SUCCESS;
-}
-
-static const rr_svc_fn procs[] = {NULL, p_echo};
 
 struct slot {
 	struct rr_call call;
@@ -66,7 +54,7 @@ static void calls_wait_for_send_queue_room(void **state)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_svc_prog prog = {PROG, 1, 2, procs, NULL};
+	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
 	struct rr_clnt_opts copts = {.sq_depth = 8};
 	static struct slot slots[NCALLS];
 	struct rr_xprt_stats st;

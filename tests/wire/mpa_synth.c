@@ -142,9 +142,9 @@ static size_t fpdu(uint8_t *b, const uint8_t *u, size_t n)
 	return len + 4;
 }
 
-#define DDP_T 0x80
-#define DDP_L 0x40
-#define DDP_V 0x01
+#define DDP_T	0x80
+#define DDP_L	0x40
+#define DDP_V	0x01
 #define RDMAP_V 0x40
 
 /* Untagged: Send (QN 0), Read Request (QN 1). */
@@ -313,8 +313,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--coalesce"))
 			coalesce = 1;
 		else {
-			fprintf(stderr, "usage: %s --port P [--crc] "
-					"[--bad-crc] [--coalesce]\n",
+			fprintf(stderr,
+				"usage: %s --port P [--crc] "
+				"[--bad-crc] [--coalesce]\n",
 				argv[0]);
 			return 2;
 		}
