@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Quick start, step 1 (fresh Debian 12; as root or with sudo available):
-#   sudo scripts/bootstrap.sh
+# Quick start, step 1 (fresh Debian 12; as root, or as a user with sudo,
+# which is used for the package installation alone):
+#   scripts/bootstrap.sh
 # Installs what is missing, builds build/ (Release) and runs the main job:
 # ONC RPC over RPC-over-RDMA (our iwarp provider on loopback) against the
 # same program over ONC RPC/TCP with libtirpc, with the goals' verdicts.
