@@ -17,41 +17,7 @@
 
 #include "base/crc32c.h"
 #include "fabric/iwarp/wire.h"
-
-static size_t unhex(const char *s, uint8_t *out, size_t cap)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *s; s++) {
-		int v;
-
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else
-			continue;
-		if (hi < 0) {
-			hi = v;
-			continue;
-		}
-		assert_true(n < cap);
-		out[n++] = (uint8_t)(hi << 4 | v);
-		hi = -1;
-	}
-	assert_int_equal(hi, -1);
-	return n;
-}
-
-static uint8_t *exact_copy(const uint8_t *p, size_t len)
-{
-	uint8_t *c = malloc(len ? len : 1);
-
-	assert_non_null(c);
-	memcpy(c, p, len);
-	return c;
-}
+#include "vectors.h"
 
 static int hdr_decode_exact(const uint8_t *p, size_t avail, struct iw_hdr *h)
 {

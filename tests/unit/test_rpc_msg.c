@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "vectors.h"
+
 #include "rpc/msg.h"
 
 #ifdef RR_TEST_WITH_TIRPC
@@ -58,17 +60,6 @@ static const uint8_t success_reply[] = {
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* ACCEPTED, verf */
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* (len 0), SUCCESS */
 };
-
-/* A copy of exactly len bytes: one byte more read is a heap overflow. */
-static uint8_t *dup_exact(const uint8_t *src, size_t len)
-{
-	uint8_t *p = malloc(len ? len : 1);
-
-	assert_non_null(p);
-	if (len)
-		memcpy(p, src, len);
-	return p;
-}
 
 static size_t words(const uint32_t *w, size_t n, uint8_t *out)
 {
@@ -141,7 +132,7 @@ static int auth_sys_decode(const uint8_t *buf, size_t len)
 static int decode_exact(int (*decode)(const uint8_t *, size_t),
 			const uint8_t *msg, size_t len)
 {
-	uint8_t *copy = dup_exact(msg, len);
+	uint8_t *copy = exact_copy(msg, len);
 	int rc = decode(copy, len);
 
 	free(copy);
@@ -161,7 +152,7 @@ static void assert_prefixes_rejected(int (*decode)(const uint8_t *, size_t),
 
 static void null_call_decodes_field_by_field(void **state)
 {
-	uint8_t *buf = dup_exact(null_call, sizeof(null_call));
+	uint8_t *buf = exact_copy(null_call, sizeof(null_call));
 	struct rr_call_hdr h;
 
 	(void)state;
@@ -194,7 +185,7 @@ static void null_call_reencodes_identically(void **state)
 
 static void fsinfo_call_decodes_field_by_field(void **state)
 {
-	uint8_t *buf = dup_exact(fsinfo_call, sizeof(fsinfo_call));
+	uint8_t *buf = exact_copy(fsinfo_call, sizeof(fsinfo_call));
 	struct rr_call_hdr h;
 
 	(void)state;
@@ -218,7 +209,7 @@ static void fsinfo_call_decodes_field_by_field(void **state)
 
 static void fsinfo_auth_sys_decodes_field_by_field(void **state)
 {
-	uint8_t *body = dup_exact(fsinfo_call + 32, 32);
+	uint8_t *body = exact_copy(fsinfo_call + 32, 32);
 	struct rr_auth_sys a;
 
 	(void)state;
@@ -255,7 +246,7 @@ static void fsinfo_call_reencodes_identically(void **state)
 
 static void success_reply_decodes_and_reencodes(void **state)
 {
-	uint8_t *buf = dup_exact(success_reply, sizeof(success_reply));
+	uint8_t *buf = exact_copy(success_reply, sizeof(success_reply));
 	struct rr_reply_hdr h;
 	uint8_t out[64];
 
@@ -295,7 +286,7 @@ static void peek_reads_xid_and_type_of_any_message(void **state)
 	assert_int_equal(xid, 0x01020304);
 	assert_int_equal(type, 7);
 	for (size_t len = 0; len < 8; len++) {
-		uint8_t *buf = dup_exact(null_call, len);
+		uint8_t *buf = exact_copy(null_call, len);
 
 		assert_int_equal(rr_rpc_peek(buf, len, &xid, &type), -EBADMSG);
 		free(buf);
@@ -348,7 +339,7 @@ static void round_trip_reply(const struct rr_reply_hdr *h, const uint8_t *wire,
 
 	assert_int_equal(rr_reply_hdr_encode(h, out, sizeof(out)), (int)len);
 	assert_memory_equal(out, wire, len);
-	buf = dup_exact(out, len);
+	buf = exact_copy(out, len);
 	assert_int_equal(rr_reply_hdr_decode(buf, len, &back), (int)len);
 	assert_reply_equal(h, &back);
 	/* Every shorter copy of the same reply is refused. */
@@ -431,7 +422,7 @@ static void call_with_bodies_round_trips(void **state)
 		cred[i] = (uint8_t)(i * 7);
 	assert_int_equal(rr_call_hdr_encode(&h, out, sizeof(out)), len);
 	assert_int_equal(out[len - 1], 0); /* verifier padding */
-	buf = dup_exact(out, len);
+	buf = exact_copy(out, len);
 	assert_int_equal(rr_call_hdr_decode(buf, len, &back), len);
 	assert_int_equal(back.xid, 1);
 	assert_int_equal(back.proc, 4);
@@ -458,7 +449,7 @@ static void auth_sys_at_its_limits_round_trips(void **state)
 	for (uint32_t i = 0; i < RR_AUTH_SYS_MAX_GIDS; i++)
 		a.gids[i] = 0x10000 + i;
 	assert_int_equal(rr_auth_sys_encode(&a, out, sizeof(out)), len);
-	buf = dup_exact(out, len);
+	buf = exact_copy(out, len);
 	assert_int_equal(rr_auth_sys_decode(buf, len, &back), len);
 	assert_auth_sys_equal(&a, &back);
 	assert_int_equal(back.name[RR_AUTH_SYS_MAX_NAME], '\0');

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "rpcrdma/hdr.h"
+#include "vectors.h"
 
 /* Fixed seed: a failure must reproduce. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -26,46 +27,6 @@ static uint32_t rng(void)
 	rng_state ^= rng_state >> 7;
 	rng_state ^= rng_state << 17;
 	return (uint32_t)(rng_state >> 16);
-}
-
-/* Hex with any whitespace in between, as the vectors are written. */
-static size_t unhex(const char *s, uint8_t *out, size_t cap)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *s; s++) {
-		int v;
-
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			v = *s - 'A' + 10;
-		else
-			continue;
-		if (hi < 0) {
-			hi = v;
-			continue;
-		}
-		assert_true(n < cap);
-		out[n++] = (uint8_t)(hi << 4 | v);
-		hi = -1;
-	}
-	assert_int_equal(hi, -1);
-	return n;
-}
-
-/* A heap copy of exactly len bytes, so ASan reports any overread. */
-static uint8_t *exact_copy(const uint8_t *p, size_t len)
-{
-	uint8_t *c = malloc(len ? len : 1);
-
-	assert_non_null(c);
-	if (len)
-		memcpy(c, p, len);
-	return c;
 }
 
 static int decode_exact(const uint8_t *p, size_t len, struct rr_rdma_hdr *h)
