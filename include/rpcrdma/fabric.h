@@ -355,6 +355,17 @@ int rr_reject(struct rr_conn_req *req, const void *pdata, size_t pdata_len);
 /* Moves the QP to ERROR (flushing) and closes the stream; DISCONNECTED follows.
  */
 int rr_qp_disconnect(struct rr_qp *qp);
+/*
+ * Drains a QP in ERROR (after rr_qp_disconnect or a failure), as verbs
+ * users do with a marker posted after the transition: one signaled marker
+ * goes to each queue and completes with RR_WC_WR_FLUSH_ERR after every
+ * request posted before it on that queue. The send marker's completion
+ * also retires the successful unsignaled requests no completion covered
+ * yet. Once both markers are polled, the QP holds no work request, so every
+ * request's accounting can be checked. Returns 0, -EINVAL when the QP is
+ * not in ERROR, or -ENOMEM when a queue has no free slot (poll, retry).
+ */
+int rr_qp_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
 
 const char *rr_wc_status_str(enum rr_wc_status s);
 const char *rr_cm_event_str(enum rr_cm_event_type t);

@@ -82,6 +82,12 @@ struct rr_xprt_stats {
 	uint64_t cancels;
 	uint64_t conn_lost;
 	uint64_t registered_bytes; /* memory registered with the device now */
+	/*
+	 * Connections torn down with work requests or receives still
+	 * outstanding after the drain (each should have completed or
+	 * flushed exactly once). Always 0 unless a provider loses one.
+	 */
+	uint64_t teardown_unbalanced;
 };
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
@@ -160,6 +166,7 @@ struct rr_call {
 		void *waiter;
 		uint64_t deadline_ms;
 		bool cancel;
+		uint8_t waited; /* counted in credit_waits (1), sq_waits (2) */
 	} priv_;
 };
 
@@ -221,7 +228,13 @@ struct rr_svc_opts {
 	uint32_t credits;     /* granted to each client; default 128 */
 	uint32_t inline_size; /* default 4096 */
 	uint32_t max_bulk;    /* default 1 MiB */
-	uint32_t max_conns;   /* default 64 */
+	uint32_t max_conns;   /* default 32 */
+	/*
+	 * 0: handlers run in rr_svc_run's thread (lowest latency; a handler
+	 * that blocks stalls every connection). N: a pool of N workers runs
+	 * them, so handlers may block (file I/O) and run in parallel.
+	 */
+	uint32_t threads;
 };
 
 int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
@@ -233,6 +246,13 @@ int rr_svc_port(struct rr_svc *s, uint16_t *port);
 int rr_svc_run(struct rr_svc *s);
 /* Async-signal-safe: makes rr_svc_run return. */
 void rr_svc_stop(struct rr_svc *s);
+/*
+ * After rr_svc_run returned: finishes the calls handlers are running
+ * (their replies are sent), stops accepting, disconnects every client and
+ * drains and closes each connection. Counters stay readable (e.g.
+ * teardown_unbalanced) until rr_svc_destroy, which shuts down if needed.
+ */
+int rr_svc_shutdown(struct rr_svc *s);
 int rr_svc_destroy(struct rr_svc *s);
 int rr_svc_stats(struct rr_svc *s, struct rr_xprt_stats *out);
 struct rr_device *rr_svc_device(struct rr_svc *s);
@@ -245,6 +265,13 @@ const void *rr_svc_arg_bulk(const struct rr_svc_req *r, size_t *len);
 /* AUTH_SYS identity when the call carried one (uid/gid/gids), else NULL. */
 const struct rr_cred *rr_svc_cred(const struct rr_svc_req *r);
 void *rr_svc_res_buf(struct rr_svc_req *r, size_t *cap);
+/*
+ * Room for a DDP-eligible result (at least max_bulk bytes). Building the
+ * result here (e.g. pread for NFS READ) saves the transport a copy. Other
+ * memory works too if it stays valid after the handler returns, until the
+ * next call runs on this thread (never the handler's stack).
+ */
+void *rr_svc_bulk_buf(struct rr_svc_req *r, size_t *cap);
 /* Results: res_len bytes of XDR, then optionally a DDP-eligible item. */
 int rr_svc_set_res(struct rr_svc_req *r, size_t res_len, const void *bulk,
 		   size_t bulk_len);

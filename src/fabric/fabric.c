@@ -301,6 +301,11 @@ int rr_qp_disconnect(struct rr_qp *qp)
 	return qp ? qp->pd->dev->ops->disconnect(qp) : -EINVAL;
 }
 
+int rr_qp_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
+{
+	return qp ? qp->pd->dev->ops->drain(qp, sq_wr_id, rq_wr_id) : -EINVAL;
+}
+
 const char *rr_wc_status_str(enum rr_wc_status s)
 {
 	static const char *const names[] = {

@@ -112,6 +112,7 @@ struct rr_provider_ops {
 		      const void *pdata, size_t len);
 	int (*reject)(struct rr_conn_req *req, const void *pdata, size_t len);
 	int (*disconnect)(struct rr_qp *qp);
+	int (*drain)(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
 };
 
 /* The completion opcode that reports a send-queue work request. */

@@ -373,6 +373,20 @@ static void req_put(struct rr_clnt *c, struct clnt_req *r)
  * Tries to post the call held by r (a slot is taken). 1: posted;
  * 0: must wait (resources); negative: the call fails with that error.
  */
+enum { WAITED_CREDIT = 1, WAITED_SQ = 2 };
+
+/* The counters count calls that waited, not the times they were tried. */
+static void count_wait(struct rr_clnt *c, struct rr_call *call, uint8_t what)
+{
+	if (call->priv_.waited & what)
+		return;
+	call->priv_.waited |= what;
+	if (what == WAITED_CREDIT)
+		c->st.credit_waits++;
+	else
+		c->st.sq_waits++;
+}
+
 static int try_post(struct rr_clnt *c, struct clnt_req *r)
 {
 	struct plan p;
@@ -382,7 +396,7 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 	int rc;
 
 	if (!sctx_free) {
-		c->st.sq_waits++;
+		count_wait(c, r->call, WAITED_SQ);
 		return 0;
 	}
 	rc = plan_call(c, r, &p);
@@ -391,7 +405,7 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 	if (rc)
 		return rc;
 	if (!sq_room(c, 2 * p.nmw + 1)) {
-		c->st.sq_waits++;
+		count_wait(c, r->call, WAITED_SQ);
 		span_release(c, &r->arg_span);
 		span_release(c, &r->res_span);
 		span_release(c, &r->reply_span);
@@ -449,7 +463,7 @@ void clnt_kick_queue(struct rr_clnt *c)
 		int rc;
 
 		if (!r) {
-			c->st.credit_waits++;
+			count_wait(c, call, WAITED_CREDIT);
 			return;
 		}
 		r->call = call;
@@ -494,6 +508,7 @@ int clnt_start(struct rr_clnt *c, struct rr_call *call, rr_call_done_fn done,
 	call->priv_.arg = arg;
 	call->priv_.waiter = w;
 	call->priv_.cancel = false;
+	call->priv_.waited = 0;
 	call->priv_.deadline_ms = deadline_of(c, call);
 	if (!w)
 		c->async_out++;

@@ -5,12 +5,13 @@
  * client that overruns by a little is answered rather than cut off), send
  * contexts, and request slots; bulk buffers are shared.
  *
- * A connection that goes away is destroyed at once: rr_qp_destroy flushes
- * and purges its completions, so nothing of it reaches the loop later, and
- * other connections are not disturbed (invariant 8).
+ * A connection that goes away is disconnected, drained (every work request
+ * it posted completes or flushes exactly once, each receive too), then
+ * destroyed; other connections are not disturbed (invariant 8).
  */
 #include "rpcrdma/svc.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 
 #include <arpa/inet.h>
@@ -64,8 +65,9 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 	pthread_mutex_init(&s->mu, NULL);
 	s->next_gen = 1;
 	depth = s->o.max_conns * (conn_sq_depth(s) + conn_rq_depth(s));
-	s->res_scratch = malloc(SVC_RES_SCRATCH);
-	rc = s->res_scratch ? 0 : -ENOMEM;
+	rc = svc_scratch_alloc(&s->scratch, s->o.max_bulk);
+	if (!rc && s->o.threads)
+		rc = svc_pool_start(s, s->o.threads);
 	if (!rc)
 		rc = rr_device_open(s->o.provider, s->o.dev_opts, &s->dev);
 	if (!rc)
@@ -92,10 +94,14 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 
 int rr_svc_register(struct rr_svc *s, const struct rr_svc_prog *prog)
 {
-	if (!s || !prog || s->nprogs == sizeof(s->progs) / sizeof(s->progs[0]))
+	int rc;
+
+	if (!s || !prog)
 		return -EINVAL;
-	s->progs[s->nprogs++].p = *prog;
-	return 0;
+	pthread_mutex_lock(&s->mu);
+	rc = rr_progtab_add(&s->progs, prog);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
 }
 
 int rr_svc_port(struct rr_svc *s, uint16_t *port)
@@ -164,6 +170,7 @@ static int conn_alloc(struct rr_svc *s, struct svc_conn **out)
 		cn->reqs[i].conn = cn;
 		cn->reqs[i].idx = i;
 		cn->reqs[i].bulk = -1;
+		cn->reqs[i].res_bulk = -1;
 	}
 	for (uint32_t i = 0; i < cn->nsctx; i++)
 		cn->sctx[i].bulk = -1;
@@ -177,7 +184,7 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 	uint8_t pd[RR_CPARAMS_LEN];
 	int rc;
 
-	if (s->nconns >= s->o.max_conns || conn_alloc(s, &cn)) {
+	if (s->closing || s->nconns >= s->o.max_conns || conn_alloc(s, &cn)) {
 		rr_reject(ev->req, NULL, 0);
 		return;
 	}
@@ -198,11 +205,44 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 	s->nconns++;
 }
 
-/* Drops the connection's parked calls and bulk buffers, then frees it. */
+/* Work requests and receives of cn not yet completed or flushed. */
+static uint64_t outstanding(const struct svc_conn *cn)
+{
+	return cn->sq_posted - cn->sq_retired + cn->recv_posted;
+}
+
+static void drain(struct svc_conn *cn)
+{
+	if (rr_qp_drain(cn->qp, rr_wrid(cn->gen, RR_WRK_DRAIN, 0, 0),
+			rr_wrid(cn->gen, RR_WRK_DRAIN, 1, 0)))
+		return;
+	cn->drain_posted = true;
+	cn->sq_posted++;
+	cn->recv_posted++;
+}
+
+/* Both markers are back and every request before them accounted for. */
+static bool drained(const struct svc_conn *cn)
+{
+	return cn->drain_sq && cn->drain_rq && !outstanding(cn);
+}
+
+/*
+ * Frees a dead connection once drained: its parked calls are dropped, its
+ * bulk buffers go back. Caller holds s->mu; no worker runs its calls.
+ */
 static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 {
-	struct rr_svc_req **pp;
+	struct svc_req **pp;
 
+	if (!drained(cn)) {
+		s->st.teardown_unbalanced++;
+		rr_err("svc: connection torn down undrained: sends %llu "
+		       "receives %u outstanding, markers %s/%s",
+		       (unsigned long long)(cn->sq_posted - cn->sq_retired),
+		       cn->recv_posted, cn->drain_sq ? "back" : "out",
+		       cn->drain_rq ? "back" : "out");
+	}
 	for (pp = &s->wait_head; *pp;) {
 		if ((*pp)->conn == cn)
 			*pp = (*pp)->qnext;
@@ -210,17 +250,18 @@ static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 			pp = &(*pp)->qnext;
 	}
 	s->wait_tail = NULL;
-	for (struct rr_svc_req *q = s->wait_head; q; q = q->qnext)
+	for (struct svc_req *q = s->wait_head; q; q = q->qnext)
 		s->wait_tail = q;
 	/* Destroying the QP first: no Read or Write can touch them after. */
 	rr_qp_destroy(cn->qp);
 	cn->qp = NULL;
-	for (uint32_t i = 0; i < cn->nrecv; i++)
-		if (cn->reqs[i].bulk >= 0)
-			s->bulk_free |= 1u << cn->reqs[i].bulk;
+	for (uint32_t i = 0; i < cn->nrecv; i++) {
+		svc_bulk_put(s, cn->reqs[i].bulk);
+		svc_bulk_put(s, cn->reqs[i].res_bulk);
+	}
 	for (uint32_t i = 0; i < cn->nsctx; i++)
-		if (cn->sctx[i].busy && cn->sctx[i].bulk >= 0)
-			s->bulk_free |= 1u << cn->sctx[i].bulk;
+		if (cn->sctx[i].busy)
+			svc_bulk_put(s, cn->sctx[i].bulk);
 	for (struct svc_conn **cp = &s->conns; *cp; cp = &(*cp)->next)
 		if (*cp == cn) {
 			*cp = cn->next;
@@ -245,16 +286,68 @@ static void cm_events(struct rr_svc *s)
 	}
 }
 
-/* Connections found dead (events, errors) are closed between batches. */
-static void reap(struct rr_svc *s)
+/*
+ * Dead connections are disconnected (flushing everything they posted),
+ * then closed once drained and no worker holds one of their calls; a
+ * drain that takes longer than SVC_DRAIN_MS is closed anyway, counted.
+ */
+static void reap(struct rr_svc *s, bool force)
 {
 	struct svc_conn *cn = s->conns, *next;
+	uint64_t now = rr_mono_ms();
 
 	for (; cn; cn = next) {
 		next = cn->next;
-		if (cn->dead)
-			conn_close(s, cn);
+		if (!cn->dead)
+			continue;
+		if (!cn->disconnected) {
+			cn->disconnected = true;
+			cn->dead_ms = now;
+			rr_qp_disconnect(cn->qp);
+		}
+		if (!cn->drain_posted) /* -ENOMEM: flushes to poll first */
+			drain(cn);
+		if (cn->running && !force)
+			continue;
+		if (!drained(cn) && !force && now - cn->dead_ms < SVC_DRAIN_MS)
+			continue;
+		conn_close(s, cn);
 	}
+}
+
+/*
+ * A completion of a dead connection, or an error: nothing is acted upon,
+ * but each queue's count goes down by the one request it accounts for.
+ */
+static void account_error(struct svc_conn *cn, unsigned kind, uint32_t slot,
+			  uint32_t seq)
+{
+	cn->dead = true;
+	if (kind == RR_WRK_DRAIN && cn->drain_posted) {
+		if (slot == 0 && !cn->drain_sq) {
+			cn->drain_sq = true;
+			svc_sq_retire(cn, cn->sq_posted);
+		} else if (slot == 1 && !cn->drain_rq) {
+			cn->drain_rq = true;
+			cn->recv_posted--;
+		}
+		return;
+	}
+	if (kind == RR_WRK_RECV) {
+		if (slot < cn->nrecv && cn->reqs[slot].recv_out &&
+		    cn->reqs[slot].recv_seq == seq) {
+			cn->reqs[slot].recv_out = false;
+			cn->recv_posted--;
+		}
+		return;
+	}
+	if (kind == RR_WRK_SEND && slot < cn->nsctx) {
+		if (cn->sctx[slot].seq != seq || cn->sctx[slot].cqe_seen)
+			return;
+		cn->sctx[slot].cqe_seen = true;
+	}
+	if (cn->sq_retired < cn->sq_posted)
+		svc_sq_retire(cn, cn->sq_retired + 1);
 }
 
 static void dispatch(struct rr_svc *s, const struct rr_wc *wc)
@@ -264,19 +357,18 @@ static void dispatch(struct rr_svc *s, const struct rr_wc *wc)
 	uint32_t slot = rr_wrid_slot(id), seq = rr_wrid_seq(id);
 	unsigned kind = rr_wrid_kind(id);
 
-	if (cn->dead)
-		return;
 	if (rr_wrid_gen(id) != cn->gen) {
 		s->st.stale_cqes++;
 		return;
 	}
-	if (wc->status != RR_WC_SUCCESS) {
-		cn->dead = true;
+	if (wc->status != RR_WC_SUCCESS || cn->dead) {
+		account_error(cn, kind, slot, seq);
 		return;
 	}
 	if (kind == RR_WRK_RECV && slot < cn->nrecv &&
 	    cn->reqs[slot].recv_out && cn->reqs[slot].recv_seq == seq) {
 		cn->reqs[slot].recv_out = false;
+		cn->recv_posted--;
 		svc_recv(cn, slot, wc->byte_len);
 	} else if (kind == RR_WRK_SEND && slot < cn->nsctx &&
 		   cn->sctx[slot].seq == seq && !cn->sctx[slot].cqe_seen) {
@@ -287,14 +379,13 @@ static void dispatch(struct rr_svc *s, const struct rr_wc *wc)
 		   cn->reqs[slot].state == SREQ_PULLING) {
 		svc_read_done(cn, &cn->reqs[slot]);
 	} else if (kind >= RR_WRK_SEND && kind <= RR_WRK_READ) {
-		s->st.stale_cqes++; /* a use already completed: duplicate/late
-				     */
+		s->st.stale_cqes++; /* a use already completed: duplicate */
 	} else {
 		s->st.unknown_cqes++;
 	}
 }
 
-static void loop_once(struct rr_svc *s)
+static void loop_once(struct rr_svc *s, bool force_reap)
 {
 	struct rr_wc wc[POLL_BATCH];
 	int n;
@@ -306,14 +397,14 @@ static void loop_once(struct rr_svc *s)
 		dispatch(s, &wc[i]);
 	svc_resume(s);
 	cm_events(s);
-	reap(s);
+	reap(s, force_reap);
 	pthread_mutex_unlock(&s->mu);
 }
 
 int rr_svc_run(struct rr_svc *s)
 {
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed))
-		loop_once(s);
+		loop_once(s, false);
 	return 0;
 }
 
@@ -322,12 +413,39 @@ void rr_svc_stop(struct rr_svc *s)
 	atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
 }
 
+int rr_svc_shutdown(struct rr_svc *s)
+{
+	uint64_t deadline;
+
+	if (!s)
+		return -EINVAL;
+	if (s->closing)
+		return 0;
+	s->closing = true;
+	/* The workers finish every call they were given, replies included. */
+	svc_pool_stop(s);
+	deadline = rr_mono_ms() + SVC_DRAIN_MS;
+	pthread_mutex_lock(&s->mu);
+	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
+		cn->running = 0;
+		cn->dead = true;
+	}
+	pthread_mutex_unlock(&s->mu);
+	while (s->conns && rr_mono_ms() < deadline)
+		loop_once(s, false);
+	pthread_mutex_lock(&s->mu);
+	reap(s, true);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
 int rr_svc_destroy(struct rr_svc *s)
 {
 	if (!s)
 		return -EINVAL;
-	while (s->conns)
-		conn_close(s, s->conns);
+	if (s->cq)
+		rr_svc_shutdown(s);
+	svc_pool_stop(s);
 	if (s->l)
 		rr_listener_close(s->l);
 	rr_bufpool_fini(&s->bulk);
@@ -339,7 +457,7 @@ int rr_svc_destroy(struct rr_svc *s)
 		rr_pd_free(s->pd);
 	if (s->dev)
 		rr_device_close(s->dev);
-	free(s->res_scratch);
+	svc_scratch_free(&s->scratch);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 	return 0;

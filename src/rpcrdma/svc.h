@@ -2,21 +2,32 @@
 /*
  * The server transport's private state.
  *
- * One thread (rr_svc_run) drives everything: connection events, the one
- * completion queue all connections share, and the handlers, which run
- * inline. A call is a state machine on a request slot of its connection:
+ * One thread (rr_svc_run) drives the transport: connection events and the
+ * one completion queue all connections share. Handlers run inline in that
+ * thread, or in a worker pool (opts.threads). A call is a state machine on
+ * a request slot of its connection:
  *
- *   RECEIVED --(read chunk?)--> PULLING --(Reads done)--> READY
- *   READY --(handler, reply posted)--> FREE
+ *   RECEIVED --(read chunk?)--> PULLING --(Read done)--> READY
+ *   READY --(reply resources reserved)--> RUNNING --(reply posted)--> FREE
  *
- * A call that needs a resource not available now (a bulk buffer, send-queue
- * room, a send context) waits in the server's FIFO and is resumed when a
- * completion frees one. Bulk buffers (registered, max_bulk each) are shared
- * by all connections, so a server connection costs little memory.
+ * Everything the reply will need (send-queue room, a send context, a bulk
+ * buffer when the client offered a write or reply chunk) is reserved
+ * before the handler runs, so a handler runs exactly once and its reply
+ * never waits. A call that cannot get a resource now waits in the server's
+ * FIFO and is resumed when a completion frees one. Bulk buffers
+ * (registered, max_bulk each) are shared by all connections.
+ *
+ * A connection found dead is disconnected (every work request flushes),
+ * drained until each of its queues has nothing outstanding, and only then
+ * destroyed; a drain that cannot finish is counted (teardown_unbalanced).
+ *
+ * Locking: s->mu covers all of it. The loop holds it while it dispatches a
+ * batch; workers hold it only to post their reply.
  */
 #ifndef RR_RPCRDMA_SVC_H
 #define RR_RPCRDMA_SVC_H
 
+#include "rpc/dispatch.h"
 #include "rpc/msg.h"
 #include "rpcrdma/hdr.h"
 #include "rpcrdma/xprt.h"
@@ -28,12 +39,22 @@
 #define SVC_SIGNAL_EVERY 16
 #define SVC_BULK_BUFS	 8
 #define SVC_RES_SCRATCH	 (256u << 10)
+#define SVC_DRAIN_MS	 2000 /* a dead connection's flushes, at most */
+/* Send-queue slots a reply may use: chunk Writes and the Send. */
+#define SVC_REPLY_WRS (2 * RR_RDMA_MAX_CHUNK_SEGS + 1)
 
-enum sreq_state { SREQ_FREE, SREQ_RECEIVED, SREQ_PULLING, SREQ_READY };
+enum sreq_state {
+	SREQ_FREE,
+	SREQ_RECEIVED,
+	SREQ_PULLING,
+	SREQ_READY,
+	SREQ_RUNNING, /* its reply's resources are reserved */
+};
 
 struct svc_conn;
 
-struct rr_svc_req {
+struct svc_req {
+	struct rr_svc_req rq; /* what the handler sees */
 	struct svc_conn *conn;
 	uint32_t idx;
 	uint32_t seq;
@@ -42,23 +63,14 @@ struct rr_svc_req {
 	uint32_t len; /* bytes received */
 	struct rr_rdma_hdr h;
 	int hlen;
-	int bulk; /* bulk buffer holding pulled data, or -1 */
+	int bulk;     /* bulk buffer holding pulled data, or -1 */
+	int res_bulk; /* reserved for a write/reply chunk, or -1 */
 	uint64_t read_mark;
 	uint32_t recv_seq; /* its receive buffer's current posting */
 	bool recv_out;
-	/* decoded call */
-	struct rr_call_hdr call;
-	const uint8_t *args;
-	size_t args_len;
-	const uint8_t *arg_bulk;
-	size_t arg_bulk_len;
-	struct rr_cred cred;
-	bool has_cred;
-	/* results */
-	size_t res_len;
-	const void *res_bulk;
-	size_t res_bulk_len;
-	struct rr_svc_req *qnext; /* FIFO of calls waiting for resources */
+	struct rr_reply_hdr rh;	  /* the handler's verdict */
+	struct svc_req *qnext;	  /* FIFO of calls waiting for resources */
+	struct svc_req *worknext; /* the workers' queue */
 };
 
 struct svc_sendctx {
@@ -74,22 +86,42 @@ struct svc_conn {
 	struct rr_qp *qp;
 	uint16_t gen;
 	bool dead;
+	bool disconnected;	 /* rr_qp_disconnect issued */
+	bool drain_posted;	 /* rr_qp_drain's markers are out */
+	bool drain_sq, drain_rq; /* ... and seen */
+	uint64_t dead_ms;	 /* when found dead: bounds the drain */
+	uint32_t running;	 /* calls in workers */
+	uint32_t recv_posted;	 /* receives outstanding */
 	struct svc_conn *next;
 	uint32_t inline_send, inline_recv;
 	bool peer_inv_ok;
 	uint32_t sq_depth;
 	uint64_t sq_posted, sq_retired;
+	uint32_t sq_resv;   /* slots reserved for replies of running calls */
+	uint32_t sctx_resv; /* send contexts reserved likewise */
 	uint32_t unsignaled;
 	uint32_t nrecv;
 	struct rr_bufpool recvbufs, sendbufs;
-	struct rr_svc_req *reqs; /* one per receive buffer */
+	struct svc_req *reqs; /* one per receive buffer */
 	uint32_t nsctx;
 	struct svc_sendctx *sctx;
 	uint32_t sctx_head, sctx_tail;
 };
 
-struct svc_prog_ent {
-	struct rr_svc_prog p;
+/* What a thread running handlers owns: the handler's result buffers. */
+struct svc_scratch {
+	uint8_t *res;
+	uint8_t *bulk;
+};
+
+struct svc_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct svc_req *head, *tail;
+	bool stop;
+	uint32_t n, started, cap;
+	pthread_t *threads;
+	struct svc_scratch *scratch;
 };
 
 struct rr_svc {
@@ -100,24 +132,44 @@ struct rr_svc {
 	struct rr_cq *cq;
 	struct rr_listener *l;
 	atomic_int stop; /* lock-free: safe from a signal handler too */
+	bool closing;	 /* rr_svc_destroy: no new connections */
 	uint16_t next_gen;
 	struct svc_conn *conns;
 	uint32_t nconns;
-	struct svc_prog_ent progs[16];
-	uint32_t nprogs;
+	struct rr_progtab progs;
 	struct rr_bufpool bulk;
-	uint32_t bulk_free; /* bitmask */
-	uint8_t *res_scratch;
-	struct rr_svc_req *wait_head, *wait_tail;
-	pthread_mutex_t mu; /* stats readers */
+	uint32_t bulk_free;	    /* bitmask */
+	struct svc_scratch scratch; /* the loop thread's, for inline handlers */
+	struct svc_pool pool;
+	struct svc_req *wait_head, *wait_tail;
+	pthread_mutex_t mu;
 	struct rr_xprt_stats st;
 };
 
-/* svc_call.c */
+/* svc_call.c: a call from its receive to its handler */
 void svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len);
-void svc_read_done(struct svc_conn *cn, struct rr_svc_req *r);
+void svc_read_done(struct svc_conn *cn, struct svc_req *r);
 void svc_resume(struct rr_svc *s);
 void svc_post_recv(struct svc_conn *cn, uint32_t i);
+void svc_run_handler(struct rr_svc *s, struct svc_req *r,
+		     const struct svc_scratch *sc);
+void svc_finish(struct svc_conn *cn, struct svc_req *r);
+int svc_bulk_get(struct rr_svc *s);
+void svc_bulk_put(struct rr_svc *s, int i);
+uint8_t *svc_bulk_at(struct rr_svc *s, int i);
+
+/* svc_reply.c: posting replies and errors */
+bool svc_sq_room(struct svc_conn *cn, uint32_t need);
 void svc_sq_retire(struct svc_conn *cn, uint64_t mark);
+void svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
+		    uint32_t err);
+void svc_reply(struct svc_conn *cn, struct svc_req *r);
+
+/* svc_pool.c: worker threads */
+int svc_pool_start(struct rr_svc *s, uint32_t n);
+void svc_pool_stop(struct rr_svc *s);
+void svc_pool_submit(struct rr_svc *s, struct svc_req *r);
+int svc_scratch_alloc(struct svc_scratch *sc, size_t max_bulk);
+void svc_scratch_free(struct svc_scratch *sc);
 
 #endif

@@ -15,6 +15,8 @@
 #ifndef RR_RPCRDMA_XPRT_H
 #define RR_RPCRDMA_XPRT_H
 
+#include "base/xdr.h"
+
 #include <rpcrdma/fabric.h>
 #include <rpcrdma/rpc.h>
 
@@ -28,6 +30,7 @@ enum rr_wr_kind {
 	RR_WRK_LINV = 4,
 	RR_WRK_READ = 5,
 	RR_WRK_WRITE = 6,
+	RR_WRK_DRAIN = 7, /* rr_qp_drain's markers: slot 0 send, 1 receive */
 };
 
 static inline uint64_t rr_wrid(uint16_t gen, unsigned kind, uint32_t slot,
@@ -74,24 +77,5 @@ void rr_xprt_cparams(uint8_t out[8], uint32_t inline_size, bool rem_inv_ok);
 /* Inline sizes to use given ours and what the peer sent (if anything). */
 void rr_xprt_negotiate(const uint8_t *pd, uint32_t pd_len, uint32_t ours,
 		       uint32_t *send, uint32_t *recv, bool *peer_inv_ok);
-
-/* Bytes of XDR padding after n bytes. */
-static inline uint32_t rr_xdr_pad(size_t n)
-{
-	return (uint32_t)((4 - (n & 3)) & 3);
-}
-
-static inline void rr_put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-static inline uint32_t rr_get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
 
 #endif

@@ -189,6 +189,10 @@ static const struct h_case cases[] = {
 	 "a peer killed mid-stream flushes everything and is reported",
 	 test_peer_killed,
 	 {0, NULL}},
+	{"lifecycle",
+	 "a drain after disconnect retires unsignaled sends nothing covered",
+	 test_drain_retires_unsignaled,
+	 {0, NULL}},
 };
 
 static bool in_groups(const char *groups, const char *word)

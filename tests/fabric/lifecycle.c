@@ -290,3 +290,63 @@ void test_peer_killed(void **state)
 	expect_qp_dead(t, b);
 	h_cleanup(t, true);
 }
+
+#define DQ 4
+
+static void peer_takes_three(struct h_test *t, const void *arg)
+{
+	struct h_buf *rb;
+
+	(void)arg;
+	h_passive(t);
+	rb = h_buf_new(t, 3 * 16, 0);
+	post_recvs(t, rb, 0, 3, 16);
+	h_signal(t, M_READY);
+	for (uint32_t i = 0; i < 3; i++)
+		h_expect_wc(t, t->rcq, i, RR_WC_SUCCESS, RR_WC_RECV, NULL);
+	h_signal(t, M_STEP);
+	h_wait(t, M_GO);
+}
+
+/*
+ * Unsignaled Sends that succeeded with nothing after them have no
+ * completion of their own: the drain marker's completion retires them, so
+ * afterwards the whole send queue is free (DQ markers fit unpolled).
+ */
+void test_drain_retires_unsignaled(void **state)
+{
+	struct h_test *t = T(state);
+	struct h_buf *b;
+	struct rr_cm_event ev;
+
+	h_spawn(t, peer_takes_three, NULL);
+	h_open(t);
+	t->cfg.sq_depth = DQ;
+	t->cfg.rq_depth = DQ;
+	h_connect(t, h_recv_port(t), NULL, 0, NULL);
+	b = h_buf_new(t, 64, 0);
+	h_wait(t, M_READY);
+	for (int i = 0; i < 3; i++)
+		H_OK(h_post_send(t->qp, 10 + (uint64_t)i, 0, b, 0, 4));
+	h_wait(t, M_STEP);
+	h_expect_cq_empty(t, t->scq);
+	H_RC(rr_qp_drain(t->qp, 1, 2), -EINVAL); /* not in ERROR yet */
+	H_OK(rr_qp_disconnect(t->qp));
+	h_expect_event(t, RR_CM_DISCONNECTED, &ev);
+	H_OK(rr_qp_drain(t->qp, 100, 200));
+	h_expect_wc(t, t->scq, 100, RR_WC_WR_FLUSH_ERR, RR_WC_SEND, NULL);
+	h_expect_wc(t, t->rcq, 200, RR_WC_WR_FLUSH_ERR, RR_WC_RECV, NULL);
+	h_expect_cq_empty(t, t->scq);
+	for (int i = 0; i < DQ; i++)
+		H_OK(rr_qp_drain(t->qp, 101 + (uint64_t)i, 201 + (uint64_t)i));
+	H_RC(rr_qp_drain(t->qp, 1, 2), -ENOMEM);
+	for (int i = 0; i < DQ; i++) {
+		h_expect_wc(t, t->scq, 101 + (uint64_t)i, RR_WC_WR_FLUSH_ERR,
+			    RR_WC_SEND, NULL);
+		h_expect_wc(t, t->rcq, 201 + (uint64_t)i, RR_WC_WR_FLUSH_ERR,
+			    RR_WC_RECV, NULL);
+	}
+	h_signal(t, M_GO);
+	h_peer_finish(t);
+	h_cleanup(t, true);
+}

@@ -96,6 +96,7 @@ void test_disconnect_flushes(void **state);
 void test_destroy_with_outstanding_work(void **state);
 void test_queue_depth(void **state);
 void test_peer_killed(void **state);
+void test_drain_retires_unsignaled(void **state);
 
 /* stress.c */
 void test_stress(void **state);

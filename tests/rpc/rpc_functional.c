@@ -16,6 +16,12 @@
  *   4 BIG     args: n; results: opaque<> of n pattern bytes, all inline XDR
  *   5 WHOAMI  results: uid, gid, ngids, gids[] of the AUTH_SYS credential,
  *             or three 0xffffffff when the call carried none
+ *   6 BLOCK   returns only once a RELEASE call has run (a handler that
+ *             blocks, as file I/O does)
+ *   7 RELEASE lets BLOCK return
+ *
+ * RR_TEST_SVC_THREADS=N runs the server's handlers in a pool of N workers
+ * (default 0: inline in the server loop).
  *
  * Each test gets its own server process and client; SIGSTOP/SIGCONT/SIGKILL
  * of the server child make a stalled or dead peer. Waits are bounded and
@@ -53,7 +59,17 @@
 #define CALL_TMO_MS  30000 /* the client's default: nothing hangs */
 #define CHILD_TMO_MS 10000 /* server start and exit */
 
-enum { P_NULL, P_ECHO, P_READ, P_WRITE, P_BIG, P_WHOAMI, P_NPROCS };
+enum {
+	P_NULL,
+	P_ECHO,
+	P_READ,
+	P_WRITE,
+	P_BIG,
+	P_WHOAMI,
+	P_BLOCK,
+	P_RELEASE,
+	P_NPROCS
+};
 
 static uint64_t now_ms(void)
 {
@@ -220,9 +236,43 @@ static uint32_t h_whoami(struct rr_svc_req *r, void *arg)
 	return rr_svc_set_res(r, n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_open;
+
+/* Waits (bounded, so a broken pool fails the test, not hangs it). */
+static uint32_t h_block(struct rr_svc_req *r, void *arg)
+{
+	struct timespec until;
+	int rc = 0;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CALL_TMO_MS / 1000;
+	pthread_mutex_lock(&gate_mu);
+	while (!gate_open && rc == 0)
+		rc = pthread_cond_timedwait(&gate_cv, &gate_mu, &until);
+	gate_open = false;
+	pthread_mutex_unlock(&gate_mu);
+	if (rc)
+		return RR_SYSTEM_ERR;
+	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+static uint32_t h_release(struct rr_svc_req *r, void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&gate_mu);
+	gate_open = true;
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_mu);
+	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
 static const rr_svc_fn procs[P_NPROCS] = {
-	[P_NULL] = h_null,   [P_ECHO] = h_echo, [P_READ] = h_read,
-	[P_WRITE] = h_write, [P_BIG] = h_big,	[P_WHOAMI] = h_whoami,
+	[P_NULL] = h_null,   [P_ECHO] = h_echo,	      [P_READ] = h_read,
+	[P_WRITE] = h_write, [P_BIG] = h_big,	      [P_WHOAMI] = h_whoami,
+	[P_BLOCK] = h_block, [P_RELEASE] = h_release,
 };
 
 static void on_term(int sig)
@@ -256,8 +306,11 @@ static void server_child(int out_fd, pid_t parent, uint32_t credits)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	const char *threads = getenv("RR_TEST_SVC_THREADS");
 	struct rr_svc_opts o = {.provider = getenv("RR_PROVIDER"),
-				.credits = credits};
+				.credits = credits,
+				.threads =
+					threads ? (uint32_t)atoi(threads) : 0};
 	struct rr_svc_prog prog = {.prog = TPROG,
 				   .vers = TVERS,
 				   .nprocs = P_NPROCS,
@@ -289,6 +342,7 @@ static void server_child(int out_fd, pid_t parent, uint32_t credits)
 	sigaction(SIGTERM, &sa, NULL);
 	write_all(out_fd, &port, sizeof(port));
 	rc = rr_svc_run(s);
+	rr_svc_shutdown(s);
 	rr_svc_stats(s, &st);
 	write_all(out_fd, &st, sizeof(st));
 	child_svc = NULL;
@@ -441,6 +495,11 @@ static int server_stop(struct server *sv)
 	}
 	if (sv->have_stats)
 		print_stats("server", &sv->st);
+	if (sv->have_stats && sv->st.teardown_unbalanced) {
+		fprintf(stderr, "server tore down %llu connections undrained\n",
+			(unsigned long long)sv->st.teardown_unbalanced);
+		rc = -1;
+	}
 out:
 	close(sv->fd);
 	return rc;
@@ -1447,6 +1506,36 @@ static void killed_server_fails_every_call_in_flight_exactly_once(void **state)
 	free(s);
 }
 
+/*
+ * With a worker pool, a handler that blocks does not stop other calls:
+ * RELEASE is served while BLOCK waits for it. Inline handlers cannot do
+ * this (BLOCK would hold the only thread), so the test needs the pool.
+ */
+static void a_blocked_handler_does_not_stall_other_calls(void **state)
+{
+	struct fx *f = *state;
+	const char *threads = getenv("RR_TEST_SVC_THREADS");
+	struct async_log log;
+	struct async_slot s = {.log = &log, .idx = 0};
+	uint8_t res[16];
+	struct rr_call rel = mkcall(P_RELEASE, res, sizeof(res));
+
+	if (!threads || atoi(threads) < 2)
+		skip(); /* needs RR_TEST_SVC_THREADS >= 2 */
+	async_log_init(&log);
+	null_ok(f->c); /* the server's grant: until then one credit */
+	s.call = mkcall(P_BLOCK, s.res, ASYNC_LEN);
+	assert_int_equal(rr_clnt_call_async(f->c, &s.call, async_done, &s), 0);
+	assert_int_equal(rr_clnt_call(f->c, &rel), 0);
+	assert_int_equal(rel.accept_stat, RR_SUCCESS);
+	async_drive(f->c, &log, 1, CALL_TMO_MS);
+	assert_int_equal(log.count[0], 1);
+	assert_int_equal(log.rc[0], 0);
+	assert_int_equal(s.call.accept_stat, RR_SUCCESS);
+	null_ok(f->c);
+	check_clean(f->c, false);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 /*
@@ -1483,6 +1572,7 @@ int main(int argc, char **argv)
 		T(call_to_a_stopped_server_times_out_and_its_late_reply_is_absorbed),
 		T(cancelled_call_completes_with_ecanceled),
 		T(killed_server_fails_every_call_in_flight_exactly_once),
+		T(a_blocked_handler_does_not_stall_other_calls),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -87,7 +87,7 @@ static void run_calls(const struct rr_fault_plan *planp,
 	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
 	static struct run run;
 	struct rr_fault_stats fs;
-	struct rr_xprt_stats st;
+	struct rr_xprt_stats st, sst;
 	struct rr_svc *svc;
 	struct rr_clnt *c;
 	pthread_t t;
@@ -122,6 +122,10 @@ static void run_calls(const struct rr_fault_plan *planp,
 	assert_int_equal(rr_clnt_destroy(c), 0);
 	rr_svc_stop(svc);
 	pthread_join(t, NULL);
+	assert_int_equal(rr_svc_shutdown(svc), 0);
+	assert_int_equal(rr_svc_stats(svc, &sst), 0);
+	/* Invariant 4: each queue drained to zero at teardown. */
+	assert_int_equal(sst.teardown_unbalanced, 0);
 	assert_int_equal(rr_svc_destroy(svc), 0);
 	*stp = st;
 	*fsp = fs;

@@ -57,7 +57,7 @@ static void calls_wait_for_send_queue_room(void **state)
 	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
 	struct rr_clnt_opts copts = {.sq_depth = 8};
 	static struct slot slots[NCALLS];
-	struct rr_xprt_stats st;
+	struct rr_xprt_stats st, sst;
 	struct rr_svc *svc;
 	struct rr_clnt *c;
 	pthread_t t;
@@ -111,6 +111,10 @@ static void calls_wait_for_send_queue_room(void **state)
 	assert_int_equal(rr_clnt_destroy(c), 0);
 	rr_svc_stop(svc);
 	pthread_join(t, NULL);
+	assert_int_equal(rr_svc_shutdown(svc), 0);
+	assert_int_equal(rr_svc_stats(svc, &sst), 0);
+	/* Invariant 4: each queue drained to zero at teardown. */
+	assert_int_equal(sst.teardown_unbalanced, 0);
 	assert_int_equal(rr_svc_destroy(svc), 0);
 }
 

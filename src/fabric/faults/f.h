@@ -192,5 +192,6 @@ int f_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
 int f_connect(struct rr_qp *qp, const struct sockaddr *addr, socklen_t addrlen,
 	      const void *pdata, size_t len);
 int f_disconnect(struct rr_qp *qp);
+int f_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
 
 #endif

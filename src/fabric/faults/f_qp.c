@@ -121,6 +121,22 @@ int f_disconnect(struct rr_qp *q)
 	return rr_qp_disconnect(to_f_qp(q)->inner);
 }
 
+/* The marker takes a send slot here as any request does. */
+int f_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
+{
+	struct f_qp *qp = to_f_qp(q);
+	int rc;
+
+	pthread_mutex_lock(&qp->mu);
+	if (qp->dev->active)
+		atomic_fetch_add(&qp->sq_used, 1);
+	rc = rr_qp_drain(qp->inner, sq_wr_id, rq_wr_id);
+	if (rc && qp->dev->active)
+		atomic_fetch_sub(&qp->sq_used, 1);
+	pthread_mutex_unlock(&qp->mu);
+	return rc;
+}
+
 /* Receives carry no object pointers: the user's chain goes as it is. */
 int f_post_recv(struct rr_qp *q, struct rr_recv_wr *wr, struct rr_recv_wr **bad)
 {

@@ -464,4 +464,5 @@ const struct rr_provider_ops rr__faults_ops = {
 	.accept = f_accept,
 	.reject = f_reject,
 	.disconnect = f_disconnect,
+	.drain = f_drain,
 };

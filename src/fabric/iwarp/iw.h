@@ -525,5 +525,6 @@ int iw_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
 	      size_t len);
 int iw_reject(struct rr_conn_req *req, const void *pdata, size_t len);
 int iw_disconnect(struct rr_qp *qp);
+int iw_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
 
 #endif

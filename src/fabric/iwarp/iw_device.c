@@ -291,4 +291,5 @@ const struct rr_provider_ops rr__iwarp_ops = {
 	.accept = iw_accept,
 	.reject = iw_reject,
 	.disconnect = iw_disconnect,
+	.drain = iw_drain,
 };

@@ -576,6 +576,43 @@ int iw_disconnect(struct rr_qp *q)
 	return 0;
 }
 
+/*
+ * ORDER: whatever the error transition has not flushed yet is flushed
+ * here first, under the same locks, so each marker follows every earlier
+ * request of its queue into the CQ.
+ */
+int iw_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
+{
+	struct iw_qp *qp = to_iw_qp(q);
+	struct iw_wqe w = {.wr_id = sq_wr_id,
+			   .opcode = RR_WR_SEND,
+			   .flags = RR_SEND_SIGNALED};
+	int rc = 0;
+
+	pthread_mutex_lock(&qp->rx_mu);
+	pthread_mutex_lock(&qp->tx_mu);
+	pthread_mutex_lock(&qp->rq_mu);
+	if (iw_qp_state(qp) != RR_QPS_ERROR)
+		rc = -EINVAL;
+	else if (atomic_load(&qp->sq_free) <= 0 ||
+		 atomic_load(&qp->rq_free) <= 0)
+		rc = -ENOMEM;
+	pthread_mutex_unlock(&qp->rq_mu);
+	if (!rc) {
+		flush_sends(qp);
+		atomic_fetch_sub(&qp->sq_free, 1);
+		iw_qp_complete_send(qp, &w, RR_WC_WR_FLUSH_ERR, 0);
+	}
+	pthread_mutex_unlock(&qp->tx_mu);
+	if (!rc) {
+		flush_recvs(qp);
+		atomic_fetch_sub(&qp->rq_free, 1);
+		recv_complete(qp, rq_wr_id, RR_WC_WR_FLUSH_ERR);
+	}
+	pthread_mutex_unlock(&qp->rx_mu);
+	return rc;
+}
+
 int iw_qp_destroy(struct rr_qp *q)
 {
 	struct iw_qp *qp = to_iw_qp(q);

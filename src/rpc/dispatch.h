@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Program dispatch shared by every server transport (RPC-over-RDMA and
+ * TCP record marking): one call in, one reply header and results out.
+ *
+
+ * The buffers handed to handlers belong to the thread running the call
+ * (or, for RDMA, bulk_buf may be the registered buffer the result is
+ * written from, which saves a copy).
+ *
+ * A transport fills a struct rr_svc_req from the message it received
+ * (rr_svc_req_parse), points res at a results buffer it owns, calls
+ * rr_dispatch, then sends what rr_reply_encode writes (or, for RDMA, moves
+ * the DDP-eligible result by RDMA Write instead of inline). Handlers see
+ * only the accessors in <rpcrdma/rpc.h>, so a program is written once.
+ */
+#ifndef RR_RPC_DISPATCH_H
+#define RR_RPC_DISPATCH_H
+
+#include "base/xdr.h"
+#include "rpc/msg.h"
+
+#define RR_PROGTAB_MAX 16
+
+struct rr_svc_req {
+	struct rr_call_hdr call;
+	const uint8_t *args; /* XDR arguments after the call header */
+	size_t args_len;
+	const uint8_t *arg_bulk; /* DDP-eligible item pulled apart, or NULL */
+	size_t arg_bulk_len;
+	struct rr_cred cred;
+	bool has_cred;
+	/* results: the transport provides res/res_cap/max_bulk */
+	uint8_t *res;
+	size_t res_cap;
+	size_t max_bulk;
+	uint8_t *bulk_buf; /* where a DDP-eligible result may be built */
+	size_t bulk_cap;
+	size_t res_len;
+	const void *res_bulk;
+	size_t res_bulk_len;
+};
+
+struct rr_progtab {
+	struct rr_svc_prog p[RR_PROGTAB_MAX];
+	uint32_t n;
+};
+
+/* -ENOSPC when full, -EEXIST when prog/vers is already there. */
+int rr_progtab_add(struct rr_progtab *t, const struct rr_svc_prog *p);
+
+/*
+ * Decodes the call header of msg and points args at what follows. The
+ * transport sets arg_bulk itself. Returns 0 or -EBADMSG (not a call: the
+ * transport drops it, there is no xid to answer).
+ */
+int rr_svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len);
+
+/*
+ * Checks RPC version and credentials, finds the procedure and runs it.
+ * rh is the reply header to send; when it says MSG_ACCEPTED and SUCCESS,
+ * the results are r->res[0..res_len) and then r->res_bulk.
+ */
+void rr_dispatch(const struct rr_progtab *t, struct rr_svc_req *r,
+		 struct rr_reply_hdr *rh);
+
+/* Bytes rr_reply_encode needs at most, inline_bulk as it will be passed. */
+size_t rr_reply_len(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
+		    bool inline_bulk);
+/*
+ * Writes the reply: header, then for SUCCESS the results and, when
+ * inline_bulk, the DDP-eligible item with its XDR padding. Returns the
+ * length or -ENOSPC.
+ */
+int rr_reply_encode(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
+		    bool inline_bulk, uint8_t *dst, size_t cap);
+
+#endif

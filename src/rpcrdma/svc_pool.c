@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Server worker pool: handlers that may block (file I/O) run here, off the
+ * loop thread, so one slow call never stalls the transport.
+ *
+ * A call reaches a worker with its reply's resources already reserved
+ * (svc_call.c), so the worker runs the handler without any lock, then
+ * takes s->mu once to post the reply and give the receive back. The
+ * connection cannot be freed meanwhile: cn->running keeps the loop from
+ * closing it (svc.c), even when it has died.
+ *
+ * Each worker owns its result buffers (struct svc_scratch). A hand-off
+ * costs a thread wake-up (tens of microseconds on a loaded machine), which
+ * is why opts.threads = 0, handlers inline in the loop, stays available.
+ */
+#include "rpcrdma/svc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int svc_scratch_alloc(struct svc_scratch *sc, size_t max_bulk)
+{
+	sc->res = malloc(SVC_RES_SCRATCH);
+	sc->bulk = malloc(max_bulk);
+	if (sc->res && sc->bulk)
+		return 0;
+	svc_scratch_free(sc);
+	return -ENOMEM;
+}
+
+void svc_scratch_free(struct svc_scratch *sc)
+{
+	free(sc->res);
+	free(sc->bulk);
+	sc->res = sc->bulk = NULL;
+}
+
+void svc_pool_submit(struct rr_svc *s, struct svc_req *r)
+{
+	struct svc_pool *p = &s->pool;
+
+	r->worknext = NULL;
+	pthread_mutex_lock(&p->mu);
+	if (p->tail)
+		p->tail->worknext = r;
+	else
+		p->head = r;
+	p->tail = r;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* The next call to run, or NULL when the pool is stopping. */
+static struct svc_req *take(struct svc_pool *p)
+{
+	struct svc_req *r;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->head && !p->stop)
+		pthread_cond_wait(&p->cv, &p->mu);
+	/* Stopping: what was queued still runs; then NULL. */
+	r = p->head;
+	if (r) {
+		p->head = r->worknext;
+		if (!p->head)
+			p->tail = NULL;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return r;
+}
+
+static void *worker_main(void *arg)
+{
+	struct rr_svc *s = arg;
+	struct svc_pool *p = &s->pool;
+	struct svc_scratch *sc;
+	struct svc_req *r;
+	uint32_t idx;
+
+	pthread_mutex_lock(&p->mu);
+	idx = p->started++;
+	pthread_mutex_unlock(&p->mu);
+	sc = &p->scratch[idx];
+	while ((r = take(p))) {
+		struct svc_conn *cn = r->conn;
+
+		svc_run_handler(s, r, sc);
+		pthread_mutex_lock(&s->mu);
+		cn->running--;
+		svc_reply(cn, r);
+		svc_finish(cn, r);
+		svc_resume(s);
+		pthread_mutex_unlock(&s->mu);
+	}
+	return NULL;
+}
+
+int svc_pool_start(struct rr_svc *s, uint32_t n)
+{
+	struct svc_pool *p = &s->pool;
+	int rc = 0;
+
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->threads = calloc(n, sizeof(*p->threads));
+	p->scratch = calloc(n, sizeof(*p->scratch));
+	if (!p->threads || !p->scratch)
+		return -ENOMEM;
+	p->cap = n;
+	for (uint32_t i = 0; i < n && !rc; i++)
+		rc = svc_scratch_alloc(&p->scratch[i], s->o.max_bulk);
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		rc = -pthread_create(&p->threads[i], NULL, worker_main, s);
+		if (!rc)
+			p->n++;
+	}
+	return rc;
+}
+
+/* Stops the workers once they have run every call queued to them. */
+void svc_pool_stop(struct rr_svc *s)
+{
+	struct svc_pool *p = &s->pool;
+
+	if (!p->threads && !p->scratch)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	for (uint32_t i = 0; i < p->n; i++)
+		pthread_join(p->threads[i], NULL);
+	for (uint32_t i = 0; p->scratch && i < p->cap; i++)
+		svc_scratch_free(&p->scratch[i]);
+	free(p->threads);
+	free(p->scratch);
+	p->threads = NULL;
+	p->scratch = NULL;
+	p->n = 0;
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+}

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Server: posting replies (RFC 8166 sections 3.5 and 4).
+ *
+ * A DDP-eligible result goes by RDMA Write into the client's write chunk;
+ * the reply itself goes inline when it fits the client's inline size, else
+ * by RDMA Write into its reply chunk (RDMA_NOMSG). It is sent With
+ * Invalidate when the client allowed it and the call exposed exactly one
+ * handle, which then needs no LOCAL_INV on the client.
+ *
+ * Send contexts form a ring in posting order; a context (its send buffer
+ * and any bulk buffer its Writes read from) is released only when its Send,
+ * or a later signaled one, has completed (invariant 2).
+ */
+#include "rpcrdma/svc.h"
+
+#include <errno.h>
+#include <string.h>
+
+bool svc_sq_room(struct svc_conn *cn, uint32_t need)
+{
+	return cn->sq_posted - cn->sq_retired + cn->sq_resv + need <=
+		       cn->sq_depth &&
+	       cn->sctx_tail - cn->sctx_head + cn->sctx_resv < cn->nsctx;
+}
+
+void svc_sq_retire(struct svc_conn *cn, uint64_t mark)
+{
+	if (mark > cn->sq_retired)
+		cn->sq_retired = mark;
+	while (cn->sctx_head != cn->sctx_tail) {
+		struct svc_sendctx *sc = &cn->sctx[cn->sctx_head % cn->nsctx];
+
+		if (sc->sq_mark > cn->sq_retired)
+			break;
+		svc_bulk_put(cn->s, sc->bulk);
+		sc->bulk = -1;
+		sc->busy = false;
+		cn->sctx_head++;
+	}
+}
+
+static uint32_t next_sctx(struct svc_conn *cn)
+{
+	return cn->sctx_tail % cn->nsctx;
+}
+
+/*
+ * Posts a chain ending in a Send from the next send context. bulk (or -1)
+ * is a bulk buffer the chain reads from; it is released with the Send.
+ */
+static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
+		      struct rr_send_wr *send, uint32_t nwr, int bulk)
+{
+	uint32_t idx = next_sctx(cn);
+	struct svc_sendctx *sc = &cn->sctx[idx];
+	int rc;
+
+	sc->seq++;
+	sc->busy = true;
+	sc->cqe_seen = false;
+	sc->bulk = bulk;
+	send->wr_id = rr_wrid(cn->gen, RR_WRK_SEND, idx, sc->seq);
+	if (bulk >= 0 || ++cn->unsignaled >= SVC_SIGNAL_EVERY) {
+		send->flags |= RR_SEND_SIGNALED;
+		cn->unsignaled = 0;
+	}
+	rc = rr_qp_post_send(cn->qp, first, NULL);
+	if (rc) {
+		sc->busy = false;
+		sc->bulk = -1;
+		cn->dead = true;
+		return rc;
+	}
+	cn->sq_posted += nwr;
+	sc->sq_mark = cn->sq_posted;
+	cn->sctx_tail++;
+	return 0;
+}
+
+/* RDMA_ERROR for xid: ERR_VERS names the one version we speak. */
+void svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
+		    uint32_t err)
+{
+	uint8_t *buf = rr_bufpool_at(&cn->sendbufs, next_sctx(cn));
+	struct rr_rdma_hdr h = {.xid = xid,
+				.vers = vers,
+				.credits = cn->s->o.credits,
+				.proc = RR_RDMA_ERROR,
+				.err = err,
+				.vers_low = RR_RDMA_VERSION,
+				.vers_high = RR_RDMA_VERSION};
+	struct rr_sge sge = {(uintptr_t)buf, 0, rr_mr_lkey(cn->sendbufs.mr)};
+	struct rr_send_wr wr = {
+		.opcode = RR_WR_SEND, .sg_list = &sge, .num_sge = 1};
+	int n;
+
+	if (cn->dead || !svc_sq_room(cn, 1))
+		return; /* the peer overran us; it gets no answer */
+	n = rr_rdma_hdr_encode(&h, buf, cn->sendbufs.size);
+	if (n < 0)
+		return;
+	sge.length = (uint32_t)n;
+	if (!post_reply(cn, &wr, &wr, 1, -1))
+		cn->s->st.rdma_errors_sent++;
+}
+
+/* Writes [src, src+len) across the chunk's segments; fills the echo. */
+static int chunk_writes(struct svc_conn *cn, const struct rr_rdma_chunk *ch,
+			const uint8_t *src, size_t len, uint32_t lkey,
+			struct rr_send_wr *wr, struct rr_sge *sge,
+			struct rr_rdma_chunk *echo)
+{
+	uint32_t n = 0;
+
+	echo->nsegs = ch->nsegs;
+	for (uint32_t i = 0; i < ch->nsegs; i++) {
+		uint32_t take = len < ch->segs[i].length ? (uint32_t)len
+							 : ch->segs[i].length;
+
+		echo->segs[i] = ch->segs[i];
+		echo->segs[i].length = take;
+		if (!take)
+			continue;
+		sge[n] = (struct rr_sge){(uintptr_t)src, take, lkey};
+		wr[n] = (struct rr_send_wr){
+			.wr_id = rr_wrid(cn->gen, RR_WRK_WRITE, 0, 0),
+			.opcode = RR_WR_RDMA_WRITE,
+			.sg_list = &sge[n],
+			.num_sge = 1,
+			.rdma = {.remote_addr = ch->segs[i].offset,
+				 .rkey = ch->segs[i].handle}};
+		if (n)
+			wr[n - 1].next = &wr[n];
+		n++;
+		src += take;
+		len -= take;
+	}
+	return len ? -EMSGSIZE : (int)n;
+}
+
+static uint64_t chunk_len(const struct rr_rdma_chunk *ch)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < ch->nsegs; i++)
+		n += ch->segs[i].length;
+	return n;
+}
+
+/* The one handle the call exposed, for Send With Invalidate; else 0. */
+static uint32_t single_handle(const struct rr_rdma_hdr *h)
+{
+	uint32_t handle = 0;
+	uint32_t n = 0;
+
+#define SEE(x)                                                                 \
+	do {                                                                   \
+		if (!n || (x) != handle)                                       \
+			n++;                                                   \
+		handle = (x);                                                  \
+	} while (0)
+	for (uint32_t i = 0; i < h->nread; i++)
+		SEE(h->reads[i].seg.handle);
+	for (uint32_t w = 0; w < h->nwrite; w++)
+		for (uint32_t i = 0; i < h->writes[w].nsegs; i++)
+			SEE(h->writes[w].segs[i].handle);
+	if (h->has_reply)
+		for (uint32_t i = 0; i < h->reply.nsegs; i++)
+			SEE(h->reply.segs[i].handle);
+#undef SEE
+	return n == 1 ? handle : 0;
+}
+
+struct reply_plan {
+	struct rr_send_wr wr[SVC_REPLY_WRS];
+	struct rr_sge sge[SVC_REPLY_WRS];
+	uint32_t nwr;
+	struct rr_rdma_hdr h;
+};
+
+static void chain_add(struct reply_plan *p, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (p->nwr)
+			p->wr[p->nwr - 1].next = &p->wr[p->nwr];
+		p->nwr++;
+	}
+}
+
+static bool has_results(const struct svc_req *r)
+{
+	return r->rh.stat == RR_MSG_ACCEPTED && r->rh.accept == RR_SUCCESS;
+}
+
+/* The DDP-eligible result into the write chunk, from the bulk buffer. */
+static int plan_write_chunk(struct svc_conn *cn, struct svc_req *r,
+			    struct reply_plan *p)
+{
+	struct rr_svc *s = cn->s;
+	uint8_t *b = svc_bulk_at(s, r->res_bulk);
+	int n;
+
+	if (chunk_len(&r->h.writes[0]) < r->rq.res_bulk_len)
+		return -EMSGSIZE;
+	if (r->rq.res_bulk != b) /* else the handler built it in place */
+		memcpy(b, r->rq.res_bulk, r->rq.res_bulk_len);
+	n = chunk_writes(cn, &r->h.writes[0], b, r->rq.res_bulk_len,
+			 rr_mr_lkey(s->bulk.mr), p->wr, p->sge,
+			 &p->h.writes[0]);
+	if (n < 0)
+		return n;
+	p->h.nwrite = 1;
+	chain_add(p, n);
+	s->st.write_chunks++;
+	return 0;
+}
+
+/* The whole RPC reply into the reply chunk (RDMA_NOMSG). */
+static int plan_reply_chunk(struct svc_conn *cn, struct svc_req *r,
+			    struct reply_plan *p, bool inline_bulk)
+{
+	struct rr_svc *s = cn->s;
+	size_t off = inline_bulk ? 0 : r->rq.res_bulk_len;
+	uint8_t *b;
+	int len, k;
+
+	if (!r->h.has_reply || r->res_bulk < 0)
+		return -EMSGSIZE;
+	b = svc_bulk_at(s, r->res_bulk) + off;
+	len = rr_reply_encode(&r->rq, &r->rh, inline_bulk, b,
+			      s->bulk.size - off);
+	if (len < 0 || (uint64_t)len > chunk_len(&r->h.reply))
+		return -EMSGSIZE;
+	k = chunk_writes(cn, &r->h.reply, b, (size_t)len,
+			 rr_mr_lkey(s->bulk.mr), p->wr + p->nwr,
+			 p->sge + p->nwr, &p->h.reply);
+	if (k < 0)
+		return k;
+	p->h.has_reply = true;
+	p->h.proc = RR_RDMA_NOMSG;
+	chain_add(p, k);
+	s->st.reply_chunks++;
+	return 0;
+}
+
+/*
+ * Builds and posts the reply for r from the resources reserved for it.
+ * Returns 0, or -EMSGSIZE when the client's chunks cannot carry it.
+ */
+static int send_reply(struct svc_conn *cn, struct svc_req *r)
+{
+	struct rr_svc *s = cn->s;
+	struct reply_plan p;
+	uint8_t *sbuf = rr_bufpool_at(&cn->sendbufs, next_sctx(cn));
+	bool use_write = has_results(r) && r->rq.res_bulk_len && r->h.nwrite;
+	size_t hmax = RR_RDMA_HDR_EMPTY + 16 * 2 * (RR_RDMA_MAX_CHUNK_SEGS + 1);
+	uint32_t inv;
+	int n, rc;
+
+	p.nwr = 0;
+	p.h = (struct rr_rdma_hdr){.xid = r->h.xid,
+				   .vers = RR_RDMA_VERSION,
+				   .credits = s->o.credits,
+				   .proc = RR_RDMA_MSG};
+	if (use_write && (rc = plan_write_chunk(cn, r, &p)))
+		return rc;
+	if (hmax + rr_reply_len(&r->rq, &r->rh, !use_write) <=
+	    cn->inline_send) {
+		n = rr_rdma_hdr_encode(&p.h, sbuf, cn->sendbufs.size);
+		if (n >= 0) {
+			rc = rr_reply_encode(&r->rq, &r->rh, !use_write,
+					     sbuf + n, cn->sendbufs.size - n);
+			n = rc < 0 ? rc : n + rc;
+		}
+	} else {
+		rc = plan_reply_chunk(cn, r, &p, !use_write);
+		if (rc)
+			return rc;
+		n = rr_rdma_hdr_encode(&p.h, sbuf, cn->sendbufs.size);
+	}
+	if (n < 0)
+		return -EMSGSIZE;
+	p.sge[p.nwr] = (struct rr_sge){(uintptr_t)sbuf, (uint32_t)n,
+				       rr_mr_lkey(cn->sendbufs.mr)};
+	p.wr[p.nwr] = (struct rr_send_wr){
+		.opcode = RR_WR_SEND, .sg_list = &p.sge[p.nwr], .num_sge = 1};
+	inv = cn->peer_inv_ok ? single_handle(&r->h) : 0;
+	if (inv) {
+		p.wr[p.nwr].opcode = RR_WR_SEND_WITH_INV;
+		p.wr[p.nwr].invalidate_rkey = inv;
+		s->st.send_with_inv++;
+	}
+	chain_add(&p, 1);
+	/* The bulk buffer goes with the Send only if the Writes read it. */
+	rc = post_reply(cn, &p.wr[0], &p.wr[p.nwr - 1], p.nwr,
+			p.nwr > 1 ? r->res_bulk : -1);
+	if (!rc && p.nwr > 1)
+		r->res_bulk = -1;
+	return rc;
+}
+
+/*
+ * The handler has run: release what was reserved for the reply and use
+ * it. Caller holds s->mu; r's connection may have died meanwhile.
+ */
+void svc_reply(struct svc_conn *cn, struct svc_req *r)
+{
+	cn->sq_resv -= SVC_REPLY_WRS;
+	cn->sctx_resv--;
+	if (!cn->dead && send_reply(cn, r) == -EMSGSIZE)
+		svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
+	cn->s->st.calls++;
+	svc_bulk_put(cn->s, r->res_bulk);
+	r->res_bulk = -1;
+}
