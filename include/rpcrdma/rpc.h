@@ -121,7 +121,13 @@ struct rr_clnt_opts {
 
 int rr_clnt_create(const char *host, uint16_t port,
 		   const struct rr_clnt_opts *opts, struct rr_clnt **out);
-/* Fails calls still in flight with -ECANCELED (after fencing them). */
+/*
+ * Fails calls still in flight with -ECANCELED (after fencing them), then
+ * disconnects and drains: every work request posted must complete or
+ * flush, or teardown_unbalanced counts it. Counters stay readable until
+ * rr_clnt_destroy, which shuts down if needed. No call may be running.
+ */
+int rr_clnt_shutdown(struct rr_clnt *c);
 int rr_clnt_destroy(struct rr_clnt *c);
 
 /*

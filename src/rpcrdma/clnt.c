@@ -246,12 +246,15 @@ static void free_fabric(struct rr_clnt *c)
 		rr_device_close(c->dev);
 }
 
-int rr_clnt_destroy(struct rr_clnt *c)
+int rr_clnt_shutdown(struct rr_clnt *c)
 {
 	if (!c)
 		return -EINVAL;
+	if (c->shut)
+		return 0;
 	pthread_mutex_lock(&c->mu);
 	c->stop = true;
+	c->shut = true;
 	if (!c->dead)
 		clnt_fail_all(c, -ECANCELED);
 	pthread_cond_broadcast(&c->bg_cv);
@@ -259,6 +262,18 @@ int rr_clnt_destroy(struct rr_clnt *c)
 	clnt_run_callbacks(c);
 	if (c->bg)
 		pthread_join(c->bg, NULL);
+	c->bg = 0;
+	if (c->qp)
+		clnt_drain(c);
+	clnt_run_callbacks(c);
+	return 0;
+}
+
+int rr_clnt_destroy(struct rr_clnt *c)
+{
+	if (!c)
+		return -EINVAL;
+	rr_clnt_shutdown(c);
 	free_fabric(c);
 	free(c->reqs);
 	free(c->free_reqs);

@@ -21,8 +21,9 @@
 
 #include <pthread.h>
 
-#define CLNT_MAX_MW	  3  /* read chunk, write chunk, reply chunk */
-#define CLNT_SIGNAL_EVERY 16 /* at least one signaled Send per this many */
+#define CLNT_MAX_MW	  3    /* read chunk, write chunk, reply chunk */
+#define CLNT_SIGNAL_EVERY 16   /* at least one signaled Send per this many */
+#define CLNT_DRAIN_MS	  2000 /* teardown: the flushes, at most */
 
 enum req_state {
 	REQ_FREE,
@@ -96,7 +97,9 @@ struct rr_clnt {
 	struct rr_cq *cq;
 	struct rr_qp *qp;
 	uint16_t gen;
-	bool dead; /* connection lost: calls fail */
+	bool dead;			       /* connection lost: calls fail */
+	bool shut;			       /* rr_clnt_shutdown done */
+	bool drain_posted, drain_sq, drain_rq; /* rr_qp_drain's markers */
 	char machine[64];
 
 	pthread_mutex_t mu;
@@ -164,5 +167,6 @@ int clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r, const uint8_t *rpc,
 int clnt_drive(struct rr_clnt *c, int timeout_ms);
 void clnt_run_callbacks(struct rr_clnt *c);
 void clnt_post_recv(struct rr_clnt *c, uint32_t i);
+void clnt_drain(struct rr_clnt *c);
 
 #endif

@@ -23,10 +23,14 @@ void clnt_post_recv(struct rr_clnt *c, uint32_t i)
 			     .lkey = rr_mr_lkey(c->recvbufs.mr)};
 	struct rr_recv_wr wr = {.sg_list = &sge, .num_sge = 1};
 
+	if (c->dead)
+		return;
 	wr.wr_id = rr_wrid(c->gen, RR_WRK_RECV, i, ++c->recv_seq[i]);
-	c->recv_out[i] = true;
-	if (!c->dead && rr_qp_post_recv(c->qp, &wr, NULL))
+	if (rr_qp_post_recv(c->qp, &wr, NULL)) {
 		clnt_fail_all(c, -ECONNRESET);
+		return;
+	}
+	c->recv_out[i] = true;
 }
 
 /* A signaled completion retires every send-queue entry posted before it. */
@@ -198,6 +202,39 @@ static void handle_linv(struct rr_clnt *c, struct clnt_req *r)
 	clnt_req_finish(c, r);
 }
 
+/*
+ * An error completion (or a drain marker): nothing is acted upon, but
+ * each queue's count goes down by the one request it accounts for.
+ */
+static void account_error(struct rr_clnt *c, unsigned kind, uint32_t slot,
+			  uint32_t seq)
+{
+	if (kind == RR_WRK_DRAIN) {
+		if (!c->drain_posted) {
+			c->st.unknown_cqes++;
+		} else if (slot == 0 && !c->drain_sq) {
+			c->drain_sq = true;
+			sq_retire(c, c->sq_posted);
+		} else if (slot == 1) {
+			c->drain_rq = true;
+		}
+		return;
+	}
+	if (kind == RR_WRK_RECV) {
+		if (slot < c->nrecv && c->recv_out[slot] &&
+		    c->recv_seq[slot] == seq)
+			c->recv_out[slot] = false;
+		return;
+	}
+	if (kind == RR_WRK_SEND && slot < c->nsctx) {
+		if (c->sctx[slot].seq != seq || c->sctx[slot].cqe_seen)
+			return;
+		c->sctx[slot].cqe_seen = true;
+	}
+	if (c->sq_retired < c->sq_posted)
+		sq_retire(c, c->sq_retired + 1);
+}
+
 static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
 {
 	uint64_t id = wc->wr_id;
@@ -208,11 +245,12 @@ static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
 		c->st.stale_cqes++;
 		return;
 	}
-	if (wc->status != RR_WC_SUCCESS) {
+	if (wc->status != RR_WC_SUCCESS || c->dead) {
 		if (!c->dead)
 			rr_info("rpcrdma: %s on a %u completion: connection "
 				"lost",
 				rr_wc_status_str(wc->status), kind);
+		account_error(c, kind, slot, seq);
 		clnt_fail_all(c, -ECONNRESET);
 		return;
 	}
@@ -303,4 +341,57 @@ int clnt_drive(struct rr_clnt *c, int timeout_ms)
 	pthread_mutex_unlock(&c->mu);
 	clnt_run_callbacks(c);
 	return n < 0 ? n : n;
+}
+
+static bool drained(const struct rr_clnt *c)
+{
+	if (!c->drain_sq || !c->drain_rq || c->sq_posted != c->sq_retired)
+		return false;
+	for (uint32_t i = 0; i < c->nrecv; i++)
+		if (c->recv_out[i])
+			return false;
+	return true;
+}
+
+static void post_drain(struct rr_clnt *c)
+{
+	if (rr_qp_drain(c->qp, rr_wrid(c->gen, RR_WRK_DRAIN, 0, 0),
+			rr_wrid(c->gen, RR_WRK_DRAIN, 1, 0)))
+		return; /* -ENOMEM: flushes to poll first */
+	c->drain_posted = true;
+	c->sq_posted++;
+}
+
+/*
+ * Teardown (invariant 4): the QP is in ERROR; the drain markers follow
+ * every request into the CQ, and each queue must come back to zero
+ * outstanding. No other thread drives the client any more.
+ */
+void clnt_drain(struct rr_clnt *c)
+{
+	uint64_t deadline = now_ms() + CLNT_DRAIN_MS;
+	struct rr_wc wc[POLL_BATCH];
+
+	pthread_mutex_lock(&c->mu);
+	while (!drained(c) && now_ms() < deadline) {
+		int n;
+
+		if (!c->drain_posted)
+			post_drain(c);
+		pthread_mutex_unlock(&c->mu);
+		rr_cq_wait(c->cq, 10);
+		n = rr_cq_poll(c->cq, wc, POLL_BATCH);
+		pthread_mutex_lock(&c->mu);
+		for (int i = 0; i < n; i++)
+			dispatch(c, &wc[i]);
+	}
+	if (!drained(c)) {
+		c->st.teardown_unbalanced++;
+		rr_err("rpcrdma: client torn down undrained: sends %llu "
+		       "outstanding, markers %s/%s",
+		       (unsigned long long)(c->sq_posted - c->sq_retired),
+		       c->drain_sq ? "back" : "out",
+		       c->drain_rq ? "back" : "out");
+	}
+	pthread_mutex_unlock(&c->mu);
 }

@@ -553,8 +553,14 @@ static int teardown(void **state)
 	struct rr_xprt_stats st;
 	int rc = 0;
 
-	if (f->c && !rr_clnt_stats(f->c, &st))
+	if (f->c && (rr_clnt_shutdown(f->c) || rr_clnt_stats(f->c, &st)))
+		rc = -1;
+	else if (f->c)
 		print_stats("client", &st);
+	if (f->c && st.teardown_unbalanced) {
+		fprintf(stderr, "client torn down undrained\n");
+		rc = -1;
+	}
 	if (f->c && rr_clnt_destroy(f->c))
 		rc = -1;
 	if (server_stop(&f->sv))

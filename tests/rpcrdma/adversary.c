@@ -320,8 +320,13 @@ static struct verdict attack_now(struct env *e, const char *how)
 
 static void finish(struct env *e)
 {
+	struct rr_xprt_stats xs;
 	int st;
 
+	/* Invariant 4: the client's queues drain to zero at teardown. */
+	assert_int_equal(rr_clnt_shutdown(e->c), 0);
+	assert_int_equal(rr_clnt_stats(e->c, &xs), 0);
+	assert_int_equal(xs.teardown_unbalanced, 0);
 	assert_int_equal(rr_clnt_destroy(e->c), 0);
 	assert_int_equal(waitpid(e->pid, &st, 0), e->pid);
 	assert_true(WIFEXITED(st));

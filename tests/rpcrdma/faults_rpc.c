@@ -119,6 +119,9 @@ static void run_calls(const struct rr_fault_plan *planp,
 		      (unsigned long)fs.send_cqes_delayed,
 		      (unsigned long)fs.batches_reordered);
 	assert_int_equal(st.calls, NCALLS);
+	assert_int_equal(rr_clnt_shutdown(c), 0);
+	assert_int_equal(rr_clnt_stats(c, &sst), 0);
+	assert_int_equal(sst.teardown_unbalanced, 0);
 	assert_int_equal(rr_clnt_destroy(c), 0);
 	rr_svc_stop(svc);
 	pthread_join(t, NULL);

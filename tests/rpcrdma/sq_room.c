@@ -108,6 +108,9 @@ static void calls_wait_for_send_queue_room(void **state)
 		      (unsigned long)st.local_invs);
 	assert_true(st.sq_waits > 0);
 	assert_int_equal(st.conn_lost, 0);
+	assert_int_equal(rr_clnt_shutdown(c), 0);
+	assert_int_equal(rr_clnt_stats(c, &sst), 0);
+	assert_int_equal(sst.teardown_unbalanced, 0);
 	assert_int_equal(rr_clnt_destroy(c), 0);
 	rr_svc_stop(svc);
 	pthread_join(t, NULL);
