@@ -22,6 +22,7 @@
 
 #define DRIVE_SLICE_MS 100
 #define BG_SLICE_MS    10 /* short: a thread asking to drive waits this long */
+#define BG_PARK_MS     1000 /* idle this long, the thread sleeps untimed */
 
 static void opts_defaults(struct rr_clnt_opts *o, const struct rr_clnt_opts *in)
 {
@@ -374,6 +375,10 @@ static void bg_sleep(struct rr_clnt *c, int ms)
  * has driven for BG_SLICE_MS: an application that calls rr_clnt_progress
  * (or makes synchronous calls) keeps the role and its one wake-up per
  * reply; one that does not still sees its calls complete.
+ *
+ * Between calls it keeps a timed sleep for BG_PARK_MS rather than an
+ * untimed one, so that a caller issuing one call at a time does not have
+ * to wake it (a futex call and a thread switch) for every call.
  */
 static void *bg_main(void *arg)
 {
@@ -381,8 +386,15 @@ static void *bg_main(void *arg)
 
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
-		if (!c->async_out) {
+		if (!c->async_out &&
+		    mono_ms() - c->last_async_ms >= BG_PARK_MS) {
+			c->bg_parked = true;
 			bg_sleep(c, -1);
+			c->bg_parked = false;
+			continue;
+		}
+		if (!c->async_out) {
+			bg_sleep(c, BG_SLICE_MS);
 			continue;
 		}
 		if (c->driving || c->sync_waiters ||
@@ -451,11 +463,13 @@ int rr_clnt_call_async(struct rr_clnt *c, struct rr_call *call,
 	if (!c || !call || !done || (call->args_len && !call->args))
 		return -EINVAL;
 	pthread_mutex_lock(&c->mu);
-	if (!c->async_out)
-		c->last_drive_ms = mono_ms(); /* a burst starts: give the
-					       * caller a slice to drive */
+	if (!c->async_out) {
+		/* A burst starts: give the caller a slice to drive. */
+		c->last_drive_ms = mono_ms();
+		c->last_async_ms = c->last_drive_ms;
+	}
 	rc = clnt_start(c, call, done, arg, NULL);
-	if (!rc && c->async_out == 1)
+	if (!rc && c->bg_parked)
 		pthread_cond_signal(&c->bg_cv); /* start its timer */
 	pthread_mutex_unlock(&c->mu);
 	clnt_run_callbacks(c);

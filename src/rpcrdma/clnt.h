@@ -130,6 +130,8 @@ struct rr_clnt {
 	struct clnt_waiter *sync_waiters;
 	bool driving;
 	uint64_t last_drive_ms; /* when a driver last let go */
+	uint64_t last_async_ms; /* when an async burst last started */
+	bool bg_parked;		/* bg thread in its untimed sleep */
 	uint32_t async_out;
 	bool stop;
 	pthread_t bg;

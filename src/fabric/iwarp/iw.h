@@ -41,6 +41,8 @@
 #define IW_HANDSHAKE_MS	   10000
 #define IW_CQ_WAIT_MAX_QPS 4
 #define IW_HANDBACK_MS	   2
+#define IW_RX_STASH	   8192 /* a 4 KiB inline message and more */
+#define IW_RX_STASH_BULK   64	/* read past a large payload: headers only */
 
 #define IW_COUNT(dev, field)                                                   \
 	__atomic_fetch_add(&(dev)->ctr.field, 1, __ATOMIC_RELAXED)
@@ -263,6 +265,16 @@ struct iw_rx {
 	 * A thread woken by level-triggered poll may stop at a short read.
 	 */
 	bool drain;
+	/*
+	 * Bytes a readv took beyond what the FPDU being read needed: the next
+	 * header, and for small messages the whole next FPDU, so a small Send
+	 * costs one syscall. Consumed before the socket is read again, and
+	 * always empty when rx_mu is let go (see iw_rx_run), so a thread
+	 * polling the socket never waits for bytes already read.
+	 */
+	uint32_t stash_off, stash_len;
+	bool sock_empty; /* the last read got less than it asked for */
+	uint8_t stash[IW_RX_STASH];
 };
 
 /* Bytes of one or more FPDUs queued for one sendmsg. */

@@ -5,9 +5,11 @@
  * The stream is read as: a header (16 bytes first, the 4 more an untagged
  * header needs), then one readv that takes the payload straight into its
  * destination (registered memory for tagged FPDUs, the posted receive's
- * SGEs for Sends), the pad and CRC, and up to 16 bytes of the next header.
- * 16 bytes is the shortest header, so that readv never takes bytes of the
- * following payload: payload is never copied through a staging buffer.
+ * SGEs for Sends), the pad and CRC. Every readv also takes what follows
+ * into a stash, up to IW_RX_STASH bytes (IW_RX_STASH_BULK after a large
+ * payload): later reads are served from it first. So a small message, or
+ * a burst of them, costs one syscall, at the price of copying small
+ * payloads once; a large payload is still placed by readv, uncopied.
  *
  * Every check of RFC 5040/5041 happens before the first byte is placed;
  * a failure sends a Terminate naming the layer, type and code, counts the
@@ -258,14 +260,81 @@ static int hdr_error(struct iw_qp *qp, int rc)
 			    IW_TERM_DDP_U_VERSION, -EPROTO);
 }
 
-static ssize_t rx_readv(struct iw_qp *qp, struct iovec *iov, int n)
+/* Copies stashed bytes into iov; returns how many. */
+static size_t stash_take(struct iw_rx *rx, const struct iovec *iov, int n)
 {
-	ssize_t r = readv(qp->fd, iov, n);
+	size_t got = 0;
 
-	if (r < 0)
+	for (int i = 0; i < n && rx->stash_len; i++) {
+		size_t take = iov[i].iov_len < rx->stash_len ? iov[i].iov_len
+							     : rx->stash_len;
+
+		memcpy(iov[i].iov_base, rx->stash + rx->stash_off, take);
+		rx->stash_off += (uint32_t)take;
+		rx->stash_len -= (uint32_t)take;
+		got += take;
+		if (take < iov[i].iov_len)
+			break;
+	}
+	return got;
+}
+
+/* The part of iov after its first skip bytes, into v; returns the count. */
+static int iov_tail(const struct iovec *iov, int n, size_t skip,
+		    struct iovec *v)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		v[k++] = (struct iovec){(char *)iov[i].iov_base + skip,
+					iov[i].iov_len - skip};
+		skip = 0;
+	}
+	return k;
+}
+
+/*
+ * Fills iov from the stash, then from the socket with the stash as one
+ * more iovec. Returns the bytes put in iov (short only when the socket had
+ * no more), 0 at end of stream, or -errno / -EAGAIN. rx->sock_empty says
+ * whether the last readv emptied the socket.
+ */
+static ssize_t rx_readv(struct iw_qp *qp, struct iovec *iov, int n,
+			size_t ahead)
+{
+	struct iw_rx *rx = &qp->rx;
+	struct iovec v[IW_MAX_SGE + 5];
+	size_t want = 0, got = stash_take(rx, iov, n), need;
+	ssize_t r;
+	int k;
+
+	for (int i = 0; i < n; i++)
+		want += iov[i].iov_len;
+	/* Served from the stash: what the last readv found still stands. */
+	if (got == want)
+		return (ssize_t)got;
+	k = iov_tail(iov, n, got, v);
+	need = want - got;
+	rx->stash_off = 0;
+	v[k++] = (struct iovec){rx->stash, ahead};
+	r = readv(qp->fd, v, k);
+	if (r < 0) {
+		rx->sock_empty = true;
+		if (got)
+			return (ssize_t)got;
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN
 							       : -errno;
-	return r;
+	}
+	rx->sock_empty = (size_t)r < need + ahead;
+	if ((size_t)r > need)
+		rx->stash_len = (uint32_t)((size_t)r - need);
+	if (r == 0 && got)
+		return (ssize_t)got;
+	return (ssize_t)(got + ((size_t)r < need ? (size_t)r : need));
 }
 
 /*
@@ -315,7 +384,7 @@ static int rx_header(struct iw_qp *qp)
 		}
 		v = (struct iovec){rx->hdr + rx->hdr_have,
 				   IW_TAGGED_HDR_LEN - rx->hdr_have};
-		r = rx_readv(qp, &v, 1);
+		r = rx_readv(qp, &v, 1, IW_RX_STASH);
 		if (r == -EAGAIN)
 			return -EAGAIN;
 		if (r <= 0)
@@ -408,7 +477,6 @@ static int rx_body(struct iw_qp *qp)
 	}
 	iov[n++] = (struct iovec){rx->trailer + rx->trailer_have,
 				  rx->trailer_need - rx->trailer_have};
-	iov[n++] = (struct iovec){rx->hdr, IW_TAGGED_HDR_LEN};
 	if (np && rx->h.tagged) {
 		unsigned acc = rx->h.opcode == IW_OP_WRITE
 				       ? RR_ACCESS_REMOTE_WRITE
@@ -418,7 +486,8 @@ static int rx_body(struct iw_qp *qp)
 		if (rc)
 			return rx_bad_stag(qp, rc); /* invalidated meanwhile */
 	}
-	r = rx_readv(qp, iov, n);
+	r = rx_readv(qp, iov, n,
+		     rx->payload_left > 4096 ? IW_RX_STASH_BULK : IW_RX_STASH);
 	if (r > 0 && qp->crc && (uint32_t)r > mo)
 		crc_iov(rx, iov + (mo ? 1 : 0), np, (size_t)r - mo);
 	if (s)
@@ -440,9 +509,7 @@ static int rx_body(struct iw_qp *qp)
 		if (rx->mo_pending)
 			return rx->drain ? 0 : -EAGAIN;
 	}
-	drained = !rx->drain && got < rx->payload_left + rx->trailer_need -
-						rx->trailer_have +
-						IW_TAGGED_HDR_LEN;
+	drained = !rx->drain && rx->sock_empty && !rx->stash_len;
 	p = got < rx->payload_left ? got : rx->payload_left;
 	rx->payload_left -= p;
 	rx->placed += p;
@@ -455,7 +522,7 @@ static int rx_body(struct iw_qp *qp)
 	got -= t;
 	if (rx->trailer_have < rx->trailer_need)
 		return drained ? -EAGAIN : 0;
-	rx->hdr_have = got; /* bytes of the next header, if any */
+	rx->hdr_have = 0;
 	rc = iw_rx_deliver(qp);
 	/*
 	 * For a level-triggered poller a short read means the socket was
@@ -624,8 +691,8 @@ int iw_rx_deliver(struct iw_qp *qp)
  */
 static bool yield_to_waiters(struct iw_qp *qp)
 {
-	if (!atomic_load(&qp->app_waiters))
-		return false;
+	if (!atomic_load(&qp->app_waiters) || qp->rx.stash_len)
+		return false; /* a poller would not see stashed bytes */
 	atomic_store(&qp->rx_skipped, 1);
 	return atomic_load(&qp->app_waiters) != 0;
 }
