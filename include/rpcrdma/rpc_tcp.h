@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ONC RPC (RFC 5531) over TCP with record marking (RFC 5531 section 11):
+ * client and server transports, for peers that do not speak RDMA (the
+ * kernel's MOUNT and NFS over TCP, libnfs, libtirpc).
+ *
+ * The programs, handlers and calls are the ones of <rpcrdma/rpc.h>: a
+ * struct rr_svc_prog registered here is served exactly as over RDMA, and a
+ * struct rr_call has the same fields and the same return codes. The one
+ * difference is where a DDP-eligible item goes: over TCP it is inline.
+ *  - A call's arg_bulk is sent right after args, with its XDR padding; the
+ *    handler finds it in rr_svc_args (rr_svc_arg_bulk returns NULL).
+ *  - A handler's bulk result is sent inline after its XDR results; the
+ *    caller finds it in res (res_bulk_len is 0), as an RDMA caller does
+ *    when the server answered inline.
+ */
+#ifndef RPCRDMA_RPC_TCP_H
+#define RPCRDMA_RPC_TCP_H
+
+#include <rpcrdma/rpc.h>
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------- server */
+
+struct rr_tcp_svc;
+
+struct rr_tcp_svc_opts {
+	uint32_t threads;    /* 0: handlers inline in rr_tcp_svc_run's thread */
+	uint32_t max_record; /* largest call accepted; default 1 MiB + 64 KiB */
+	uint32_t max_conns;  /* default 256; more are closed at accept */
+	uint32_t max_bulk;   /* largest bulk result of a handler; 1 MiB */
+};
+
+int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
+		      const struct rr_tcp_svc_opts *o, struct rr_tcp_svc **out);
+/* -ENOSPC when full, -EEXIST when prog/vers is already there. */
+int rr_tcp_svc_register(struct rr_tcp_svc *s, const struct rr_svc_prog *prog);
+/* The bound port (to learn an ephemeral one). */
+int rr_tcp_svc_port(struct rr_tcp_svc *s, uint16_t *port);
+/* Runs the server loop in this thread until rr_tcp_svc_stop. */
+int rr_tcp_svc_run(struct rr_tcp_svc *s);
+/* Async-signal-safe: makes rr_tcp_svc_run return. */
+void rr_tcp_svc_stop(struct rr_tcp_svc *s);
+/* Joins the workers and closes every connection. Not while running. */
+int rr_tcp_svc_destroy(struct rr_tcp_svc *s);
+/*
+ * calls (served), bad_headers (malformed or oversized records, messages
+ * that are not calls), conn_lost (connections that ended, by the peer or
+ * by us).
+ */
+int rr_tcp_svc_stats(struct rr_tcp_svc *s, struct rr_xprt_stats *out);
+
+/* ------------------------------------------------------------- client */
+
+struct rr_tcp_clnt;
+
+struct rr_tcp_clnt_opts {
+	int timeout_ms;		/* per call unless the call says; 0: none */
+	int connect_timeout_ms; /* default 10000 */
+	uint32_t max_record;	/* largest call or reply; 1 MiB + 64 KiB */
+	uint32_t max_in_flight; /* calls on the wire; default 128, max 1024 */
+};
+
+int rr_tcp_clnt_create(const char *host, uint16_t port,
+		       const struct rr_tcp_clnt_opts *o,
+		       struct rr_tcp_clnt **out);
+/*
+ * Synchronous call; returns as rr_clnt_call does: 0, -EREMOTEIO (not
+ * accepted with SUCCESS; reply_stat, accept_stat and the mismatch range
+ * say why), -ETIMEDOUT, -ECANCELED, -ECONNRESET (connection lost),
+ * -EMSGSIZE (the call or the reply is over max_record, or the results
+ * are over res_cap; the connection carries on),
+ * -EPROTO (a malformed reply to this call).
+ */
+int rr_tcp_clnt_call(struct rr_tcp_clnt *c, struct rr_call *call);
+/*
+ * Asynchronous call: done runs once, from the client's thread (or from
+ * the thread that cancels or destroys); it may issue asynchronous calls,
+ * not synchronous ones (they would wait for the thread running done).
+ * Calls beyond max_in_flight wait their turn in issue order. Returns 0, or an
+ * error (and done never runs) when the call cannot be issued: -EMSGSIZE,
+ * -ECONNRESET, -EINVAL.
+ */
+int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
+			   rr_call_done_fn done, void *arg);
+/* Completes the call with -ECANCELED now; -ENOENT if it is not pending. */
+int rr_tcp_clnt_cancel(struct rr_tcp_clnt *c, struct rr_call *call);
+/* calls, bad_xids, bad_headers, credit_waits, timeouts, cancels, ... */
+int rr_tcp_clnt_stats(struct rr_tcp_clnt *c, struct rr_xprt_stats *out);
+/* Fails calls still pending with -ECANCELED. */
+int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

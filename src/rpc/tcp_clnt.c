@@ -1,0 +1,846 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ONC RPC client over TCP with record marking (RFC 5531 section 11).
+ *
+ * One connection carries many calls at once, matched to their replies by
+ * xid. A call is in one of three places, all under c->mu:
+ *  - pending: issued, waiting for one of max_in_flight slots (FIFO);
+ *  - a slot: sent (or queued for the socket), waiting for its reply;
+ *  - a done list: taken out of both, its callback about to run without
+ *    the lock (a callback may issue the next call).
+ * The xid names the slot (low bits) and a sequence number (high bits), so
+ * a reply finds its call in O(1) and a reply to an older use of the slot
+ * is not mistaken for the current one.
+ *
+ * The client's own thread reads replies, flushes what the socket did not
+ * take at send time, and fires timeouts. Callers never block on the
+ * socket: a send copies what does not fit into the output queue
+ * (tcp_io.c), so a stalled server costs a timeout, not a hung caller.
+ *
+ * A call that timed out or was cancelled after it was sent leaves its xid
+ * in a small ring, so that its late reply is absorbed quietly rather than
+ * counted as a reply to nothing (bad_xids).
+ *
+ * Connection loss fails every call with -ECONNRESET and later calls too;
+ * a reconnect would reopen fd and restart the reader in kill_conn's place.
+ */
+#include <rpcrdma/rpc_tcp.h>
+
+#include "base/xdr.h"
+#include "rpc/msg.h"
+#include "rpc/tcp_io.h"
+#include "rpc/tcp_record.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEF_MAX_RECORD	  ((1u << 20) + (64u << 10))
+#define DEF_MAX_IN_FLIGHT 128
+#define MAX_IN_FLIGHT	  1024
+#define DEF_CONNECT_MS	  10000
+#define STAGE_LEN	  (64u << 10)
+#define CALL_HDR_MAX	  512 /* 24 + AUTH_SYS (8 + 400) + verf (8) */
+#define ABANDON_RING	  256
+#define NO_DEADLINE	  UINT64_MAX
+
+struct tcp_slot {
+	struct rr_call *call; /* NULL: free */
+	uint32_t xid;
+};
+
+struct done_list {
+	struct rr_call *head, *tail;
+};
+
+struct rr_tcp_clnt {
+	struct rr_tcp_clnt_opts o;
+	int fd, evfd;
+	pthread_t thr;
+	bool thr_started;
+	char machine[RR_AUTH_SYS_MAX_NAME + 1];
+
+	pthread_mutex_t mu; /* everything below but the reader's part */
+	struct rr__outq out;
+	struct tcp_slot *slots;
+	uint32_t nslots, shift, nbusy;
+	uint32_t *freeidx, nfree; /* stack of free slot indices */
+	uint32_t seq;
+	struct rr_call *pend_head, *pend_tail;
+	uint32_t abandoned[ABANDON_RING], ab_pos;
+	int dead;		/* 0, or what every call now gets */
+	uint64_t poll_deadline; /* when the reader's poll returns at latest */
+	bool stopping;
+	struct rr_xprt_stats st;
+
+	/* the client's thread only */
+	struct rr__rm_rx rx;
+	uint8_t *stage;
+};
+
+/* A synchronous caller waits here; its own lock, not the client's. */
+struct waiter {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+	int rc;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void wake(struct rr_tcp_clnt *c)
+{
+	uint64_t one = 1;
+	ssize_t n = write(c->evfd, &one, sizeof(one));
+
+	(void)n;
+}
+
+/* ------------------------------------------------------- completions */
+
+/*
+ * Caller holds c->mu and has taken call out of its slot or the pending
+ * list. Its result waits in deadline_ms, which it no longer needs.
+ */
+static void done_add(struct done_list *l, struct rr_call *call, int rc)
+{
+	call->priv_.req = NULL;
+	call->priv_.next = NULL;
+	call->priv_.deadline_ms = (uint64_t)(int64_t)rc;
+	if (l->tail)
+		l->tail->priv_.next = call;
+	else
+		l->head = call;
+	l->tail = call;
+}
+
+/* Without c->mu: the callbacks may issue calls. */
+static void done_run(struct done_list *l)
+{
+	struct rr_call *call = l->head;
+
+	while (call) {
+		struct rr_call *next = call->priv_.next;
+		int rc = (int)(int64_t)call->priv_.deadline_ms;
+
+		call->priv_.done(call, rc, call->priv_.arg);
+		call = next;
+	}
+	l->head = l->tail = NULL;
+}
+
+static void slot_free(struct rr_tcp_clnt *c, struct tcp_slot *s)
+{
+	s->call = NULL;
+	c->freeidx[c->nfree++] = (uint32_t)(s - c->slots);
+	c->nbusy--;
+}
+
+static void abandon(struct rr_tcp_clnt *c, uint32_t xid)
+{
+	c->abandoned[c->ab_pos++ % ABANDON_RING] = xid;
+}
+
+static bool was_abandoned(const struct rr_tcp_clnt *c, uint32_t xid)
+{
+	for (uint32_t i = 0; i < ABANDON_RING; i++)
+		if (c->abandoned[i] == xid)
+			return true;
+	return false;
+}
+
+static void pend_unlink(struct rr_tcp_clnt *c, struct rr_call *call,
+			struct rr_call *prev)
+{
+	if (prev)
+		prev->priv_.next = call->priv_.next;
+	else
+		c->pend_head = call->priv_.next;
+	if (c->pend_tail == call)
+		c->pend_tail = prev;
+}
+
+/* Every call, in a slot or pending, completes with rc. */
+static void fail_all(struct rr_tcp_clnt *c, int rc, struct done_list *l)
+{
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct rr_call *call = c->slots[i].call;
+
+		if (call) {
+			slot_free(c, &c->slots[i]);
+			done_add(l, call, rc);
+		}
+	}
+	while (c->pend_head) {
+		struct rr_call *call = c->pend_head;
+
+		pend_unlink(c, call, NULL);
+		done_add(l, call, rc);
+	}
+}
+
+/* The connection is gone. Caller holds c->mu. */
+static void kill_conn(struct rr_tcp_clnt *c, struct done_list *l)
+{
+	if (c->dead)
+		return;
+	c->dead = -ECONNRESET;
+	c->st.conn_lost++;
+	shutdown(c->fd, SHUT_RDWR);
+	rr__outq_free(&c->out);
+	fail_all(c, -ECONNRESET, l);
+}
+
+/* ------------------------------------------------------------- sends */
+
+static int cred_encode(const struct rr_tcp_clnt *c, const struct rr_cred *cr,
+		       uint8_t *buf, size_t cap)
+{
+	struct rr_auth_sys a = {.uid = cr->uid, .gid = cr->gid};
+	const char *m = cr->machine ? cr->machine : c->machine;
+
+	a.name_len = (uint32_t)strnlen(m, RR_AUTH_SYS_MAX_NAME);
+	memcpy(a.name, m, a.name_len);
+	a.ngids = cr->ngids > RR_AUTH_SYS_MAX_GIDS ? RR_AUTH_SYS_MAX_GIDS
+						   : cr->ngids;
+	memcpy(a.gids, cr->gids, a.ngids * sizeof(a.gids[0]));
+	return rr_auth_sys_encode(&a, buf, cap);
+}
+
+static int call_hdr(const struct rr_tcp_clnt *c, const struct rr_call *call,
+		    uint32_t xid, uint8_t *buf, size_t cap)
+{
+	uint8_t cred[RR_AUTH_MAX_BODY];
+	struct rr_call_hdr h = {.xid = xid,
+				.rpcvers = RR_RPC_VERSION,
+				.prog = call->prog,
+				.vers = call->vers,
+				.proc = call->proc};
+
+	if (call->cred) {
+		int n = cred_encode(c, call->cred, cred, sizeof(cred));
+
+		if (n < 0)
+			return n;
+		h.cred =
+			(struct rr_opaque_auth){RR_AUTH_SYS, (uint32_t)n, cred};
+	}
+	return rr_call_hdr_encode(&h, buf, cap);
+}
+
+/*
+ * One record: call header, arguments, then the DDP-eligible item inline
+ * with its XDR padding. Caller holds c->mu.
+ */
+static int send_call(struct rr_tcp_clnt *c, struct rr_call *call, uint32_t xid)
+{
+	static const uint8_t zero[4];
+	uint8_t hdr[RR_RM_HDR_LEN + CALL_HDR_MAX];
+	size_t pad = rr_xdr_pad(call->arg_bulk_len), total;
+	struct iovec iov[4];
+	int n = call_hdr(c, call, xid, hdr + RR_RM_HDR_LEN, CALL_HDR_MAX);
+
+	if (n < 0)
+		return n;
+	total = (size_t)n + call->args_len + call->arg_bulk_len + pad;
+	rr__rm_hdr(hdr, (uint32_t)total, true);
+	iov[0] = (struct iovec){hdr, RR_RM_HDR_LEN + (size_t)n};
+	iov[1] = (struct iovec){(void *)call->args, call->args_len};
+	iov[2] = (struct iovec){(void *)call->arg_bulk, call->arg_bulk_len};
+	iov[3] = (struct iovec){(void *)zero, pad};
+	return rr__outq_send(c->fd, &c->out, iov, 4);
+}
+
+/* Puts call in a free slot and sends it. Caller holds c->mu. */
+static void issue(struct rr_tcp_clnt *c, struct rr_call *call,
+		  struct done_list *l)
+{
+	struct tcp_slot *s = &c->slots[c->freeidx[--c->nfree]];
+	bool queued_before = c->out.head != NULL;
+	int rc;
+
+	c->nbusy++;
+	s->xid = (++c->seq << c->shift) | (uint32_t)(s - c->slots);
+	s->call = call;
+	call->priv_.req = s;
+	rc = send_call(c, call, s->xid);
+	if (rc == -EINVAL) { /* the header did not encode: nothing sent */
+		slot_free(c, s);
+		done_add(l, call, rc);
+	} else if (rc) {
+		kill_conn(c, l);
+	} else if (!queued_before && c->out.head) {
+		wake(c); /* the reader must watch for POLLOUT now */
+	}
+}
+
+/* Issues pending calls while slots are free. Caller holds c->mu. */
+static void pump(struct rr_tcp_clnt *c, struct done_list *l)
+{
+	while (c->pend_head && !c->dead && c->nbusy < c->o.max_in_flight) {
+		struct rr_call *call = c->pend_head;
+
+		pend_unlink(c, call, NULL);
+		issue(c, call, l);
+	}
+}
+
+/* ----------------------------------------------------------- replies */
+
+/* Reply header and results into the caller's buffers. */
+static int decode_reply(struct rr_tcp_clnt *c, struct rr_call *call,
+			const uint8_t *rec, size_t len)
+{
+	struct rr_reply_hdr h;
+	int n = rr_reply_hdr_decode(rec, len, &h);
+
+	if (n < 0) {
+		c->st.bad_headers++;
+		return -EPROTO;
+	}
+	call->reply_stat = h.stat;
+	call->accept_stat = h.accept;
+	call->mismatch_low = h.mismatch_low;
+	call->mismatch_high = h.mismatch_high;
+	call->res_len = 0;
+	call->res_bulk_len = 0;
+	if (h.stat != RR_MSG_ACCEPTED || h.accept != RR_SUCCESS)
+		return -EREMOTEIO;
+	if (len - (size_t)n > call->res_cap)
+		return -EMSGSIZE;
+	if (len > (size_t)n)
+		memcpy(call->res, rec + n, len - (size_t)n);
+	call->res_len = len - (size_t)n;
+	return 0;
+}
+
+static void on_reply(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
+		     struct done_list *l)
+{
+	uint32_t xid, type;
+	struct tcp_slot *s;
+
+	pthread_mutex_lock(&c->mu);
+	if (!rec || rr_rpc_peek(rec, len, &xid, &type) ||
+	    type != RR_RPC_REPLY) {
+		c->st.bad_headers++;
+		goto out;
+	}
+	s = &c->slots[xid & (c->nslots - 1)];
+	if (!s->call || s->xid != xid) {
+		if (!was_abandoned(c, xid))
+			c->st.bad_xids++;
+		goto out;
+	}
+	c->st.calls++;
+	done_add(l, s->call, decode_reply(c, s->call, rec, len));
+	slot_free(c, s);
+	pump(c, l);
+out:
+	pthread_mutex_unlock(&c->mu);
+}
+
+/*
+ * A reply over max_record was skipped: fail its call with -EMSGSIZE, as
+ * for results over res_cap; the connection carries on.
+ */
+static void on_skipped(struct rr_tcp_clnt *c, struct done_list *l)
+{
+	size_t len;
+	const uint8_t *head = rr__rm_rx_head(&c->rx, &len);
+	uint32_t xid, type;
+	struct tcp_slot *s;
+
+	pthread_mutex_lock(&c->mu);
+	if (rr_rpc_peek(head, len, &xid, &type) || type != RR_RPC_REPLY) {
+		c->st.bad_headers++;
+		goto out;
+	}
+	s = &c->slots[xid & (c->nslots - 1)];
+	if (!s->call || s->xid != xid) {
+		if (!was_abandoned(c, xid))
+			c->st.bad_xids++;
+		goto out;
+	}
+	c->st.calls++;
+	done_add(l, s->call, -EMSGSIZE);
+	slot_free(c, s);
+	pump(c, l);
+out:
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Feeds n staged bytes; false when the stream is broken. */
+static bool feed(struct rr_tcp_clnt *c, size_t n, struct done_list *l)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		size_t used, len;
+		int rc = rr__rm_rx_feed(&c->rx, c->stage + off, n - off, &used);
+		const uint8_t *rec;
+
+		off += used;
+		if (rc == -EMSGSIZE) {
+			rr__rm_rx_skip(&c->rx);
+		} else if (rc < 0) {
+			return false;
+		} else if (rc == 2) {
+			on_skipped(c, l);
+			rr__rm_rx_next(&c->rx);
+		} else if (rc == 1) {
+			rec = rr__rm_rx_record(&c->rx, &len);
+			on_reply(c, rec, len, l);
+			rr__rm_rx_next(&c->rx);
+		}
+	}
+	return true;
+}
+
+static bool read_replies(struct rr_tcp_clnt *c, struct done_list *l)
+{
+	ssize_t n = recv(c->fd, c->stage, STAGE_LEN, MSG_DONTWAIT);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ||
+		       errno == EINTR;
+	if (n == 0)
+		return false;
+	return feed(c, (size_t)n, l);
+}
+
+/* ---------------------------------------------------- the I/O thread */
+
+static void expire(struct rr_tcp_clnt *c, uint64_t now, struct done_list *l)
+{
+	struct rr_call *prev = NULL, *call = c->pend_head;
+
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct tcp_slot *s = &c->slots[i];
+
+		if (s->call && s->call->priv_.deadline_ms <= now) {
+			struct rr_call *t = s->call;
+
+			abandon(c, s->xid);
+			slot_free(c, s);
+			c->st.timeouts++;
+			done_add(l, t, -ETIMEDOUT);
+		}
+	}
+	while (call) {
+		struct rr_call *next = call->priv_.next;
+
+		if (call->priv_.deadline_ms <= now) {
+			pend_unlink(c, call, prev);
+			c->st.timeouts++;
+			done_add(l, call, -ETIMEDOUT);
+		} else {
+			prev = call;
+		}
+		call = next;
+	}
+}
+
+/* Milliseconds until the next deadline, or -1. Caller holds c->mu. */
+static int next_timeout(const struct rr_tcp_clnt *c, uint64_t now)
+{
+	uint64_t d = NO_DEADLINE;
+
+	for (uint32_t i = 0; i < c->nslots; i++)
+		if (c->slots[i].call && c->slots[i].call->priv_.deadline_ms < d)
+			d = c->slots[i].call->priv_.deadline_ms;
+	for (struct rr_call *p = c->pend_head; p; p = p->priv_.next)
+		if (p->priv_.deadline_ms < d)
+			d = p->priv_.deadline_ms;
+	if (d == NO_DEADLINE)
+		return -1;
+	if (d <= now)
+		return 0;
+	return d - now > 60000 ? 60000 : (int)(d - now);
+}
+
+/* Sets up one poll; false when the client is stopping. */
+static bool poll_prep(struct rr_tcp_clnt *c, struct pollfd *p, int *tmo)
+{
+	uint64_t now;
+	bool go;
+
+	pthread_mutex_lock(&c->mu);
+	go = !c->stopping;
+	p[0] = (struct pollfd){.fd = c->dead ? -1 : c->fd, .events = POLLIN};
+	if (c->out.head)
+		p[0].events |= POLLOUT;
+	p[1] = (struct pollfd){.fd = c->evfd, .events = POLLIN};
+	now = now_ms();
+	*tmo = next_timeout(c, now);
+	c->poll_deadline = *tmo < 0 ? NO_DEADLINE : now + (uint64_t)*tmo;
+	pthread_mutex_unlock(&c->mu);
+	return go;
+}
+
+static void io_round(struct rr_tcp_clnt *c, const struct pollfd *p)
+{
+	struct done_list l = {0};
+	bool ok = true;
+
+	if (p[1].revents) {
+		uint64_t v;
+		ssize_t n = read(c->evfd, &v, sizeof(v));
+
+		(void)n;
+	}
+	if (p[0].revents & POLLOUT) {
+		pthread_mutex_lock(&c->mu);
+		ok = !c->dead && rr__outq_flush(c->fd, &c->out) == 0;
+		pthread_mutex_unlock(&c->mu);
+	}
+	if (ok && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+		ok = read_replies(c, &l);
+	pthread_mutex_lock(&c->mu);
+	if (!ok)
+		kill_conn(c, &l);
+	expire(c, now_ms(), &l);
+	pump(c, &l);
+	pthread_mutex_unlock(&c->mu);
+	done_run(&l);
+}
+
+static void *io_main(void *arg)
+{
+	struct rr_tcp_clnt *c = arg;
+	struct pollfd p[2];
+	int tmo;
+
+	while (poll_prep(c, p, &tmo)) {
+		if (poll(p, 2, tmo) < 0 && errno != EINTR)
+			break;
+		io_round(c, p);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------- calls */
+
+static uint64_t deadline_of(const struct rr_tcp_clnt *c,
+			    const struct rr_call *call)
+{
+	int t = call->timeout_ms ? call->timeout_ms : c->o.timeout_ms;
+
+	return t > 0 ? now_ms() + (uint64_t)t : NO_DEADLINE;
+}
+
+static int call_size_ok(const struct rr_tcp_clnt *c, const struct rr_call *call)
+{
+	size_t max = c->o.max_record - CALL_HDR_MAX;
+
+	if (call->args_len > max || call->arg_bulk_len > max ||
+	    call->args_len + call->arg_bulk_len + 3 > max)
+		return -EMSGSIZE;
+	if ((call->args_len && !call->args) ||
+	    (call->arg_bulk_len && !call->arg_bulk) ||
+	    (call->res_cap && !call->res))
+		return -EINVAL;
+	return 0;
+}
+
+int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
+			   rr_call_done_fn done, void *arg)
+{
+	struct done_list l = {0};
+	bool wake_reader = false;
+	uint64_t deadline;
+	int rc;
+
+	if (!c || !call || !done)
+		return -EINVAL;
+	rc = call_size_ok(c, call);
+	if (rc)
+		return rc;
+	call->priv_.done = done;
+	call->priv_.arg = arg;
+	call->priv_.next = NULL;
+	call->priv_.req = NULL;
+	call->priv_.deadline_ms = deadline = deadline_of(c, call);
+	call->res_len = call->res_bulk_len = 0;
+	pthread_mutex_lock(&c->mu);
+	rc = c->dead ? c->dead : c->stopping ? -ECANCELED : 0;
+	if (!rc) {
+		if (c->pend_head || c->nbusy >= c->o.max_in_flight) {
+			c->st.credit_waits++;
+			if (c->pend_tail)
+				c->pend_tail->priv_.next = call;
+			else
+				c->pend_head = call;
+			c->pend_tail = call;
+		} else {
+			issue(c, call, &l);
+		}
+		/* The reader's poll must not outsleep this call's deadline. */
+		wake_reader = deadline < c->poll_deadline;
+		if (wake_reader)
+			c->poll_deadline = deadline;
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (wake_reader)
+		wake(c);
+	done_run(&l);
+	return rc;
+}
+
+static void sync_done(struct rr_call *call, int rc, void *arg)
+{
+	struct waiter *w = arg;
+
+	(void)call;
+	pthread_mutex_lock(&w->mu);
+	w->rc = rc;
+	w->done = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+int rr_tcp_clnt_call(struct rr_tcp_clnt *c, struct rr_call *call)
+{
+	struct waiter w = {.done = false};
+	int rc;
+
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	rc = rr_tcp_clnt_call_async(c, call, sync_done, &w);
+	pthread_mutex_lock(&w.mu);
+	while (!rc && !w.done)
+		pthread_cond_wait(&w.cv, &w.mu);
+	pthread_mutex_unlock(&w.mu);
+	pthread_cond_destroy(&w.cv);
+	pthread_mutex_destroy(&w.mu);
+	return rc ? rc : w.rc;
+}
+
+/* Takes call out of its slot or the pending list; false if in neither. */
+static bool take(struct rr_tcp_clnt *c, struct rr_call *call)
+{
+	struct tcp_slot *s = call->priv_.req;
+	struct rr_call *prev = NULL;
+
+	if (s && s >= c->slots && s < c->slots + c->nslots && s->call == call) {
+		abandon(c, s->xid);
+		slot_free(c, s);
+		return true;
+	}
+	for (struct rr_call *p = c->pend_head; p; prev = p, p = p->priv_.next)
+		if (p == call) {
+			pend_unlink(c, call, prev);
+			return true;
+		}
+	return false;
+}
+
+int rr_tcp_clnt_cancel(struct rr_tcp_clnt *c, struct rr_call *call)
+{
+	struct done_list l = {0};
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&c->mu);
+	if (take(c, call)) {
+		c->st.cancels++;
+		done_add(&l, call, -ECANCELED);
+		pump(c, &l);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	done_run(&l);
+	return rc;
+}
+
+int rr_tcp_clnt_stats(struct rr_tcp_clnt *c, struct rr_xprt_stats *out)
+{
+	pthread_mutex_lock(&c->mu);
+	*out = c->st;
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+/* ---------------------------------------------------------- lifetime */
+
+static int connect_within(int fd, const struct addrinfo *ai, int tmo_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	socklen_t len = sizeof(int);
+	int err = 0, n;
+
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return -errno;
+	do
+		n = poll(&p, 1, tmo_ms);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return -ETIMEDOUT;
+	if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		return -errno;
+	return -err;
+}
+
+static int dial(const char *host, uint16_t port, int tmo_ms, int *out)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
+	char ps[8];
+	int rc = -EHOSTUNREACH;
+
+	snprintf(ps, sizeof(ps), "%u", port);
+	if (getaddrinfo(host, ps, &hints, &res))
+		return -EHOSTUNREACH;
+	for (ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+				ai->ai_protocol);
+
+		if (fd < 0) {
+			rc = -errno;
+			continue;
+		}
+		rc = rr__tcp_sock_setup(fd);
+		if (!rc)
+			rc = connect_within(fd, ai, tmo_ms);
+		if (!rc) {
+			*out = fd;
+			break;
+		}
+		close(fd);
+	}
+	freeaddrinfo(res);
+	return rc;
+}
+
+static void opts_default(struct rr_tcp_clnt_opts *o,
+			 const struct rr_tcp_clnt_opts *in)
+{
+	if (in)
+		*o = *in;
+	else
+		memset(o, 0, sizeof(*o));
+	if (!o->connect_timeout_ms)
+		o->connect_timeout_ms = DEF_CONNECT_MS;
+	if (!o->max_record)
+		o->max_record = DEF_MAX_RECORD;
+	if (o->max_record > RR_RM_MAX_FRAG)
+		o->max_record = RR_RM_MAX_FRAG;
+	if (o->max_record < 2 * CALL_HDR_MAX)
+		o->max_record = 2 * CALL_HDR_MAX;
+	if (!o->max_in_flight)
+		o->max_in_flight = DEF_MAX_IN_FLIGHT;
+	if (o->max_in_flight > MAX_IN_FLIGHT)
+		o->max_in_flight = MAX_IN_FLIGHT;
+}
+
+static int slots_init(struct rr_tcp_clnt *c)
+{
+	uint32_t n = 1;
+
+	while (n < c->o.max_in_flight) {
+		n <<= 1;
+		c->shift++;
+	}
+	c->slots = calloc(n, sizeof(*c->slots));
+	c->freeidx = calloc(n, sizeof(*c->freeidx));
+	if (!c->slots || !c->freeidx)
+		return -ENOMEM;
+	c->nslots = n;
+	for (uint32_t i = 0; i < c->nslots; i++)
+		c->freeidx[c->nfree++] = c->nslots - 1 - i;
+	/* Different clients, different xids: a server's reply cache. */
+	c->seq = (uint32_t)now_ms() ^ ((uint32_t)getpid() << 12);
+	return 0;
+}
+
+static struct rr_tcp_clnt *clnt_alloc(const struct rr_tcp_clnt_opts *o)
+{
+	struct rr_tcp_clnt *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	opts_default(&c->o, o);
+	c->fd = c->evfd = -1;
+	pthread_mutex_init(&c->mu, NULL);
+	rr__rm_rx_init(&c->rx, c->o.max_record);
+	gethostname(c->machine, sizeof(c->machine) - 1);
+	return c;
+}
+
+int rr_tcp_clnt_create(const char *host, uint16_t port,
+		       const struct rr_tcp_clnt_opts *o,
+		       struct rr_tcp_clnt **out)
+{
+	struct rr_tcp_clnt *c;
+	int rc;
+
+	if (!host || !out)
+		return -EINVAL;
+	c = clnt_alloc(o);
+	if (!c)
+		return -ENOMEM;
+	rc = slots_init(c);
+	if (!rc)
+		rc = (c->stage = malloc(STAGE_LEN)) ? 0 : -ENOMEM;
+	if (!rc) {
+		c->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		rc = c->evfd < 0 ? -errno : 0;
+	}
+	if (!rc)
+		rc = dial(host, port, c->o.connect_timeout_ms, &c->fd);
+	if (!rc) {
+		rc = -pthread_create(&c->thr, NULL, io_main, c);
+		c->thr_started = !rc;
+	}
+	if (rc) {
+		rr_tcp_clnt_destroy(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c)
+{
+	struct done_list l = {0};
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	c->stopping = true;
+	pthread_mutex_unlock(&c->mu);
+	if (c->thr_started) {
+		wake(c);
+		pthread_join(c->thr, NULL);
+	}
+	pthread_mutex_lock(&c->mu);
+	fail_all(c, -ECANCELED, &l);
+	pthread_mutex_unlock(&c->mu);
+	done_run(&l);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->evfd >= 0)
+		close(c->evfd);
+	rr__outq_free(&c->out);
+	rr__rm_rx_fini(&c->rx);
+	free(c->stage);
+	free(c->slots);
+	free(c->freeidx);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Socket plumbing shared by the TCP client and server: non-blocking sends
+ * with an output queue, so that no thread ever blocks on a slow peer.
+ *
+ * A record goes out with one sendmsg of its pieces (header, XDR, bulk)
+ * when nothing is queued before it. Whatever the socket did not take is
+ * copied into the queue: the pieces belong to the caller (a handler's
+ * bulk buffer, a call's arguments) and may be reused the moment we return,
+ * while the stream must still carry the rest of the record, in order.
+ * Whoever owns the poll loop flushes the queue when the socket is writable.
+ *
+ * The caller serialises access to one queue (its connection's lock).
+ */
+#ifndef RR_RPC_TCP_IO_H
+#define RR_RPC_TCP_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct rr__outbuf;
+
+struct rr__outq {
+	struct rr__outbuf *head, *tail;
+	size_t bytes; /* queued, not yet sent */
+};
+
+/*
+ * Sends iov[0..n) after anything queued: what the socket does not take now
+ * is queued. Returns 0, or a negative errno when the connection is broken
+ * (-EPIPE, -ECONNRESET, ...) or -ENOMEM.
+ */
+int rr__outq_send(int fd, struct rr__outq *q, const struct iovec *iov, int n);
+/* Sends what is queued, as far as the socket takes it; 0 or -errno. */
+int rr__outq_flush(int fd, struct rr__outq *q);
+void rr__outq_free(struct rr__outq *q);
+
+/* O_NONBLOCK and TCP_NODELAY (RPC is request/response: no Nagle delay). */
+int rr__tcp_sock_setup(int fd);
+
+#endif

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Record marking (RFC 5531 section 11): see tcp_record.h. */
+#include "rpc/tcp_record.h"
+
+#include "base/xdr.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Smallest buffer we start a record with: most calls fit. */
+#define RM_MIN_CAP 4096
+
+void rr__rm_hdr(uint8_t out[RR_RM_HDR_LEN], uint32_t len, bool last)
+{
+	rr_put32(out, (len & RR_RM_MAX_FRAG) | (last ? RR_RM_LAST : 0));
+}
+
+void rr__rm_rx_init(struct rr__rm_rx *r, uint32_t max_record)
+{
+	memset(r, 0, sizeof(*r));
+	r->max_record = max_record;
+}
+
+void rr__rm_rx_fini(struct rr__rm_rx *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+	r->cap = 0;
+}
+
+/* Room for need bytes, doubling; never more than max_record. */
+static int reserve(struct rr__rm_rx *r, size_t need)
+{
+	size_t cap = r->cap ? r->cap : RM_MIN_CAP;
+	uint8_t *b;
+
+	if (need <= r->cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	if (cap > r->max_record)
+		cap = need > RM_MIN_CAP ? r->max_record : RM_MIN_CAP;
+	b = realloc(r->buf, cap);
+	if (!b)
+		return -ENOMEM;
+	r->buf = b;
+	r->cap = cap;
+	return 0;
+}
+
+/* A fragment header is complete: check it against max_record. */
+static int start_frag(struct rr__rm_rx *r)
+{
+	uint32_t w = rr_get32(r->hdr);
+
+	r->hdr_have = 0;
+	r->last = (w & RR_RM_LAST) != 0;
+	r->frag_left = w & RR_RM_MAX_FRAG;
+	r->frags++;
+	r->in_body = true;
+	if (!r->skipping && (uint64_t)r->len + r->frag_left > r->max_record)
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* The current fragment's body is all in: end it, maybe the record too. */
+static void end_frag(struct rr__rm_rx *r)
+{
+	r->in_body = false;
+	if (r->last)
+		r->complete = true;
+}
+
+/* A skipped record's bytes: only its head is kept. */
+static void keep_head(struct rr__rm_rx *r, const uint8_t *p, size_t n)
+{
+	size_t k = RR_RM_HEAD_LEN - r->head_len;
+
+	if (k > n)
+		k = n;
+	memcpy(r->head + r->head_len, p, k);
+	r->head_len += (uint32_t)k;
+}
+
+static int feed_body(struct rr__rm_rx *r, const uint8_t *p, size_t n,
+		     size_t *used)
+{
+	size_t take = n < r->frag_left ? n : r->frag_left;
+	int rc;
+
+	*used = take;
+	r->frag_left -= (uint32_t)take;
+	if (r->skipping) {
+		keep_head(r, p, take);
+		return 0;
+	}
+	rc = reserve(r, r->len + take);
+	if (rc)
+		return rc;
+	memcpy(r->buf + r->len, p, take);
+	r->len += take;
+	return 0;
+}
+
+int rr__rm_rx_feed(struct rr__rm_rx *r, const uint8_t *p, size_t n,
+		   size_t *used)
+{
+	size_t off = 0;
+
+	while (!r->complete) {
+		if (r->in_body && r->frag_left == 0) {
+			end_frag(r);
+			continue;
+		}
+		if (off == n)
+			break;
+		if (r->in_body) {
+			size_t k;
+			int rc = feed_body(r, p + off, n - off, &k);
+
+			if (rc)
+				return rc;
+			off += k;
+			continue;
+		}
+		r->hdr[r->hdr_have++] = p[off++];
+		if (r->hdr_have == RR_RM_HDR_LEN && start_frag(r)) {
+			*used = off;
+			return -EMSGSIZE;
+		}
+	}
+	*used = off;
+	if (!r->complete)
+		return 0;
+	return r->skipping ? 2 : 1;
+}
+
+void rr__rm_rx_skip(struct rr__rm_rx *r)
+{
+	size_t k = r->len < RR_RM_HEAD_LEN ? r->len : RR_RM_HEAD_LEN;
+
+	r->skipping = true;
+	r->head_len = 0;
+	if (k)
+		keep_head(r, r->buf, k);
+	r->len = 0;
+}
+
+const uint8_t *rr__rm_rx_head(const struct rr__rm_rx *r, size_t *len)
+{
+	*len = r->head_len;
+	return r->head;
+}
+
+const uint8_t *rr__rm_rx_record(const struct rr__rm_rx *r, size_t *len)
+{
+	*len = r->len;
+	return r->buf;
+}
+
+void rr__rm_rx_next(struct rr__rm_rx *r)
+{
+	r->len = 0;
+	r->complete = false;
+	r->skipping = false;
+	r->head_len = 0;
+	r->frags = 0;
+}
+
+uint8_t *rr__rm_rx_detach(struct rr__rm_rx *r, size_t *len)
+{
+	uint8_t *b = r->buf;
+
+	*len = r->len;
+	r->buf = NULL;
+	r->cap = 0;
+	rr__rm_rx_next(r);
+	return b;
+}

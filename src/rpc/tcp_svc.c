@@ -1,0 +1,673 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ONC RPC server over TCP with record marking (RFC 5531 section 11).
+ *
+ * One thread (rr_tcp_svc_run's) owns an epoll loop over the listening
+ * socket and every connection: it accepts, reads, reassembles records
+ * (tcp_record.c) and flushes output queues. A complete call goes through
+ * the same dispatch as over RDMA (dispatch.c) either right there
+ * (threads == 0) or in a worker pool, and its reply leaves as one record,
+ * sent without blocking: what the socket does not take is queued and the
+ * loop sends it when the socket is writable (tcp_io.c).
+ *
+ * Lifetimes: a connection is reference counted. The loop holds one
+ * reference while the connection is in epoll; each call in a worker holds
+ * one. Only the loop closes a connection (marks it closed and removes it
+ * from epoll); its descriptor is closed when the last reference goes, so
+ * a worker that finishes late never writes to a descriptor number reused
+ * by a newer connection. A worker that finds the socket broken shuts it
+ * down, and the loop sees the hang-up and closes.
+ *
+ * Back-pressure: a connection whose output queue grew past two records or
+ * that has too many calls in workers is not read until that drains, so a
+ * client that pipelines calls without reading replies costs bounded
+ * memory and never stalls other connections.
+ *
+ * Locking: conn->mu covers the output queue, the epoll interest, jobs and
+ * closed. s->qmu covers the job queue, s->smu the counters. Neither is
+ * held while taking the other.
+ */
+#include <rpcrdma/rpc_tcp.h>
+
+#include "base/log.h"
+#include "base/refcount.h"
+#include "rpc/dispatch.h"
+#include "rpc/tcp_io.h"
+#include "rpc/tcp_record.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define DEF_MAX_RECORD ((1u << 20) + (64u << 10))
+#define DEF_MAX_CONNS  256
+#define DEF_MAX_BULK   (1u << 20)
+#define STAGE_LEN      (64u << 10)
+#define MAX_CONN_JOBS  64
+#define REPLY_HDR_ROOM 64 /* accepted reply header with AUTH_NONE verf */
+#define EPOLL_BATCH    64
+#define MAX_WORKERS    256
+
+struct tcp_conn {
+	struct rr_ref ref;
+	struct rr_tcp_svc *s;
+	int fd;
+	pthread_mutex_t mu;
+	struct rr__outq out;
+	uint32_t events; /* epoll interest now */
+	uint32_t jobs;	 /* calls of this connection in workers */
+	bool closed;
+	/* loop thread only */
+	struct rr__rm_rx rx;
+	struct tcp_conn *prev, *next;
+};
+
+struct tcp_job {
+	struct tcp_job *next;
+	struct tcp_conn *conn;
+	uint8_t *rec;
+	size_t len;
+};
+
+/* Buffers of the thread running calls: handlers build results here. */
+struct tcp_ctx {
+	uint8_t *res, *bulk, *enc;
+	size_t res_cap, bulk_cap, enc_cap;
+};
+
+struct rr_tcp_svc {
+	struct rr_tcp_svc_opts o;
+	int lfd, epfd, evfd;
+	atomic_bool stop;
+	struct rr_progtab progs;
+	/* loop thread only */
+	struct tcp_conn *conns;
+	uint32_t nconns;
+	uint8_t *stage;
+	struct tcp_ctx ctx;
+	/* worker pool */
+	pthread_mutex_t qmu;
+	pthread_cond_t qcv;
+	struct tcp_job *qhead, *qtail;
+	bool qstop;
+	pthread_t *workers;
+	uint32_t nworkers;
+	/* counters */
+	pthread_mutex_t smu;
+	struct rr_xprt_stats st;
+};
+
+/* epoll tags of the two descriptors that are not connections */
+static char tag_listen, tag_wake;
+
+static void count(struct rr_tcp_svc *s, uint64_t *ctr)
+{
+	pthread_mutex_lock(&s->smu);
+	(*ctr)++;
+	pthread_mutex_unlock(&s->smu);
+}
+
+/* ------------------------------------------------------- connections */
+
+static void conn_put(struct tcp_conn *c)
+{
+	if (!rr_ref_put(&c->ref))
+		return;
+	close(c->fd);
+	rr__rm_rx_fini(&c->rx);
+	rr__outq_free(&c->out);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+/* What epoll should tell us about c. Caller holds c->mu. */
+static uint32_t wanted_events(const struct tcp_conn *c)
+{
+	uint32_t ev = 0;
+
+	if (c->out.bytes < 2 * (size_t)c->s->o.max_record &&
+	    c->jobs < MAX_CONN_JOBS)
+		ev |= EPOLLIN;
+	if (c->out.head)
+		ev |= EPOLLOUT;
+	return ev;
+}
+
+/* Caller holds c->mu. */
+static void update_events(struct tcp_conn *c)
+{
+	uint32_t ev = wanted_events(c);
+	struct epoll_event e = {.events = ev, .data.ptr = c};
+
+	if (c->closed || ev == c->events)
+		return;
+	if (epoll_ctl(c->s->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
+		c->events = ev;
+}
+
+/* Loop thread only. */
+static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->closed = true;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	shutdown(c->fd, SHUT_RDWR);
+	pthread_mutex_unlock(&c->mu);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->nconns--;
+	count(s, &s->st.conn_lost);
+	conn_put(c);
+}
+
+static int conn_add(struct rr_tcp_svc *s, int fd)
+{
+	struct tcp_conn *c = calloc(1, sizeof(*c));
+	struct epoll_event e = {.events = EPOLLIN};
+
+	if (!c)
+		return -ENOMEM;
+	rr_ref_init(&c->ref);
+	c->s = s;
+	c->fd = fd;
+	c->events = EPOLLIN;
+	pthread_mutex_init(&c->mu, NULL);
+	rr__rm_rx_init(&c->rx, s->o.max_record);
+	e.data.ptr = c;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &e)) {
+		int err = -errno;
+
+		pthread_mutex_destroy(&c->mu);
+		free(c);
+		return err;
+	}
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->nconns++;
+	return 0;
+}
+
+static void accept_all(struct rr_tcp_svc *s)
+{
+	for (;;) {
+		int fd = accept4(s->lfd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				rr_warn("tcp svc: accept: %s", strerror(errno));
+			return;
+		}
+		if (s->nconns >= s->o.max_conns || rr__tcp_sock_setup(fd) ||
+		    conn_add(s, fd))
+			close(fd);
+	}
+}
+
+/* ------------------------------------------------------------ calls */
+
+static int ctx_init(struct tcp_ctx *x, const struct rr_tcp_svc_opts *o)
+{
+	x->res_cap = o->max_record;
+	x->bulk_cap = o->max_bulk;
+	x->enc_cap = x->res_cap + REPLY_HDR_ROOM;
+	x->res = malloc(x->res_cap);
+	x->bulk = malloc(x->bulk_cap);
+	x->enc = malloc(x->enc_cap);
+	return x->res && x->bulk && x->enc ? 0 : -ENOMEM;
+}
+
+static void ctx_fini(struct tcp_ctx *x)
+{
+	free(x->res);
+	free(x->bulk);
+	free(x->enc);
+	memset(x, 0, sizeof(*x));
+}
+
+/* The reply header, results and (inline) the bulk result, as one record. */
+static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
+		       const struct rr_svc_req *r, struct rr_reply_hdr *rh)
+{
+	static const uint8_t zero[4];
+	uint8_t rm[RR_RM_HDR_LEN];
+	bool ok = rh->stat == RR_MSG_ACCEPTED && rh->accept == RR_SUCCESS;
+	size_t blen = ok ? r->res_bulk_len : 0;
+	struct iovec iov[4];
+	int n = rr_reply_encode(r, rh, false, x->enc, x->enc_cap), rc;
+
+	if (n < 0) {
+		/* Only a handler that broke its contract gets here. */
+		rh->accept = RR_SYSTEM_ERR;
+		blen = 0;
+		n = rr_reply_encode(r, rh, false, x->enc, x->enc_cap);
+		if (n < 0)
+			return;
+	}
+	rr__rm_hdr(rm, (uint32_t)(n + blen + rr_xdr_pad(blen)), true);
+	iov[0] = (struct iovec){rm, sizeof(rm)};
+	iov[1] = (struct iovec){x->enc, (size_t)n};
+	iov[2] = (struct iovec){(void *)r->res_bulk, blen};
+	iov[3] = (struct iovec){(void *)zero, rr_xdr_pad(blen)};
+	pthread_mutex_lock(&c->mu);
+	if (!c->closed) {
+		rc = rr__outq_send(c->fd, &c->out, iov, 4);
+		if (rc)
+			shutdown(c->fd, SHUT_RDWR); /* the loop closes it */
+		update_events(c);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
+		  const uint8_t *rec, size_t len)
+{
+	struct rr_svc_req r;
+	struct rr_reply_hdr rh;
+
+	memset(&r, 0, sizeof(r));
+	if (!rec || rr_svc_req_parse(&r, rec, len)) {
+		/* Not a call: there is no xid we could answer. */
+		count(s, &s->st.bad_headers);
+		return;
+	}
+	r.res = x->res;
+	r.res_cap = x->res_cap;
+	r.bulk_buf = x->bulk;
+	r.bulk_cap = x->bulk_cap;
+	r.max_bulk = s->o.max_bulk;
+	rr_dispatch(&s->progs, &r, &rh);
+	count(s, &s->st.calls);
+	send_reply(x, c, &r, &rh);
+}
+
+/* ----------------------------------------------------------- workers */
+
+static struct tcp_job *job_pop(struct rr_tcp_svc *s)
+{
+	struct tcp_job *j;
+
+	pthread_mutex_lock(&s->qmu);
+	while (!s->qhead && !s->qstop)
+		pthread_cond_wait(&s->qcv, &s->qmu);
+	j = s->qhead;
+	if (j) {
+		s->qhead = j->next;
+		if (!s->qhead)
+			s->qtail = NULL;
+	}
+	pthread_mutex_unlock(&s->qmu);
+	return j;
+}
+
+static void job_done(struct tcp_job *j)
+{
+	struct tcp_conn *c = j->conn;
+
+	pthread_mutex_lock(&c->mu);
+	c->jobs--;
+	update_events(c);
+	pthread_mutex_unlock(&c->mu);
+	conn_put(c);
+	free(j->rec);
+	free(j);
+}
+
+static void *worker_main(void *arg)
+{
+	struct rr_tcp_svc *s = arg;
+	struct tcp_ctx x;
+	struct tcp_job *j;
+
+	if (ctx_init(&x, &s->o)) {
+		rr_err("tcp svc: no memory for a worker's buffers");
+		ctx_fini(&x);
+		return NULL;
+	}
+	while ((j = job_pop(s))) {
+		serve(s, &x, j->conn, j->rec, j->len);
+		job_done(j);
+	}
+	ctx_fini(&x);
+	return NULL;
+}
+
+/* Loop thread: hands the complete record of c to the pool. */
+static int job_push(struct rr_tcp_svc *s, struct tcp_conn *c)
+{
+	struct tcp_job *j = malloc(sizeof(*j));
+
+	if (!j)
+		return -ENOMEM;
+	j->rec = rr__rm_rx_detach(&c->rx, &j->len);
+	j->conn = c;
+	j->next = NULL;
+	rr_ref_get(&c->ref);
+	pthread_mutex_lock(&c->mu);
+	c->jobs++;
+	update_events(c);
+	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_lock(&s->qmu);
+	if (s->qtail)
+		s->qtail->next = j;
+	else
+		s->qhead = j;
+	s->qtail = j;
+	pthread_cond_signal(&s->qcv);
+	pthread_mutex_unlock(&s->qmu);
+	return 0;
+}
+
+static void workers_stop(struct rr_tcp_svc *s)
+{
+	pthread_mutex_lock(&s->qmu);
+	s->qstop = true;
+	pthread_cond_broadcast(&s->qcv);
+	pthread_mutex_unlock(&s->qmu);
+	for (uint32_t i = 0; i < s->nworkers; i++)
+		pthread_join(s->workers[i], NULL);
+	s->nworkers = 0;
+}
+
+static int workers_start(struct rr_tcp_svc *s)
+{
+	s->workers = calloc(s->o.threads, sizeof(*s->workers));
+	if (!s->workers)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->o.threads; i++) {
+		int rc = pthread_create(&s->workers[i], NULL, worker_main, s);
+
+		if (rc) {
+			workers_stop(s);
+			return -rc;
+		}
+		s->nworkers++;
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- loop */
+
+/* A complete record of c: serve it here or in a worker. */
+static int on_record(struct rr_tcp_svc *s, struct tcp_conn *c)
+{
+	const uint8_t *rec;
+	size_t len;
+
+	if (s->o.threads)
+		return job_push(s, c);
+	rec = rr__rm_rx_record(&c->rx, &len);
+	serve(s, &s->ctx, c, rec, len);
+	rr__rm_rx_next(&c->rx);
+	return 0;
+}
+
+/* Feeds n read bytes to c's reassembler; false when c must close. */
+static bool conn_feed(struct rr_tcp_svc *s, struct tcp_conn *c, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		size_t used;
+		int rc = rr__rm_rx_feed(&c->rx, s->stage + off, n - off, &used);
+
+		off += used;
+		if (rc < 0) {
+			/* Over max_record: RPC has no answer for it. */
+			count(s, &s->st.bad_headers);
+			return false;
+		}
+		if (rc == 1 && on_record(s, c))
+			return false;
+	}
+	return true;
+}
+
+/* False when c must close. */
+static bool conn_read(struct rr_tcp_svc *s, struct tcp_conn *c)
+{
+	ssize_t n = recv(c->fd, s->stage, STAGE_LEN, MSG_DONTWAIT);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ||
+		       errno == EINTR;
+	if (n == 0)
+		return false;
+	return conn_feed(s, c, (size_t)n);
+}
+
+static bool conn_flush(struct tcp_conn *c)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->mu);
+	rc = rr__outq_flush(c->fd, &c->out);
+	update_events(c);
+	pthread_mutex_unlock(&c->mu);
+	return rc == 0;
+}
+
+static void conn_event(struct rr_tcp_svc *s, struct tcp_conn *c, uint32_t ev)
+{
+	bool ok = true, reading;
+
+	if (ev & EPOLLOUT)
+		ok = conn_flush(c);
+	pthread_mutex_lock(&c->mu);
+	reading = (c->events & EPOLLIN) != 0;
+	pthread_mutex_unlock(&c->mu);
+	if (ok && reading && (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		ok = conn_read(s, c);
+	else if (ok && (ev & (EPOLLHUP | EPOLLERR)))
+		ok = false; /* not reading now, but the peer is gone */
+	if (!ok)
+		conn_close(s, c);
+}
+
+static void wake_drain(struct rr_tcp_svc *s)
+{
+	uint64_t v;
+
+	while (read(s->evfd, &v, sizeof(v)) > 0)
+		;
+}
+
+int rr_tcp_svc_run(struct rr_tcp_svc *s)
+{
+	struct epoll_event ev[EPOLL_BATCH];
+
+	while (!atomic_load(&s->stop)) {
+		int n = epoll_wait(s->epfd, ev, EPOLL_BATCH, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.ptr == &tag_wake)
+				wake_drain(s);
+			else if (ev[i].data.ptr == &tag_listen)
+				accept_all(s);
+			else
+				conn_event(s, ev[i].data.ptr, ev[i].events);
+		}
+	}
+	return 0;
+}
+
+void rr_tcp_svc_stop(struct rr_tcp_svc *s)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	atomic_store(&s->stop, true);
+	n = write(s->evfd, &one, sizeof(one));
+	(void)n;
+}
+
+/* ---------------------------------------------------------- lifetime */
+
+static void opts_default(struct rr_tcp_svc_opts *o,
+			 const struct rr_tcp_svc_opts *in)
+{
+	if (in)
+		*o = *in;
+	else
+		memset(o, 0, sizeof(*o));
+	if (!o->max_record)
+		o->max_record = DEF_MAX_RECORD;
+	if (o->max_record > RR_RM_MAX_FRAG)
+		o->max_record = RR_RM_MAX_FRAG;
+	if (!o->max_conns)
+		o->max_conns = DEF_MAX_CONNS;
+	if (!o->max_bulk)
+		o->max_bulk = DEF_MAX_BULK;
+}
+
+static int listen_on(struct rr_tcp_svc *s, const struct sockaddr *addr,
+		     socklen_t len)
+{
+	int one = 1;
+
+	s->lfd = socket(addr->sa_family,
+			SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0)
+		return -errno;
+	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s->lfd, addr, len) || listen(s->lfd, SOMAXCONN))
+		return -errno;
+	return 0;
+}
+
+static int poll_setup(struct rr_tcp_svc *s)
+{
+	struct epoll_event l = {.events = EPOLLIN, .data.ptr = &tag_listen};
+	struct epoll_event w = {.events = EPOLLIN, .data.ptr = &tag_wake};
+
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return -errno;
+	s->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->evfd < 0)
+		return -errno;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &l) ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->evfd, &w))
+		return -errno;
+	return 0;
+}
+
+static struct rr_tcp_svc *svc_alloc(const struct rr_tcp_svc_opts *o)
+{
+	struct rr_tcp_svc *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	opts_default(&s->o, o);
+	s->lfd = s->epfd = s->evfd = -1;
+	atomic_init(&s->stop, false);
+	pthread_mutex_init(&s->qmu, NULL);
+	pthread_cond_init(&s->qcv, NULL);
+	pthread_mutex_init(&s->smu, NULL);
+	return s;
+}
+
+int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
+		      const struct rr_tcp_svc_opts *o, struct rr_tcp_svc **out)
+{
+	struct rr_tcp_svc *s;
+	int rc;
+
+	if (!addr || !out || (o && o->threads > MAX_WORKERS))
+		return -EINVAL;
+	s = svc_alloc(o);
+	if (!s)
+		return -ENOMEM;
+	rc = listen_on(s, addr, len);
+	if (!rc)
+		rc = poll_setup(s);
+	if (!rc)
+		rc = (s->stage = malloc(STAGE_LEN)) ? 0 : -ENOMEM;
+	if (!rc && !s->o.threads)
+		rc = ctx_init(&s->ctx, &s->o);
+	if (!rc && s->o.threads)
+		rc = workers_start(s);
+	if (rc) {
+		rr_tcp_svc_destroy(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int rr_tcp_svc_register(struct rr_tcp_svc *s, const struct rr_svc_prog *prog)
+{
+	if (!prog || (prog->nprocs && !prog->procs))
+		return -EINVAL;
+	return rr_progtab_add(&s->progs, prog);
+}
+
+int rr_tcp_svc_port(struct rr_tcp_svc *s, uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(s->lfd, (struct sockaddr *)&ss, &len))
+		return -errno;
+	if (ss.ss_family == AF_INET)
+		*port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	else if (ss.ss_family == AF_INET6)
+		*port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	else
+		return -EAFNOSUPPORT;
+	return 0;
+}
+
+int rr_tcp_svc_stats(struct rr_tcp_svc *s, struct rr_xprt_stats *out)
+{
+	pthread_mutex_lock(&s->smu);
+	*out = s->st;
+	pthread_mutex_unlock(&s->smu);
+	return 0;
+}
+
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
+{
+	if (!s)
+		return 0;
+	/* ORDER: workers first, so no call still holds a connection. */
+	workers_stop(s);
+	free(s->workers);
+	while (s->conns)
+		conn_close(s, s->conns);
+	ctx_fini(&s->ctx);
+	free(s->stage);
+	close_fd(s->evfd);
+	close_fd(s->epfd);
+	close_fd(s->lfd);
+	pthread_mutex_destroy(&s->qmu);
+	pthread_cond_destroy(&s->qcv);
+	pthread_mutex_destroy(&s->smu);
+	free(s);
+	return 0;
+}

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Shared by the TCP transport tests: the test program's numbers, byte
+ * helpers, bounded reads of a child's pipe, and a raw record-marking
+ * client written from RFC 5531 independently of src/rpc (so a mistake
+ * shared by our client and server cannot hide).
+ */
+#ifndef RR_TESTS_TCP_COMMON_H
+#define RR_TESTS_TCP_COMMON_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TPROG 0x20000099u
+
+static inline uint64_t t_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline void t_put32(void *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+static inline uint32_t t_get32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+static inline size_t t_pad(size_t n)
+{
+	return (4 - (n & 3)) & 3;
+}
+
+/* The deterministic pattern of READ and BIG results. */
+static inline uint8_t t_pat(size_t i)
+{
+	uint32_t x = (uint32_t)i * 2654435761u;
+
+	return (uint8_t)((x >> 24) ^ (x >> 11) ^ (uint32_t)(i >> 8));
+}
+
+static inline uint32_t t_fnv1a(const uint8_t *p, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+static inline void t_fill_seeded(uint8_t *p, size_t len, uint32_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(t_pat(i + 7) ^
+				 (seed * 37 + (uint32_t)(i >> 12)));
+}
+
+static inline bool t_write_all(int fd, const void *p, size_t len)
+{
+	const char *c = p;
+
+	while (len) {
+		ssize_t n = send(fd, c, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == ENOTSOCK)
+			n = write(fd, c, len);
+		if (n <= 0)
+			return false;
+		c += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* Reads exactly len bytes within tmo_ms; false on EOF, error or timeout. */
+static inline bool t_read_within(int fd, void *p, size_t len, int tmo_ms)
+{
+	uint64_t end = t_now_ms() + (uint64_t)tmo_ms;
+	char *c = p;
+
+	while (len) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		int64_t left = (int64_t)(end - t_now_ms());
+		ssize_t n;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			return false;
+		n = read(fd, c, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		c += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------ raw client */
+
+static inline int raw_connect(uint16_t port)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* An RPC call message with AUTH_NONE; returns its length (40 + len). */
+static inline size_t raw_call_msg(uint8_t *buf, uint32_t xid, uint32_t rpcvers,
+				  uint32_t prog, uint32_t vers, uint32_t proc,
+				  const void *args, size_t len)
+{
+	uint32_t w[10] = {xid, 0, rpcvers, prog, vers, proc, 0, 0, 0, 0};
+
+	for (int i = 0; i < 10; i++)
+		t_put32(buf + 4 * i, w[i]);
+	if (len)
+		memcpy(buf + 40, args, len);
+	return 40 + len;
+}
+
+/*
+ * Sends msg as fragments of the given sizes in turn (cycled), a size of 0
+ * being an empty fragment; the last fragment carries the rest.
+ */
+static inline bool raw_send_frags(int fd, const uint8_t *msg, size_t len,
+				  const uint32_t *sizes, size_t nsizes)
+{
+	size_t off = 0, k = 0;
+
+	for (;;) {
+		uint32_t n = sizes[k++ % nsizes];
+		bool last = off + n >= len;
+		uint8_t h[4];
+
+		if (last)
+			n = (uint32_t)(len - off);
+		t_put32(h, n | (last ? 0x80000000u : 0));
+		if (!t_write_all(fd, h, 4) || !t_write_all(fd, msg + off, n))
+			return false;
+		off += n;
+		if (last)
+			return true;
+	}
+}
+
+static inline bool raw_send_record(int fd, const uint8_t *msg, size_t len)
+{
+	uint32_t all = (uint32_t)len;
+
+	return raw_send_frags(fd, msg, len, &all, 1);
+}
+
+/*
+ * Reads one record (any fragmentation) into a malloc'd buffer; returns
+ * its length, or -1 on EOF, error, timeout or a record over cap. *nfrags
+ * (if not NULL) gets the number of fragments it came in.
+ */
+static inline ssize_t raw_read_record_frags(int fd, uint8_t **out, size_t cap,
+					    int tmo_ms, uint32_t *nfrags)
+{
+	uint8_t *b = malloc(cap ? cap : 1);
+	size_t len = 0;
+	uint32_t n = 0;
+	uint8_t h[4];
+	uint32_t w;
+
+	*out = b;
+	if (!b)
+		return -1;
+	do {
+		if (nfrags)
+			*nfrags = ++n;
+		if (!t_read_within(fd, h, 4, tmo_ms))
+			return -1;
+		w = t_get32(h);
+		if (len + (w & 0x7fffffffu) > cap)
+			return -1;
+		if (!t_read_within(fd, b + len, w & 0x7fffffffu, tmo_ms))
+			return -1;
+		len += w & 0x7fffffffu;
+	} while (!(w & 0x80000000u));
+	return (ssize_t)len;
+}
+
+static inline ssize_t raw_read_record(int fd, uint8_t **out, size_t cap,
+				      int tmo_ms)
+{
+	return raw_read_record_frags(fd, out, cap, tmo_ms, NULL);
+}
+
+/* A decoded reply: where its results start, or its error. */
+struct raw_reply {
+	uint32_t xid, stat, accept, reject, low, high;
+	size_t res_off;
+};
+
+static inline bool raw_parse_reply(const uint8_t *b, size_t len,
+				   struct raw_reply *r)
+{
+	size_t vlen;
+
+	memset(r, 0, sizeof(*r));
+	if (len < 12 || t_get32(b + 4) != 1)
+		return false;
+	r->xid = t_get32(b);
+	r->stat = t_get32(b + 8);
+	if (r->stat == 1) { /* MSG_DENIED */
+		if (len < 16)
+			return false;
+		r->reject = t_get32(b + 12);
+		if (r->reject == 0 && len >= 24) {
+			r->low = t_get32(b + 16);
+			r->high = t_get32(b + 20);
+		}
+		return true;
+	}
+	if (len < 24)
+		return false;
+	vlen = t_get32(b + 16);
+	if (20 + vlen + t_pad(vlen) + 4 > len)
+		return false;
+	r->res_off = 20 + vlen + t_pad(vlen);
+	r->accept = t_get32(b + r->res_off);
+	r->res_off += 4;
+	if (r->accept == 2 && r->res_off + 8 <= len) {
+		r->low = t_get32(b + r->res_off);
+		r->high = t_get32(b + r->res_off + 4);
+	}
+	return true;
+}
+
+#endif

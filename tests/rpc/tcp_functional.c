@@ -1,0 +1,1229 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ONC RPC over TCP with record marking, end to end: a test program served
+ * by rr_tcp_svc in a forked child on 127.0.0.1 (an ephemeral port, piped
+ * back to us), called through rr_tcp_clnt and through a raw socket client
+ * (tcp_common.h) that fragments records and misbehaves on purpose.
+ *
+ * The test program (prog TPROG):
+ *  vers 1:
+ *   0 NULL
+ *   1 ECHO    results = the argument bytes
+ *   2 READ    args: size; results: size, then size bytes of the pattern
+ *             as the DDP-eligible item (inline over TCP: in res)
+ *   3 WRITE   args: length word, then the bytes (the call's arg_bulk,
+ *             inline over TCP); results: length, checksum
+ *   4 BIG     args: n; results: opaque<> of n pattern bytes
+ *   5 WHOAMI  results: uid, gid, ngids, gids[] of the AUTH_SYS credential,
+ *             or three 0xffffffff without one
+ *  vers 3: NULL only (so PROG_MISMATCH for vers 2 names 1..3)
+ *
+ * Every test runs twice: handlers inline in the loop (threads = 0) and in
+ * four workers. SIGSTOP/SIGCONT/SIGKILL of the child make a stalled or
+ * dead server; waits are bounded and wait for events, never for time.
+ */
+#include <rpcrdma/rpc_tcp.h>
+
+#include "tcp_common.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#define NO_CRED	     0xffffffffu
+#define MAX_BULK     (1u << 20)
+#define BIG_CAP	     ((1u << 20) + 64)
+#define SENTINEL     0xa5
+#define SLACK	     64
+#define CALL_TMO_MS  30000
+#define CHILD_TMO_MS 10000
+#define RAW_TMO_MS   10000
+#define SVC_MAX_REC  ((1u << 20) + (64u << 10))
+
+enum { P_NULL, P_ECHO, P_READ, P_WRITE, P_BIG, P_WHOAMI, P_NPROCS };
+
+static uint32_t g_threads; /* of the group running */
+
+/* ============================================================ server */
+
+static uint8_t *srv_pattern;
+static struct rr_tcp_svc *child_svc;
+
+static uint32_t h_null(struct rr_svc_req *r, void *arg)
+{
+	(void)arg;
+	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+static uint32_t h_echo(struct rr_svc_req *r, void *arg)
+{
+	size_t len, cap;
+	const void *a = rr_svc_args(r, &len);
+	void *res = rr_svc_res_buf(r, &cap);
+
+	(void)arg;
+	if (len > cap)
+		return RR_GARBAGE_ARGS;
+	if (len)
+		memcpy(res, a, len);
+	return rr_svc_set_res(r, len, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+/* Builds the bulk result in the transport's buffer, as NFS READ would. */
+static uint32_t h_read(struct rr_svc_req *r, void *arg)
+{
+	size_t len, cap, bcap;
+	const uint8_t *a = rr_svc_args(r, &len);
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+	uint8_t *bulk = rr_svc_bulk_buf(r, &bcap);
+	uint32_t size;
+
+	(void)arg;
+	if (len != 4)
+		return RR_GARBAGE_ARGS;
+	size = t_get32(a);
+	if (size > MAX_BULK || size > bcap)
+		return RR_GARBAGE_ARGS;
+	memcpy(bulk, srv_pattern, size);
+	t_put32(res, size);
+	return rr_svc_set_res(r, 4, bulk, size) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+static uint32_t h_write(struct rr_svc_req *r, void *arg)
+{
+	size_t len, blen, cap;
+	const uint8_t *a = rr_svc_args(r, &len);
+	const uint8_t *bulk = rr_svc_arg_bulk(r, &blen);
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+	uint32_t n;
+
+	(void)arg;
+	/* Over TCP the item is inline: the transport must not pull it. */
+	if (bulk || len < 4)
+		return RR_GARBAGE_ARGS;
+	n = t_get32(a);
+	if (len - 4 != n + t_pad(n))
+		return RR_GARBAGE_ARGS;
+	t_put32(res, n);
+	t_put32(res + 4, t_fnv1a(a + 4, n));
+	return rr_svc_set_res(r, 8, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+static uint32_t h_big(struct rr_svc_req *r, void *arg)
+{
+	size_t len, cap;
+	const uint8_t *a = rr_svc_args(r, &len);
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+	uint32_t n;
+
+	(void)arg;
+	if (len != 4)
+		return RR_GARBAGE_ARGS;
+	n = t_get32(a);
+	if (n > MAX_BULK || 4 + n + t_pad(n) > cap)
+		return RR_GARBAGE_ARGS;
+	t_put32(res, n);
+	memcpy(res + 4, srv_pattern, n);
+	memset(res + 4 + n, 0, t_pad(n));
+	return rr_svc_set_res(r, 4 + n + t_pad(n), NULL, 0) ? RR_SYSTEM_ERR
+							    : RR_SUCCESS;
+}
+
+static uint32_t h_whoami(struct rr_svc_req *r, void *arg)
+{
+	const struct rr_cred *cr = rr_svc_cred(r);
+	size_t cap, n = 12;
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+
+	(void)arg;
+	if (!cr) {
+		t_put32(res, NO_CRED);
+		t_put32(res + 4, NO_CRED);
+		t_put32(res + 8, NO_CRED);
+	} else {
+		t_put32(res, cr->uid);
+		t_put32(res + 4, cr->gid);
+		t_put32(res + 8, cr->ngids);
+		for (uint32_t i = 0; i < cr->ngids && i < 16; i++, n += 4)
+			t_put32(res + n, cr->gids[i]);
+	}
+	return rr_svc_set_res(r, n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+static const rr_svc_fn procs_v1[P_NPROCS] = {
+	[P_NULL] = h_null,   [P_ECHO] = h_echo, [P_READ] = h_read,
+	[P_WRITE] = h_write, [P_BIG] = h_big,	[P_WHOAMI] = h_whoami,
+};
+static const rr_svc_fn procs_v3[] = {h_null};
+
+static void on_term(int sig)
+{
+	(void)sig;
+	if (child_svc)
+		rr_tcp_svc_stop(child_svc);
+}
+
+static int child_setup(uint32_t threads, struct rr_tcp_svc **out)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct rr_tcp_svc_opts o = {.threads = threads};
+	struct rr_svc_prog v1 = {.prog = TPROG,
+				 .vers = 1,
+				 .nprocs = P_NPROCS,
+				 .procs = procs_v1};
+	struct rr_svc_prog v3 = {
+		.prog = TPROG, .vers = 3, .nprocs = 1, .procs = procs_v3};
+	int rc;
+
+	rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin), &o, out);
+	if (!rc)
+		rc = rr_tcp_svc_register(*out, &v1);
+	if (!rc)
+		rc = rr_tcp_svc_register(*out, &v3);
+	if (!rc && rr_tcp_svc_register(*out, &v1) != -EEXIST)
+		rc = -EINVAL;
+	return rc;
+}
+
+/* Serves until SIGTERM, then writes its stats to out_fd and exits 0. */
+static void server_child(int out_fd, pid_t parent, uint32_t threads)
+{
+	struct sigaction sa = {.sa_handler = on_term};
+	struct rr_xprt_stats st;
+	struct rr_tcp_svc *s;
+	uint16_t port = 0;
+	int rc;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(3);
+	srv_pattern = malloc(MAX_BULK);
+	if (!srv_pattern)
+		_exit(4);
+	for (size_t i = 0; i < MAX_BULK; i++)
+		srv_pattern[i] = t_pat(i);
+	rc = child_setup(threads, &s);
+	if (!rc)
+		rc = rr_tcp_svc_port(s, &port);
+	if (rc) {
+		fprintf(stderr, "server child: setup failed: %d\n", rc);
+		_exit(5);
+	}
+	child_svc = s;
+	sigaction(SIGTERM, &sa, NULL);
+	if (!t_write_all(out_fd, &port, sizeof(port)))
+		_exit(9);
+	rc = rr_tcp_svc_run(s);
+	rr_tcp_svc_stats(s, &st);
+	if (!t_write_all(out_fd, &st, sizeof(st)))
+		_exit(9);
+	child_svc = NULL;
+	if (rr_tcp_svc_destroy(s))
+		_exit(6);
+	free(srv_pattern);
+	_exit(rc ? 7 : 0);
+}
+
+struct server {
+	pid_t pid; /* 0 once reaped */
+	int fd;	   /* port, then stats; -1 once closed */
+	uint16_t port;
+	bool have_stats;
+	struct rr_xprt_stats st;
+};
+
+static int server_start(struct server *sv, uint32_t threads)
+{
+	pid_t parent = getpid();
+	int p[2];
+
+	memset(sv, 0, sizeof(*sv));
+	if (pipe(p))
+		return -errno;
+	sv->pid = fork();
+	if (sv->pid < 0)
+		return -errno;
+	if (sv->pid == 0) {
+		close(p[0]);
+		server_child(p[1], parent, threads);
+	}
+	close(p[1]);
+	sv->fd = p[0];
+	if (!t_read_within(sv->fd, &sv->port, sizeof(sv->port), CHILD_TMO_MS)) {
+		fprintf(stderr, "server child sent no port\n");
+		kill(sv->pid, SIGKILL);
+		waitpid(sv->pid, NULL, 0);
+		close(sv->fd);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void server_freeze(struct server *sv)
+{
+	int status;
+
+	assert_int_equal(kill(sv->pid, SIGSTOP), 0);
+	assert_int_equal(waitpid(sv->pid, &status, WUNTRACED), sv->pid);
+	assert_true(WIFSTOPPED(status));
+}
+
+static void server_thaw(struct server *sv)
+{
+	int status;
+
+	assert_int_equal(kill(sv->pid, SIGCONT), 0);
+	assert_int_equal(waitpid(sv->pid, &status, WCONTINUED), sv->pid);
+	assert_true(WIFCONTINUED(status));
+}
+
+static void server_kill(struct server *sv)
+{
+	int status;
+
+	assert_int_equal(kill(sv->pid, SIGKILL), 0);
+	assert_int_equal(waitpid(sv->pid, &status, 0), sv->pid);
+	assert_true(WIFSIGNALED(status));
+	sv->pid = 0;
+}
+
+static void print_stats(const char *who, const struct rr_xprt_stats *s)
+{
+	fprintf(stderr,
+		"  %s: calls %llu bad_xids %llu bad_headers %llu waits %llu"
+		" timeouts %llu cancels %llu conn_lost %llu\n",
+		who, (unsigned long long)s->calls,
+		(unsigned long long)s->bad_xids,
+		(unsigned long long)s->bad_headers,
+		(unsigned long long)s->credit_waits,
+		(unsigned long long)s->timeouts, (unsigned long long)s->cancels,
+		(unsigned long long)s->conn_lost);
+}
+
+/* SIGTERM, bounded wait for its stats and exit; 0 if it exited cleanly. */
+static int server_stop(struct server *sv)
+{
+	int status = 0, rc = 0;
+
+	if (sv->pid) {
+		kill(sv->pid, SIGCONT);
+		kill(sv->pid, SIGTERM);
+		sv->have_stats = t_read_within(sv->fd, &sv->st, sizeof(sv->st),
+					       CHILD_TMO_MS);
+		if (!sv->have_stats) {
+			fprintf(stderr, "server child did not stop\n");
+			kill(sv->pid, SIGKILL);
+			rc = -1;
+		}
+		waitpid(sv->pid, &status, 0);
+		sv->pid = 0;
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "server child ended with %#x\n",
+				status);
+			rc = -1;
+		}
+		if (sv->have_stats)
+			print_stats("server", &sv->st);
+	}
+	if (sv->fd >= 0)
+		close(sv->fd);
+	sv->fd = -1;
+	return rc;
+}
+
+/* ============================================================ client */
+
+struct fx {
+	struct server sv;
+	struct rr_tcp_clnt *c;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct rr_tcp_clnt_opts o = {.timeout_ms = CALL_TMO_MS,
+				     .max_in_flight = 32};
+	int rc;
+
+	if (!f)
+		return -1;
+	if (server_start(&f->sv, g_threads)) {
+		free(f);
+		return -1;
+	}
+	rc = rr_tcp_clnt_create("127.0.0.1", f->sv.port, &o, &f->c);
+	if (rc) {
+		fprintf(stderr, "rr_tcp_clnt_create: %d\n", rc);
+		server_stop(&f->sv);
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	struct rr_xprt_stats st;
+	int rc = 0;
+
+	if (f->c && !rr_tcp_clnt_stats(f->c, &st))
+		print_stats("client", &st);
+	if (f->c && rr_tcp_clnt_destroy(f->c))
+		rc = -1;
+	if (server_stop(&f->sv))
+		rc = -1;
+	free(f);
+	return rc;
+}
+
+static struct rr_xprt_stats stats_of(struct rr_tcp_clnt *c)
+{
+	struct rr_xprt_stats st;
+
+	assert_int_equal(rr_tcp_clnt_stats(c, &st), 0);
+	return st;
+}
+
+/* Nothing unaccounted for: every reply matched, none was malformed. */
+static void check_clean(struct rr_tcp_clnt *c)
+{
+	struct rr_xprt_stats st = stats_of(c);
+
+	assert_int_equal(st.bad_xids, 0);
+	assert_int_equal(st.bad_headers, 0);
+	assert_int_equal(st.conn_lost, 0);
+}
+
+static struct rr_call mkcall(uint32_t proc, void *res, size_t res_cap)
+{
+	return (struct rr_call){.prog = TPROG,
+				.vers = 1,
+				.proc = proc,
+				.res = res,
+				.res_cap = res_cap};
+}
+
+static void null_ok(struct rr_tcp_clnt *c)
+{
+	uint8_t res[16];
+	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+
+	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
+	assert_int_equal(call.reply_stat, RR_MSG_ACCEPTED);
+	assert_int_equal(call.accept_stat, RR_SUCCESS);
+	assert_int_equal(call.res_len, 0);
+}
+
+static uint8_t *buf_new(size_t cap)
+{
+	uint8_t *b = malloc(cap + SLACK);
+
+	assert_non_null(b);
+	memset(b, SENTINEL, cap + SLACK);
+	return b;
+}
+
+static void assert_sentinel(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != SENTINEL)
+			fail_msg("byte %zu past the result was overwritten", i);
+}
+
+static void assert_pattern(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != t_pat(i))
+			fail_msg("byte %zu of %zu is %#x, want %#x", i, len,
+				 p[i], t_pat(i));
+}
+
+static const uint32_t sizes[] = {0,    1,     3,      4,      1000,
+				 4096, 65535, 100000, 500001, MAX_BULK};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+static void big_ok(struct rr_tcp_clnt *c, uint32_t n)
+{
+	uint8_t *res = buf_new(BIG_CAP), args[4];
+	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
+
+	t_put32(args, n);
+	call.args = args;
+	call.args_len = 4;
+	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
+	assert_int_equal(call.res_len, 4 + n + t_pad(n));
+	assert_int_equal(t_get32(res), n);
+	assert_pattern(res + 4, n);
+	assert_sentinel(res + call.res_len, SLACK);
+	free(res);
+}
+
+/* -------------------------------------------------------- 1: basics */
+
+static void null_call_succeeds_with_empty_results(void **state)
+{
+	struct fx *f = *state;
+
+	null_ok(f->c);
+	null_ok(f->c);
+	assert_int_equal(stats_of(f->c).calls, 2);
+	check_clean(f->c);
+}
+
+static void echo_returns_the_argument_bytes_at_every_size(void **state)
+{
+	struct fx *f = *state;
+
+	for (size_t k = 0; k < NSIZES; k++) {
+		size_t n = sizes[k] & ~3u;
+		uint8_t *args = malloc(n + 1), *res = buf_new(n);
+		struct rr_call call = mkcall(P_ECHO, res, n);
+
+		assert_non_null(args);
+		t_fill_seeded(args, n, (uint32_t)k);
+		call.args = n ? args : NULL;
+		call.args_len = n;
+		if (rr_tcp_clnt_call(f->c, &call))
+			fail_msg("ECHO %zu failed", n);
+		assert_int_equal(call.res_len, n);
+		assert_memory_equal(res, args, n);
+		assert_sentinel(res + n, SLACK);
+		free(args);
+		free(res);
+	}
+	check_clean(f->c);
+}
+
+static void read_returns_the_bulk_item_inline_in_res(void **state)
+{
+	struct fx *f = *state;
+	uint8_t *res = buf_new(BIG_CAP), *rbulk = buf_new(16);
+
+	for (size_t k = 0; k < NSIZES; k++) {
+		uint32_t size = sizes[k];
+		uint8_t args[4];
+		struct rr_call call = mkcall(P_READ, res, BIG_CAP);
+
+		memset(res, SENTINEL, BIG_CAP + SLACK);
+		t_put32(args, size);
+		call.args = args;
+		call.args_len = 4;
+		call.res_bulk = rbulk; /* offered, but TCP answers inline */
+		call.res_bulk_cap = 16;
+		if (rr_tcp_clnt_call(f->c, &call))
+			fail_msg("READ %u: accept %u", size, call.accept_stat);
+		assert_int_equal(call.res_bulk_len, 0);
+		assert_int_equal(call.res_len, 4 + size + t_pad(size));
+		assert_int_equal(t_get32(res), size);
+		assert_pattern(res + 4, size);
+		for (size_t i = 0; i < t_pad(size); i++)
+			assert_int_equal(res[4 + size + i], 0);
+		assert_sentinel(res + call.res_len, SLACK);
+	}
+	assert_sentinel(rbulk, 16 + SLACK);
+	free(res);
+	free(rbulk);
+	check_clean(f->c);
+}
+
+static void write_delivers_the_bulk_item_inline_with_padding(void **state)
+{
+	struct fx *f = *state;
+	uint8_t *data = malloc(MAX_BULK);
+
+	assert_non_null(data);
+	for (size_t k = 0; k < NSIZES; k++) {
+		uint32_t size = sizes[k];
+		uint8_t args[4], res[16];
+		struct rr_call call = mkcall(P_WRITE, res, sizeof(res));
+
+		t_fill_seeded(data, size, (uint32_t)k + 100);
+		t_put32(args, size);
+		call.args = args;
+		call.args_len = 4;
+		call.arg_bulk = data;
+		call.arg_bulk_len = size;
+		if (rr_tcp_clnt_call(f->c, &call))
+			fail_msg("WRITE %u: accept %u", size, call.accept_stat);
+		assert_int_equal(call.res_len, 8);
+		assert_int_equal(t_get32(res), size);
+		if (t_get32(res + 4) != t_fnv1a(data, size))
+			fail_msg("WRITE %u: server saw another checksum", size);
+	}
+	free(data);
+	check_clean(f->c);
+}
+
+static void whoami_reports_the_auth_sys_identity_of_the_call(void **state)
+{
+	struct fx *f = *state;
+	struct rr_cred cred = {.uid = 1234,
+			       .gid = 99,
+			       .ngids = 2,
+			       .gids = {4, 5},
+			       .machine = "tcp-test"};
+	uint8_t res[128];
+	struct rr_call call = mkcall(P_WHOAMI, res, sizeof(res));
+
+	call.cred = &cred;
+	assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
+	assert_int_equal(call.res_len, 20);
+	assert_int_equal(t_get32(res), 1234);
+	assert_int_equal(t_get32(res + 4), 99);
+	assert_int_equal(t_get32(res + 8), 2);
+	assert_int_equal(t_get32(res + 12), 4);
+	assert_int_equal(t_get32(res + 16), 5);
+	call = mkcall(P_WHOAMI, res, sizeof(res));
+	assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
+	assert_int_equal(call.res_len, 12);
+	assert_int_equal(t_get32(res), NO_CRED);
+	check_clean(f->c);
+}
+
+/* ------------------------------------------------------ 2: RPC errors */
+
+static void call_rejected(struct rr_tcp_clnt *c, uint32_t prog, uint32_t vers,
+			  uint32_t proc, uint32_t accept)
+{
+	uint8_t res[64];
+	struct rr_call call = mkcall(proc, res, sizeof(res));
+	int rc;
+
+	call.prog = prog;
+	call.vers = vers;
+	rc = rr_tcp_clnt_call(c, &call);
+	if (rc != -EREMOTEIO)
+		fail_msg("prog %#x vers %u proc %u: rc %d, want -EREMOTEIO",
+			 prog, vers, proc, rc);
+	assert_int_equal(call.reply_stat, RR_MSG_ACCEPTED);
+	assert_int_equal(call.accept_stat, accept);
+	assert_int_equal(call.res_len, 0);
+}
+
+static void unknown_program_version_and_procedure_are_answered(void **state)
+{
+	struct fx *f = *state;
+	uint8_t res[64];
+	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+
+	call_rejected(f->c, TPROG + 1, 1, 0, RR_PROG_UNAVAIL);
+	call_rejected(f->c, TPROG, 1, P_NPROCS, RR_PROC_UNAVAIL);
+	call_rejected(f->c, TPROG, 3, 1, RR_PROC_UNAVAIL);
+	call_rejected(f->c, TPROG, 1, P_READ, RR_GARBAGE_ARGS);
+	/* RFC 5531: PROG_MISMATCH names the lowest and highest served. */
+	call.vers = 2;
+	assert_int_equal(rr_tcp_clnt_call(f->c, &call), -EREMOTEIO);
+	assert_int_equal(call.accept_stat, RR_PROG_MISMATCH);
+	if (call.mismatch_low != 1 || call.mismatch_high != 3)
+		fail_msg("PROG_MISMATCH names %u..%u, want 1..3",
+			 call.mismatch_low, call.mismatch_high);
+	call = mkcall(P_NULL, res, sizeof(res));
+	call.vers = 3;
+	assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
+	null_ok(f->c);
+	check_clean(f->c);
+}
+
+/* Our client always sends version 2: a raw client sends 3. */
+static void rpc_version_3_is_denied_with_rpc_mismatch(void **state)
+{
+	struct fx *f = *state;
+	int fd = raw_connect(f->sv.port);
+	uint8_t msg[64], *rep;
+	struct raw_reply r;
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	assert_true(raw_send_record(
+		fd, msg, raw_call_msg(msg, 77, 3, TPROG, 1, 0, NULL, 0)));
+	n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
+	assert_true(n > 0);
+	assert_true(raw_parse_reply(rep, (size_t)n, &r));
+	assert_int_equal(r.xid, 77);
+	assert_int_equal(r.stat, RR_MSG_DENIED);
+	assert_int_equal(r.reject, RR_RPC_MISMATCH);
+	assert_int_equal(r.low, 2);
+	assert_int_equal(r.high, 2);
+	free(rep);
+	close(fd);
+	null_ok(f->c);
+}
+
+/* ------------------------------------------- 3: records and fragments */
+
+/* A 300 KB ECHO in fragments of odd sizes, empty ones among them. */
+static void call_split_into_many_fragments_is_reassembled(void **state)
+{
+	static const uint32_t frags[] = {1, 0, 7, 4096, 0, 13, 65536, 3};
+	struct fx *f = *state;
+	size_t len = 300000, mlen;
+	uint8_t *args = malloc(len), *msg = malloc(len + 64), *rep;
+	int fd = raw_connect(f->sv.port);
+	struct raw_reply r;
+	ssize_t n;
+
+	assert_non_null(args);
+	assert_non_null(msg);
+	assert_true(fd >= 0);
+	t_fill_seeded(args, len, 9);
+	for (uint32_t xid = 1; xid <= 2; xid++) {
+		mlen = raw_call_msg(msg, xid, 2, TPROG, 1, P_ECHO, args, len);
+		assert_true(xid == 1 ? raw_send_frags(fd, msg, mlen, frags, 8)
+				     : raw_send_record(fd, msg, mlen));
+		n = raw_read_record(fd, &rep, len + 4096, RAW_TMO_MS);
+		assert_true(n > 0);
+		assert_true(raw_parse_reply(rep, (size_t)n, &r));
+		assert_int_equal(r.xid, xid);
+		assert_int_equal(r.accept, RR_SUCCESS);
+		assert_int_equal((size_t)n - r.res_off, len);
+		assert_memory_equal(rep + r.res_off, args, len);
+		free(rep);
+	}
+	close(fd);
+	free(args);
+	free(msg);
+	null_ok(f->c);
+}
+
+/*
+ * Garbage on one connection: a REPLY where a call belongs, a record too
+ * short to be a call (both dropped, the connection lives), then a record
+ * header over max_record (that connection is closed). A good client on
+ * its own connection notices nothing, and the server counted all three.
+ */
+static void garbage_client_does_not_disturb_a_good_one(void **state)
+{
+	struct fx *f = *state;
+	int fd = raw_connect(f->sv.port);
+	uint8_t msg[64], junk[5] = {1, 2, 3, 4, 5}, *rep, h[4];
+	struct raw_reply r;
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	raw_call_msg(msg, 5, 2, TPROG, 1, P_NULL, NULL, 0);
+	t_put32(msg + 4, 1); /* a REPLY */
+	assert_true(raw_send_record(fd, msg, 40));
+	assert_true(raw_send_record(fd, junk, sizeof(junk)));
+	null_ok(f->c);
+	/* Still served: the junk was dropped, not fatal. */
+	assert_true(raw_send_record(
+		fd, msg, raw_call_msg(msg, 6, 2, TPROG, 1, P_NULL, NULL, 0)));
+	n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
+	assert_true(n > 0);
+	assert_true(raw_parse_reply(rep, (size_t)n, &r));
+	assert_int_equal(r.xid, 6); /* nothing answered the junk */
+	free(rep);
+	t_put32(h, 0x80000000u | (SVC_MAX_REC + 1));
+	assert_true(t_write_all(fd, h, 4));
+	/* The server closes this connection: EOF, within a bound. */
+	assert_false(t_read_within(fd, h, 1, RAW_TMO_MS));
+	close(fd);
+	null_ok(f->c);
+	check_clean(f->c);
+	assert_int_equal(rr_tcp_clnt_destroy(f->c), 0);
+	f->c = NULL;
+	assert_int_equal(server_stop(&f->sv), 0);
+	assert_true(f->sv.have_stats);
+	assert_int_equal(f->sv.st.bad_headers, 3);
+	assert_int_equal(f->sv.st.calls, 3);
+	assert_true(f->sv.st.conn_lost >= 1); /* ours may end after stop */
+}
+
+/*
+ * A client that sends calls and never reads their replies must not stall
+ * the server for others: replies queue (bounded), the loop carries on.
+ */
+static void client_that_never_reads_does_not_stall_others(void **state)
+{
+	struct fx *f = *state;
+	int fd = raw_connect(f->sv.port);
+	uint8_t msg[64], args[4], *res = buf_new(BIG_CAP);
+	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
+
+	assert_true(fd >= 0);
+	t_put32(args, 1000000);
+	for (uint32_t i = 0; i < 40; i++)
+		assert_true(raw_send_record(
+			fd, msg,
+			raw_call_msg(msg, i + 1, 2, TPROG, 1, P_BIG, args, 4)));
+	for (int i = 0; i < 20; i++)
+		null_ok(f->c);
+	call.args = args;
+	call.args_len = 4;
+	assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
+	assert_pattern(res + 4, 1000000);
+	free(res);
+	close(fd);
+	null_ok(f->c);
+	check_clean(f->c);
+}
+
+/*
+ * A client that sends many calls and resets its connection at once: the
+ * server drops their replies (with threads > 0 the calls are still in
+ * workers, holding the connection) and goes on serving others.
+ */
+static void connection_reset_with_calls_in_progress_is_harmless(void **state)
+{
+	struct fx *f = *state;
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	uint8_t msg[64], args[4];
+
+	t_put32(args, 500000);
+	for (int round = 0; round < 5; round++) {
+		int fd = raw_connect(f->sv.port);
+
+		assert_true(fd >= 0);
+		for (uint32_t i = 0; i < 30; i++)
+			assert_true(raw_send_record(
+				fd, msg,
+				raw_call_msg(msg, i + 1, 2, TPROG, 1, P_BIG,
+					     args, 4)));
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		close(fd); /* RST */
+		null_ok(f->c);
+	}
+	big_ok(f->c, 500000);
+	check_clean(f->c);
+}
+
+/* ------------------------------------------------ 4: results too big */
+
+static void results_larger_than_res_cap_fail_with_emsgsize(void **state)
+{
+	struct fx *f = *state;
+	uint8_t args[3000], res[100 + SLACK];
+	struct rr_call call = mkcall(P_ECHO, res, 100);
+
+	memset(res, SENTINEL, sizeof(res));
+	t_fill_seeded(args, sizeof(args), 1);
+	call.args = args;
+	call.args_len = sizeof(args);
+	assert_int_equal(rr_tcp_clnt_call(f->c, &call), -EMSGSIZE);
+	assert_sentinel(res + 100, SLACK);
+	null_ok(f->c);
+	check_clean(f->c);
+}
+
+/*
+ * A reply over the client's max_record: that call fails with -EMSGSIZE
+ * (its bytes are skipped), the connection and other calls carry on.
+ */
+static void reply_larger_than_max_record_fails_only_its_call(void **state)
+{
+	struct fx *f = *state;
+	struct rr_tcp_clnt_opts o = {.timeout_ms = CALL_TMO_MS,
+				     .max_record = 64 << 10};
+	struct rr_tcp_clnt *c;
+	uint8_t *res = buf_new(BIG_CAP), args[4];
+	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
+	struct rr_xprt_stats st;
+
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", f->sv.port, &o, &c),
+			 0);
+	t_put32(args, 300000);
+	call.args = args;
+	call.args_len = 4;
+	assert_int_equal(rr_tcp_clnt_call(c, &call), -EMSGSIZE);
+	assert_sentinel(res, BIG_CAP + SLACK);
+	null_ok(c);
+	big_ok(c, 60000);
+	st = stats_of(c);
+	assert_int_equal(st.calls, 3);
+	check_clean(c);
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+	free(res);
+}
+
+static void call_larger_than_max_record_fails_with_emsgsize(void **state)
+{
+	struct fx *f = *state;
+	size_t len = 2u << 20;
+	uint8_t *args = calloc(1, len), res[16];
+	struct rr_call call = mkcall(P_ECHO, res, sizeof(res));
+
+	assert_non_null(args);
+	call.args = args;
+	call.args_len = len;
+	assert_int_equal(rr_tcp_clnt_call(f->c, &call), -EMSGSIZE);
+	free(args);
+	null_ok(f->c);
+	check_clean(f->c);
+}
+
+/* ---------------------------------------------------- 5: async calls */
+
+#define NASYNC	  200
+#define ASYNC_LEN 4000
+
+struct async_log {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint32_t ndone;
+	uint32_t count[NASYNC];
+	int rc[NASYNC];
+};
+
+struct async_slot {
+	struct async_log *log;
+	uint32_t idx;
+	struct rr_call call;
+	uint8_t args[ASYNC_LEN];
+	uint8_t res[ASYNC_LEN];
+};
+
+static void async_log_init(struct async_log *l)
+{
+	memset(l, 0, sizeof(*l));
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->cv, NULL);
+}
+
+static void async_log_fini(struct async_log *l)
+{
+	pthread_cond_destroy(&l->cv);
+	pthread_mutex_destroy(&l->mu);
+}
+
+static void async_done(struct rr_call *call, int rc, void *arg)
+{
+	struct async_slot *s = arg;
+	struct async_log *l = s->log;
+
+	(void)call;
+	pthread_mutex_lock(&l->mu);
+	l->ndone++;
+	l->count[s->idx]++;
+	l->rc[s->idx] = rc;
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* Waits for want callbacks in all, up to tmo_ms. */
+static void async_wait(struct async_log *l, uint32_t want, int tmo_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += tmo_ms / 1000;
+	ts.tv_nsec += (long)(tmo_ms % 1000) * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_mutex_lock(&l->mu);
+	while (l->ndone < want)
+		if (pthread_cond_timedwait(&l->cv, &l->mu, &ts))
+			break;
+	if (l->ndone < want)
+		fail_msg("%u of %u async calls completed in %d ms", l->ndone,
+			 want, tmo_ms);
+	pthread_mutex_unlock(&l->mu);
+}
+
+static struct async_slot *async_slots(struct async_log *l, uint32_t n)
+{
+	struct async_slot *s = calloc(n, sizeof(*s));
+
+	assert_non_null(s);
+	for (uint32_t i = 0; i < n; i++) {
+		s[i].log = l;
+		s[i].idx = i;
+		t_fill_seeded(s[i].args, ASYNC_LEN, i + 1000);
+		memset(s[i].res, SENTINEL, ASYNC_LEN);
+		s[i].call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
+		s[i].call.args = s[i].args;
+		s[i].call.args_len = ASYNC_LEN;
+	}
+	return s;
+}
+
+/* More calls than slots (32): the rest wait their turn, all complete. */
+static void pipelined_async_calls_each_get_their_own_reply(void **state)
+{
+	struct fx *f = *state;
+	struct async_log log;
+	struct async_slot *s;
+	struct rr_xprt_stats st;
+
+	async_log_init(&log);
+	s = async_slots(&log, NASYNC);
+	for (uint32_t i = 0; i < NASYNC; i++)
+		assert_int_equal(rr_tcp_clnt_call_async(f->c, &s[i].call,
+							async_done, &s[i]),
+				 0);
+	async_wait(&log, NASYNC, 60000);
+	for (uint32_t i = 0; i < NASYNC; i++) {
+		if (log.count[i] != 1 || log.rc[i])
+			fail_msg("call %u: %u callbacks, rc %d", i,
+				 log.count[i], log.rc[i]);
+		assert_int_equal(s[i].call.res_len, ASYNC_LEN);
+		assert_memory_equal(s[i].res, s[i].args, ASYNC_LEN);
+	}
+	st = stats_of(f->c);
+	assert_int_equal(st.calls, NASYNC);
+	assert_true(st.credit_waits > 0);
+	check_clean(f->c);
+	async_log_fini(&log);
+	free(s);
+}
+
+#define NTHREADS   6
+#define NPERTHREAD 150
+
+struct mt_thread {
+	struct rr_tcp_clnt *c;
+	uint32_t id, ok;
+	pthread_t t;
+	uint8_t *buf;
+	char err[160];
+};
+
+static void mt_one(struct mt_thread *t, uint32_t i)
+{
+	uint8_t args[4], res[70000];
+	struct rr_call call = mkcall(P_WRITE, res, sizeof(res));
+	uint32_t size = 1 + (t->id * 7919 + i * 104729) % 65536;
+	int rc;
+
+	if (i % 2) {
+		call.proc = P_READ;
+		t_put32(args, size);
+		call.args = args;
+		call.args_len = 4;
+		rc = rr_tcp_clnt_call(t->c, &call);
+		if (rc || t_get32(res) != size ||
+		    call.res_len != 4 + size + t_pad(size) ||
+		    memcmp(res + 4, t->buf, size)) {
+			snprintf(t->err, sizeof(t->err), "READ %u: rc %d", size,
+				 rc);
+			return;
+		}
+	} else {
+		uint8_t *w = t->buf + 70000;
+
+		t_fill_seeded(w, size, t->id * 1000 + i);
+		t_put32(args, size);
+		call.args = args;
+		call.args_len = 4;
+		call.arg_bulk = w;
+		call.arg_bulk_len = size;
+		rc = rr_tcp_clnt_call(t->c, &call);
+		if (rc || t_get32(res + 4) != t_fnv1a(w, size)) {
+			snprintf(t->err, sizeof(t->err), "WRITE %u: rc %d",
+				 size, rc);
+			return;
+		}
+	}
+	t->ok++;
+}
+
+static void *mt_main(void *arg)
+{
+	struct mt_thread *t = arg;
+
+	for (uint32_t i = 0; i < NPERTHREAD && !t->err[0]; i++)
+		mt_one(t, i);
+	return NULL;
+}
+
+static void many_sync_callers_share_one_client(void **state)
+{
+	struct fx *f = *state;
+	struct mt_thread t[NTHREADS];
+
+	memset(t, 0, sizeof(t));
+	for (uint32_t i = 0; i < NTHREADS; i++) {
+		t[i].c = f->c;
+		t[i].id = i;
+		t[i].buf = malloc(140000);
+		assert_non_null(t[i].buf);
+		for (size_t k = 0; k < 70000; k++)
+			t[i].buf[k] = t_pat(k);
+		assert_int_equal(pthread_create(&t[i].t, NULL, mt_main, &t[i]),
+				 0);
+	}
+	for (uint32_t i = 0; i < NTHREADS; i++)
+		pthread_join(t[i].t, NULL);
+	for (uint32_t i = 0; i < NTHREADS; i++) {
+		if (t[i].err[0])
+			fail_msg("thread %u: %s", i, t[i].err);
+		assert_int_equal(t[i].ok, NPERTHREAD);
+		free(t[i].buf);
+	}
+	assert_int_equal(stats_of(f->c).calls, NTHREADS * NPERTHREAD);
+	check_clean(f->c);
+}
+
+/* ------------------------------------------------ 6: stalled and dead */
+
+static void call_to_a_stopped_server_times_out_late_reply_absorbed(void **state)
+{
+	struct fx *f = *state;
+	uint8_t args[100], res[100 + SLACK];
+	struct rr_call call = mkcall(P_ECHO, res, 100);
+	uint64_t t0, dt;
+	int rc;
+
+	null_ok(f->c);
+	t_fill_seeded(args, sizeof(args), 6);
+	call.args = args;
+	call.args_len = sizeof(args);
+	call.timeout_ms = 300;
+	server_freeze(&f->sv);
+	t0 = t_now_ms();
+	rc = rr_tcp_clnt_call(f->c, &call);
+	dt = t_now_ms() - t0;
+	if (rc != -ETIMEDOUT)
+		fail_msg("call to a stopped server: rc %d after %llu ms", rc,
+			 (unsigned long long)dt);
+	assert_true(dt >= 290);
+	assert_true(dt < 5000);
+	assert_int_equal(stats_of(f->c).timeouts, 1);
+	memset(res, SENTINEL, sizeof(res));
+	server_thaw(&f->sv);
+	/* The late reply arrives before this one's, on the same stream. */
+	null_ok(f->c);
+	assert_sentinel(res, sizeof(res));
+	check_clean(f->c);
+}
+
+static void cancelled_call_completes_with_ecanceled_once(void **state)
+{
+	struct fx *f = *state;
+	struct async_log log;
+	struct async_slot *s;
+
+	async_log_init(&log);
+	s = async_slots(&log, 1);
+	null_ok(f->c);
+	server_freeze(&f->sv);
+	assert_int_equal(rr_tcp_clnt_call_async(f->c, &s->call, async_done, s),
+			 0);
+	assert_int_equal(rr_tcp_clnt_cancel(f->c, &s->call), 0);
+	async_wait(&log, 1, 5000);
+	assert_int_equal(log.rc[0], -ECANCELED);
+	assert_int_equal(rr_tcp_clnt_cancel(f->c, &s->call), -ENOENT);
+	assert_int_equal(stats_of(f->c).cancels, 1);
+	memset(s->res, SENTINEL, ASYNC_LEN);
+	server_thaw(&f->sv);
+	null_ok(f->c);
+	for (size_t i = 0; i < ASYNC_LEN; i++)
+		assert_int_equal(s->res[i], SENTINEL);
+	assert_int_equal(log.count[0], 1);
+	check_clean(f->c);
+	async_log_fini(&log);
+	free(s);
+}
+
+#define NKILL 48
+
+static void killed_server_fails_every_call_in_flight_once(void **state)
+{
+	struct fx *f = *state;
+	struct async_log log;
+	struct async_slot *s;
+	uint8_t res[16];
+	struct rr_call after = mkcall(P_NULL, res, sizeof(res));
+	struct rr_xprt_stats st;
+
+	async_log_init(&log);
+	s = async_slots(&log, NKILL);
+	null_ok(f->c);
+	server_freeze(&f->sv);
+	for (uint32_t i = 0; i < NKILL; i++) /* 32 sent, 16 pending */
+		assert_int_equal(rr_tcp_clnt_call_async(f->c, &s[i].call,
+							async_done, &s[i]),
+				 0);
+	server_kill(&f->sv);
+	async_wait(&log, NKILL, 20000);
+	for (uint32_t i = 0; i < NKILL; i++)
+		if (log.count[i] != 1 || log.rc[i] != -ECONNRESET)
+			fail_msg("call %u: %u callbacks, rc %d", i,
+				 log.count[i], log.rc[i]);
+	assert_int_equal(rr_tcp_clnt_call(f->c, &after), -ECONNRESET);
+	st = stats_of(f->c);
+	assert_int_equal(st.conn_lost, 1);
+	assert_int_equal(st.bad_xids, 0);
+	assert_int_equal(rr_tcp_clnt_destroy(f->c), 0);
+	f->c = NULL;
+	for (uint32_t i = 0; i < NKILL; i++)
+		assert_int_equal(log.count[i], 1);
+	async_log_fini(&log);
+	free(s);
+}
+
+/* Destroy with calls pending: each fails once with -ECANCELED. */
+static void destroy_fails_pending_calls_with_ecanceled(void **state)
+{
+	struct fx *f = *state;
+	struct async_log log;
+	struct async_slot *s;
+
+	async_log_init(&log);
+	s = async_slots(&log, 40);
+	server_freeze(&f->sv);
+	for (uint32_t i = 0; i < 40; i++)
+		assert_int_equal(rr_tcp_clnt_call_async(f->c, &s[i].call,
+							async_done, &s[i]),
+				 0);
+	assert_int_equal(rr_tcp_clnt_destroy(f->c), 0);
+	f->c = NULL;
+	for (uint32_t i = 0; i < 40; i++) {
+		assert_int_equal(log.count[i], 1);
+		assert_int_equal(log.rc[i], -ECANCELED);
+	}
+	server_thaw(&f->sv);
+	async_log_fini(&log);
+	free(s);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+static const struct CMUnitTest tests[] = {
+	T(null_call_succeeds_with_empty_results),
+	T(echo_returns_the_argument_bytes_at_every_size),
+	T(read_returns_the_bulk_item_inline_in_res),
+	T(write_delivers_the_bulk_item_inline_with_padding),
+	T(whoami_reports_the_auth_sys_identity_of_the_call),
+	T(unknown_program_version_and_procedure_are_answered),
+	T(rpc_version_3_is_denied_with_rpc_mismatch),
+	T(call_split_into_many_fragments_is_reassembled),
+	T(garbage_client_does_not_disturb_a_good_one),
+	T(client_that_never_reads_does_not_stall_others),
+	T(connection_reset_with_calls_in_progress_is_harmless),
+	T(results_larger_than_res_cap_fail_with_emsgsize),
+	T(call_larger_than_max_record_fails_with_emsgsize),
+	T(reply_larger_than_max_record_fails_only_its_call),
+	T(pipelined_async_calls_each_get_their_own_reply),
+	T(many_sync_callers_share_one_client),
+	T(call_to_a_stopped_server_times_out_late_reply_absorbed),
+	T(cancelled_call_completes_with_ecanceled_once),
+	T(killed_server_fails_every_call_in_flight_once),
+	T(destroy_fails_pending_calls_with_ecanceled),
+};
+
+/* tcp_functional [PATTERN [SKIP]]: cmocka filters on the test names. */
+int main(int argc, char **argv)
+{
+	int failed = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	if (argc > 2)
+		cmocka_set_skip_filter(argv[2]);
+	g_threads = 0;
+	failed += cmocka_run_group_tests_name("threads=0", tests, NULL, NULL);
+	g_threads = 4;
+	failed += cmocka_run_group_tests_name("threads=4", tests, NULL, NULL);
+	return failed ? 1 : 0;
+}

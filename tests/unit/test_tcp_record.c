@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Record marking (RFC 5531 section 11) and the non-blocking output queue
+ * of the TCP transport: framing, reassembly from pieces of any size,
+ * zero-length fragments, the max_record limit, and sends that the socket
+ * takes only in part.
+ */
+#include "rpc/tcp_io.h"
+#include "rpc/tcp_record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+/* A byte stream of fragments built for a test. */
+struct stream {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void put(struct stream *s, const void *p, size_t n)
+{
+	if (s->len + n > s->cap) {
+		s->cap = (s->len + n) * 2 + 64;
+		s->p = realloc(s->p, s->cap);
+		assert_non_null(s->p);
+	}
+	if (n)
+		memcpy(s->p + s->len, p, n);
+	s->len += n;
+}
+
+static void frag(struct stream *s, const void *p, uint32_t n, bool last)
+{
+	uint8_t h[RR_RM_HDR_LEN];
+
+	rr__rm_hdr(h, n, last);
+	put(s, h, sizeof(h));
+	put(s, p, n);
+}
+
+static uint8_t byte_at(size_t i)
+{
+	return (uint8_t)(i * 131u + (i >> 7));
+}
+
+static void fill(uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = byte_at(i);
+}
+
+/*
+ * Feeds s in pieces of at most step bytes (step 0: a pseudo-random mix)
+ * and expects exactly one record of want_len pattern bytes, ending where
+ * the stream ends.
+ */
+static void expect_one_record(const struct stream *s, uint32_t max, size_t step,
+			      size_t want_len)
+{
+	struct rr__rm_rx rx;
+	size_t off = 0, len;
+	uint32_t r = 12345;
+	int rc = 0;
+	const uint8_t *rec;
+
+	rr__rm_rx_init(&rx, max);
+	while (off < s->len) {
+		size_t n = step, used;
+
+		if (!step) {
+			r = r * 1103515245u + 12345u;
+			n = 1 + (r >> 16) % 9;
+		}
+		if (n > s->len - off)
+			n = s->len - off;
+		rc = rr__rm_rx_feed(&rx, s->p + off, n, &used);
+		assert_true(rc >= 0);
+		off += used;
+		if (rc == 1)
+			break;
+		assert_int_equal(used, n);
+	}
+	assert_int_equal(rc, 1);
+	assert_int_equal(off, s->len);
+	rec = rr__rm_rx_record(&rx, &len);
+	assert_int_equal(len, want_len);
+	for (size_t i = 0; i < len; i++)
+		if (rec[i] != byte_at(i))
+			fail_msg("byte %zu of %zu is wrong", i, len);
+	rr__rm_rx_fini(&rx);
+}
+
+static void header_word_carries_the_last_bit_and_the_length(void **state)
+{
+	uint8_t h[4];
+
+	(void)state;
+	rr__rm_hdr(h, 0x1234, true);
+	assert_memory_equal(h, ((uint8_t[]){0x80, 0, 0x12, 0x34}), 4);
+	rr__rm_hdr(h, 0x7fffffff, false);
+	assert_memory_equal(h, ((uint8_t[]){0x7f, 0xff, 0xff, 0xff}), 4);
+	rr__rm_hdr(h, 0, true);
+	assert_memory_equal(h, ((uint8_t[]){0x80, 0, 0, 0}), 4);
+}
+
+static void one_fragment_record_arrives_whole_or_byte_by_byte(void **state)
+{
+	struct stream s = {0};
+	uint8_t data[5000];
+
+	(void)state;
+	fill(data, sizeof(data));
+	frag(&s, data, sizeof(data), true);
+	expect_one_record(&s, 1 << 20, s.len, sizeof(data));
+	expect_one_record(&s, 1 << 20, 1, sizeof(data));
+	expect_one_record(&s, 1 << 20, 0, sizeof(data));
+	free(s.p);
+}
+
+static void many_small_fragments_reassemble_in_order(void **state)
+{
+	struct stream s = {0};
+	uint8_t *data = malloc(70000);
+	size_t off = 0;
+	uint32_t k = 0;
+
+	(void)state;
+	assert_non_null(data);
+	fill(data, 70000);
+	while (off < 70000) {
+		uint32_t n = 1 + (k++ * 7) % 13;
+
+		if (n > 70000 - off)
+			n = (uint32_t)(70000 - off);
+		frag(&s, data + off, n, off + n == 70000);
+		off += n;
+	}
+	assert_true(k > 5000);
+	expect_one_record(&s, 1 << 20, s.len, 70000);
+	expect_one_record(&s, 1 << 20, 3, 70000);
+	expect_one_record(&s, 1 << 20, 0, 70000);
+	free(data);
+	free(s.p);
+}
+
+static void zero_length_fragments_are_legal_anywhere(void **state)
+{
+	struct stream s = {0};
+	uint8_t data[100];
+
+	(void)state;
+	fill(data, sizeof(data));
+	frag(&s, NULL, 0, false);
+	frag(&s, data, 40, false);
+	frag(&s, NULL, 0, false);
+	frag(&s, NULL, 0, false);
+	frag(&s, data + 40, 60, false);
+	frag(&s, NULL, 0, true); /* an empty last fragment ends it */
+	expect_one_record(&s, 1 << 20, s.len, 100);
+	expect_one_record(&s, 1 << 20, 1, 100);
+	free(s.p);
+}
+
+static void empty_record_is_a_record_of_length_zero(void **state)
+{
+	struct stream s = {0};
+
+	(void)state;
+	frag(&s, NULL, 0, true);
+	expect_one_record(&s, 1 << 20, 1, 0);
+	free(s.p);
+}
+
+/* Two records in one read: the feed stops after the first. */
+static void back_to_back_records_are_returned_one_at_a_time(void **state)
+{
+	struct stream s = {0};
+	struct rr__rm_rx rx;
+	uint8_t data[300];
+	const uint8_t *rec;
+	size_t used, len, first;
+
+	(void)state;
+	fill(data, sizeof(data));
+	frag(&s, data, 100, true);
+	first = s.len;
+	frag(&s, data, 50, false);
+	frag(&s, data + 50, 150, true);
+	rr__rm_rx_init(&rx, 1000);
+	assert_int_equal(rr__rm_rx_feed(&rx, s.p, s.len, &used), 1);
+	assert_int_equal(used, first);
+	rec = rr__rm_rx_record(&rx, &len);
+	assert_int_equal(len, 100);
+	assert_memory_equal(rec, data, 100);
+	rr__rm_rx_next(&rx);
+	assert_int_equal(rr__rm_rx_feed(&rx, s.p + first, s.len - first, &used),
+			 1);
+	assert_int_equal(used, s.len - first);
+	rec = rr__rm_rx_record(&rx, &len);
+	assert_int_equal(len, 200);
+	assert_memory_equal(rec, data, 200);
+	rr__rm_rx_fini(&rx);
+	free(s.p);
+}
+
+static void record_of_exactly_max_record_is_accepted(void **state)
+{
+	struct stream s = {0};
+	uint8_t data[1000];
+
+	(void)state;
+	fill(data, sizeof(data));
+	frag(&s, data, 600, false);
+	frag(&s, data + 600, 400, true);
+	expect_one_record(&s, 1000, 7, 1000);
+	free(s.p);
+}
+
+/* The announced length is refused before any body byte is stored. */
+static void fragment_over_max_record_is_refused_at_its_header(void **state)
+{
+	struct rr__rm_rx rx;
+	uint8_t h[4];
+	size_t used;
+
+	(void)state;
+	rr__rm_hdr(h, 1001, true);
+	rr__rm_rx_init(&rx, 1000);
+	assert_int_equal(rr__rm_rx_feed(&rx, h, 3, &used), 0);
+	assert_int_equal(rr__rm_rx_feed(&rx, h + 3, 1, &used), -EMSGSIZE);
+	assert_true(rx.cap == 0); /* nothing allocated for the claim */
+	rr__rm_rx_fini(&rx);
+	/* A huge claim is refused the same way. */
+	rr__rm_hdr(h, 0x7fffffff, false);
+	rr__rm_rx_init(&rx, 1000);
+	assert_int_equal(rr__rm_rx_feed(&rx, h, 4, &used), -EMSGSIZE);
+	rr__rm_rx_fini(&rx);
+}
+
+static void fragments_adding_up_past_max_record_are_refused(void **state)
+{
+	struct stream s = {0};
+	struct rr__rm_rx rx;
+	uint8_t data[1000];
+	size_t used, off = 0;
+	int rc = 0;
+
+	(void)state;
+	fill(data, sizeof(data));
+	frag(&s, data, 600, false);
+	frag(&s, data, 401, true);
+	rr__rm_rx_init(&rx, 1000);
+	while (off < s.len) {
+		rc = rr__rm_rx_feed(&rx, s.p + off, 1, &used);
+		if (rc)
+			break;
+		off += used;
+	}
+	assert_int_equal(rc, -EMSGSIZE);
+	assert_int_equal(off, 600 + 4 + 3); /* at the second header */
+	rr__rm_rx_fini(&rx);
+	free(s.p);
+}
+
+/* Announcing a big fragment allocates only what really arrives. */
+static void buffer_grows_with_bytes_not_with_claims(void **state)
+{
+	struct rr__rm_rx rx;
+	uint8_t h[4], body[100] = {0};
+	size_t used;
+
+	(void)state;
+	rr__rm_hdr(h, 1 << 20, true);
+	rr__rm_rx_init(&rx, 2 << 20);
+	assert_int_equal(rr__rm_rx_feed(&rx, h, 4, &used), 0);
+	assert_int_equal(rr__rm_rx_feed(&rx, body, sizeof(body), &used), 0);
+	assert_true(rx.cap <= 4096);
+	rr__rm_rx_fini(&rx);
+}
+
+static void detached_record_belongs_to_the_caller(void **state)
+{
+	struct stream s = {0};
+	struct rr__rm_rx rx;
+	uint8_t data[64], *rec;
+	size_t used, len;
+
+	(void)state;
+	fill(data, sizeof(data));
+	frag(&s, data, 64, true);
+	frag(&s, data, 64, true);
+	rr__rm_rx_init(&rx, 1000);
+	assert_int_equal(rr__rm_rx_feed(&rx, s.p, s.len, &used), 1);
+	rec = rr__rm_rx_detach(&rx, &len);
+	assert_int_equal(len, 64);
+	/* The next record must not land in the detached buffer. */
+	assert_int_equal(rr__rm_rx_feed(&rx, s.p + used, s.len - used, &used),
+			 1);
+	assert_memory_equal(rec, data, 64);
+	assert_true(rr__rm_rx_record(&rx, &len) != rec);
+	free(rec);
+	rr__rm_rx_fini(&rx);
+	free(s.p);
+}
+
+/*
+ * Feeds s[0..len) byte by byte, skipping what is refused; returns the
+ * feed result that ended the first record (1 or 2) and sets *off.
+ */
+static int feed_skipping(struct rr__rm_rx *rx, const struct stream *s,
+			 size_t start, size_t *off)
+{
+	size_t at = start, used;
+	int rc = 0;
+
+	while (at < s->len) {
+		rc = rr__rm_rx_feed(rx, s->p + at, 1, &used);
+		at += used;
+		if (rc == -EMSGSIZE) {
+			rr__rm_rx_skip(rx);
+			continue;
+		}
+		assert_true(rc >= 0);
+		if (rc)
+			break;
+	}
+	*off = at;
+	return rc;
+}
+
+/*
+ * A record over max_record can be skipped: its bytes are dropped but its
+ * first 8 kept (a client fails just that call), and the record after it
+ * arrives intact, whether the refusal came at the first fragment or at a
+ * later one.
+ */
+static void oversized_record_is_skipped_keeping_its_head(void **state)
+{
+	struct stream s = {0};
+	struct rr__rm_rx rx;
+	uint8_t *data = malloc(5000);
+	const uint8_t *p;
+	size_t off = 0, len;
+
+	(void)state;
+	assert_non_null(data);
+	fill(data, 5000);
+	frag(&s, data, 3000, true); /* refused at its only fragment */
+	frag(&s, data, 600, false); /* refused at its second fragment */
+	frag(&s, data + 600, 500, false);
+	frag(&s, NULL, 0, true);
+	rr__rm_rx_init(&rx, 1000);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(feed_skipping(&rx, &s, off, &off), 2);
+		p = rr__rm_rx_head(&rx, &len);
+		assert_int_equal(len, RR_RM_HEAD_LEN);
+		assert_memory_equal(p, data, RR_RM_HEAD_LEN);
+		rr__rm_rx_next(&rx);
+	}
+	assert_int_equal(off, s.len);
+	assert_true(rx.cap <= 4096); /* nothing stored for the big one */
+	rr__rm_rx_fini(&rx);
+	free(data);
+	free(s.p);
+}
+
+static void record_after_a_skipped_one_arrives_intact(void **state)
+{
+	struct stream s = {0};
+	struct rr__rm_rx rx;
+	uint8_t data[900];
+	size_t off, len;
+	const uint8_t *p;
+
+	(void)state;
+	fill(data, sizeof(data));
+	frag(&s, data, 700, false);
+	frag(&s, data, 700, true); /* 1400 > 1000: refused, skipped */
+	frag(&s, data, 900, true);
+	rr__rm_rx_init(&rx, 1000);
+	assert_int_equal(feed_skipping(&rx, &s, 0, &off), 2);
+	p = rr__rm_rx_head(&rx, &len);
+	assert_int_equal(len, 8);
+	assert_memory_equal(p, data, 8);
+	rr__rm_rx_next(&rx);
+	assert_int_equal(feed_skipping(&rx, &s, off, &off), 1);
+	assert_int_equal(off, s.len);
+	p = rr__rm_rx_record(&rx, &len);
+	assert_int_equal(len, 900);
+	assert_memory_equal(p, data, 900);
+	rr__rm_rx_fini(&rx);
+	free(s.p);
+}
+
+/* ------------------------------------------------------ output queue */
+
+static size_t drain(int fd, uint8_t *dst, size_t cap)
+{
+	size_t got = 0;
+
+	for (;;) {
+		ssize_t n = recv(fd, dst + got, cap - got, MSG_DONTWAIT);
+
+		if (n <= 0)
+			return got;
+		got += (size_t)n;
+	}
+}
+
+/*
+ * A send far bigger than the socket buffer: the rest is queued (copied:
+ * the caller's buffer is scribbled on right away), and flushing while the
+ * peer reads delivers every byte once, in order, after a later send.
+ */
+static void partial_send_is_queued_and_flushed_in_order(void **state)
+{
+	size_t big = 4 << 20, cap = big + 16, got = 0;
+	uint8_t *src = malloc(big), *dst = malloc(cap), tail[8] = "ABCDEFGH";
+	struct rr__outq q = {0};
+	struct iovec iov[2];
+	int sv[2], small = 4096;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	fill(src, big);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	iov[0] = (struct iovec){src, big / 2};
+	iov[1] = (struct iovec){src + big / 2, big / 2};
+	assert_int_equal(rr__outq_send(sv[0], &q, iov, 2), 0);
+	assert_non_null(q.head);
+	assert_true(q.bytes > 0 && q.bytes <= big);
+	memset(src, 0, big);
+	/* Queued data goes first: this one is queued behind it. */
+	iov[0] = (struct iovec){tail, sizeof(tail)};
+	assert_int_equal(rr__outq_send(sv[0], &q, iov, 1), 0);
+	while (q.head) {
+		struct pollfd p = {.fd = sv[0], .events = POLLOUT};
+
+		got += drain(sv[1], dst + got, cap - got);
+		poll(&p, 1, 1000);
+		assert_int_equal(rr__outq_flush(sv[0], &q), 0);
+	}
+	assert_int_equal(q.bytes, 0);
+	while (got < big + sizeof(tail)) {
+		size_t n = drain(sv[1], dst + got, cap - got);
+
+		if (!n)
+			break;
+		got += n;
+	}
+	assert_int_equal(got, big + sizeof(tail));
+	fill(src, big);
+	assert_memory_equal(dst, src, big);
+	assert_memory_equal(dst + big, tail, sizeof(tail));
+	rr__outq_free(&q);
+	close(sv[0]);
+	close(sv[1]);
+	free(src);
+	free(dst);
+}
+
+static void send_to_a_closed_peer_fails_without_sigpipe(void **state)
+{
+	struct rr__outq q = {0};
+	uint8_t b[16] = {0};
+	struct iovec iov = {b, sizeof(b)};
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	close(sv[1]);
+	assert_int_equal(rr__outq_send(sv[0], &q, &iov, 1), -EPIPE);
+	assert_null(q.head);
+	close(sv[0]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+			header_word_carries_the_last_bit_and_the_length),
+		cmocka_unit_test(
+			one_fragment_record_arrives_whole_or_byte_by_byte),
+		cmocka_unit_test(many_small_fragments_reassemble_in_order),
+		cmocka_unit_test(zero_length_fragments_are_legal_anywhere),
+		cmocka_unit_test(empty_record_is_a_record_of_length_zero),
+		cmocka_unit_test(
+			back_to_back_records_are_returned_one_at_a_time),
+		cmocka_unit_test(record_of_exactly_max_record_is_accepted),
+		cmocka_unit_test(
+			fragment_over_max_record_is_refused_at_its_header),
+		cmocka_unit_test(
+			fragments_adding_up_past_max_record_are_refused),
+		cmocka_unit_test(buffer_grows_with_bytes_not_with_claims),
+		cmocka_unit_test(detached_record_belongs_to_the_caller),
+		cmocka_unit_test(oversized_record_is_skipped_keeping_its_head),
+		cmocka_unit_test(record_after_a_skipped_one_arrives_intact),
+		cmocka_unit_test(partial_send_is_queued_and_flushed_in_order),
+		cmocka_unit_test(send_to_a_closed_peer_fails_without_sigpipe),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
