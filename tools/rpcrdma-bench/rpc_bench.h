@@ -26,7 +26,8 @@
  */
 struct rpc_opts {
 	struct bench_opts b;
-	uint32_t proc; /* BENCHPROC_* */
+	uint32_t proc;	      /* BENCHPROC_* */
+	uint32_t svc_threads; /* our server's worker pool; 0: inline */
 };
 
 static inline const struct rpc_opts *rpc_opts_of(const struct bench_opts *b)

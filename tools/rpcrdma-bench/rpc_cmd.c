@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rpc_bench.h"
@@ -17,6 +18,7 @@
 
 static const struct option rpc_longopts[] = {
 	{"proc", required_argument, NULL, 'r'},
+	{"server-threads", required_argument, NULL, 'T'},
 	BENCH_LONGOPTS,
 };
 
@@ -24,7 +26,8 @@ static const char rpc_synopsis[] =
 	"usage: rpcrdma-bench rpc --proc null|echo|read|write --size BYTES "
 	"--depth N\n"
 	"                         --seconds S [--provider iwarp] [--port P] "
-	"[--json]\n";
+	"[--json]\n"
+	"                         [--server-threads N]\n";
 
 static void rpc_usage(FILE *f)
 {
@@ -49,6 +52,11 @@ static void rpc_usage(FILE *f)
 		"  --port P         our server's port (default: any free "
 		"port)\n"
 		"  --provider NAME  fabric provider (default iwarp)\n"
+		"  --server-threads N\n"
+		"                   run our server's handlers in a pool of N "
+		"workers\n"
+		"                   (default 0: in its loop, as libtirpc "
+		"does)\n"
 		"  --json           one JSON object on stdout\n",
 		rpc_synopsis, BENCH_MAXDATA, MAX_DEPTH);
 }
@@ -73,11 +81,26 @@ static int parse_proc(const char *s, uint32_t *proc)
 static int rpc_parse_own(const struct bench_cli *cli, int c, const char *arg,
 			 struct bench_opts *b, unsigned *seen)
 {
+	struct rpc_opts *o = rpc_container_of(b, struct rpc_opts, b);
+	char *end;
+	unsigned long n;
+
 	(void)cli;
+	if (c == 'T') {
+		n = strtoul(arg, &end, 10);
+		if (*arg < '0' || *arg > '9' || *end || n > 64) {
+			fprintf(stderr,
+				ME ": --server-threads '%s': expected 0..64\n",
+				arg);
+			return -EINVAL;
+		}
+		o->svc_threads = (uint32_t)n;
+		return 0;
+	}
 	if (c != 'r')
 		return -EINVAL; /* getopt already said what was wrong */
 	*seen |= BENCH_SEEN_WHAT;
-	return parse_proc(arg, &rpc_container_of(b, struct rpc_opts, b)->proc);
+	return parse_proc(arg, &o->proc);
 }
 
 static int rpc_check_own(const struct bench_cli *cli,

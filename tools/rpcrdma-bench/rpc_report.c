@@ -178,9 +178,13 @@ static void text_report(const struct rpc_opts *o, const struct rpc_result *ours,
 	struct bench_figures tcp = bench_figures(&base->r);
 	unsigned i;
 
-	printf("rpc %s: size %u B, depth %u, %.1f s per phase, provider %s\n",
+	printf("rpc %s: size %u B, depth %u, %.1f s per phase, provider %s, "
+	       "server handlers %s",
 	       rpc_proc_name(o->proc), o->b.size, o->b.depth, o->b.seconds,
-	       o->b.provider);
+	       o->b.provider, o->svc_threads ? "in a pool of " : "inline");
+	if (o->svc_threads)
+		printf("%u", o->svc_threads);
+	printf("\n");
 	printf("%-8s %12s %12s %10s %10s\n", "", "calls/s", "MB/s", "p50 us",
 	       "p99 us");
 	text_row(o->b.provider, &us);
@@ -316,6 +320,7 @@ static void json_report(const struct rpc_opts *o, const struct rpc_result *ours,
 	printf("{\"proc\":\"%s\",\"size\":%u,\"depth\":%u,\"provider\":",
 	       rpc_proc_name(o->proc), o->b.size, o->b.depth);
 	bench_json_str(o->b.provider);
+	printf(",\"server_threads\":%u", o->svc_threads);
 	printf(",\"seconds\":%g,\"latency\":\"call_to_checked_result\",",
 	       o->b.seconds);
 	json_figures(&ours->r, &us);

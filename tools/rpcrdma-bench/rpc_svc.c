@@ -143,7 +143,8 @@ static int svc_buffers(struct svc_state *st)
 static int svc_start(struct svc_state *st)
 {
 	const struct bench_opts *b = &st->o->b;
-	struct rr_svc_opts so = {.provider = b->provider};
+	struct rr_svc_opts so = {.provider = b->provider,
+				 .threads = st->o->svc_threads};
 	struct rr_svc_prog prog = {
 		.prog = BENCHPROG,
 		.vers = BENCHVERS,
