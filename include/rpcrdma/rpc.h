@@ -81,6 +81,9 @@ struct rr_xprt_stats {
 	uint64_t timeouts;
 	uint64_t cancels;
 	uint64_t conn_lost;
+	uint64_t connects; /* client: connection attempts, the first included */
+	uint64_t drc_replays; /* server: calls answered from the cache */
+	uint64_t drc_drops;   /* server: duplicates of a call still running */
 	uint64_t registered_bytes; /* memory registered with the device now */
 	/*
 	 * Connections torn down with work requests or receives still
@@ -117,6 +120,17 @@ struct rr_clnt_opts {
 	 * smaller queue makes calls wait for room (never overrun it).
 	 */
 	uint32_t sq_depth;
+	/*
+	 * After losing its connection the client reconnects (first retry at
+	 * once, then backing off up to reconnect_max_ms, default 5000) and
+	 * sends the calls that were waiting for a reply again, with their
+	 * xids. soft: those calls fail with -ECONNRESET instead (calls not yet
+	 * sent still wait for the new connection). no_reconnect: the first
+	 * loss is final; every call fails with -ECONNRESET.
+	 */
+	bool soft;
+	bool no_reconnect;
+	int reconnect_max_ms;
 };
 
 int rr_clnt_create(const char *host, uint16_t port,
@@ -204,6 +218,12 @@ int rr_clnt_cancel(struct rr_clnt *c, struct rr_call *call);
  */
 int rr_clnt_progress(struct rr_clnt *c, int timeout_ms);
 int rr_clnt_stats(struct rr_clnt *c, struct rr_xprt_stats *out);
+/*
+ * Drops the current connection as if it had failed: calls waiting for a
+ * reply are sent again on the next one (see rr_clnt_opts.soft). For
+ * failover to a restarted server, and for tests.
+ */
+int rr_clnt_disconnect(struct rr_clnt *c);
 /* The fabric device underneath (for its counters). */
 struct rr_device *rr_clnt_device(struct rr_clnt *c);
 
@@ -226,6 +246,12 @@ struct rr_svc_prog {
 	uint32_t nprocs;
 	const rr_svc_fn *procs; /* NULL entries: PROC_UNAVAIL */
 	void *arg;
+	/*
+	 * Procedures that must not run twice (bit p: procedure p), e.g. NFS
+	 * CREATE or REMOVE: a call sent again after a reconnect gets the
+	 * first run's reply from the server's duplicate request cache.
+	 */
+	uint64_t drc_procs;
 };
 
 struct rr_svc_opts {
@@ -241,6 +267,7 @@ struct rr_svc_opts {
 	 * them, so handlers may block (file I/O) and run in parallel.
 	 */
 	uint32_t threads;
+	uint32_t drc_entries; /* duplicate request cache size; default 1024 */
 };
 
 int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,

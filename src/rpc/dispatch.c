@@ -21,6 +21,15 @@ int rr_progtab_add(struct rr_progtab *t, const struct rr_svc_prog *p)
 	return 0;
 }
 
+bool rr_progtab_drc(const struct rr_progtab *t, const struct rr_call_hdr *h)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->p[i].prog == h->prog && t->p[i].vers == h->vers)
+			return h->proc < 64 &&
+			       (t->p[i].drc_procs >> h->proc & 1);
+	return false;
+}
+
 int rr_svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len)
 {
 	int n = rr_call_hdr_decode(msg, len, &r->call);

@@ -49,6 +49,9 @@ struct rr_progtab {
 /* -ENOSPC when full, -EEXIST when prog/vers is already there. */
 int rr_progtab_add(struct rr_progtab *t, const struct rr_svc_prog *p);
 
+/* Whether the call's procedure is one its program keeps in the DRC. */
+bool rr_progtab_drc(const struct rr_progtab *t, const struct rr_call_hdr *h);
+
 /*
  * Decodes the call header of msg and points args at what follows. The
  * transport sets arg_bulk itself. Returns 0 or -EBADMSG (not a call: the

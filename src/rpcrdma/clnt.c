@@ -48,6 +48,8 @@ static void opts_defaults(struct rr_clnt_opts *o, const struct rr_clnt_opts *in)
 		o->timeout_ms = -1;
 	if (!o->connect_timeout_ms)
 		o->connect_timeout_ms = 10000;
+	if (o->reconnect_max_ms <= 0)
+		o->reconnect_max_ms = 5000;
 }
 
 static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ss,
@@ -114,7 +116,6 @@ static int alloc_pools(struct rr_clnt *c)
 
 static int open_fabric(struct rr_clnt *c)
 {
-	struct rr_qp_attr a = {0};
 	uint32_t sq = c->nreqs * (2 * CLNT_MAX_MW + 1) + 16;
 	struct rr_device_attr da;
 	int rc;
@@ -136,7 +137,8 @@ static int open_fabric(struct rr_clnt *c)
 		rc = rr_cq_create(c->dev, sq + c->o.credits + 4, &c->cq);
 	if (rc)
 		return rc;
-	a = (struct rr_qp_attr){
+	/* Each connection gets a QP of these (clnt_conn.c). */
+	c->qp_attr = (struct rr_qp_attr){
 		.send_cq = c->cq,
 		.recv_cq = c->cq,
 		.evch = c->ch,
@@ -147,39 +149,6 @@ static int open_fabric(struct rr_clnt *c)
 		.ord = 0,
 		/* The server pulls read chunks from us. */
 		.ird = (uint16_t)(da.max_ird < 128 ? da.max_ird : 128)};
-	return rr_qp_create(c->pd, &a, &c->qp);
-}
-
-static int connect_qp(struct rr_clnt *c, const char *host, uint16_t port)
-{
-	struct sockaddr_storage ss;
-	struct rr_cm_event ev;
-	uint8_t pd[RR_CPARAMS_LEN];
-	socklen_t len;
-	bool peer_inv;
-	int rc;
-
-	rc = resolve(host, port, &ss, &len);
-	if (rc)
-		return rc;
-	for (uint32_t i = 0; i < c->nrecv; i++)
-		clnt_post_recv(c, i);
-	/* We accept Send With Invalidate: it saves a LOCAL_INV per call. */
-	rr_xprt_cparams(pd, c->o.inline_size, true);
-	rc = rr_qp_connect(c->qp, (struct sockaddr *)&ss, len, pd, sizeof(pd));
-	if (rc)
-		return rc;
-	rc = rr_evch_get(c->ch, &ev, c->o.connect_timeout_ms);
-	if (rc)
-		return rc;
-	if (ev.type == RR_CM_REJECTED)
-		return -ECONNREFUSED;
-	if (ev.type != RR_CM_ESTABLISHED)
-		return ev.status ? ev.status : -ECONNREFUSED;
-	rr_xprt_negotiate(ev.private_data, ev.private_data_len,
-			  c->o.inline_size, &c->inline_send, &c->inline_recv,
-			  &peer_inv);
-	c->granted = 1; /* until the server's first grant (RFC 8166 3.3.1) */
 	return 0;
 }
 
@@ -207,11 +176,13 @@ int rr_clnt_create(const char *host, uint16_t port,
 	c->xid_seq = (uint32_t)time(NULL);
 	c->gen = 1;
 	c->nreqs = c->o.credits;
-	rc = open_fabric(c);
+	rc = resolve(host, port, &c->peer, &c->peer_len);
+	if (!rc)
+		rc = open_fabric(c);
 	if (!rc)
 		rc = alloc_pools(c);
 	if (!rc)
-		rc = connect_qp(c, host, port);
+		rc = clnt_conn_first(c);
 	if (!rc)
 		rc = -pthread_create(&c->bg, NULL, bg_main, c);
 	if (rc) {
@@ -256,8 +227,7 @@ int rr_clnt_shutdown(struct rr_clnt *c)
 	pthread_mutex_lock(&c->mu);
 	c->stop = true;
 	c->shut = true;
-	if (!c->dead)
-		clnt_fail_all(c, -ECANCELED);
+	clnt_fail_all(c, -ECANCELED);
 	pthread_cond_broadcast(&c->bg_cv);
 	pthread_mutex_unlock(&c->mu);
 	clnt_run_callbacks(c);
@@ -289,37 +259,23 @@ int rr_clnt_destroy(struct rr_clnt *c)
 }
 
 /*
- * Connection lost or unusable. Fence: the QP goes to error (no further
- * access through it), and every window a call still exposes is freed and
- * replaced, so its rkey is dead for any connection. Calls that had their
- * reply complete; the others fail with rc. Caller holds mu.
+ * Every call fails with rc: those in flight (fenced first), those waiting
+ * to be sent again, those not sent yet. For shutdown and for a connection
+ * lost for good. Caller holds mu.
  */
 void clnt_fail_all(struct rr_clnt *c, int rc)
 {
-	if (c->dead)
-		return;
-	c->dead = true;
-	c->st.conn_lost++;
-	rr_qp_disconnect(c->qp);
-	for (uint32_t i = 0; i < c->nreqs; i++) {
-		struct clnt_req *r = &c->reqs[i];
+	clnt_conn_lost(c, rc);
+	while (c->resend_head) {
+		struct clnt_req *r = c->resend_head;
 
-		if (r->state == REQ_FREE)
-			continue;
-		for (uint32_t m = 0; m < r->nmw; m++) {
-			if (!r->mws[m].live)
-				continue;
-			rr_mw_free(r->mws[m].mw);
-			r->mws[m].mw = NULL;
-			r->mws[m].live = false;
-			rr_mw_alloc(c->pd, &r->mws[m].mw);
-		}
-		r->nlinv_out = 0;
-		r->owed = false;
-		if (r->state == REQ_SENT)
-			r->final_rc = rc;
+		c->resend_head = r->rnext;
+		r->final_rc = rc;
+		r->state = REQ_FENCING;
+		c->in_flight++; /* clnt_req_finish gives the slot back */
 		clnt_req_finish(c, r);
 	}
+	c->resend_tail = NULL;
 	while (c->wait_head)
 		clnt_unqueue(c, c->wait_head, rc);
 }
@@ -515,7 +471,7 @@ static int take_role(struct rr_clnt *c, uint64_t calls, uint64_t deadline)
 		if (pthread_cond_timedwait(&w.cv, &c->mu, &ts) == ETIMEDOUT)
 			rc = -ETIMEDOUT;
 		waiter_unlink(c, &w);
-		if (c->completed != calls || c->dead)
+		if (c->completed != calls || c->down)
 			rc = 0;
 	}
 	pthread_cond_destroy(&w.cv);
@@ -542,7 +498,7 @@ static int drive_until(struct rr_clnt *c, uint64_t calls, int timeout_ms)
 		if (rc < 0 && rc != -ETIMEDOUT)
 			return rc;
 		pthread_mutex_lock(&c->mu);
-		done = c->completed != calls || c->dead;
+		done = c->completed != calls || c->down;
 		pthread_mutex_unlock(&c->mu);
 		if (done)
 			return 0;
@@ -579,6 +535,17 @@ int rr_clnt_progress(struct rr_clnt *c, int timeout_ms)
 	hand_over(c);
 	pthread_mutex_unlock(&c->mu);
 	return rc;
+}
+
+int rr_clnt_disconnect(struct rr_clnt *c)
+{
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mu);
+	clnt_conn_lost(c, -ECONNRESET);
+	pthread_mutex_unlock(&c->mu);
+	clnt_run_callbacks(c);
+	return 0;
 }
 
 int rr_clnt_stats(struct rr_clnt *c, struct rr_xprt_stats *out)

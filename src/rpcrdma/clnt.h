@@ -20,6 +20,7 @@
 #include "rpcrdma/xprt.h"
 
 #include <pthread.h>
+#include <sys/socket.h>
 
 #define CLNT_MAX_MW	  3    /* read chunk, write chunk, reply chunk */
 #define CLNT_SIGNAL_EVERY 16   /* at least one signaled Send per this many */
@@ -30,6 +31,15 @@ enum req_state {
 	REQ_SENT,      /* waiting for the reply */
 	REQ_FENCING,   /* reply (or timeout/cancel) seen; LOCAL_INVs out */
 	REQ_ABANDONED, /* fenced and returned; the reply is still owed */
+	REQ_RESEND,    /* its connection was lost: to send again, same xid */
+};
+
+enum clnt_conn_state {
+	CLNT_CONNECTING,
+	CLNT_UP,
+	CLNT_DRAINING, /* lost: the old QP flushes, then goes */
+	CLNT_BACKOFF,  /* no QP: waiting to try again */
+	CLNT_DOWN,     /* for good: no_reconnect, or shutting down */
 };
 
 struct clnt_waiter {
@@ -74,6 +84,7 @@ struct clnt_req {
 	struct clnt_span arg_span, res_span, reply_span;
 	bool has_arg_chunk, has_res_chunk, has_reply_chunk;
 	bool nomsg; /* call sent as RDMA_NOMSG (position-zero chunk) */
+	struct clnt_req *rnext; /* the resend FIFO */
 };
 
 struct clnt_sendctx {
@@ -97,8 +108,18 @@ struct rr_clnt {
 	struct rr_cq *cq;
 	struct rr_qp *qp;
 	uint16_t gen;
-	bool dead;			       /* connection lost: calls fail */
-	bool shut;			       /* rr_clnt_shutdown done */
+	bool dead; /* no usable connection now */
+	bool down; /* and never again: calls fail */
+	bool shut; /* rr_clnt_shutdown done */
+	enum clnt_conn_state conn_state;
+	uint64_t state_ms; /* when conn_state was entered */
+	uint64_t retry_ms; /* BACKOFF: when to try again */
+	uint32_t backoff_ms;
+	int last_connect_rc;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	struct rr_qp_attr qp_attr;
+	struct clnt_req *resend_head, *resend_tail;
 	bool drain_posted, drain_sq, drain_rq; /* rr_qp_drain's markers */
 	char machine[64];
 
@@ -161,6 +182,8 @@ void clnt_kick_queue(struct rr_clnt *c);
 void clnt_req_finish(struct rr_clnt *c, struct clnt_req *r);
 void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc);
 void clnt_fail_all(struct rr_clnt *c, int rc);
+void clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r);
+void clnt_req_resend(struct rr_clnt *c, struct clnt_req *r);
 bool clnt_unqueue(struct rr_clnt *c, struct rr_call *call, int rc);
 int clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r, const uint8_t *rpc,
 		      size_t len);
@@ -169,6 +192,15 @@ int clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r, const uint8_t *rpc,
 int clnt_drive(struct rr_clnt *c, int timeout_ms);
 void clnt_run_callbacks(struct rr_clnt *c);
 void clnt_post_recv(struct rr_clnt *c, uint32_t i);
+void clnt_post_recv_on(struct rr_clnt *c, uint32_t i);
 void clnt_drain(struct rr_clnt *c);
+
+/* clnt_conn.c */
+int clnt_conn_first(struct rr_clnt *c);
+int clnt_conn_start(struct rr_clnt *c);
+int clnt_conn_step(struct rr_clnt *c);
+void clnt_conn_lost(struct rr_clnt *c, int rc);
+bool clnt_drained(const struct rr_clnt *c);
+void clnt_post_drain(struct rr_clnt *c);
 
 #endif

@@ -454,9 +454,80 @@ static void queue_pop(struct rr_clnt *c)
 		c->wait_tail = NULL;
 }
 
+/*
+ * The connection is gone: every window r exposes is freed and replaced, so
+ * its key is dead on any connection (the fence that needs no LOCAL_INV).
+ */
+void clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r)
+{
+	for (uint32_t m = 0; m < CLNT_MAX_MW; m++) {
+		if (!r->mws[m].live)
+			continue;
+		rr_mw_free(r->mws[m].mw);
+		r->mws[m].mw = NULL;
+		r->mws[m].live = false;
+		rr_mw_alloc(c->pd, &r->mws[m].mw);
+	}
+	r->nlinv_out = 0;
+}
+
+/* r keeps its slot and xid and waits for the next connection. */
+void clnt_req_resend(struct rr_clnt *c, struct clnt_req *r)
+{
+	span_release(c, &r->arg_span);
+	span_release(c, &r->res_span);
+	span_release(c, &r->reply_span);
+	sq_reserve(c, r, 0);
+	r->nmw = 0;
+	r->reply_in_chunk = false;
+	r->state = REQ_RESEND;
+	c->in_flight--; /* credits start again on the next connection */
+	r->rnext = NULL;
+	if (c->resend_tail)
+		c->resend_tail->rnext = r;
+	else
+		c->resend_head = r;
+	c->resend_tail = r;
+}
+
+/* Calls to send again go first, as credits allow. false: wait. */
+static bool kick_resends(struct rr_clnt *c)
+{
+	while (c->resend_head && !c->dead) {
+		struct clnt_req *r = c->resend_head;
+		int rc;
+
+		if (c->in_flight >= c->granted)
+			return false;
+		c->in_flight++;
+		r->seq++;
+		rc = try_post(c, r);
+		if (rc == 0) {
+			c->in_flight--;
+			return false;
+		}
+		c->resend_head = r->rnext;
+		if (!c->resend_head)
+			c->resend_tail = NULL;
+		if (rc > 0) {
+			c->st.retransmits++;
+			continue;
+		}
+		r->final_rc = rc;
+		r->state = REQ_FENCING;
+		clnt_req_unexpose(c, r);
+		clnt_req_finish(c, r);
+		if (rc != -EMSGSIZE)
+			clnt_conn_lost(c, -ECONNRESET);
+	}
+	return !c->resend_head;
+}
+
 /* Posts the queued calls at the head of the FIFO while resources last. */
 void clnt_kick_queue(struct rr_clnt *c)
 {
+	if (!kick_resends(c))
+		return;
 	while (c->wait_head && !c->dead) {
 		struct rr_call *call = c->wait_head;
 		struct clnt_req *r = req_get(c);
@@ -480,10 +551,11 @@ void clnt_kick_queue(struct rr_clnt *c)
 		}
 		/* A call that cannot be carried fails alone; a failed post
 		 * means the connection is unusable. */
+		clnt_req_unexpose(c, r);
 		req_put(c, r);
 		deliver_call(c, call, rc);
 		if (rc != -EMSGSIZE)
-			clnt_fail_all(c, -ECONNRESET);
+			clnt_conn_lost(c, -ECONNRESET);
 	}
 }
 
@@ -498,7 +570,7 @@ static uint64_t deadline_of(struct rr_clnt *c, const struct rr_call *call)
 int clnt_start(struct rr_clnt *c, struct rr_call *call, rr_call_done_fn done,
 	       void *arg, struct clnt_waiter *w)
 {
-	if (c->dead)
+	if (c->down)
 		return -ECONNRESET;
 	call->res_len = call->res_bulk_len = 0;
 	call->accept_stat = call->reply_stat = 0;
@@ -607,7 +679,7 @@ void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
 		/* Cannot fence by invalidation: the connection goes. */
 		rr_warn("rpcrdma: LOCAL_INV not posted (%d): tearing down",
 			prc);
-		clnt_fail_all(c, -ECONNRESET);
+		clnt_conn_lost(c, -ECONNRESET);
 		return;
 	}
 	c->sq_posted += n;

@@ -16,18 +16,24 @@
 
 #define POLL_BATCH 32
 
+/* Reposts a receive buffer after its message was handled. */
 void clnt_post_recv(struct rr_clnt *c, uint32_t i)
+{
+	if (!c->dead)
+		clnt_post_recv_on(c, i);
+}
+
+/* Posts receive buffer i on the current QP, connected or connecting. */
+void clnt_post_recv_on(struct rr_clnt *c, uint32_t i)
 {
 	struct rr_sge sge = {.addr = (uintptr_t)rr_bufpool_at(&c->recvbufs, i),
 			     .length = c->recvbufs.size,
 			     .lkey = rr_mr_lkey(c->recvbufs.mr)};
 	struct rr_recv_wr wr = {.sg_list = &sge, .num_sge = 1};
 
-	if (c->dead)
-		return;
 	wr.wr_id = rr_wrid(c->gen, RR_WRK_RECV, i, ++c->recv_seq[i]);
 	if (rr_qp_post_recv(c->qp, &wr, NULL)) {
-		clnt_fail_all(c, -ECONNRESET);
+		clnt_conn_lost(c, -ECONNRESET);
 		return;
 	}
 	c->recv_out[i] = true;
@@ -163,6 +169,7 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 		clnt_post_recv(c, i);
 		return;
 	}
+	c->backoff_ms = 0; /* a reply on this connection: retry quickly */
 	/* RFC 8166 3.3: the grant; 0 counts as 1, never beyond our slots. */
 	c->granted = h->credits
 			     ? (h->credits < c->nreqs ? h->credits : c->nreqs)
@@ -174,8 +181,12 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 		return;
 	}
 	if (check_remote_inv(c, r, wc)) {
-		clnt_post_recv(c, i);
-		clnt_fail_all(c, -EPROTO);
+		/* This call fails (not sent again); the connection goes. */
+		if (r->state == REQ_SENT) {
+			r->state = REQ_FENCING;
+			r->final_rc = -EPROTO;
+		}
+		clnt_conn_lost(c, -EPROTO);
 		return;
 	}
 	if (r->state != REQ_SENT) {
@@ -251,7 +262,7 @@ static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
 				"lost",
 				rr_wc_status_str(wc->status), kind);
 		account_error(c, kind, slot, seq);
-		clnt_fail_all(c, -ECONNRESET);
+		clnt_conn_lost(c, -ECONNRESET);
 		return;
 	}
 	if (kind == RR_WRK_RECV && slot < c->nrecv && c->recv_out[slot] &&
@@ -283,6 +294,49 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Calls waiting to be sent again: nothing of theirs is exposed now. */
+static void expire_resends(struct rr_clnt *c, uint64_t now)
+{
+	struct clnt_req **pp = &c->resend_head;
+
+	c->resend_tail = NULL;
+	while (*pp) {
+		struct clnt_req *r = *pp;
+		bool cancel = r->call->priv_.cancel;
+
+		if (!cancel && !(r->deadline_ms && now >= r->deadline_ms)) {
+			c->resend_tail = r;
+			pp = &r->rnext;
+			continue;
+		}
+		*pp = r->rnext;
+		if (cancel)
+			c->st.cancels++;
+		else
+			c->st.timeouts++;
+		r->final_rc = cancel ? -ECANCELED : -ETIMEDOUT;
+		r->state = REQ_FENCING;
+		c->in_flight++; /* clnt_req_finish gives the slot back */
+		clnt_req_finish(c, r);
+	}
+}
+
+/* Calls never sent (no credit, or no connection) time out too. */
+static void expire_queued(struct rr_clnt *c, uint64_t now)
+{
+	struct rr_call *call = c->wait_head;
+
+	while (call) {
+		struct rr_call *next = call->priv_.next;
+
+		if (call->priv_.deadline_ms && now >= call->priv_.deadline_ms) {
+			c->st.timeouts++;
+			clnt_unqueue(c, call, -ETIMEDOUT);
+		}
+		call = next;
+	}
+}
+
 /* Calls past their deadline are fenced and returned; the slot stays owed. */
 static void check_timeouts(struct rr_clnt *c)
 {
@@ -302,6 +356,8 @@ static void check_timeouts(struct rr_clnt *c)
 		r->owed = true;
 		clnt_fence(c, r, cancel ? -ECANCELED : -ETIMEDOUT);
 	}
+	expire_resends(c, now);
+	expire_queued(c, now);
 }
 
 void clnt_run_callbacks(struct rr_clnt *c)
@@ -328,38 +384,28 @@ void clnt_run_callbacks(struct rr_clnt *c)
 int clnt_drive(struct rr_clnt *c, int timeout_ms)
 {
 	struct rr_wc wc[POLL_BATCH];
-	int n, rc = rr_cq_wait(c->cq, timeout_ms);
+	int n, rc, step;
 
+	/* While (re)connecting, the machine's timers bound the wait. */
+	pthread_mutex_lock(&c->mu);
+	step = c->conn_state == CLNT_UP ? -1 : clnt_conn_step(c);
+	pthread_mutex_unlock(&c->mu);
+	if (step >= 0 && (timeout_ms < 0 || step < timeout_ms))
+		timeout_ms = step;
+	rc = rr_cq_wait(c->cq, timeout_ms);
 	if (rc && rc != -ETIMEDOUT)
 		return rc;
 	n = rr_cq_poll(c->cq, wc, POLL_BATCH);
 	pthread_mutex_lock(&c->mu);
 	for (int i = 0; i < n; i++)
 		dispatch(c, &wc[i]);
+	if (c->conn_state != CLNT_UP || c->dead)
+		clnt_conn_step(c);
 	check_timeouts(c);
 	clnt_kick_queue(c);
 	pthread_mutex_unlock(&c->mu);
 	clnt_run_callbacks(c);
 	return n < 0 ? n : n;
-}
-
-static bool drained(const struct rr_clnt *c)
-{
-	if (!c->drain_sq || !c->drain_rq || c->sq_posted != c->sq_retired)
-		return false;
-	for (uint32_t i = 0; i < c->nrecv; i++)
-		if (c->recv_out[i])
-			return false;
-	return true;
-}
-
-static void post_drain(struct rr_clnt *c)
-{
-	if (rr_qp_drain(c->qp, rr_wrid(c->gen, RR_WRK_DRAIN, 0, 0),
-			rr_wrid(c->gen, RR_WRK_DRAIN, 1, 0)))
-		return; /* -ENOMEM: flushes to poll first */
-	c->drain_posted = true;
-	c->sq_posted++;
 }
 
 /*
@@ -373,11 +419,11 @@ void clnt_drain(struct rr_clnt *c)
 	struct rr_wc wc[POLL_BATCH];
 
 	pthread_mutex_lock(&c->mu);
-	while (!drained(c) && now_ms() < deadline) {
+	while (!clnt_drained(c) && now_ms() < deadline) {
 		int n;
 
 		if (!c->drain_posted)
-			post_drain(c);
+			clnt_post_drain(c);
 		pthread_mutex_unlock(&c->mu);
 		rr_cq_wait(c->cq, 10);
 		n = rr_cq_poll(c->cq, wc, POLL_BATCH);
@@ -385,7 +431,7 @@ void clnt_drain(struct rr_clnt *c)
 		for (int i = 0; i < n; i++)
 			dispatch(c, &wc[i]);
 	}
-	if (!drained(c)) {
+	if (!clnt_drained(c)) {
 		c->st.teardown_unbalanced++;
 		rr_err("rpcrdma: client torn down undrained: sends %llu "
 		       "outstanding, markers %s/%s",

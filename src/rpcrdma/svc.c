@@ -40,6 +40,8 @@ static void opts_defaults(struct rr_svc_opts *o, const struct rr_svc_opts *in)
 		o->max_bulk = 1u << 20;
 	if (!o->max_conns)
 		o->max_conns = 32;
+	if (!o->drc_entries)
+		o->drc_entries = 1024;
 }
 
 static uint32_t conn_sq_depth(const struct rr_svc *s)
@@ -66,6 +68,8 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 	s->next_gen = 1;
 	depth = s->o.max_conns * (conn_sq_depth(s) + conn_rq_depth(s));
 	rc = svc_scratch_alloc(&s->scratch, s->o.max_bulk);
+	if (!rc)
+		rc = rr_drc_init(&s->drc, s->o.drc_entries, SVC_DRC_MAX_RES);
 	if (!rc && s->o.threads)
 		rc = svc_pool_start(s, s->o.threads);
 	if (!rc)
@@ -191,6 +195,7 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 	rr_xprt_negotiate(ev->private_data, ev->private_data_len,
 			  s->o.inline_size, &cn->inline_send, &cn->inline_recv,
 			  &cn->peer_inv_ok);
+	cn->peer = ev->peer;
 	for (uint32_t i = 0; i < cn->nrecv; i++)
 		svc_post_recv(cn, i);
 	/* We never ask clients to invalidate for us: we expose nothing. */
@@ -286,6 +291,36 @@ static void cm_events(struct rr_svc *s)
 	}
 }
 
+/* Whether cn's peer has held up bulk-pinning work past SVC_STALL_MS. */
+static bool stalled(const struct svc_conn *cn, uint64_t now)
+{
+	for (uint32_t i = 0; i < cn->nrecv; i++)
+		if (cn->reqs[i].state == SREQ_PULLING &&
+		    now - cn->reqs[i].pull_ms > SVC_STALL_MS)
+			return true;
+	for (uint32_t i = 0; i < cn->nsctx; i++)
+		if (cn->sctx[i].busy && cn->sctx[i].bulk >= 0 &&
+		    now - cn->sctx[i].bulk_ms > SVC_STALL_MS)
+			return true;
+	return false;
+}
+
+/* A few times per SVC_STALL_MS: stalled peers are treated as dead. */
+static void find_stalled(struct rr_svc *s, uint64_t now)
+{
+	if (now - s->stall_check_ms < SVC_STALL_MS / 10)
+		return;
+	s->stall_check_ms = now;
+	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
+		if (!cn->dead && stalled(cn, now)) {
+			rr_warn("svc: peer stalled for %d ms with bulk "
+				"buffers held: dropping it",
+				SVC_STALL_MS);
+			cn->dead = true;
+		}
+	}
+}
+
 /*
  * Dead connections are disconnected (flushing everything they posted),
  * then closed once drained and no worker holds one of their calls; a
@@ -296,6 +331,7 @@ static void reap(struct rr_svc *s, bool force)
 	struct svc_conn *cn = s->conns, *next;
 	uint64_t now = rr_mono_ms();
 
+	find_stalled(s, now);
 	for (; cn; cn = next) {
 		next = cn->next;
 		if (!cn->dead)
@@ -458,6 +494,7 @@ int rr_svc_destroy(struct rr_svc *s)
 	if (s->dev)
 		rr_device_close(s->dev);
 	svc_scratch_free(&s->scratch);
+	rr_drc_fini(&s->drc);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 	return 0;
@@ -468,6 +505,10 @@ int rr_svc_stats(struct rr_svc *s, struct rr_xprt_stats *out)
 	pthread_mutex_lock(&s->mu);
 	*out = s->st;
 	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&s->drc.mu);
+	out->drc_replays = s->drc.replays;
+	out->drc_drops = s->drc.drops;
+	pthread_mutex_unlock(&s->drc.mu);
 	return 0;
 }
 

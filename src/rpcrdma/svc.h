@@ -28,6 +28,7 @@
 #define RR_RPCRDMA_SVC_H
 
 #include "rpc/dispatch.h"
+#include "rpc/drc.h"
 #include "rpc/msg.h"
 #include "rpcrdma/hdr.h"
 #include "rpcrdma/xprt.h"
@@ -39,7 +40,15 @@
 #define SVC_SIGNAL_EVERY 16
 #define SVC_BULK_BUFS	 8
 #define SVC_RES_SCRATCH	 (256u << 10)
+#define SVC_DRC_MAX_RES	 512  /* replies kept: NFS's are a few hundred bytes */
 #define SVC_DRAIN_MS	 2000 /* a dead connection's flushes, at most */
+/*
+ * Work waiting on the peer that pins shared bulk buffers (an RDMA Read it
+ * does not answer, a reply's Writes it does not take) ends its connection
+ * after this long, so a stalled or malicious client cannot starve the
+ * others of bulk buffers (and, through the FIFO, of everything).
+ */
+#define SVC_STALL_MS 3000
 /* Send-queue slots a reply may use: chunk Writes and the Send. */
 #define SVC_REPLY_WRS (2 * RR_RDMA_MAX_CHUNK_SEGS + 1)
 
@@ -66,9 +75,11 @@ struct svc_req {
 	int bulk;     /* bulk buffer holding pulled data, or -1 */
 	int res_bulk; /* reserved for a write/reply chunk, or -1 */
 	uint64_t read_mark;
+	uint64_t pull_ms;  /* when its RDMA Read was posted */
 	uint32_t recv_seq; /* its receive buffer's current posting */
 	bool recv_out;
 	struct rr_reply_hdr rh;	  /* the handler's verdict */
+	bool drop;		  /* a duplicate of a call still running */
 	struct svc_req *qnext;	  /* FIFO of calls waiting for resources */
 	struct svc_req *worknext; /* the workers' queue */
 };
@@ -76,7 +87,8 @@ struct svc_req {
 struct svc_sendctx {
 	uint32_t seq;
 	uint64_t sq_mark;
-	int bulk; /* bulk buffer to release with this Send, or -1 */
+	int bulk;	  /* bulk buffer to release with this Send, or -1 */
+	uint64_t bulk_ms; /* when posted, if it holds a bulk buffer */
 	bool busy;
 	bool cqe_seen; /* its own completion arrived (signaled Sends) */
 };
@@ -95,6 +107,7 @@ struct svc_conn {
 	struct svc_conn *next;
 	uint32_t inline_send, inline_recv;
 	bool peer_inv_ok;
+	struct sockaddr_storage peer; /* keys the duplicate request cache */
 	uint32_t sq_depth;
 	uint64_t sq_posted, sq_retired;
 	uint32_t sq_resv;   /* slots reserved for replies of running calls */
@@ -141,7 +154,9 @@ struct rr_svc {
 	uint32_t bulk_free;	    /* bitmask */
 	struct svc_scratch scratch; /* the loop thread's, for inline handlers */
 	struct svc_pool pool;
+	struct rr_drc drc;
 	struct svc_req *wait_head, *wait_tail;
+	uint64_t stall_check_ms; /* last scan for stalled peers */
 	pthread_mutex_t mu;
 	struct rr_xprt_stats st;
 };

@@ -16,6 +16,8 @@
  */
 #include "rpcrdma/svc.h"
 
+#include "base/clock.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -109,6 +111,34 @@ void svc_finish(struct svc_conn *cn, struct svc_req *r)
 
 /* ---------------------------------------------------------- handlers */
 
+/*
+ * A procedure that must not run twice: answered from the cache when this
+ * is a retransmission of a call that ran, dropped when the first is still
+ * running (its reply goes to the connection it came on).
+ */
+static void run_cached(struct rr_svc *s, struct svc_req *r)
+{
+	struct rr_drc_key k;
+	enum rr_drc_verdict v;
+
+	rr_drc_key_of(&k, (const struct sockaddr *)&r->conn->peer, &r->rq.call,
+		      r->rq.args, r->rq.args_len, r->rq.arg_bulk,
+		      r->rq.arg_bulk_len);
+	v = rr_drc_lookup(&s->drc, &k, &r->rh, r->rq.res, &r->rq.res_len);
+	if (v == RR_DRC_REPLAY) {
+		r->rq.res_bulk = NULL;
+		r->rq.res_bulk_len = 0;
+		return;
+	}
+	if (v == RR_DRC_BUSY) {
+		r->drop = true;
+		return;
+	}
+	rr_dispatch(&s->progs, &r->rq, &r->rh);
+	rr_drc_done(&s->drc, &k, &r->rh, r->rq.res, r->rq.res_len,
+		    r->rq.res_bulk_len == 0);
+}
+
 void svc_run_handler(struct rr_svc *s, struct svc_req *r,
 		     const struct svc_scratch *sc)
 {
@@ -120,7 +150,12 @@ void svc_run_handler(struct rr_svc *s, struct svc_req *r,
 	else
 		r->rq.bulk_buf = sc->bulk;
 	r->rq.bulk_cap = s->o.max_bulk;
-	rr_dispatch(&s->progs, &r->rq, &r->rh);
+	r->drop = false;
+	if (!rr_progtab_drc(&s->progs, &r->rq.call)) {
+		rr_dispatch(&s->progs, &r->rq, &r->rh);
+		return;
+	}
+	run_cached(s, r);
 }
 
 /* Reserves the reply's resources; false: r must wait. */
@@ -225,6 +260,7 @@ static int pull(struct svc_conn *cn, struct svc_req *r)
 	}
 	r->read_mark = ++cn->sq_posted;
 	r->state = SREQ_PULLING;
+	r->pull_ms = rr_mono_ms();
 	s->st.read_chunks++;
 	return 0;
 }

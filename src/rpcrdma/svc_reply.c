@@ -14,6 +14,8 @@
  */
 #include "rpcrdma/svc.h"
 
+#include "base/clock.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -60,6 +62,7 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 	sc->busy = true;
 	sc->cqe_seen = false;
 	sc->bulk = bulk;
+	sc->bulk_ms = bulk >= 0 ? rr_mono_ms() : 0;
 	send->wr_id = rr_wrid(cn->gen, RR_WRK_SEND, idx, sc->seq);
 	if (bulk >= 0 || ++cn->unsignaled >= SVC_SIGNAL_EVERY) {
 		send->flags |= RR_SEND_SIGNALED;
@@ -308,6 +311,11 @@ void svc_reply(struct svc_conn *cn, struct svc_req *r)
 {
 	cn->sq_resv -= SVC_REPLY_WRS;
 	cn->sctx_resv--;
+	if (r->drop) {
+		svc_bulk_put(cn->s, r->res_bulk);
+		r->res_bulk = -1;
+		return;
+	}
 	if (!cn->dead && send_reply(cn, r) == -EMSGSIZE)
 		svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
 	cn->s->st.calls++;

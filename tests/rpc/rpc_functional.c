@@ -19,6 +19,10 @@
  *   6 BLOCK   returns only once a RELEASE call has run (a handler that
  *             blocks, as file I/O does)
  *   7 RELEASE lets BLOCK return
+ *   8 COUNT   adds one to a counter, then waits as BLOCK does; results:
+ *             the new count. Not idempotent: in the duplicate request
+ *             cache (drc_procs)
+ *   9 PEEK    results: the counter
  *
  * RR_TEST_SVC_THREADS=N runs the server's handlers in a pool of N workers
  * (default 0: inline in the server loop).
@@ -41,6 +45,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +73,8 @@ enum {
 	P_WHOAMI,
 	P_BLOCK,
 	P_RELEASE,
+	P_COUNT,
+	P_PEEK,
 	P_NPROCS
 };
 
@@ -269,10 +276,35 @@ static uint32_t h_release(struct rr_svc_req *r, void *arg)
 	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
+static atomic_uint srv_count;
+
+static uint32_t h_count(struct rr_svc_req *r, void *arg)
+{
+	size_t cap;
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+	uint32_t n = atomic_fetch_add(&srv_count, 1) + 1;
+
+	if (h_block(r, arg) != RR_SUCCESS)
+		return RR_SYSTEM_ERR;
+	put32(res, n);
+	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
+static uint32_t h_peek(struct rr_svc_req *r, void *arg)
+{
+	size_t cap;
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+
+	(void)arg;
+	put32(res, atomic_load(&srv_count));
+	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
 static const rr_svc_fn procs[P_NPROCS] = {
 	[P_NULL] = h_null,   [P_ECHO] = h_echo,	      [P_READ] = h_read,
 	[P_WRITE] = h_write, [P_BIG] = h_big,	      [P_WHOAMI] = h_whoami,
-	[P_BLOCK] = h_block, [P_RELEASE] = h_release,
+	[P_BLOCK] = h_block, [P_RELEASE] = h_release, [P_COUNT] = h_count,
+	[P_PEEK] = h_peek,
 };
 
 static void on_term(int sig)
@@ -302,9 +334,11 @@ static void write_all(int fd, const void *p, size_t len)
  * The child: serves the test program until SIGTERM, then writes its stats
  * to out_fd and exits 0. Never returns to cmocka.
  */
-static void server_child(int out_fd, pid_t parent, uint32_t credits)
+static void server_child(int out_fd, pid_t parent, uint32_t credits,
+			 uint16_t want_port)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(want_port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	const char *threads = getenv("RR_TEST_SVC_THREADS");
 	struct rr_svc_opts o = {.provider = getenv("RR_PROVIDER"),
@@ -314,7 +348,8 @@ static void server_child(int out_fd, pid_t parent, uint32_t credits)
 	struct rr_svc_prog prog = {.prog = TPROG,
 				   .vers = TVERS,
 				   .nprocs = P_NPROCS,
-				   .procs = procs};
+				   .procs = procs,
+				   .drc_procs = 1u << P_COUNT};
 	struct sigaction sa = {.sa_handler = on_term};
 	struct rr_xprt_stats st;
 	struct rr_svc *s;
@@ -383,7 +418,8 @@ static bool read_within(int fd, void *p, size_t len, int tmo_ms)
 	return true;
 }
 
-static int server_start(struct server *sv, uint32_t credits)
+/* A server child on port (0: any); sv->port says which. */
+static int server_start_on(struct server *sv, uint32_t credits, uint16_t port)
 {
 	pid_t parent = getpid();
 	int p[2];
@@ -396,12 +432,53 @@ static int server_start(struct server *sv, uint32_t credits)
 		return -errno;
 	if (sv->pid == 0) {
 		close(p[0]);
-		server_child(p[1], parent, credits);
+		server_child(p[1], parent, credits, port);
 	}
 	close(p[1]);
 	sv->fd = p[0];
 	if (!read_within(sv->fd, &sv->port, sizeof(sv->port), CHILD_TMO_MS)) {
 		fprintf(stderr, "server child sent no port\n");
+		kill(sv->pid, SIGKILL);
+		waitpid(sv->pid, NULL, 0);
+		sv->pid = 0;
+		close(sv->fd);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int server_start(struct server *sv, uint32_t credits)
+{
+	return server_start_on(sv, credits, 0);
+}
+
+/*
+ * The same server, but in a fresh process image: once the test has its
+ * client's threads, a forked child must exec before it starts threads of
+ * its own (fork copies one thread; locks others held stay held).
+ */
+static int server_exec_on(struct server *sv, uint16_t port)
+{
+	char a_port[8], a_fd[8];
+	int p[2];
+
+	memset(sv, 0, sizeof(*sv));
+	if (pipe(p))
+		return -errno;
+	sv->pid = fork();
+	if (sv->pid < 0)
+		return -errno;
+	if (sv->pid == 0) {
+		close(p[0]);
+		snprintf(a_port, sizeof(a_port), "%u", port);
+		snprintf(a_fd, sizeof(a_fd), "%d", p[1]);
+		execl("/proc/self/exe", "rpc_functional", "--serve", a_port,
+		      a_fd, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	sv->fd = p[0];
+	if (!read_within(sv->fd, &sv->port, sizeof(sv->port), CHILD_TMO_MS)) {
 		kill(sv->pid, SIGKILL);
 		waitpid(sv->pid, NULL, 0);
 		sv->pid = 0;
@@ -448,7 +525,8 @@ static void print_stats(const char *who, const struct rr_xprt_stats *s)
 		" %llu bounce %llu unknown_cqes %llu stale_cqes %llu"
 		" rdma_err_tx %llu rdma_err_rx %llu bad_headers %llu"
 		" read_ch %llu write_ch %llu reply_ch %llu swi %llu"
-		" timeouts %llu cancels %llu conn_lost %llu\n",
+		" timeouts %llu cancels %llu conn_lost %llu connects %llu"
+		" retransmits %llu\n",
 		who, (unsigned long long)s->calls,
 		(unsigned long long)s->bad_xids,
 		(unsigned long long)s->credit_waits,
@@ -467,7 +545,9 @@ static void print_stats(const char *who, const struct rr_xprt_stats *s)
 		(unsigned long long)s->reply_chunks,
 		(unsigned long long)s->send_with_inv,
 		(unsigned long long)s->timeouts, (unsigned long long)s->cancels,
-		(unsigned long long)s->conn_lost);
+		(unsigned long long)s->conn_lost,
+		(unsigned long long)s->connects,
+		(unsigned long long)s->retransmits);
 }
 
 /* SIGTERM, bounded wait for its stats and exit; 0 if it exited cleanly. */
@@ -512,11 +592,12 @@ struct fx {
 	struct rr_clnt *c;
 };
 
-static int setup_with(void **state, uint32_t svc_credits)
+static int setup_with(void **state, uint32_t svc_credits, bool no_reconnect)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct rr_clnt_opts o = {.provider = getenv("RR_PROVIDER"),
-				 .timeout_ms = CALL_TMO_MS};
+				 .timeout_ms = CALL_TMO_MS,
+				 .no_reconnect = no_reconnect};
 	int rc;
 
 	if (!f)
@@ -539,12 +620,18 @@ static int setup_with(void **state, uint32_t svc_credits)
 
 static int setup(void **state)
 {
-	return setup_with(state, 0);
+	return setup_with(state, 0, false);
 }
 
 static int setup_two_credits(void **state)
 {
-	return setup_with(state, 2);
+	return setup_with(state, 2, false);
+}
+
+/* A lost connection is final: calls fail instead of waiting for another. */
+static int setup_no_reconnect(void **state)
+{
+	return setup_with(state, 0, true);
 }
 
 static int teardown(void **state)
@@ -1513,6 +1600,58 @@ static void killed_server_fails_every_call_in_flight_exactly_once(void **state)
 }
 
 /*
+ * The server dies with calls in flight; a new one comes up on the same
+ * port. The client reconnects by itself and sends those calls again with
+ * their xids: each completes exactly once, with the right bytes.
+ */
+static void calls_in_flight_complete_on_a_restarted_server(void **state)
+{
+	struct fx *f = *state;
+	struct async_slot *s = calloc(NASYNC, sizeof(*s));
+	struct async_log log;
+	struct rr_xprt_stats st;
+	uint16_t port = f->sv.port;
+
+	assert_non_null(s);
+	async_log_init(&log);
+	null_ok(f->c); /* the grant: the calls below all go out at once */
+	server_freeze(&f->sv);
+	for (uint32_t i = 0; i < NASYNC; i++) {
+		s[i].log = &log;
+		s[i].idx = i;
+		fill_seeded(s[i].args, ASYNC_LEN, i + 77);
+		s[i].call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
+		s[i].call.args = s[i].args;
+		s[i].call.args_len = ASYNC_LEN;
+		assert_int_equal(
+			rr_clnt_call_async(f->c, &s[i].call, async_done, &s[i]),
+			0);
+	}
+	server_kill(&f->sv);
+	close(f->sv.fd);
+	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	async_drive(f->c, &log, NASYNC, CALL_TMO_MS);
+	for (uint32_t i = 0; i < NASYNC; i++) {
+		assert_int_equal(log.count[i], 1);
+		if (log.rc[i])
+			fail_msg("call %u: rc %d after the restart", i,
+				 log.rc[i]);
+		assert_int_equal(s[i].call.res_len, ASYNC_LEN);
+		assert_memory_equal(s[i].res, s[i].args, ASYNC_LEN);
+	}
+	st = stats_of(f->c);
+	print_stats("client", &st);
+	assert_int_equal(st.conn_lost, 1);
+	/* An attempt may come before the new server listens: refused. */
+	assert_true(st.connects >= 2);
+	assert_true(st.retransmits >= 1);
+	assert_int_equal(st.teardown_unbalanced, 0);
+	null_ok(f->c);
+	check_clean(f->c, false);
+	free(s);
+}
+
+/*
  * With a worker pool, a handler that blocks does not stop other calls:
  * RELEASE is served while BLOCK waits for it. Inline handlers cannot do
  * this (BLOCK would hold the only thread), so the test needs the pool.
@@ -1542,6 +1681,63 @@ static void a_blocked_handler_does_not_stall_other_calls(void **state)
 	check_clean(f->c, false);
 }
 
+static uint32_t peek(struct rr_clnt *c)
+{
+	uint8_t res[8];
+	struct rr_call call = mkcall(P_PEEK, res, sizeof(res));
+
+	assert_int_equal(rr_clnt_call(c, &call), 0);
+	assert_int_equal(call.res_len, 4);
+	return get32(res);
+}
+
+/*
+ * The connection drops while a non-idempotent call runs; the client sends
+ * it again on its new connection. The server's duplicate request cache
+ * holds the copy until the first run ends, then answers it with that
+ * run's reply: the procedure ran once, and the caller sees its result.
+ */
+static void a_call_sent_again_after_a_reconnect_runs_once(void **state)
+{
+	struct fx *f = *state;
+	const char *threads = getenv("RR_TEST_SVC_THREADS");
+	struct async_log log;
+	struct async_slot s = {.log = &log, .idx = 0};
+	uint8_t res[16];
+	struct rr_call rel = mkcall(P_RELEASE, res, sizeof(res));
+	struct rr_xprt_stats st;
+	struct rr_clnt *other;
+	uint64_t end = now_ms() + CALL_TMO_MS;
+
+	if (!threads || atoi(threads) < 3)
+		skip(); /* COUNT, its copy and RELEASE run at once */
+	async_log_init(&log);
+	null_ok(f->c);
+	s.call = mkcall(P_COUNT, s.res, ASYNC_LEN);
+	assert_int_equal(rr_clnt_call_async(f->c, &s.call, async_done, &s), 0);
+	while (peek(f->c) != 1) /* each PEEK is a round trip: no spinning */
+		assert_true(now_ms() < end);
+	assert_int_equal(rr_clnt_disconnect(f->c), 0);
+	/*
+	 * The copy takes the one credit a new connection starts with, and
+	 * waits for the first run: another client lets that run end.
+	 */
+	assert_int_equal(rr_clnt_create("127.0.0.1", f->sv.port, NULL, &other),
+			 0);
+	assert_int_equal(rr_clnt_call(other, &rel), 0);
+	assert_int_equal(rr_clnt_destroy(other), 0);
+	async_drive(f->c, &log, 1, CALL_TMO_MS);
+	assert_int_equal(log.count[0], 1);
+	assert_int_equal(log.rc[0], 0);
+	assert_int_equal(s.call.res_len, 4);
+	assert_int_equal(get32(s.res), 1);
+	assert_int_equal(peek(f->c), 1);
+	st = stats_of(f->c);
+	assert_int_equal(st.conn_lost, 1);
+	assert_true(st.retransmits >= 1);
+	check_clean(f->c, false);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 /*
@@ -1551,6 +1747,11 @@ static void a_blocked_handler_does_not_stall_other_calls(void **state)
  */
 int main(int argc, char **argv)
 {
+	/* rpc_functional --serve PORT FD: a server_exec_on child */
+	if (argc == 4 && !strcmp(argv[1], "--serve"))
+		server_child(atoi(argv[3]), getppid(), 0,
+			     (uint16_t)atoi(argv[2]));
+
 	const struct CMUnitTest tests[] = {
 		T(null_call_succeeds_with_empty_results),
 		T(echo_returns_the_argument_bytes_at_every_size),
@@ -1577,8 +1778,12 @@ int main(int argc, char **argv)
 		T(many_sync_callers_share_one_client_correctly),
 		T(call_to_a_stopped_server_times_out_and_its_late_reply_is_absorbed),
 		T(cancelled_call_completes_with_ecanceled),
-		T(killed_server_fails_every_call_in_flight_exactly_once),
+		cmocka_unit_test_setup_teardown(
+			killed_server_fails_every_call_in_flight_exactly_once,
+			setup_no_reconnect, teardown),
+		T(calls_in_flight_complete_on_a_restarted_server),
 		T(a_blocked_handler_does_not_stall_other_calls),
+		T(a_call_sent_again_after_a_reconnect_runs_once),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

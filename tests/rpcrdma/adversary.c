@@ -302,7 +302,10 @@ static void start(struct env *e, enum mode mode)
 	close(sv[1]);
 	e->ctl = sv[0];
 	assert_int_equal(read(e->ctl, &port, sizeof(port)), sizeof(port));
-	assert_int_equal(rr_clnt_create("127.0.0.1", port, NULL, &e->c), 0);
+	/* The adversary serves one connection: a lost one is final. */
+	struct rr_clnt_opts o = {.no_reconnect = true};
+
+	assert_int_equal(rr_clnt_create("127.0.0.1", port, &o, &e->c), 0);
 	e->mem = aligned_alloc(4096, BUF_LEN);
 	for (int i = 0; i < BUF_LEN; i++)
 		e->mem[i] = (uint8_t)(i * 13 + 1);

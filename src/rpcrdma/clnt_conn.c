@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Client: the connection's life. Connecting and reconnecting are one path:
+ *
+ *   BACKOFF --(time)--> CONNECTING --(ESTABLISHED)--> UP
+ *   CONNECTING --(refused, unreachable, timeout)--> BACKOFF (longer)
+ *   UP --(error, flush, disconnect)--> DRAINING --(drained)--> BACKOFF
+ *
+ * Losing the connection fences every call's memory at once (its windows
+ * are freed and replaced, so their keys are dead on any connection). A
+ * call still waiting for its reply keeps its slot and xid and is sent again
+ * on the next connection (unless the client is soft or shutting down), so
+ * a server with a duplicate request cache answers it instead of running it
+ * twice. The old QP is drained (every request completes or flushes exactly
+ * once: invariant 4) and destroyed before the next is made; each new QP
+ * gets a new generation in its work request ids, and credits start again
+ * at one (RFC 8166 section 3.3). The first retry is immediate; later ones
+ * back off exponentially up to reconnect_max_ms, and the first reply on a
+ * new connection resets that.
+ *
+ * Nothing here blocks: whoever drives the client (clnt_drive) steps this
+ * machine. Caller holds c->mu throughout.
+ */
+#include "rpcrdma/clnt.h"
+
+#include "base/clock.h"
+#include "base/log.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define BACKOFF_FIRST_MS 100
+
+static void set_state(struct rr_clnt *c, enum clnt_conn_state s)
+{
+	c->conn_state = s;
+	c->state_ms = rr_mono_ms();
+}
+
+/* The QP is gone: nothing of it can complete any more. */
+static void forget_qp(struct rr_clnt *c)
+{
+	rr_qp_destroy(c->qp);
+	c->qp = NULL;
+	for (uint32_t i = 0; i < c->nrecv; i++)
+		c->recv_out[i] = false;
+	for (uint32_t i = 0; i < c->nsctx; i++)
+		c->sctx[i].busy = false;
+	c->sctx_head = c->sctx_tail = 0;
+	c->sq_posted = c->sq_retired = 0;
+	c->unsignaled = 0;
+	c->drain_posted = c->drain_sq = c->drain_rq = false;
+}
+
+static void backoff(struct rr_clnt *c)
+{
+	uint32_t cap = (uint32_t)c->o.reconnect_max_ms;
+
+	if (c->stop || c->o.no_reconnect) {
+		c->down = true;
+		set_state(c, CLNT_DOWN);
+		clnt_fail_all(c, -ECONNRESET);
+		return;
+	}
+	set_state(c, CLNT_BACKOFF);
+	c->retry_ms = c->state_ms + c->backoff_ms;
+	c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_FIRST_MS;
+	if (c->backoff_ms > cap)
+		c->backoff_ms = cap;
+}
+
+/* A new QP, its receives posted, the connection asked for. */
+int clnt_conn_start(struct rr_clnt *c)
+{
+	struct rr_qp_attr a = c->qp_attr;
+	uint8_t pd[RR_CPARAMS_LEN];
+	int rc;
+
+	a.context = c;
+	rc = rr_qp_create(c->pd, &a, &c->qp);
+	if (rc)
+		return rc;
+	c->gen = (uint16_t)(c->gen + 1) ? (uint16_t)(c->gen + 1) : 1;
+	for (uint32_t i = 0; i < c->nrecv; i++)
+		clnt_post_recv_on(c, i);
+	/* We accept Send With Invalidate: it saves a LOCAL_INV per call. */
+	rr_xprt_cparams(pd, c->o.inline_size, true);
+	rc = rr_qp_connect(c->qp, (struct sockaddr *)&c->peer, c->peer_len, pd,
+			   sizeof(pd));
+	if (rc) {
+		forget_qp(c);
+		return rc;
+	}
+	set_state(c, CLNT_CONNECTING);
+	c->st.connects++;
+	return 0;
+}
+
+static void up(struct rr_clnt *c, const struct rr_cm_event *ev)
+{
+	bool peer_inv;
+
+	rr_xprt_negotiate(ev->private_data, ev->private_data_len,
+			  c->o.inline_size, &c->inline_send, &c->inline_recv,
+			  &peer_inv);
+	c->granted = 1; /* until the server's first grant (RFC 8166 3.3.1) */
+	c->dead = false;
+	set_state(c, CLNT_UP);
+	if (c->st.connects > 1)
+		rr_info("rpcrdma: reconnected (attempt %llu)",
+			(unsigned long long)c->st.connects);
+}
+
+static void connect_failed(struct rr_clnt *c, int why)
+{
+	c->last_connect_rc = why;
+	forget_qp(c);
+	backoff(c);
+}
+
+static void cm_events(struct rr_clnt *c)
+{
+	struct rr_cm_event ev;
+
+	while (rr_evch_get(c->ch, &ev, 0) == 0) {
+		if (ev.qp != c->qp)
+			continue; /* a QP already destroyed */
+		if (c->conn_state == CLNT_CONNECTING &&
+		    ev.type == RR_CM_ESTABLISHED)
+			up(c, &ev);
+		else if (c->conn_state == CLNT_CONNECTING)
+			connect_failed(c,
+				       ev.type == RR_CM_REJECTED
+					       ? -ECONNREFUSED
+					       : (ev.status ? ev.status
+							    : -EHOSTUNREACH));
+		else if (ev.type == RR_CM_DISCONNECTED ||
+			 ev.type == RR_CM_QP_ERROR)
+			clnt_conn_lost(c, -ECONNRESET);
+	}
+}
+
+void clnt_post_drain(struct rr_clnt *c)
+{
+	if (rr_qp_drain(c->qp, rr_wrid(c->gen, RR_WRK_DRAIN, 0, 0),
+			rr_wrid(c->gen, RR_WRK_DRAIN, 1, 0)))
+		return; /* -ENOMEM: flushes to poll first */
+	c->drain_posted = true;
+	c->sq_posted++;
+}
+
+bool clnt_drained(const struct rr_clnt *c)
+{
+	if (!c->drain_sq || !c->drain_rq || c->sq_posted != c->sq_retired)
+		return false;
+	for (uint32_t i = 0; i < c->nrecv; i++)
+		if (c->recv_out[i])
+			return false;
+	return true;
+}
+
+/* The old QP is drained (or gave up draining): on to the next. */
+static void drain_step(struct rr_clnt *c)
+{
+	uint64_t now = rr_mono_ms();
+
+	if (!c->drain_posted)
+		clnt_post_drain(c);
+	if (!clnt_drained(c) && now - c->state_ms < CLNT_DRAIN_MS)
+		return;
+	if (!clnt_drained(c)) {
+		c->st.teardown_unbalanced++;
+		rr_err("rpcrdma: connection torn down undrained: sends %llu "
+		       "outstanding, markers %s/%s",
+		       (unsigned long long)(c->sq_posted - c->sq_retired),
+		       c->drain_sq ? "back" : "out",
+		       c->drain_rq ? "back" : "out");
+	}
+	forget_qp(c);
+	backoff(c);
+}
+
+/*
+ * One step of the machine: CM events, then the timers. Returns how long
+ * the caller may wait for completions before stepping again (-1: no limit).
+ */
+int clnt_conn_step(struct rr_clnt *c)
+{
+	uint64_t now;
+	int rc;
+
+	if (c->qp)
+		cm_events(c);
+	now = rr_mono_ms();
+	switch (c->conn_state) {
+	case CLNT_UP:
+	case CLNT_DOWN:
+		return -1;
+	case CLNT_DRAINING:
+		drain_step(c);
+		return 10;
+	case CLNT_CONNECTING:
+		if (now - c->state_ms >= (uint64_t)c->o.connect_timeout_ms)
+			connect_failed(c, -ETIMEDOUT);
+		return 10;
+	case CLNT_BACKOFF:
+		/* Nobody needs a connection: stay idle until somebody does. */
+		if (!c->wait_head && !c->resend_head)
+			return -1;
+		if (now < c->retry_ms)
+			return (int)(c->retry_ms - now);
+		rc = clnt_conn_start(c);
+		if (rc)
+			connect_failed(c, rc);
+		return 10;
+	}
+	return -1;
+}
+
+/*
+ * Connection lost or unusable. Fence: the QP goes to error (no further
+ * access through it), and every window a call still exposes is freed and
+ * replaced, so its rkey is dead for any connection. Calls that had their
+ * reply complete; calls waiting for one are sent again on the next
+ * connection, or fail with rc when the client is soft or stopping.
+ */
+void clnt_conn_lost(struct rr_clnt *c, int rc)
+{
+	bool resend = !c->stop && !c->o.no_reconnect && !c->o.soft;
+
+	if (c->dead)
+		return;
+	c->dead = true;
+	c->st.conn_lost++;
+	if (c->qp) {
+		rr_qp_disconnect(c->qp);
+		set_state(c, CLNT_DRAINING);
+	}
+	for (uint32_t i = 0; i < c->nreqs; i++) {
+		struct clnt_req *r = &c->reqs[i];
+
+		if (r->state == REQ_FREE || r->state == REQ_RESEND)
+			continue;
+		clnt_req_unexpose(c, r);
+		r->owed = false;
+		if (r->state == REQ_SENT && resend && !r->call->priv_.cancel) {
+			clnt_req_resend(c, r);
+			continue;
+		}
+		if (r->state == REQ_SENT)
+			r->final_rc = rc;
+		clnt_req_finish(c, r);
+	}
+	if (!resend)
+		clnt_fail_all(c, rc);
+}
+
+/* The first connection: as any other, but waited for, and not retried. */
+int clnt_conn_first(struct rr_clnt *c)
+{
+	uint64_t end = rr_mono_ms() + (uint64_t)c->o.connect_timeout_ms;
+	struct rr_cm_event ev;
+	int rc = clnt_conn_start(c);
+
+	while (!rc) {
+		uint64_t now = rr_mono_ms();
+
+		rc = now < end ? rr_evch_get(c->ch, &ev, (int)(end - now))
+			       : -ETIMEDOUT;
+		if (rc || ev.qp != c->qp)
+			continue;
+		if (ev.type == RR_CM_ESTABLISHED) {
+			up(c, &ev);
+			return 0;
+		}
+		rc = ev.type == RR_CM_REJECTED
+			     ? -ECONNREFUSED
+			     : (ev.status ? ev.status : -ECONNREFUSED);
+	}
+	if (c->qp)
+		forget_qp(c);
+	c->dead = c->down = true;
+	set_state(c, CLNT_DOWN);
+	return rc;
+}
