@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * An NFSv3 client (RFC 1813) over RPC-over-RDMA or ONC RPC over TCP, with
+ * a synchronous, file-oriented API in the style of libnfs.
+ *
+ * A mount names a server and a path by URL, as libnfs writes them:
+ *
+ *   nfs://host[:port]/export/path[?arg=value[&arg=value]...]
+ *
+ * host may be a name, an IPv4 address or an IPv6 address in brackets; a
+ * port in the authority is the NFS port. Arguments: nfsport=N and
+ * mountport=N (libnfs's), uid=N and gid=N (the AUTH_SYS identity; the
+ * caller's own by default), version=3, and ours: proto=rdma|tcp (rdma by
+ * default) and provider=iwarp|verbs (the fabric provider for rdma).
+ * Unknown arguments are ignored, as libnfs does.
+ *
+ * Default ports: NFS over RDMA 20049, NFS over TCP 2049, MOUNT over TCP
+ * 20048; when the URL gives none, the server's rpcbind is asked first
+ * (over TCP, briefly) for the TCP ports. MOUNT always goes over TCP.
+ * The export is the longest leading part of the URL's path that the
+ * server's EXPORT list names; the rest is a path inside it
+ * (rr_nfs_url_path).
+ *
+ * Paths given to the functions below are inside the export: "/a/b" and
+ * "a/b" both name a/b under the export's root. Symbolic links are followed
+ * on the way (an absolute target resolves from the export's root), and by
+ * rr_nfs_stat and rr_nfs_open at the end too; rr_nfs_lstat,
+ * rr_nfs_readlink, rr_nfs_unlink and rr_nfs_rename do not follow the last
+ * component.
+ *
+ * Errors are negative errno values; NFS3ERR_* statuses map as
+ * rr_nfs_errno documents. rr_nfs_error() describes the last failure of the
+ * calling thread in one line.
+ *
+ * Threads: one struct rr_nfs may be used by several threads at once, and
+ * so may the I/O calls of one struct rr_nfs_file (pread, pwrite, stream,
+ * fsync, fstat); closing it, and a struct rr_nfs_dir, are one thread's.
+ */
+#ifndef RPCRDMA_NFS3_H
+#define RPCRDMA_NFS3_H
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RR_NFS_PORT_RDMA  20049
+#define RR_NFS_PORT_TCP	  2049
+#define RR_NFS_PORT_MOUNT 20048
+
+enum rr_nfs_proto { RR_NFS_PROTO_RDMA = 0, RR_NFS_PROTO_TCP = 1 };
+
+/* A parsed URL. Strings are owned by it (rr_nfs_url_free). */
+struct rr_nfs_url {
+	char *host;	/* without IPv6 brackets */
+	char *path;	/* decoded, normalised; "/" at least */
+	char *provider; /* NULL: the transport's default */
+	enum rr_nfs_proto proto;
+	uint16_t nfsport;   /* 0: default (or rpcbind) */
+	uint16_t mountport; /* 0: default (or rpcbind) */
+	int64_t uid, gid;   /* -1: the caller's */
+};
+
+/*
+ * Returns 0, -EINVAL (not an nfs:// URL, bad host, port, argument value,
+ * or a path that leaves the root with "..") or -ENOMEM.
+ */
+int rr_nfs_url_parse(const char *url, struct rr_nfs_url *out);
+void rr_nfs_url_free(struct rr_nfs_url *u);
+
+/*
+ * nfsstat3 -> negative errno (0 for NFS3_OK). The statuses named after a
+ * Unix errno map to that errno by name (NFS3ERR_NOTEMPTY, 66 on the wire,
+ * is Linux's ENOTEMPTY, 39); BADHANDLE and STALE to -ESTALE, NOT_SYNC to
+ * -EIO, BAD_COOKIE and BADTYPE to -EINVAL, NOTSUPP to -EOPNOTSUPP,
+ * TOOSMALL to -EOVERFLOW, SERVERFAULT to -EREMOTEIO, JUKEBOX to -EAGAIN,
+ * anything else to -EIO.
+ */
+int rr_nfs_errno(uint32_t nfsstat3);
+
+struct rr_nfs_opts {
+	int timeout_ms;		/* per RPC; 0: 60000; -1: none */
+	int connect_timeout_ms; /* 0: 10000 */
+	uint32_t depth;		/* READ/WRITE calls in flight per call; 0: 16 */
+	uint32_t max_io;	/* largest READ/WRITE; 0: the server's (FSINFO),
+				   at most 1 MiB */
+};
+
+struct rr_nfs;
+struct rr_nfs_file;
+struct rr_nfs_dir;
+
+int rr_nfs_mount(const char *url, const struct rr_nfs_opts *o,
+		 struct rr_nfs **out);
+/* Unmounts (MOUNT UMNT, best effort) and frees. Open files must be closed. */
+int rr_nfs_umount(struct rr_nfs *n);
+/* The URL's path inside the export ("/" when it named the export). */
+const char *rr_nfs_url_path(const struct rr_nfs *n);
+/* The export mounted, as the server names it. */
+const char *rr_nfs_export(const struct rr_nfs *n);
+/* Largest READ and WRITE this mount issues (after FSINFO). */
+uint32_t rr_nfs_max_read(const struct rr_nfs *n);
+uint32_t rr_nfs_max_write(const struct rr_nfs *n);
+/* One line about this thread's last failure ("" if none). */
+const char *rr_nfs_error(void);
+
+int rr_nfs_stat(struct rr_nfs *n, const char *path, struct stat *st);
+int rr_nfs_lstat(struct rr_nfs *n, const char *path, struct stat *st);
+/*
+ * flags: O_RDONLY, O_WRONLY or O_RDWR, with O_CREAT (mode), O_EXCL,
+ * O_TRUNC. Others are ignored.
+ */
+int rr_nfs_open(struct rr_nfs *n, const char *path, int flags, mode_t mode,
+		struct rr_nfs_file **out);
+int rr_nfs_fstat(struct rr_nfs_file *f, struct stat *st);
+/*
+ * Large transfers are split at the mount's READ/WRITE size and pipelined,
+ * depth calls in flight. pread returns fewer bytes than asked only at end
+ * of file. Writes are UNSTABLE until rr_nfs_fsync or rr_nfs_close commits
+ * them; a server that restarted in between (its write verifier changed)
+ * makes those fail with -EIO, as data may have been lost.
+ */
+ssize_t rr_nfs_pread(struct rr_nfs_file *f, void *buf, size_t len,
+		     uint64_t off);
+ssize_t rr_nfs_pwrite(struct rr_nfs_file *f, const void *buf, size_t len,
+		      uint64_t off);
+/*
+ * Independent READs (write false) or WRITEs of one file, depth calls in
+ * flight from this thread: next() describes each call to make (buf, len
+ * of at most rr_nfs_max_read/_write, off; false: no more) and done() gets
+ * every io that next() gave back with result set (bytes, fewer at end of
+ * file, or a negative errno); nothing is retried or split. Both run in
+ * this thread. Returns 0 once every call is back, or the error that
+ * stopped issuing (-EINVAL for an io that next() made wrong: that one is
+ * not handed back).
+ */
+struct rr_nfs_io {
+	void *buf;
+	size_t len;
+	uint64_t off;
+	ssize_t result;
+	void *user;
+};
+int rr_nfs_stream(struct rr_nfs_file *f, bool write, uint32_t depth,
+		  bool (*next)(void *arg, struct rr_nfs_io *io),
+		  void (*done)(void *arg, struct rr_nfs_io *io), void *arg);
+int rr_nfs_fsync(struct rr_nfs_file *f);
+int rr_nfs_ftruncate(struct rr_nfs_file *f, uint64_t len);
+/* Commits pending writes, then frees f even when that fails. */
+int rr_nfs_close(struct rr_nfs_file *f);
+
+struct rr_nfs_dirent {
+	const char *name;
+	uint64_t ino;
+	uint64_t cookie;
+	bool has_attr; /* st is filled (READDIRPLUS gave attributes) */
+	struct stat st;
+};
+/* Reads the whole directory (READDIRPLUS) at open. */
+int rr_nfs_opendir(struct rr_nfs *n, const char *path, struct rr_nfs_dir **out);
+/* The next entry, NULL at the end. Valid until the next call. */
+const struct rr_nfs_dirent *rr_nfs_readdir(struct rr_nfs_dir *d);
+void rr_nfs_closedir(struct rr_nfs_dir *d);
+
+int rr_nfs_mkdir(struct rr_nfs *n, const char *path, mode_t mode);
+int rr_nfs_unlink(struct rr_nfs *n, const char *path);
+int rr_nfs_rmdir(struct rr_nfs *n, const char *path);
+int rr_nfs_rename(struct rr_nfs *n, const char *from, const char *to);
+int rr_nfs_symlink(struct rr_nfs *n, const char *target, const char *path);
+/* Returns the target's length (NUL-terminated when it fits in size). */
+ssize_t rr_nfs_readlink(struct rr_nfs *n, const char *path, char *buf,
+			size_t size);
+int rr_nfs_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv);
+int rr_nfs_truncate(struct rr_nfs *n, const char *path, uint64_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

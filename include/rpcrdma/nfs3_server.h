@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * An NFSv3 and MOUNT v3 server (RFC 1813) backed by a local directory,
+ * exposed as two program tables that any of our server transports can
+ * register (rr_svc_register for RPC-over-RDMA, the TCP server's equivalent
+ * for record marking). Handlers may run concurrently on several threads.
+ *
+ * File handles are (device, inode, birth time) sealed with a keyed hash:
+ * they stay valid across restarts when the key persists (state_dir), and a
+ * handle the server did not make is answered NFS3ERR_BADHANDLE. Nothing
+ * outside export_path is reachable: lookups never follow symlinks and
+ * never climb above the export's root.
+ */
+#ifndef RPCRDMA_NFS3_SERVER_H
+#define RPCRDMA_NFS3_SERVER_H
+
+#include <rpcrdma/rpc.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rr_nfs3_server;
+
+struct rr_nfs3_server_opts {
+	const char *export_path;     /* the directory served */
+	bool read_only;		     /* modifying calls get NFS3ERR_ROFS */
+	bool root_squash;	     /* uid 0 acts as anon_uid/anon_gid */
+	uint32_t anon_uid, anon_gid; /* also for AUTH_NONE; 0: 65534 */
+	/*
+	 * Where the file-handle key lives (fh.key, created when missing);
+	 * NULL: a fresh key per server, so handles die with the process.
+	 */
+	const char *state_dir;
+};
+
+int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
+			  struct rr_nfs3_server **out);
+/* Fills the NFS (100003 v3) and MOUNT (100005 v3) program tables. */
+void rr_nfs3_server_progs(struct rr_nfs3_server *s, struct rr_svc_prog *nfs,
+			  struct rr_svc_prog *mount);
+/* Only once no transport can call into s any more. */
+void rr_nfs3_server_destroy(struct rr_nfs3_server *s);
+
+/* Counters of calls answered with an error, and of bad peer input. */
+struct rr_nfs3_server_stats {
+	uint64_t calls;
+	uint64_t garbage_args;
+	uint64_t bad_handles;
+	uint64_t stale_handles;
+	uint64_t handle_searches; /* handles resolved by walking the tree */
+};
+void rr_nfs3_server_stats(struct rr_nfs3_server *s,
+			  struct rr_nfs3_server_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Calls with rpcgen's XDR on both sides, and every mapping of a remote
+ * answer to an errno: RPC accept/reject statuses here, nfsstat3 in
+ * rr_nfs_errno. Keeping them in one file keeps the client's error story
+ * consistent across operations.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "nfsc.h"
+
+static __thread char last_error[256];
+
+int nfsc_fail(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+const char *rr_nfs_error(void)
+{
+	return last_error;
+}
+
+/*
+ * RFC 1813 numbers most statuses after the errno of the Unix it came from;
+ * where Linux numbers differ (NAMETOOLONG, NOTEMPTY, DQUOT, STALE, REMOTE)
+ * only the name carries over, so every entry is spelled out.
+ */
+static const struct {
+	uint32_t st;
+	int err;
+} stat_errno[] = {
+	{NFS3ERR_PERM, EPERM},
+	{NFS3ERR_NOENT, ENOENT},
+	{NFS3ERR_IO, EIO},
+	{NFS3ERR_NXIO, ENXIO},
+	{NFS3ERR_ACCES, EACCES},
+	{NFS3ERR_EXIST, EEXIST},
+	{NFS3ERR_XDEV, EXDEV},
+	{NFS3ERR_NODEV, ENODEV},
+	{NFS3ERR_NOTDIR, ENOTDIR},
+	{NFS3ERR_ISDIR, EISDIR},
+	{NFS3ERR_INVAL, EINVAL},
+	{NFS3ERR_FBIG, EFBIG},
+	{NFS3ERR_NOSPC, ENOSPC},
+	{NFS3ERR_ROFS, EROFS},
+	{NFS3ERR_MLINK, EMLINK},
+	{NFS3ERR_NAMETOOLONG, ENAMETOOLONG},
+	{NFS3ERR_NOTEMPTY, ENOTEMPTY},
+	{NFS3ERR_DQUOT, EDQUOT},
+	{NFS3ERR_STALE, ESTALE},
+	{NFS3ERR_REMOTE, EREMOTE},
+	{NFS3ERR_BADHANDLE, ESTALE},
+	{NFS3ERR_NOT_SYNC, EIO},
+	{NFS3ERR_BAD_COOKIE, EINVAL},
+	{NFS3ERR_NOTSUPP, EOPNOTSUPP},
+	{NFS3ERR_TOOSMALL, EOVERFLOW},
+	{NFS3ERR_SERVERFAULT, EREMOTEIO},
+	{NFS3ERR_BADTYPE, EINVAL},
+	{NFS3ERR_JUKEBOX, EAGAIN},
+};
+
+int rr_nfs_errno(uint32_t st)
+{
+	if (st == NFS3_OK)
+		return 0;
+	for (size_t i = 0; i < sizeof(stat_errno) / sizeof(stat_errno[0]); i++)
+		if (stat_errno[i].st == st)
+			return -stat_errno[i].err;
+	return -EIO; /* a status the RFC does not define */
+}
+
+int nfsc_rpc_errno(int rc, const struct rr_call *call)
+{
+	if (rc != -EREMOTEIO)
+		return rc;
+	if (call->reply_stat == RR_MSG_DENIED)
+		return -EACCES; /* AUTH_ERROR; RPC_MISMATCH never for v2 */
+	switch (call->accept_stat) {
+	case RR_PROG_UNAVAIL:
+	case RR_PROG_MISMATCH:
+		return -EPROTONOSUPPORT;
+	case RR_PROC_UNAVAIL:
+		return -EOPNOTSUPP;
+	case RR_GARBAGE_ARGS:
+		return -EPROTO;
+	default:
+		return -EREMOTEIO;
+	}
+}
+
+static int encode(xdrproc_t xargs, void *args, char *buf, size_t cap,
+		  size_t *len)
+{
+	XDR x;
+
+	xdrmem_create(&x, buf, (u_int)cap, XDR_ENCODE);
+	if (!xargs(&x, args)) {
+		xdr_destroy(&x);
+		return -EMSGSIZE;
+	}
+	*len = xdr_getpos(&x);
+	xdr_destroy(&x);
+	return 0;
+}
+
+static int decode(xdrproc_t xres, void *res, char *buf, size_t len)
+{
+	XDR x;
+	bool_t ok;
+
+	xdrmem_create(&x, buf, (u_int)len, XDR_DECODE);
+	ok = xres(&x, res);
+	xdr_destroy(&x);
+	if (!ok) {
+		xdr_free(xres, res);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int nfsc_xcall(struct nfsc_xprt *xp, const struct rr_cred *cred, uint32_t prog,
+	       uint32_t vers, uint32_t proc, xdrproc_t xargs, void *args,
+	       xdrproc_t xres, void *res, size_t res_cap)
+{
+	char abuf[NFSC_ARGS_MAX];
+	struct rr_call call = {.prog = prog,
+			       .vers = vers,
+			       .proc = proc,
+			       .cred = cred,
+			       .args = abuf};
+	int rc = encode(xargs, args, abuf, sizeof(abuf), &call.args_len);
+
+	if (rc)
+		return rc;
+	call.res_cap = res_cap < NFSC_RES_MIN ? NFSC_RES_MIN : res_cap;
+	call.res = malloc(call.res_cap);
+	if (!call.res)
+		return -ENOMEM;
+	rc = nfsc_rpc_errno(xp->ops->call(xp, &call), &call);
+	if (!rc)
+		rc = decode(xres, res, call.res, call.res_len);
+	free(call.res);
+	return rc;
+}
+
+int nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
+	      xdrproc_t xres, void *res, size_t res_cap)
+{
+	return nfsc_xcall(n->x, &n->cred, NFS_PROGRAM, NFS_V3, proc, xargs,
+			  args, xres, res, res_cap);
+}
+
+int nfsc_fh_set(struct nfsc_fh *fh, const nfs_fh3 *w)
+{
+	if (w->data.data_len > NFS3_FHSIZE || !w->data.data_len)
+		return -EPROTO;
+	fh->len = w->data.data_len;
+	memcpy(fh->data, w->data.data_val, fh->len);
+	return 0;
+}
+
+static mode_t type_bits(ftype3 t)
+{
+	switch (t) {
+	case NF3DIR:
+		return S_IFDIR;
+	case NF3BLK:
+		return S_IFBLK;
+	case NF3CHR:
+		return S_IFCHR;
+	case NF3LNK:
+		return S_IFLNK;
+	case NF3SOCK:
+		return S_IFSOCK;
+	case NF3FIFO:
+		return S_IFIFO;
+	default:
+		return S_IFREG;
+	}
+}
+
+static struct timespec ts_of(const nfstime3 *t)
+{
+	return (struct timespec){.tv_sec = t->seconds, .tv_nsec = t->nseconds};
+}
+
+void nfsc_fattr_to_stat(const fattr3 *a, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = type_bits(a->type) | (a->mode & 07777);
+	st->st_nlink = a->nlink;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_size = (off_t)a->size;
+	st->st_blocks = (blkcnt_t)((a->used + 511) / 512);
+	st->st_blksize = 4096;
+	st->st_rdev = makedev(a->rdev.specdata1, a->rdev.specdata2);
+	st->st_dev = (dev_t)a->fsid;
+	st->st_ino = (ino_t)a->fileid;
+	st->st_atim = ts_of(&a->atime);
+	st->st_mtim = ts_of(&a->mtime);
+	st->st_ctim = ts_of(&a->ctime);
+}

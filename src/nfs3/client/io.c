@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * READ and WRITE, pipelined: a transfer is cut at the mount's rtmax/wtmax
+ * and up to depth calls are kept in flight on the one transport, each in
+ * a slot that owns its rr_call and XDR buffers.
+ *
+ * The data never goes through rpcgen. READ results and WRITE arguments
+ * end in opaque data<>, the DDP-eligible item (RFC 8267 section 4.1): for
+ * WRITE the XDR stops at the length word and the caller's bytes ride as
+ * call->arg_bulk (a read chunk, or inline after the length word); for READ
+ * the caller's buffer is call->res_bulk, filled by RDMA Write, and when the
+ * server answered inline instead (always over TCP) the data follows the
+ * length word in call->res and is copied out.
+ *
+ * Completions can run on the transport's own thread, so done() only
+ * queues the slot under a lock; decoding and reissuing happen in the
+ * caller's thread. A short transfer without EOF is reissued for the rest.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nfsc.h"
+
+#define IO_ARGS_CAP	  256  /* READ3args / WRITE3args without data */
+#define IO_RES_HDR	  512  /* READ3res up to the data, WRITE3res */
+#define IO_INLINE	  2048 /* smaller READs travel inline over RDMA too */
+#define PROGRESS_SLICE_MS 10
+#define REG_MIN		  (1u << 20)
+
+struct io_run;
+
+struct io_slot {
+	struct rr_call call;
+	struct io_run *run;
+	uint32_t idx;
+	int rc;
+	struct rr_nfs_io io; /* the data, its file offset and length */
+	uint64_t roff;	     /* pread/pwrite: offset into the buffer */
+	char args[IO_ARGS_CAP];
+	char *res;
+};
+
+struct io_range {
+	uint64_t off;
+	uint32_t len;
+};
+
+struct io_run {
+	struct rr_nfs_file *f;
+	bool write;
+	/* a stream (rr_nfs_stream) rather than one pread/pwrite */
+	bool (*next_fn)(void *arg, struct rr_nfs_io *io);
+	void (*done_fn)(void *arg, struct rr_nfs_io *io);
+	void *arg;
+	uint8_t *buf;
+	uint64_t len, foff; /* caller's length and file offset */
+	uint64_t next;	    /* first byte not yet issued */
+	uint64_t eof_at;    /* READ: where the file ended */
+	uint32_t chunk, depth, inflight;
+	struct io_slot *slots;
+	struct io_range *retry; /* short transfers to reissue */
+	uint32_t nretry;
+	uint32_t *freel; /* idle slots */
+	uint32_t nfree;
+	int err;
+	pthread_mutex_t mu; /* guards doneq */
+	pthread_cond_t cv;
+	uint32_t *doneq;
+	uint64_t dq_head, dq_tail;
+};
+
+/* ------------------------------------------------------------ encoding */
+
+static int xdr_encode_args(struct io_slot *s, xdrproc_t proc, void *args)
+{
+	XDR x;
+	bool_t ok;
+
+	xdrmem_create(&x, s->args, sizeof(s->args), XDR_ENCODE);
+	ok = proc(&x, args);
+	s->call.args_len = xdr_getpos(&x);
+	xdr_destroy(&x);
+	return ok ? 0 : -EMSGSIZE;
+}
+
+static void put_be32(char *p, uint32_t v)
+{
+	p[0] = (char)(v >> 24);
+	p[1] = (char)(v >> 16);
+	p[2] = (char)(v >> 8);
+	p[3] = (char)v;
+}
+
+static int encode_read(struct io_run *run, struct io_slot *s)
+{
+	READ3args a = {.offset = s->io.off, .count = (count3)s->io.len};
+
+	nfsc_fh_arg(&a.file, &run->f->fh);
+	return xdr_encode_args(s, (xdrproc_t)xdr_READ3args, &a);
+}
+
+/* WRITE3args with an empty data<>, then its length word set to count. */
+static int encode_write(struct io_run *run, struct io_slot *s)
+{
+	WRITE3args a = {.offset = s->io.off,
+			.count = (count3)s->io.len,
+			.stable = UNSTABLE};
+	int rc;
+
+	nfsc_fh_arg(&a.file, &run->f->fh);
+	rc = xdr_encode_args(s, (xdrproc_t)xdr_WRITE3args, &a);
+	if (!rc)
+		put_be32(s->args + s->call.args_len - 4, (uint32_t)s->io.len);
+	return rc;
+}
+
+/* ------------------------------------------------------------ decoding */
+
+static int decode_read(struct io_slot *s, uint32_t *got, bool *eof)
+{
+	nfsstat3 st;
+	post_op_attr pa;
+	u_int count, dlen;
+	bool_t e;
+	XDR x;
+	int rc = -EPROTO;
+
+	xdrmem_create(&x, s->res, (u_int)s->call.res_len, XDR_DECODE);
+	if (!xdr_nfsstat3(&x, &st) || !xdr_post_op_attr(&x, &pa))
+		goto out;
+	rc = rr_nfs_errno(st);
+	if (rc)
+		goto out;
+	rc = -EPROTO;
+	if (!xdr_u_int(&x, &count) || !xdr_bool(&x, &e) ||
+	    !xdr_u_int(&x, &dlen) || dlen != count || dlen > s->io.len)
+		goto out;
+	if (s->call.res_bulk_len) {
+		if (s->call.res_bulk_len != dlen)
+			goto out;
+	} else {
+		u_int pos = xdr_getpos(&x);
+
+		if (pos + (size_t)dlen > s->call.res_len)
+			goto out;
+		memcpy(s->io.buf, s->res + pos, dlen);
+	}
+	*got = dlen;
+	*eof = e;
+	rc = 0;
+out:
+	xdr_destroy(&x);
+	return rc;
+}
+
+/* Keeps the write verifier story of this file (RFC 1813 3.3.7). */
+static void note_verf(struct rr_nfs_file *f, const WRITE3resok *ok)
+{
+	pthread_mutex_lock(&f->mu);
+	if (ok->committed != FILE_SYNC)
+		f->dirty = true;
+	if (f->have_verf && memcmp(f->verf, ok->verf, sizeof(f->verf)))
+		f->verf_lost = true;
+	memcpy(f->verf, ok->verf, sizeof(f->verf));
+	f->have_verf = true;
+	pthread_mutex_unlock(&f->mu);
+}
+
+static int decode_write(struct io_run *run, struct io_slot *s, uint32_t *got)
+{
+	WRITE3res r = {0};
+	XDR x;
+	bool_t ok;
+	int rc;
+
+	xdrmem_create(&x, s->res, (u_int)s->call.res_len, XDR_DECODE);
+	ok = xdr_WRITE3res(&x, &r);
+	xdr_destroy(&x);
+	if (!ok) {
+		xdr_free((xdrproc_t)xdr_WRITE3res, &r);
+		return -EPROTO;
+	}
+	rc = rr_nfs_errno(r.status);
+	if (!rc && r.WRITE3res_u.resok.count > s->io.len)
+		rc = -EPROTO;
+	if (!rc) {
+		*got = r.WRITE3res_u.resok.count;
+		note_verf(run->f, &r.WRITE3res_u.resok);
+	}
+	xdr_free((xdrproc_t)xdr_WRITE3res, &r);
+	return rc;
+}
+
+/* ------------------------------------------------------------ the pipe */
+
+static void io_done(struct rr_call *call, int rc, void *arg)
+{
+	struct io_slot *s = arg;
+	struct io_run *run = s->run;
+
+	(void)call;
+	s->rc = rc;
+	pthread_mutex_lock(&run->mu);
+	run->doneq[run->dq_tail++ % run->depth] = s->idx;
+	pthread_cond_signal(&run->cv);
+	pthread_mutex_unlock(&run->mu);
+}
+
+static void slot_prepare(struct io_run *run, struct io_slot *s)
+{
+	bool ddp = run->f->n->x->ddp && s->io.len > IO_INLINE;
+
+	memset(&s->call, 0, sizeof(s->call));
+	s->call.prog = NFS_PROGRAM;
+	s->call.vers = NFS_V3;
+	s->call.proc = run->write ? NFSPROC3_WRITE : NFSPROC3_READ;
+	s->call.cred = &run->f->n->cred;
+	s->call.args = s->args;
+	s->call.res = s->res;
+	s->call.res_cap = IO_RES_HDR;
+	if (run->write) {
+		s->call.arg_bulk = s->io.buf;
+		s->call.arg_bulk_len = s->io.len;
+	} else if (ddp) {
+		s->call.res_bulk = s->io.buf;
+		s->call.res_bulk_cap = s->io.len;
+	} else {
+		s->call.res_cap = IO_RES_HDR + s->io.len + 4;
+	}
+}
+
+static int slot_issue(struct io_run *run, struct io_slot *s)
+{
+	struct nfsc_xprt *x = run->f->n->x;
+	int rc;
+
+	slot_prepare(run, s);
+	rc = run->write ? encode_write(run, s) : encode_read(run, s);
+	if (!rc)
+		rc = x->ops->call_async(x, &s->call, io_done, s);
+	if (rc)
+		return rc;
+	run->inflight++;
+	return 0;
+}
+
+/* pread/pwrite: a retry first, else the next chunk of the buffer. */
+static bool next_range(struct io_run *run, struct io_slot *s)
+{
+	uint64_t end = run->write ? run->len : run->eof_at;
+	struct io_range r;
+
+	if (run->nretry) {
+		r = run->retry[--run->nretry];
+	} else if (run->next < end) {
+		r.off = run->next;
+		r.len = (uint32_t)(end - run->next < run->chunk
+					   ? end - run->next
+					   : run->chunk);
+		run->next += r.len;
+	} else {
+		return false;
+	}
+	s->roff = r.off;
+	s->io = (struct rr_nfs_io){.buf = run->buf + r.off,
+				   .len = r.len,
+				   .off = run->foff + r.off};
+	return true;
+}
+
+/* The next call's data and place; false when there is none. */
+static bool next_io(struct io_run *run, struct io_slot *s)
+{
+	if (!run->next_fn)
+		return next_range(run, s);
+	memset(&s->io, 0, sizeof(s->io));
+	if (!run->next_fn(run->arg, &s->io))
+		return false;
+	if (!s->io.buf || !s->io.len || s->io.len > run->chunk ||
+	    s->io.off + s->io.len < s->io.off) {
+		run->err = -EINVAL;
+		return false;
+	}
+	return true;
+}
+
+static void fill_pipe(struct io_run *run)
+{
+	while (!run->err && run->nfree) {
+		struct io_slot *s = &run->slots[run->freel[run->nfree - 1]];
+		int rc;
+
+		if (!next_io(run, s))
+			break;
+		run->nfree--;
+		rc = slot_issue(run, s);
+		if (rc) {
+			run->err = rc;
+			run->freel[run->nfree++] = s->idx;
+			if (run->done_fn) { /* every io goes back */
+				s->io.result = rc;
+				run->done_fn(run->arg, &s->io);
+			}
+		}
+	}
+}
+
+static bool pop_done(struct io_run *run, uint32_t *idx)
+{
+	bool any = run->dq_head != run->dq_tail;
+
+	if (any)
+		*idx = run->doneq[run->dq_head++ % run->depth];
+	return any;
+}
+
+/* A timed wait on cv: bounded, for when nobody else may signal. */
+static void cv_wait_ms(struct io_run *run, int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)ms * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_cond_timedwait(&run->cv, &run->mu, &ts);
+}
+
+/*
+ * Waits for a completed slot. Over RDMA this thread drives the transport
+ * (rr_clnt_progress), which runs our io_done in this very thread; another
+ * thread that drives may run it too, hence the short slices and the check
+ * of the queue between them.
+ */
+static struct io_slot *wait_done(struct io_run *run)
+{
+	struct nfsc_xprt *x = run->f->n->x;
+	uint32_t idx;
+	int rc;
+
+	pthread_mutex_lock(&run->mu);
+	while (!pop_done(run, &idx)) {
+		if (!x->ops->progress) {
+			pthread_cond_wait(&run->cv, &run->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&run->mu);
+		rc = x->ops->progress(x, PROGRESS_SLICE_MS);
+		pthread_mutex_lock(&run->mu);
+		if (rc && rc != -ETIMEDOUT && run->dq_head == run->dq_tail)
+			cv_wait_ms(run, PROGRESS_SLICE_MS);
+	}
+	pthread_mutex_unlock(&run->mu);
+	return &run->slots[idx];
+}
+
+/* pread/pwrite: account for the bytes, queue what is left of them. */
+static int complete_range(struct io_run *run, struct io_slot *s, uint32_t got,
+			  bool eof)
+{
+	if (eof && s->roff + got < run->eof_at)
+		run->eof_at = s->roff + got;
+	if (got < s->io.len && !eof) {
+		if (!got)
+			return -EIO; /* no progress and no end: stop */
+		run->retry[run->nretry++] = (struct io_range){
+			s->roff + got, (uint32_t)s->io.len - got};
+	}
+	return 0;
+}
+
+static void complete(struct io_run *run, struct io_slot *s)
+{
+	uint32_t got = 0;
+	bool eof = false;
+	int rc = nfsc_rpc_errno(s->rc, &s->call);
+
+	run->inflight--;
+	if (!rc)
+		rc = run->write ? decode_write(run, s, &got)
+				: decode_read(s, &got, &eof);
+	if (run->next_fn) {
+		/* a stream's calls stand alone: each result goes back */
+		s->io.result = rc ? rc : (ssize_t)got;
+		run->done_fn(run->arg, &s->io);
+	} else {
+		if (!rc)
+			rc = complete_range(run, s, got, eof);
+		if (rc && !run->err)
+			run->err = rc;
+	}
+	run->freel[run->nfree++] = s->idx;
+}
+
+/* Slots for depth calls; run_fini undoes it, also half-way. */
+static int run_init(struct io_run *run, struct rr_nfs_file *f, bool write,
+		    uint32_t depth)
+{
+	struct rr_nfs *n = f->n;
+	uint32_t chunk = write ? n->wtmax : n->rtmax;
+	size_t rcap = write	  ? IO_RES_HDR
+		      : n->x->ddp ? IO_RES_HDR + IO_INLINE + 4
+				  : IO_RES_HDR + (size_t)chunk + 4;
+
+	run->f = f;
+	run->write = write;
+	run->chunk = chunk;
+	run->depth = depth;
+	pthread_mutex_init(&run->mu, NULL);
+	pthread_cond_init(&run->cv, NULL);
+	run->slots = calloc(depth, sizeof(*run->slots));
+	run->retry = calloc(depth, sizeof(*run->retry));
+	run->freel = calloc(depth, sizeof(*run->freel));
+	run->doneq = calloc(depth, sizeof(*run->doneq));
+	if (!run->slots || !run->retry || !run->freel || !run->doneq)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < depth; i++) {
+		run->slots[i].run = run;
+		run->slots[i].idx = i;
+		run->slots[i].res = malloc(rcap);
+		if (!run->slots[i].res)
+			return -ENOMEM;
+		run->freel[run->nfree++] = depth - 1 - i;
+	}
+	return 0;
+}
+
+static void run_fini(struct io_run *run)
+{
+	pthread_mutex_destroy(&run->mu);
+	pthread_cond_destroy(&run->cv);
+	for (uint32_t i = 0; run->slots && i < run->depth; i++)
+		free(run->slots[i].res);
+	free(run->slots);
+	free(run->retry);
+	free(run->freel);
+	free(run->doneq);
+}
+
+/* Issues and completes until nothing is left in flight. */
+static int run_pipe(struct io_run *run)
+{
+	fill_pipe(run);
+	while (run->inflight) {
+		complete(run, wait_done(run));
+		fill_pipe(run);
+	}
+	return run->err;
+}
+
+/*
+ * A large transfer registers the caller's buffer for its duration, so
+ * READ data lands in it by RDMA Write and WRITE data is read from it, with
+ * no bounce copies; when registration fails the bounce buffers serve.
+ */
+static bool mem_reg(struct nfsc_xprt *x, void *buf, size_t len)
+{
+	return x->ops->mem_reg && len >= REG_MIN &&
+	       !x->ops->mem_reg(x, buf, len);
+}
+
+static ssize_t io_run(struct rr_nfs_file *f, bool write, void *buf, size_t len,
+		      uint64_t off)
+{
+	struct io_run run = {
+		.buf = buf, .foff = off, .len = len, .eof_at = len};
+	uint32_t chunk = write ? f->n->wtmax : f->n->rtmax;
+	uint64_t need = (len + chunk - 1) / chunk;
+	bool reg;
+	int rc;
+
+	if (!len)
+		return 0;
+	if (len > SSIZE_MAX || off + len < off)
+		return -EINVAL;
+	rc = run_init(&run, f, write,
+		      need < f->n->depth ? (uint32_t)need : f->n->depth);
+	if (rc) {
+		run_fini(&run);
+		return rc;
+	}
+	reg = mem_reg(f->n->x, buf, len);
+	rc = run_pipe(&run);
+	/* ORDER: every call that exposed buf has completed (and fenced) */
+	if (reg)
+		f->n->x->ops->mem_unreg(f->n->x, buf);
+	run_fini(&run);
+	if (rc)
+		return rc;
+	return (ssize_t)(write ? run.len : run.eof_at);
+}
+
+static int check_mode(const struct rr_nfs_file *f, bool write)
+{
+	int acc = f->flags & O_ACCMODE;
+
+	return (write ? acc == O_RDONLY : acc == O_WRONLY) ? -EBADF : 0;
+}
+
+ssize_t rr_nfs_pread(struct rr_nfs_file *f, void *buf, size_t len, uint64_t off)
+{
+	int rc = check_mode(f, false);
+
+	return rc ? rc : io_run(f, false, buf, len, off);
+}
+
+ssize_t rr_nfs_pwrite(struct rr_nfs_file *f, const void *buf, size_t len,
+		      uint64_t off)
+{
+	int rc = check_mode(f, true);
+
+	return rc ? rc : io_run(f, true, (void *)buf, len, off);
+}
+
+int rr_nfs_stream(struct rr_nfs_file *f, bool write, uint32_t depth,
+		  bool (*next)(void *arg, struct rr_nfs_io *io),
+		  void (*done)(void *arg, struct rr_nfs_io *io), void *arg)
+{
+	struct io_run run = {.next_fn = next, .done_fn = done, .arg = arg};
+	int rc = check_mode(f, write);
+
+	if (rc)
+		return rc;
+	if (!next || !done || !depth)
+		return -EINVAL;
+	rc = run_init(&run, f, write, depth);
+	if (!rc)
+		rc = run_pipe(&run);
+	run_fini(&run);
+	return rc;
+}

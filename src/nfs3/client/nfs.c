@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rr_nfs_mount: URL -> ports -> MOUNT (TCP) -> NFS transport -> FSINFO.
+ *
+ * Ports come from the URL, else from rpcbind when one answers, else from
+ * the defaults (NFS/RDMA 20049, NFS/TCP 2049, MOUNT 20048). rpcbind has no
+ * entry kind for RDMA in version 2, so the RDMA port is never asked for.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nfsc.h"
+
+#define DEFAULT_TIMEOUT_MS	   60000
+#define DEFAULT_CONNECT_TIMEOUT_MS 10000
+#define DEFAULT_DEPTH		   16
+#define MAX_IO			   (1u << 20)
+#define RPCBIND_TIMEOUT_MS	   1000
+
+static void set_cred(struct rr_nfs *n, const struct rr_nfs_url *u)
+{
+	gid_t groups[16];
+	int ng;
+
+	n->cred.uid = u->uid >= 0 ? (uint32_t)u->uid : getuid();
+	n->cred.gid = u->gid >= 0 ? (uint32_t)u->gid : getgid();
+	n->cred.ngids = 0;
+	if (u->uid >= 0 || u->gid >= 0)
+		return; /* another identity: our groups are not its groups */
+	ng = getgroups(16, groups);
+	for (int i = 0; i < ng; i++)
+		n->cred.gids[n->cred.ngids++] = groups[i];
+}
+
+static void set_ports(const struct rr_nfs_url *u, uint16_t *nfs, uint16_t *mnt)
+{
+	bool tcp = u->proto == RR_NFS_PROTO_TCP;
+
+	*nfs = u->nfsport;
+	*mnt = u->mountport;
+	if (!*mnt)
+		*mnt = nfsc_rpcbind_port(u->host, MOUNT_PROGRAM, MOUNT_V3,
+					 RPCBIND_TIMEOUT_MS);
+	if (!*mnt)
+		*mnt = RR_NFS_PORT_MOUNT;
+	if (!*nfs && tcp)
+		*nfs = nfsc_rpcbind_port(u->host, NFS_PROGRAM, NFS_V3,
+					 RPCBIND_TIMEOUT_MS);
+	if (!*nfs)
+		*nfs = tcp ? RR_NFS_PORT_TCP : RR_NFS_PORT_RDMA;
+}
+
+static uint32_t clamp_io(uint32_t srv, uint32_t pref, uint32_t max)
+{
+	uint32_t v = srv ? srv : pref;
+
+	if (!v)
+		v = 32768;
+	if (v > max)
+		v = max;
+	return v < 4096 ? 4096 : v;
+}
+
+static int fsinfo(struct rr_nfs *n, uint32_t max_io)
+{
+	FSINFO3args a;
+	FSINFO3res r = {0};
+	int rc;
+
+	nfsc_fh_arg(&a.fsroot, &n->root);
+	rc = nfsc_call(n, NFSPROC3_FSINFO, (xdrproc_t)xdr_FSINFO3args, &a,
+		       (xdrproc_t)xdr_FSINFO3res, &r, 0);
+	if (rc)
+		return rc;
+	rc = rr_nfs_errno(r.status);
+	if (!rc) {
+		FSINFO3resok *ok = &r.FSINFO3res_u.resok;
+
+		n->rtmax = clamp_io(ok->rtmax, ok->rtpref, max_io);
+		n->wtmax = clamp_io(ok->wtmax, ok->wtpref, max_io);
+		n->dtpref = ok->dtpref ? ok->dtpref : 8192;
+	}
+	xdr_free((xdrproc_t)xdr_FSINFO3res, &r);
+	return rc;
+}
+
+static int connect_nfs(struct rr_nfs *n, const struct rr_nfs_url *u,
+		       uint16_t port, uint32_t max_io)
+{
+	struct nfsc_xprt_opts o = {.provider = u->provider,
+				   .timeout_ms = n->timeout_ms,
+				   .connect_timeout_ms = n->connect_timeout_ms,
+				   .depth = n->depth,
+				   .max_bulk = max_io};
+	bool tcp = u->proto == RR_NFS_PROTO_TCP;
+	int rc = tcp ? nfsc_xprt_tcp(u->host, port, &o, &n->x)
+		     : nfsc_xprt_rdma(u->host, port, &o, &n->x);
+
+	if (rc)
+		return nfsc_fail(rc,
+				 "cannot reach NFS service at %s port %u "
+				 "over %s: %s",
+				 u->host, port, tcp ? "tcp" : "rdma",
+				 strerror(-rc));
+	rc = fsinfo(n, max_io);
+	if (rc)
+		nfsc_fail(rc, "FSINFO of the export's root failed: %s",
+			  strerror(-rc));
+	return rc;
+}
+
+/* What is left of the URL's path once the export is taken off. */
+static char *rel_path(const char *path, const char *export)
+{
+	size_t el = strlen(export);
+
+	while (el && export[el - 1] == '/')
+		el--;
+	return strdup(path[el] ? path + el : "/");
+}
+
+static void apply_opts(struct rr_nfs *n, const struct rr_nfs_opts *o,
+		       uint32_t *max_io)
+{
+	n->timeout_ms = o && o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+	n->connect_timeout_ms = o && o->connect_timeout_ms
+					? o->connect_timeout_ms
+					: DEFAULT_CONNECT_TIMEOUT_MS;
+	n->depth = o && o->depth ? o->depth : DEFAULT_DEPTH;
+	*max_io = o && o->max_io && o->max_io < MAX_IO ? o->max_io : MAX_IO;
+}
+
+static int mount_url(struct rr_nfs *n, const struct rr_nfs_url *u,
+		     uint32_t max_io)
+{
+	uint16_t nfsport, mntport;
+	int rc;
+
+	set_cred(n, u);
+	set_ports(u, &nfsport, &mntport);
+	n->host = strdup(u->host);
+	n->mountport = mntport;
+	if (!n->host)
+		return -ENOMEM;
+	rc = nfsc_mount_export(n, u->host, mntport, u->path, &n->root,
+			       &n->export);
+	if (rc)
+		return rc;
+	n->url_path = rel_path(u->path, n->export);
+	if (!n->url_path)
+		return -ENOMEM;
+	return connect_nfs(n, u, nfsport, max_io);
+}
+
+static void nfs_free(struct rr_nfs *n)
+{
+	nfsc_xprt_destroy(n->x);
+	free(n->host);
+	free(n->export);
+	free(n->url_path);
+	free(n);
+}
+
+int rr_nfs_mount(const char *url, const struct rr_nfs_opts *o,
+		 struct rr_nfs **out)
+{
+	struct rr_nfs_url u;
+	struct rr_nfs *n;
+	uint32_t max_io;
+	int rc;
+
+	nfsc_fail(0, "%s", "");
+	rc = rr_nfs_url_parse(url, &u);
+	if (rc)
+		return nfsc_fail(rc,
+				 "bad URL '%s' (want nfs://host[:port]/"
+				 "export/path[?args])",
+				 url ? url : "");
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		rr_nfs_url_free(&u);
+		return -ENOMEM;
+	}
+	apply_opts(n, o, &max_io);
+	rc = mount_url(n, &u, max_io);
+	rr_nfs_url_free(&u);
+	if (rc) {
+		if (n->x)
+			nfsc_mount_umnt(n);
+		nfs_free(n);
+		return rc;
+	}
+	nfsc_fail(0, "%s", ""); /* a fallback on the way may have failed */
+	*out = n;
+	return 0;
+}
+
+int rr_nfs_umount(struct rr_nfs *n)
+{
+	int rc;
+
+	if (!n)
+		return 0;
+	rc = nfsc_xprt_destroy(n->x);
+	n->x = NULL;
+	nfsc_mount_umnt(n);
+	nfs_free(n);
+	return rc;
+}
+
+const char *rr_nfs_url_path(const struct rr_nfs *n)
+{
+	return n->url_path;
+}
+
+const char *rr_nfs_export(const struct rr_nfs *n)
+{
+	return n->export;
+}
+
+uint32_t rr_nfs_max_read(const struct rr_nfs *n)
+{
+	return n->rtmax;
+}
+
+uint32_t rr_nfs_max_write(const struct rr_nfs *n)
+{
+	return n->wtmax;
+}

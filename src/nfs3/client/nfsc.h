@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The NFSv3 client's insides: one transport interface for RDMA and TCP,
+ * the XDR call helper, path resolution, and the per-mount state.
+ */
+#ifndef RR_NFS3_CLIENT_NFSC_H
+#define RR_NFS3_CLIENT_NFSC_H
+
+#include <rpcrdma/nfs3.h>
+#include <rpcrdma/rpc.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+
+#include "mount3.h"
+#include "nfs3_prot.h"
+
+/*
+ * A transport: the RDMA client (rr_clnt) or the TCP one (rr_tcp_clnt).
+ * Both take the same struct rr_call; ddp says whether a DDP-eligible item
+ * can arrive apart from the XDR (res_bulk), so READ needs room for its
+ * data in res only when it is false.
+ */
+struct nfsc_xprt;
+struct nfsc_xprt_ops {
+	int (*call)(struct nfsc_xprt *x, struct rr_call *call);
+	int (*call_async)(struct nfsc_xprt *x, struct rr_call *call,
+			  rr_call_done_fn done, void *arg);
+	/*
+	 * Drives completions in this thread for up to ms (async callers of
+	 * the RDMA client are expected to; its own thread only steps in
+	 * after a pause). NULL: completions arrive on their own.
+	 */
+	int (*progress)(struct nfsc_xprt *x, int ms);
+	/* Optional: expose buf to the peer without bounce copies. */
+	int (*mem_reg)(struct nfsc_xprt *x, void *buf, size_t len);
+	int (*mem_unreg)(struct nfsc_xprt *x, void *buf);
+	int (*destroy)(struct nfsc_xprt *x);
+};
+struct nfsc_xprt {
+	const struct nfsc_xprt_ops *ops;
+	bool ddp;
+	void *impl;
+};
+
+struct nfsc_xprt_opts {
+	const char *provider;
+	int timeout_ms;
+	int connect_timeout_ms;
+	uint32_t depth;
+	uint32_t max_bulk;
+};
+
+int nfsc_xprt_rdma(const char *host, uint16_t port,
+		   const struct nfsc_xprt_opts *o, struct nfsc_xprt **out);
+int nfsc_xprt_tcp(const char *host, uint16_t port,
+		  const struct nfsc_xprt_opts *o, struct nfsc_xprt **out);
+static inline int nfsc_xprt_destroy(struct nfsc_xprt *x)
+{
+	return x ? x->ops->destroy(x) : 0;
+}
+
+/* What the RPC layer said, as an errno: accept/reject status mapped. */
+int nfsc_rpc_errno(int rc, const struct rr_call *call);
+
+/* Sets this thread's rr_nfs_error() text; returns err. */
+int nfsc_fail(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* XDR helpers (libtirpc xdrmem). */
+#define NFSC_ARGS_MAX 8192 /* the largest non-WRITE arguments: SYMLINK */
+#define NFSC_RES_MIN  4096
+
+/*
+ * One synchronous call with rpcgen XDR both ways. res is zeroed first and
+ * must be xdr_free()d by the caller when 0 comes back. res_cap bounds the
+ * reply's XDR. Returns 0 or a negative errno (transport or RPC errors; the
+ * NFS status is the caller's to read).
+ */
+int nfsc_xcall(struct nfsc_xprt *x, const struct rr_cred *cred, uint32_t prog,
+	       uint32_t vers, uint32_t proc, xdrproc_t xargs, void *args,
+	       xdrproc_t xres, void *res, size_t res_cap);
+
+struct nfsc_fh {
+	uint32_t len;
+	uint8_t data[NFS3_FHSIZE];
+};
+
+struct rr_nfs {
+	struct nfsc_xprt *x;
+	struct rr_cred cred;
+	struct nfsc_fh root;
+	char *host;
+	char *export;
+	char *url_path;
+	uint16_t mountport;
+	int timeout_ms;
+	int connect_timeout_ms;
+	uint32_t depth;
+	uint32_t rtmax, wtmax, dtpref;
+};
+
+struct rr_nfs_file {
+	struct rr_nfs *n;
+	struct nfsc_fh fh;
+	int flags;
+	pthread_mutex_t mu; /* guards the write-verifier state */
+	bool dirty;	    /* unstable writes not yet committed */
+	bool have_verf;
+	bool verf_lost; /* the verifier changed between writes */
+	uint8_t verf[NFS3_WRITEVERFSIZE];
+};
+
+static inline void nfsc_fh_arg(nfs_fh3 *a, const struct nfsc_fh *fh)
+{
+	a->data.data_len = fh->len;
+	a->data.data_val = (char *)fh->data;
+}
+
+/* Copies a handle from the wire; -EPROTO if it is too long. */
+int nfsc_fh_set(struct nfsc_fh *fh, const nfs_fh3 *w);
+
+/* SETATTR of the size alone. */
+int nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len);
+
+void nfsc_fattr_to_stat(const fattr3 *a, struct stat *st);
+
+/* NFS calls on the mount (NFS_PROGRAM, NFS_V3). */
+int nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
+	      xdrproc_t xres, void *res, size_t res_cap);
+
+/*
+ * Path resolution inside the export. nfsc_lookup_path finds the object
+ * (following a final symlink when follow); nfsc_lookup_parent the
+ * directory that holds the last component, whose name it returns in
+ * *name (malloc'd).
+ */
+int nfsc_lookup_path(struct rr_nfs *n, const char *path, bool follow,
+		     struct nfsc_fh *fh, fattr3 *attr);
+int nfsc_lookup_parent(struct rr_nfs *n, const char *path, struct nfsc_fh *dir,
+		       char **name);
+int nfsc_readlink_fh(struct rr_nfs *n, const struct nfsc_fh *fh, char **target);
+int nfsc_getattr(struct rr_nfs *n, const struct nfsc_fh *fh, fattr3 *attr);
+
+/* MOUNT over TCP: the export list, MNT and UMNT. */
+int nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
+		      const char *path, struct nfsc_fh *root, char **export);
+void nfsc_mount_umnt(struct rr_nfs *n);
+/* rpcbind (PMAP v2 GETPORT over TCP): 0 when none answers. */
+uint16_t nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
+			   int timeout_ms);
+
+#endif

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Attributes (RFC 1813 section 2.6): fattr3 from stat, weak cache
+ * consistency data around modifying calls, and sattr3 applied.
+ */
+#include "nfs3/server/nfsd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+static ftype3 ftype(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFDIR:
+		return NF3DIR;
+	case S_IFBLK:
+		return NF3BLK;
+	case S_IFCHR:
+		return NF3CHR;
+	case S_IFLNK:
+		return NF3LNK;
+	case S_IFSOCK:
+		return NF3SOCK;
+	case S_IFIFO:
+		return NF3FIFO;
+	default:
+		return NF3REG;
+	}
+}
+
+static nfstime3 ntime(const struct timespec *ts)
+{
+	return (nfstime3){.seconds = (uint32)ts->tv_sec,
+			  .nseconds = (uint32)ts->tv_nsec};
+}
+
+void nfsd_fattr(const struct stat *st, fattr3 *a)
+{
+	a->type = ftype(st->st_mode);
+	a->mode = st->st_mode & 07777;
+	a->nlink = (uint32)st->st_nlink;
+	a->uid = st->st_uid;
+	a->gid = st->st_gid;
+	a->size = (uint64)st->st_size;
+	a->used = (uint64)st->st_blocks * 512;
+	a->rdev.specdata1 = major(st->st_rdev);
+	a->rdev.specdata2 = minor(st->st_rdev);
+	a->fsid = (uint64)st->st_dev;
+	a->fileid = (uint64)st->st_ino;
+	a->atime = ntime(&st->st_atim);
+	a->mtime = ntime(&st->st_mtim);
+	a->ctime = ntime(&st->st_ctim);
+}
+
+void nfsd_post_attr(const struct stat *st, post_op_attr *p)
+{
+	p->attributes_follow = TRUE;
+	nfsd_fattr(st, &p->post_op_attr_u.attributes);
+}
+
+void nfsd_post_attr_fd(int fd, post_op_attr *p)
+{
+	struct stat st;
+
+	p->attributes_follow = fd >= 0 && fstat(fd, &st) == 0;
+	if (p->attributes_follow)
+		nfsd_fattr(&st, &p->post_op_attr_u.attributes);
+}
+
+void nfsd_pre_attr(const struct stat *st, pre_op_attr *p)
+{
+	wcc_attr *w = &p->pre_op_attr_u.attributes;
+
+	p->attributes_follow = TRUE;
+	w->size = (uint64)st->st_size;
+	w->mtime = ntime(&st->st_mtim);
+	w->ctime = ntime(&st->st_ctim);
+}
+
+void nfsd_wcc(const struct stat *pre, int fd, wcc_data *w)
+{
+	w->before.attributes_follow = FALSE;
+	if (pre)
+		nfsd_pre_attr(pre, &w->before);
+	nfsd_post_attr_fd(fd, &w->after);
+}
+
+static struct timespec set_time(time_how how, const nfstime3 *t)
+{
+	switch (how) {
+	case SET_TO_SERVER_TIME:
+		return (struct timespec){.tv_nsec = UTIME_NOW};
+	case SET_TO_CLIENT_TIME:
+		return (struct timespec){.tv_sec = t->seconds,
+					 .tv_nsec = t->nseconds};
+	default:
+		return (struct timespec){.tv_nsec = UTIME_OMIT};
+	}
+}
+
+/* Without root we check as chmod/chown/utimes would for the caller. */
+static nfsstat3 may_sattr(struct nfsd_call *c, const struct stat *st,
+			  const sattr3 *a)
+{
+	bool owner = c->id.uid == 0 || c->id.uid == st->st_uid;
+
+	if (c->s->as_root)
+		return NFS3_OK;
+	if ((a->mode.set_it || a->uid.set_it || a->gid.set_it ||
+	     a->atime.set_it == SET_TO_CLIENT_TIME ||
+	     a->mtime.set_it == SET_TO_CLIENT_TIME) &&
+	    !owner)
+		return NFS3ERR_PERM;
+	if (a->size.set_it || a->atime.set_it || a->mtime.set_it)
+		return owner ? NFS3_OK : nfsd_may(c, st, ACCESS3_MODIFY);
+	return NFS3_OK;
+}
+
+static int apply_times(const char *p, const sattr3 *a)
+{
+	struct timespec ts[2] = {
+		set_time(a->atime.set_it, &a->atime.set_atime_u.atime),
+		set_time(a->mtime.set_it, &a->mtime.set_mtime_u.mtime),
+	};
+
+	if (!a->atime.set_it && !a->mtime.set_it)
+		return 0;
+	return utimensat(AT_FDCWD, p, ts, 0) ? -errno : 0;
+}
+
+static int apply_size(const char *p, const struct stat *st, uint64 size)
+{
+	if (!S_ISREG(st->st_mode))
+		return S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
+	if (size > (uint64)INT64_MAX)
+		return -EFBIG;
+	return truncate(p, (off_t)size) ? -errno : 0;
+}
+
+nfsstat3 nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
+		    const sattr3 *a)
+{
+	nfsstat3 ns = may_sattr(c, st, a);
+	char p[32];
+	int rc = 0;
+
+	if (ns)
+		return ns;
+	nfsd_fd_path(fd, p);
+	if (a->uid.set_it || a->gid.set_it) {
+		uid_t u = a->uid.set_it ? a->uid.set_uid3_u.uid : (uid_t)-1;
+		gid_t g = a->gid.set_it ? a->gid.set_gid3_u.gid : (gid_t)-1;
+
+		if (fchownat(fd, "", u, g, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+			rc = -errno;
+	}
+	if (!rc && a->mode.set_it && !S_ISLNK(st->st_mode) &&
+	    chmod(p, a->mode.set_mode3_u.mode & 07777))
+		rc = -errno;
+	if (!rc && a->size.set_it)
+		rc = apply_size(p, st, a->size.set_size3_u.size);
+	if (!rc && !S_ISLNK(st->st_mode))
+		rc = apply_times(p, a);
+	return nfsd_errno(rc);
+}

@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * File handles and how they find their file again.
+ *
+ * A handle (RFC 1813 section 2.5 leaves its contents to the server) is
+ *   0  'R' 'N' version 0      4 bytes
+ *   4  st_dev                 8 bytes, big-endian
+ *  12  st_ino                 8
+ *  20  birth time in ns       8 (statx btime; 0 where the fs has none)
+ *  28  SipHash-2-4 of 0..27   8, keyed with the server's secret
+ * The key makes handles unforgeable without the privilege that
+ * open_by_handle_at needs; inode plus birth time tells a reused inode
+ * apart, so a handle of a removed file is STALE rather than the new file.
+ *
+ * Handles map to paths below the export through a cache filled by every
+ * lookup; a cached path is only trusted after the object it opens proves
+ * to have the handle's inode and birth time. A miss (after a restart, or a
+ * rename elsewhere) walks the tree. All opens go through openat2 with
+ * RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS: no path we build can leave the
+ * export, whatever a client (or a local user) has done to the tree.
+ */
+#include "nfs3/server/nfsd.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define FH_MAC_OFF    28
+#define CACHE_BUCKETS 4096
+#define CACHE_MAX     (1u << 20)
+#define SEARCH_MAX    (1u << 22) /* directories walked before giving up */
+#define NEG_SLOTS     256
+#define NEG_TTL_MS    5000
+
+/* ---------------------------------------------------------- SipHash */
+
+static uint64_t rotl(uint64_t x, int b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void sipround(uint64_t v[4])
+{
+	v[0] += v[1];
+	v[1] = rotl(v[1], 13) ^ v[0];
+	v[0] = rotl(v[0], 32);
+	v[2] += v[3];
+	v[3] = rotl(v[3], 16) ^ v[2];
+	v[0] += v[3];
+	v[3] = rotl(v[3], 21) ^ v[0];
+	v[2] += v[1];
+	v[1] = rotl(v[1], 17) ^ v[2];
+	v[2] = rotl(v[2], 32);
+}
+
+static void sip_absorb(uint64_t v[4], uint64_t m)
+{
+	v[3] ^= m;
+	sipround(v);
+	sipround(v);
+	v[0] ^= m;
+}
+
+/* SipHash-2-4 (Aumasson and Bernstein, 2012), 64-bit output. */
+void nfsd_siphash(const uint8_t key[16], const void *data, size_t len,
+		  uint8_t out[8])
+{
+	const uint8_t *p = data;
+	uint64_t k0 = le64(key), k1 = le64(key + 8), last;
+	uint64_t v[4] = {k0 ^ 0x736f6d6570736575ull, k1 ^ 0x646f72616e646f6dull,
+			 k0 ^ 0x6c7967656e657261ull,
+			 k1 ^ 0x7465646279746573ull};
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8)
+		sip_absorb(v, le64(p + i));
+	last = (uint64_t)(len & 0xff) << 56;
+	for (size_t j = 0; i + j < len; j++)
+		last |= (uint64_t)p[i + j] << (8 * j);
+	sip_absorb(v, last);
+	v[2] ^= 0xff;
+	for (int r = 0; r < 4; r++)
+		sipround(v);
+	last = v[0] ^ v[1] ^ v[2] ^ v[3];
+	for (int j = 0; j < 8; j++)
+		out[j] = (uint8_t)(last >> (8 * j));
+}
+
+/* ------------------------------------------------------------ codec */
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int nfsd_fh_encode(const uint8_t key[NFSD_KEY_LEN], const struct stat *st,
+		   uint64_t birth, uint8_t out[NFSD_FH_LEN])
+{
+	out[0] = 'R';
+	out[1] = 'N';
+	out[2] = 1;
+	out[3] = 0;
+	put64(out + 4, (uint64_t)st->st_dev);
+	put64(out + 12, (uint64_t)st->st_ino);
+	put64(out + 20, birth);
+	nfsd_siphash(key, out, FH_MAC_OFF, out + FH_MAC_OFF);
+	return NFSD_FH_LEN;
+}
+
+int nfsd_fh_verify(const uint8_t key[NFSD_KEY_LEN], const void *fh, size_t len,
+		   uint64_t *dev, uint64_t *ino, uint64_t *birth)
+{
+	const uint8_t *p = fh;
+	uint8_t mac[8];
+	uint8_t diff = 0;
+
+	if (len != NFSD_FH_LEN || p[0] != 'R' || p[1] != 'N' || p[2] != 1 ||
+	    p[3] != 0)
+		return NFS3ERR_BADHANDLE;
+	nfsd_siphash(key, p, FH_MAC_OFF, mac);
+	/* constant time: a forger learns nothing from how long we took */
+	for (int i = 0; i < 8; i++)
+		diff |= mac[i] ^ p[FH_MAC_OFF + i];
+	if (diff)
+		return NFS3ERR_BADHANDLE;
+	*dev = get64(p + 4);
+	*ino = get64(p + 12);
+	*birth = get64(p + 20);
+	return 0;
+}
+
+/* ------------------------------------------------------ stat, names */
+
+static void stx_to_stat(const struct statx *x, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(x->stx_dev_major, x->stx_dev_minor);
+	st->st_ino = x->stx_ino;
+	st->st_mode = x->stx_mode;
+	st->st_nlink = x->stx_nlink;
+	st->st_uid = x->stx_uid;
+	st->st_gid = x->stx_gid;
+	st->st_rdev = makedev(x->stx_rdev_major, x->stx_rdev_minor);
+	st->st_size = (off_t)x->stx_size;
+	st->st_blksize = x->stx_blksize;
+	st->st_blocks = (blkcnt_t)x->stx_blocks;
+	st->st_atim.tv_sec = x->stx_atime.tv_sec;
+	st->st_atim.tv_nsec = x->stx_atime.tv_nsec;
+	st->st_mtim.tv_sec = x->stx_mtime.tv_sec;
+	st->st_mtim.tv_nsec = x->stx_mtime.tv_nsec;
+	st->st_ctim.tv_sec = x->stx_ctime.tv_sec;
+	st->st_ctim.tv_nsec = x->stx_ctime.tv_nsec;
+}
+
+int nfsd_stat(int dirfd, const char *name, struct stat *st, uint64_t *birth)
+{
+	struct statx x;
+	int flags = AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH);
+
+	if (statx(dirfd, name, flags, STATX_BASIC_STATS | STATX_BTIME, &x))
+		return -errno;
+	stx_to_stat(&x, st);
+	*birth = 0;
+	if (x.stx_mask & STATX_BTIME)
+		*birth = (uint64_t)x.stx_btime.tv_sec * 1000000000u +
+			 x.stx_btime.tv_nsec;
+	return 0;
+}
+
+nfsstat3 nfsd_name_ok(const char *name)
+{
+	size_t n = strnlen(name, NAME_MAX + 1);
+
+	if (n == 0 || strchr(name, '/'))
+		return NFS3ERR_INVAL;
+	if (n > NAME_MAX)
+		return NFS3ERR_NAMETOOLONG;
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return NFS3ERR_INVAL;
+	return NFS3_OK;
+}
+
+int nfsd_join(char out[PATH_MAX], const char *parent, const char *name)
+{
+	int n = *parent ? snprintf(out, PATH_MAX, "%s/%s", parent, name)
+			: snprintf(out, PATH_MAX, "%s", name);
+
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+int nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
+	      const struct stat *want)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat st;
+	int fd = (int)syscall(SYS_openat2, s->root_fd, *path ? path : ".", &how,
+			      sizeof(how));
+
+	if (fd < 0)
+		return errno == ELOOP || errno == EXDEV ? -EACCES : -errno;
+	if (!want)
+		return fd;
+	if (fstat(fd, &st) || st.st_dev != want->st_dev ||
+	    st.st_ino != want->st_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* ------------------------------------------------------- path cache */
+
+struct cent {
+	uint64_t dev, ino;
+	struct cent *next;
+	char path[];
+};
+
+/*
+ * Handles a whole walk did not find, for a while: clients do ask again
+ * about files they removed, and each walk reads the whole export. Only a
+ * file moved in from outside the export can make one valid again.
+ */
+struct negent {
+	uint64_t dev, ino, birth, until_ms;
+};
+
+struct nfsd_pathcache {
+	pthread_mutex_t lock;
+	size_t n;
+	struct cent *b[CACHE_BUCKETS];
+	struct negent neg[NEG_SLOTS];
+};
+
+int nfsd_cache_create(struct nfsd_pathcache **out)
+{
+	struct nfsd_pathcache *pc = calloc(1, sizeof(*pc));
+
+	if (!pc)
+		return -ENOMEM;
+	pthread_mutex_init(&pc->lock, NULL);
+	*out = pc;
+	return 0;
+}
+
+static void cache_clear(struct nfsd_pathcache *pc)
+{
+	for (size_t i = 0; i < CACHE_BUCKETS; i++) {
+		while (pc->b[i]) {
+			struct cent *e = pc->b[i];
+
+			pc->b[i] = e->next;
+			free(e);
+		}
+	}
+	pc->n = 0;
+}
+
+void nfsd_cache_destroy(struct nfsd_pathcache *pc)
+{
+	if (!pc)
+		return;
+	cache_clear(pc);
+	pthread_mutex_destroy(&pc->lock);
+	free(pc);
+}
+
+static size_t bucket(uint64_t dev, uint64_t ino)
+{
+	return (size_t)((ino * 0x9e3779b97f4a7c15ull) ^ dev) % CACHE_BUCKETS;
+}
+
+void nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
+		    const char *path)
+{
+	struct nfsd_pathcache *pc = s->cache;
+	size_t len = strlen(path) + 1, h = bucket(st->st_dev, st->st_ino);
+	struct cent *e = malloc(sizeof(*e) + len), **pp;
+
+	if (!e)
+		return; /* a cache: the tree walk still finds it */
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	memcpy(e->path, path, len);
+	pthread_mutex_lock(&pc->lock);
+	if (pc->n >= CACHE_MAX)
+		cache_clear(pc);
+	for (pp = &pc->b[h]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->dev == e->dev && (*pp)->ino == e->ino) {
+			struct cent *old = *pp;
+
+			e->next = old->next;
+			*pp = e;
+			free(old);
+			goto out;
+		}
+	}
+	e->next = pc->b[h];
+	pc->b[h] = e;
+	pc->n++;
+out:
+	pthread_mutex_unlock(&pc->lock);
+}
+
+static bool cache_get(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
+		      char out[PATH_MAX])
+{
+	struct nfsd_pathcache *pc = s->cache;
+	bool hit = false;
+
+	pthread_mutex_lock(&pc->lock);
+	for (struct cent *e = pc->b[bucket(dev, ino)]; e; e = e->next) {
+		if (e->dev == dev && e->ino == ino &&
+		    strlen(e->path) < PATH_MAX) {
+			strcpy(out, e->path);
+			hit = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pc->lock);
+	return hit;
+}
+
+/* ---------------------------------------------------------- resolve */
+
+struct want {
+	uint64_t dev, ino, birth;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static struct negent *neg_slot(struct nfsd_pathcache *pc, const struct want *w)
+{
+	return &pc->neg[bucket(w->dev, w->ino ^ w->birth) % NEG_SLOTS];
+}
+
+static bool neg_hit(struct rr_nfs3_server *s, const struct want *w)
+{
+	struct nfsd_pathcache *pc = s->cache;
+	struct negent *e;
+	bool hit;
+
+	pthread_mutex_lock(&pc->lock);
+	e = neg_slot(pc, w);
+	hit = e->dev == w->dev && e->ino == w->ino && e->birth == w->birth &&
+	      e->until_ms > now_ms();
+	pthread_mutex_unlock(&pc->lock);
+	return hit;
+}
+
+static void neg_put(struct rr_nfs3_server *s, const struct want *w)
+{
+	struct nfsd_pathcache *pc = s->cache;
+
+	pthread_mutex_lock(&pc->lock);
+	*neg_slot(pc, w) = (struct negent){w->dev, w->ino, w->birth,
+					   now_ms() + NEG_TTL_MS};
+	pthread_mutex_unlock(&pc->lock);
+}
+
+/* Does path (below the root) name the wanted object? Fills o when so. */
+static bool try_path(struct rr_nfs3_server *s, const char *path,
+		     const struct want *w, struct nfsd_obj *o)
+{
+	int fd = nfsd_open(s, path, O_PATH | O_NOFOLLOW, NULL);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = nfsd_stat(fd, "", &o->st, &o->birth) == 0 &&
+	     (uint64_t)o->st.st_dev == w->dev &&
+	     (uint64_t)o->st.st_ino == w->ino && o->birth == w->birth;
+	if (!ok) {
+		close(fd);
+		return false;
+	}
+	snprintf(o->path, PATH_MAX, "%s", path);
+	o->fd = fd; /* the object itself: later opens need no path walk */
+	return true;
+}
+
+struct walkq {
+	char **v;
+	size_t head, n, cap;
+};
+
+static int walkq_push(struct walkq *q, const char *path)
+{
+	char *dup;
+
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 64;
+		char **v = realloc(q->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		q->v = v;
+		q->cap = cap;
+	}
+	dup = strdup(path);
+	if (!dup)
+		return -ENOMEM;
+	q->v[q->n++] = dup;
+	return 0;
+}
+
+static void walkq_free(struct walkq *q)
+{
+	for (size_t i = q->head; i < q->n; i++)
+		free(q->v[i]);
+	free(q->v);
+}
+
+/* One directory of the walk: 1 found, 0 not here, <0 error. */
+static int walk_dir(struct rr_nfs3_server *s, const char *dir,
+		    const struct want *w, struct walkq *q, struct nfsd_obj *o)
+{
+	int fd = nfsd_open(s, dir, O_RDONLY | O_DIRECTORY, NULL), rc = 0;
+	char child[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+
+	if (fd < 0)
+		return 0; /* unreadable or gone: search elsewhere */
+	dp = fdopendir(fd);
+	if (!dp) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (rc == 0 && (d = readdir(dp))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		if (nfsd_join(child, dir, d->d_name))
+			continue;
+		if (d->d_ino == w->ino && try_path(s, child, w, o))
+			rc = 1;
+		else if (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN)
+			rc = walkq_push(q, child);
+	}
+	closedir(dp);
+	return rc;
+}
+
+static bool search(struct rr_nfs3_server *s, const struct want *w,
+		   struct nfsd_obj *o)
+{
+	struct walkq q = {0};
+	int rc = walkq_push(&q, "");
+
+	atomic_fetch_add(&s->searches, 1);
+	while (rc == 0 && q.head < q.n && q.head < SEARCH_MAX) {
+		char *dir = q.v[q.head++];
+
+		rc = walk_dir(s, dir, w, &q, o);
+		free(dir);
+	}
+	walkq_free(&q);
+	return rc == 1;
+}
+
+static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
+			struct nfsd_obj *o)
+{
+	struct rr_nfs3_server *s = c->s;
+	char path[PATH_MAX];
+	struct want w;
+
+	if (nfsd_fh_verify(s->key, fh->data.data_val, fh->data.data_len, &w.dev,
+			   &w.ino, &w.birth)) {
+		atomic_fetch_add(&s->bad_handles, 1);
+		return NFS3ERR_BADHANDLE;
+	}
+	if (w.dev == (uint64_t)s->root_dev && w.ino == (uint64_t)s->root_ino &&
+	    try_path(s, "", &w, o))
+		return NFS3_OK;
+	if (cache_get(s, w.dev, w.ino, path) && try_path(s, path, &w, o))
+		return NFS3_OK;
+	if (!neg_hit(s, &w) && search(s, &w, o)) {
+		nfsd_cache_put(s, &o->st, o->path);
+		return NFS3_OK;
+	}
+	neg_put(s, &w);
+	atomic_fetch_add(&s->stale_handles, 1);
+	return NFS3ERR_STALE;
+}
+
+int nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o, nfs_fh3 *fh)
+{
+	uint8_t *p = nfsd_alloc(c, NFSD_FH_LEN);
+
+	if (!p)
+		return -ENOMEM;
+	nfsd_fh_encode(c->s->key, &o->st, o->birth, p);
+	fh->data.data_val = (char *)p;
+	fh->data.data_len = NFSD_FH_LEN;
+	if (*o->path)
+		nfsd_cache_put(c->s, &o->st, o->path);
+	return 0;
+}
+
+/* Switches to the server's identity; whether the call was the caller. */
+static bool as_server(struct nfsd_call *c)
+{
+	bool was = c->as_caller;
+
+	if (was)
+		nfsd_ident_leave(c->s);
+	c->as_caller = false;
+	return was;
+}
+
+/* From here on the kernel checks the caller's rights; 0 or -EACCES. */
+static int as_caller(struct nfsd_call *c)
+{
+	if (c->as_caller)
+		return 0;
+	if (nfsd_ident_enter(c->s, &c->id))
+		return -EACCES;
+	c->as_caller = true;
+	return 0;
+}
+
+/* The call closes fd when it ends; -EMFILE (fd closed) when full. */
+static int track(struct nfsd_call *c, int fd)
+{
+	if (c->nfds == (int)(sizeof(c->fds) / sizeof(c->fds[0]))) {
+		close(fd);
+		return -EMFILE;
+	}
+	c->fds[c->nfds++] = fd;
+	return 0;
+}
+
+/*
+ * Resolving runs as the server: a handle names its object whatever the
+ * caller may search on the way there (RFC 1813 checks the object itself).
+ * A call that already acts as the caller goes back to that afterwards.
+ */
+nfsstat3 nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
+		      struct nfsd_obj *o)
+{
+	nfsstat3 st;
+
+	bool was = as_server(c);
+
+	o->fd = -1;
+	st = resolve(c, fh, o);
+	if (was && as_caller(c))
+		st = NFS3ERR_ACCES;
+	if (o->fd >= 0 && track(c, o->fd))
+		o->fd = -1;
+	return st;
+}
+
+int nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o)
+{
+	int fd = o->fd;
+
+	if (fd < 0) {
+		as_server(c); /* and the caller right after, in any case */
+		fd = nfsd_open(c->s, o->path, O_PATH | O_NOFOLLOW, &o->st);
+		if (fd >= 0 && track(c, fd))
+			fd = -EMFILE;
+		o->fd = fd < 0 ? -1 : fd;
+	}
+	if (fd >= 0 && as_caller(c))
+		return -EACCES;
+	return fd;
+}
+
+void nfsd_call_close(struct nfsd_call *c)
+{
+	as_server(c);
+	while (c->nfds)
+		close(c->fds[--c->nfds]);
+}
+
+void nfsd_fd_path(int fd, char out[32])
+{
+	snprintf(out, 32, "/proc/self/fd/%d", fd);
+}
+
+int nfsd_reopen(int fd, int flags)
+{
+	char p[32];
+	int nfd;
+
+	nfsd_fd_path(fd, p);
+	nfd = open(p, flags | O_CLOEXEC | O_NOCTTY);
+	return nfd < 0 ? -errno : nfd;
+}
+
+int nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o)
+{
+	bool was = as_server(c);
+	int fd, rc;
+
+	o->fd = -1;
+	fd = nfsd_open(c->s, path, O_PATH | O_NOFOLLOW, NULL);
+	rc = fd < 0 ? fd : nfsd_stat(fd, "", &o->st, &o->birth);
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0)
+		snprintf(o->path, PATH_MAX, "%s", path);
+	if (was && as_caller(c))
+		return -EACCES;
+	return rc;
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * MOUNT version 3 (RFC 1813 section 5). One export: MNT of its path (or a
+ * directory below it) answers that directory's handle with AUTH_SYS and
+ * AUTH_NONE; DUMP lists what MNT recorded, UMNT and UMNTALL forget it,
+ * EXPORT names the path, open to everyone.
+ */
+#include "nfs3/server/nfsd.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nfsd_mnt {
+	struct nfsd_mnt *next;
+	char dir[];
+};
+
+static int auth_flavors[] = {RR_AUTH_SYS, RR_AUTH_NONE};
+
+/* The path below the export root that dir names, or NULL. */
+static const char *below(const struct rr_nfs3_server *s, const char *dir)
+{
+	const char *roots[] = {s->export_path, s->export_real};
+
+	for (int i = 0; i < 2; i++) {
+		size_t n = strlen(roots[i]);
+
+		while (n > 1 && roots[i][n - 1] == '/')
+			n--;
+		if (strncmp(dir, roots[i], n))
+			continue;
+		if (dir[n] == '\0')
+			return dir + n;
+		if (dir[n] == '/' || (n == 1 && roots[i][0] == '/'))
+			return dir + n + (dir[n] == '/');
+	}
+	return NULL;
+}
+
+static mountstat3 mnt_resolve(struct nfsd_call *c, const char *dir,
+			      struct nfsd_obj *o)
+{
+	const char *rel = below(c->s, dir);
+	char path[PATH_MAX];
+	size_t n;
+	int rc;
+
+	if (!rel)
+		return MNT3ERR_NOENT;
+	n = strlen(rel);
+	while (n && rel[n - 1] == '/')
+		n--;
+	if (n >= PATH_MAX || strstr(rel, ".."))
+		return MNT3ERR_ACCES;
+	memcpy(path, rel, n);
+	path[n] = '\0';
+	rc = nfsd_obj_at(c, path, o);
+	if (rc == -ENOENT)
+		return MNT3ERR_NOENT;
+	if (rc)
+		return MNT3ERR_ACCES;
+	return S_ISDIR(o->st.st_mode) ? MNT3_OK : MNT3ERR_NOTDIR;
+}
+
+static void mnt_record(struct rr_nfs3_server *s, const char *dir)
+{
+	size_t n = strlen(dir) + 1;
+	struct nfsd_mnt *m = malloc(sizeof(*m) + n);
+
+	if (!m)
+		return;
+	memcpy(m->dir, dir, n);
+	pthread_mutex_lock(&s->mnt_lock);
+	m->next = s->mounts;
+	s->mounts = m;
+	pthread_mutex_unlock(&s->mnt_lock);
+}
+
+static void mnt_forget(struct rr_nfs3_server *s, const char *dir)
+{
+	pthread_mutex_lock(&s->mnt_lock);
+	for (struct nfsd_mnt **pp = &s->mounts; *pp;) {
+		struct nfsd_mnt *m = *pp;
+
+		if (!dir || !strcmp(m->dir, dir)) {
+			*pp = m->next;
+			free(m);
+		} else {
+			pp = &m->next;
+		}
+	}
+	pthread_mutex_unlock(&s->mnt_lock);
+}
+
+void nfsd_mounts_free(struct rr_nfs3_server *s)
+{
+	mnt_forget(s, NULL);
+}
+
+static bool_t mnt(struct nfsd_call *c, XDR *in, XDR *out)
+{
+	dirpath dir = NULL;
+	mountres3 r = {0};
+	struct nfsd_obj o;
+	bool_t ok;
+
+	if (!xdr_dirpath(in, &dir)) {
+		xdr_free((xdrproc_t)xdr_dirpath, (char *)&dir);
+		return FALSE;
+	}
+	r.fhs_status = mnt_resolve(c, dir, &o);
+	if (r.fhs_status == MNT3_OK) {
+		nfs_fh3 fh;
+
+		if (nfsd_make_fh(c, &o, &fh)) {
+			r.fhs_status = MNT3ERR_SERVERFAULT;
+		} else {
+			r.mountres3_u.mountinfo.fhandle.fhandle3_len =
+				fh.data.data_len;
+			r.mountres3_u.mountinfo.fhandle.fhandle3_val =
+				fh.data.data_val;
+			r.mountres3_u.mountinfo.auth_flavors.auth_flavors_len =
+				2;
+			r.mountres3_u.mountinfo.auth_flavors.auth_flavors_val =
+				auth_flavors;
+			mnt_record(c->s, dir);
+		}
+	}
+	ok = xdr_mountres3(out, &r);
+	xdr_free((xdrproc_t)xdr_dirpath, (char *)&dir);
+	return ok;
+}
+
+static bool_t dump(struct nfsd_call *c, XDR *out)
+{
+	mountlist head = NULL, *tail = &head;
+	bool_t ok = TRUE;
+
+	pthread_mutex_lock(&c->s->mnt_lock);
+	for (struct nfsd_mnt *m = c->s->mounts; m && ok; m = m->next) {
+		struct mountbody *b = nfsd_alloc(c, sizeof(*b));
+
+		ok = b != NULL;
+		if (ok) {
+			b->ml_hostname = "unknown"; /* the transport hides it */
+			b->ml_directory = nfsd_strdup(c, m->dir);
+			ok = b->ml_directory != NULL;
+			*tail = b;
+			tail = &b->ml_next;
+		}
+	}
+	pthread_mutex_unlock(&c->s->mnt_lock);
+	return ok && xdr_mountlist(out, &head);
+}
+
+static bool_t umnt(struct nfsd_call *c, XDR *in)
+{
+	dirpath dir = NULL;
+	bool_t ok = xdr_dirpath(in, &dir);
+
+	if (ok)
+		mnt_forget(c->s, dir);
+	xdr_free((xdrproc_t)xdr_dirpath, (char *)&dir);
+	return ok;
+}
+
+static bool_t export(struct nfsd_call *c, XDR *out)
+{
+	/* a client can only mount an absolute path */
+	struct exportnode e = {.ex_dir = c->s->export_path[0] == '/'
+						 ? c->s->export_path
+						 : c->s->export_real};
+	exports head = &e;
+
+	return xdr_exports(out, &head);
+}
+
+static uint32_t answer(struct nfsd_call *c, uint32_t proc, XDR *in, XDR *out)
+{
+	switch (proc) {
+	case MOUNTPROC3_NULL:
+	case MOUNTPROC3_UMNTALL:
+		if (proc == MOUNTPROC3_UMNTALL)
+			mnt_forget(c->s, NULL);
+		return RR_SUCCESS;
+	case MOUNTPROC3_MNT:
+		return mnt(c, in, out) ? RR_SUCCESS : RR_GARBAGE_ARGS;
+	case MOUNTPROC3_DUMP:
+		return dump(c, out) ? RR_SUCCESS : RR_SYSTEM_ERR;
+	case MOUNTPROC3_UMNT:
+		return umnt(c, in) ? RR_SUCCESS : RR_GARBAGE_ARGS;
+	case MOUNTPROC3_EXPORT:
+		return export(c, out) ? RR_SUCCESS : RR_SYSTEM_ERR;
+	default:
+		return RR_PROC_UNAVAIL;
+	}
+}
+
+uint32_t nfsd_mount_handler(struct rr_svc_req *req, void *arg)
+{
+	struct nfsd_call c = {.s = arg, .req = req};
+	size_t len, cap;
+	const void *args = rr_svc_args(req, &len);
+	void *res = rr_svc_res_buf(req, &cap);
+	uint32_t rc;
+	XDR in, out;
+
+	/*
+	 * MOUNT runs as the server (c.id stays zero: root when we are root):
+	 * MNT answers for the export, not for one caller's rights in it.
+	 */
+	xdrmem_create(&in, (char *)args, (u_int)len, XDR_DECODE);
+	xdrmem_create(&out, res, (u_int)cap, XDR_ENCODE);
+	rc = answer(&c, rr_svc_req_proc(req), &in, &out);
+	if (rc == RR_GARBAGE_ARGS)
+		atomic_fetch_add(&c.s->garbage_args, 1);
+	if (rc == RR_SUCCESS && rr_svc_set_res(req, xdr_getpos(&out), NULL, 0))
+		rc = RR_SYSTEM_ERR;
+	nfsd_call_close(&c);
+	nfsd_arena_free(&c);
+	return rc;
+}

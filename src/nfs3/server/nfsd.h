@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Internals of the NFSv3 server: file handles, the identity a call runs
+ * as, attributes, and the procedures. Every procedure gets a struct
+ * nfsd_call, answers an nfsstat3 and fills its rpcgen result; memory the
+ * result points to comes from the call's arena and dies with the call.
+ */
+#ifndef RR_NFSD_H
+#define RR_NFSD_H
+
+#include <rpcrdma/nfs3_server.h>
+
+#include "mount3.h"
+#include "nfs3_prot.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+
+#define NFSD_KEY_LEN 16
+#define NFSD_FH_LEN  36 /* see fh.c */
+#define NFSD_MAX_IO  (1u << 20)
+#define NFSD_ANON    65534u
+
+struct nfsd_pathcache;
+
+struct rr_nfs3_server {
+	struct rr_nfs3_server_opts o;
+	char *export_path; /* as configured, and its realpath */
+	char *export_real;
+	int root_fd; /* O_PATH of the export root */
+	dev_t root_dev;
+	ino_t root_ino;
+	uint8_t key[NFSD_KEY_LEN];
+	uint8_t write_verf[NFS3_WRITEVERFSIZE]; /* new on each start */
+	bool as_root;	  /* can act as the caller (setfsuid) */
+	gid_t groups[64]; /* the server's own, restored after each call */
+	int ngroups;
+	gid_t egid;
+	struct nfsd_pathcache *cache;
+	pthread_mutex_t mnt_lock;
+	struct nfsd_mnt *mounts; /* MOUNT's DUMP list */
+	atomic_uint_fast64_t calls, garbage_args, bad_handles, stale_handles,
+		searches;
+};
+
+/* The identity a call acts as, after squashing. */
+struct nfsd_ident {
+	uint32_t uid, gid, ngids;
+	uint32_t gids[16];
+};
+
+struct nfsd_arena;
+
+struct nfsd_call {
+	struct rr_nfs3_server *s;
+	struct rr_svc_req *req;
+	struct nfsd_ident id;
+	struct nfsd_arena *arena;
+	int fds[8]; /* O_PATH descriptors of resolved objects */
+	int nfds;
+	/*
+	 * Acting as the caller yet? A call starts as the server (resolving
+	 * handles) and becomes the caller when it first asks for an object's
+	 * descriptor to act on (nfsd_obj_fd), as every acting procedure does.
+	 */
+	bool as_caller;
+};
+
+/* An object a handle names: its path below the root ("" is the root). */
+struct nfsd_obj {
+	char path[PATH_MAX];
+	struct stat st;
+	uint64_t birth; /* creation time in ns, 0 where unknown */
+	int fd;		/* O_PATH, the call's (nfsd_resolve only), or -1 */
+};
+
+/* arena.c */
+void *nfsd_alloc(struct nfsd_call *c, size_t n);
+char *nfsd_strdup(struct nfsd_call *c, const char *s);
+void nfsd_arena_free(struct nfsd_call *c);
+
+/* fh.c: handles and resolving them */
+void nfsd_siphash(const uint8_t key[16], const void *data, size_t len,
+		  uint8_t out[8]);
+int nfsd_fh_encode(const uint8_t key[NFSD_KEY_LEN], const struct stat *st,
+		   uint64_t birth, uint8_t out[NFSD_FH_LEN]);
+/* 0, or NFS3ERR_BADHANDLE; fills dev/ino/birth. */
+int nfsd_fh_verify(const uint8_t key[NFSD_KEY_LEN], const void *fh, size_t len,
+		   uint64_t *dev, uint64_t *ino, uint64_t *birth);
+/* fstatat without following, plus the birth time handles carry. */
+int nfsd_stat(int dirfd, const char *name, struct stat *st, uint64_t *birth);
+/* 0 or NFS3ERR_INVAL/NAMETOOLONG/ACCES for a name a client sent. */
+nfsstat3 nfsd_name_ok(const char *name);
+nfsstat3 nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
+		      struct nfsd_obj *o);
+int nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o, nfs_fh3 *fh);
+/*
+ * Opens path below the root (O_PATH and such; never through a symlink, never
+ * above the root) as the server; want: the object must still be that one.
+ */
+int nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
+	      const struct stat *want);
+/* Fills o for path below the root, looked up as the server. */
+int nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o);
+/*
+ * O_PATH fd of o (from nfsd_resolve), opened as the server. It belongs to
+ * the call: nfsd_call_close closes it, callers never do.
+ */
+int nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o);
+/* Closes the call's descriptors and gives the server's identity back. */
+void nfsd_call_close(struct nfsd_call *c);
+/* Opens what fd names with flags, as the caller: the permission check. */
+int nfsd_reopen(int fd, int flags);
+/* "/proc/self/fd/N": operations that take no fd still reach the object */
+void nfsd_fd_path(int fd, char out[32]);
+void nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
+		    const char *path);
+int nfsd_cache_create(struct nfsd_pathcache **out);
+void nfsd_cache_destroy(struct nfsd_pathcache *pc);
+/* child = parent/name, or -ENAMETOOLONG. */
+int nfsd_join(char out[PATH_MAX], const char *parent, const char *name);
+
+/* ident.c */
+nfsstat3 nfsd_errno(int err);
+void nfsd_ident_from_cred(const struct rr_nfs3_server *s,
+			  const struct rr_cred *cr, struct nfsd_ident *id);
+int nfsd_ident_enter(const struct rr_nfs3_server *s,
+		     const struct nfsd_ident *id);
+void nfsd_ident_leave(const struct rr_nfs3_server *s);
+/* ACCESS3_* bits the identity has on st (mode bits; root gets all). */
+uint32_t nfsd_access(const struct rr_nfs3_server *s,
+		     const struct nfsd_ident *id, const struct stat *st,
+		     uint32_t want);
+/* 0 or NFS3ERR_ACCES: the mode-bit check when we cannot act as the caller */
+nfsstat3 nfsd_may(const struct nfsd_call *c, const struct stat *st,
+		  uint32_t want);
+
+/* attr.c */
+void nfsd_fattr(const struct stat *st, fattr3 *a);
+void nfsd_post_attr(const struct stat *st, post_op_attr *p);
+void nfsd_post_attr_fd(int fd, post_op_attr *p);
+void nfsd_pre_attr(const struct stat *st, pre_op_attr *p);
+/* wcc_data: pre from st (NULL: none), post from fd (-1: none) */
+void nfsd_wcc(const struct stat *pre, int fd, wcc_data *w);
+/* Applies a sattr3 to what fd (O_PATH) names, as the caller. */
+nfsstat3 nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
+		    const sattr3 *a);
+
+/* ops.c, dir.c, rw.c, readdir.c: the procedures */
+typedef nfsstat3 (*nfsd_op_fn)(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_getattr(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_setattr(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_lookup(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_access_op(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_readlink(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_create(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_mkdir(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_symlink(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_mknod(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_remove(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_rmdir(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_rename(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_link(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_readdir(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_readdirplus(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_fsstat(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_fsinfo(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_pathconf(struct nfsd_call *c, void *args, void *res);
+nfsstat3 nfsd_commit(struct nfsd_call *c, void *args, void *res);
+/* READ and WRITE: hand-coded XDR around the DDP-eligible data. */
+uint32_t nfsd_read(struct nfsd_call *c);
+uint32_t nfsd_write(struct nfsd_call *c);
+
+/* mount.c */
+uint32_t nfsd_mount_handler(struct rr_svc_req *req, void *arg);
+void nfsd_mounts_free(struct rr_nfs3_server *s);
+
+#endif

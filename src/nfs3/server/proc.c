@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The NFS program's entry point: one handler for every procedure. It works
+ * out the caller's identity (taken on once the procedure acts, fh.c),
+ * decodes the arguments with rpcgen's routines, runs the procedure,
+ * encodes its result and gives everything back; READ and WRITE code their
+ * own XDR around the DDP-eligible data (rw.c).
+ */
+#include "nfs3/server/nfsd.h"
+
+#include <string.h>
+
+struct nfsd_proc {
+	xdrproc_t xargs, xres;
+	size_t args_size, res_size;
+	nfsd_op_fn fn;
+};
+
+#define P(name, fn)                                                            \
+	{                                                                      \
+		(xdrproc_t) xdr_##name##3args, (xdrproc_t)xdr_##name##3res,    \
+			sizeof(name##3args), sizeof(name##3res), fn            \
+	}
+
+static const struct nfsd_proc procs[] = {
+	[NFSPROC3_GETATTR] = P(GETATTR, nfsd_getattr),
+	[NFSPROC3_SETATTR] = P(SETATTR, nfsd_setattr),
+	[NFSPROC3_LOOKUP] = P(LOOKUP, nfsd_lookup),
+	[NFSPROC3_ACCESS] = P(ACCESS, nfsd_access_op),
+	[NFSPROC3_READLINK] = P(READLINK, nfsd_readlink),
+	[NFSPROC3_CREATE] = P(CREATE, nfsd_create),
+	[NFSPROC3_MKDIR] = P(MKDIR, nfsd_mkdir),
+	[NFSPROC3_SYMLINK] = P(SYMLINK, nfsd_symlink),
+	[NFSPROC3_MKNOD] = P(MKNOD, nfsd_mknod),
+	[NFSPROC3_REMOVE] = P(REMOVE, nfsd_remove),
+	[NFSPROC3_RMDIR] = P(RMDIR, nfsd_rmdir),
+	[NFSPROC3_RENAME] = P(RENAME, nfsd_rename),
+	[NFSPROC3_LINK] = P(LINK, nfsd_link),
+	[NFSPROC3_READDIR] = P(READDIR, nfsd_readdir),
+	[NFSPROC3_READDIRPLUS] = P(READDIRPLUS, nfsd_readdirplus),
+	[NFSPROC3_FSSTAT] = P(FSSTAT, nfsd_fsstat),
+	[NFSPROC3_FSINFO] = P(FSINFO, nfsd_fsinfo),
+	[NFSPROC3_PATHCONF] = P(PATHCONF, nfsd_pathconf),
+	[NFSPROC3_COMMIT] = P(COMMIT, nfsd_commit),
+};
+
+#define NPROCS (NFSPROC3_COMMIT + 1)
+
+static uint32_t run(struct nfsd_call *c, const struct nfsd_proc *p)
+{
+	size_t len, cap;
+	const void *in = rr_svc_args(c->req, &len);
+	void *out = rr_svc_res_buf(c->req, &cap);
+	void *args = nfsd_alloc(c, p->args_size);
+	void *res = nfsd_alloc(c, p->res_size);
+	uint32_t rc = RR_SYSTEM_ERR;
+	XDR x;
+
+	if (!args || !res)
+		return RR_SYSTEM_ERR;
+	xdrmem_create(&x, (char *)in, (u_int)len, XDR_DECODE);
+	if (!p->xargs(&x, args)) {
+		atomic_fetch_add(&c->s->garbage_args, 1);
+		rc = RR_GARBAGE_ARGS;
+		goto out;
+	}
+	/* every result union starts with its nfsstat3 */
+	*(nfsstat3 *)res = p->fn(c, args, res);
+	xdrmem_create(&x, out, (u_int)cap, XDR_ENCODE);
+	if (p->xres(&x, res) &&
+	    !rr_svc_set_res(c->req, xdr_getpos(&x), NULL, 0))
+		rc = RR_SUCCESS;
+out:
+	xdr_free(p->xargs, args);
+	return rc;
+}
+
+static uint32_t call(struct nfsd_call *c, uint32_t proc)
+{
+	switch (proc) {
+	case NFSPROC3_NULL:
+		return rr_svc_set_res(c->req, 0, NULL, 0) ? RR_SYSTEM_ERR
+							  : RR_SUCCESS;
+	case NFSPROC3_READ:
+		return nfsd_read(c);
+	case NFSPROC3_WRITE:
+		return nfsd_write(c);
+	default:
+		if (proc >= NPROCS || !procs[proc].fn)
+			return RR_PROC_UNAVAIL;
+		return run(c, &procs[proc]);
+	}
+}
+
+static uint32_t nfs_handler(struct rr_svc_req *req, void *arg)
+{
+	struct nfsd_call c = {.s = arg, .req = req};
+	uint32_t rc;
+
+	atomic_fetch_add(&c.s->calls, 1);
+	nfsd_ident_from_cred(c.s, rr_svc_cred(req), &c.id);
+	rc = call(&c, rr_svc_req_proc(req));
+	nfsd_call_close(&c);
+	nfsd_arena_free(&c);
+	return rc;
+}
+
+static const rr_svc_fn nfs_table[NPROCS] = {
+	[0 ... NPROCS - 1] = nfs_handler,
+};
+
+static const rr_svc_fn mount_table[MOUNTPROC3_EXPORT + 1] = {
+	[0 ... MOUNTPROC3_EXPORT] = nfsd_mount_handler,
+};
+
+/*
+ * The procedures that change state in a way a second run would not repeat
+ * (RFC 1813 section 4.1 and the kernel's nfsd agree on this set): a call
+ * sent again after a reconnect is answered from the server's duplicate
+ * request cache.
+ */
+#define BIT(p) (UINT64_C(1) << (p))
+static const uint64_t nfs_drc_procs =
+	BIT(NFSPROC3_SETATTR) | BIT(NFSPROC3_WRITE) | BIT(NFSPROC3_CREATE) |
+	BIT(NFSPROC3_MKDIR) | BIT(NFSPROC3_SYMLINK) | BIT(NFSPROC3_MKNOD) |
+	BIT(NFSPROC3_REMOVE) | BIT(NFSPROC3_RMDIR) | BIT(NFSPROC3_RENAME) |
+	BIT(NFSPROC3_LINK) | BIT(NFSPROC3_COMMIT);
+
+void rr_nfs3_server_progs(struct rr_nfs3_server *s, struct rr_svc_prog *nfs,
+			  struct rr_svc_prog *mount)
+{
+	if (nfs)
+		*nfs = (struct rr_svc_prog){.prog = NFS_PROGRAM,
+					    .vers = NFS_V3,
+					    .nprocs = NPROCS,
+					    .procs = nfs_table,
+					    .arg = s,
+					    .drc_procs = nfs_drc_procs};
+	if (mount)
+		*mount = (struct rr_svc_prog){.prog = MOUNT_PROGRAM,
+					      .vers = MOUNT_V3,
+					      .nprocs = MOUNTPROC3_EXPORT + 1,
+					      .procs = mount_table,
+					      .arg = s};
+}

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * READ and WRITE (RFC 1813 sections 3.3.6-3.3.7), whose data is the
+ * DDP-eligible item of RFC 8267: READ encodes READ3resok up to and
+ * including the data's length word and hands the bytes over apart, read
+ * straight into the transport's bulk buffer; WRITE decodes WRITE3args up to
+ * the data's length word and takes the bytes from the read chunk when the
+ * transport pulled one, else from the XDR right after that word.
+ */
+#include "nfs3/server/nfsd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+/* xdrmem over the call's results buffer, for encoding. */
+static void res_xdr(struct nfsd_call *c, XDR *x)
+{
+	size_t cap;
+	void *buf = rr_svc_res_buf(c->req, &cap);
+
+	xdrmem_create(x, buf, (u_int)cap, XDR_ENCODE);
+}
+
+static uint32_t finish(struct nfsd_call *c, XDR *x, bool ok, const void *bulk,
+		       size_t bulk_len)
+{
+	if (!ok || rr_svc_set_res(c->req, xdr_getpos(x), bulk, bulk_len))
+		return RR_SYSTEM_ERR;
+	return RR_SUCCESS;
+}
+
+static uint32_t read_fail(struct nfsd_call *c, nfsstat3 st, int fd)
+{
+	READ3res r = {.status = st};
+	XDR x;
+
+	nfsd_post_attr_fd(fd, &r.READ3res_u.resfail.file_attributes);
+	res_xdr(c, &x);
+	return finish(c, &x, xdr_READ3res(&x, &r), NULL, 0);
+}
+
+static uint32_t read_ok(struct nfsd_call *c, int fd, const void *data,
+			uint32_t n, bool eof)
+{
+	nfsstat3 st = NFS3_OK;
+	post_op_attr pa;
+	count3 cnt = n;
+	bool_t e = eof;
+	u_int len = n;
+	XDR x;
+	bool ok;
+
+	nfsd_post_attr_fd(fd, &pa);
+	res_xdr(c, &x);
+	ok = xdr_nfsstat3(&x, &st) && xdr_post_op_attr(&x, &pa) &&
+	     xdr_count3(&x, &cnt) && xdr_bool(&x, &e) && xdr_u_int(&x, &len);
+	return finish(c, &x, ok, data, n);
+}
+
+static nfsstat3 regular(const struct stat *st)
+{
+	if (S_ISREG(st->st_mode))
+		return NFS3_OK;
+	return S_ISDIR(st->st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
+}
+
+static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
+{
+	size_t cap;
+	uint8_t *buf = rr_svc_bulk_buf(c->req, &cap);
+	uint32_t want = a->count;
+	struct nfsd_obj o;
+	nfsstat3 st = nfsd_resolve(c, &a->file, &o);
+	ssize_t n = 0;
+	uint32_t rc;
+	int pfd, fd = -1;
+
+	if (st)
+		return read_fail(c, st, -1);
+	pfd = nfsd_obj_fd(c, &o);
+	st = pfd < 0 ? nfsd_errno(pfd) : regular(&o.st);
+	if (!st)
+		st = nfsd_may(c, &o.st, ACCESS3_READ);
+	if (!st && (fd = nfsd_reopen(pfd, O_RDONLY)) < 0)
+		st = nfsd_errno(fd);
+	want = want < cap ? want : (uint32_t)cap;
+	want = want < NFSD_MAX_IO ? want : NFSD_MAX_IO;
+	if (!st && a->offset > (uint64)INT64_MAX)
+		st = NFS3ERR_INVAL;
+	if (!st && want)
+		n = pread(fd, buf, want, (off_t)a->offset);
+	if (!st && n < 0)
+		st = nfsd_errno(errno);
+	if (st)
+		rc = read_fail(c, st, pfd);
+	else
+		rc = read_ok(c, fd, buf, (uint32_t)n,
+			     a->offset + (uint64)n >= (uint64)o.st.st_size);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+uint32_t nfsd_read(struct nfsd_call *c)
+{
+	size_t len;
+	const void *args = rr_svc_args(c->req, &len);
+	READ3args a = {0};
+	uint32_t rc;
+	XDR x;
+
+	xdrmem_create(&x, (char *)args, (u_int)len, XDR_DECODE);
+	if (!xdr_READ3args(&x, &a)) {
+		xdr_free((xdrproc_t)xdr_READ3args, (char *)&a);
+		atomic_fetch_add(&c->s->garbage_args, 1);
+		return RR_GARBAGE_ARGS;
+	}
+	rc = do_read(c, &a);
+	xdr_free((xdrproc_t)xdr_READ3args, (char *)&a);
+	return rc;
+}
+
+/* WRITE3args without its data, and where the data is. */
+struct wargs {
+	nfs_fh3 file;
+	offset3 offset;
+	count3 count;
+	stable_how stable;
+	const uint8_t *data;
+	u_int len;
+};
+
+static bool write_decode(struct nfsd_call *c, struct wargs *w)
+{
+	size_t len, blen;
+	const uint8_t *args = rr_svc_args(c->req, &len);
+	const uint8_t *bulk = rr_svc_arg_bulk(c->req, &blen);
+	size_t pos;
+	XDR x;
+
+	xdrmem_create(&x, (char *)args, (u_int)len, XDR_DECODE);
+	if (!xdr_nfs_fh3(&x, &w->file) || !xdr_offset3(&x, &w->offset) ||
+	    !xdr_count3(&x, &w->count) || !xdr_stable_how(&x, &w->stable) ||
+	    !xdr_u_int(&x, &w->len))
+		return false;
+	pos = xdr_getpos(&x);
+	if (bulk) {
+		/* by read chunk: the length word ends the inline XDR */
+		w->data = bulk;
+		return blen == w->len && pos == len;
+	}
+	w->data = args + pos;
+	return len - pos >= w->len;
+}
+
+static nfsstat3 write_data(struct nfsd_call *c, int pfd, const struct wargs *w)
+{
+	int fd = nfsd_reopen(pfd, O_WRONLY);
+	nfsstat3 st = NFS3_OK;
+	size_t done = 0;
+
+	if (fd < 0)
+		return nfsd_errno(fd);
+	while (!st && done < w->count) {
+		ssize_t n = pwrite(fd, w->data + done, w->count - done,
+				   (off_t)(w->offset + done));
+
+		if (n < 0 && errno != EINTR)
+			st = nfsd_errno(errno);
+		else if (n > 0)
+			done += (size_t)n;
+	}
+	if (!st && w->stable == FILE_SYNC && fsync(fd))
+		st = nfsd_errno(errno);
+	if (!st && w->stable == DATA_SYNC && fdatasync(fd))
+		st = nfsd_errno(errno);
+	close(fd);
+	(void)c;
+	return st;
+}
+
+static nfsstat3 write_check(struct nfsd_call *c, const struct wargs *w,
+			    const struct nfsd_obj *o)
+{
+	nfsstat3 st = regular(&o->st);
+
+	if (st)
+		return st;
+	if (c->s->o.read_only)
+		return NFS3ERR_ROFS;
+	if (w->count > w->len || w->stable > FILE_SYNC)
+		return NFS3ERR_INVAL;
+	if (w->offset > (uint64)INT64_MAX - w->count)
+		return NFS3ERR_FBIG;
+	return nfsd_may(c, &o->st, ACCESS3_MODIFY);
+}
+
+static uint32_t do_write(struct nfsd_call *c, const struct wargs *w)
+{
+	WRITE3res r = {0};
+	WRITE3resok *ok = &r.WRITE3res_u.resok;
+	struct nfsd_obj o;
+	int pfd = -1;
+	XDR x;
+
+	r.status = nfsd_resolve(c, &w->file, &o);
+	if (!r.status) {
+		pfd = nfsd_obj_fd(c, &o);
+		r.status = pfd < 0 ? nfsd_errno(pfd) : write_check(c, w, &o);
+	}
+	if (!r.status)
+		r.status = write_data(c, pfd, w);
+	if (pfd >= 0)
+		nfsd_wcc(&o.st, pfd, &ok->file_wcc);
+	ok->count = w->count;
+	ok->committed = w->stable;
+	memcpy(ok->verf, c->s->write_verf, NFS3_WRITEVERFSIZE);
+	res_xdr(c, &x);
+	return finish(c, &x, xdr_WRITE3res(&x, &r), NULL, 0);
+}
+
+uint32_t nfsd_write(struct nfsd_call *c)
+{
+	struct wargs w = {0};
+	uint32_t rc;
+
+	if (!write_decode(c, &w)) {
+		xdr_free((xdrproc_t)xdr_nfs_fh3, (char *)&w.file);
+		atomic_fetch_add(&c->s->garbage_args, 1);
+		return RR_GARBAGE_ARGS;
+	}
+	rc = do_write(c, &w);
+	xdr_free((xdrproc_t)xdr_nfs_fh3, (char *)&w.file);
+	return rc;
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The server object: the export's root, the file-handle key, the write
+ * verifier, and the counters.
+ *
+ * The key is what makes handles survive a restart: it is kept in
+ * state_dir/fh.key (mode 0600, made once from getrandom). The write
+ * verifier (RFC 1813 section 3.3.7) is new at every start, so a client
+ * holding UNSTABLE writes learns that a restart may have lost them and
+ * sends them again.
+ */
+#include "nfs3/server/nfsd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+static int random_bytes(void *p, size_t n)
+{
+	ssize_t got = getrandom(p, n, 0);
+
+	return got == (ssize_t)n ? 0 : -EIO;
+}
+
+static int read_key(int dfd, uint8_t key[NFSD_KEY_LEN])
+{
+	int fd = openat(dfd, "fh.key", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, key, NFSD_KEY_LEN);
+	close(fd);
+	return n == NFSD_KEY_LEN ? 0 : -EINVAL;
+}
+
+static int write_key(int dfd, const uint8_t key[NFSD_KEY_LEN])
+{
+	int fd = openat(dfd, "fh.key",
+			O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			0600);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, key, NFSD_KEY_LEN) != NFSD_KEY_LEN || fsync(fd))
+		rc = -EIO;
+	close(fd);
+	if (rc)
+		unlinkat(dfd, "fh.key", 0);
+	return rc;
+}
+
+static int load_key(const char *dir, uint8_t key[NFSD_KEY_LEN])
+{
+	int dfd, rc;
+
+	if (!dir)
+		return random_bytes(key, NFSD_KEY_LEN);
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	rc = read_key(dfd, key);
+	if (rc == -ENOENT) {
+		rc = random_bytes(key, NFSD_KEY_LEN);
+		if (!rc)
+			rc = write_key(dfd, key);
+		if (rc == -EEXIST) /* another server made it first */
+			rc = read_key(dfd, key);
+	}
+	close(dfd);
+	return rc;
+}
+
+static int open_root(struct rr_nfs3_server *s)
+{
+	struct stat st;
+
+	s->export_path = strdup(s->o.export_path);
+	s->export_real = realpath(s->o.export_path, NULL);
+	if (!s->export_path || !s->export_real)
+		return s->export_path ? -errno : -ENOMEM;
+	s->root_fd = open(s->export_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->root_fd < 0)
+		return -errno;
+	if (fstat(s->root_fd, &st))
+		return -errno;
+	s->root_dev = st.st_dev;
+	s->root_ino = st.st_ino;
+	return 0;
+}
+
+int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
+			  struct rr_nfs3_server **out)
+{
+	struct rr_nfs3_server *s;
+	int rc;
+
+	if (!o || !o->export_path || !out)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	s->root_fd = -1;
+	if (!s->o.anon_uid)
+		s->o.anon_uid = NFSD_ANON;
+	if (!s->o.anon_gid)
+		s->o.anon_gid = NFSD_ANON;
+	s->as_root = geteuid() == 0;
+	s->egid = getegid();
+	s->ngroups = getgroups(64, s->groups);
+	if (s->ngroups < 0)
+		s->ngroups = 0; /* more than 64: act with none, never more */
+	pthread_mutex_init(&s->mnt_lock, NULL);
+	rc = open_root(s);
+	if (!rc)
+		rc = load_key(o->state_dir, s->key);
+	if (!rc)
+		rc = random_bytes(s->write_verf, sizeof(s->write_verf));
+	if (!rc)
+		rc = nfsd_cache_create(&s->cache);
+	if (rc) {
+		rr_nfs3_server_destroy(s);
+		return rc;
+	}
+	s->o.export_path = s->export_path;
+	s->o.state_dir = NULL; /* not kept: the caller's string */
+	*out = s;
+	return 0;
+}
+
+void rr_nfs3_server_destroy(struct rr_nfs3_server *s)
+{
+	if (!s)
+		return;
+	nfsd_mounts_free(s);
+	nfsd_cache_destroy(s->cache);
+	if (s->root_fd >= 0)
+		close(s->root_fd);
+	pthread_mutex_destroy(&s->mnt_lock);
+	free(s->export_path);
+	free(s->export_real);
+	free(s);
+}
+
+void rr_nfs3_server_stats(struct rr_nfs3_server *s,
+			  struct rr_nfs3_server_stats *out)
+{
+	out->calls = atomic_load(&s->calls);
+	out->garbage_args = atomic_load(&s->garbage_args);
+	out->bad_handles = atomic_load(&s->bad_handles);
+	out->stale_handles = atomic_load(&s->stale_handles);
+	out->handle_searches = atomic_load(&s->searches);
+}

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * nfsrdma bench: READs or WRITEs of --bs bytes, sequential or random over
+ * the file at URL (a 64 MiB region of it at most), --depth calls in flight
+ * from one thread (rr_nfs_stream), for --seconds. Prints throughput, IOPS
+ * and latency percentiles.
+ *
+ * When URL is RDMA, the same run is repeated over our TCP transport to the
+ * same server (its NFS/TCP port: --tcp-nfsport, else the default or
+ * rpcbind) and the ratio printed: the machine is shared and noisy, so only
+ * a baseline measured in the same run means anything.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nfsrdma.h"
+
+#define REGION	  (64ull << 20)
+#define MAX_SAMPL (1u << 22)
+
+struct result {
+	bool ok;
+	double secs;
+	uint64_t ops, bytes;
+	uint32_t p50, p99;
+};
+
+struct bench {
+	struct cli *c;
+	bool write, rnd;
+	uint64_t bs, region, cursor, end_ns;
+	uint64_t rng;
+	uint8_t *bufs;	     /* depth buffers of bs bytes */
+	uint32_t *free_bufs; /* indices of idle buffers */
+	uint32_t nfree;
+	uint64_t *t_issue; /* per buffer */
+	uint32_t *lat_us;  /* samples */
+	size_t nlat;
+	uint64_t ops, bytes;
+	int err;
+};
+
+static uint64_t next_rand(struct bench *b)
+{
+	b->rng ^= b->rng << 13;
+	b->rng ^= b->rng >> 7;
+	b->rng ^= b->rng << 17;
+	return b->rng;
+}
+
+static bool next_io(void *arg, struct rr_nfs_io *io)
+{
+	struct bench *b = arg;
+	uint64_t slots = b->region / b->bs, now = now_ns();
+	uint32_t i;
+
+	if (b->err || now >= b->end_ns || !b->nfree)
+		return false;
+	i = b->free_bufs[--b->nfree];
+	io->buf = b->bufs + (size_t)i * b->bs;
+	io->len = b->bs;
+	io->off = (b->rnd ? next_rand(b) % slots : b->cursor++ % slots) * b->bs;
+	io->user = (void *)(uintptr_t)i;
+	b->t_issue[i] = now;
+	return true;
+}
+
+static void io_done(void *arg, struct rr_nfs_io *io)
+{
+	struct bench *b = arg;
+	uint32_t i = (uint32_t)(uintptr_t)io->user;
+
+	b->free_bufs[b->nfree++] = i;
+	if (io->result != (ssize_t)io->len) {
+		if (!b->err)
+			b->err = io->result < 0 ? (int)io->result : -EIO;
+		return;
+	}
+	b->ops++;
+	b->bytes += io->len;
+	if (b->nlat < MAX_SAMPL)
+		b->lat_us[b->nlat++] =
+			(uint32_t)((now_ns() - b->t_issue[i]) / 1000);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint32_t pct(const struct bench *b, double p)
+{
+	size_t i;
+
+	if (!b->nlat)
+		return 0;
+	i = (size_t)ceil(p / 100 * (double)b->nlat);
+	return b->lat_us[i ? i - 1 : 0];
+}
+
+/* For reads, a file too small for one block is filled first. */
+static int prepare(struct bench *b, struct rr_nfs_file *f, const char *url)
+{
+	struct stat st;
+	int rc = rr_nfs_fstat(f, &st);
+
+	if (rc)
+		return cli_fail(url, rc);
+	b->region = b->write || (uint64_t)st.st_size > REGION
+			    ? REGION
+			    : (uint64_t)st.st_size;
+	if (b->region >= b->bs)
+		return 0;
+	return cli_failf("bench: %s holds less than --bs; put a file there "
+			 "or use --op write first",
+			 url);
+}
+
+static int open_file(struct bench *b, struct rr_nfs *n, const char *url,
+		     struct rr_nfs_file **f)
+{
+	const char *path = rr_nfs_url_path(n);
+	int rc = b->write ? rr_nfs_open(n, path, O_RDWR | O_CREAT, 0644, f)
+			  : rr_nfs_open(n, path, O_RDONLY, 0, f);
+
+	if (rc)
+		return cli_fail(url, rc);
+	rc = prepare(b, *f, url);
+	if (rc)
+		rr_nfs_close(*f);
+	return rc;
+}
+
+static int alloc_bench(struct bench *b, uint32_t depth)
+{
+	b->bufs = calloc(depth, b->bs);
+	b->free_bufs = calloc(depth, sizeof(*b->free_bufs));
+	b->t_issue = calloc(depth, sizeof(*b->t_issue));
+	b->lat_us = malloc(MAX_SAMPL * sizeof(*b->lat_us));
+	if (!b->bufs || !b->free_bufs || !b->t_issue || !b->lat_us)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < depth; i++)
+		b->free_bufs[b->nfree++] = i;
+	return 0;
+}
+
+static void free_bench(struct bench *b)
+{
+	free(b->bufs);
+	free(b->free_bufs);
+	free(b->t_issue);
+	free(b->lat_us);
+}
+
+static int stream(struct bench *b, struct rr_nfs_file *f, uint32_t depth,
+		  struct result *r)
+{
+	uint64_t t0 = now_ns();
+	int rc;
+
+	b->end_ns = t0 + (uint64_t)(b->c->seconds * 1e9);
+	rc = rr_nfs_stream(f, b->write, depth, next_io, io_done, b);
+	if (!rc)
+		rc = b->err;
+	if (rc)
+		return cli_fail("bench", rc);
+	qsort(b->lat_us, b->nlat, sizeof(*b->lat_us), cmp_u32);
+	*r = (struct result){.ok = true,
+			     .secs = (double)(now_ns() - t0) / 1e9,
+			     .ops = b->ops,
+			     .bytes = b->bytes,
+			     .p50 = pct(b, 50),
+			     .p99 = pct(b, 99)};
+	return 0;
+}
+
+/* One run against url; quiet_mount: a failure is only a note. */
+static int run_one(struct cli *c, const char *url, bool quiet_mount,
+		   struct result *r)
+{
+	uint32_t depth = c->o.depth ? c->o.depth : 16;
+	struct bench b = {.c = c, .bs = c->size, .rng = 0x9e3779b97f4a7c15ull};
+	struct rr_nfs_file *f;
+	struct rr_nfs *n;
+	int rc;
+
+	b.write = strstr(c->rw, "write") != NULL;
+	b.rnd = !strncmp(c->rw, "rand", 4);
+	if (quiet_mount ? rr_nfs_mount(url, &c->o, &n) : cli_mount(c, url, &n))
+		return 1;
+	if (b.bs > (b.write ? rr_nfs_max_write(n) : rr_nfs_max_read(n)))
+		rc = cli_failf("bench: --bs is over this mount's largest %s "
+			       "(%u)",
+			       b.write ? "WRITE" : "READ",
+			       b.write ? rr_nfs_max_write(n)
+				       : rr_nfs_max_read(n));
+	else
+		rc = alloc_bench(&b, depth) ? cli_fail("bench", -ENOMEM)
+					    : open_file(&b, n, url, &f);
+	if (!rc) {
+		rc = stream(&b, f, depth, r);
+		rr_nfs_close(f);
+	}
+	rr_nfs_umount(n);
+	free_bench(&b);
+	return rc;
+}
+
+static double mbs(const struct result *r)
+{
+	return r->ok ? (double)r->bytes / r->secs / 1e6 : 0;
+}
+
+static double iops(const struct result *r)
+{
+	return r->ok ? (double)r->ops / r->secs : 0;
+}
+
+static void print_json_run(const char *name, const struct result *r)
+{
+	printf("\"%s\":{\"ops\":%" PRIu64 ",\"seconds\":%.3f,\"MBps\":%.1f,"
+	       "\"iops\":%.0f,\"p50_us\":%u,\"p99_us\":%u}",
+	       name, r->ops, r->secs, mbs(r), iops(r), r->p50, r->p99);
+}
+
+static void report_json(const struct cli *c, uint32_t depth,
+			const struct result *rd, const struct result *tcp)
+{
+	printf("{\"op\":\"%s\",\"bs\":%" PRIu64 ",\"depth\":%u,", c->rw,
+	       c->size, depth);
+	print_json_run(rd ? "rdma" : "tcp", rd ? rd : tcp);
+	if (rd && tcp->ok) {
+		printf(",");
+		print_json_run("tcp", tcp);
+		printf(",\"ratio_MBps\":%.2f", mbs(rd) / mbs(tcp));
+	}
+	printf("}\n");
+}
+
+static void row(const char *name, const struct result *r)
+{
+	printf("%-8s %12.1f %12.0f %10u %10u\n", name, mbs(r), iops(r), r->p50,
+	       r->p99);
+}
+
+static void report(const struct cli *c, uint32_t depth, const struct result *rd,
+		   const struct result *tcp)
+{
+	if (c->json) {
+		report_json(c, depth, rd, tcp);
+		return;
+	}
+	printf("bench %s: bs %" PRIu64 " B, depth %u, %.0f s per run\n", c->rw,
+	       c->size, depth, c->seconds);
+	printf("%-8s %12s %12s %10s %10s\n", "", "MB/s", "IOPS", "p50 us",
+	       "p99 us");
+	if (rd)
+		row("rdma", rd);
+	if (tcp->ok)
+		row("tcp", tcp);
+	if (rd && tcp->ok && mbs(tcp) > 0 && rd->p50)
+		printf("%-8s %11.2fx %11.2fx %9.2fx\n", "ratio",
+		       mbs(rd) / mbs(tcp), iops(rd) / iops(tcp),
+		       (double)tcp->p50 / rd->p50);
+}
+
+/* The same URL over TCP, or NULL when its port is not known. */
+static char *baseline_url(const struct cli *c, const struct rr_nfs_url *u,
+			  const char *url)
+{
+	char *b;
+
+	if (u->nfsport && !c->tcp_nfsport) {
+		fprintf(stderr, "bench: no TCP baseline: the URL sets nfsport;"
+				" give --tcp-nfsport\n");
+		return NULL;
+	}
+	if (asprintf(&b, "%s%sproto=tcp&nfsport=%u", url,
+		     strchr(url, '?') ? "&" : "?",
+		     c->tcp_nfsport ? c->tcp_nfsport : RR_NFS_PORT_TCP) < 0)
+		return NULL;
+	return b;
+}
+
+static bool valid_op(const char *op)
+{
+	return !strcmp(op, "read") || !strcmp(op, "write") ||
+	       !strcmp(op, "randread") || !strcmp(op, "randwrite");
+}
+
+int cmd_bench(struct cli *c)
+{
+	uint32_t depth = c->o.depth ? c->o.depth : 16;
+	struct result rd = {0}, tcp = {0};
+	struct rr_nfs_url u;
+	char *burl = NULL;
+	bool rdma;
+
+	if (!valid_op(c->rw))
+		return cli_failf("bench: --op read|write|randread|randwrite, "
+				 "not '%s'",
+				 c->rw);
+	if (rr_nfs_url_parse(c->argv[0], &u))
+		return cli_failf("%s: bad URL", c->argv[0]);
+	rdma = u.proto == RR_NFS_PROTO_RDMA;
+	if (rdma && !c->no_baseline)
+		burl = baseline_url(c, &u, c->argv[0]);
+	rr_nfs_url_free(&u);
+	c->o.depth = depth; /* bounce buffers for every call in flight */
+	if (run_one(c, c->argv[0], false, rdma ? &rd : &tcp)) {
+		free(burl);
+		return 1;
+	}
+	if (burl && run_one(c, burl, true, &tcp))
+		fprintf(stderr, "bench: TCP baseline skipped: %s\n",
+			rr_nfs_error()[0] ? rr_nfs_error() : "it failed");
+	free(burl);
+	report(c, depth, rdma ? &rd : NULL, &tcp);
+	return 0;
+}

@@ -1,0 +1,12 @@
+# nfsrdma: the NFSv3 client's command line (ls, stat, cat, get, put, ...).
+# Included from tools/CMakeLists.txt; the binary lands in build/bin/.
+add_executable(nfsrdma
+  ${CMAKE_CURRENT_LIST_DIR}/main.c
+  ${CMAKE_CURRENT_LIST_DIR}/cmds.c
+  ${CMAKE_CURRENT_LIST_DIR}/xfer.c
+  ${CMAKE_CURRENT_LIST_DIR}/progress.c
+  ${CMAKE_CURRENT_LIST_DIR}/bench.c)
+target_include_directories(nfsrdma PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(nfsrdma PRIVATE rr_nfs3_client m)
+set_target_properties(nfsrdma PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)

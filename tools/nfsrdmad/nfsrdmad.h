@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* nfsrdmad: options, the transports it runs, rpcbind registration. */
+#ifndef NFSRDMAD_H
+#define NFSRDMAD_H
+
+#include <rpcrdma/nfs3_server.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct nfsrdmad_opts {
+	const char *export_path;
+	const char *state_dir;
+	const char *address; /* IPv4 to bind, default 0.0.0.0 */
+	const char *provider;
+	int rdma_port, tcp_port, mount_port; /* 0: ephemeral, -1: off */
+	uint32_t threads;
+	bool read_only, root_squash;
+};
+
+/* Serves until SIGTERM or SIGINT; returns the exit status. */
+int nfsrdmad_serve(const struct nfsrdmad_opts *o);
+
+/* rpcbind (portmap v2 over libtirpc) when one answers on 127.0.0.1:111 */
+void nfsrdmad_rpcbind_set(uint16_t tcp_port, uint16_t mount_port);
+void nfsrdmad_rpcbind_unset(uint16_t tcp_port, uint16_t mount_port);
+
+#endif

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The transports nfsrdmad runs, each loop in its own thread: NFS and MOUNT
+ * on RPC-over-RDMA, NFS on TCP, MOUNT on TCP. SIGTERM and SIGINT are
+ * blocked in every thread and taken by the main thread with sigwait, which
+ * then stops each loop (calls in flight finish first) and tears down in
+ * the reverse order of setup.
+ */
+#include "nfsrdmad.h"
+
+#include <rpcrdma/rpc_tcp.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum xkind { X_RDMA, X_TCP, X_MOUNT, X_N };
+
+static const char *const xname[X_N] = {
+	[X_RDMA] = "nfs3+mount3 over rdma",
+	[X_TCP] = "nfs3 over tcp",
+	[X_MOUNT] = "mount3 over tcp",
+};
+
+struct xprt {
+	enum xkind kind;
+	struct rr_svc *rdma;
+	struct rr_tcp_svc *tcp;
+	uint16_t port;
+	pthread_t th;
+	bool running;
+	int rc;
+};
+
+struct daemon {
+	const struct nfsrdmad_opts *o;
+	struct rr_nfs3_server *nfs;
+	struct rr_svc_prog nfs_prog, mount_prog;
+	struct sockaddr_in sin;
+	struct xprt x[X_N];
+};
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(buf, 0700) && errno != EEXIST ? -errno : 0;
+}
+
+static int addr_of(const struct nfsrdmad_opts *o, int port,
+		   struct sockaddr_in *sin)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((uint16_t)port);
+	return inet_pton(AF_INET, o->address, &sin->sin_addr) == 1 ? 0
+								   : -EINVAL;
+}
+
+static int start_rdma(struct daemon *d, struct xprt *x, int port)
+{
+	struct rr_svc_opts so = {.provider = d->o->provider,
+				 .threads = d->o->threads};
+	struct sockaddr_in sin;
+	int rc = addr_of(d->o, port, &sin);
+
+	if (!rc)
+		rc = rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &so,
+				   &x->rdma);
+	if (!rc)
+		rc = rr_svc_register(x->rdma, &d->nfs_prog);
+	if (!rc)
+		rc = rr_svc_register(x->rdma, &d->mount_prog);
+	if (!rc)
+		rc = rr_svc_port(x->rdma, &x->port);
+	return rc;
+}
+
+static int start_tcp(struct daemon *d, struct xprt *x, int port,
+		     const struct rr_svc_prog *p1, const struct rr_svc_prog *p2)
+{
+	struct rr_tcp_svc_opts to = {.threads = d->o->threads};
+	struct sockaddr_in sin;
+	int rc = addr_of(d->o, port, &sin);
+
+	if (!rc)
+		rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin),
+				       &to, &x->tcp);
+	if (!rc)
+		rc = rr_tcp_svc_register(x->tcp, p1);
+	if (!rc && p2)
+		rc = rr_tcp_svc_register(x->tcp, p2);
+	if (!rc)
+		rc = rr_tcp_svc_port(x->tcp, &x->port);
+	return rc;
+}
+
+static void *loop(void *arg)
+{
+	struct xprt *x = arg;
+
+	x->rc = x->rdma ? rr_svc_run(x->rdma) : rr_tcp_svc_run(x->tcp);
+	if (x->rc) {
+		fprintf(stderr, "nfsrdmad: %s stopped: %s\n", xname[x->kind],
+			strerror(-x->rc));
+		kill(getpid(), SIGTERM); /* the others go down with it */
+	}
+	return NULL;
+}
+
+static int setup(struct daemon *d)
+{
+	const struct nfsrdmad_opts *o = d->o;
+	bool shared = o->mount_port == o->tcp_port && o->tcp_port > 0;
+	int rc = 0;
+
+	for (int k = 0; k < X_N; k++)
+		d->x[k].kind = (enum xkind)k;
+	if (o->rdma_port >= 0)
+		rc = start_rdma(d, &d->x[X_RDMA], o->rdma_port);
+	if (!rc && o->tcp_port >= 0)
+		rc = start_tcp(d, &d->x[X_TCP], o->tcp_port, &d->nfs_prog,
+			       shared ? &d->mount_prog : NULL);
+	if (!rc && o->mount_port >= 0 && !shared)
+		rc = start_tcp(d, &d->x[X_MOUNT], o->mount_port, &d->mount_prog,
+			       NULL);
+	return rc;
+}
+
+static int run_all(struct daemon *d)
+{
+	for (int k = 0; k < X_N; k++) {
+		struct xprt *x = &d->x[k];
+
+		if (!x->rdma && !x->tcp)
+			continue;
+		if (pthread_create(&x->th, NULL, loop, x))
+			return -EAGAIN;
+		x->running = true;
+		printf("nfsrdmad: %s on %s:%u\n", xname[k], d->o->address,
+		       x->port);
+	}
+	printf("nfsrdmad: ready, exporting %s%s\n", d->o->export_path,
+	       d->o->read_only ? " read-only" : "");
+	fflush(stdout);
+	return 0;
+}
+
+static void stop_all(struct daemon *d)
+{
+	for (int k = 0; k < X_N; k++) {
+		struct xprt *x = &d->x[k];
+
+		if (x->running && x->rdma)
+			rr_svc_stop(x->rdma);
+		if (x->running && x->tcp)
+			rr_tcp_svc_stop(x->tcp);
+	}
+	for (int k = 0; k < X_N; k++) {
+		struct xprt *x = &d->x[k];
+
+		if (x->running)
+			pthread_join(x->th, NULL);
+		if (x->rdma)
+			rr_svc_destroy(x->rdma);
+		if (x->tcp)
+			rr_tcp_svc_destroy(x->tcp);
+	}
+}
+
+static int wait_signal(void)
+{
+	sigset_t set;
+	int sig = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	while (sigwait(&set, &sig))
+		;
+	return sig;
+}
+
+static int open_server(const struct nfsrdmad_opts *o,
+		       struct rr_nfs3_server **out)
+{
+	struct rr_nfs3_server_opts no = {.export_path = o->export_path,
+					 .read_only = o->read_only,
+					 .root_squash = o->root_squash,
+					 .state_dir = o->state_dir};
+	int rc = o->state_dir ? mkdir_p(o->state_dir) : 0;
+
+	if (rc) {
+		fprintf(stderr, "nfsrdmad: state dir %s: %s\n", o->state_dir,
+			strerror(-rc));
+		return rc;
+	}
+	if (!o->state_dir)
+		fprintf(stderr, "nfsrdmad: no state dir: file handles will "
+				"not survive a restart\n");
+	rc = rr_nfs3_server_create(&no, out);
+	if (rc)
+		fprintf(stderr, "nfsrdmad: export %s: %s\n", o->export_path,
+			strerror(-rc));
+	return rc;
+}
+
+static void print_stats(struct rr_nfs3_server *s)
+{
+	struct rr_nfs3_server_stats st;
+
+	rr_nfs3_server_stats(s, &st);
+	fprintf(stderr,
+		"nfsrdmad: %llu nfs calls, %llu garbage, %llu bad handles, "
+		"%llu stale, %llu handle searches\n",
+		(unsigned long long)st.calls,
+		(unsigned long long)st.garbage_args,
+		(unsigned long long)st.bad_handles,
+		(unsigned long long)st.stale_handles,
+		(unsigned long long)st.handle_searches);
+}
+
+int nfsrdmad_serve(const struct nfsrdmad_opts *o)
+{
+	struct daemon d = {.o = o};
+	sigset_t set;
+	int rc, sig;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL); /* threads inherit it */
+	if (open_server(o, &d.nfs))
+		return 1;
+	rr_nfs3_server_progs(d.nfs, &d.nfs_prog, &d.mount_prog);
+	rc = setup(&d);
+	if (!rc)
+		rc = run_all(&d);
+	if (rc) {
+		fprintf(stderr, "nfsrdmad: cannot listen: %s\n", strerror(-rc));
+	} else {
+		nfsrdmad_rpcbind_set(d.x[X_TCP].port,
+				     d.x[X_MOUNT].tcp ? d.x[X_MOUNT].port
+						      : d.x[X_TCP].port);
+		sig = wait_signal();
+		fprintf(stderr, "nfsrdmad: %s, stopping\n", strsignal(sig));
+		nfsrdmad_rpcbind_unset(d.x[X_TCP].port,
+				       d.x[X_MOUNT].tcp ? d.x[X_MOUNT].port
+							: d.x[X_TCP].port);
+	}
+	stop_all(&d);
+	print_stats(d.nfs);
+	rr_nfs3_server_destroy(d.nfs);
+	return rc ? 1 : 0;
+}

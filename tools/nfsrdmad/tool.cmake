@@ -1,0 +1,9 @@
+# nfsrdmad: the NFSv3 server over RPC-over-RDMA and TCP (build/bin/).
+add_executable(nfsrdmad
+  ${CMAKE_CURRENT_LIST_DIR}/main.c
+  ${CMAKE_CURRENT_LIST_DIR}/serve.c
+  ${CMAKE_CURRENT_LIST_DIR}/rpcbind.c)
+target_link_libraries(nfsrdmad PRIVATE rr_nfs3_server rpcrdma
+  PkgConfig::TIRPC Threads::Threads)
+set_target_properties(nfsrdmad PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
