@@ -13,6 +13,7 @@ RR_DEBS=(
 	tshark                              # independent judge of wire bytes
 	libtirpc-dev                        # ONC RPC over TCP baseline, XDR streams
 	rpcsvc-proto                        # rpcgen: the benchmark program's XDR
+	libnfs-utils                        # nfs-ls/nfs-cp: judges of nfsrdmad
 	clang libclang-rt-14-dev            # libFuzzer harnesses (later)
 )
 
