@@ -27,6 +27,7 @@
 #include <rpcrdma/rpc_tcp.h>
 
 #include "base/xdr.h"
+#include "base/clock.h"
 #include "rpc/msg.h"
 #include "rpc/tcp_io.h"
 #include "rpc/tcp_record.h"
@@ -93,14 +94,6 @@ struct waiter {
 	bool done;
 	int rc;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void wake(struct rr_tcp_clnt *c)
 {
@@ -485,7 +478,7 @@ static bool poll_prep(struct rr_tcp_clnt *c, struct pollfd *p, int *tmo)
 	if (c->out.head)
 		p[0].events |= POLLOUT;
 	p[1] = (struct pollfd){.fd = c->evfd, .events = POLLIN};
-	now = now_ms();
+	now = rr_mono_ms();
 	*tmo = next_timeout(c, now);
 	c->poll_deadline = *tmo < 0 ? NO_DEADLINE : now + (uint64_t)*tmo;
 	pthread_mutex_unlock(&c->mu);
@@ -513,7 +506,7 @@ static void io_round(struct rr_tcp_clnt *c, const struct pollfd *p)
 	pthread_mutex_lock(&c->mu);
 	if (!ok)
 		kill_conn(c, &l);
-	expire(c, now_ms(), &l);
+	expire(c, rr_mono_ms(), &l);
 	pump(c, &l);
 	pthread_mutex_unlock(&c->mu);
 	done_run(&l);
@@ -540,7 +533,7 @@ static uint64_t deadline_of(const struct rr_tcp_clnt *c,
 {
 	int t = call->timeout_ms ? call->timeout_ms : c->o.timeout_ms;
 
-	return t > 0 ? now_ms() + (uint64_t)t : NO_DEADLINE;
+	return t > 0 ? rr_mono_ms() + (uint64_t)t : NO_DEADLINE;
 }
 
 static int call_size_ok(const struct rr_tcp_clnt *c, const struct rr_call *call)
@@ -763,7 +756,7 @@ static int slots_init(struct rr_tcp_clnt *c)
 	for (uint32_t i = 0; i < c->nslots; i++)
 		c->freeidx[c->nfree++] = c->nslots - 1 - i;
 	/* Different clients, different xids: a server's reply cache. */
-	c->seq = (uint32_t)now_ms() ^ ((uint32_t)getpid() << 12);
+	c->seq = (uint32_t)rr_mono_ms() ^ ((uint32_t)getpid() << 12);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
  * nobody else is driving.
  */
 #include "rpcrdma/clnt.h"
+#include "base/clock.h"
 
 #include "base/log.h"
 
@@ -282,13 +283,11 @@ void clnt_fail_all(struct rr_clnt *c, int rc)
 
 /* ---------------------------------------------------------- progress */
 
-static uint64_t mono_ms(void);
-
 static void hand_over(struct rr_clnt *c)
 {
 	struct clnt_waiter *w = c->sync_waiters;
 
-	c->last_drive_ms = mono_ms();
+	c->last_drive_ms = rr_mono_ms();
 	if (w)
 		pthread_cond_signal(&w->cv);
 }
@@ -300,14 +299,6 @@ static void waiter_unlink(struct rr_clnt *c, struct clnt_waiter *w)
 			*pp = w->next;
 			return;
 		}
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* Caller holds mu: sleeps up to ms on bg_cv (forever when ms < 0). */
@@ -343,7 +334,7 @@ static void *bg_main(void *arg)
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
 		if (!c->async_out &&
-		    mono_ms() - c->last_async_ms >= BG_PARK_MS) {
+		    rr_mono_ms() - c->last_async_ms >= BG_PARK_MS) {
 			c->bg_parked = true;
 			bg_sleep(c, -1);
 			c->bg_parked = false;
@@ -354,7 +345,7 @@ static void *bg_main(void *arg)
 			continue;
 		}
 		if (c->driving || c->sync_waiters ||
-		    mono_ms() - c->last_drive_ms < BG_SLICE_MS) {
+		    rr_mono_ms() - c->last_drive_ms < BG_SLICE_MS) {
 			bg_sleep(c, BG_SLICE_MS);
 			continue;
 		}
@@ -421,7 +412,7 @@ int rr_clnt_call_async(struct rr_clnt *c, struct rr_call *call,
 	pthread_mutex_lock(&c->mu);
 	if (!c->async_out) {
 		/* A burst starts: give the caller a slice to drive. */
-		c->last_drive_ms = mono_ms();
+		c->last_drive_ms = rr_mono_ms();
 		c->last_async_ms = c->last_drive_ms;
 	}
 	rc = clnt_start(c, call, done, arg, NULL);
@@ -486,10 +477,11 @@ static int take_role(struct rr_clnt *c, uint64_t calls, uint64_t deadline)
  */
 static int drive_until(struct rr_clnt *c, uint64_t calls, int timeout_ms)
 {
-	uint64_t end = mono_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
+	uint64_t end =
+		rr_mono_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
 
 	for (;;) {
-		uint64_t now = mono_ms();
+		uint64_t now = rr_mono_ms();
 		int left =
 			timeout_ms < 0 ? -1 : (int)(end > now ? end - now : 0);
 		int rc = clnt_drive(c, left);
@@ -502,7 +494,7 @@ static int drive_until(struct rr_clnt *c, uint64_t calls, int timeout_ms)
 		pthread_mutex_unlock(&c->mu);
 		if (done)
 			return 0;
-		if (timeout_ms >= 0 && mono_ms() >= end)
+		if (timeout_ms >= 0 && rr_mono_ms() >= end)
 			return -ETIMEDOUT;
 	}
 }

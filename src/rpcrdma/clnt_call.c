@@ -18,20 +18,13 @@
  * connection down, which is the only other fence.
  */
 #include "rpcrdma/clnt.h"
+#include "base/clock.h"
 
 #include "base/log.h"
 
 #include <errno.h>
 #include <string.h>
 #include <time.h>
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int cred_encode(struct rr_clnt *c, const struct rr_cred *cr,
 		       uint8_t *buf, size_t cap)
@@ -563,7 +556,7 @@ static uint64_t deadline_of(struct rr_clnt *c, const struct rr_call *call)
 {
 	int tmo = call->timeout_ms ? call->timeout_ms : c->o.timeout_ms;
 
-	return tmo < 0 ? 0 : now_ms() + (uint64_t)tmo;
+	return tmo < 0 ? 0 : rr_mono_ms() + (uint64_t)tmo;
 }
 
 /* Queues a call (FIFO) and posts what the resources allow. Caller holds mu. */

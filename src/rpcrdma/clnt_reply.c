@@ -7,6 +7,7 @@
  * (invariant 2), never by replies.
  */
 #include "rpcrdma/clnt.h"
+#include "base/clock.h"
 
 #include "base/log.h"
 
@@ -286,14 +287,6 @@ static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
 	}
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Calls waiting to be sent again: nothing of theirs is exposed now. */
 static void expire_resends(struct rr_clnt *c, uint64_t now)
 {
@@ -340,7 +333,7 @@ static void expire_queued(struct rr_clnt *c, uint64_t now)
 /* Calls past their deadline are fenced and returned; the slot stays owed. */
 static void check_timeouts(struct rr_clnt *c)
 {
-	uint64_t now = now_ms();
+	uint64_t now = rr_mono_ms();
 
 	for (uint32_t i = 0; i < c->nreqs; i++) {
 		struct clnt_req *r = &c->reqs[i];
@@ -415,11 +408,11 @@ int clnt_drive(struct rr_clnt *c, int timeout_ms)
  */
 void clnt_drain(struct rr_clnt *c)
 {
-	uint64_t deadline = now_ms() + CLNT_DRAIN_MS;
+	uint64_t deadline = rr_mono_ms() + CLNT_DRAIN_MS;
 	struct rr_wc wc[POLL_BATCH];
 
 	pthread_mutex_lock(&c->mu);
-	while (!clnt_drained(c) && now_ms() < deadline) {
+	while (!clnt_drained(c) && rr_mono_ms() < deadline) {
 		int n;
 
 		if (!c->drain_posted)

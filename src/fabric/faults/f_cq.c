@@ -25,6 +25,7 @@
  * F_WAIT_SLICE_MS and looking at the rings in between.
  */
 #include "fabric/faults/f.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -375,14 +376,6 @@ int f_cq_fd(struct rr_cq *c)
 	return rr_cq_fd(to_f_cq(c)->inner);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Something can be delivered without waiting. */
 static bool ready(struct f_cq *cq, bool take_inner)
 {
@@ -407,7 +400,7 @@ int f_cq_wait(struct rr_cq *c, int timeout_ms)
 {
 	struct f_cq *cq = to_f_cq(c);
 	uint64_t deadline =
-		now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+		rr_mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	bool take_inner = true;
 
 	if (!to_f_dev(c->dev)->active)
@@ -418,7 +411,7 @@ int f_cq_wait(struct rr_cq *c, int timeout_ms)
 		if (ready(cq, take_inner))
 			return 0;
 		if (timeout_ms >= 0) {
-			uint64_t now = now_ms();
+			uint64_t now = rr_mono_ms();
 
 			if (now >= deadline)
 				return -ETIMEDOUT;

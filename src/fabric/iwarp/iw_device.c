@@ -4,6 +4,7 @@
  * device lives in, counters, and protection domains.
  */
 #include "fabric/iwarp/iw.h"
+#include "base/clock.h"
 
 #include "base/log.h"
 
@@ -18,10 +19,7 @@
 
 uint64_t iw_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return rr_mono_ms();
 }
 
 int iw_epoll_add(struct iw_device *dev, int fd, struct iw_pollable *p,

@@ -20,6 +20,7 @@
  * export, whatever a client (or a local user) has done to the tree.
  */
 #include "nfs3/server/nfsd.h"
+#include "base/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -358,14 +359,6 @@ struct want {
 	uint64_t dev, ino, birth;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static struct negent *neg_slot(struct nfsd_pathcache *pc, const struct want *w)
 {
 	return &pc->neg[bucket(w->dev, w->ino ^ w->birth) % NEG_SLOTS];
@@ -380,7 +373,7 @@ static bool neg_hit(struct rr_nfs3_server *s, const struct want *w)
 	pthread_mutex_lock(&pc->lock);
 	e = neg_slot(pc, w);
 	hit = e->dev == w->dev && e->ino == w->ino && e->birth == w->birth &&
-	      e->until_ms > now_ms();
+	      e->until_ms > rr_mono_ms();
 	pthread_mutex_unlock(&pc->lock);
 	return hit;
 }
@@ -391,7 +384,7 @@ static void neg_put(struct rr_nfs3_server *s, const struct want *w)
 
 	pthread_mutex_lock(&pc->lock);
 	*neg_slot(pc, w) = (struct negent){w->dev, w->ino, w->birth,
-					   now_ms() + NEG_TTL_MS};
+					   rr_mono_ms() + NEG_TTL_MS};
 	pthread_mutex_unlock(&pc->lock);
 }
 
