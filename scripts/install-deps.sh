@@ -14,6 +14,7 @@ RR_DEBS=(
 	libtirpc-dev                        # ONC RPC over TCP baseline, XDR streams
 	rpcsvc-proto                        # rpcgen: the benchmark program's XDR
 	libnfs-utils                        # nfs-ls/nfs-cp: judges of nfsrdmad
+	nfs-ganesha nfs-ganesha-vfs rpcbind # NFS-Ganesha: judge of our client
 	clang libclang-rt-14-dev            # libFuzzer harnesses (later)
 )
 

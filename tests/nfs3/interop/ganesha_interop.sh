@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Our NFS client (nfsrdma, over TCP) against NFS-Ganesha, a server nobody
+# here wrote, exporting a temporary directory on loopback: put and get with
+# --verify, listing, mkdir, rename, remove, df.
+#
+#   ganesha_interop.sh NFSRDMA
+#
+# Ganesha registers with rpcbind. The test uses a running rpcbind, or (as
+# root) starts one for itself; it is skipped (exit 77, saying why) without
+# ganesha.nfsd, without root, or when another NFS server is registered
+# already (it would be displaced).
+set -uo pipefail
+
+nfsrdma=$1
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+command -v ganesha.nfsd >/dev/null 2>&1 ||
+	skip "ganesha.nfsd not found (Debian packages nfs-ganesha nfs-ganesha-vfs)"
+[ "$(id -u)" = 0 ] || skip "NFS-Ganesha needs root here"
+command -v rpcinfo >/dev/null 2>&1 || skip "rpcinfo not found (package rpcbind)"
+
+tmp=$(mktemp -d)
+gpid= rpid=
+cleanup() {
+	[ -n "$gpid" ] && kill "$gpid" 2>/dev/null && wait "$gpid" 2>/dev/null
+	[ -n "$rpid" ] && kill "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if ! rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then
+	command -v rpcbind >/dev/null 2>&1 || skip "no rpcbind running or installed"
+	rpcbind -f &
+	rpid=$!
+	mkfifo "$tmp/none"
+	for _ in $(seq 50); do
+		rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && break
+		# rpcbind has no readiness signal: each probe is one round trip.
+		read -r -t 0.1 _ <>"$tmp/none" 2>/dev/null || true
+	done
+	rpcinfo -p 127.0.0.1 >/dev/null 2>&1 || skip "rpcbind did not start"
+fi
+if rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100003' | grep -q .; then
+	skip "an NFS server is registered with rpcbind already"
+fi
+
+# Below the kernel's ephemeral range (32768 up), so no connection of
+# anyone else's can hold the port; and not in use by any socket now.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 12000))
+		ss -tan 2>/dev/null | grep -q ":$p " || {
+			echo "$p"
+			return
+		}
+	done
+}
+nport=$(free_port)
+mport=$(free_port)
+[ "$nport" != "$mport" ] || mport=$((nport + 1))
+
+mkdir "$tmp/export"
+cat >"$tmp/ganesha.conf" <<CONF
+NFS_CORE_PARAM {
+	NFS_Port = $nport;
+	MNT_Port = $mport;
+	Enable_NLM = false;
+	Enable_RQUOTA = false;
+	Enable_UDP = false;
+	Protocols = 3;
+	Bind_addr = 127.0.0.1;
+}
+NFSV4 { Graceless = true; }
+EXPORT {
+	Export_Id = 1;
+	Path = $tmp/export;
+	Pseudo = $tmp/export;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Protocols = 3;
+	Transports = TCP;
+	SecType = sys;
+	FSAL { Name = VFS; }
+}
+CONF
+
+fail() {
+	echo "FAIL: $*"
+	[ -f "$tmp/log" ] && grep -v DBUS "$tmp/log" | tail -20 | sed 's/^/  ganesha: /'
+	exit 1
+}
+
+# Ganesha reopens its log, and says nothing else when it is up: probe its
+# NFS service with a NULL call (each probe is one round trip; bounded).
+probe() { rpcinfo -n "$nport" -t 127.0.0.1 100003 3 >/dev/null 2>&1; }
+pause() { read -r -t 0.1 _ <>"$tmp/none" 2>/dev/null || true; }
+[ -p "$tmp/none" ] || mkfifo "$tmp/none"
+ganesha.nfsd -F -f "$tmp/ganesha.conf" -L "$tmp/log" -p "$tmp/pid" \
+	-N NIV_EVENT &
+gpid=$!
+for _ in $(seq 300); do
+	probe && break
+	kill -0 "$gpid" 2>/dev/null || fail "NFS-Ganesha exited"
+	pause
+done
+probe || fail "NFS-Ganesha did not start"
+
+url="nfs://127.0.0.1$tmp/export"
+q="?proto=tcp&nfsport=$nport&mountport=$mport"
+passed=0
+ok() {
+	echo "ok: $*"
+	passed=$((passed + 1))
+}
+run() { "$nfsrdma" -q "$@"; }
+
+head -c $((5 * 1024 * 1024 + 3)) /dev/urandom >"$tmp/in.bin"
+run put --verify "$tmp/in.bin" "$url/in.bin$q" || fail "put"
+cmp -s "$tmp/in.bin" "$tmp/export/in.bin" || fail "bytes put differ"
+ok "put --verify (5 MiB + 3 B), bytes equal on Ganesha's disk"
+
+run get --verify "$url/in.bin$q" "$tmp/out.bin" || fail "get"
+cmp -s "$tmp/in.bin" "$tmp/out.bin" || fail "bytes got differ"
+ok "get --verify, bytes equal"
+
+run mkdir "$url/dir$q" || fail "mkdir"
+[ -d "$tmp/export/dir" ] || fail "mkdir made no directory"
+for i in $(seq 1 500); do : >"$tmp/export/dir/f$i"; done
+n=$(run ls "$url/dir$q" | grep -c ' f[0-9]*$') || true
+[ "$n" = 500 ] || fail "ls listed $n of 500 entries"
+ok "mkdir, and ls of a 500-entry directory"
+
+run mv "$url/in.bin$q" "dir/moved.bin" || fail "mv"
+[ -f "$tmp/export/dir/moved.bin" ] && [ ! -e "$tmp/export/in.bin" ] ||
+	fail "mv did not rename"
+ok "mv renames"
+
+run rm "$url/dir/moved.bin$q" || fail "rm of a file"
+rm -f "$tmp"/export/dir/f*
+run rm "$url/dir$q" || fail "rm of an empty directory"
+[ ! -e "$tmp/export/dir" ] || fail "rm left the directory"
+ok "rm of a file and of a directory"
+
+run df "$url$q" >/dev/null || fail "df"
+ok "df"
+
+if run get "$url/missing$q" "$tmp/x" 2>/dev/null; then
+	fail "get of a missing file succeeded"
+fi
+ok "get of a missing file fails"
+
+echo "$passed passed, 0 failed"
