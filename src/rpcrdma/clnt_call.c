@@ -483,6 +483,17 @@ void clnt_req_resend(struct rr_clnt *c, struct clnt_req *r)
 	c->resend_tail = r;
 }
 
+/*
+ * A post failed because the QP is gone (it errored before we polled the
+ * completion that says so): the call is not the problem, the connection
+ * is, and a client that reconnects keeps the call for the next one.
+ */
+static bool connection_failed(const struct rr_clnt *c, int rc)
+{
+	return rc != -EMSGSIZE && rc != -EINVAL && !c->stop &&
+	       !c->o.no_reconnect;
+}
+
 /* Calls to send again go first, as credits allow. false: wait. */
 static bool kick_resends(struct rr_clnt *c)
 {
@@ -497,6 +508,18 @@ static bool kick_resends(struct rr_clnt *c)
 		rc = try_post(c, r);
 		if (rc == 0) {
 			c->in_flight--;
+			return false;
+		}
+		if (rc < 0 && connection_failed(c, rc)) {
+			/* Not sent after all: it stays first in line. */
+			clnt_req_unexpose(c, r);
+			span_release(c, &r->arg_span);
+			span_release(c, &r->res_span);
+			span_release(c, &r->reply_span);
+			sq_reserve(c, r, 0);
+			r->nmw = 0;
+			c->in_flight--;
+			clnt_conn_lost(c, -ECONNRESET);
 			return false;
 		}
 		c->resend_head = r->rnext;
@@ -535,6 +558,17 @@ void clnt_kick_queue(struct rr_clnt *c)
 		rc = try_post(c, r);
 		if (rc == 0) {
 			req_put(c, r);
+			return;
+		}
+		if (rc < 0 && connection_failed(c, rc)) {
+			/* Not sent: it waits, first in line, for the next one.
+			 */
+			clnt_req_unexpose(c, r);
+			span_release(c, &r->arg_span);
+			span_release(c, &r->res_span);
+			span_release(c, &r->reply_span);
+			req_put(c, r);
+			clnt_conn_lost(c, -ECONNRESET);
 			return;
 		}
 		queue_pop(c);

@@ -201,8 +201,13 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 	if (c->sctx[r->sctx].busy)
 		c->st.reply_before_send_cqe++;
 	rc = handle_msg(c, r, h, buf, hl, wc->byte_len);
-	clnt_post_recv(c, i);
+	/*
+	 * ORDER: fenced before the receive is reposted. A repost that fails
+	 * loses the connection, which sends calls still SENT again: this
+	 * one has its reply, it must not be among them.
+	 */
 	clnt_fence(c, r, rc);
+	clnt_post_recv(c, i);
 }
 
 static void handle_linv(struct rr_clnt *c, struct clnt_req *r)
