@@ -8,10 +8,15 @@
  * When URL is RDMA, the same run is repeated over our TCP transport to the
  * same server (its NFS/TCP port: --tcp-nfsport, else the default or
  * rpcbind) and the ratio printed: the machine is shared and noisy, so only
- * a baseline measured in the same run means anything.
+ * a baseline measured in the same run means anything. For a sequential
+ * read, libnfs's nfs-cp (when installed) also copies the whole file from
+ * the same server over TCP, as a client nobody here wrote.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,7 +234,8 @@ static void print_json_run(const char *name, const struct result *r)
 }
 
 static void report_json(const struct cli *c, uint32_t depth,
-			const struct result *rd, const struct result *tcp)
+			const struct result *rd, const struct result *tcp,
+			double lib)
 {
 	printf("{\"op\":\"%s\",\"bs\":%" PRIu64 ",\"depth\":%u,", c->rw,
 	       c->size, depth);
@@ -239,6 +245,9 @@ static void report_json(const struct cli *c, uint32_t depth,
 		print_json_run("tcp", tcp);
 		printf(",\"ratio_MBps\":%.2f", mbs(rd) / mbs(tcp));
 	}
+	if (rd && lib)
+		printf(",\"libnfs_nfs_cp_MBps\":%.1f,\"ratio_vs_libnfs\":%.2f",
+		       lib, mbs(rd) / lib);
 	printf("}\n");
 }
 
@@ -249,10 +258,10 @@ static void row(const char *name, const struct result *r)
 }
 
 static void report(const struct cli *c, uint32_t depth, const struct result *rd,
-		   const struct result *tcp)
+		   const struct result *tcp, double lib)
 {
 	if (c->json) {
-		report_json(c, depth, rd, tcp);
+		report_json(c, depth, rd, tcp, lib);
 		return;
 	}
 	printf("bench %s: bs %" PRIu64 " B, depth %u, %.0f s per run\n", c->rw,
@@ -267,6 +276,12 @@ static void report(const struct cli *c, uint32_t depth, const struct result *rd,
 		printf("%-8s %11.2fx %11.2fx %9.2fx\n", "ratio",
 		       mbs(rd) / mbs(tcp), iops(rd) / iops(tcp),
 		       (double)tcp->p50 / rd->p50);
+	if (rd && lib) {
+		printf("%-8s %12.1f %12s %10s %10s   (nfs-cp, whole file)\n",
+		       "libnfs", lib, "-", "-", "-");
+		printf("%-8s %11.2fx   rdma / libnfs (goal >= 1.2x)\n", "ratio",
+		       mbs(rd) / lib);
+	}
 }
 
 /* The same URL over TCP, or NULL when its port is not known. */
@@ -287,6 +302,48 @@ static char *baseline_url(const struct cli *c, const struct rr_nfs_url *u,
 	return b;
 }
 
+/*
+ * libnfs's nfs-cp of the whole file over TCP into a new file in memory (it
+ * writes neither to /dev/null nor over a file); its MB/s, or 0 when it is
+ * not installed, the ports are not known or it failed.
+ */
+static double libnfs_read_mbs(const struct cli *c, const struct rr_nfs_url *u)
+{
+	uint16_t nport = c->tcp_nfsport ? c->tcp_nfsport : RR_NFS_PORT_TCP;
+	char dir[] = "/dev/shm/nfsrdma-bench-XXXXXX", file[64];
+	unsigned long long bytes = 0;
+	struct timespec t0, t1;
+	char *cmd, line[256];
+	FILE *p = NULL;
+	int st = -1;
+
+	if (strchr(u->host, '\'') || strchr(u->path, '\'') || !mkdtemp(dir))
+		return 0; /* not worth quoting for a comparison */
+	snprintf(file, sizeof(file), "%s/copy", dir);
+	if (asprintf(&cmd,
+		     "nfs-cp 'nfs://%s%s?nfsport=%u&mountport=%u' '%s' "
+		     "2>/dev/null",
+		     u->host, u->path, nport,
+		     u->mountport ? u->mountport : RR_NFS_PORT_MOUNT,
+		     file) >= 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		p = popen(cmd, "r");
+		free(cmd);
+	}
+	while (p && fgets(line, sizeof(line), p))
+		sscanf(line, "copied %llu bytes", &bytes);
+	if (p)
+		st = pclose(p);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	unlink(file);
+	rmdir(dir);
+	if (st || !bytes)
+		return 0;
+	return (double)bytes / 1e6 /
+	       ((double)(t1.tv_sec - t0.tv_sec) +
+		(double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+}
+
 static bool valid_op(const char *op)
 {
 	return !strcmp(op, "read") || !strcmp(op, "write") ||
@@ -299,6 +356,7 @@ int cmd_bench(struct cli *c)
 	struct result rd = {0}, tcp = {0};
 	struct rr_nfs_url u;
 	char *burl = NULL;
+	double lib = 0;
 	bool rdma;
 
 	if (!valid_op(c->rw))
@@ -310,16 +368,19 @@ int cmd_bench(struct cli *c)
 	rdma = u.proto == RR_NFS_PROTO_RDMA;
 	if (rdma && !c->no_baseline)
 		burl = baseline_url(c, &u, c->argv[0]);
-	rr_nfs_url_free(&u);
 	c->o.depth = depth; /* bounce buffers for every call in flight */
 	if (run_one(c, c->argv[0], false, rdma ? &rd : &tcp)) {
 		free(burl);
+		rr_nfs_url_free(&u);
 		return 1;
 	}
 	if (burl && run_one(c, burl, true, &tcp))
 		fprintf(stderr, "bench: TCP baseline skipped: %s\n",
 			rr_nfs_error()[0] ? rr_nfs_error() : "it failed");
+	if (burl && !strcmp(c->rw, "read"))
+		lib = libnfs_read_mbs(c, &u);
 	free(burl);
-	report(c, depth, rdma ? &rd : NULL, &tcp);
+	rr_nfs_url_free(&u);
+	report(c, depth, rdma ? &rd : NULL, &tcp, lib);
 	return 0;
 }
