@@ -32,6 +32,7 @@
 #include "base/log.h"
 #include "base/refcount.h"
 #include "rpc/dispatch.h"
+#include "rpc/drc.h"
 #include "rpc/tcp_io.h"
 #include "rpc/tcp_record.h"
 
@@ -64,6 +65,7 @@ struct tcp_conn {
 	uint32_t events; /* epoll interest now */
 	uint32_t jobs;	 /* calls of this connection in workers */
 	bool closed;
+	struct sockaddr_storage peer; /* keys the duplicate request cache */
 	/* loop thread only */
 	struct rr__rm_rx rx;
 	struct tcp_conn *prev, *next;
@@ -99,6 +101,7 @@ struct rr_tcp_svc {
 	bool qstop;
 	pthread_t *workers;
 	uint32_t nworkers;
+	struct rr_drc drc;
 	/* counters */
 	pthread_mutex_t smu;
 	struct rr_xprt_stats st;
@@ -171,7 +174,8 @@ static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 	conn_put(c);
 }
 
-static int conn_add(struct rr_tcp_svc *s, int fd)
+static int conn_add(struct rr_tcp_svc *s, int fd,
+		    const struct sockaddr_storage *peer)
 {
 	struct tcp_conn *c = calloc(1, sizeof(*c));
 	struct epoll_event e = {.events = EPOLLIN};
@@ -181,6 +185,7 @@ static int conn_add(struct rr_tcp_svc *s, int fd)
 	rr_ref_init(&c->ref);
 	c->s = s;
 	c->fd = fd;
+	c->peer = *peer;
 	c->events = EPOLLIN;
 	pthread_mutex_init(&c->mu, NULL);
 	rr__rm_rx_init(&c->rx, s->o.max_record);
@@ -203,7 +208,9 @@ static int conn_add(struct rr_tcp_svc *s, int fd)
 static void accept_all(struct rr_tcp_svc *s)
 {
 	for (;;) {
-		int fd = accept4(s->lfd, NULL, NULL,
+		struct sockaddr_storage peer = {0};
+		socklen_t plen = sizeof(peer);
+		int fd = accept4(s->lfd, (struct sockaddr *)&peer, &plen,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -214,7 +221,7 @@ static void accept_all(struct rr_tcp_svc *s)
 			return;
 		}
 		if (s->nconns >= s->o.max_conns || rr__tcp_sock_setup(fd) ||
-		    conn_add(s, fd))
+		    conn_add(s, fd, &peer))
 			close(fd);
 	}
 }
@@ -274,6 +281,30 @@ static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 	pthread_mutex_unlock(&c->mu);
 }
 
+/*
+ * A procedure that must not run twice (rr_svc_prog.drc_procs): a client
+ * that reconnected and sent it again gets the first run's reply. false:
+ * drop this copy (the first still runs, past the cache's wait).
+ */
+static bool run_cached(struct rr_tcp_svc *s, struct tcp_conn *c,
+		       struct rr_svc_req *r, struct rr_reply_hdr *rh)
+{
+	struct rr_drc_key k;
+	enum rr_drc_verdict v;
+
+	rr_drc_key_of(&k, (const struct sockaddr *)&c->peer, &r->call, r->args,
+		      r->args_len, NULL, 0);
+	v = rr_drc_lookup(&s->drc, &k, rh, r->res, &r->res_len);
+	if (v == RR_DRC_BUSY)
+		return false;
+	if (v == RR_DRC_NEW) {
+		rr_dispatch(&s->progs, r, rh);
+		rr_drc_done(&s->drc, &k, rh, r->res, r->res_len,
+			    r->res_bulk_len == 0);
+	}
+	return true;
+}
+
 static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 		  const uint8_t *rec, size_t len)
 {
@@ -291,7 +322,12 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 	r.bulk_buf = x->bulk;
 	r.bulk_cap = x->bulk_cap;
 	r.max_bulk = s->o.max_bulk;
-	rr_dispatch(&s->progs, &r, &rh);
+	if (rr_progtab_drc(&s->progs, &r.call)) {
+		if (!run_cached(s, c, &r, &rh))
+			return; /* a copy of a call still running, dropped */
+	} else {
+		rr_dispatch(&s->progs, &r, &rh);
+	}
 	count(s, &s->st.calls);
 	send_reply(x, c, &r, &rh);
 }
@@ -599,6 +635,8 @@ int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
 		return -ENOMEM;
 	rc = listen_on(s, addr, len);
 	if (!rc)
+		rc = rr_drc_init(&s->drc, 1024, 512);
+	if (!rc)
 		rc = poll_setup(s);
 	if (!rc)
 		rc = (s->stage = malloc(STAGE_LEN)) ? 0 : -ENOMEM;
@@ -642,6 +680,10 @@ int rr_tcp_svc_stats(struct rr_tcp_svc *s, struct rr_xprt_stats *out)
 	pthread_mutex_lock(&s->smu);
 	*out = s->st;
 	pthread_mutex_unlock(&s->smu);
+	pthread_mutex_lock(&s->drc.mu);
+	out->drc_replays = s->drc.replays;
+	out->drc_drops = s->drc.drops;
+	pthread_mutex_unlock(&s->drc.mu);
 	return 0;
 }
 
@@ -661,6 +703,7 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 	while (s->conns)
 		conn_close(s, s->conns);
 	ctx_fini(&s->ctx);
+	rr_drc_fini(&s->drc);
 	free(s->stage);
 	close_fd(s->evfd);
 	close_fd(s->epfd);

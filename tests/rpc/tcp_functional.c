@@ -47,7 +47,7 @@
 #define RAW_TMO_MS   10000
 #define SVC_MAX_REC  ((1u << 20) + (64u << 10))
 
-enum { P_NULL, P_ECHO, P_READ, P_WRITE, P_BIG, P_WHOAMI, P_NPROCS };
+enum { P_NULL, P_ECHO, P_READ, P_WRITE, P_BIG, P_WHOAMI, P_COUNT, P_NPROCS };
 
 static uint32_t g_threads; /* of the group running */
 
@@ -157,9 +157,23 @@ static uint32_t h_whoami(struct rr_svc_req *r, void *arg)
 	return rr_svc_set_res(r, n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
+/* Not idempotent: each run counts. In the duplicate request cache. */
+static uint32_t srv_count;
+
+static uint32_t h_count(struct rr_svc_req *r, void *arg)
+{
+	size_t cap;
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+
+	(void)arg;
+	t_put32(res, __atomic_add_fetch(&srv_count, 1, __ATOMIC_RELAXED));
+	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
 static const rr_svc_fn procs_v1[P_NPROCS] = {
 	[P_NULL] = h_null,   [P_ECHO] = h_echo, [P_READ] = h_read,
 	[P_WRITE] = h_write, [P_BIG] = h_big,	[P_WHOAMI] = h_whoami,
+	[P_COUNT] = h_count,
 };
 static const rr_svc_fn procs_v3[] = {h_null};
 
@@ -178,7 +192,8 @@ static int child_setup(uint32_t threads, struct rr_tcp_svc **out)
 	struct rr_svc_prog v1 = {.prog = TPROG,
 				 .vers = 1,
 				 .nprocs = P_NPROCS,
-				 .procs = procs_v1};
+				 .procs = procs_v1,
+				 .drc_procs = 1u << P_COUNT};
 	struct rr_svc_prog v3 = {
 		.prog = TPROG, .vers = 3, .nprocs = 1, .procs = procs_v3};
 	int rc;
@@ -632,6 +647,46 @@ static void unknown_program_version_and_procedure_are_answered(void **state)
 	assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
 	null_ok(f->c);
 	check_clean(f->c);
+}
+
+/* COUNT with xid on a new connection; returns the count it answers. */
+static uint32_t raw_count(uint16_t port, uint32_t xid)
+{
+	int fd = raw_connect(port);
+	uint8_t msg[64], *rep;
+	struct raw_reply r;
+	uint32_t v;
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	assert_true(raw_send_record(
+		fd, msg,
+		raw_call_msg(msg, xid, 2, TPROG, 1, P_COUNT, NULL, 0)));
+	n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
+	assert_true(n > 0);
+	assert_true(raw_parse_reply(rep, (size_t)n, &r));
+	assert_int_equal(r.xid, xid);
+	assert_int_equal(r.accept, RR_SUCCESS);
+	assert_true((size_t)n >= r.res_off + 4);
+	v = t_get32(rep + r.res_off);
+	free(rep);
+	close(fd);
+	return v;
+}
+
+/*
+ * A client that lost its connection sends a call again, same xid, on a
+ * new one: a procedure that must not run twice is answered from the
+ * duplicate request cache. Another xid is a new call.
+ */
+static void a_call_sent_again_on_a_new_connection_runs_once(void **state)
+{
+	struct fx *f = *state;
+	uint32_t first = raw_count(f->sv.port, 900);
+
+	assert_int_equal(raw_count(f->sv.port, 900), first);
+	assert_int_equal(raw_count(f->sv.port, 901), first + 1);
+	null_ok(f->c);
 }
 
 /* Our client always sends version 2: a raw client sends 3. */
@@ -1196,6 +1251,7 @@ static const struct CMUnitTest tests[] = {
 	T(whoami_reports_the_auth_sys_identity_of_the_call),
 	T(unknown_program_version_and_procedure_are_answered),
 	T(rpc_version_3_is_denied_with_rpc_mismatch),
+	T(a_call_sent_again_on_a_new_connection_runs_once),
 	T(call_split_into_many_fragments_is_reassembled),
 	T(garbage_client_does_not_disturb_a_good_one),
 	T(client_that_never_reads_does_not_stall_others),
