@@ -33,8 +33,17 @@ struct bench_opts {
 	bool json;
 	bool baseline_only; /* hidden: TCP phase only */
 	bool no_baseline;   /* hidden: fabric phase only */
+	bool no_pin;	    /* --no-pin: let the scheduler place both sides */
 	const char *provider;
 };
+
+/*
+ * With two CPUs or more, the client (this process) runs on CPU 0 and the
+ * peer on CPU 1, in both phases: the same placement for ours and the
+ * baseline, and no run-to-run luck in where threads land.
+ */
+bool bench_pinned(const struct bench_opts *o);
+void bench_pin(const struct bench_opts *o, int cpu);
 
 /*
  * Log-linear latency histogram in nanoseconds: exact below 256 ns, then 128
@@ -132,6 +141,7 @@ void bench_report(const struct bench_opts *o, const struct bench_result *ours,
 enum {
 	BENCH_OPT_BASELINE_ONLY = 256,
 	BENCH_OPT_NO_BASELINE,
+	BENCH_OPT_NO_PIN,
 };
 
 /* Bits of the options every run must name. */
@@ -158,6 +168,7 @@ enum {
 	{"help", no_argument, NULL, 'h'},                                      \
 	{"baseline-only", no_argument, NULL, BENCH_OPT_BASELINE_ONLY},         \
 	{"no-baseline", no_argument, NULL, BENCH_OPT_NO_BASELINE},             \
+	{"no-pin", no_argument, NULL, BENCH_OPT_NO_PIN},                       \
 	{NULL, 0, NULL, 0}
 /* clang-format on */
 

@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -119,6 +121,9 @@ static int parse_one(const struct bench_cli *cli, int c, struct bench_opts *o,
 		return 0;
 	case BENCH_OPT_NO_BASELINE:
 		o->no_baseline = true;
+		return 0;
+	case BENCH_OPT_NO_PIN:
+		o->no_pin = true;
 		return 0;
 	}
 	return cli->parse_own(cli, c, optarg, o, seen);
@@ -238,10 +243,27 @@ int bench_cli_run(const struct bench_cli *cli, int argc, char **argv,
 	}
 	bench_hist_reset(&ours->hist);
 	bench_hist_reset(&base->hist);
+	bench_pin(o, 0);
 	err = run_phases(cli, o, ours, base);
 	if (!err)
 		cli->report(o, ours, base);
 	free(ours);
 	free(base);
 	return err ? 1 : 0;
+}
+
+bool bench_pinned(const struct bench_opts *o)
+{
+	return !o->no_pin && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+}
+
+void bench_pin(const struct bench_opts *o, int cpu)
+{
+	cpu_set_t set;
+
+	if (!bench_pinned(o))
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 }

@@ -52,6 +52,8 @@ static void fabric_usage(FILE *f)
 		"port)\n"
 		"  --crc                 ask for MPA CRC32c\n"
 		"  --json                one JSON object on stdout\n"
+		"  --no-pin              do not pin this side to CPU 0 and "
+		"the peer to CPU 1\n"
 		"  --provider NAME       fabric provider (default iwarp)\n",
 		MAX_DEPTH);
 }

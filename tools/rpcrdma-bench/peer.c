@@ -22,6 +22,7 @@ static void peer_child(bench_peer_fn fn, const struct bench_opts *o,
 	/* An orphaned peer would hold its port and CPU forever. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 		_exit(1);
+	bench_pin(o, 1);
 	_exit(fn(o, fd) ? 1 : 0);
 }
 

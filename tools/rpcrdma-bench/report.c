@@ -189,9 +189,11 @@ static void text_report(const struct bench_opts *o,
 	struct goal g = goal(o, &us, &tcp);
 
 	printf("fabric %s: size %u B, depth %u, %.1f s per phase, provider %s, "
-	       "crc %s\n",
+	       "crc %s, %s\n",
 	       bench_op_name(o->op), o->size, o->depth, o->seconds, o->provider,
-	       o->crc ? "on" : "off");
+	       o->crc ? "on" : "off",
+	       bench_pinned(o) ? "this side on CPU 0, peer on CPU 1"
+			       : "unpinned");
 	printf("%-8s %12s %12s %10s %10s\n", "", "MB/s", "msgs/s", "p50 us",
 	       "p99 us");
 	text_row(o->provider, &us);

@@ -57,7 +57,9 @@ static void rpc_usage(FILE *f)
 		"workers\n"
 		"                   (default 0: in its loop, as libtirpc "
 		"does)\n"
-		"  --json           one JSON object on stdout\n",
+		"  --json           one JSON object on stdout\n"
+		"  --no-pin         do not pin the client to CPU 0 and the "
+		"server to CPU 1\n",
 		rpc_synopsis, BENCH_MAXDATA, MAX_DEPTH);
 }
 

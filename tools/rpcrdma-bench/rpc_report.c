@@ -184,7 +184,8 @@ static void text_report(const struct rpc_opts *o, const struct rpc_result *ours,
 	       o->b.provider, o->svc_threads ? "in a pool of " : "inline");
 	if (o->svc_threads)
 		printf("%u", o->svc_threads);
-	printf("\n");
+	printf(bench_pinned(&o->b) ? ", client on CPU 0, server on CPU 1\n"
+				   : ", unpinned\n");
 	printf("%-8s %12s %12s %10s %10s\n", "", "calls/s", "MB/s", "p50 us",
 	       "p99 us");
 	text_row(o->b.provider, &us);
@@ -320,7 +321,8 @@ static void json_report(const struct rpc_opts *o, const struct rpc_result *ours,
 	printf("{\"proc\":\"%s\",\"size\":%u,\"depth\":%u,\"provider\":",
 	       rpc_proc_name(o->proc), o->b.size, o->b.depth);
 	bench_json_str(o->b.provider);
-	printf(",\"server_threads\":%u", o->svc_threads);
+	printf(",\"server_threads\":%u,\"pinned\":%s", o->svc_threads,
+	       bench_pinned(&o->b) ? "true" : "false");
 	printf(",\"seconds\":%g,\"latency\":\"call_to_checked_result\",",
 	       o->b.seconds);
 	json_figures(&ours->r, &us);
