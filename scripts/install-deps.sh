@@ -16,6 +16,11 @@ RR_DEBS=(
 	libnfs-utils                        # nfs-ls/nfs-cp: judges of nfsrdmad
 	nfs-ganesha nfs-ganesha-vfs rpcbind # NFS-Ganesha: judge of our client
 	clang libclang-rt-14-dev            # libFuzzer harnesses (later)
+	qemu-system-x86 cpio kmod xz-utils  # vm tests: the guest (tests/vm)
+	busybox-static iproute2 file        # vm tests: initramfs, rdma link
+	rdma-core ibverbs-providers         # vm tests: rxe in the guest
+	ibverbs-utils rdmacm-utils          # vm tests: ibv_devices, rping
+	libibverbs-dev librdmacm-dev        # the verbs provider
 )
 
 rr_install_deps() {

@@ -208,6 +208,32 @@ static bool in_groups(const char *groups, const char *word)
 	return false;
 }
 
+/*
+ * RR_CONFORMANCE_SKIP: '|'-separated substrings of case names not to run,
+ * for what a provider cannot show at all (the caller says why).
+ */
+static bool skipped(const char *name)
+{
+	const char *list = getenv("RR_CONFORMANCE_SKIP");
+	char pat[128];
+
+	while (list && *list) {
+		size_t n = strcspn(list, "|");
+
+		if (n && n < sizeof(pat)) {
+			memcpy(pat, list, n);
+			pat[n] = 0;
+			if (strstr(name, pat)) {
+				printf("skipped (RR_CONFORMANCE_SKIP): %s\n",
+				       name);
+				return true;
+			}
+		}
+		list += n + (list[n] == '|');
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0])];
@@ -221,7 +247,7 @@ int main(int argc, char **argv)
 
 		for (int a = 1; a < argc; a++)
 			all = all && in_groups(cases[i].groups, argv[a]);
-		if (!all)
+		if (!all || skipped(cases[i].name))
 			continue;
 		tests[n].name = cases[i].name;
 		tests[n].test_func = cases[i].fn;

@@ -494,6 +494,11 @@ void h_addr(struct sockaddr_storage *ss, socklen_t *len, uint16_t port)
 	sin->sin_family = AF_INET;
 	sin->sin_port = htons(port);
 	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/* RoCE cannot use loopback: the vm tests name the rxe interface's */
+	if (getenv("RR_TEST_ADDR"))
+		H_CHECK(inet_pton(AF_INET, getenv("RR_TEST_ADDR"),
+				  &sin->sin_addr) == 1,
+			"RR_TEST_ADDR is not an IPv4 address");
 	*len = sizeof(*sin);
 }
 

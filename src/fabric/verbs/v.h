@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The "verbs" provider: the fabric API on rdma-core (libibverbs for
+ * resources and work requests, librdmacm for addressing and connections).
+ *
+ *  - v_shim.c:   the one place where foreign error conventions (ibverbs'
+ *                positive errno, rdmacm's -1 with errno) and foreign enums
+ *                become ours;
+ *  - v_device.c: device, PD, MR, MW and the ops table;
+ *  - v_cq.c:     CQs: a backlog ring in front of the device CQ, an fd with
+ *                level semantics, and the retirement of queue slots;
+ *  - v_qp.c:     QPs and posting;
+ *  - v_cm.c:     event channels, listeners and the connection handshake.
+ *
+ * Accounting. The contract returns a queue slot only when the completion
+ * that retires it is polled, and some devices free slots earlier (rxe
+ * does when an unsignaled request finishes). So each QP keeps its own ring
+ * of posted requests, and the ibverbs wr_id of a request is the address of
+ * its ring entry: a completion names its QP, its queue, the user's wr_id
+ * and every unsignaled request before it, without any lookup.
+ *
+ * QPs are created with ibv_create_qp and handed to rdma_cm by number
+ * ("external" QPs), because the fabric API creates a QP before connecting
+ * it and lets it take receives in INIT; the provider moves it through
+ * INIT/RTR/RTS with the attributes rdma_cm computes.
+ *
+ * Locks: v_qp.mu (posting) and v_cq.mu (polling) are never held together;
+ * v_cq.mu -> v_evch.mu (a failed completion queues a QP_ERROR event).
+ *
+ * Where verbs cannot meet the fabric contract (the conformance suite run
+ * in tests/vm leaves these cases out):
+ *  - InfiniBand CM private data has fixed sizes (REQ 56 bytes after
+ *    rdma_cm's header, REP 196, REJ 148): the peer sees our bytes padded
+ *    with zeros to that size, so private_data_len is the padded length.
+ *    max_private_data is 56, the smallest of them.
+ *  - struct ibv_wc has no "solicited" flag: RR_WC_SOLICITED is never set.
+ *  - a refused access is reported to the requester only; the responder's
+ *    reason counters (bad_stag, bad_bounds, no_recv_posted, ...) stay 0.
+ *  - memory windows need IBV_DEVICE_MEM_WINDOW_TYPE_2B; without it
+ *    rr_mw_alloc fails with -EOPNOTSUPP (no per-call registration yet).
+ * Seen on rxe (Linux 6.1): an access may end one byte past a window; a
+ * too small receive completes LOC_QP_OP_ERR rather than LOC_LEN_ERR.
+ */
+#ifndef RR_VERBS_V_H
+#define RR_VERBS_V_H
+
+#include "fabric/provider.h"
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <unistd.h>
+
+struct v_device {
+	struct rr_device base;
+	struct ibv_context *ctx;
+	bool has_mw;
+	uint32_t max_inline;
+	struct rr_fabric_counters counters; /* updated with V_COUNT */
+};
+
+#define V_COUNT(dev, field)                                                    \
+	__atomic_fetch_add(&(dev)->counters.field, 1, __ATOMIC_RELAXED)
+
+struct v_pd {
+	struct rr_pd base;
+	struct ibv_pd *pd;
+};
+
+struct v_mr {
+	struct rr_mr base;
+	struct ibv_mr *mr;
+};
+
+struct v_mw {
+	struct rr_mw base;
+	struct ibv_mw *mw;
+	struct v_qp *bound; /* QP of the last REG; under that QP's mu */
+	struct v_mw *bnext; /* in bound->bound_mws */
+};
+
+/* What an rdma_cm_id's context points at. */
+enum v_kind { V_LISTENER, V_REQ, V_QP };
+
+struct v_evch {
+	struct rr_evch base;
+	struct rdma_event_channel *ch;
+	int efd;  /* eventfd: readable while queue holds events */
+	int epfd; /* the user's fd: ch->fd + efd */
+	pthread_mutex_t mu;
+	struct v_event *head, *tail; /* translated, not yet delivered */
+};
+
+struct v_event {
+	struct rr_cm_event ev;
+	struct v_event *next;
+};
+
+struct v_listener {
+	struct rr_listener base;
+	enum v_kind kind;
+	struct rdma_cm_id *id;
+};
+
+struct v_req {
+	struct rr_conn_req base;
+	enum v_kind kind;
+	struct rdma_cm_id *id;
+	uint8_t peer_ird, peer_ord;
+};
+
+struct v_slot {
+	struct v_qp *qp;
+	uint64_t wr_id;
+	uint32_t len;  /* RDMA Read: bytes asked for */
+	uint8_t op;    /* enum rr_wr_opcode, or RR_V_RECV */
+	bool signaled; /* send queue */
+};
+
+#define RR_V_RECV 0xff
+
+struct v_ring {
+	struct v_slot *s;
+	uint32_t size;
+	uint32_t tail;	  /* next to post; under v_qp.mu */
+	uint32_t head;	  /* oldest not retired; under the CQ's mu */
+	atomic_uint used; /* posted, not retired by a polled completion */
+};
+
+struct v_qp {
+	struct rr_qp base;
+	enum v_kind kind;
+	struct v_device *dev;
+	struct ibv_qp *qp;
+	struct rdma_cm_id *id; /* NULL until connect/accept */
+	struct v_evch *evch;
+	pthread_mutex_t mu; /* posting, CM transitions */
+	atomic_int state;   /* enum rr_qp_state */
+	atomic_bool down;   /* QP_ERROR or DISCONNECTED was queued */
+	struct v_ring sq, rq;
+	uint32_t max_inline;
+	struct v_mw *bound_mws; /* windows REG bound through us; under mu */
+	uint8_t pdata[RR_MAX_PRIVATE_DATA]; /* for rdma_connect */
+	uint32_t pdata_len;
+};
+
+struct v_cq {
+	struct rr_cq base;
+	struct ibv_cq *cq;
+	struct ibv_comp_channel *cc;
+	int efd;  /* eventfd: readable while backlog is not empty */
+	int epfd; /* the user's fd: cc->fd + efd */
+	bool efd_on;
+	pthread_mutex_t mu;
+	uint32_t reserved; /* slots of the attached queues */
+	struct ibv_wc *bl; /* backlog: taken from the device, not delivered */
+	uint32_t bl_head, bl_count, bl_size;
+};
+
+static inline struct v_device *to_v_dev(struct rr_device *d)
+{
+	return (struct v_device *)d;
+}
+static inline struct v_pd *to_v_pd(struct rr_pd *p)
+{
+	return (struct v_pd *)p;
+}
+static inline struct v_cq *to_v_cq(struct rr_cq *c)
+{
+	return (struct v_cq *)c;
+}
+static inline struct v_evch *to_v_evch(struct rr_evch *c)
+{
+	return (struct v_evch *)c;
+}
+static inline struct v_qp *to_v_qp(struct rr_qp *q)
+{
+	return (struct v_qp *)q;
+}
+
+extern const struct rr_provider_ops rr__verbs_ops;
+
+/* RR_VERBS_TRACE=1: one stderr line per work request and completion */
+extern int v_trace;
+#define V_TRACE(...)                                                           \
+	do {                                                                   \
+		if (v_trace)                                                   \
+			fprintf(stderr, "verbs[%d]: " __VA_ARGS__);            \
+	} while (0)
+
+/* v_shim.c: foreign conventions -> 0 / negative errno, our enums */
+int v_ibv_rc(int rc);	     /* ibverbs: 0 or a positive errno */
+int v_cm_rc(int rc);	     /* rdmacm: 0 or -1 with errno set */
+int v_ptr_rc(const void *p); /* NULL with errno set -> -errno, else 0 */
+enum rr_wc_status v_wc_status(enum ibv_wc_status s);
+int v_fd_nonblock(int fd);
+int v_epoll_pair(int a, int b); /* an epoll fd watching both for input */
+void v_efd_set(int efd, bool readable);
+
+/* v_cq.c */
+int v_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
+int v_cq_destroy(struct rr_cq *cq);
+int v_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
+int v_cq_fd(struct rr_cq *cq);
+int v_cq_wait(struct rr_cq *cq, int timeout_ms);
+void v_cq_purge(struct v_cq *cq, const struct v_qp *qp);
+
+/* v_qp.c */
+int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
+		struct rr_qp **out);
+int v_qp_destroy(struct rr_qp *qp);
+enum rr_qp_state v_qp_state(const struct rr_qp *qp);
+int v_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
+		struct rr_send_wr **bad);
+int v_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
+		struct rr_recv_wr **bad);
+int v_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
+int v_qp_to_error(struct v_qp *qp);
+void v_mw_unlink(struct v_mw *mw);
+int v_qp_modify_cm(struct v_qp *qp, enum ibv_qp_state to, int rd_atomic);
+
+/* v_cm.c */
+int v_evch_create(struct rr_device *dev, struct rr_evch **out);
+int v_evch_destroy(struct rr_evch *ch);
+int v_evch_fd(struct rr_evch *ch);
+int v_evch_get(struct rr_evch *ch, struct rr_cm_event *ev, int timeout_ms);
+void v_evch_push(struct v_evch *ch, const struct rr_cm_event *ev);
+void v_evch_purge(struct v_evch *ch, const struct v_qp *qp);
+void v_qp_down(struct v_qp *qp, enum rr_cm_event_type type, int status);
+void v_qp_comm_est(struct v_qp *qp);
+int v_listen(struct rr_device *dev, struct rr_evch *ch,
+	     const struct sockaddr *addr, socklen_t addrlen, int backlog,
+	     struct rr_listener **out);
+int v_listener_close(struct rr_listener *l);
+int v_listener_addr(struct rr_listener *l, struct sockaddr_storage *out);
+int v_connect(struct rr_qp *qp, const struct sockaddr *addr, socklen_t addrlen,
+	      const void *pdata, size_t len);
+int v_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
+	     size_t len);
+int v_reject(struct rr_conn_req *req, const void *pdata, size_t len);
+int v_disconnect(struct rr_qp *qp);
+
+#endif

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Completion queues.
+ *
+ * The user's fd must stay readable while the CQ holds completions, but a
+ * completion channel only reports completions added after it was armed.
+ * So a poll that finds the device CQ empty consumes the channel's events,
+ * re-arms it, and looks once more: what arrived in between goes to a
+ * backlog ring, and an eventfd says the backlog is not empty. The fd we
+ * hand out is an epoll set of the channel and that eventfd.
+ *
+ * The backlog also serves rr_qp_destroy, which must leave nothing of the
+ * QP to poll: the device CQ is emptied into the backlog and the QP's
+ * entries are dropped. It never overflows: a CQ holds at most as many
+ * completions as its queues have slots, and slots return only when polled.
+ */
+#include "fabric/verbs/v.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define V_POLL_BATCH 16
+/*
+ * rxe (Linux 6.1) copies the kernel's IB_WC_WITH_INVALIDATE (bit 2) into
+ * the user's wc_flags, where bit 2 reads as IBV_WC_IP_CSUM_OK; that flag
+ * has no meaning on an RC receive, so either bit means "invalidated".
+ */
+#define V_WC_INV_BITS (IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK)
+
+static void cq_free(struct v_cq *c)
+{
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->cc)
+		ibv_destroy_comp_channel(c->cc);
+	if (c->efd >= 0)
+		close(c->efd);
+	if (c->epfd >= 0)
+		close(c->epfd);
+	free(c->bl);
+	free(c);
+}
+
+static int cq_open(struct v_cq *c, struct ibv_context *ctx, uint32_t depth)
+{
+	int rc;
+
+	c->cc = ibv_create_comp_channel(ctx);
+	rc = v_ptr_rc(c->cc);
+	if (!rc)
+		rc = v_fd_nonblock(c->cc->fd);
+	if (rc)
+		return rc;
+	c->cq = ibv_create_cq(ctx, (int)depth, c, c->cc, 0);
+	rc = v_ptr_rc(c->cq);
+	if (rc)
+		return rc;
+	c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->efd < 0)
+		return -errno;
+	c->epfd = v_epoll_pair(c->cc->fd, c->efd);
+	if (c->epfd < 0)
+		return c->epfd;
+	return v_ibv_rc(ibv_req_notify_cq(c->cq, 0));
+}
+
+int v_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
+{
+	struct v_cq *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	c->efd = c->epfd = -1;
+	c->bl = calloc(depth, sizeof(*c->bl));
+	c->bl_size = depth;
+	rc = c->bl ? cq_open(c, to_v_dev(dev)->ctx, depth) : -ENOMEM;
+	if (rc) {
+		cq_free(c);
+		return rc;
+	}
+	pthread_mutex_init(&c->mu, NULL);
+	c->base = (struct rr_cq){.dev = dev, .depth = depth};
+	*out = &c->base;
+	return 0;
+}
+
+int v_cq_destroy(struct rr_cq *cq)
+{
+	struct v_cq *c = to_v_cq(cq);
+	int rc = v_ibv_rc(ibv_destroy_cq(c->cq));
+
+	if (rc)
+		return rc == -EINVAL ? -EBUSY : rc;
+	c->cq = NULL;
+	pthread_mutex_destroy(&c->mu);
+	cq_free(c);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- backlog */
+
+static void bl_push(struct v_cq *c, const struct ibv_wc *wc)
+{
+	c->bl[(c->bl_head + c->bl_count++) % c->bl_size] = *wc;
+}
+
+static struct ibv_wc bl_pop(struct v_cq *c)
+{
+	struct ibv_wc wc = c->bl[c->bl_head];
+
+	c->bl_head = (c->bl_head + 1) % c->bl_size;
+	c->bl_count--;
+	return wc;
+}
+
+/* The eventfd mirrors "backlog not empty"; only changes cost a syscall. */
+static void flag(struct v_cq *c)
+{
+	bool on = c->bl_count > 0;
+
+	if (on != c->efd_on)
+		v_efd_set(c->efd, on);
+	c->efd_on = on;
+}
+
+/* Moves what the device CQ holds into the backlog. */
+static int bl_pull(struct v_cq *c)
+{
+	struct ibv_wc wc[V_POLL_BATCH];
+	int n;
+
+	do {
+		uint32_t room = c->bl_size - c->bl_count;
+
+		n = ibv_poll_cq(c->cq,
+				room < V_POLL_BATCH ? (int)room : V_POLL_BATCH,
+				wc);
+		if (n < 0)
+			return v_ibv_rc(n);
+		for (int i = 0; i < n; i++)
+			bl_push(c, &wc[i]);
+	} while (n > 0);
+	return 0;
+}
+
+static struct v_slot *slot_of(const struct ibv_wc *wc)
+{
+	return (struct v_slot *)(uintptr_t)wc->wr_id;
+}
+
+void v_cq_purge(struct v_cq *c, const struct v_qp *qp)
+{
+	uint32_t keep = 0;
+
+	pthread_mutex_lock(&c->mu);
+	bl_pull(c);
+	for (uint32_t i = 0; i < c->bl_count; i++) {
+		struct ibv_wc *e = &c->bl[(c->bl_head + i) % c->bl_size];
+
+		if (slot_of(e)->qp != qp)
+			c->bl[(c->bl_head + keep++) % c->bl_size] = *e;
+	}
+	c->bl_count = keep;
+	flag(c);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* ----------------------------------------------------------------- polling */
+
+/*
+ * A completion retires its own request and, on the send queue, every
+ * unsignaled one posted before it (queues complete in order).
+ */
+static void retire(struct v_ring *r, const struct v_slot *s)
+{
+	uint32_t idx = (uint32_t)(s - r->s);
+	uint32_t n = (idx + r->size - r->head) % r->size + 1;
+
+	r->head = (idx + 1) % r->size;
+	atomic_fetch_sub(&r->used, n);
+}
+
+static void translate(const struct ibv_wc *in, struct rr_wc *out)
+{
+	const struct v_slot *s = slot_of(in);
+	struct v_qp *qp = s->qp;
+	bool recv = s->op == RR_V_RECV;
+
+	*out = (struct rr_wc){
+		.wr_id = s->wr_id,
+		.qp = &qp->base,
+		.status = v_wc_status(in->status),
+		/* a flushed completion's opcode is undefined in ibverbs */
+		.opcode = recv ? RR_WC_RECV : rr__wc_opcode_of(s->op),
+	};
+	if (recv)
+		out->byte_len = in->byte_len;
+	else if (s->op == RR_WR_RDMA_READ)
+		out->byte_len = s->len;
+	if (recv && (in->wc_flags & V_WC_INV_BITS)) {
+		out->flags |= RR_WC_WITH_INV;
+		out->invalidated_rkey = in->invalidated_rkey;
+	}
+	retire(recv ? &qp->rq : &qp->sq, s);
+	V_TRACE("qp %u wc op %d status %d vendor %#x len %u flags %#x\n",
+		getpid(), qp->qp->qp_num, out->opcode, in->status,
+		in->vendor_err, in->byte_len, in->wc_flags);
+	if (in->status == IBV_WC_SUCCESS) {
+		if (recv && atomic_load(&qp->state) == RR_QPS_CONNECTING)
+			v_qp_comm_est(qp);
+		return;
+	}
+	if (in->status == IBV_WC_LOC_LEN_ERR && recv)
+		V_COUNT(qp->dev, recv_too_small);
+	/* An error, or a flush nobody asked for: the device failed the QP. */
+	if (atomic_load(&qp->state) == RR_QPS_RTS)
+		v_qp_down(qp, RR_CM_QP_ERROR, -EIO);
+}
+
+/* The CQ looked empty: make the channel report the next completion. */
+static int rearm(struct v_cq *c)
+{
+	struct ibv_cq *ecq;
+	void *ectx;
+	int rc;
+
+	while (ibv_get_cq_event(c->cc, &ecq, &ectx) == 0)
+		ibv_ack_cq_events(ecq, 1);
+	rc = v_ibv_rc(ibv_req_notify_cq(c->cq, 0));
+	if (!rc)
+		rc = bl_pull(c);
+	flag(c);
+	return rc;
+}
+
+static int poll_locked(struct v_cq *c, struct rr_wc *wc, int n)
+{
+	struct ibv_wc tmp[V_POLL_BATCH];
+	int got = 0, k = 0;
+
+	while (got < n && c->bl_count) {
+		struct ibv_wc e = bl_pop(c);
+
+		translate(&e, &wc[got++]);
+	}
+	while (got < n) {
+		int want = n - got < V_POLL_BATCH ? n - got : V_POLL_BATCH;
+
+		k = ibv_poll_cq(c->cq, want, tmp);
+		if (k < 0)
+			return v_ibv_rc(k);
+		for (int i = 0; i < k; i++)
+			translate(&tmp[i], &wc[got++]);
+		if (k < want)
+			break;
+	}
+	if (got < n) {
+		int rc = rearm(c);
+
+		if (rc && !got)
+			return rc;
+		while (got < n && c->bl_count) {
+			struct ibv_wc e = bl_pop(c);
+
+			translate(&e, &wc[got++]);
+		}
+	}
+	flag(c);
+	return got;
+}
+
+int v_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n)
+{
+	struct v_cq *c = to_v_cq(cq);
+	int rc;
+
+	if (n == 0)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	rc = poll_locked(c, wc, n);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int v_cq_fd(struct rr_cq *cq)
+{
+	return to_v_cq(cq)->epfd;
+}
+
+int v_cq_wait(struct rr_cq *cq, int timeout_ms)
+{
+	struct pollfd p = {.fd = to_v_cq(cq)->epfd, .events = POLLIN};
+	int rc;
+
+	do
+		rc = poll(&p, 1, timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		return -errno;
+	return rc ? 0 : -ETIMEDOUT;
+}

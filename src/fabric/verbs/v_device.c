@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Device, protection domains, memory regions and windows.
+ *
+ * RR_VERBS_DEVICE picks a device by name, else the first is used.
+ * Limits come from the device.
+ */
+#include "fabric/verbs/v.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* rdma_cm's header takes 36 of an IB CM REQ's 92 private data bytes */
+#define V_IB_CONNECT_PDATA 56
+#define V_IW_PDATA	   RR_MAX_PRIVATE_DATA
+
+int v_trace;
+
+static struct ibv_device *pick(struct ibv_device **list, int n)
+{
+	const char *want = getenv("RR_VERBS_DEVICE");
+
+	for (int i = 0; i < n; i++)
+		if (!want || !*want ||
+		    strcmp(ibv_get_device_name(list[i]), want) == 0)
+			return list[i];
+	return NULL;
+}
+
+static uint32_t min_u32(uint64_t a, uint64_t b)
+{
+	uint64_t m = a < b ? a : b;
+
+	return m > UINT32_MAX ? UINT32_MAX : (uint32_t)m;
+}
+
+static int query(struct v_device *d)
+{
+	struct ibv_device_attr_ex x;
+	struct rr_device_attr *a = &d->base.attr;
+	int rc = v_ibv_rc(ibv_query_device_ex(d->ctx, NULL, &x));
+
+	if (rc)
+		return rc;
+	snprintf(a->provider, sizeof(a->provider), "verbs");
+	a->max_qp_wr = (uint32_t)x.orig_attr.max_qp_wr;
+	/* a Read's scatter list may be shorter than a Send's */
+	a->max_sge = min_u32((uint32_t)x.orig_attr.max_sge,
+			     x.orig_attr.max_sge_rd
+				     ? (uint32_t)x.orig_attr.max_sge_rd
+				     : (uint32_t)x.orig_attr.max_sge);
+	a->max_cqe = (uint32_t)x.orig_attr.max_cqe;
+	a->max_ird = (uint32_t)x.orig_attr.max_qp_rd_atom;
+	a->max_ord = (uint32_t)x.orig_attr.max_qp_init_rd_atom;
+	a->max_private_data =
+		d->ctx->device->transport_type == IBV_TRANSPORT_IWARP
+			? V_IW_PDATA
+			: V_IB_CONNECT_PDATA;
+	a->max_mr_size = x.orig_attr.max_mr_size;
+	d->has_mw = (x.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+		    (x.orig_attr.device_cap_flags &
+		     IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
+		    x.orig_attr.max_mw > 0;
+	return 0;
+}
+
+/*
+ * Our own context, not librdmacm's cached ones: those are opened once per
+ * process, and the kernel refuses uverbs commands written to a descriptor
+ * that a forked child inherited.
+ */
+static int v_device_open(const struct rr_device_opts *opts,
+			 struct rr_device **out)
+{
+	struct ibv_device **list, *dev;
+	struct v_device *d;
+	int n = 0, rc;
+
+	if (opts && opts->flags)
+		return -EINVAL;
+	v_trace = getenv("RR_VERBS_TRACE") && *getenv("RR_VERBS_TRACE") == '1';
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	list = ibv_get_device_list(&n);
+	rc = v_ptr_rc(list);
+	if (!rc) {
+		dev = pick(list, n);
+		d->ctx = dev ? ibv_open_device(dev) : NULL;
+		rc = dev ? v_ptr_rc(d->ctx) : -ENODEV;
+		ibv_free_device_list(list);
+	}
+	if (!rc && (rc = query(d)))
+		ibv_close_device(d->ctx);
+	if (rc) {
+		free(d);
+		return rc;
+	}
+	d->base.ops = &rr__verbs_ops;
+	*out = &d->base;
+	return 0;
+}
+
+static int v_device_close(struct rr_device *dev)
+{
+	struct v_device *d = to_v_dev(dev);
+	int rc = v_ibv_rc(ibv_close_device(d->ctx));
+
+	if (rc)
+		return rc;
+	free(d);
+	return 0;
+}
+
+static int v_device_counters(struct rr_device *dev,
+			     struct rr_fabric_counters *out)
+{
+	struct v_device *d = to_v_dev(dev);
+	uint64_t *src = (uint64_t *)&d->counters, *dst = (uint64_t *)out;
+
+	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int v_pd_alloc(struct rr_device *dev, struct rr_pd **out)
+{
+	struct v_pd *p = calloc(1, sizeof(*p));
+	int rc;
+
+	if (!p)
+		return -ENOMEM;
+	p->pd = ibv_alloc_pd(to_v_dev(dev)->ctx);
+	rc = v_ptr_rc(p->pd);
+	if (rc) {
+		free(p);
+		return rc;
+	}
+	p->base.dev = dev;
+	*out = &p->base;
+	return 0;
+}
+
+static int v_pd_free(struct rr_pd *pd)
+{
+	struct v_pd *p = to_v_pd(pd);
+	int rc = v_ibv_rc(ibv_dealloc_pd(p->pd));
+
+	if (rc)
+		return rc;
+	free(p);
+	return 0;
+}
+
+/*
+ * InfiniBand wants local write wherever remote write is granted, and a
+ * region must allow binding for a window to be bound to it.
+ */
+static int mr_flags(const struct v_device *d, unsigned access)
+{
+	int f = 0;
+
+	if (access & (RR_ACCESS_LOCAL_WRITE | RR_ACCESS_REMOTE_WRITE))
+		f |= IBV_ACCESS_LOCAL_WRITE;
+	if (access & RR_ACCESS_REMOTE_WRITE)
+		f |= IBV_ACCESS_REMOTE_WRITE;
+	if (access & RR_ACCESS_REMOTE_READ)
+		f |= IBV_ACCESS_REMOTE_READ;
+	if (d->has_mw)
+		f |= IBV_ACCESS_MW_BIND;
+	return f;
+}
+
+static int v_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
+		    struct rr_mr **out)
+{
+	struct v_device *d = to_v_dev(pd->dev);
+	struct v_mr *m = calloc(1, sizeof(*m));
+	int rc;
+
+	if (!m)
+		return -ENOMEM;
+	m->mr = ibv_reg_mr(to_v_pd(pd)->pd, addr, len, mr_flags(d, access));
+	rc = v_ptr_rc(m->mr);
+	if (rc) {
+		free(m);
+		return rc;
+	}
+	m->base = (struct rr_mr){
+		.pd = pd,
+		.addr = addr,
+		.length = len,
+		.access = access,
+		.lkey = m->mr->lkey,
+		.rkey = access & (RR_ACCESS_REMOTE_READ |
+				  RR_ACCESS_REMOTE_WRITE)
+				? m->mr->rkey
+				: 0,
+	};
+	*out = &m->base;
+	return 0;
+}
+
+static int v_mr_dereg(struct rr_mr *mr)
+{
+	struct v_mr *m = (struct v_mr *)mr;
+	int rc = v_ibv_rc(ibv_dereg_mr(m->mr));
+
+	/* rxe says EINVAL while windows are bound; the contract says EBUSY */
+	if (rc == -EINVAL)
+		return -EBUSY;
+	if (rc)
+		return rc;
+	free(m);
+	return 0;
+}
+
+static int v_mw_alloc(struct rr_pd *pd, struct rr_mw **out)
+{
+	struct v_mw *w;
+	int rc;
+
+	if (!to_v_dev(pd->dev)->has_mw)
+		return -EOPNOTSUPP;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->mw = ibv_alloc_mw(to_v_pd(pd)->pd, IBV_MW_TYPE_2);
+	rc = v_ptr_rc(w->mw);
+	if (rc) {
+		free(w);
+		return rc;
+	}
+	w->base.pd = pd;
+	w->base.rkey = w->mw->rkey;
+	*out = &w->base;
+	return 0;
+}
+
+static int v_mw_free(struct rr_mw *mw)
+{
+	struct v_mw *w = (struct v_mw *)mw;
+	struct v_qp *qp = w->bound;
+	int rc;
+
+	if (qp) {
+		pthread_mutex_lock(&qp->mu);
+		v_mw_unlink(w);
+		pthread_mutex_unlock(&qp->mu);
+	}
+	rc = w->mw ? v_ibv_rc(ibv_dealloc_mw(w->mw)) : 0;
+	if (rc)
+		return rc;
+	free(w);
+	return 0;
+}
+
+const struct rr_provider_ops rr__verbs_ops = {
+	.name = "verbs",
+	.device_open = v_device_open,
+	.device_close = v_device_close,
+	.device_counters = v_device_counters,
+	.pd_alloc = v_pd_alloc,
+	.pd_free = v_pd_free,
+	.mr_reg = v_mr_reg,
+	.mr_dereg = v_mr_dereg,
+	.mw_alloc = v_mw_alloc,
+	.mw_free = v_mw_free,
+	.cq_create = v_cq_create,
+	.cq_destroy = v_cq_destroy,
+	.cq_poll = v_cq_poll,
+	.cq_fd = v_cq_fd,
+	.cq_wait = v_cq_wait,
+	.evch_create = v_evch_create,
+	.evch_destroy = v_evch_destroy,
+	.evch_fd = v_evch_fd,
+	.evch_get = v_evch_get,
+	.qp_create = v_qp_create,
+	.qp_destroy = v_qp_destroy,
+	.qp_state = v_qp_state,
+	.post_send = v_post_send,
+	.post_recv = v_post_recv,
+	.listen = v_listen,
+	.listener_close = v_listener_close,
+	.listener_addr = v_listener_addr,
+	.connect = v_connect,
+	.accept = v_accept,
+	.reject = v_reject,
+	.disconnect = v_disconnect,
+	.drain = v_drain,
+};
