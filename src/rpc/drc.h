@@ -7,12 +7,13 @@
  *
  * Entries are keyed by the client's address (not its port: a new
  * connection has a new one), xid, program, version, procedure and a
- * checksum of the arguments, so a reused xid with other arguments is a new
- * call. Small replies without a DDP-eligible item are kept (the replies of
- * the procedures that need this are small). A duplicate of a call still
- * running waits for it (a bounded while) and gets its reply; lookups from
- * a thread that runs calls one at a time never see one running. The table
- * is allocated once; lookups never allocate. Thread-safe.
+ * checksum of the arguments (and of the first RR_DRC_SUM_BULK bytes of a
+ * DDP-eligible item), so a reused xid with other arguments is a new call. Small
+ * replies without a DDP-eligible item are kept (the replies of the procedures
+ * that need this are small). A duplicate of a call still running waits for it
+ * (a bounded while) and gets its reply; lookups from a thread that runs calls
+ * one at a time never see one running. The table is allocated once; lookups
+ * never allocate. Thread-safe.
  */
 #ifndef RR_RPC_DRC_H
 #define RR_RPC_DRC_H
@@ -47,7 +48,8 @@ struct rr_drc {
 	uint64_t replays, drops;
 };
 
-#define RR_DRC_WAIT_MS 30000
+#define RR_DRC_WAIT_MS	30000
+#define RR_DRC_SUM_BULK 256 /* bytes of a DDP-eligible item checksummed */
 
 int rr_drc_init(struct rr_drc *d, uint32_t entries, uint32_t max_res);
 void rr_drc_fini(struct rr_drc *d);
