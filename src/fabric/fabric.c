@@ -8,11 +8,6 @@
 #include <errno.h>
 #include <string.h>
 
-#ifdef RR_HAVE_VERBS
-/* src/fabric/verbs, built where rdma-core's libraries are found */
-extern const struct rr_provider_ops rr__verbs_ops;
-#endif
-
 static const struct rr_provider_ops *const providers[] = {
 	&rr__iwarp_ops,
 	&rr__faults_ops,

@@ -1665,8 +1665,11 @@ static void a_blocked_handler_does_not_stall_other_calls(void **state)
 	uint8_t res[16];
 	struct rr_call rel = mkcall(P_RELEASE, res, sizeof(res));
 
-	if (!threads || atoi(threads) < 2)
-		skip(); /* needs RR_TEST_SVC_THREADS >= 2 */
+	if (!threads || atoi(threads) < 2) {
+		print_message("skipped: needs the server's worker pool "
+			      "(RR_TEST_SVC_THREADS >= 2)\n");
+		skip();
+	}
 	async_log_init(&log);
 	null_ok(f->c); /* the server's grant: until then one credit */
 	s.call = mkcall(P_BLOCK, s.res, ASYNC_LEN);
@@ -1709,8 +1712,11 @@ static void a_call_sent_again_after_a_reconnect_runs_once(void **state)
 	struct rr_clnt *other;
 	uint64_t end = now_ms() + CALL_TMO_MS;
 
-	if (!threads || atoi(threads) < 3)
-		skip(); /* COUNT, its copy and RELEASE run at once */
+	if (!threads || atoi(threads) < 3) {
+		/* COUNT, its copy and RELEASE run at once */
+		print_message("skipped: needs RR_TEST_SVC_THREADS >= 3\n");
+		skip();
+	}
 	async_log_init(&log);
 	null_ok(f->c);
 	s.call = mkcall(P_COUNT, s.res, ASYNC_LEN);
