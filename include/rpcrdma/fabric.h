@@ -151,6 +151,21 @@ size_t rr_mr_length(const struct rr_mr *mr);
 int rr_mw_alloc(struct rr_pd *pd, struct rr_mw **out);
 int rr_mw_free(struct rr_mw *mw);
 uint32_t rr_mw_rkey(const struct rr_mw *mw);
+/*
+ * Makes the window invalid at once, without a work request and without
+ * freeing it: no key the window ever had gives remote access again until
+ * a new REG binds it (under a new key, as always). It fences memory
+ * exposed on a connection that is gone, where no LOCAL_INV can be posted,
+ * and, unlike rr_mw_free + rr_mw_alloc, it allocates nothing (iwarp,
+ * faults): a reconnect under memory pressure can still fence (DESIGN.md
+ * invariants 1 and 6). No REG of the window may be outstanding on a QP in
+ * RTS (a QP in ERROR has flushed its REGs). Synchronous: when it returns,
+ * no access through the window is in progress. Returns 0 or a negative
+ * errno; only verbs fails, where the device window is replaced: when
+ * rdma-core cannot allocate the replacement, the old key is dead but the
+ * window cannot be bound until a later rr_mw_fence succeeds.
+ */
+int rr_mw_fence(struct rr_mw *mw);
 
 /* ------------------------------------------------------- completion queues */
 
@@ -321,6 +336,20 @@ int rr_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 		 struct rr_qp **out);
 /* Disconnects if needed, flushes, waits for the provider to let go, frees. */
 int rr_qp_destroy(struct rr_qp *qp);
+/*
+ * Returns the QP to INIT with the attributes it was created with and keeps
+ * its memory, so that a connection can be made again without allocating
+ * (a client reconnects on the QP it was created with: DESIGN.md invariant
+ * 6). Works in any state, as rr_qp_destroy does: disconnects if needed,
+ * flushes, waits for the provider to let go of the old connection, closes
+ * it, and drops this QP's completions and CM events not yet taken (so poll
+ * and drain first: rr_qp_drain's markers account for every work request).
+ * Nothing of the old connection is delivered afterwards. Not concurrent
+ * with other calls on this QP. iwarp and faults allocate nothing; verbs
+ * creates a new device QP (rdma-core allocates) and on failure leaves the
+ * old one in ERROR, to be reset again or destroyed. 0 or a negative errno.
+ */
+int rr_qp_reset(struct rr_qp *qp);
 enum rr_qp_state rr_qp_state(const struct rr_qp *qp);
 void *rr_qp_context(const struct rr_qp *qp);
 

@@ -91,6 +91,14 @@ struct rr_xprt_stats {
 	 * flushed exactly once). Always 0 unless a provider loses one.
 	 */
 	uint64_t teardown_unbalanced;
+	/*
+	 * Client: NULL calls sent because nothing had arrived for the
+	 * keepalive period, and those that got no reply in time (which
+	 * drops the connection they went out on, if it is still the one).
+	 * Probes count in calls and timeouts too.
+	 */
+	uint64_t keepalive_probes;
+	uint64_t keepalive_timeouts;
 };
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
@@ -131,6 +139,20 @@ struct rr_clnt_opts {
 	bool soft;
 	bool no_reconnect;
 	int reconnect_max_ms;
+	/*
+	 * Liveness. When nothing has arrived from the server for keepalive_ms
+	 * (default 60000; negative: never) on a connection that is up, with
+	 * calls waiting or none, the client calls procedure 0 (NULL) of
+	 * keepalive_prog/keepalive_vers (0: the program and version of the
+	 * last call made; no probe before one). A probe takes a credit like
+	 * any call. Without a reply in keepalive_timeout_ms (default: the
+	 * same as keepalive_ms) the connection is treated as lost: the
+	 * client reconnects and sends the waiting calls again, as above.
+	 * A stalled server is so found without waiting for TCP's own timers.
+	 */
+	int keepalive_ms;
+	int keepalive_timeout_ms;
+	uint32_t keepalive_prog, keepalive_vers;
 };
 
 int rr_clnt_create(const char *host, uint16_t port,

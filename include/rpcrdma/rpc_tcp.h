@@ -65,6 +65,29 @@ struct rr_tcp_clnt_opts {
 	int connect_timeout_ms; /* default 10000 */
 	uint32_t max_record;	/* largest call or reply; 1 MiB + 64 KiB */
 	uint32_t max_in_flight; /* calls on the wire; default 128, max 1024 */
+	/*
+	 * As over RDMA (rr_clnt_opts): after losing its connection the client
+	 * reconnects (first retry at once, then backing off up to
+	 * reconnect_max_ms, default 5000; the first reply on a connection
+	 * resets that) and sends every call that was waiting for a reply
+	 * again, whole and with its xid, before any new one; a reply cut off
+	 * by the loss is dropped. soft: those calls fail with -ECONNRESET
+	 * instead (calls not yet sent still wait for the new connection).
+	 * no_reconnect: the first loss is final; every call fails with
+	 * -ECONNRESET. Per-call timeouts and cancellation hold throughout.
+	 */
+	bool soft;
+	bool no_reconnect;
+	int reconnect_max_ms;
+	/*
+	 * Liveness, as rr_clnt_opts: a NULL call after keepalive_ms (default
+	 * 60000; negative: never) without a byte from the server; no reply
+	 * within keepalive_timeout_ms (default keepalive_ms) and the
+	 * connection is treated as lost. A probe takes one of max_in_flight.
+	 */
+	int keepalive_ms;
+	int keepalive_timeout_ms;
+	uint32_t keepalive_prog, keepalive_vers; /* 0: those of the last call */
 };
 
 int rr_tcp_clnt_create(const char *host, uint16_t port,
@@ -73,7 +96,8 @@ int rr_tcp_clnt_create(const char *host, uint16_t port,
 /*
  * Synchronous call; returns as rr_clnt_call does: 0, -EREMOTEIO (not
  * accepted with SUCCESS; reply_stat, accept_stat and the mismatch range
- * say why), -ETIMEDOUT, -ECANCELED, -ECONNRESET (connection lost),
+ * say why), -ETIMEDOUT, -ECANCELED, -ECONNRESET (connection lost, with
+ * soft or no_reconnect),
  * -EMSGSIZE (the call or the reply is over max_record, or the results
  * are over res_cap; the connection carries on),
  * -EPROTO (a malformed reply to this call).
@@ -91,8 +115,18 @@ int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
 			   rr_call_done_fn done, void *arg);
 /* Completes the call with -ECANCELED now; -ENOENT if it is not pending. */
 int rr_tcp_clnt_cancel(struct rr_tcp_clnt *c, struct rr_call *call);
-/* calls, bad_xids, bad_headers, credit_waits, timeouts, cancels, ... */
+/*
+ * calls, bad_xids, bad_headers, credit_waits, timeouts, cancels,
+ * conn_lost, connects (attempts, the first included), retransmits (calls
+ * sent again on a new connection), keepalive_probes, keepalive_timeouts.
+ */
 int rr_tcp_clnt_stats(struct rr_tcp_clnt *c, struct rr_xprt_stats *out);
+/*
+ * Drops the current connection as if it had failed: calls waiting for a
+ * reply are sent again on the next one (see soft). For failover to a
+ * restarted server, and for tests.
+ */
+int rr_tcp_clnt_disconnect(struct rr_tcp_clnt *c);
 /* Fails calls still pending with -ECANCELED. */
 int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c);
 

@@ -109,6 +109,11 @@ int rr_mw_free(struct rr_mw *mw)
 	return mw ? mw->pd->dev->ops->mw_free(mw) : -EINVAL;
 }
 
+int rr_mw_fence(struct rr_mw *mw)
+{
+	return mw ? mw->pd->dev->ops->mw_fence(mw) : -EINVAL;
+}
+
 uint32_t rr_mw_rkey(const struct rr_mw *mw)
 {
 	return __atomic_load_n(&mw->rkey, __ATOMIC_ACQUIRE);
@@ -204,6 +209,11 @@ int rr_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 int rr_qp_destroy(struct rr_qp *qp)
 {
 	return qp ? qp->pd->dev->ops->qp_destroy(qp) : -EINVAL;
+}
+
+int rr_qp_reset(struct rr_qp *qp)
+{
+	return qp ? qp->pd->dev->ops->qp_reset(qp) : -EINVAL;
 }
 
 enum rr_qp_state rr_qp_state(const struct rr_qp *qp)

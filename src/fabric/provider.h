@@ -77,6 +77,7 @@ struct rr_provider_ops {
 	int (*mr_dereg)(struct rr_mr *mr);
 	int (*mw_alloc)(struct rr_pd *pd, struct rr_mw **out);
 	int (*mw_free)(struct rr_mw *mw);
+	int (*mw_fence)(struct rr_mw *mw);
 
 	int (*cq_create)(struct rr_device *dev, uint32_t depth,
 			 struct rr_cq **out);
@@ -94,6 +95,7 @@ struct rr_provider_ops {
 	int (*qp_create)(struct rr_pd *pd, const struct rr_qp_attr *attr,
 			 struct rr_qp **out);
 	int (*qp_destroy)(struct rr_qp *qp);
+	int (*qp_reset)(struct rr_qp *qp);
 	enum rr_qp_state (*qp_state)(const struct rr_qp *qp);
 	int (*post_send)(struct rr_qp *qp, struct rr_send_wr *wr,
 			 struct rr_send_wr **bad);

@@ -4,6 +4,7 @@
  * a clock hand picks the entry to reuse, skipping calls still running.
  */
 #include "rpc/drc.h"
+#include "base/alloc.h"
 
 #include "base/crc32c.h"
 
@@ -28,9 +29,9 @@ int rr_drc_init(struct rr_drc *d, uint32_t entries, uint32_t max_res)
 	memset(d, 0, sizeof(*d));
 	d->n = entries;
 	d->max_res = max_res;
-	d->e = calloc(entries, sizeof(*d->e));
-	d->bucket = malloc(entries * sizeof(*d->bucket));
-	d->res = malloc((size_t)entries * max_res);
+	d->e = rr_calloc(entries, sizeof(*d->e));
+	d->bucket = rr_malloc(entries * sizeof(*d->bucket));
+	d->res = rr_malloc((size_t)entries * max_res);
 	if (!d->e || !d->bucket || !d->res) {
 		rr_drc_fini(d);
 		return -ENOMEM;

@@ -1,91 +1,56 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * ONC RPC client over TCP with record marking (RFC 5531 section 11).
+ * ONC RPC client over TCP with record marking (RFC 5531 section 11):
+ * calls, replies and the client's I/O thread. The connection's life
+ * (connecting, loss and reconnect, keepalive) is in tcp_clnt_conn.c.
  *
  * One connection carries many calls at once, matched to their replies by
  * xid. A call is in one of three places, all under c->mu:
- *  - pending: issued, waiting for one of max_in_flight slots (FIFO);
- *  - a slot: sent (or queued for the socket), waiting for its reply;
+ *  - pending: issued, waiting for one of max_in_flight slots or for a
+ *    connection (FIFO);
+ *  - a slot: sent (or queued for the socket), waiting for its reply; or,
+ *    its connection lost, waiting to be sent again on the next one;
  *  - a done list: taken out of both, its callback about to run without
  *    the lock (a callback may issue the next call).
  * The xid names the slot (low bits) and a sequence number (high bits), so
  * a reply finds its call in O(1) and a reply to an older use of the slot
- * is not mistaken for the current one.
+ * is not mistaken for the current one. A call keeps its slot, and so its
+ * xid, across reconnects: that is what a server's duplicate request cache
+ * recognises.
  *
  * The client's own thread reads replies, flushes what the socket did not
- * take at send time, and fires timeouts. Callers never block on the
- * socket: a send copies what does not fit into the output queue
- * (tcp_io.c), so a stalled server costs a timeout, not a hung caller.
+ * take at send time, fires timeouts and steps the connection. Callers
+ * never block on the socket: a send copies what does not fit into the
+ * output queue (tcp_io.c), so a stalled server costs a timeout, not a hung
+ * caller.
  *
  * A call that timed out or was cancelled after it was sent leaves its xid
  * in a small ring, so that its late reply is absorbed quietly rather than
  * counted as a reply to nothing (bad_xids).
- *
- * Connection loss fails every call with -ECONNRESET and later calls too;
- * a reconnect would reopen fd and restart the reader in kill_conn's place.
  */
-#include <rpcrdma/rpc_tcp.h>
+#include "rpc/tcp_clnt.h"
 
-#include "base/xdr.h"
+#include "base/alloc.h"
 #include "base/clock.h"
-#include "rpc/msg.h"
-#include "rpc/tcp_io.h"
-#include "rpc/tcp_record.h"
+#include "base/xdr.h"
 
 #include <errno.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#define DEF_MAX_RECORD	  ((1u << 20) + (64u << 10))
-#define DEF_MAX_IN_FLIGHT 128
-#define MAX_IN_FLIGHT	  1024
-#define DEF_CONNECT_MS	  10000
-#define STAGE_LEN	  (64u << 10)
-#define CALL_HDR_MAX	  512 /* 24 + AUTH_SYS (8 + 400) + verf (8) */
-#define ABANDON_RING	  256
-#define NO_DEADLINE	  UINT64_MAX
-
-struct tcp_slot {
-	struct rr_call *call; /* NULL: free */
-	uint32_t xid;
-};
-
-struct done_list {
-	struct rr_call *head, *tail;
-};
-
-struct rr_tcp_clnt {
-	struct rr_tcp_clnt_opts o;
-	int fd, evfd;
-	pthread_t thr;
-	bool thr_started;
-	char machine[RR_AUTH_SYS_MAX_NAME + 1];
-
-	pthread_mutex_t mu; /* everything below but the reader's part */
-	struct rr__outq out;
-	struct tcp_slot *slots;
-	uint32_t nslots, shift, nbusy;
-	uint32_t *freeidx, nfree; /* stack of free slot indices */
-	uint32_t seq;
-	struct rr_call *pend_head, *pend_tail;
-	uint32_t abandoned[ABANDON_RING], ab_pos;
-	int dead;		/* 0, or what every call now gets */
-	uint64_t poll_deadline; /* when the reader's poll returns at latest */
-	bool stopping;
-	struct rr_xprt_stats st;
-
-	/* the client's thread only */
-	struct rr__rm_rx rx;
-	uint8_t *stage;
-};
+#define DEF_MAX_RECORD	     ((1u << 20) + (64u << 10))
+#define DEF_MAX_IN_FLIGHT    128
+#define MAX_IN_FLIGHT	     1024
+#define DEF_CONNECT_MS	     10000
+#define DEF_RECONNECT_MAX_MS 5000
+#define DEF_KEEPALIVE_MS     60000
+#define STAGE_LEN	     (64u << 10)
+#define CALL_HDR_MAX	     512 /* 24 + AUTH_SYS (8 + 400) + verf (8) */
 
 /* A synchronous caller waits here; its own lock, not the client's. */
 struct waiter {
@@ -95,7 +60,7 @@ struct waiter {
 	int rc;
 };
 
-static void wake(struct rr_tcp_clnt *c)
+void rr__tc_wake(struct rr_tcp_clnt *c)
 {
 	uint64_t one = 1;
 	ssize_t n = write(c->evfd, &one, sizeof(one));
@@ -109,7 +74,7 @@ static void wake(struct rr_tcp_clnt *c)
  * Caller holds c->mu and has taken call out of its slot or the pending
  * list. Its result waits in deadline_ms, which it no longer needs.
  */
-static void done_add(struct done_list *l, struct rr_call *call, int rc)
+void rr__tc_done_add(struct tc_done *l, struct rr_call *call, int rc)
 {
 	call->priv_.req = NULL;
 	call->priv_.next = NULL;
@@ -122,7 +87,7 @@ static void done_add(struct done_list *l, struct rr_call *call, int rc)
 }
 
 /* Without c->mu: the callbacks may issue calls. */
-static void done_run(struct done_list *l)
+void rr__tc_done_run(struct tc_done *l)
 {
 	struct rr_call *call = l->head;
 
@@ -136,21 +101,22 @@ static void done_run(struct done_list *l)
 	l->head = l->tail = NULL;
 }
 
-static void slot_free(struct rr_tcp_clnt *c, struct tcp_slot *s)
+void rr__tc_slot_free(struct rr_tcp_clnt *c, struct tcp_slot *s)
 {
 	s->call = NULL;
+	s->resend = false;
 	c->freeidx[c->nfree++] = (uint32_t)(s - c->slots);
 	c->nbusy--;
 }
 
 static void abandon(struct rr_tcp_clnt *c, uint32_t xid)
 {
-	c->abandoned[c->ab_pos++ % ABANDON_RING] = xid;
+	c->abandoned[c->ab_pos++ % TC_ABANDON_RING] = xid;
 }
 
 static bool was_abandoned(const struct rr_tcp_clnt *c, uint32_t xid)
 {
-	for (uint32_t i = 0; i < ABANDON_RING; i++)
+	for (uint32_t i = 0; i < TC_ABANDON_RING; i++)
 		if (c->abandoned[i] == xid)
 			return true;
 	return false;
@@ -168,34 +134,22 @@ static void pend_unlink(struct rr_tcp_clnt *c, struct rr_call *call,
 }
 
 /* Every call, in a slot or pending, completes with rc. */
-static void fail_all(struct rr_tcp_clnt *c, int rc, struct done_list *l)
+void rr__tc_fail_all(struct rr_tcp_clnt *c, int rc, struct tc_done *l)
 {
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct rr_call *call = c->slots[i].call;
 
 		if (call) {
-			slot_free(c, &c->slots[i]);
-			done_add(l, call, rc);
+			rr__tc_slot_free(c, &c->slots[i]);
+			rr__tc_done_add(l, call, rc);
 		}
 	}
 	while (c->pend_head) {
 		struct rr_call *call = c->pend_head;
 
 		pend_unlink(c, call, NULL);
-		done_add(l, call, rc);
+		rr__tc_done_add(l, call, rc);
 	}
-}
-
-/* The connection is gone. Caller holds c->mu. */
-static void kill_conn(struct rr_tcp_clnt *c, struct done_list *l)
-{
-	if (c->dead)
-		return;
-	c->dead = -ECONNRESET;
-	c->st.conn_lost++;
-	shutdown(c->fd, SHUT_RDWR);
-	rr__outq_free(&c->out);
-	fail_all(c, -ECONNRESET, l);
 }
 
 /* ------------------------------------------------------------- sends */
@@ -237,9 +191,11 @@ static int call_hdr(const struct rr_tcp_clnt *c, const struct rr_call *call,
 
 /*
  * One record: call header, arguments, then the DDP-eligible item inline
- * with its XDR padding. Caller holds c->mu.
+ * with its XDR padding. The whole record is built from the call each
+ * time, so a call sent again after a reconnect goes out whole whatever
+ * part of it the old connection took. Caller holds c->mu.
  */
-static int send_call(struct rr_tcp_clnt *c, struct rr_call *call, uint32_t xid)
+int rr__tc_send_call(struct rr_tcp_clnt *c, struct rr_call *call, uint32_t xid)
 {
 	static const uint8_t zero[4];
 	uint8_t hdr[RR_RM_HDR_LEN + CALL_HDR_MAX];
@@ -258,33 +214,50 @@ static int send_call(struct rr_tcp_clnt *c, struct rr_call *call, uint32_t xid)
 	return rr__outq_send(c->fd, &c->out, iov, 4);
 }
 
+/*
+ * Sends the call in slot s on the connection, which is up. false when the
+ * connection broke (the call stays in its slot, to go again on the next).
+ * Caller holds c->mu.
+ */
+bool rr__tc_send_slot(struct rr_tcp_clnt *c, struct tcp_slot *s,
+		      struct tc_done *l)
+{
+	bool queued_before = c->out.head != NULL;
+	int rc = rr__tc_send_call(c, s->call, s->xid);
+
+	if (rc == -EINVAL) { /* the header did not encode: nothing sent */
+		struct rr_call *call = s->call;
+
+		rr__tc_slot_free(c, s);
+		rr__tc_done_add(l, call, rc);
+	} else if (rc) {
+		rr__tc_conn_lost(c, l);
+		return false;
+	} else if (!queued_before && c->out.head) {
+		rr__tc_wake(c); /* the I/O thread must watch for POLLOUT now */
+	}
+	return true;
+}
+
 /* Puts call in a free slot and sends it. Caller holds c->mu. */
 static void issue(struct rr_tcp_clnt *c, struct rr_call *call,
-		  struct done_list *l)
+		  struct tc_done *l)
 {
 	struct tcp_slot *s = &c->slots[c->freeidx[--c->nfree]];
-	bool queued_before = c->out.head != NULL;
-	int rc;
 
 	c->nbusy++;
 	s->xid = (++c->seq << c->shift) | (uint32_t)(s - c->slots);
 	s->call = call;
+	s->resend = false;
 	call->priv_.req = s;
-	rc = send_call(c, call, s->xid);
-	if (rc == -EINVAL) { /* the header did not encode: nothing sent */
-		slot_free(c, s);
-		done_add(l, call, rc);
-	} else if (rc) {
-		kill_conn(c, l);
-	} else if (!queued_before && c->out.head) {
-		wake(c); /* the reader must watch for POLLOUT now */
-	}
+	rr__tc_send_slot(c, s, l);
 }
 
-/* Issues pending calls while slots are free. Caller holds c->mu. */
-static void pump(struct rr_tcp_clnt *c, struct done_list *l)
+/* Issues pending calls while connected with free slots. Caller holds c->mu. */
+void rr__tc_pump(struct rr_tcp_clnt *c, struct tc_done *l)
 {
-	while (c->pend_head && !c->dead && c->nbusy < c->o.max_in_flight) {
+	while (c->pend_head && c->state == TC_UP &&
+	       c->nbusy < c->o.max_in_flight) {
 		struct rr_call *call = c->pend_head;
 
 		pend_unlink(c, call, NULL);
@@ -321,29 +294,50 @@ static int decode_reply(struct rr_tcp_clnt *c, struct rr_call *call,
 	return 0;
 }
 
-static void on_reply(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
-		     struct done_list *l)
+/*
+ * The slot a reply names, or NULL (counted unless it answers a call we
+ * gave up on). A call waiting to be sent again has no reply coming on
+ * this connection. Caller holds c->mu.
+ */
+static struct tcp_slot *slot_of(struct rr_tcp_clnt *c, const uint8_t *p,
+				size_t len)
 {
 	uint32_t xid, type;
 	struct tcp_slot *s;
 
-	pthread_mutex_lock(&c->mu);
-	if (!rec || rr_rpc_peek(rec, len, &xid, &type) ||
-	    type != RR_RPC_REPLY) {
+	if (!p || rr_rpc_peek(p, len, &xid, &type) || type != RR_RPC_REPLY) {
 		c->st.bad_headers++;
-		goto out;
+		return NULL;
 	}
 	s = &c->slots[xid & (c->nslots - 1)];
-	if (!s->call || s->xid != xid) {
+	if (!s->call || s->xid != xid || s->resend) {
 		if (!was_abandoned(c, xid))
 			c->st.bad_xids++;
-		goto out;
+		return NULL;
 	}
 	c->st.calls++;
-	done_add(l, s->call, decode_reply(c, s->call, rec, len));
-	slot_free(c, s);
-	pump(c, l);
-out:
+	c->backoff_ms = 0; /* a reply on this connection: retry quickly */
+	return s;
+}
+
+/* Completes the call in s with rc and lets the next ones out. */
+static void reply_done(struct rr_tcp_clnt *c, struct tcp_slot *s, int rc,
+		       struct tc_done *l)
+{
+	rr__tc_done_add(l, s->call, rc);
+	rr__tc_slot_free(c, s);
+	rr__tc_pump(c, l);
+}
+
+/* A record from a connection already given up is nobody's reply. */
+static void on_reply(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
+		     struct tc_done *l)
+{
+	struct tcp_slot *s;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->state == TC_UP && (s = slot_of(c, rec, len)))
+		reply_done(c, s, decode_reply(c, s->call, rec, len), l);
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -351,34 +345,20 @@ out:
  * A reply over max_record was skipped: fail its call with -EMSGSIZE, as
  * for results over res_cap; the connection carries on.
  */
-static void on_skipped(struct rr_tcp_clnt *c, struct done_list *l)
+static void on_skipped(struct rr_tcp_clnt *c, struct tc_done *l)
 {
 	size_t len;
 	const uint8_t *head = rr__rm_rx_head(&c->rx, &len);
-	uint32_t xid, type;
 	struct tcp_slot *s;
 
 	pthread_mutex_lock(&c->mu);
-	if (rr_rpc_peek(head, len, &xid, &type) || type != RR_RPC_REPLY) {
-		c->st.bad_headers++;
-		goto out;
-	}
-	s = &c->slots[xid & (c->nslots - 1)];
-	if (!s->call || s->xid != xid) {
-		if (!was_abandoned(c, xid))
-			c->st.bad_xids++;
-		goto out;
-	}
-	c->st.calls++;
-	done_add(l, s->call, -EMSGSIZE);
-	slot_free(c, s);
-	pump(c, l);
-out:
+	if (c->state == TC_UP && (s = slot_of(c, head, len)))
+		reply_done(c, s, -EMSGSIZE, l);
 	pthread_mutex_unlock(&c->mu);
 }
 
 /* Feeds n staged bytes; false when the stream is broken. */
-static bool feed(struct rr_tcp_clnt *c, size_t n, struct done_list *l)
+static bool feed(struct rr_tcp_clnt *c, size_t n, struct tc_done *l)
 {
 	size_t off = 0;
 
@@ -404,7 +384,22 @@ static bool feed(struct rr_tcp_clnt *c, size_t n, struct done_list *l)
 	return true;
 }
 
-static bool read_replies(struct rr_tcp_clnt *c, struct done_list *l)
+/*
+ * The connection is gone: a record it cut off must not run into the
+ * next connection's bytes. The buffer stays, so coming back needs no
+ * memory. I/O thread.
+ */
+void rr__tc_rx_discard(struct rr_tcp_clnt *c)
+{
+	rr__rm_rx_next(&c->rx);
+	c->rx.hdr_have = 0;
+	c->rx.frag_left = 0;
+	c->rx.in_body = false;
+	c->rx.last = false;
+}
+
+/* Any byte from the server is a sign of life (keepalive). */
+static bool read_replies(struct rr_tcp_clnt *c, struct tc_done *l)
 {
 	ssize_t n = recv(c->fd, c->stage, STAGE_LEN, MSG_DONTWAIT);
 
@@ -413,12 +408,13 @@ static bool read_replies(struct rr_tcp_clnt *c, struct done_list *l)
 		       errno == EINTR;
 	if (n == 0)
 		return false;
+	c->ka.last_rx_ms = rr_mono_ms();
 	return feed(c, (size_t)n, l);
 }
 
 /* ---------------------------------------------------- the I/O thread */
 
-static void expire(struct rr_tcp_clnt *c, uint64_t now, struct done_list *l)
+static void expire(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
 {
 	struct rr_call *prev = NULL, *call = c->pend_head;
 
@@ -428,10 +424,11 @@ static void expire(struct rr_tcp_clnt *c, uint64_t now, struct done_list *l)
 		if (s->call && s->call->priv_.deadline_ms <= now) {
 			struct rr_call *t = s->call;
 
-			abandon(c, s->xid);
-			slot_free(c, s);
+			if (!s->resend)
+				abandon(c, s->xid);
+			rr__tc_slot_free(c, s);
 			c->st.timeouts++;
-			done_add(l, t, -ETIMEDOUT);
+			rr__tc_done_add(l, t, -ETIMEDOUT);
 		}
 	}
 	while (call) {
@@ -440,7 +437,7 @@ static void expire(struct rr_tcp_clnt *c, uint64_t now, struct done_list *l)
 		if (call->priv_.deadline_ms <= now) {
 			pend_unlink(c, call, prev);
 			c->st.timeouts++;
-			done_add(l, call, -ETIMEDOUT);
+			rr__tc_done_add(l, call, -ETIMEDOUT);
 		} else {
 			prev = call;
 		}
@@ -451,7 +448,7 @@ static void expire(struct rr_tcp_clnt *c, uint64_t now, struct done_list *l)
 /* Milliseconds until the next deadline, or -1. Caller holds c->mu. */
 static int next_timeout(const struct rr_tcp_clnt *c, uint64_t now)
 {
-	uint64_t d = NO_DEADLINE;
+	uint64_t d = rr__tc_conn_timer(c);
 
 	for (uint32_t i = 0; i < c->nslots; i++)
 		if (c->slots[i].call && c->slots[i].call->priv_.deadline_ms < d)
@@ -459,36 +456,64 @@ static int next_timeout(const struct rr_tcp_clnt *c, uint64_t now)
 	for (struct rr_call *p = c->pend_head; p; p = p->priv_.next)
 		if (p->priv_.deadline_ms < d)
 			d = p->priv_.deadline_ms;
-	if (d == NO_DEADLINE)
+	if (d == TC_NO_DEADLINE)
 		return -1;
 	if (d <= now)
 		return 0;
 	return d - now > 60000 ? 60000 : (int)(d - now);
 }
 
-/* Sets up one poll; false when the client is stopping. */
-static bool poll_prep(struct rr_tcp_clnt *c, struct pollfd *p, int *tmo)
+/*
+ * Steps the connection and sets up one poll; false when the client is
+ * stopping. *polled says what the socket is watched for.
+ */
+static bool poll_prep(struct rr_tcp_clnt *c, struct pollfd *p, int *tmo,
+		      enum tc_state *polled)
 {
+	struct tc_done l = {0};
 	uint64_t now;
 	bool go;
 
 	pthread_mutex_lock(&c->mu);
-	go = !c->stopping;
-	p[0] = (struct pollfd){.fd = c->dead ? -1 : c->fd, .events = POLLIN};
-	if (c->out.head)
-		p[0].events |= POLLOUT;
-	p[1] = (struct pollfd){.fd = c->evfd, .events = POLLIN};
 	now = rr_mono_ms();
+	rr__tc_conn_step(c, now, &l);
+	go = !c->stopping;
+	*polled = c->state;
+	p[0] = (struct pollfd){.fd = -1};
+	if (c->state == TC_UP)
+		p[0] = (struct pollfd){.fd = c->fd,
+				       .events = POLLIN |
+						 (c->out.head ? POLLOUT : 0)};
+	else if (c->state == TC_CONNECTING)
+		p[0] = (struct pollfd){.fd = c->fd, .events = POLLOUT};
+	p[1] = (struct pollfd){.fd = c->evfd, .events = POLLIN};
 	*tmo = next_timeout(c, now);
-	c->poll_deadline = *tmo < 0 ? NO_DEADLINE : now + (uint64_t)*tmo;
+	c->poll_deadline = *tmo < 0 ? TC_NO_DEADLINE : now + (uint64_t)*tmo;
 	pthread_mutex_unlock(&c->mu);
+	rr__tc_done_run(&l);
 	return go;
 }
 
-static void io_round(struct rr_tcp_clnt *c, const struct pollfd *p)
+/* The socket of a connection that was up when polled. */
+static void io_up(struct rr_tcp_clnt *c, short revents, struct tc_done *l)
 {
-	struct done_list l = {0};
-	bool ok = true;
+	if (revents & POLLOUT) {
+		pthread_mutex_lock(&c->mu);
+		if (c->state == TC_UP && rr__outq_flush(c->fd, &c->out))
+			rr__tc_conn_lost(c, l);
+		pthread_mutex_unlock(&c->mu);
+	}
+	if ((revents & (POLLIN | POLLHUP | POLLERR)) && !read_replies(c, l)) {
+		pthread_mutex_lock(&c->mu);
+		rr__tc_conn_lost(c, l);
+		pthread_mutex_unlock(&c->mu);
+	}
+}
+
+static void io_round(struct rr_tcp_clnt *c, const struct pollfd *p,
+		     enum tc_state polled)
+{
+	struct tc_done l = {0};
 
 	if (p[1].revents) {
 		uint64_t v;
@@ -496,32 +521,32 @@ static void io_round(struct rr_tcp_clnt *c, const struct pollfd *p)
 
 		(void)n;
 	}
-	if (p[0].revents & POLLOUT) {
+	if (polled == TC_UP && p[0].revents) {
+		io_up(c, p[0].revents, &l);
+	} else if (polled == TC_CONNECTING && p[0].revents) {
 		pthread_mutex_lock(&c->mu);
-		ok = !c->dead && rr__outq_flush(c->fd, &c->out) == 0;
+		if (c->state == TC_CONNECTING)
+			rr__tc_conn_ready(c, rr_mono_ms(), &l);
 		pthread_mutex_unlock(&c->mu);
 	}
-	if (ok && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-		ok = read_replies(c, &l);
 	pthread_mutex_lock(&c->mu);
-	if (!ok)
-		kill_conn(c, &l);
 	expire(c, rr_mono_ms(), &l);
-	pump(c, &l);
+	rr__tc_pump(c, &l);
 	pthread_mutex_unlock(&c->mu);
-	done_run(&l);
+	rr__tc_done_run(&l);
 }
 
 static void *io_main(void *arg)
 {
 	struct rr_tcp_clnt *c = arg;
+	enum tc_state polled;
 	struct pollfd p[2];
 	int tmo;
 
-	while (poll_prep(c, p, &tmo)) {
+	while (poll_prep(c, p, &tmo, &polled)) {
 		if (poll(p, 2, tmo) < 0 && errno != EINTR)
 			break;
-		io_round(c, p);
+		io_round(c, p, polled);
 	}
 	return NULL;
 }
@@ -533,7 +558,7 @@ static uint64_t deadline_of(const struct rr_tcp_clnt *c,
 {
 	int t = call->timeout_ms ? call->timeout_ms : c->o.timeout_ms;
 
-	return t > 0 ? rr_mono_ms() + (uint64_t)t : NO_DEADLINE;
+	return t > 0 ? rr_mono_ms() + (uint64_t)t : TC_NO_DEADLINE;
 }
 
 static int call_size_ok(const struct rr_tcp_clnt *c, const struct rr_call *call)
@@ -550,12 +575,34 @@ static int call_size_ok(const struct rr_tcp_clnt *c, const struct rr_call *call)
 	return 0;
 }
 
+/*
+ * Queues call behind those already pending and lets out what the slots
+ * and the connection allow. Caller holds c->mu.
+ */
+void rr__tc_start(struct rr_tcp_clnt *c, struct rr_call *call,
+		  rr_call_done_fn done, void *arg, struct tc_done *l)
+{
+	call->priv_.done = done;
+	call->priv_.arg = arg;
+	call->priv_.next = NULL;
+	call->priv_.req = NULL;
+	call->priv_.deadline_ms = deadline_of(c, call);
+	call->res_len = call->res_bulk_len = 0;
+	if (c->pend_head || c->nbusy >= c->o.max_in_flight)
+		c->st.credit_waits++;
+	if (c->pend_tail)
+		c->pend_tail->priv_.next = call;
+	else
+		c->pend_head = call;
+	c->pend_tail = call;
+	rr__tc_pump(c, l);
+}
+
 int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
 			   rr_call_done_fn done, void *arg)
 {
-	struct done_list l = {0};
-	bool wake_reader = false;
-	uint64_t deadline;
+	struct tc_done l = {0};
+	bool wake_io = false;
 	int rc;
 
 	if (!c || !call || !done)
@@ -563,34 +610,24 @@ int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
 	rc = call_size_ok(c, call);
 	if (rc)
 		return rc;
-	call->priv_.done = done;
-	call->priv_.arg = arg;
-	call->priv_.next = NULL;
-	call->priv_.req = NULL;
-	call->priv_.deadline_ms = deadline = deadline_of(c, call);
-	call->res_len = call->res_bulk_len = 0;
 	pthread_mutex_lock(&c->mu);
-	rc = c->dead ? c->dead : c->stopping ? -ECANCELED : 0;
+	rc = c->down ? -ECONNRESET : c->stopping ? -ECANCELED : 0;
 	if (!rc) {
-		if (c->pend_head || c->nbusy >= c->o.max_in_flight) {
-			c->st.credit_waits++;
-			if (c->pend_tail)
-				c->pend_tail->priv_.next = call;
-			else
-				c->pend_head = call;
-			c->pend_tail = call;
-		} else {
-			issue(c, call, &l);
-		}
-		/* The reader's poll must not outsleep this call's deadline. */
-		wake_reader = deadline < c->poll_deadline;
-		if (wake_reader)
-			c->poll_deadline = deadline;
+		rr__tc_ka_note(c, call);
+		rr__tc_start(c, call, done, arg, &l);
+		/*
+		 * The I/O thread's poll must not outsleep this call's
+		 * deadline, nor sleep on while the call needs a connection.
+		 */
+		wake_io = c->state != TC_UP ||
+			  call->priv_.deadline_ms < c->poll_deadline;
+		if (call->priv_.deadline_ms < c->poll_deadline)
+			c->poll_deadline = call->priv_.deadline_ms;
 	}
 	pthread_mutex_unlock(&c->mu);
-	if (wake_reader)
-		wake(c);
-	done_run(&l);
+	if (wake_io)
+		rr__tc_wake(c);
+	rr__tc_done_run(&l);
 	return rc;
 }
 
@@ -630,8 +667,9 @@ static bool take(struct rr_tcp_clnt *c, struct rr_call *call)
 	struct rr_call *prev = NULL;
 
 	if (s && s >= c->slots && s < c->slots + c->nslots && s->call == call) {
-		abandon(c, s->xid);
-		slot_free(c, s);
+		if (!s->resend)
+			abandon(c, s->xid);
+		rr__tc_slot_free(c, s);
 		return true;
 	}
 	for (struct rr_call *p = c->pend_head; p; prev = p, p = p->priv_.next)
@@ -644,18 +682,18 @@ static bool take(struct rr_tcp_clnt *c, struct rr_call *call)
 
 int rr_tcp_clnt_cancel(struct rr_tcp_clnt *c, struct rr_call *call)
 {
-	struct done_list l = {0};
+	struct tc_done l = {0};
 	int rc = -ENOENT;
 
 	pthread_mutex_lock(&c->mu);
 	if (take(c, call)) {
 		c->st.cancels++;
-		done_add(&l, call, -ECANCELED);
-		pump(c, &l);
+		rr__tc_done_add(&l, call, -ECANCELED);
+		rr__tc_pump(c, &l);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&c->mu);
-	done_run(&l);
+	rr__tc_done_run(&l);
 	return rc;
 }
 
@@ -668,56 +706,6 @@ int rr_tcp_clnt_stats(struct rr_tcp_clnt *c, struct rr_xprt_stats *out)
 }
 
 /* ---------------------------------------------------------- lifetime */
-
-static int connect_within(int fd, const struct addrinfo *ai, int tmo_ms)
-{
-	struct pollfd p = {.fd = fd, .events = POLLOUT};
-	socklen_t len = sizeof(int);
-	int err = 0, n;
-
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-		return 0;
-	if (errno != EINPROGRESS)
-		return -errno;
-	do
-		n = poll(&p, 1, tmo_ms);
-	while (n < 0 && errno == EINTR);
-	if (n == 0)
-		return -ETIMEDOUT;
-	if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
-		return -errno;
-	return -err;
-}
-
-static int dial(const char *host, uint16_t port, int tmo_ms, int *out)
-{
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
-	char ps[8];
-	int rc = -EHOSTUNREACH;
-
-	snprintf(ps, sizeof(ps), "%u", port);
-	if (getaddrinfo(host, ps, &hints, &res))
-		return -EHOSTUNREACH;
-	for (ai = res; ai; ai = ai->ai_next) {
-		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-				ai->ai_protocol);
-
-		if (fd < 0) {
-			rc = -errno;
-			continue;
-		}
-		rc = rr__tcp_sock_setup(fd);
-		if (!rc)
-			rc = connect_within(fd, ai, tmo_ms);
-		if (!rc) {
-			*out = fd;
-			break;
-		}
-		close(fd);
-	}
-	freeaddrinfo(res);
-	return rc;
-}
 
 static void opts_default(struct rr_tcp_clnt_opts *o,
 			 const struct rr_tcp_clnt_opts *in)
@@ -738,6 +726,13 @@ static void opts_default(struct rr_tcp_clnt_opts *o,
 		o->max_in_flight = DEF_MAX_IN_FLIGHT;
 	if (o->max_in_flight > MAX_IN_FLIGHT)
 		o->max_in_flight = MAX_IN_FLIGHT;
+	if (o->reconnect_max_ms <= 0)
+		o->reconnect_max_ms = DEF_RECONNECT_MAX_MS;
+	if (!o->keepalive_ms)
+		o->keepalive_ms = DEF_KEEPALIVE_MS;
+	if (o->keepalive_timeout_ms <= 0)
+		o->keepalive_timeout_ms =
+			o->keepalive_ms > 0 ? o->keepalive_ms : 0;
 }
 
 static int slots_init(struct rr_tcp_clnt *c)
@@ -748,8 +743,8 @@ static int slots_init(struct rr_tcp_clnt *c)
 		n <<= 1;
 		c->shift++;
 	}
-	c->slots = calloc(n, sizeof(*c->slots));
-	c->freeidx = calloc(n, sizeof(*c->freeidx));
+	c->slots = rr_calloc(n, sizeof(*c->slots));
+	c->freeidx = rr_calloc(n, sizeof(*c->freeidx));
 	if (!c->slots || !c->freeidx)
 		return -ENOMEM;
 	c->nslots = n;
@@ -762,12 +757,13 @@ static int slots_init(struct rr_tcp_clnt *c)
 
 static struct rr_tcp_clnt *clnt_alloc(const struct rr_tcp_clnt_opts *o)
 {
-	struct rr_tcp_clnt *c = calloc(1, sizeof(*c));
+	struct rr_tcp_clnt *c = rr_calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
 	opts_default(&c->o, o);
 	c->fd = c->evfd = -1;
+	c->state = TC_DOWN;
 	pthread_mutex_init(&c->mu, NULL);
 	rr__rm_rx_init(&c->rx, c->o.max_record);
 	gethostname(c->machine, sizeof(c->machine) - 1);
@@ -788,13 +784,15 @@ int rr_tcp_clnt_create(const char *host, uint16_t port,
 		return -ENOMEM;
 	rc = slots_init(c);
 	if (!rc)
-		rc = (c->stage = malloc(STAGE_LEN)) ? 0 : -ENOMEM;
+		rc = (c->stage = rr_malloc(STAGE_LEN)) ? 0 : -ENOMEM;
 	if (!rc) {
 		c->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		rc = c->evfd < 0 ? -errno : 0;
 	}
 	if (!rc)
-		rc = dial(host, port, c->o.connect_timeout_ms, &c->fd);
+		rc = rr__tc_resolve(c, host, port);
+	if (!rc)
+		rc = rr__tc_connect_first(c);
 	if (!rc) {
 		rc = -pthread_create(&c->thr, NULL, io_main, c);
 		c->thr_started = !rc;
@@ -809,7 +807,7 @@ int rr_tcp_clnt_create(const char *host, uint16_t port,
 
 int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c)
 {
-	struct done_list l = {0};
+	struct tc_done l = {0};
 
 	if (!c)
 		return 0;
@@ -817,13 +815,14 @@ int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c)
 	c->stopping = true;
 	pthread_mutex_unlock(&c->mu);
 	if (c->thr_started) {
-		wake(c);
+		rr__tc_wake(c);
 		pthread_join(c->thr, NULL);
 	}
 	pthread_mutex_lock(&c->mu);
-	fail_all(c, -ECANCELED, &l);
+	c->state = TC_DOWN;
+	rr__tc_fail_all(c, -ECANCELED, &l);
 	pthread_mutex_unlock(&c->mu);
-	done_run(&l);
+	rr__tc_done_run(&l);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->evfd >= 0)

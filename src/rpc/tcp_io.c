@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* Non-blocking sends with an output queue: see tcp_io.h. */
 #include "rpc/tcp_io.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +52,7 @@ static int enqueue(struct rr__outq *q, const struct iovec *iov, int n,
 		   size_t skip)
 {
 	size_t len = iov_total(iov, n) - skip, at = 0;
-	struct rr__outbuf *b = malloc(sizeof(*b) + len);
+	struct rr__outbuf *b = rr_malloc(sizeof(*b) + len);
 
 	if (!b)
 		return -ENOMEM;

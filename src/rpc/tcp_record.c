@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* Record marking (RFC 5531 section 11): see tcp_record.h. */
 #include "rpc/tcp_record.h"
+#include "base/alloc.h"
 
 #include "base/xdr.h"
 
@@ -41,7 +42,7 @@ static int reserve(struct rr__rm_rx *r, size_t need)
 		cap *= 2;
 	if (cap > r->max_record)
 		cap = need > RM_MIN_CAP ? r->max_record : RM_MIN_CAP;
-	b = realloc(r->buf, cap);
+	b = rr_realloc(r->buf, cap);
 	if (!b)
 		return -ENOMEM;
 	r->buf = b;

@@ -30,6 +30,7 @@
 #include <rpcrdma/rpc_tcp.h>
 
 #include "base/log.h"
+#include "base/alloc.h"
 #include "base/refcount.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
@@ -177,7 +178,7 @@ static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 static int conn_add(struct rr_tcp_svc *s, int fd,
 		    const struct sockaddr_storage *peer)
 {
-	struct tcp_conn *c = calloc(1, sizeof(*c));
+	struct tcp_conn *c = rr_calloc(1, sizeof(*c));
 	struct epoll_event e = {.events = EPOLLIN};
 
 	if (!c)
@@ -233,9 +234,9 @@ static int ctx_init(struct tcp_ctx *x, const struct rr_tcp_svc_opts *o)
 	x->res_cap = o->max_record;
 	x->bulk_cap = o->max_bulk;
 	x->enc_cap = x->res_cap + REPLY_HDR_ROOM;
-	x->res = malloc(x->res_cap);
-	x->bulk = malloc(x->bulk_cap);
-	x->enc = malloc(x->enc_cap);
+	x->res = rr_malloc(x->res_cap);
+	x->bulk = rr_malloc(x->bulk_cap);
+	x->enc = rr_malloc(x->enc_cap);
 	return x->res && x->bulk && x->enc ? 0 : -ENOMEM;
 }
 
@@ -386,7 +387,7 @@ static void *worker_main(void *arg)
 /* Loop thread: hands the complete record of c to the pool. */
 static int job_push(struct rr_tcp_svc *s, struct tcp_conn *c)
 {
-	struct tcp_job *j = malloc(sizeof(*j));
+	struct tcp_job *j = rr_malloc(sizeof(*j));
 
 	if (!j)
 		return -ENOMEM;
@@ -422,7 +423,7 @@ static void workers_stop(struct rr_tcp_svc *s)
 
 static int workers_start(struct rr_tcp_svc *s)
 {
-	s->workers = calloc(s->o.threads, sizeof(*s->workers));
+	s->workers = rr_calloc(s->o.threads, sizeof(*s->workers));
 	if (!s->workers)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->o.threads; i++) {
@@ -609,7 +610,7 @@ static int poll_setup(struct rr_tcp_svc *s)
 
 static struct rr_tcp_svc *svc_alloc(const struct rr_tcp_svc_opts *o)
 {
-	struct rr_tcp_svc *s = calloc(1, sizeof(*s));
+	struct rr_tcp_svc *s = rr_calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
@@ -639,7 +640,7 @@ int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
 	if (!rc)
 		rc = poll_setup(s);
 	if (!rc)
-		rc = (s->stage = malloc(STAGE_LEN)) ? 0 : -ENOMEM;
+		rc = (s->stage = rr_malloc(STAGE_LEN)) ? 0 : -ENOMEM;
 	if (!rc && !s->o.threads)
 		rc = ctx_init(&s->ctx, &s->o);
 	if (!rc && s->o.threads)

@@ -8,6 +8,7 @@
  * nobody else is driving.
  */
 #include "rpcrdma/clnt.h"
+#include "base/alloc.h"
 #include "base/clock.h"
 
 #include "base/log.h"
@@ -70,23 +71,29 @@ static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ss,
 	return 0;
 }
 
+/*
+ * The reserve: everything a connection needs, made once for the client's
+ * life (reconnecting allocates nothing: clnt_conn.c). ORDER: the counts
+ * are set only once their arrays exist, so that a client whose creation
+ * failed here can be walked by the teardown (the allocation sweep,
+ * tests/rpcrdma/alloc_sweep.c, found it walking a NULL array).
+ */
 static int alloc_pools(struct rr_clnt *c)
 {
-	uint32_t n = c->o.credits;
+	uint32_t n = c->o.credits, nsctx = n + CLNT_SIGNAL_EVERY, nrecv = n + 4;
 	int rc;
 
-	c->nreqs = n;
-	c->nsctx = n + CLNT_SIGNAL_EVERY;
-	c->nrecv = n + 4;
-	c->reqs = calloc(n, sizeof(*c->reqs));
-	c->free_reqs = calloc(n, sizeof(*c->free_reqs));
-	c->sctx = calloc(c->nsctx, sizeof(*c->sctx));
-	c->cbs = calloc(n, sizeof(*c->cbs));
-	c->recv_seq = calloc(c->nrecv, sizeof(*c->recv_seq));
-	c->recv_out = calloc(c->nrecv, sizeof(*c->recv_out));
-	if (!c->reqs || !c->free_reqs || !c->sctx || !c->cbs || !c->recv_seq ||
+	c->reqs = rr_calloc(n, sizeof(*c->reqs));
+	c->free_reqs = rr_calloc(n, sizeof(*c->free_reqs));
+	c->sctx = rr_calloc(nsctx, sizeof(*c->sctx));
+	c->recv_seq = rr_calloc(nrecv, sizeof(*c->recv_seq));
+	c->recv_out = rr_calloc(nrecv, sizeof(*c->recv_out));
+	if (!c->reqs || !c->free_reqs || !c->sctx || !c->recv_seq ||
 	    !c->recv_out)
 		return -ENOMEM;
+	c->nreqs = n;
+	c->nsctx = nsctx;
+	c->nrecv = nrecv;
 	for (uint32_t i = 0; i < n; i++) {
 		c->reqs[i].idx = i;
 		c->free_reqs[c->nfree_reqs++] = n - 1 - i;
@@ -117,7 +124,7 @@ static int alloc_pools(struct rr_clnt *c)
 
 static int open_fabric(struct rr_clnt *c)
 {
-	uint32_t sq = c->nreqs * (2 * CLNT_MAX_MW + 1) + 16;
+	uint32_t sq = c->o.credits * (2 * CLNT_MAX_MW + 1) + 16;
 	struct rr_device_attr da;
 	int rc;
 
@@ -158,12 +165,13 @@ static void *bg_main(void *arg);
 int rr_clnt_create(const char *host, uint16_t port,
 		   const struct rr_clnt_opts *opts, struct rr_clnt **out)
 {
-	struct rr_clnt *c = calloc(1, sizeof(*c));
+	struct rr_clnt *c = rr_calloc(1, sizeof(*c));
 	int rc;
 
 	if (!c)
 		return -ENOMEM;
 	opts_defaults(&c->o, opts);
+	clnt_ka_init(c);
 	pthread_mutex_init(&c->mu, NULL);
 	{
 		pthread_condattr_t ca;
@@ -176,7 +184,6 @@ int rr_clnt_create(const char *host, uint16_t port,
 	gethostname(c->machine, sizeof(c->machine) - 1);
 	c->xid_seq = (uint32_t)time(NULL);
 	c->gen = 1;
-	c->nreqs = c->o.credits;
 	rc = resolve(host, port, &c->peer, &c->peer_len);
 	if (!rc)
 		rc = open_fabric(c);
@@ -235,7 +242,13 @@ int rr_clnt_shutdown(struct rr_clnt *c)
 	if (c->bg)
 		pthread_join(c->bg, NULL);
 	c->bg = 0;
-	if (c->qp)
+	/*
+	 * A connection still being made was not disconnected (the client was
+	 * already dead): its QP must reach ERROR for the drain to finish.
+	 */
+	if (c->qp_in_use && rr_qp_state(c->qp) != RR_QPS_ERROR)
+		rr_qp_disconnect(c->qp);
+	if (c->qp_in_use)
 		clnt_drain(c);
 	clnt_run_callbacks(c);
 	return 0;
@@ -250,7 +263,6 @@ int rr_clnt_destroy(struct rr_clnt *c)
 	free(c->reqs);
 	free(c->free_reqs);
 	free(c->sctx);
-	free(c->cbs);
 	free(c->recv_seq);
 	free(c->recv_out);
 	pthread_cond_destroy(&c->bg_cv);
@@ -333,10 +345,12 @@ static void *bg_main(void *arg)
 
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
+		int ka = clnt_ka_tick(c); /* a probe, when one is due */
+
 		if (!c->async_out &&
 		    rr_mono_ms() - c->last_async_ms >= BG_PARK_MS) {
 			c->bg_parked = true;
-			bg_sleep(c, -1);
+			bg_sleep(c, ka);
 			c->bg_parked = false;
 			continue;
 		}
@@ -391,6 +405,7 @@ int rr_clnt_call(struct rr_clnt *c, struct rr_call *call)
 		return -EINVAL;
 	pthread_cond_init(&w.cv, NULL);
 	pthread_mutex_lock(&c->mu);
+	clnt_ka_note(c, call);
 	rc = clnt_start(c, call, NULL, NULL, &w);
 	if (!rc) {
 		wait_done(c, &w);
@@ -415,6 +430,7 @@ int rr_clnt_call_async(struct rr_clnt *c, struct rr_call *call,
 		c->last_drive_ms = rr_mono_ms();
 		c->last_async_ms = c->last_drive_ms;
 	}
+	clnt_ka_note(c, call);
 	rc = clnt_start(c, call, done, arg, NULL);
 	if (!rc && c->bg_parked)
 		pthread_cond_signal(&c->bg_cv); /* start its timer */

@@ -52,7 +52,8 @@ struct clnt_waiter {
 struct clnt_mw {
 	struct rr_mw *mw;
 	uint32_t rkey;
-	bool live; /* bound and not yet known invalid */
+	bool live;     /* bound and not yet known invalid */
+	bool unfenced; /* rr_mw_fence failed (verbs): fence before a REG */
 };
 
 /* Where a chunk's bytes live: user memory (registered) or a bounce. */
@@ -106,7 +107,14 @@ struct rr_clnt {
 	struct rr_pd *pd;
 	struct rr_evch *ch;
 	struct rr_cq *cq;
+	/*
+	 * The QP made with the client serves every connection: it is reset,
+	 * not replaced, between them (clnt_conn.c), so reconnecting allocates
+	 * nothing. qp_in_use: connecting or connected since the last reset,
+	 * so it must be drained before it is reset again.
+	 */
 	struct rr_qp *qp;
+	bool qp_in_use;
 	uint16_t gen;
 	bool dead; /* no usable connection now */
 	bool down; /* and never again: calls fail */
@@ -161,18 +169,26 @@ struct rr_clnt {
 	struct clnt_memreg regs[32];
 	uint32_t nregs;
 
-	/* completed async calls whose callbacks run once mu is released */
-	struct clnt_cb {
-		struct rr_call *call;
-		rr_call_done_fn done;
-		void *arg;
-		int rc;
-	} * cbs;
-	uint32_t ncbs;
+	/*
+	 * Completed async calls whose callbacks run once mu is released,
+	 * chained through priv_.next, each result in its priv_.deadline_ms:
+	 * as many as there are async calls, which the credits do not bound.
+	 */
+	struct rr_call *cb_head, *cb_tail;
 
 	struct rr_xprt_stats st;
 	uint64_t completed;	 /* calls handed back, whatever their result */
 	struct rr_rdma_hdr rhdr; /* decode scratch, under mu */
+
+	/* liveness (clnt_keepalive.c) */
+	struct clnt_ka {
+		struct rr_call call; /* the probe: procedure 0 */
+		bool busy;	     /* issued; its callback has not run */
+		uint16_t gen;	     /* the connection it went out on */
+		uint16_t gen_seen;   /* the connection last_rx_ms is of */
+		uint32_t prog, vers; /* of the last call made */
+		uint64_t last_rx_ms; /* when a reply last arrived */
+	} ka;
 };
 
 /* clnt_call.c */
@@ -202,5 +218,10 @@ int clnt_conn_step(struct rr_clnt *c);
 void clnt_conn_lost(struct rr_clnt *c, int rc);
 bool clnt_drained(const struct rr_clnt *c);
 void clnt_post_drain(struct rr_clnt *c);
+
+/* clnt_keepalive.c */
+void clnt_ka_init(struct rr_clnt *c);
+void clnt_ka_note(struct rr_clnt *c, const struct rr_call *call);
+int clnt_ka_tick(struct rr_clnt *c);
 
 #endif

@@ -195,10 +195,10 @@ static void fill_arg_bounce(struct clnt_req *r, const struct plan *p)
 	memset(b + call->arg_bulk_len, 0, rr_xdr_pad(call->arg_bulk_len));
 }
 
-static int post_reg(struct rr_clnt *c, struct clnt_req *r, uint32_t i,
-		    const struct clnt_span *s, unsigned access)
+static int post_reg_wr(struct rr_clnt *c, struct clnt_req *r,
+		       struct clnt_mw *m, const struct clnt_span *s,
+		       unsigned access)
 {
-	struct clnt_mw *m = &r->mws[i];
 	struct rr_send_wr wr = {
 		.wr_id = rr_wrid(c->gen, RR_WRK_REG, r->idx, r->seq),
 		.opcode = RR_WR_REG,
@@ -217,6 +217,19 @@ static int post_reg(struct rr_clnt *c, struct clnt_req *r, uint32_t i,
 	m->live = true;
 	c->st.regs++;
 	return 0;
+}
+
+/* A window that a failed fence left unusable is fenced again first. */
+static int post_reg(struct rr_clnt *c, struct clnt_req *r, uint32_t i,
+		    const struct clnt_span *s, unsigned access)
+{
+	struct clnt_mw *m = &r->mws[i];
+	int rc = m->unfenced ? rr_mw_fence(m->mw) : 0;
+
+	if (rc)
+		return rc;
+	m->unfenced = false;
+	return post_reg_wr(c, r, m, s, access);
 }
 
 static struct rr_rdma_seg seg_of(const struct clnt_mw *m,
@@ -435,8 +448,13 @@ static void deliver_call(struct rr_clnt *c, struct rr_call *call, int rc)
 		pthread_cond_signal(&w->cv);
 		return;
 	}
-	c->cbs[c->ncbs++] =
-		(struct clnt_cb){call, call->priv_.done, call->priv_.arg, rc};
+	call->priv_.next = NULL;
+	call->priv_.deadline_ms = (uint64_t)(int64_t)rc; /* no longer needed */
+	if (c->cb_tail)
+		c->cb_tail->priv_.next = call;
+	else
+		c->cb_head = call;
+	c->cb_tail = call;
 	c->async_out--;
 }
 
@@ -447,19 +465,42 @@ static void queue_pop(struct rr_clnt *c)
 		c->wait_tail = NULL;
 }
 
+static bool req_exposes(const struct clnt_req *r)
+{
+	for (uint32_t m = 0; m < CLNT_MAX_MW; m++)
+		if (r->mws[m].live)
+			return true;
+	return false;
+}
+
 /*
- * The connection is gone: every window r exposes is freed and replaced, so
- * its key is dead on any connection (the fence that needs no LOCAL_INV).
+ * The connection is gone: every window r exposes is fenced, so its key is
+ * dead on any connection (the fence that needs no LOCAL_INV, and no
+ * memory: the window is kept for the next binding).
+ *
+ * ORDER: the QP leaves RTS first, so that no REG of these windows is
+ * still to execute (rr_mw_fence's precondition): a call whose post failed
+ * after its REGs went out may have them queued. Losing the connection is
+ * the only fence besides invalidation (invariant 1).
  */
 void clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r)
 {
+	if (req_exposes(r) && c->qp_in_use &&
+	    rr_qp_state(c->qp) == RR_QPS_RTS)
+		rr_qp_disconnect(c->qp);
 	for (uint32_t m = 0; m < CLNT_MAX_MW; m++) {
-		if (!r->mws[m].live)
+		struct clnt_mw *w = &r->mws[m];
+		int rc;
+
+		if (!w->live)
 			continue;
-		rr_mw_free(r->mws[m].mw);
-		r->mws[m].mw = NULL;
-		r->mws[m].live = false;
-		rr_mw_alloc(c->pd, &r->mws[m].mw);
+		rc = rr_mw_fence(w->mw);
+		if (rc) {
+			rr_warn("rpcrdma: fence of window %#x: %d", w->rkey,
+				rc);
+			w->unfenced = true;
+		}
+		w->live = false;
 	}
 	r->nlinv_out = 0;
 }

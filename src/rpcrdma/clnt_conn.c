@@ -6,17 +6,25 @@
  *   CONNECTING --(refused, unreachable, timeout)--> BACKOFF (longer)
  *   UP --(error, flush, disconnect)--> DRAINING --(drained)--> BACKOFF
  *
- * Losing the connection fences every call's memory at once (its windows
- * are freed and replaced, so their keys are dead on any connection). A
- * call still waiting for its reply keeps its slot and xid and is sent again
- * on the next connection (unless the client is soft or shutting down), so
- * a server with a duplicate request cache answers it instead of running it
- * twice. The old QP is drained (every request completes or flushes exactly
- * once: invariant 4) and destroyed before the next is made; each new QP
- * gets a new generation in its work request ids, and credits start again
- * at one (RFC 8166 section 3.3). The first retry is immediate; later ones
- * back off exponentially up to reconnect_max_ms, and the first reply on a
- * new connection resets that.
+ * Losing the connection fences every call's memory at once (rr_mw_fence:
+ * its windows' keys are dead on any connection, without a work request).
+ * A call still waiting for its reply keeps its slot and xid and is sent
+ * again on the next connection (unless the client is soft or shutting
+ * down), so a server with a duplicate request cache answers it instead of
+ * running it twice. The QP is drained (every request completes or flushes
+ * exactly once: invariant 4), then reset for the next connection; each
+ * connection gets a new generation in its work request ids, and credits
+ * start again at one (RFC 8166 section 3.3). The first retry is
+ * immediate; later ones back off exponentially up to reconnect_max_ms,
+ * and the first reply on a new connection resets that.
+ *
+ * Forward progress without fresh memory (invariant 6): everything a
+ * connection needs was made with the client (the QP and its queues, the
+ * CQ, the windows, send contexts, receive buffers, request slots), and
+ * the provider keeps a QP's CM events in the QP. Reset and fence allocate
+ * nothing (iwarp, faults), so a reconnect works when every allocation
+ * fails. A provider that cannot reset (verbs may fail to, for rdma-core
+ * allocates) gets its QP destroyed and a new one made on the next try.
  *
  * Nothing here blocks: whoever drives the client (clnt_drive) steps this
  * machine. Caller holds c->mu throughout.
@@ -37,11 +45,15 @@ static void set_state(struct rr_clnt *c, enum clnt_conn_state s)
 	c->state_ms = rr_mono_ms();
 }
 
-/* The QP is gone: nothing of it can complete any more. */
+/* The connection is gone, its QP reset: nothing of it completes now. */
 static void forget_qp(struct rr_clnt *c)
 {
-	rr_qp_destroy(c->qp);
-	c->qp = NULL;
+	if (c->qp && rr_qp_reset(c->qp)) {
+		rr_warn("rpcrdma: QP not reset: a new one next time");
+		rr_qp_destroy(c->qp);
+		c->qp = NULL;
+	}
+	c->qp_in_use = false;
 	for (uint32_t i = 0; i < c->nrecv; i++)
 		c->recv_out[i] = false;
 	for (uint32_t i = 0; i < c->nsctx; i++)
@@ -69,7 +81,10 @@ static void backoff(struct rr_clnt *c)
 		c->backoff_ms = cap;
 }
 
-/* A new QP, its receives posted, the connection asked for. */
+/*
+ * The QP (made the first time only), its receives posted, the connection
+ * asked for.
+ */
 int clnt_conn_start(struct rr_clnt *c)
 {
 	struct rr_qp_attr a = c->qp_attr;
@@ -77,9 +92,12 @@ int clnt_conn_start(struct rr_clnt *c)
 	int rc;
 
 	a.context = c;
-	rc = rr_qp_create(c->pd, &a, &c->qp);
-	if (rc)
-		return rc;
+	if (!c->qp) {
+		rc = rr_qp_create(c->pd, &a, &c->qp);
+		if (rc)
+			return rc;
+	}
+	c->qp_in_use = true;
 	c->gen = (uint16_t)(c->gen + 1) ? (uint16_t)(c->gen + 1) : 1;
 	for (uint32_t i = 0; i < c->nrecv; i++)
 		clnt_post_recv_on(c, i);
@@ -189,7 +207,7 @@ int clnt_conn_step(struct rr_clnt *c)
 	uint64_t now;
 	int rc;
 
-	if (c->qp)
+	if (c->qp_in_use)
 		cm_events(c);
 	now = rr_mono_ms();
 	switch (c->conn_state) {
@@ -219,8 +237,8 @@ int clnt_conn_step(struct rr_clnt *c)
 
 /*
  * Connection lost or unusable. Fence: the QP goes to error (no further
- * access through it), and every window a call still exposes is freed and
- * replaced, so its rkey is dead for any connection. Calls that had their
+ * access through it), and every window a call still exposes is fenced
+ * (rr_mw_fence), so its rkey is dead for any connection. Calls that had their
  * reply complete; calls waiting for one are sent again on the next
  * connection, or fail with rc when the client is soft or stopping.
  */
@@ -232,7 +250,7 @@ void clnt_conn_lost(struct rr_clnt *c, int rc)
 		return;
 	c->dead = true;
 	c->st.conn_lost++;
-	if (c->qp) {
+	if (c->qp_in_use) {
 		rr_qp_disconnect(c->qp);
 		set_state(c, CLNT_DRAINING);
 	}
@@ -277,7 +295,7 @@ int clnt_conn_first(struct rr_clnt *c)
 			     ? -ECONNREFUSED
 			     : (ev.status ? ev.status : -ECONNREFUSED);
 	}
-	if (c->qp)
+	if (c->qp_in_use)
 		forget_qp(c);
 	c->dead = c->down = true;
 	set_state(c, CLNT_DOWN);

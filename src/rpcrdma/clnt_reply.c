@@ -75,7 +75,8 @@ int clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r, const uint8_t *rpc,
 		return -EREMOTEIO;
 	if (len - (size_t)n > call->res_cap)
 		return -EMSGSIZE;
-	memcpy(call->res, rpc + n, len - (size_t)n);
+	if (len > (size_t)n) /* res may be NULL when none is expected */
+		memcpy(call->res, rpc + n, len - (size_t)n);
 	call->res_len = len - (size_t)n;
 	return 0;
 }
@@ -171,6 +172,7 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 		return;
 	}
 	c->backoff_ms = 0; /* a reply on this connection: retry quickly */
+	c->ka.last_rx_ms = rr_mono_ms(); /* alive (clnt_keepalive.c) */
 	/* RFC 8166 3.3: the grant; 0 counts as 1, never beyond our slots. */
 	c->granted = h->credits
 			     ? (h->credits < c->nreqs ? h->credits : c->nreqs)
@@ -358,20 +360,28 @@ static void check_timeouts(struct rr_clnt *c)
 	expire_queued(c, now);
 }
 
+/* In completion order, until none is left (callbacks may complete more). */
 void clnt_run_callbacks(struct rr_clnt *c)
 {
-	struct clnt_cb cbs[256];
-	uint32_t n;
+	struct rr_call *call;
 
-	do {
+	for (;;) {
 		pthread_mutex_lock(&c->mu);
-		n = c->ncbs < 256 ? c->ncbs : 256;
-		memcpy(cbs, c->cbs + c->ncbs - n, n * sizeof(cbs[0]));
-		c->ncbs -= n;
+		call = c->cb_head;
+		c->cb_head = c->cb_tail = NULL;
 		pthread_mutex_unlock(&c->mu);
-		for (uint32_t i = 0; i < n; i++)
-			cbs[i].done(cbs[i].call, cbs[i].rc, cbs[i].arg);
-	} while (n == 256);
+		if (!call)
+			return;
+		while (call) {
+			/* ORDER: next first: the callback may reuse it. */
+			struct rr_call *next = call->priv_.next;
+
+			call->priv_.done(call,
+					 (int)(int64_t)call->priv_.deadline_ms,
+					 call->priv_.arg);
+			call = next;
+		}
+	}
 }
 
 /*

@@ -10,6 +10,7 @@
  * destroyed; other connections are not disturbed (invariant 8).
  */
 #include "rpcrdma/svc.h"
+#include "base/alloc.h"
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -57,7 +58,7 @@ static uint32_t conn_rq_depth(const struct rr_svc *s)
 int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 		  const struct rr_svc_opts *opts, struct rr_svc **out)
 {
-	struct rr_svc *s = calloc(1, sizeof(*s));
+	struct rr_svc *s = rr_calloc(1, sizeof(*s));
 	uint32_t depth;
 	int rc;
 
@@ -137,7 +138,7 @@ static void conn_free(struct svc_conn *cn)
 
 static int conn_alloc(struct rr_svc *s, struct svc_conn **out)
 {
-	struct svc_conn *cn = calloc(1, sizeof(*cn));
+	struct svc_conn *cn = rr_calloc(1, sizeof(*cn));
 	struct rr_qp_attr a = {.send_cq = s->cq,
 			       .recv_cq = s->cq,
 			       .evch = s->ch,
@@ -155,8 +156,8 @@ static int conn_alloc(struct rr_svc *s, struct svc_conn **out)
 	cn->nrecv = a.rq_depth = conn_rq_depth(s);
 	cn->nsctx = s->o.credits + SVC_SIGNAL_EVERY;
 	a.context = cn;
-	cn->reqs = calloc(cn->nrecv, sizeof(*cn->reqs));
-	cn->sctx = calloc(cn->nsctx, sizeof(*cn->sctx));
+	cn->reqs = rr_calloc(cn->nrecv, sizeof(*cn->reqs));
+	cn->sctx = rr_calloc(cn->nsctx, sizeof(*cn->sctx));
 	rc = cn->reqs && cn->sctx ? 0 : -ENOMEM;
 	if (!rc)
 		rc = rr_bufpool_init(&cn->recvbufs, s->pd, cn->nrecv,

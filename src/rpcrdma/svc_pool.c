@@ -14,14 +14,15 @@
  * is why opts.threads = 0, handlers inline in the loop, stays available.
  */
 #include "rpcrdma/svc.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
 int svc_scratch_alloc(struct svc_scratch *sc, size_t max_bulk)
 {
-	sc->res = malloc(SVC_RES_SCRATCH);
-	sc->bulk = malloc(max_bulk);
+	sc->res = rr_malloc(SVC_RES_SCRATCH);
+	sc->bulk = rr_malloc(max_bulk);
 	if (sc->res && sc->bulk)
 		return 0;
 	svc_scratch_free(sc);
@@ -102,8 +103,8 @@ int svc_pool_start(struct rr_svc *s, uint32_t n)
 
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	p->threads = calloc(n, sizeof(*p->threads));
-	p->scratch = calloc(n, sizeof(*p->scratch));
+	p->threads = rr_calloc(n, sizeof(*p->threads));
+	p->scratch = rr_calloc(n, sizeof(*p->scratch));
 	if (!p->threads || !p->scratch)
 		return -ENOMEM;
 	p->cap = n;

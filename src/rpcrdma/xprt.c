@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include "rpcrdma/xprt.h"
+#include "base/alloc.h"
 
 #include "rpcrdma/hdr.h"
 
@@ -17,6 +18,8 @@ int rr_bufpool_init(struct rr_bufpool *p, struct rr_pd *pd, uint32_t count,
 	memset(p, 0, sizeof(*p));
 	if (!len)
 		return 0;
+	if (RR_ALLOC_FAILS())
+		return -ENOMEM;
 	p->mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p->mem == MAP_FAILED) {

@@ -193,6 +193,16 @@ static const struct h_case cases[] = {
 	 "a drain after disconnect retires unsignaled sends nothing covered",
 	 test_drain_retires_unsignaled,
 	 {0, NULL}},
+	{"lifecycle",
+	 "a reset qp connects again, after a failed or a finished "
+	 "connection, and shows nothing of the old one",
+	 test_reset_reconnects,
+	 {0, NULL}},
+	{"lifecycle",
+	 "a fenced window refuses its key at once, lets go of its region, "
+	 "and binds again under a new key",
+	 test_mw_fence,
+	 {0, NULL}},
 };
 
 static bool in_groups(const char *groups, const char *word)

@@ -98,6 +98,10 @@ void test_queue_depth(void **state);
 void test_peer_killed(void **state);
 void test_drain_retires_unsignaled(void **state);
 
+/* reuse.c */
+void test_reset_reconnects(void **state);
+void test_mw_fence(void **state);
+
 /* stress.c */
 void test_stress(void **state);
 

@@ -361,11 +361,12 @@ struct fx {
 	struct rr_tcp_clnt *c;
 };
 
-static int setup(void **state)
+static int setup_with(void **state, bool no_reconnect)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct rr_tcp_clnt_opts o = {.timeout_ms = CALL_TMO_MS,
-				     .max_in_flight = 32};
+				     .max_in_flight = 32,
+				     .no_reconnect = no_reconnect};
 	int rc;
 
 	if (!f)
@@ -383,6 +384,17 @@ static int setup(void **state)
 	}
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, false);
+}
+
+/* A lost connection is final (tcp_reconnect.c tests the other way). */
+static int setup_no_reconnect(void **state)
+{
+	return setup_with(state, true);
 }
 
 static int teardown(void **state)
@@ -1263,7 +1275,9 @@ static const struct CMUnitTest tests[] = {
 	T(many_sync_callers_share_one_client),
 	T(call_to_a_stopped_server_times_out_late_reply_absorbed),
 	T(cancelled_call_completes_with_ecanceled_once),
-	T(killed_server_fails_every_call_in_flight_once),
+	cmocka_unit_test_setup_teardown(
+		killed_server_fails_every_call_in_flight_once,
+		setup_no_reconnect, teardown),
 	T(destroy_fails_pending_calls_with_ecanceled),
 };
 

@@ -130,6 +130,7 @@ struct f_qp {
 struct f_guard;
 int f_guard_init(struct f_qp *qp);
 void f_guard_fini(struct f_qp *qp);
+void f_guard_reset(struct f_qp *qp);
 void f_guard_post(struct f_qp *qp, const struct rr_send_wr *wr);
 void f_guard_complete(struct f_qp *qp, uint64_t wr_id);
 
@@ -184,6 +185,7 @@ void f_cq_purge(struct f_cq *cq, struct rr_qp *qp); /* holding cq->mu */
 int f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 		struct rr_qp **out);
 int f_qp_destroy(struct rr_qp *qp);
+int f_qp_reset(struct rr_qp *qp);
 enum rr_qp_state f_qp_state(const struct rr_qp *qp);
 int f_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
 		struct rr_send_wr **bad);

@@ -25,6 +25,7 @@
  * F_WAIT_SLICE_MS and looking at the rings in between.
  */
 #include "fabric/faults/f.h"
+#include "base/alloc.h"
 #include "base/clock.h"
 
 #include <errno.h>
@@ -38,7 +39,7 @@
 
 static int ring_init(struct f_ring *r, uint32_t size)
 {
-	r->e = calloc(size, sizeof(*r->e));
+	r->e = rr_calloc(size, sizeof(*r->e));
 	r->size = size;
 	return r->e ? 0 : -ENOMEM;
 }
@@ -103,7 +104,7 @@ static int cq_rings(struct f_cq *cq, uint32_t depth)
 int f_cq_create(struct rr_device *d, uint32_t depth, struct rr_cq **out)
 {
 	struct f_device *dev = to_f_dev(d);
-	struct f_cq *cq = calloc(1, sizeof(*cq));
+	struct f_cq *cq = rr_calloc(1, sizeof(*cq));
 	int rc;
 
 	if (!cq)

@@ -10,6 +10,7 @@
  * far as the transport could know, in flight.
  */
 #include "fabric/faults/f.h"
+#include "base/alloc.h"
 
 #include "base/crc32c.h"
 
@@ -49,11 +50,11 @@ int f_guard_init(struct f_qp *qp)
 
 	if (!qp->dev->plan.guard_sends)
 		return 0;
-	g = calloc(1, sizeof(*g));
+	g = rr_calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
 	g->size = qp->base.attr.sq_depth * 2 + 16;
-	g->ring = calloc(g->size, sizeof(*g->ring));
+	g->ring = rr_calloc(g->size, sizeof(*g->ring));
 	if (!g->ring) {
 		free(g);
 		return -ENOMEM;
@@ -71,6 +72,18 @@ void f_guard_fini(struct f_qp *qp)
 	free(qp->guard->ring);
 	free(qp->guard);
 	qp->guard = NULL;
+}
+
+/* A reset QP: nothing of the old connection is in flight any more. */
+void f_guard_reset(struct f_qp *qp)
+{
+	struct f_guard *g = qp->guard;
+
+	if (!g)
+		return;
+	pthread_mutex_lock(&g->mu);
+	g->head = g->count = 0;
+	pthread_mutex_unlock(&g->mu);
 }
 
 static bool overlaps(const struct rr_sge *a, uint32_t na,

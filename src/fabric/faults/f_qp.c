@@ -14,6 +14,7 @@
  * Synthesized error completions are delivered for unsignaled requests too.
  */
 #include "fabric/faults/f.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ int f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 		struct rr_qp **out)
 {
 	struct f_device *dev = to_f_dev(pd->dev);
-	struct f_qp *qp = calloc(1, sizeof(*qp));
+	struct f_qp *qp = rr_calloc(1, sizeof(*qp));
 	struct rr_qp_attr in = *attr;
 	uint64_t idx;
 	int rc;
@@ -71,13 +72,12 @@ int f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 }
 
 /*
- * The wrapper CQs stay locked while the inner QP goes, so no poll is
- * translating one of its completions meanwhile; then what the wrapper
- * still holds for it is dropped.
+ * The wrapper CQs stay locked while the inner QP goes (or is reset), so no
+ * poll is translating one of its completions meanwhile; then what the
+ * wrapper still holds for it is dropped.
  */
-int f_qp_destroy(struct rr_qp *q)
+static int inner_gone(struct f_qp *qp, int (*op)(struct rr_qp *))
 {
-	struct f_qp *qp = to_f_qp(q);
 	struct f_cq *a = qp->scq, *b = qp->rcq;
 	int rc;
 
@@ -88,15 +88,42 @@ int f_qp_destroy(struct rr_qp *q)
 	pthread_mutex_lock(&a->mu);
 	if (b != a)
 		pthread_mutex_lock(&b->mu);
-	rc = rr_qp_destroy(qp->inner);
+	rc = op(qp->inner);
 	if (!rc) {
-		f_cq_purge(a, q);
+		f_cq_purge(a, &qp->base);
 		if (b != a)
-			f_cq_purge(b, q);
+			f_cq_purge(b, &qp->base);
 	}
 	if (b != a)
 		pthread_mutex_unlock(&b->mu);
 	pthread_mutex_unlock(&a->mu);
+	return rc;
+}
+
+/*
+ * The inner QP is reset, the wrapper's accounting of the old connection
+ * is dropped with its completions: nothing is allocated either side.
+ */
+int f_qp_reset(struct rr_qp *q)
+{
+	struct f_qp *qp = to_f_qp(q);
+	int rc = inner_gone(qp, rr_qp_reset);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&qp->mu);
+	atomic_store(&qp->sq_used, 0);
+	atomic_store(&qp->unsig_out, 0);
+	f_guard_reset(qp);
+	pthread_mutex_unlock(&qp->mu);
+	return 0;
+}
+
+int f_qp_destroy(struct rr_qp *q)
+{
+	struct f_qp *qp = to_f_qp(q);
+	int rc = inner_gone(qp, rr_qp_destroy);
+
 	if (rc)
 		return rc;
 	f_guard_fini(qp);

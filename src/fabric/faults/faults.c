@@ -5,6 +5,7 @@
  * the PRNG, and the ops table.
  */
 #include "fabric/faults/f.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -81,7 +82,7 @@ static int f_device_open(const struct rr_device_opts *opts,
 		if (opts->inner)
 			name = opts->inner;
 	}
-	dev = calloc(1, sizeof(*dev));
+	dev = rr_calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
 	rc = rr_device_open(name, &in, &dev->inner);
@@ -153,7 +154,7 @@ int rr_faults_stats(struct rr_device *d, struct rr_fault_stats *out)
 
 static int f_pd_alloc(struct rr_device *d, struct rr_pd **out)
 {
-	struct f_pd *pd = calloc(1, sizeof(*pd));
+	struct f_pd *pd = rr_calloc(1, sizeof(*pd));
 	int rc;
 
 	if (!pd)
@@ -180,7 +181,7 @@ static int f_pd_free(struct rr_pd *p)
 static int f_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
 		    struct rr_mr **out)
 {
-	struct f_mr *mr = calloc(1, sizeof(*mr));
+	struct f_mr *mr = rr_calloc(1, sizeof(*mr));
 	struct rr_mr *in;
 	int rc;
 
@@ -214,7 +215,7 @@ static int f_mr_dereg(struct rr_mr *m)
 
 static int f_mw_alloc(struct rr_pd *pd, struct rr_mw **out)
 {
-	struct f_mw *mw = calloc(1, sizeof(*mw));
+	struct f_mw *mw = rr_calloc(1, sizeof(*mw));
 	int rc;
 
 	if (!mw)
@@ -239,11 +240,22 @@ static int f_mw_free(struct rr_mw *m)
 	return rc;
 }
 
+/* The inner window is fenced; the wrapper shows the key it has now. */
+static int f_mw_fence(struct rr_mw *m)
+{
+	struct f_mw *mw = to_f_mw(m);
+	int rc = rr_mw_fence(mw->inner);
+
+	__atomic_store_n(&mw->base.rkey, rr_mw_rkey(mw->inner),
+			 __ATOMIC_RELEASE);
+	return rc;
+}
+
 /* -------------------------------------------------------- event channel */
 
 static int f_evch_create(struct rr_device *d, struct rr_evch **out)
 {
-	struct f_evch *ch = calloc(1, sizeof(*ch));
+	struct f_evch *ch = rr_calloc(1, sizeof(*ch));
 	int rc;
 
 	if (!ch)
@@ -285,7 +297,7 @@ static struct f_listener *find_listener(struct f_device *dev,
 /* A connection request is wrapped so rr_accept/rr_reject come to us. */
 static int wrap_request(struct f_device *dev, struct rr_cm_event *ev)
 {
-	struct f_req *r = calloc(1, sizeof(*r));
+	struct f_req *r = rr_calloc(1, sizeof(*r));
 
 	pthread_mutex_lock(&dev->mu);
 	if (r) {
@@ -333,7 +345,7 @@ static int f_listen(struct rr_device *d, struct rr_evch *ch,
 		    struct rr_listener **out)
 {
 	struct f_device *dev = to_f_dev(d);
-	struct f_listener *l = calloc(1, sizeof(*l));
+	struct f_listener *l = rr_calloc(1, sizeof(*l));
 	int rc;
 
 	if (!l)
@@ -443,6 +455,7 @@ const struct rr_provider_ops rr__faults_ops = {
 	.mr_dereg = f_mr_dereg,
 	.mw_alloc = f_mw_alloc,
 	.mw_free = f_mw_free,
+	.mw_fence = f_mw_fence,
 	.cq_create = f_cq_create,
 	.cq_destroy = f_cq_destroy,
 	.cq_poll = f_cq_poll,
@@ -454,6 +467,7 @@ const struct rr_provider_ops rr__faults_ops = {
 	.evch_get = f_evch_get,
 	.qp_create = f_qp_create,
 	.qp_destroy = f_qp_destroy,
+	.qp_reset = f_qp_reset,
 	.qp_state = f_qp_state,
 	.post_send = f_post_send,
 	.post_recv = f_post_recv,

@@ -19,7 +19,9 @@
  * by threads in rr_cq_wait. Destroy removes it from epoll, waits one
  * progress-loop epoch so no event in flight still names it, purges its
  * completions and events, and drops the user reference; the last reference
- * closes the socket and frees it.
+ * closes the socket and frees it. Reset (rr_qp_reset) does the same up to
+ * the free, then closes the socket itself and makes the QP as new, keeping
+ * its memory: a reconnect allocates nothing.
  */
 #ifndef RR_IWARP_IW_H
 #define RR_IWARP_IW_H
@@ -153,10 +155,25 @@ struct iw_cq {
 	uint32_t nqps_total;
 };
 
+/*
+ * A queued CM event. Events of QPs and connection requests live in their
+ * object (iw_qp.ev_reserve, iw_connreq.ev), so learning how a connection
+ * attempt went never needs an allocation; an event beyond the reserve is
+ * allocated (heap).
+ */
 struct iw_event {
 	struct iw_event *next;
+	bool heap;   /* allocated: freed when taken, else part of its object */
+	bool queued; /* on a channel's list; under that channel's mu */
 	struct rr_cm_event ev;
 };
+
+/*
+ * A QP reports at most two events per connection: how the attempt ended
+ * (ESTABLISHED, REJECTED or UNREACHABLE), then at most one of
+ * DISCONNECTED and QP_ERROR (the first error transition only).
+ */
+#define IW_QP_EV_RESERVE 2
 
 struct iw_evch {
 	struct rr_evch base;
@@ -187,6 +204,7 @@ struct iw_connreq {
 	uint8_t buf[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
 	uint32_t have;
 	struct iw_mpa_frame req;
+	struct iw_event ev; /* its CONNECT_REQUEST */
 };
 
 /* ------------------------------------------------------------------- QP */
@@ -388,6 +406,7 @@ struct iw_qp {
 
 	/* first error seen, reported with the flush */
 	enum rr_wc_status err_status;
+	struct iw_event ev_reserve[IW_QP_EV_RESERVE];
 };
 
 static inline struct iw_device *to_iw_dev(struct rr_device *d)
@@ -468,8 +487,10 @@ void iw_cq_push(struct iw_cq *cq, const struct rr_wc *wc, uint32_t retire);
 void iw_cq_purge(struct iw_cq *cq, struct rr_qp *qp);
 int iw_cq_attach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots);
 void iw_cq_detach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots);
-void iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev);
+void iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev,
+		  struct iw_event *res, uint32_t nres);
 void iw_evch_purge(struct iw_evch *ch, const void *obj);
+void iw_cq_purge_locked(struct iw_cq *cq, struct rr_qp *qp);
 void iw_qp_event(struct iw_qp *qp, enum rr_cm_event_type t, int status,
 		 const void *pd, size_t len);
 
@@ -509,6 +530,7 @@ int iw_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
 int iw_mr_dereg(struct rr_mr *mr);
 int iw_mw_alloc(struct rr_pd *pd, struct rr_mw **out);
 int iw_mw_free(struct rr_mw *mw);
+int iw_mw_fence(struct rr_mw *mw);
 int iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
 int iw_cq_destroy(struct rr_cq *cq);
 int iw_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
@@ -521,6 +543,7 @@ int iw_evch_get(struct rr_evch *ch, struct rr_cm_event *ev, int timeout_ms);
 int iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 		 struct rr_qp **out);
 int iw_qp_destroy(struct rr_qp *qp);
+int iw_qp_reset(struct rr_qp *qp);
 enum rr_qp_state iw_qp_get_state(const struct rr_qp *qp);
 int iw_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
 		 struct rr_send_wr **bad);

@@ -12,6 +12,7 @@
  * a zero-length Write sent as RTR by a peer is accepted as a no-op.
  */
 #include "fabric/iwarp/iw.h"
+#include "base/alloc.h"
 
 #include "base/log.h"
 
@@ -112,7 +113,7 @@ int iw_listen(struct rr_device *d, struct rr_evch *ch,
 	      struct rr_listener **out)
 {
 	struct iw_device *dev = to_iw_dev(d);
-	struct iw_listener *l = calloc(1, sizeof(*l));
+	struct iw_listener *l = rr_calloc(1, sizeof(*l));
 	int one = 1, rc;
 
 	if (!l)
@@ -190,6 +191,8 @@ int iw_listener_close(struct rr_listener *lb)
 	pthread_mutex_unlock(&dev->mu);
 	/* ORDER: nothing in the progress loop may still hold these. */
 	iw_epoch_barrier(dev);
+	/* ORDER: a queued CONNECT_REQUEST lives in its request. */
+	iw_evch_purge(to_iw_evch(lb->evch), lb);
 	while ((r = mine)) {
 		mine = r->next;
 		iw_cm_connreq_free(r);
@@ -198,7 +201,6 @@ int iw_listener_close(struct rr_listener *lb)
 		l->reqs = r->next;
 		iw_cm_connreq_free(r);
 	}
-	iw_evch_purge(to_iw_evch(lb->evch), lb);
 	close(l->fd);
 	free(l);
 	return 0;
@@ -217,7 +219,7 @@ void iw_cm_listener_ready(struct iw_listener *l)
 
 		if (fd < 0)
 			return;
-		r = calloc(1, sizeof(*r));
+		r = rr_calloc(1, sizeof(*r));
 		if (!r) {
 			IW_COUNT(dev, conn_failed);
 			close(fd);
@@ -295,7 +297,7 @@ void iw_cm_connreq_ready(struct iw_connreq *r)
 		unlink_req(&dev->pending, r);
 		r->next = l->reqs;
 		l->reqs = r;
-		iw_evch_push(to_iw_evch(l->base.evch), &ev);
+		iw_evch_push(to_iw_evch(l->base.evch), &ev, &r->ev, 1);
 	}
 	pthread_mutex_unlock(&dev->mu);
 }
@@ -478,8 +480,10 @@ static void expire_connecting(struct iw_device *dev, uint64_t now)
 	}
 	pthread_mutex_unlock(&dev->mu);
 	for (int i = 0; i < n; i++) {
+		/* Again under rx_mu: a reset QP may be connecting anew. */
 		pthread_mutex_lock(&late[i]->rx_mu);
-		if (iw_qp_state(late[i]) == RR_QPS_CONNECTING)
+		if (iw_qp_state(late[i]) == RR_QPS_CONNECTING &&
+		    now >= late[i]->cm_deadline_ms)
 			connect_failed(late[i], -ETIMEDOUT);
 		pthread_mutex_unlock(&late[i]->rx_mu);
 		iw_cm_unlist(late[i]);

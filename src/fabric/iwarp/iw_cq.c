@@ -9,6 +9,7 @@
  * as the CQ has room for, the ring can never overflow.
  */
 #include "fabric/iwarp/iw.h"
+#include "base/alloc.h"
 
 #include "base/log.h"
 
@@ -58,11 +59,11 @@ static int wait_readable(int fd, int timeout_ms)
 
 int iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
 {
-	struct iw_cq *cq = calloc(1, sizeof(*cq));
+	struct iw_cq *cq = rr_calloc(1, sizeof(*cq));
 
 	if (!cq)
 		return -ENOMEM;
-	cq->ring = calloc(depth, sizeof(*cq->ring));
+	cq->ring = rr_calloc(depth, sizeof(*cq->ring));
 	cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!cq->ring || cq->efd < 0) {
 		int rc = cq->efd < 0 ? -errno : -ENOMEM;
@@ -173,12 +174,14 @@ int iw_cq_poll(struct rr_cq *c, struct rr_wc *wc, int n)
 	return got;
 }
 
-/* Drops a destroyed QP's completions, keeping the others in order. */
-void iw_cq_purge(struct iw_cq *cq, struct rr_qp *qp)
+/*
+ * Drops a destroyed (or reset) QP's completions, keeping the others in
+ * order. Caller holds cq->mu.
+ */
+void iw_cq_purge_locked(struct iw_cq *cq, struct rr_qp *qp)
 {
 	uint32_t keep = 0, d = cq->base.depth;
 
-	pthread_mutex_lock(&cq->mu);
 	for (uint32_t i = 0; i < cq->count; i++) {
 		struct iw_cqe *e = &cq->ring[(cq->head + i) % d];
 
@@ -188,6 +191,12 @@ void iw_cq_purge(struct iw_cq *cq, struct rr_qp *qp)
 	cq->count = keep;
 	if (!cq->count)
 		efd_clear(cq->efd, &cq->signaled);
+}
+
+void iw_cq_purge(struct iw_cq *cq, struct rr_qp *qp)
+{
+	pthread_mutex_lock(&cq->mu);
+	iw_cq_purge_locked(cq, qp);
 	pthread_mutex_unlock(&cq->mu);
 }
 
@@ -289,7 +298,7 @@ int iw_cq_wait(struct rr_cq *c, int timeout_ms)
 
 int iw_evch_create(struct rr_device *dev, struct rr_evch **out)
 {
-	struct iw_evch *ch = calloc(1, sizeof(*ch));
+	struct iw_evch *ch = rr_calloc(1, sizeof(*ch));
 
 	if (!ch)
 		return -ENOMEM;
@@ -306,6 +315,14 @@ int iw_evch_create(struct rr_device *dev, struct rr_evch **out)
 	return 0;
 }
 
+/* Caller holds ch->mu: e leaves the list; a reserved slot is free again. */
+static void event_release(struct iw_event *e)
+{
+	e->queued = false;
+	if (e->heap)
+		free(e);
+}
+
 int iw_evch_destroy(struct rr_evch *c)
 {
 	struct iw_evch *ch = to_iw_evch(c);
@@ -314,7 +331,7 @@ int iw_evch_destroy(struct rr_evch *c)
 		struct iw_event *e = ch->head;
 
 		ch->head = e->next;
-		free(e);
+		event_release(e);
 	}
 	close(ch->efd);
 	pthread_mutex_destroy(&ch->mu);
@@ -327,18 +344,41 @@ int iw_evch_fd(struct rr_evch *c)
 	return to_iw_evch(c)->efd;
 }
 
-void iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev)
+/* Caller holds ch->mu. A free slot of the caller's reserve, or NULL. */
+static struct iw_event *reserved_slot(struct iw_event *res, uint32_t nres)
 {
-	struct iw_event *e = malloc(sizeof(*e));
+	for (uint32_t i = 0; i < nres; i++)
+		if (!res[i].queued)
+			return &res[i];
+	return NULL;
+}
 
+/*
+ * Queues ev in a free slot of res (the object's own event memory), or in
+ * an allocated one when the reserve is all queued (not expected: see
+ * IW_QP_EV_RESERVE).
+ */
+void iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev,
+		  struct iw_event *res, uint32_t nres)
+{
+	struct iw_event *e;
+
+	pthread_mutex_lock(&ch->mu);
+	e = reserved_slot(res, nres);
 	if (!e) {
-		rr_err("iwarp: lost CM event %s: out of memory",
-		       rr_cm_event_str(ev->type));
-		return;
+		pthread_mutex_unlock(&ch->mu);
+		e = rr_malloc(sizeof(*e));
+		if (!e) {
+			rr_err("iwarp: lost CM event %s: out of memory",
+			       rr_cm_event_str(ev->type));
+			return;
+		}
+		e->heap = true;
+		pthread_mutex_lock(&ch->mu);
 	}
 	e->ev = *ev;
 	e->next = NULL;
-	pthread_mutex_lock(&ch->mu);
+	e->queued = true;
 	if (ch->tail)
 		ch->tail->next = e;
 	else
@@ -359,7 +399,7 @@ void iw_evch_purge(struct iw_evch *ch, const void *obj)
 		if ((const void *)e->ev.qp == obj ||
 		    (const void *)e->ev.listener == obj) {
 			*pp = e->next;
-			free(e);
+			event_release(e);
 			continue;
 		}
 		ch->tail = e;
@@ -382,13 +422,12 @@ static bool evch_pop(struct iw_evch *ch, struct rr_cm_event *ev)
 			ch->tail = NULL;
 			efd_clear(ch->efd, &ch->signaled);
 		}
+		/* ORDER: copied before a reserved slot can be reused. */
+		*ev = e->ev;
+		event_release(e);
 	}
 	pthread_mutex_unlock(&ch->mu);
-	if (!e)
-		return false;
-	*ev = e->ev;
-	free(e);
-	return true;
+	return e != NULL;
 }
 
 int iw_evch_get(struct rr_evch *c, struct rr_cm_event *ev, int timeout_ms)
@@ -428,5 +467,5 @@ void iw_qp_event(struct iw_qp *qp, enum rr_cm_event_type t, int status,
 	if (len)
 		memcpy(ev.private_data, pd, len);
 	ev.private_data_len = (uint32_t)len;
-	iw_evch_push(qp->evch, &ev);
+	iw_evch_push(qp->evch, &ev, qp->ev_reserve, IW_QP_EV_RESERVE);
 }

@@ -4,6 +4,7 @@
  * device lives in, counters, and protection domains.
  */
 #include "fabric/iwarp/iw.h"
+#include "base/alloc.h"
 #include "base/clock.h"
 
 #include "base/log.h"
@@ -161,7 +162,7 @@ static int iw_device_open(const struct rr_device_opts *opts,
 	int rc;
 
 	(void)opts;
-	dev = calloc(1, sizeof(*dev));
+	dev = rr_calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
 	dev->base.ops = &rr__iwarp_ops;
@@ -238,7 +239,7 @@ static int iw_device_counters(struct rr_device *d,
 
 int iw_pd_alloc(struct rr_device *d, struct rr_pd **out)
 {
-	struct iw_pd *pd = calloc(1, sizeof(*pd));
+	struct iw_pd *pd = rr_calloc(1, sizeof(*pd));
 
 	if (!pd)
 		return -ENOMEM;
@@ -268,6 +269,7 @@ const struct rr_provider_ops rr__iwarp_ops = {
 	.mr_dereg = iw_mr_dereg,
 	.mw_alloc = iw_mw_alloc,
 	.mw_free = iw_mw_free,
+	.mw_fence = iw_mw_fence,
 	.cq_create = iw_cq_create,
 	.cq_destroy = iw_cq_destroy,
 	.cq_poll = iw_cq_poll,
@@ -279,6 +281,7 @@ const struct rr_provider_ops rr__iwarp_ops = {
 	.evch_get = iw_evch_get,
 	.qp_create = iw_qp_create,
 	.qp_destroy = iw_qp_destroy,
+	.qp_reset = iw_qp_reset,
 	.qp_state = iw_qp_get_state,
 	.post_send = iw_post_send,
 	.post_recv = iw_post_recv,

@@ -7,6 +7,7 @@
  * while a placement or a Read Response still touches the memory.
  */
 #include "fabric/iwarp/iw.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,8 +39,8 @@ static int grow(struct iw_stag_table *t)
 
 	if (c == IW_STAG_CHUNKS)
 		return -ENOSPC;
-	ch = calloc(IW_STAG_CHUNK, sizeof(*ch));
-	fl = realloc(t->free, (size_t)(c + 1) * IW_STAG_CHUNK * sizeof(*fl));
+	ch = rr_calloc(IW_STAG_CHUNK, sizeof(*ch));
+	fl = rr_realloc(t->free, (size_t)(c + 1) * IW_STAG_CHUNK * sizeof(*fl));
 	if (!ch || !fl) {
 		free(ch);
 		if (fl)
@@ -161,7 +162,7 @@ int iw_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
 	      struct rr_mr **out)
 {
 	struct iw_device *dev = to_iw_dev(pd->dev);
-	struct iw_mr *mr = calloc(1, sizeof(*mr));
+	struct iw_mr *mr = rr_calloc(1, sizeof(*mr));
 	struct iw_stag *s;
 	uint32_t idx;
 	int rc;
@@ -212,7 +213,7 @@ int iw_mr_dereg(struct rr_mr *m)
 int iw_mw_alloc(struct rr_pd *pd, struct rr_mw **out)
 {
 	struct iw_device *dev = to_iw_dev(pd->dev);
-	struct iw_mw *mw = calloc(1, sizeof(*mw));
+	struct iw_mw *mw = rr_calloc(1, sizeof(*mw));
 	struct iw_stag *s;
 	int rc;
 
@@ -252,6 +253,29 @@ int iw_mw_free(struct rr_mw *m)
 	iw_stag_release(dev, mw->idx);
 	atomic_fetch_sub(&to_iw_pd(m->pd)->users, 1);
 	free(mw);
+	return 0;
+}
+
+/*
+ * rr_mw_fence: the entry goes INVALID under its lock, which every remote
+ * access holds while bytes move, so no access is in progress on return and
+ * none can start (an access needs VALID and the key). The key is left
+ * alone: REG installs a new one from next_key anyway, and a Send With
+ * Invalidate naming the old one is refused, as for any window not VALID.
+ * The entry, the index and the wrapper stay: nothing is allocated.
+ */
+int iw_mw_fence(struct rr_mw *m)
+{
+	struct iw_mw *mw = to_iw_mw(m);
+	struct iw_stag *s = iw_stag_at(to_iw_dev(m->pd->dev), mw->idx);
+
+	pthread_mutex_lock(&s->mu);
+	if (s->state == IW_STAG_VALID) {
+		s->state = IW_STAG_INVALID;
+		atomic_fetch_sub(&s->mr->mw_refs, 1);
+		s->mr = NULL;
+	}
+	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
  * later one (successful unsignaled WRs, retired by the next completion).
  */
 #include "fabric/iwarp/iw.h"
+#include "base/alloc.h"
 
 #include "base/log.h"
 
@@ -45,12 +46,12 @@ void iw_qp_put(struct iw_qp *qp)
 
 static int qp_alloc_queues(struct iw_qp *qp, const struct rr_qp_attr *a)
 {
-	qp->sq = calloc(a->sq_depth, sizeof(*qp->sq));
-	qp->sq_sge = calloc((size_t)a->sq_depth * a->max_send_sge,
-			    sizeof(*qp->sq_sge));
-	qp->rq = calloc(a->rq_depth, sizeof(*qp->rq));
-	qp->rq_sge = calloc((size_t)a->rq_depth * a->max_recv_sge,
-			    sizeof(*qp->rq_sge));
+	qp->sq = rr_calloc(a->sq_depth, sizeof(*qp->sq));
+	qp->sq_sge = rr_calloc((size_t)a->sq_depth * a->max_send_sge,
+			       sizeof(*qp->sq_sge));
+	qp->rq = rr_calloc(a->rq_depth, sizeof(*qp->rq));
+	qp->rq_sge = rr_calloc((size_t)a->rq_depth * a->max_recv_sge,
+			       sizeof(*qp->rq_sge));
 	if (!qp->sq || !qp->sq_sge || !qp->rq || !qp->rq_sge)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < a->sq_depth; i++)
@@ -60,10 +61,53 @@ static int qp_alloc_queues(struct iw_qp *qp, const struct rr_qp_attr *a)
 	return 0;
 }
 
+/*
+ * The state of a QP that has never connected: for a new QP and for one
+ * being reset. Its memory (queues, SGE arrays, event reserve), locks,
+ * references and attachments stay. Caller holds every lock of the QP, or
+ * nobody else can see it yet.
+ */
+static void qp_fresh(struct iw_qp *qp)
+{
+	const struct rr_qp_attr *a = &qp->base.attr;
+
+	qp->fd = -1;
+	qp->in_epoll = false;
+	qp->crc = false;
+	qp->ird = a->ird;
+	qp->ord = a->ord;
+	qp->fpdu_max = 0;
+	qp->cm_next = NULL;
+	qp->cm_phase = 0;
+	qp->cm_deadline_ms = 0;
+	qp->cm_len = qp->cm_done = 0;
+	memset(&qp->peer, 0, sizeof(qp->peer));
+	qp->sq_head = qp->sq_tail = 0;
+	atomic_store(&qp->sq_free, (int)a->sq_depth);
+	qp->unsig_done = 0;
+	memset(&qp->tx, 0, sizeof(qp->tx));
+	for (int i = 0; i < 3; i++)
+		qp->tx.msn[i] = 1;
+	atomic_store(&qp->orq_head, 0);
+	atomic_store(&qp->orq_tail, 0);
+	atomic_store(&qp->irq_head, 0);
+	atomic_store(&qp->irq_tail, 0);
+	qp->term_pending = false;
+	atomic_store(&qp->rx_kick, 0);
+	qp->handed = false;
+	qp->want_out = false;
+	qp->armed = 0;
+	iw_rx_reset(&qp->rx);
+	qp->rq_head = qp->rq_tail = 0;
+	atomic_store(&qp->rq_free, (int)a->rq_depth);
+	qp->err_status = RR_WC_SUCCESS;
+	atomic_store_explicit(&qp->state, RR_QPS_INIT, memory_order_release);
+}
+
 int iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
 		 struct rr_qp **out)
 {
-	struct iw_qp *qp = calloc(1, sizeof(*qp));
+	struct iw_qp *qp = rr_calloc(1, sizeof(*qp));
 	int rc;
 
 	if (!qp)
@@ -83,14 +127,7 @@ int iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
 	qp->scq = to_iw_cq(a->send_cq);
 	qp->rcq = to_iw_cq(a->recv_cq);
 	qp->evch = to_iw_evch(a->evch);
-	atomic_init(&qp->state, RR_QPS_INIT);
-	atomic_init(&qp->sq_free, (int)a->sq_depth);
-	atomic_init(&qp->rq_free, (int)a->rq_depth);
-	qp->ird = a->ird;
-	qp->ord = a->ord;
-	iw_rx_reset(&qp->rx);
-	for (int i = 0; i < 3; i++)
-		qp->tx.msn[i] = 1;
+	qp_fresh(qp);
 	rc = iw_cq_attach(qp->scq, qp, a->sq_depth);
 	if (rc)
 		goto err;
@@ -611,6 +648,93 @@ int iw_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
 	}
 	pthread_mutex_unlock(&qp->rx_mu);
 	return rc;
+}
+
+/* Both CQs of a QP (one when they are the same), in address order. */
+static void cqs_lock(struct iw_qp *qp)
+{
+	struct iw_cq *a = qp->scq < qp->rcq ? qp->scq : qp->rcq;
+	struct iw_cq *b = qp->scq < qp->rcq ? qp->rcq : qp->scq;
+
+	pthread_mutex_lock(&a->mu);
+	if (b != a)
+		pthread_mutex_lock(&b->mu);
+}
+
+static void cqs_unlock(struct iw_qp *qp)
+{
+	pthread_mutex_unlock(&qp->scq->mu);
+	if (qp->rcq != qp->scq)
+		pthread_mutex_unlock(&qp->rcq->mu);
+}
+
+/*
+ * Caller holds every lock of the QP: the old connection's completions go
+ * (with the CQ locks held no poll gives their slots back meanwhile, so the
+ * queues can be counted full again), and so does a hand-over listing that
+ * a thread in rr_cq_wait made after iw_qp_unhand. Returns the old socket.
+ */
+static int reset_locked(struct iw_qp *qp)
+{
+	struct rr_qp *q = &qp->base;
+	int fd = qp->fd;
+	bool put;
+
+	iw_cq_purge_locked(qp->scq, q);
+	if (qp->rcq != qp->scq)
+		iw_cq_purge_locked(qp->rcq, q);
+	pthread_mutex_lock(&qp->dev->mu);
+	put = unlist_handed(qp);
+	pthread_mutex_unlock(&qp->dev->mu);
+	if (put)
+		rr_ref_put(&qp->ref); /* never the last: the user holds one */
+	qp_fresh(qp);
+	return fd;
+}
+
+/*
+ * Destroy up to the point where memory would be freed, then the QP is as
+ * new (qp_fresh). ORDER: the error transition first (no more traffic, no
+ * more events: a QP reports only its first one), then the progress thread
+ * is made to forget the socket (epoll, epoch), then the events and
+ * completions of the old connection are dropped under the locks every
+ * path into the QP takes, in the documented order (rx, tx, rq, then the
+ * CQs, whose waiters take arm_mu under them, then arm_mu). A thread still
+ * in poll() on the old socket holds its own reference to it and is woken
+ * by the shutdown; when it comes back it finds the QP out of RTS. One that
+ * read the descriptor but has not reached poll() yet may poll whatever
+ * file the number names next: it wakes spuriously at worst (it polls the
+ * CQ's eventfd too, and rechecks the QP's state before reading).
+ */
+int iw_qp_reset(struct rr_qp *q)
+{
+	struct iw_qp *qp = to_iw_qp(q);
+	int fd;
+
+	pthread_mutex_lock(&qp->rx_mu);
+	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, (enum rr_cm_event_type) - 1, 0);
+	pthread_mutex_unlock(&qp->rx_mu);
+	iw_cm_unlist(qp);
+	iw_qp_unhand(qp);
+	if (qp->in_epoll) {
+		iw_epoll_del(qp->dev, qp->fd);
+		iw_epoch_barrier(qp->dev);
+	}
+	iw_evch_purge(qp->evch, q);
+	pthread_mutex_lock(&qp->rx_mu);
+	pthread_mutex_lock(&qp->tx_mu);
+	pthread_mutex_lock(&qp->rq_mu);
+	cqs_lock(qp);
+	pthread_mutex_lock(&qp->arm_mu);
+	fd = reset_locked(qp);
+	pthread_mutex_unlock(&qp->arm_mu);
+	cqs_unlock(qp);
+	pthread_mutex_unlock(&qp->rq_mu);
+	pthread_mutex_unlock(&qp->tx_mu);
+	pthread_mutex_unlock(&qp->rx_mu);
+	if (fd >= 0)
+		close(fd);
+	return 0;
 }
 
 int iw_qp_destroy(struct rr_qp *q)

@@ -6,6 +6,7 @@
  * Limits come from the device.
  */
 #include "fabric/verbs/v.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -81,7 +82,7 @@ static int v_device_open(const struct rr_device_opts *opts,
 	if (opts && opts->flags)
 		return -EINVAL;
 	v_trace = getenv("RR_VERBS_TRACE") && *getenv("RR_VERBS_TRACE") == '1';
-	d = calloc(1, sizeof(*d));
+	d = rr_calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	list = ibv_get_device_list(&n);
@@ -127,7 +128,7 @@ static int v_device_counters(struct rr_device *dev,
 
 static int v_pd_alloc(struct rr_device *dev, struct rr_pd **out)
 {
-	struct v_pd *p = calloc(1, sizeof(*p));
+	struct v_pd *p = rr_calloc(1, sizeof(*p));
 	int rc;
 
 	if (!p)
@@ -177,7 +178,7 @@ static int v_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
 		    struct rr_mr **out)
 {
 	struct v_device *d = to_v_dev(pd->dev);
-	struct v_mr *m = calloc(1, sizeof(*m));
+	struct v_mr *m = rr_calloc(1, sizeof(*m));
 	int rc;
 
 	if (!m)
@@ -224,7 +225,7 @@ static int v_mw_alloc(struct rr_pd *pd, struct rr_mw **out)
 
 	if (!to_v_dev(pd->dev)->has_mw)
 		return -EOPNOTSUPP;
-	w = calloc(1, sizeof(*w));
+	w = rr_calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->mw = ibv_alloc_mw(to_v_pd(pd)->pd, IBV_MW_TYPE_2);
@@ -257,6 +258,40 @@ static int v_mw_free(struct rr_mw *mw)
 	return 0;
 }
 
+/*
+ * rr_mw_fence: a type 2 window is invalidated by LOCAL_INV on a QP in RTS,
+ * which the connection being fenced no longer has; deallocating the
+ * device window kills its key, and a fresh one takes its place (rdma-core
+ * allocates it). If that allocation fails the old key is dead all the
+ * same and REG fails (fill_reg) until a later fence succeeds.
+ */
+static int v_mw_fence(struct rr_mw *mw)
+{
+	struct v_mw *w = (struct v_mw *)mw;
+	struct v_qp *qp = w->bound;
+	struct ibv_mw *fresh;
+	int rc;
+
+	if (qp) {
+		pthread_mutex_lock(&qp->mu);
+		v_mw_unlink(w);
+		pthread_mutex_unlock(&qp->mu);
+	}
+	if (w->mw) {
+		rc = v_ibv_rc(ibv_dealloc_mw(w->mw));
+		if (rc)
+			return rc; /* still bound: only a teardown fences it */
+		w->mw = NULL;
+	}
+	fresh = ibv_alloc_mw(to_v_pd(mw->pd)->pd, IBV_MW_TYPE_2);
+	rc = v_ptr_rc(fresh);
+	if (rc)
+		return rc;
+	w->mw = fresh;
+	__atomic_store_n(&w->base.rkey, fresh->rkey, __ATOMIC_RELEASE);
+	return 0;
+}
+
 const struct rr_provider_ops rr__verbs_ops = {
 	.name = "verbs",
 	.device_open = v_device_open,
@@ -268,6 +303,7 @@ const struct rr_provider_ops rr__verbs_ops = {
 	.mr_dereg = v_mr_dereg,
 	.mw_alloc = v_mw_alloc,
 	.mw_free = v_mw_free,
+	.mw_fence = v_mw_fence,
 	.cq_create = v_cq_create,
 	.cq_destroy = v_cq_destroy,
 	.cq_poll = v_cq_poll,
@@ -279,6 +315,7 @@ const struct rr_provider_ops rr__verbs_ops = {
 	.evch_get = v_evch_get,
 	.qp_create = v_qp_create,
 	.qp_destroy = v_qp_destroy,
+	.qp_reset = v_qp_reset,
 	.qp_state = v_qp_state,
 	.post_send = v_post_send,
 	.post_recv = v_post_recv,

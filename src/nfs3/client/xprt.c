@@ -13,6 +13,20 @@
 
 #include "nfsc.h"
 
+/*
+ * Liveness: a connection gone silent is dropped, and its calls sent again
+ * on a new one (a server's reply cache answers those it already ran), well
+ * before the calls time out: a probe after a third of the call timeout
+ * without a reply, and another third for its answer. Without a call
+ * timeout, the transports' defaults (a minute each).
+ */
+static int keepalive_ms(const struct nfsc_xprt_opts *o)
+{
+	if (o->timeout_ms <= 0)
+		return 0;
+	return o->timeout_ms / 3 > 1000 ? o->timeout_ms / 3 : 1000;
+}
+
 /* ----------------------------------------------------------------- RDMA */
 
 static int rdma_call(struct nfsc_xprt *x, struct rr_call *call)
@@ -68,6 +82,8 @@ int nfsc_xprt_rdma(const char *host, uint16_t port,
 		.max_bulk = o->max_bulk,
 		/* every READ/WRITE in flight may need one for its data */
 		.bounce_bufs = o->depth,
+		.keepalive_ms = keepalive_ms(o),
+		.keepalive_timeout_ms = keepalive_ms(o),
 	};
 	struct nfsc_xprt *x = calloc(1, sizeof(*x));
 	int rc;
@@ -120,6 +136,9 @@ int nfsc_xprt_tcp(const char *host, uint16_t port,
 		.connect_timeout_ms = o->connect_timeout_ms,
 		/* a whole READ reply or WRITE call in one record */
 		.max_record = o->max_bulk + 64 * 1024,
+		/* it reconnects and sends calls again, as over RDMA */
+		.keepalive_ms = keepalive_ms(o),
+		.keepalive_timeout_ms = keepalive_ms(o),
 	};
 	struct nfsc_xprt *x = calloc(1, sizeof(*x));
 	int rc;

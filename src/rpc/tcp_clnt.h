@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The TCP client's private state, shared by tcp_clnt.c (calls, replies,
+ * the I/O thread) and tcp_clnt_conn.c (the connection's life: connecting,
+ * loss, backoff, keepalive).
+ *
+ * Locking: c->mu covers everything but the fields marked "I/O thread",
+ * which only the client's own thread touches. Only that thread opens and
+ * closes the socket; other threads send on it while the connection is up
+ * and may shut it down (under c->mu), which wakes the thread's poll. So a
+ * descriptor number is never reused under a thread still polling it.
+ */
+#ifndef RR_RPC_TCP_CLNT_H
+#define RR_RPC_TCP_CLNT_H
+
+#include <rpcrdma/rpc_tcp.h>
+
+#include "rpc/msg.h"
+#include "rpc/tcp_io.h"
+#include "rpc/tcp_record.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define TC_NO_DEADLINE	UINT64_MAX
+#define TC_ABANDON_RING 256
+#define TC_MAX_ADDRS	8
+
+/*
+ *   UP --(EOF, error, keepalive timeout, disconnect)--> LOST
+ *   LOST --(the I/O thread closes the socket)--> BACKOFF, or DOWN
+ *   BACKOFF --(retry time, and a call needs a connection)--> CONNECTING
+ *   CONNECTING --(connected)--> UP, --(refused, timed out)--> BACKOFF
+ */
+enum tc_state {
+	TC_UP,
+	TC_LOST,
+	TC_BACKOFF,
+	TC_CONNECTING,
+	TC_DOWN, /* for good: no_reconnect after a loss, or destroyed */
+};
+
+struct tcp_slot {
+	struct rr_call *call; /* NULL: free */
+	uint32_t xid;
+	bool resend; /* not on the current connection: to send again, whole */
+};
+
+/* Calls taken out of the client, their callbacks to run without c->mu. */
+struct tc_done {
+	struct rr_call *head, *tail;
+};
+
+struct tc_addr {
+	struct sockaddr_storage ss;
+	socklen_t len;
+};
+
+struct tc_keepalive {
+	struct rr_call call; /* the probe: procedure 0 */
+	bool busy;	     /* issued; its callback has not run yet */
+	uint32_t gen;	     /* the connection it went out on */
+	uint32_t prog, vers; /* those of the last call made */
+	uint64_t last_rx_ms; /* I/O thread: when bytes last arrived */
+};
+
+struct rr_tcp_clnt {
+	struct rr_tcp_clnt_opts o;
+	int evfd;
+	pthread_t thr;
+	bool thr_started;
+	char machine[RR_AUTH_SYS_MAX_NAME + 1];
+	struct tc_addr addrs[TC_MAX_ADDRS];
+	uint32_t naddrs;
+
+	pthread_mutex_t mu; /* everything below but the I/O thread's part */
+	int fd;		    /* -1 but in UP, LOST and CONNECTING */
+	enum tc_state state;
+	bool down;	     /* no connection ever again: calls fail */
+	uint32_t gen;	     /* connections established, the first included */
+	uint32_t addr_idx;   /* the address tried next */
+	uint64_t state_ms;   /* when state was entered */
+	uint64_t retry_ms;   /* BACKOFF: the next attempt */
+	uint32_t backoff_ms; /* the wait after the next failure */
+	struct rr__outq out;
+	struct tcp_slot *slots;
+	uint32_t nslots, shift, nbusy;
+	uint32_t *freeidx, nfree; /* stack of free slot indices */
+	uint32_t seq;
+	struct rr_call *pend_head, *pend_tail;
+	uint32_t abandoned[TC_ABANDON_RING], ab_pos;
+	uint64_t poll_deadline; /* the I/O thread's poll returns by then */
+	bool stopping;
+	struct tc_keepalive ka;
+	struct rr_xprt_stats st;
+
+	/* I/O thread */
+	struct rr__rm_rx rx;
+	uint8_t *stage;
+};
+
+/* tcp_clnt.c; callers hold c->mu unless said otherwise */
+void rr__tc_wake(struct rr_tcp_clnt *c); /* any thread, any lock */
+void rr__tc_done_add(struct tc_done *l, struct rr_call *call, int rc);
+void rr__tc_done_run(struct tc_done *l); /* without c->mu */
+void rr__tc_slot_free(struct rr_tcp_clnt *c, struct tcp_slot *s);
+void rr__tc_fail_all(struct rr_tcp_clnt *c, int rc, struct tc_done *l);
+int rr__tc_send_call(struct rr_tcp_clnt *c, struct rr_call *call, uint32_t xid);
+bool rr__tc_send_slot(struct rr_tcp_clnt *c, struct tcp_slot *s,
+		      struct tc_done *l);
+void rr__tc_pump(struct rr_tcp_clnt *c, struct tc_done *l);
+void rr__tc_start(struct rr_tcp_clnt *c, struct rr_call *call,
+		  rr_call_done_fn done, void *arg, struct tc_done *l);
+void rr__tc_rx_discard(struct rr_tcp_clnt *c); /* I/O thread */
+
+/* tcp_clnt_conn.c */
+int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port);
+int rr__tc_connect_first(struct rr_tcp_clnt *c); /* blocks; no lock */
+void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct tc_done *l);
+void rr__tc_conn_step(struct rr_tcp_clnt *c, uint64_t now,
+		      struct tc_done *l); /* I/O thread */
+void rr__tc_conn_ready(struct rr_tcp_clnt *c, uint64_t now,
+		       struct tc_done *l); /* I/O thread */
+uint64_t rr__tc_conn_timer(const struct rr_tcp_clnt *c);
+void rr__tc_ka_note(struct rr_tcp_clnt *c, const struct rr_call *call);
+
+#endif

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * TCP client: the connection's life. Connecting and reconnecting are one
+ * path, stepped by the client's I/O thread without ever blocking on the
+ * network (tcp_clnt.h has the states).
+ *
+ * Losing the connection drops what it had half done, both ways: the
+ * output queue (a call whose record was partly written goes again whole)
+ * and the record being reassembled (a reply cut off is nobody's). A call
+ * still waiting for its reply keeps its slot and xid and is sent again
+ * first on the next connection, unless the client is soft, so that a
+ * server with a duplicate request cache answers it instead of running it
+ * twice; calls not sent yet wait for that connection. The first retry is
+ * immediate; later ones back off exponentially up to reconnect_max_ms, and
+ * the first reply on a connection resets that. After a failed attempt the
+ * next one tries the next address the name resolved to.
+ *
+ * Liveness: TCP notices a dead peer only when its own retransmissions run
+ * out (or, with SO_KEEPALIVE, after hours by default), and a server that
+ * is stalled rather than dead it never notices: the socket stays open.
+ * So when nothing has arrived for keepalive_ms, the client sends a NULL
+ * call (procedure 0 of the program last used), in a slot like any call;
+ * if that gets no reply within keepalive_timeout_ms, the connection is
+ * treated as lost. Linux gets the like from TCP keepalive timers derived
+ * from the mount's timeo and retrans, and over RDMA (which has no
+ * keepalive) by dropping the connection when a call's timer fires; the
+ * default here, a minute idle, then a minute for the reply, is of that
+ * order.
+ *
+ * Caller holds c->mu throughout, unless said otherwise.
+ */
+#include "rpc/tcp_clnt.h"
+
+#include "base/clock.h"
+#include "base/log.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define BACKOFF_FIRST_MS 100
+
+static void set_state(struct rr_tcp_clnt *c, enum tc_state s, uint64_t now)
+{
+	c->state = s;
+	c->state_ms = now;
+}
+
+/* Somebody needs a connection: a call waits for a reply or to be sent. */
+static bool needed(const struct rr_tcp_clnt *c)
+{
+	return c->nbusy || c->pend_head;
+}
+
+/* Resolved once: a reconnect must not wait on the resolver. */
+int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
+	char ps[8];
+
+	snprintf(ps, sizeof(ps), "%u", port);
+	if (getaddrinfo(host, ps, &hints, &res))
+		return -EHOSTUNREACH;
+	for (ai = res; ai && c->naddrs < TC_MAX_ADDRS; ai = ai->ai_next) {
+		if (ai->ai_addrlen > sizeof(c->addrs[0].ss))
+			continue;
+		memcpy(&c->addrs[c->naddrs].ss, ai->ai_addr, ai->ai_addrlen);
+		c->addrs[c->naddrs++].len = ai->ai_addrlen;
+	}
+	freeaddrinfo(res);
+	return c->naddrs ? 0 : -EHOSTUNREACH;
+}
+
+/*
+ * A non-blocking socket to address i with its connect started: 0 (done
+ * already) or -EINPROGRESS, *out set; another error, no socket.
+ */
+static int open_to(const struct rr_tcp_clnt *c, uint32_t i, int *out)
+{
+	const struct tc_addr *a = &c->addrs[i];
+	int fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = rr__tcp_sock_setup(fd);
+	if (!rc && connect(fd, (const struct sockaddr *)&a->ss, a->len))
+		rc = -errno;
+	if (rc && rc != -EINPROGRESS) {
+		close(fd);
+		return rc;
+	}
+	*out = fd;
+	return rc;
+}
+
+static int sock_error(int fd)
+{
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		return -errno;
+	return -err;
+}
+
+static void up(struct rr_tcp_clnt *c, uint64_t now)
+{
+	set_state(c, TC_UP, now);
+	c->gen++;
+	c->ka.last_rx_ms = now; /* idle time counts from here */
+}
+
+/* ------------------------------------------------- the first connect */
+
+static int wait_connected(int fd, int tmo_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	int n;
+
+	do
+		n = poll(&p, 1, tmo_ms);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return -ETIMEDOUT;
+	return n < 0 ? -errno : sock_error(fd);
+}
+
+/*
+ * Waited for, each address in turn, and not retried: a client that never
+ * had a connection reports why. No other thread runs yet.
+ */
+int rr__tc_connect_first(struct rr_tcp_clnt *c)
+{
+	int rc = -EHOSTUNREACH;
+
+	for (uint32_t i = 0; i < c->naddrs; i++) {
+		int fd = -1;
+
+		c->st.connects++;
+		rc = open_to(c, i, &fd);
+		if (rc == -EINPROGRESS) {
+			rc = wait_connected(fd, c->o.connect_timeout_ms);
+			if (rc)
+				close(fd);
+		}
+		if (!rc) {
+			c->fd = fd;
+			c->addr_idx = i;
+			up(c, rr_mono_ms());
+			return 0;
+		}
+	}
+	return rc;
+}
+
+/* -------------------------------------------------- loss and backoff */
+
+/*
+ * The connection is gone (any thread). The I/O thread closes the socket;
+ * here it is only shut down, which ends that thread's poll on it.
+ */
+void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct tc_done *l)
+{
+	bool resend = !c->o.soft && !c->o.no_reconnect && !c->stopping;
+
+	if (c->state != TC_UP)
+		return;
+	set_state(c, TC_LOST, rr_mono_ms());
+	c->st.conn_lost++;
+	shutdown(c->fd, SHUT_RDWR);
+	rr__outq_free(&c->out);
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct tcp_slot *s = &c->slots[i];
+		struct rr_call *call = s->call;
+
+		if (!call)
+			continue;
+		if (resend) {
+			s->resend = true;
+			continue;
+		}
+		rr__tc_slot_free(c, s);
+		rr__tc_done_add(l, call, -ECONNRESET);
+	}
+	if (c->o.no_reconnect) {
+		c->down = true;
+		rr__tc_fail_all(c, -ECONNRESET, l);
+	}
+	rr__tc_wake(c);
+}
+
+static void backoff(struct rr_tcp_clnt *c, uint64_t now)
+{
+	uint32_t cap = (uint32_t)c->o.reconnect_max_ms;
+
+	set_state(c, TC_BACKOFF, now);
+	c->retry_ms = now + c->backoff_ms;
+	c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_FIRST_MS;
+	if (c->backoff_ms > cap)
+		c->backoff_ms = cap;
+}
+
+/* I/O thread: the socket of a lost connection goes. */
+static void close_lost(struct rr_tcp_clnt *c, uint64_t now)
+{
+	close(c->fd);
+	c->fd = -1;
+	rr__tc_rx_discard(c);
+	if (c->down || c->stopping)
+		set_state(c, TC_DOWN, now);
+	else
+		backoff(c, now);
+}
+
+static void connect_failed(struct rr_tcp_clnt *c, uint64_t now, int why)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	rr_dbg("rpc/tcp: connect attempt %llu: %s",
+	       (unsigned long long)c->st.connects, strerror(-why));
+	c->addr_idx = (c->addr_idx + 1) % c->naddrs;
+	backoff(c, now);
+}
+
+/* Calls that were waiting for a reply go again, before any new one. */
+static void resend(struct rr_tcp_clnt *c, struct tc_done *l)
+{
+	for (uint32_t i = 0; i < c->nslots && c->state == TC_UP; i++) {
+		struct tcp_slot *s = &c->slots[i];
+
+		if (!s->call || !s->resend)
+			continue;
+		s->resend = false;
+		c->st.retransmits++;
+		rr__tc_send_slot(c, s, l); /* a failure marks it again */
+	}
+}
+
+static void connected(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+{
+	up(c, now);
+	rr_info("rpc/tcp: reconnected (attempt %llu)",
+		(unsigned long long)c->st.connects);
+	resend(c, l);
+	rr__tc_pump(c, l);
+}
+
+static void attempt(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+{
+	int fd = -1, rc;
+
+	c->st.connects++;
+	rc = open_to(c, c->addr_idx, &fd);
+	if (rc && rc != -EINPROGRESS) {
+		connect_failed(c, now, rc);
+		return;
+	}
+	c->fd = fd;
+	if (rc)
+		set_state(c, TC_CONNECTING, now);
+	else
+		connected(c, now, l);
+}
+
+/* I/O thread: the socket of an attempt under way reported. */
+void rr__tc_conn_ready(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+{
+	int rc = sock_error(c->fd);
+
+	if (rc)
+		connect_failed(c, now, rc);
+	else
+		connected(c, now, l);
+}
+
+/* ---------------------------------------------------------- keepalive */
+
+static uint32_t ka_prog(const struct rr_tcp_clnt *c)
+{
+	return c->o.keepalive_prog ? c->o.keepalive_prog : c->ka.prog;
+}
+
+/* When the next probe is due; none before a program is known. */
+static uint64_t ka_due(const struct rr_tcp_clnt *c)
+{
+	if (c->o.keepalive_ms <= 0 || c->ka.busy || !ka_prog(c))
+		return TC_NO_DEADLINE;
+	return c->ka.last_rx_ms + (uint64_t)c->o.keepalive_ms;
+}
+
+/*
+ * The probe's end, without c->mu. Only silence condemns the connection:
+ * any reply, even an error, comes from a live server. A probe that timed
+ * out after its connection was lost already says nothing of the next.
+ */
+static void ka_done(struct rr_call *call, int rc, void *arg)
+{
+	struct rr_tcp_clnt *c = arg;
+	struct tc_done l = {0};
+
+	(void)call;
+	pthread_mutex_lock(&c->mu);
+	c->ka.busy = false;
+	if (rc == -ETIMEDOUT) {
+		c->st.keepalive_timeouts++;
+		if (c->ka.gen == c->gen && c->state == TC_UP) {
+			rr_warn("rpc/tcp: no reply to a keepalive probe in "
+				"%d ms: reconnecting",
+				c->o.keepalive_timeout_ms);
+			rr__tc_conn_lost(c, &l);
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	rr__tc_done_run(&l);
+}
+
+static void ka_tick(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+{
+	struct rr_call *p = &c->ka.call;
+	uint64_t due = ka_due(c);
+
+	if (due == TC_NO_DEADLINE || now < due || c->stopping)
+		return;
+	*p = (struct rr_call){.prog = ka_prog(c),
+			      .vers = c->o.keepalive_prog ? c->o.keepalive_vers
+							  : c->ka.vers,
+			      .proc = 0,
+			      .timeout_ms = c->o.keepalive_timeout_ms};
+	c->ka.busy = true;
+	c->ka.gen = c->gen;
+	c->st.keepalive_probes++;
+	rr__tc_start(c, p, ka_done, c, l);
+}
+
+void rr__tc_ka_note(struct rr_tcp_clnt *c, const struct rr_call *call)
+{
+	c->ka.prog = call->prog;
+	c->ka.vers = call->vers;
+}
+
+/* ----------------------------------------------------------- stepping */
+
+/* I/O thread: moves the machine on as far as time and events allow. */
+void rr__tc_conn_step(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+{
+	if (c->state == TC_LOST)
+		close_lost(c, now);
+	if (c->state == TC_BACKOFF && !c->stopping && needed(c) &&
+	    now >= c->retry_ms)
+		attempt(c, now, l);
+	if (c->state == TC_CONNECTING &&
+	    now - c->state_ms >= (uint64_t)c->o.connect_timeout_ms)
+		connect_failed(c, now, -ETIMEDOUT);
+	if (c->state == TC_UP)
+		ka_tick(c, now, l);
+}
+
+/* I/O thread: when rr__tc_conn_step has something to do next. */
+uint64_t rr__tc_conn_timer(const struct rr_tcp_clnt *c)
+{
+	switch (c->state) {
+	case TC_LOST:
+		return 0;
+	case TC_BACKOFF:
+		return needed(c) ? c->retry_ms : TC_NO_DEADLINE;
+	case TC_CONNECTING:
+		return c->state_ms + (uint64_t)c->o.connect_timeout_ms;
+	case TC_UP:
+		return ka_due(c);
+	case TC_DOWN:
+		break;
+	}
+	return TC_NO_DEADLINE;
+}
+
+int rr_tcp_clnt_disconnect(struct rr_tcp_clnt *c)
+{
+	struct tc_done l = {0};
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mu);
+	rr__tc_conn_lost(c, &l);
+	pthread_mutex_unlock(&c->mu);
+	rr__tc_done_run(&l);
+	return 0;
+}
