@@ -25,7 +25,9 @@
  *   9 PEEK    results: the counter
  *
  * RR_TEST_SVC_THREADS=N runs the server's handlers in a pool of N workers
- * (default 0: inline in the server loop).
+ * (default 0: inline in the server loop). RR_TEST_ADDR=IPv4 puts both ends
+ * on that address instead of 127.0.0.1: RoCE (the verbs provider over rxe
+ * in tests/vm) cannot route the loopback address.
  *
  * Each test gets its own server process and client; SIGSTOP/SIGCONT/SIGKILL
  * of the server child make a stalled or dead peer. Waits are bounded and
@@ -58,6 +60,13 @@
 #define TVERS	     1u
 #define NO_CRED	     0xffffffffu
 #define MAX_BULK     (1u << 20)
+
+static const char *test_addr(void)
+{
+	const char *a = getenv("RR_TEST_ADDR");
+
+	return a && *a ? a : "127.0.0.1";
+}
 #define BIG_CAP	     (256u << 10)
 #define SENTINEL     0xa5
 #define SLACK	     64	   /* sentinel bytes checked past a result */
@@ -338,8 +347,7 @@ static void server_child(int out_fd, pid_t parent, uint32_t credits,
 			 uint16_t want_port)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_port = htons(want_port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+				  .sin_port = htons(want_port)};
 	const char *threads = getenv("RR_TEST_SVC_THREADS");
 	struct rr_svc_opts o = {.provider = getenv("RR_PROVIDER"),
 				.credits = credits,
@@ -359,6 +367,8 @@ static void server_child(int out_fd, pid_t parent, uint32_t credits,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(3);
+	if (inet_pton(AF_INET, test_addr(), &sin.sin_addr) != 1)
+		_exit(6);
 	srv_pattern = malloc(MAX_BULK);
 	if (!srv_pattern)
 		_exit(4);
@@ -607,7 +617,7 @@ static int setup_with(void **state, uint32_t svc_credits, bool no_reconnect)
 		free(f);
 		return -1;
 	}
-	rc = rr_clnt_create("127.0.0.1", f->sv.port, &o, &f->c);
+	rc = rr_clnt_create(test_addr(), f->sv.port, &o, &f->c);
 	if (rc) {
 		fprintf(stderr, "rr_clnt_create: %d\n", rc);
 		server_stop(&f->sv);
@@ -1728,7 +1738,7 @@ static void a_call_sent_again_after_a_reconnect_runs_once(void **state)
 	 * The copy takes the one credit a new connection starts with, and
 	 * waits for the first run: another client lets that run end.
 	 */
-	assert_int_equal(rr_clnt_create("127.0.0.1", f->sv.port, NULL, &other),
+	assert_int_equal(rr_clnt_create(test_addr(), f->sv.port, NULL, &other),
 			 0);
 	assert_int_equal(rr_clnt_call(other, &rel), 0);
 	assert_int_equal(rr_clnt_destroy(other), 0);

@@ -38,6 +38,11 @@
  *    reason counters (bad_stag, bad_bounds, no_recv_posted, ...) stay 0.
  *  - memory windows need IBV_DEVICE_MEM_WINDOW_TYPE_2B; without it
  *    rr_mw_alloc fails with -EOPNOTSUPP (no per-call registration yet).
+ *  - rr_qp_reset and rr_mw_fence allocate (DESIGN.md invariant 6 asks
+ *    for neither): a QP in ERROR cannot be connected again, and a window
+ *    cannot be invalidated without a QP in RTS, so both replace the
+ *    device object, and rdma-core allocates the replacement. Our own
+ *    memory is kept; a failed replacement is an error to retry.
  * Seen on rxe (Linux 6.1): an access may end one byte past a window; a
  * too small receive completes LOC_QP_OP_ERR rather than LOC_LEN_ERR.
  */
@@ -158,6 +163,7 @@ struct v_cq {
 	uint32_t reserved; /* slots of the attached queues */
 	struct ibv_wc *bl; /* backlog: taken from the device, not delivered */
 	uint32_t bl_head, bl_count, bl_size;
+	struct v_evch *watch; /* CM channel of the attached QPs (v_cq_wait) */
 };
 
 static inline struct v_device *to_v_dev(struct rr_device *d)
@@ -212,6 +218,7 @@ void v_cq_purge(struct v_cq *cq, const struct v_qp *qp);
 int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 		struct rr_qp **out);
 int v_qp_destroy(struct rr_qp *qp);
+int v_qp_reset(struct rr_qp *qp);
 enum rr_qp_state v_qp_state(const struct rr_qp *qp);
 int v_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
 		struct rr_send_wr **bad);
@@ -229,6 +236,8 @@ int v_evch_fd(struct rr_evch *ch);
 int v_evch_get(struct rr_evch *ch, struct rr_cm_event *ev, int timeout_ms);
 void v_evch_push(struct v_evch *ch, const struct rr_cm_event *ev);
 void v_evch_purge(struct v_evch *ch, const struct v_qp *qp);
+void v_evch_drain(struct v_evch *ch);
+void v_cq_watch(struct v_cq *c, struct v_evch *ch, bool on);
 void v_qp_down(struct v_qp *qp, enum rr_cm_event_type type, int status);
 void v_qp_comm_est(struct v_qp *qp);
 int v_listen(struct rr_device *dev, struct rr_evch *ch,

@@ -15,6 +15,7 @@
  * retried while the peer is slow.
  */
 #include "fabric/verbs/v.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -37,7 +38,7 @@
 
 static void push_locked(struct v_evch *ch, const struct rr_cm_event *ev)
 {
-	struct v_event *e = malloc(sizeof(*e));
+	struct v_event *e = rr_malloc(sizeof(*e));
 
 	if (!e)
 		return; /* the QP is in ERROR regardless; only the news is lost
@@ -129,7 +130,7 @@ void v_qp_down(struct v_qp *qp, enum rr_cm_event_type type, int status)
 
 int v_evch_create(struct rr_device *dev, struct rr_evch **out)
 {
-	struct v_evch *ch = calloc(1, sizeof(*ch));
+	struct v_evch *ch = rr_calloc(1, sizeof(*ch));
 	int rc;
 
 	if (!ch)
@@ -281,15 +282,24 @@ static int route_resolved(struct v_qp *qp)
 	return rc ? rc : v_cm_rc(rdma_connect(qp->id, &p));
 }
 
-/* The acceptor answered: our external QP goes to RTS, then we confirm. */
+/*
+ * The acceptor answered: our external QP goes to RTS, then we confirm.
+ * INIT is applied again first, as librdmacm and the kernel's rdma_cm do:
+ * before the CM exchange the INIT attributes rdma_cm gives an active side
+ * grant no remote access at all, so the peer's RDMA Writes and Reads into
+ * our windows would be refused (rxe: "unsupported opcode") on an
+ * otherwise healthy connection.
+ */
 static int connect_response(struct v_qp *qp, const struct rdma_cm_event *e)
 {
 	int ord = qp->base.attr.ord;
 	int rc;
 
-	if (e->param.conn.responder_resources < ord)
-		ord = e->param.conn.responder_resources;
-	rc = v_qp_modify_cm(qp, IBV_QPS_RTR, qp->base.attr.ird);
+	if (e->param.conn.initiator_depth < ord) /* the acceptor's IRD */
+		ord = e->param.conn.initiator_depth;
+	rc = v_qp_modify_cm(qp, IBV_QPS_INIT, 0);
+	if (!rc)
+		rc = v_qp_modify_cm(qp, IBV_QPS_RTR, qp->base.attr.ird);
 	if (!rc)
 		rc = v_qp_modify_cm(qp, IBV_QPS_RTS, ord);
 	if (!rc)
@@ -378,7 +388,7 @@ static struct rdma_cm_id *connect_request(struct v_evch *ch,
 {
 	struct v_listener *l =
 		container_of(e->listen_id->context, struct v_listener, kind);
-	struct v_req *req = calloc(1, sizeof(*req));
+	struct v_req *req = rr_calloc(1, sizeof(*req));
 	struct rr_cm_event ev = {.type = RR_CM_CONNECT_REQUEST,
 				 .listener = &l->base};
 
@@ -388,8 +398,10 @@ static struct rdma_cm_id *connect_request(struct v_evch *ch,
 	}
 	req->kind = V_REQ;
 	req->id = e->id;
-	req->peer_ird = e->param.conn.responder_resources;
-	req->peer_ord = e->param.conn.initiator_depth;
+	/* rdma_cm reports the two depths from the recipient's side: its
+	 * initiator_depth is the peer's responder resources (our ORD limit). */
+	req->peer_ird = e->param.conn.initiator_depth;
+	req->peer_ord = e->param.conn.responder_resources;
 	req->base.dev = l->base.dev;
 	e->id->context = &req->kind;
 	ev.req = &req->base;
@@ -426,6 +438,14 @@ static void drain_cm(struct v_evch *ch)
 		if (dead) /* destroying waits for its events to be acked */
 			rdma_destroy_id(dead);
 	}
+}
+
+/* For v_cq_wait: what rdma_cm has queued is taken now (a DREQ flushes). */
+void v_evch_drain(struct v_evch *ch)
+{
+	pthread_mutex_lock(&ch->mu);
+	drain_cm(ch);
+	pthread_mutex_unlock(&ch->mu);
 }
 
 static int64_t now_ms(void)
@@ -471,7 +491,7 @@ int v_listen(struct rr_device *dev, struct rr_evch *c,
 	     const struct sockaddr *addr, socklen_t addrlen, int backlog,
 	     struct rr_listener **out)
 {
-	struct v_listener *l = calloc(1, sizeof(*l));
+	struct v_listener *l = rr_calloc(1, sizeof(*l));
 	int rc;
 
 	(void)addrlen;
@@ -571,7 +591,7 @@ static int accept_steps(struct v_qp *qp, struct v_req *req, const void *pdata,
 	req->id->context = &qp->kind;
 	rc = v_qp_modify_cm(qp, IBV_QPS_INIT, 0);
 	if (!rc)
-		rc = v_qp_modify_cm(qp, IBV_QPS_RTR, a->ird);
+		rc = v_qp_modify_cm(qp, IBV_QPS_RTR, ird);
 	if (!rc)
 		rc = v_qp_modify_cm(qp, IBV_QPS_RTS, ord);
 	if (!rc) {

@@ -15,6 +15,7 @@
  * completions as its queues have slots, and slots return only when polled.
  */
 #include "fabric/verbs/v.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -69,13 +70,13 @@ static int cq_open(struct v_cq *c, struct ibv_context *ctx, uint32_t depth)
 
 int v_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
 {
-	struct v_cq *c = calloc(1, sizeof(*c));
+	struct v_cq *c = rr_calloc(1, sizeof(*c));
 	int rc;
 
 	if (!c)
 		return -ENOMEM;
 	c->efd = c->epfd = -1;
-	c->bl = calloc(depth, sizeof(*c->bl));
+	c->bl = rr_calloc(depth, sizeof(*c->bl));
 	c->bl_size = depth;
 	rc = c->bl ? cq_open(c, to_v_dev(dev)->ctx, depth) : -ENOMEM;
 	if (rc) {
@@ -291,15 +292,42 @@ int v_cq_fd(struct rr_cq *cq)
 	return to_v_cq(cq)->epfd;
 }
 
+/*
+ * A peer's disconnect (its DREQ, or its process dying) arrives on the CM
+ * channel, not on the CQ, and the QP goes to ERROR (so its requests flush)
+ * only once that channel is read. A consumer waiting on the CQ alone, as
+ * the client does while its connection is up, would wait for ever; so the
+ * wait watches the channel of the attached QPs too, and reads it.
+ */
+void v_cq_watch(struct v_cq *c, struct v_evch *ch, bool on)
+{
+	pthread_mutex_lock(&c->mu);
+	if (on && !c->watch)
+		c->watch = ch;
+	else if (!on && c->reserved == 0)
+		c->watch = NULL; /* the last QP is gone */
+	pthread_mutex_unlock(&c->mu);
+}
+
 int v_cq_wait(struct rr_cq *cq, int timeout_ms)
 {
-	struct pollfd p = {.fd = to_v_cq(cq)->epfd, .events = POLLIN};
+	struct v_cq *c = to_v_cq(cq);
+	struct v_evch *ch;
+	struct pollfd p[2] = {{.fd = c->epfd, .events = POLLIN},
+			      {.fd = -1, .events = POLLIN}};
 	int rc;
 
+	pthread_mutex_lock(&c->mu);
+	ch = c->watch;
+	pthread_mutex_unlock(&c->mu);
+	if (ch)
+		p[1].fd = ch->ch->fd;
 	do
-		rc = poll(&p, 1, timeout_ms);
+		rc = poll(p, 2, timeout_ms);
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0)
 		return -errno;
+	if (p[1].revents & POLLIN)
+		v_evch_drain(ch);
 	return rc ? 0 : -ETIMEDOUT;
 }

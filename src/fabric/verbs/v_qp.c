@@ -11,6 +11,7 @@
  * only when its responder runs, and posting a receive does not run it.
  */
 #include "fabric/verbs/v.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static void release_windows(struct v_qp *qp);
 
 static int ring_init(struct v_ring *r, uint32_t size)
 {
-	r->s = calloc(size, sizeof(*r->s));
+	r->s = rr_calloc(size, sizeof(*r->s));
 	r->size = size;
 	atomic_init(&r->used, 0);
 	return r->s ? 0 : -ENOMEM;
@@ -110,7 +111,7 @@ static void qp_free(struct v_qp *qp)
 int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
 		struct rr_qp **out)
 {
-	struct v_qp *qp = calloc(1, sizeof(*qp));
+	struct v_qp *qp = rr_calloc(1, sizeof(*qp));
 	int rc;
 
 	if (!qp)
@@ -141,6 +142,8 @@ int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
 	atomic_init(&qp->down, false);
 	qp->base.pd = pd;
 	qp->base.attr = *a;
+	v_cq_watch(to_v_cq(a->send_cq), qp->evch, true);
+	v_cq_watch(to_v_cq(a->recv_cq), qp->evch, true);
 	*out = &qp->base;
 	return 0;
 }
@@ -167,8 +170,79 @@ int v_qp_destroy(struct rr_qp *q)
 		v_cq_purge(r, qp);
 	v_evch_purge(qp->evch, qp);
 	unreserve(&q->attr);
+	v_cq_watch(s, qp->evch, false);
+	v_cq_watch(r, qp->evch, false);
 	pthread_mutex_destroy(&qp->mu);
 	qp_free(qp);
+	return 0;
+}
+
+/* Caller holds the CQ's mu (head) and qp->mu (tail); nothing is posted. */
+static void ring_reset(struct v_ring *r)
+{
+	r->head = r->tail = 0;
+	atomic_store(&r->used, 0);
+}
+
+static void rings_reset(struct v_qp *qp)
+{
+	struct v_cq *s = to_v_cq(qp->base.attr.send_cq),
+		    *r = to_v_cq(qp->base.attr.recv_cq);
+
+	pthread_mutex_lock(&s->mu);
+	ring_reset(&qp->sq);
+	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&r->mu);
+	ring_reset(&qp->rq);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/*
+ * rr_qp_reset, the honest fallback: a device QP in ERROR does not go back
+ * to a state rdma_cm can connect again (its id belongs to the old
+ * connection), so the device QP is replaced, and connect makes a new id;
+ * rdma-core allocates both, as it does for the windows release_windows
+ * replaces. What is ours (this wrapper, its rings) is kept. The new device
+ * QP is made first: if that fails the old one stays, in ERROR, and the
+ * reset may be tried again.
+ */
+int v_qp_reset(struct rr_qp *q)
+{
+	struct v_qp *qp = to_v_qp(q);
+	struct v_cq *s = to_v_cq(q->attr.send_cq);
+	struct v_cq *r = to_v_cq(q->attr.recv_cq);
+	uint32_t inl = 0;
+	struct ibv_qp *fresh = make_qp(to_v_pd(q->pd), &q->attr, &inl);
+	int rc = v_ptr_rc(fresh);
+
+	if (!rc && (rc = to_init(fresh)))
+		ibv_destroy_qp(fresh);
+	if (rc)
+		return rc;
+	if (qp->id)
+		rdma_destroy_id(qp->id);
+	qp->id = NULL;
+	pthread_mutex_lock(&qp->mu);
+	atomic_store(&qp->state, RR_QPS_ERROR);
+	release_windows(qp);
+	pthread_mutex_unlock(&qp->mu);
+	rc = v_ibv_rc(ibv_destroy_qp(qp->qp));
+	if (rc) {
+		ibv_destroy_qp(fresh);
+		return rc;
+	}
+	v_cq_purge(s, qp);
+	if (r != s)
+		v_cq_purge(r, qp);
+	v_evch_purge(qp->evch, qp);
+	pthread_mutex_lock(&qp->mu);
+	qp->qp = fresh;
+	qp->max_inline = inl;
+	qp->pdata_len = 0;
+	rings_reset(qp);
+	atomic_store(&qp->down, false);
+	atomic_store(&qp->state, RR_QPS_INIT);
+	pthread_mutex_unlock(&qp->mu);
 	return 0;
 }
 
@@ -198,7 +272,11 @@ int v_qp_modify_cm(struct v_qp *qp, enum ibv_qp_state to, int rd_atomic)
 		at.max_dest_rd_atomic = (uint8_t)rd_atomic;
 	if (to == IBV_QPS_RTS)
 		at.max_rd_atomic = (uint8_t)rd_atomic;
-	return v_ibv_rc(ibv_modify_qp(qp->qp, &at, mask));
+	rc = v_ibv_rc(ibv_modify_qp(qp->qp, &at, mask));
+	V_TRACE("qp %u -> %d rc %d mask %#x access %#x rd_atomic %u/%u\n",
+		getpid(), qp->qp->qp_num, to, rc, mask, at.qp_access_flags,
+		at.max_rd_atomic, at.max_dest_rd_atomic);
+	return rc;
 }
 
 /* ----------------------------------------------------------------- posting */
