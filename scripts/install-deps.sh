@@ -21,10 +21,50 @@ RR_DEBS=(
 	rdma-core ibverbs-providers         # vm tests: rxe in the guest
 	ibverbs-utils rdmacm-utils          # vm tests: ibv_devices, rping
 	libibverbs-dev librdmacm-dev        # the verbs provider
+	# vm tests with soft-iWARP: siw.ko built for the guest's kernel from
+	# Debian's source (Debian builds none). The headers must be those of
+	# the kernel linux-image-amd64 names, which tests/vm fetches.
+	linux-headers-amd64 linux-source-6.1
+	nfs-kernel-server # vm tests: the kernel's nfsd in the guest, never here
+	fio # vm bench: the kernel NFS client's I/O in the guest (vm-bench.sh)
 )
 
+# Packages whose scripts would start a service on this host that the tests
+# only want inside the vm guest: the kernel nfsd would take port 2049,
+# which the NFS-Ganesha tests need.
+RR_NO_HOST_SERVICE=(nfs-kernel-server)
+RR_POLICY_RC=/usr/sbin/policy-rc.d
+
+# While packages install, a policy-rc.d that exits 101 makes invoke-rc.d and
+# deb-systemd-invoke refuse every start. One already in place (a container
+# image's) is left alone; ours is removed afterwards.
+rr_block_service_starts() {
+	[ -e "$RR_POLICY_RC" ] && return 1
+	printf '#!/bin/sh\n# rpcrdma install-deps: no service starts\nexit 101\n' |
+		"${sudo[@]}" tee "$RR_POLICY_RC" >/dev/null &&
+		"${sudo[@]}" chmod 755 "$RR_POLICY_RC"
+}
+
+rr_unblock_service_starts() {
+	"${sudo[@]}" rm -f "$RR_POLICY_RC"
+}
+
+# systemd would still start them at the next boot.
+rr_disable_host_services() {
+	local pkg
+	[ -d /run/systemd/system ] || return 0
+	for pkg in "$@"; do
+		case $pkg in
+		nfs-kernel-server)
+			"${sudo[@]}" systemctl disable --quiet nfs-server.service ||
+				true
+			;;
+		esac
+	done
+}
+
 rr_install_deps() {
-	local missing=() pkg sudo=()
+	local missing=() pkg sudo=() blocked=0 quiet=() rc=0
 
 	for pkg in "${RR_DEBS[@]}"; do
 		if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
@@ -54,9 +94,18 @@ rr_install_deps() {
 	echo 'wireshark-common wireshark-common/install-setuid boolean false' |
 		"${sudo[@]}" debconf-set-selections
 	"${sudo[@]}" apt-get update -q
+	for pkg in "${RR_NO_HOST_SERVICE[@]}"; do
+		[[ " ${missing[*]} " == *" $pkg "* ]] && quiet+=("$pkg")
+	done
+	if [ ${#quiet[@]} -gt 0 ] && rr_block_service_starts; then
+		blocked=1
+	fi
 	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -q --no-install-recommends "${missing[@]}" \
-		</dev/null
+		</dev/null || rc=$?
+	[ $blocked = 1 ] && rr_unblock_service_starts
+	[ $rc = 0 ] || return $rc
+	rr_disable_host_services "${quiet[@]}"
 }
 
 # Run directly, or source it and call rr_install_deps.

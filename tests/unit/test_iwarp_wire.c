@@ -769,6 +769,63 @@ static void test_term_siw_le_layout(void **state)
 	assert_int_equal(g.hdr_len, IW_UNTAGGED_HDR_LEN);
 }
 
+/*
+ * Whole Terminate FPDUs as Linux 6.1's siw (x86) sent them to a raw peer
+ * (tests/vm/siw_term_probe.c): after a Send on queue 5, a Write to an
+ * unknown STag and a Read Request from one. Each control word is in the
+ * bitfield layout; the Read Request one reconstructs the request (M, D
+ * and R, 48 header bytes) with a DDP Segment Length of 0.
+ */
+static void test_term_siw_captured(void **state)
+{
+	static const struct {
+		const char *hex;
+		uint8_t layer, etype, ecode;
+		bool r;
+		uint16_t hdr_len;
+	} v[] = {
+		{"002a4147 00000000 00000002 00000001 00000000 21010300"
+		 "00054143 00000000 00000005 00000001 00000000 00000000",
+		 IW_TERM_DDP, IW_TERM_DDP_UNTAGGED, IW_TERM_DDP_U_INVALID_QN,
+		 false, IW_UNTAGGED_HDR_LEN},
+		{"00264147 00000000 00000002 00000001 00000000 11000300"
+		 "0005c140 dead0100 00000000 00000000 00000000",
+		 IW_TERM_DDP, IW_TERM_DDP_TAGGED, IW_TERM_DDP_T_INVALID_STAG,
+		 false, IW_TAGGED_HDR_LEN},
+		{"00464147 00000000 00000002 00000001 00000000 10000700"
+		 "00004141 00000000 00000001 00000040 00000000 00001234"
+		 "00000000 00000000 00000040 dead0100 00000000 00000000"
+		 "00000000",
+		 IW_TERM_RDMAP, IW_TERM_RDMAP_REMOTE_PROT,
+		 IW_TERM_ECODE_INVALID_STAG, true,
+		 IW_UNTAGGED_HDR_LEN + IW_READ_REQ_LEN},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		uint8_t b[128];
+		size_t n = unhex(v[i].hex, b, sizeof(b));
+		struct iw_hdr h;
+		struct iw_term g;
+
+		assert_int_equal(iw_hdr_decode(b, n, &h), IW_UNTAGGED_HDR_LEN);
+		assert_int_equal(h.opcode, IW_OP_TERMINATE);
+		assert_int_equal(h.qn, IW_QN_TERMINATE);
+		assert_int_equal(
+			2 + h.mpa_len + iw_fpdu_pad(h.mpa_len) + IW_CRC_LEN, n);
+		assert_int_equal(term_decode_exact(b + IW_UNTAGGED_HDR_LEN,
+						   iw_hdr_payload_len(&h), &g),
+				 0);
+		assert_int_equal(g.layer, v[i].layer);
+		assert_int_equal(g.etype, v[i].etype);
+		assert_int_equal(g.ecode, v[i].ecode);
+		assert_true(g.hdr_mpa);
+		assert_true(g.hdr_ddp);
+		assert_int_equal(g.hdr_rdmap, v[i].r);
+		assert_int_equal(g.hdr_len, v[i].hdr_len);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -796,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_term_llp_no_header),
 		cmocka_unit_test(test_term_code_values),
 		cmocka_unit_test(test_term_siw_le_layout),
+		cmocka_unit_test(test_term_siw_captured),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

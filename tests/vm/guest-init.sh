@@ -2,17 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # PID 1 of the rr-vm.sh guest, on the host's root under a tmpfs overlay.
-# Brings up eth0 and a Soft-RoCE device rxe0 on it, runs JOB/cmd with
-# JOB/env, leaves output, status and dmesg in JOB (shared with the host),
-# and powers off. A failed rxe setup is a harness failure (status 125).
+# Brings up eth0 and an RDMA device on it (rr.dev: Soft-RoCE rxe0 by
+# default, soft-iWARP siw0, or none), runs JOB/cmd with JOB/env, leaves
+# output, status and dmesg in JOB (shared with the host), and powers off.
+# A failed device setup is a harness failure (status 125).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
-JOB= CACHE= TMO=280
+JOB= CACHE= TMO=280 DEV=rxe
 for a in $(cat /proc/cmdline); do
 	case $a in
 	rr.job=*) JOB=${a#rr.job=} ;;
 	rr.cache=*) CACHE=${a#rr.cache=} ;;
 	rr.tmo=*) TMO=${a#rr.tmo=} ;;
+	rr.dev=*) DEV=${a#rr.dev=} ;;
 	esac
 done
 KV=$(uname -r)
@@ -26,6 +28,11 @@ base_mounts() {
 	mkdir -p /dev/pts /dev/shm
 	mount -t devpts devpts /dev/pts
 	mount -t tmpfs tmpfs /dev/shm
+	# devtmpfs lacks these links (udev makes them); bash's <(...) needs them
+	ln -sfn /proc/self/fd /dev/fd
+	ln -sf /proc/self/fd/0 /dev/stdin
+	ln -sf /proc/self/fd/1 /dev/stdout
+	ln -sf /proc/self/fd/2 /dev/stderr
 	# /run only: /tmp comes from the host, where the build tree may live
 	mount -t tmpfs tmpfs /run
 }
@@ -51,10 +58,26 @@ rxe() {
 	[ -d /sys/class/infiniband/rxe0 ]
 }
 
+# siw.ko is not Debian's: rr-vm.sh built it into the cache's module tree.
+siw() {
+	modprobe siw && modprobe rdma_ucm || return 1
+	rdma link add siw0 type siw netdev eth0 || return 1
+	[ -d /sys/class/infiniband/siw0 ]
+}
+
+rdma_dev() {
+	case $DEV in
+	rxe) rxe ;;
+	siw) siw ;;
+	none) return 0 ;;
+	*) echo "unknown rr.dev=$DEV"; return 1 ;;
+	esac
+}
+
 run_job() {
 	local rc up
-	if ! rxe >"$JOB/output" 2>&1; then
-		echo "rr-vm guest: rxe0 setup failed" >>"$JOB/output"
+	if ! rdma_dev >"$JOB/output" 2>&1; then
+		echo "rr-vm guest: $DEV setup failed" >>"$JOB/output"
 		return 125
 	fi
 	# the host's bound counts from qemu's start: leave room to power off

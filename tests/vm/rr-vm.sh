@@ -6,14 +6,18 @@
 # The guest boots Debian's stock kernel (fetched once with apt-get download
 # into a cache dir) and uses the host's own root filesystem, read-only over
 # virtio-9p under a tmpfs overlay, so binaries built on the host run as they
-# are. Inside, rdma_rxe gives rxe0 on eth0 (10.0.2.15); the command runs
-# as root, the guest powers off, and its exit status becomes ours.
+# are. Inside, rdma_rxe gives rxe0 on eth0 (10.0.2.15), or soft-iWARP
+# siw0 with -d siw; the command runs as root, the guest powers off, and its
+# exit status becomes ours.
 #
 # usage: rr-vm.sh [-C CACHE] [-t SECS] [-m MEM] [-c CPUS] [--] COMMAND [ARG...]
 #   -C  cache dir for the kernel, modules and initramfs (reused between
 #       runs; default $RR_VM_CACHE or ./vm-cache)
 #   -t  hard bound for the whole run including boot (default 300 s)
 #   -n  prepare the cache only, boot nothing
+#   -d  the guest's RDMA device on eth0: rxe (default, rxe0), siw (siw0;
+#       siw.ko is built into the cache once, see build-siw.sh) or none;
+#       default $RR_VM_DEV or rxe
 # exit: the command's status; 77 when no guest can run here (reason on
 #   stderr); 124 when the bound was hit; 125 when the guest failed to boot.
 # env: RR_VM_ACCEL=kvm|tcg forces the accelerator; RR_VM_CONSOLE=1 streams
@@ -22,18 +26,23 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${RR_VM_CACHE:-$PWD/vm-cache}
-TMO=300 MEM=1G CPUS=2 PREP_ONLY=0
-while getopts "C:t:m:c:nh" o; do
+TMO=300 MEM=1G CPUS=2 PREP_ONLY=0 DEV=${RR_VM_DEV:-rxe}
+while getopts "C:t:m:c:d:nh" o; do
 	case $o in
 	C) CACHE=$OPTARG ;;
 	t) TMO=$OPTARG ;;
 	m) MEM=$OPTARG ;;
 	c) CPUS=$OPTARG ;;
 	n) PREP_ONLY=1 ;;
-	*) sed -n '4,20p' "$0"; exit 2 ;;
+	d) DEV=$OPTARG ;;
+	*) sed -n '4,24p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
+case $DEV in rxe | siw | none) ;; *) echo "rr-vm: -d rxe|siw|none" >&2; exit 2 ;; esac
+# The guest mounts the cache by path from /, so a relative -C must be made
+# absolute against the caller's directory.
+case $CACHE in /*) ;; *) CACHE=$PWD/$CACHE ;; esac
 
 say() { echo "rr-vm: $*" >&2; }
 skip() { say "SKIP: $*"; exit 77; }
@@ -65,6 +74,7 @@ fetch_kernel() {
 		skip "apt-get download $pkg failed (no network or mirror?)"
 	deb=$(ls "$CACHE/kernel/dl/"*.deb 2>/dev/null | head -1)
 	dpkg-deb -x "$deb" "$CACHE/kernel/root" || return 1
+	dpkg-deb -f "$deb" Version >"$CACHE/kernel/VERSION"
 	rm -rf "$CACHE/kernel/dl"
 	echo "${pkg#linux-image-}" >"$CACHE/kernel/KV"
 	say "fetched $pkg"
@@ -140,6 +150,17 @@ EOF
 	[ -s "$out" ]
 }
 
+# Debian's kernel has no soft-iWARP; build-siw.sh compiles siw.ko into
+# our module tree once, or says why this host cannot (a skip).
+prepare_siw() {
+	local rc
+	"$HERE/build-siw.sh" "$CACHE" "$KV"
+	rc=$?
+	[ $rc = 0 ] && return 0
+	[ $rc = 77 ] && exit 77
+	exit 125
+}
+
 prepare() {
 	mkdir -p "$CACHE" || skip "cannot create $CACHE"
 	exec 9>"$CACHE/.lock"
@@ -147,6 +168,7 @@ prepare() {
 	fetch_kernel || { say "kernel unpack failed"; exit 125; }
 	KV=$(cat "$CACHE/kernel/KV")
 	prepare_modules || { say "module tree failed"; exit 125; }
+	[ "$DEV" = siw ] && prepare_siw
 	extract_vmlinux
 	build_initramfs || { say "initramfs failed"; exit 125; }
 	flock -u 9
@@ -187,7 +209,7 @@ launch() {
 		-smp "$CPUS" -m "$MEM" -nodefaults -no-user-config \
 		-display none -no-reboot \
 		-kernel "$kernel" -initrd "$CACHE/initramfs-$KV.cpio.gz" \
-		-append "console=ttyS0 quiet loglevel=4 panic=-1 rr.job=$JOB rr.init=$HERE/guest-init.sh rr.cache=$CACHE rr.tmo=$((TMO - 15))" \
+		-append "console=ttyS0 quiet loglevel=4 panic=-1 no_timer_check rr.job=$JOB rr.init=$HERE/guest-init.sh rr.dev=$DEV rr.cache=$CACHE rr.tmo=$((TMO - 15))" \
 		-chardev file,id=ser0,path="$JOB/console.log" -serial chardev:ser0 \
 		-fsdev local,id=fsroot,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=fsroot,mount_tag=hostroot \
@@ -220,8 +242,9 @@ kvm_or_fallback() {
 # On failure the kernel's view of the RDMA stack usually says why.
 rdma_dmesg() {
 	[ -f "$JOB/dmesg" ] || return 0
-	say "guest dmesg (rxe/rdma/svcrdma/rpcrdma):"
-	grep -aiE 'rxe|rdma|svcrdma|rpcrdma|infiniband|ib_|verbs' "$JOB/dmesg" | tail -40 >&2
+	say "guest dmesg (rxe/siw/rdma/svcrdma/rpcrdma/nfs):"
+	grep -aiE 'rxe|siw|iw_cm|rdma|infiniband|ib_|verbs|nfs' "$JOB/dmesg" |
+		grep -aiv 'command line:' | tail -n 40 >&2
 }
 
 run_guest() {
@@ -253,13 +276,13 @@ run_guest() {
 	fi
 	if [ $qrc = 124 ] || [ $qrc = 137 ]; then
 		say "guest hit the ${TMO}s bound; console tail:"
-		tail -20 "$JOB/console.log" >&2
-		[ -f "$JOB/output" ] && tail -40 "$JOB/output" >&2
+		tail -n 20 "$JOB/console.log" >&2
+		[ -f "$JOB/output" ] && tail -n 40 "$JOB/output" >&2
 		rdma_dmesg
 		return 124
 	fi
 	say "guest ended without a result (qemu rc=$qrc); console/qemu tail:"
-	tail -30 "$JOB/console.log" "$JOB/qemu.log" >&2
+	tail -n 30 "$JOB/console.log" "$JOB/qemu.log" >&2
 	grep -q "RR-VM-SKIP" "$JOB/console.log" && return 77
 	return 125
 }

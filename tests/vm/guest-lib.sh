@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# shellcheck shell=bash
+#
+# Sourced by the guest-side NFS interop scripts (kclient-nfsrdmad.sh,
+# nfsrdma-knfsd.sh): steps, checks and the waits they share. A failed
+# check prints one FAIL line and exits 1; the caller's EXIT trap adds
+# the logs that say why.
+
+ADDR=${RR_TEST_ADDR:-10.0.2.15}
+
+step() { echo "--- $*"; }
+ok() { echo "ok: $*"; }
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# SIZE random bytes into PATH: content a wrong offset cannot reproduce.
+randfile() {
+	head -c "$2" /dev/urandom >"$1" || fail "cannot make $1"
+}
+
+# same A B WHAT: the two files hold the same bytes.
+same() {
+	cmp -s "$1" "$2" || fail "$3: $1 and $2 differ ($(cmp "$1" "$2" 2>&1))"
+}
+
+sum_of() { sha256sum <"$1" | cut -c1-16; }
+
+# Until FILE (written by process PID) has a line containing TEXT: read as
+# it is written, not polled. Fails when PID ends first or nothing new
+# arrives for SECS.
+await_line() {
+	local file=$1 text=$2 pid=$3 secs=${4:-30} line
+	while IFS= read -r -t "$secs" line; do
+		case $line in *"$text"*) return 0 ;; esac
+	done < <(tail -n +1 -F --pid="$pid" "$file" 2>/dev/null)
+	return 1
+}
+
+# N empty files with names long enough that a listing of them outgrows
+# any inline reply (about 60 bytes an entry, more with attributes).
+many_names() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		printf 'entry-%04d-abcdefghijklmnopqrstuvwxyz-0123456789\n' "$i"
+	done
+}
+
+# The kernel forgets what it cached of NFS files, so reads go to the wire.
+drop_caches() { sync && echo 3 >/proc/sys/vm/drop_caches; }

@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# usage: kclient-nfsrdmad.sh NFSRDMAD [PROVIDER]
+# In an rr-vm.sh guest: the Linux kernel's NFSv3 client mounts our
+# nfsrdmad (provider PROVIDER, iwarp by default) with proto=rdma, and a
+# file tree is worked through the mount: create, write (O_DIRECT and
+# buffered), read back, list, rename, remove. Every byte is checked twice:
+# through the mount and in the directory nfsrdmad exports. The kernel's
+# own counters (mountstats) must show read, write and reply chunks and no
+# bad replies, so the bulk paths were taken, not only inline messages.
+# MOUNT goes over TCP to nfsrdmad's MOUNT port (mountproto=tcp).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/vm/guest-lib.sh
+. "$HERE/guest-lib.sh"
+DAEMON=${1:?nfsrdmad binary} PROV=${2:-iwarp}
+EXP=/srv/rr-nfsrdmad MNT=/mnt/rr-nfsrdmad
+PORT=20049 MPORT=20048
+W=$(mktemp -d /run/rr-kclient.XXXXXX)
+DPID=
+
+# On failure: what the daemon said, and what the kernel client counted.
+finish() {
+	local rc=$?
+	if [ $rc != 0 ]; then
+		echo "=== nfsrdmad log (tail)"
+		tail -n 30 "$W/nfsrdmad.log"
+		echo "=== kernel client's transport"
+		grep -A30 "mounted on $MNT " /proc/self/mountstats |
+			grep -E 'opts:|xprt:'
+	fi
+	mountpoint -q "$MNT" && timeout 30 umount -f "$MNT"
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
+	exit $rc
+}
+trap finish EXIT
+
+start_daemon() {
+	local m
+	for m in rpcrdma nfs nfsv3; do modprobe "$m" || fail "modprobe $m"; done
+	mkdir -p "$EXP" "$MNT" && mount -t tmpfs -o size=128m tmpfs "$EXP" ||
+		fail "tmpfs on $EXP"
+	"$DAEMON" --export "$EXP" --provider "$PROV" --rdma-port $PORT \
+		--tcp-port off --mount-port $MPORT --state-dir "$W/state" \
+		>"$W/nfsrdmad.log" 2>&1 &
+	DPID=$!
+	await_line "$W/nfsrdmad.log" "ready" $DPID 30 ||
+		fail "nfsrdmad did not get ready"
+	ok "nfsrdmad ($PROV) serves $EXP on rdma $PORT, mount $MPORT/tcp"
+}
+
+# soft: a call our server never answers fails the step instead of hanging
+# the guest until its time bound.
+kmount() {
+	timeout 60 mount -t nfs -o "vers=3,proto=rdma,port=$PORT,mountport=$MPORT,mountproto=tcp,nolock,soft,timeo=100,retrans=2" \
+		"$ADDR:$EXP" "$MNT" || fail "mount -o proto=rdma of $ADDR:$EXP"
+	grep -A30 "mounted on $MNT " /proc/self/mountstats |
+		grep -qE '^[[:space:]]*xprt:[[:space:]]+rdma ' ||
+		fail "the mount's transport is not rdma"
+	ok "kernel client mounted $ADDR:$EXP over rdma"
+}
+
+small_file() {
+	step "small file (inline)"
+	printf 'written by the kernel client over %s\n' "$PROV" >"$W/small"
+	cp "$W/small" "$MNT/small" || fail "create and write $MNT/small"
+	same "$W/small" "$EXP/small" "small file as the server stored it"
+	drop_caches
+	same "$W/small" "$MNT/small" "small file read back"
+	ok "small file written, stored and read back"
+}
+
+# 4 MiB + 4097 bytes: 1 MiB WRITEs and READs, and a tail that is not a
+# multiple of any page or block size.
+big_files() {
+	local size=$((4 * 1024 * 1024 + 4097))
+	step "big files ($size bytes)"
+	randfile "$W/big" $size
+	timeout 120 dd if="$W/big" of="$MNT/big.direct" bs=1M oflag=direct \
+		status=none || fail "dd oflag=direct to $MNT/big.direct"
+	same "$W/big" "$EXP/big.direct" "O_DIRECT write as the server stored it"
+	timeout 120 dd if="$W/big" of="$MNT/big.64k" bs=64k oflag=direct \
+		status=none || fail "dd bs=64k oflag=direct"
+	same "$W/big" "$EXP/big.64k" "64 KiB O_DIRECT writes as stored"
+	timeout 120 cp "$W/big" "$MNT/big.buffered" && sync ||
+		fail "buffered write of $MNT/big.buffered"
+	same "$W/big" "$EXP/big.buffered" "buffered write as the server stored it"
+	drop_caches
+	timeout 120 dd if="$MNT/big.direct" of="$W/big.back" bs=1M iflag=direct \
+		status=none || fail "dd iflag=direct from $MNT/big.direct"
+	same "$W/big" "$W/big.back" "O_DIRECT read back"
+	same "$W/big" "$MNT/big.buffered" "buffered read back"
+	[ "$(sum_of "$W/big")" = "$(sum_of "$MNT/big.64k")" ] ||
+		fail "checksum of $MNT/big.64k"
+	ok "big files: sha256 $(sum_of "$W/big")... on both ends"
+}
+
+# Enough long names that READDIRPLUS needs a reply chunk.
+listing() {
+	local n=300
+	step "directory of $n entries"
+	mkdir "$MNT/dir" || fail "mkdir $MNT/dir"
+	(cd "$MNT/dir" && many_names $n | xargs touch) || fail "create $n files"
+	drop_caches
+	ls -l "$MNT/dir" >"$W/ls.client" || fail "ls -l $MNT/dir"
+	awk 'NF >= 9 {print $9}' "$W/ls.client" | sort >"$W/names.client"
+	ls -A "$EXP/dir" | sort >"$W/names.server"
+	many_names $n | sort >"$W/names.want"
+	same "$W/names.want" "$W/names.server" "names the server stored"
+	same "$W/names.want" "$W/names.client" "names listed by the client"
+	ok "$n entries created and listed"
+}
+
+rename_remove() {
+	step "rename and remove"
+	mv "$MNT/big.direct" "$MNT/big.renamed" || fail "rename"
+	[ -f "$EXP/big.renamed" ] && [ ! -e "$EXP/big.direct" ] ||
+		fail "the server does not show the rename"
+	same "$W/big" "$MNT/big.renamed" "renamed file"
+	rm -r "$MNT/dir" "$MNT/big.renamed" "$MNT/big.64k" "$MNT/big.buffered" \
+		"$MNT/small" || fail "rm"
+	[ -z "$(ls -A "$EXP")" ] || fail "left on the server: $(ls -A "$EXP")"
+	[ -z "$(ls -A "$MNT")" ] || fail "left in the mount: $(ls -A "$MNT")"
+	ok "renamed and removed, on both sides"
+}
+
+# xprt: rdma fields after "rdma" (net/sunrpc/xprtrdma/transport.c):
+# 1 port, 2 bind, 3 connect, 4 connect time, 5 idle, 6 sends, 7 recvs,
+# 8 bad xids, 9 req_u, 10 bklog_u, 11 read chunks, 12 write chunks,
+# 13 reply chunks, 14 rdma request bytes, 15 rdma reply bytes, 16 pullup,
+# 17 fixup, 18 hardway, 19 failed marshal, 20 bad replies.
+chunk_counters() {
+	local x
+	x=$(grep -A30 "mounted on $MNT " /proc/self/mountstats |
+		awk '$1 == "xprt:" && $2 == "rdma" {print; exit}')
+	echo "kernel client: $x"
+	set -- ${x#*rdma}
+	[ $# -ge 20 ] || fail "short xprt line"
+	[ "${11}" -gt 0 ] || fail "no read chunks (WRITE data) were sent"
+	[ "${12}" -gt 0 ] || fail "no write chunks (READ data) were sent"
+	[ "${13}" -gt 0 ] || fail "no reply chunks (READDIRPLUS) were sent"
+	[ "$8" = 0 ] || fail "$8 replies with unknown xids"
+	[ "${20}" = 0 ] || fail "${20} bad replies"
+	ok "read chunks ${11}, write chunks ${12}, reply chunks ${13}," \
+		"no bad replies"
+}
+
+stop_daemon() {
+	timeout 30 umount "$MNT" || fail "umount $MNT"
+	kill -TERM "$DPID" && wait "$DPID" || fail "nfsrdmad exit status $?"
+	DPID=
+	grep -q ' 0 garbage, 0 bad handles' "$W/nfsrdmad.log" ||
+		fail "nfsrdmad: $(grep 'nfs calls' "$W/nfsrdmad.log")"
+	ok "$(grep 'nfs calls' "$W/nfsrdmad.log")"
+}
+
+start_daemon
+kmount
+small_file
+big_files
+listing
+rename_remove
+chunk_counters
+stop_daemon
+echo "kclient-nfsrdmad: ok"
