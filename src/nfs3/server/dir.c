@@ -237,9 +237,30 @@ nfsstat3 nfsd_mknod(struct nfsd_call *c, void *args, void *res)
 	return st;
 }
 
+/*
+ * What name in dirfd is now, to be forgotten by the open-file cache once
+ * the name goes: a file removed through us is closed at once (its blocks
+ * freed) unless a call is using it. dev 0: nothing there.
+ */
+static struct stat named(int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		st.st_dev = st.st_ino = 0;
+	return st;
+}
+
+static void forget(struct nfsd_call *c, const struct stat *st)
+{
+	if (st->st_dev || st->st_ino)
+		nfsd_fcache_forget(c->s->files, st->st_dev, st->st_ino);
+}
+
 static nfsstat3 unlink_op(struct nfsd_call *c, const diropargs3 *a, int flags,
 			  wcc_data *w)
 {
+	struct stat gone = {0};
 	struct dirop d;
 	nfsstat3 st;
 
@@ -249,8 +270,12 @@ static nfsstat3 unlink_op(struct nfsd_call *c, const diropargs3 *a, int flags,
 	} else {
 		st = dirop_begin(c, a, &d);
 	}
+	if (!st)
+		gone = named(d.fd, a->name);
 	if (!st && unlinkat(d.fd, a->name, flags))
 		st = nfsd_errno(errno);
+	if (!st)
+		forget(c, &gone);
 	dirop_end(&d, w);
 	return st;
 }
@@ -273,17 +298,24 @@ nfsstat3 nfsd_rename(struct nfsd_call *c, void *args, void *res)
 	RENAME3resok *ok = &((RENAME3res *)res)->RENAME3res_u.resok;
 	struct dirop from, to;
 	struct nfsd_obj o;
+	struct stat gone = {0};
 	nfsstat3 st = dirop_begin(c, &a->from, &from);
 
 	to.fd = -1;
 	if (!st)
 		st = dirop_begin(c, &a->to, &to);
+	if (!st)
+		gone = named(to.fd, a->to.name); /* replaced, if anything */
 	if (!st && renameat(from.fd, a->from.name, to.fd, a->to.name))
 		st = nfsd_errno(errno);
+	if (!st)
+		forget(c, &gone);
 	/* the moved object's handle finds it at once under its new name */
 	if (!st && !nfsd_join(o.path, to.dir.path, a->to.name) &&
-	    !nfsd_stat(to.fd, a->to.name, &o.st, &o.birth))
+	    !nfsd_stat(to.fd, a->to.name, &o.st, &o.birth)) {
 		nfsd_cache_put(c->s, &o.st, o.path);
+		forget(c, &o.st); /* its entry holds the old path */
+	}
 	dirop_end(&from, &ok->fromdir_wcc);
 	dirop_end(&to, &ok->todir_wcc);
 	return st;

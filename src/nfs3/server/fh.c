@@ -18,6 +18,10 @@
  * rename elsewhere) walks the tree. All opens go through openat2 with
  * RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS: no path we build can leave the
  * export, whatever a client (or a local user) has done to the tree.
+ *
+ * Before all that, the handle of a regular file in use is answered by the
+ * open-file cache (fcache.c), whose entries were proven the same way and
+ * are proven again when their file may have changed.
  */
 #include "nfs3/server/nfsd.h"
 #include "base/clock.h"
@@ -180,19 +184,37 @@ static void stx_to_stat(const struct statx *x, struct stat *st)
 	st->st_ctim.tv_nsec = x->stx_ctime.tv_nsec;
 }
 
+static int stat_x(int dirfd, const char *name, struct statx *x, struct stat *st,
+		  uint64_t *birth)
+{
+	int flags = AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH);
+
+	if (statx(dirfd, name, flags, STATX_BASIC_STATS | STATX_BTIME, x))
+		return -errno;
+	stx_to_stat(x, st);
+	*birth = 0;
+	if (x->stx_mask & STATX_BTIME)
+		*birth = (uint64_t)x->stx_btime.tv_sec * 1000000000u +
+			 x->stx_btime.tv_nsec;
+	return 0;
+}
+
 int nfsd_stat(int dirfd, const char *name, struct stat *st, uint64_t *birth)
 {
 	struct statx x;
-	int flags = AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH);
 
-	if (statx(dirfd, name, flags, STATX_BASIC_STATS | STATX_BTIME, &x))
-		return -errno;
-	stx_to_stat(&x, st);
-	*birth = 0;
-	if (x.stx_mask & STATX_BTIME)
-		*birth = (uint64_t)x.stx_btime.tv_sec * 1000000000u +
-			 x.stx_btime.tv_nsec;
-	return 0;
+	return stat_x(dirfd, name, &x, st, birth);
+}
+
+/* What fd names, into o: attributes, birth, and the statx flags. */
+static int stat_obj(int fd, struct nfsd_obj *o)
+{
+	struct statx x;
+	int rc = stat_x(fd, "", &x, &o->st, &o->birth);
+
+	o->attrs = rc ? 0 : x.stx_attributes;
+	o->attrs_mask = rc ? 0 : x.stx_attributes_mask;
+	return rc;
 }
 
 nfsstat3 nfsd_name_ok(const char *name)
@@ -397,8 +419,7 @@ static bool try_path(struct rr_nfs3_server *s, const char *path,
 
 	if (fd < 0)
 		return false;
-	ok = nfsd_stat(fd, "", &o->st, &o->birth) == 0 &&
-	     (uint64_t)o->st.st_dev == w->dev &&
+	ok = stat_obj(fd, o) == 0 && (uint64_t)o->st.st_dev == w->dev &&
 	     (uint64_t)o->st.st_ino == w->ino && o->birth == w->birth;
 	if (!ok) {
 		close(fd);
@@ -488,30 +509,156 @@ static bool search(struct rr_nfs3_server *s, const struct want *w,
 	return rc == 1;
 }
 
+/* Does path (below the root) still name the wanted object? */
+static bool path_names(struct rr_nfs3_server *s, const char *path,
+		       const struct want *w)
+{
+	struct nfsd_obj scratch;
+
+	if (!try_path(s, path, w, &scratch))
+		return false;
+	close(scratch.fd);
+	return true;
+}
+
+static nfsstat3 stale(struct rr_nfs3_server *s, const struct want *w)
+{
+	neg_put(s, w);
+	atomic_fetch_add(&s->stale_handles, 1);
+	return NFS3ERR_STALE;
+}
+
+#define HELD_MAX                                                               \
+	(int)(sizeof(((struct nfsd_call *)0)->held) /                          \
+	      sizeof(((struct nfsd_call *)0)->held[0]))
+
+enum hit { HIT_OK, HIT_STALE, HIT_AGAIN };
+
+/*
+ * Does the cached f still stand for the handle (fcache.c says when to
+ * prove it again)? Fills o from it when so. HIT_AGAIN: it does not
+ * prove itself any more; resolve by the path as on a miss.
+ */
+static enum hit hit(struct nfsd_call *c, struct nfsd_file *f,
+		    const struct want *w, struct nfsd_obj *o)
+{
+	struct rr_nfs3_server *s = c->s;
+	int fd = nfsd_file_pfd(f), cur;
+	struct timespec t0;
+	bool acl;
+
+	if (stat_obj(fd, o))
+		return HIT_AGAIN;
+	if (o->st.st_nlink == 0)
+		return HIT_STALE; /* unlinked, here or elsewhere */
+	cur = nfsd_file_current(s->files, f, &o->st, rr_mono_ms(), &acl);
+	if (cur < 0)
+		return HIT_AGAIN;
+	if (cur == 0) {
+		/* ORDER: t0 before the proof, see fcache.c on racy proofs */
+		clock_gettime(CLOCK_REALTIME, &t0);
+		if (!path_names(s, nfsd_file_path(f), w))
+			return HIT_AGAIN;
+		acl = nfsd_has_acl(fd);
+		nfsd_file_proven(s->files, f, &o->st, &t0, acl);
+	}
+	snprintf(o->path, PATH_MAX, "%s", nfsd_file_path(f));
+	o->birth = w->birth;
+	o->acl = acl;
+	o->fd = fd;
+	o->file = f;
+	return HIT_OK;
+}
+
+/* The cache's answer for w, when it has one (true: *st is the answer). */
+static bool cached(struct nfsd_call *c, const struct want *w,
+		   struct nfsd_obj *o, nfsstat3 *st)
+{
+	struct rr_nfs3_server *s = c->s;
+	struct nfsd_file *f;
+	enum hit h;
+
+	if (c->nheld == HELD_MAX)
+		return false;
+	f = nfsd_fcache_get(s->files, w->dev, w->ino, w->birth);
+	if (!f)
+		return false;
+	h = hit(c, f, w, o);
+	if (h == HIT_OK) {
+		c->held[c->nheld++] = f;
+		*st = NFS3_OK;
+		return true;
+	}
+	nfsd_fcache_forget(s->files, w->dev, w->ino);
+	nfsd_fcache_put(s->files, f);
+	o->fd = -1;
+	o->file = NULL;
+	if (h == HIT_AGAIN)
+		return false;
+	*st = stale(s, w);
+	return true;
+}
+
+/* Keeps what a path just proved (from t0 on) open for the next calls. */
+static void remember(struct nfsd_call *c, struct nfsd_obj *o,
+		     const struct timespec *t0)
+{
+	struct nfsd_file *f;
+
+	/*
+	 * Regular files only: what they are used for goes through their
+	 * descriptors. Operations on a directory also build paths from the
+	 * directory's (LOOKUP, "..", READDIRPLUS), which must be proven
+	 * every time, as resolving by the path does.
+	 */
+	if (o->fd < 0 || !S_ISREG(o->st.st_mode) || c->nheld == HELD_MAX)
+		return;
+	o->acl = nfsd_has_acl(o->fd);
+	f = nfsd_fcache_add(c->s->files, o, t0);
+	if (!f)
+		return; /* o->fd is still the call's */
+	c->held[c->nheld++] = f;
+	o->fd = nfsd_file_pfd(f);
+	o->file = f;
+}
+
+static bool by_path(struct rr_nfs3_server *s, const struct want *w,
+		    struct nfsd_obj *o)
+{
+	char path[PATH_MAX];
+
+	if (w->dev == (uint64_t)s->root_dev &&
+	    w->ino == (uint64_t)s->root_ino && try_path(s, "", w, o))
+		return true;
+	if (cache_get(s, w->dev, w->ino, path) && try_path(s, path, w, o))
+		return true;
+	if (!neg_hit(s, w) && search(s, w, o)) {
+		nfsd_cache_put(s, &o->st, o->path);
+		return true;
+	}
+	return false;
+}
+
 static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 			struct nfsd_obj *o)
 {
 	struct rr_nfs3_server *s = c->s;
-	char path[PATH_MAX];
+	struct timespec t0;
 	struct want w;
+	nfsstat3 st;
 
 	if (nfsd_fh_verify(s->key, fh->data.data_val, fh->data.data_len, &w.dev,
 			   &w.ino, &w.birth)) {
 		atomic_fetch_add(&s->bad_handles, 1);
 		return NFS3ERR_BADHANDLE;
 	}
-	if (w.dev == (uint64_t)s->root_dev && w.ino == (uint64_t)s->root_ino &&
-	    try_path(s, "", &w, o))
-		return NFS3_OK;
-	if (cache_get(s, w.dev, w.ino, path) && try_path(s, path, &w, o))
-		return NFS3_OK;
-	if (!neg_hit(s, &w) && search(s, &w, o)) {
-		nfsd_cache_put(s, &o->st, o->path);
-		return NFS3_OK;
-	}
-	neg_put(s, &w);
-	atomic_fetch_add(&s->stale_handles, 1);
-	return NFS3ERR_STALE;
+	if (cached(c, &w, o, &st))
+		return st;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	if (!by_path(s, &w, o))
+		return stale(s, &w);
+	remember(c, o, &t0);
+	return NFS3_OK;
 }
 
 int nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o, nfs_fh3 *fh)
@@ -574,10 +721,12 @@ nfsstat3 nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	bool was = as_server(c);
 
 	o->fd = -1;
+	o->file = NULL;
+	o->acl = true;
 	st = resolve(c, fh, o);
 	if (was && as_caller(c))
 		st = NFS3ERR_ACCES;
-	if (o->fd >= 0 && track(c, o->fd))
+	if (o->fd >= 0 && !o->file && track(c, o->fd))
 		o->fd = -1;
 	return st;
 }
@@ -603,6 +752,13 @@ void nfsd_call_close(struct nfsd_call *c)
 	as_server(c);
 	while (c->nfds)
 		close(c->fds[--c->nfds]);
+	while (c->nheld)
+		nfsd_fcache_put(c->s->files, c->held[--c->nheld]);
+}
+
+void nfsd_as_server(struct nfsd_call *c)
+{
+	as_server(c);
 }
 
 void nfsd_fd_path(int fd, char out[32])
@@ -626,6 +782,8 @@ int nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o)
 	int fd, rc;
 
 	o->fd = -1;
+	o->file = NULL;
+	o->acl = true;
 	fd = nfsd_open(c->s, path, O_PATH | O_NOFOLLOW, NULL);
 	rc = fd < 0 ? fd : nfsd_stat(fd, "", &o->st, &o->birth);
 	if (fd >= 0)

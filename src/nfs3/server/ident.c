@@ -9,6 +9,15 @@
  * thread's credentials (glibc's setgroups would change every thread's),
  * so the kernel makes each permission decision. A server that is not root
  * cannot become anyone else; it checks mode bits itself before acting.
+ *
+ * READ and WRITE are the exception, for speed: through a descriptor the
+ * open-file cache keeps (opened as the server) they check the mode bits
+ * here, as the kernel's generic permission check would for the caller's
+ * fsuid, fsgid and groups (owner class, else group class, else other;
+ * uid 0 may read and write anything). That is the kernel's answer only
+ * for a regular file with no POSIX ACL; a write must also not be the one
+ * that has to clear set-id bits as the caller, nor meet the immutable or
+ * append-only flag. Everything else acts as the caller, as above.
  */
 #include "nfs3/server/nfsd.h"
 
@@ -175,4 +184,19 @@ nfsstat3 nfsd_may(const struct nfsd_call *c, const struct stat *st,
 		return NFS3_OK; /* the kernel decides, as the caller */
 	return nfsd_access(c->s, &c->id, st, want) == want ? NFS3_OK
 							   : NFS3ERR_ACCES;
+}
+
+bool nfsd_mode_decides(const struct nfsd_obj *o, bool write)
+{
+	const uint64_t flags = STATX_ATTR_IMMUTABLE | STATX_ATTR_APPEND;
+
+	if (!o->file || o->acl || !S_ISREG(o->st.st_mode))
+		return false;
+	if (!write)
+		return true;
+	/* a write by someone else clears these: let the kernel do that */
+	if (o->st.st_mode & (S_ISUID | S_ISGID))
+		return false;
+	/* flags the file system does not report might be set */
+	return (o->attrs_mask & flags) == flags && !(o->attrs & flags);
 }

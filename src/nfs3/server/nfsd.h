@@ -24,6 +24,8 @@
 #define NFSD_ANON    65534u
 
 struct nfsd_pathcache;
+struct nfsd_fcache;
+struct nfsd_file;
 
 struct rr_nfs3_server {
 	struct rr_nfs3_server_opts o;
@@ -39,6 +41,7 @@ struct rr_nfs3_server {
 	int ngroups;
 	gid_t egid;
 	struct nfsd_pathcache *cache;
+	struct nfsd_fcache *files; /* open files by handle, fcache.c */
 	pthread_mutex_t mnt_lock;
 	struct nfsd_mnt *mounts; /* MOUNT's DUMP list */
 	atomic_uint_fast64_t calls, garbage_args, bad_handles, stale_handles,
@@ -60,6 +63,8 @@ struct nfsd_call {
 	struct nfsd_arena *arena;
 	int fds[8]; /* O_PATH descriptors of resolved objects */
 	int nfds;
+	struct nfsd_file *held[8]; /* cached files this call uses */
+	int nheld;
 	/*
 	 * Acting as the caller yet? A call starts as the server (resolving
 	 * handles) and becomes the caller when it first asks for an object's
@@ -73,7 +78,12 @@ struct nfsd_obj {
 	char path[PATH_MAX];
 	struct stat st;
 	uint64_t birth; /* creation time in ns, 0 where unknown */
-	int fd;		/* O_PATH, the call's (nfsd_resolve only), or -1 */
+	uint64_t attrs; /* statx attributes (immutable, append) */
+	uint64_t attrs_mask;
+	bool acl; /* has (or may have) a POSIX access ACL */
+	int fd;	  /* O_PATH, the call's or the cache's (nfsd_resolve), or -1 */
+	/* the cache's entry (nfsd_resolve only; the call holds it), or NULL */
+	struct nfsd_file *file;
 };
 
 /* arena.c */
@@ -111,6 +121,8 @@ int nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o);
 int nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o);
 /* Closes the call's descriptors and gives the server's identity back. */
 void nfsd_call_close(struct nfsd_call *c);
+/* Acts as the server again (for opens the server makes for itself). */
+void nfsd_as_server(struct nfsd_call *c);
 /* Opens what fd names with flags, as the caller: the permission check. */
 int nfsd_reopen(int fd, int flags);
 /* "/proc/self/fd/N": operations that take no fd still reach the object */
@@ -121,6 +133,55 @@ int nfsd_cache_create(struct nfsd_pathcache **out);
 void nfsd_cache_destroy(struct nfsd_pathcache *pc);
 /* child = parent/name, or -ENAMETOOLONG. */
 int nfsd_join(char out[PATH_MAX], const char *parent, const char *name);
+
+/* fcache.c: open files by handle, shared by the handler threads */
+struct nfsd_fcache_stats {
+	uint64_t hits, misses, forgotten, evicted, swept, open;
+};
+int nfsd_fcache_create(struct nfsd_fcache **out, uint32_t max);
+/* Stops the reaper and closes every file (no call may hold one). */
+void nfsd_fcache_destroy(struct nfsd_fcache *fc);
+/* How long an idle file stays open, and between proofs of its path. */
+void nfsd_fcache_tune(struct nfsd_fcache *fc, uint32_t idle_ms,
+		      uint32_t reval_ms);
+/* A held entry for the key, or NULL. */
+struct nfsd_file *nfsd_fcache_get(struct nfsd_fcache *fc, uint64_t dev,
+				  uint64_t ino, uint64_t birth);
+/*
+ * Enters o, proven by its path and its ACL looked at from t0 on
+ * (CLOCK_REALTIME), and returns it held. The entry then owns o->fd (and
+ * closes it at once when the key had one already). NULL (no memory):
+ * o->fd is still the caller's.
+ */
+struct nfsd_file *nfsd_fcache_add(struct nfsd_fcache *fc,
+				  const struct nfsd_obj *o,
+				  const struct timespec *t0);
+void nfsd_fcache_put(struct nfsd_fcache *fc, struct nfsd_file *f);
+/* Drops every entry of (dev, ino): closed once no call holds it. */
+void nfsd_fcache_forget(struct nfsd_fcache *fc, uint64_t dev, uint64_t ino);
+/* Closes what has been idle for idle_ms at now_ms (the reaper's work). */
+void nfsd_fcache_sweep(struct nfsd_fcache *fc, uint64_t now_ms);
+void nfsd_fcache_stats(struct nfsd_fcache *fc, struct nfsd_fcache_stats *out);
+/* The entry's O_PATH descriptor and the path that proved it. */
+int nfsd_file_pfd(const struct nfsd_file *f);
+const char *nfsd_file_path(const struct nfsd_file *f);
+/*
+ * 1: the entry still stands for st (fresh from its descriptor) as last
+ * proven; 0: its path and ACL must be proven again (nfsd_file_proven);
+ * -1: its type, mode or owner changed: forget it and resolve again.
+ */
+int nfsd_file_current(struct nfsd_fcache *fc, struct nfsd_file *f,
+		      const struct stat *st, uint64_t now_ms, bool *acl);
+void nfsd_file_proven(struct nfsd_fcache *fc, struct nfsd_file *f,
+		      const struct stat *st, const struct timespec *t0,
+		      bool acl);
+/* Does the object fd names carry a POSIX access ACL? (errors: yes) */
+bool nfsd_has_acl(int fd);
+/*
+ * The entry's descriptor opened with flags (O_RDONLY or O_WRONLY), made
+ * once as the server and kept with the entry: callers never close it.
+ */
+int nfsd_file_fd(struct nfsd_fcache *fc, struct nfsd_file *f, int flags);
 
 /* ident.c */
 nfsstat3 nfsd_errno(int err);
@@ -136,6 +197,14 @@ uint32_t nfsd_access(const struct rr_nfs3_server *s,
 /* 0 or NFS3ERR_ACCES: the mode-bit check when we cannot act as the caller */
 nfsstat3 nfsd_may(const struct nfsd_call *c, const struct stat *st,
 		  uint32_t want);
+/*
+ * May READ (write false) or WRITE through a descriptor the server opened
+ * be decided from the mode bits, as nfsd_access does, and give the answer
+ * acting as the caller would? Not when an ACL, set-id bits (a write must
+ * clear them as the caller) or the immutable and append-only flags are in
+ * play: those calls take the kernel's path.
+ */
+bool nfsd_mode_decides(const struct nfsd_obj *o, bool write);
 
 /* attr.c */
 void nfsd_fattr(const struct stat *st, fattr3 *a);

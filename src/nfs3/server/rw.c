@@ -6,6 +6,10 @@
  * straight into the transport's bulk buffer; WRITE decodes WRITE3args up to
  * the data's length word and takes the bytes from the read chunk when the
  * transport pulled one, else from the XDR right after that word.
+ *
+ * Both act through the open-file cache's descriptors where the mode bits
+ * decide (ident.c): checked here, then no identity switch, open or close
+ * per call. Otherwise the file is opened again as the caller.
  */
 #include "nfs3/server/nfsd.h"
 
@@ -66,6 +70,39 @@ static nfsstat3 regular(const struct stat *st)
 	return S_ISDIR(st->st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
 }
 
+/*
+ * The descriptor to read or write o through (flags O_RDONLY or O_WRONLY).
+ * *own: opened for this call alone, the caller closes it; else the cache's.
+ */
+static nfsstat3 io_fd(struct nfsd_call *c, struct nfsd_obj *o, int flags,
+		      int *fd, bool *own)
+{
+	uint32_t want = flags == O_RDONLY ? ACCESS3_READ : ACCESS3_MODIFY;
+	nfsstat3 st;
+	int pfd;
+
+	*own = false;
+	*fd = -1;
+	if (nfsd_mode_decides(o, flags != O_RDONLY)) {
+		if (nfsd_access(c->s, &c->id, &o->st, want) != want)
+			return NFS3ERR_ACCES;
+		nfsd_as_server(c); /* the check is made: open as ourselves */
+		*fd = nfsd_file_fd(c->s->files, o->file, flags);
+		return *fd < 0 ? nfsd_errno(*fd) : NFS3_OK;
+	}
+	pfd = nfsd_obj_fd(c, o);
+	if (pfd < 0)
+		return nfsd_errno(pfd);
+	st = nfsd_may(c, &o->st, want);
+	if (st)
+		return st;
+	*fd = nfsd_reopen(pfd, flags);
+	if (*fd < 0)
+		return nfsd_errno(*fd);
+	*own = true;
+	return NFS3_OK;
+}
+
 static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 {
 	size_t cap;
@@ -75,16 +112,14 @@ static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 	nfsstat3 st = nfsd_resolve(c, &a->file, &o);
 	ssize_t n = 0;
 	uint32_t rc;
-	int pfd, fd = -1;
+	bool own = false;
+	int fd = -1;
 
 	if (st)
 		return read_fail(c, st, -1);
-	pfd = nfsd_obj_fd(c, &o);
-	st = pfd < 0 ? nfsd_errno(pfd) : regular(&o.st);
+	st = regular(&o.st);
 	if (!st)
-		st = nfsd_may(c, &o.st, ACCESS3_READ);
-	if (!st && (fd = nfsd_reopen(pfd, O_RDONLY)) < 0)
-		st = nfsd_errno(fd);
+		st = io_fd(c, &o, O_RDONLY, &fd, &own);
 	want = want < cap ? want : (uint32_t)cap;
 	want = want < NFSD_MAX_IO ? want : NFSD_MAX_IO;
 	if (!st && a->offset > (uint64)INT64_MAX)
@@ -94,11 +129,11 @@ static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 	if (!st && n < 0)
 		st = nfsd_errno(errno);
 	if (st)
-		rc = read_fail(c, st, pfd);
+		rc = read_fail(c, st, o.fd);
 	else
 		rc = read_ok(c, fd, buf, (uint32_t)n,
 			     a->offset + (uint64)n >= (uint64)o.st.st_size);
-	if (fd >= 0)
+	if (own)
 		close(fd);
 	return rc;
 }
@@ -155,14 +190,11 @@ static bool write_decode(struct nfsd_call *c, struct wargs *w)
 	return len - pos >= w->len;
 }
 
-static nfsstat3 write_data(struct nfsd_call *c, int pfd, const struct wargs *w)
+static nfsstat3 write_data(int fd, const struct wargs *w)
 {
-	int fd = nfsd_reopen(pfd, O_WRONLY);
 	nfsstat3 st = NFS3_OK;
 	size_t done = 0;
 
-	if (fd < 0)
-		return nfsd_errno(fd);
 	while (!st && done < w->count) {
 		ssize_t n = pwrite(fd, w->data + done, w->count - done,
 				   (off_t)(w->offset + done));
@@ -176,8 +208,6 @@ static nfsstat3 write_data(struct nfsd_call *c, int pfd, const struct wargs *w)
 		st = nfsd_errno(errno);
 	if (!st && w->stable == DATA_SYNC && fdatasync(fd))
 		st = nfsd_errno(errno);
-	close(fd);
-	(void)c;
 	return st;
 }
 
@@ -202,18 +232,23 @@ static uint32_t do_write(struct nfsd_call *c, const struct wargs *w)
 	WRITE3res r = {0};
 	WRITE3resok *ok = &r.WRITE3res_u.resok;
 	struct nfsd_obj o;
-	int pfd = -1;
+	bool own = false;
+	int fd = -1;
 	XDR x;
 
 	r.status = nfsd_resolve(c, &w->file, &o);
-	if (!r.status) {
-		pfd = nfsd_obj_fd(c, &o);
-		r.status = pfd < 0 ? nfsd_errno(pfd) : write_check(c, w, &o);
-	}
+	if (r.status)
+		o.fd = -1;
+	else
+		r.status = write_check(c, w, &o);
 	if (!r.status)
-		r.status = write_data(c, pfd, w);
-	if (pfd >= 0)
-		nfsd_wcc(&o.st, pfd, &ok->file_wcc);
+		r.status = io_fd(c, &o, O_WRONLY, &fd, &own);
+	if (!r.status)
+		r.status = write_data(fd, w);
+	if (own)
+		close(fd);
+	if (o.fd >= 0)
+		nfsd_wcc(&o.st, o.fd, &ok->file_wcc);
 	ok->count = w->count;
 	ok->committed = w->stable;
 	memcpy(ok->verf, c->s->write_verf, NFS3_WRITEVERFSIZE);

@@ -17,7 +17,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+/*
+ * Files the open-file cache may keep: each holds up to three descriptors,
+ * and the transports need theirs, so a sixteenth of the process's limit.
+ */
+static uint32_t files_max(void)
+{
+	struct rlimit rl;
+	rlim_t n = 1024;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur;
+	n /= 16;
+	return n < 16 ? 16 : n > 4096 ? 4096 : (uint32_t)n;
+}
 
 static int random_bytes(void *p, size_t n)
 {
@@ -126,6 +142,8 @@ int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
 		rc = random_bytes(s->write_verf, sizeof(s->write_verf));
 	if (!rc)
 		rc = nfsd_cache_create(&s->cache);
+	if (!rc)
+		rc = nfsd_fcache_create(&s->files, files_max());
 	if (rc) {
 		rr_nfs3_server_destroy(s);
 		return rc;
@@ -141,6 +159,7 @@ void rr_nfs3_server_destroy(struct rr_nfs3_server *s)
 	if (!s)
 		return;
 	nfsd_mounts_free(s);
+	nfsd_fcache_destroy(s->files);
 	nfsd_cache_destroy(s->cache);
 	if (s->root_fd >= 0)
 		close(s->root_fd);
