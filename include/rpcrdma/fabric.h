@@ -60,6 +60,14 @@ struct rr_device_attr {
 	uint32_t
 		max_private_data; /* connect/accept/reject private data bytes */
 	uint64_t max_mr_size;
+	/*
+	 * Posting enters the kernel through the file the device was opened
+	 * with, and the kernel refuses a thread whose credentials changed
+	 * since (rdma-core's rxe and siw ring their doorbell with write(2) on
+	 * that file). Such a thread must leave posting to one that did not:
+	 * see rr_svc_opts.handlers_change_creds.
+	 */
+	int post_checks_creds;
 };
 
 /*

@@ -290,6 +290,13 @@ struct rr_svc_opts {
 	 */
 	uint32_t threads;
 	uint32_t drc_entries; /* duplicate request cache size; default 1024 */
+	/*
+	 * Handlers change their thread's credentials (setfsuid, setgroups: a
+	 * file server acting as its caller). On a device that checks them
+	 * when posting (rr_device_attr.post_checks_creds) the loop thread
+	 * then posts every reply, and threads must be at least 1.
+	 */
+	bool handlers_change_creds;
 };
 
 int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,

@@ -17,8 +17,11 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #define POLL_BATCH   32
 #define LOOP_WAIT_MS 20
@@ -45,6 +48,35 @@ static void opts_defaults(struct rr_svc_opts *o, const struct rr_svc_opts *in)
 		o->drc_entries = 1024;
 }
 
+/*
+ * Who posts replies: the worker that ran the handler (no thread hop),
+ * unless handlers change their thread's credentials on a device that
+ * checks them when posting. Then the loop thread, which never changes
+ * them, posts; a worker wakes it through kick_fd. Inline handlers would
+ * change the loop's own credentials: that needs a pool.
+ */
+static int setup_posting(struct rr_svc *s)
+{
+	struct rr_device_attr da;
+	int rc;
+
+	if (!s->o.handlers_change_creds)
+		return 0;
+	rc = rr_device_query(s->dev, &da);
+	if (rc || !da.post_checks_creds)
+		return rc;
+	if (!s->o.threads) {
+		rr_err("svc: handlers that change credentials need a worker "
+		       "pool on %s (threads >= 1)", da.provider);
+		return -EINVAL;
+	}
+	s->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->kick_fd < 0)
+		return -errno;
+	s->post_in_loop = true;
+	return 0;
+}
+
 static uint32_t conn_sq_depth(const struct rr_svc *s)
 {
 	return s->o.credits * 4 + 2 * RR_RDMA_MAX_CHUNK_SEGS + 8;
@@ -66,6 +98,8 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 		return -ENOMEM;
 	opts_defaults(&s->o, opts);
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->posted_cv, NULL);
+	s->kick_fd = -1;
 	s->next_gen = 1;
 	depth = s->o.max_conns * (conn_sq_depth(s) + conn_rq_depth(s));
 	rc = svc_scratch_alloc(&s->scratch, s->o.max_bulk);
@@ -75,6 +109,8 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 		rc = svc_pool_start(s, s->o.threads);
 	if (!rc)
 		rc = rr_device_open(s->o.provider, s->o.dev_opts, &s->dev);
+	if (!rc)
+		rc = setup_posting(s);
 	if (!rc)
 		rc = rr_pd_alloc(s->dev, &s->pd);
 	if (!rc)
@@ -422,16 +458,37 @@ static void dispatch(struct rr_svc *s, const struct rr_wc *wc)
 	}
 }
 
+/*
+ * post_in_loop: the loop also wakes for the workers' finished calls and
+ * for connection events (the provider's own wait would not see the kick).
+ */
+static void wait_cq_or_kick(struct rr_svc *s)
+{
+	struct pollfd p[3] = {{.fd = rr_cq_fd(s->cq), .events = POLLIN},
+			      {.fd = s->kick_fd, .events = POLLIN},
+			      {.fd = rr_evch_fd(s->ch), .events = POLLIN}};
+	uint64_t n;
+
+	if (poll(p, 3, LOOP_WAIT_MS) > 0 && (p[1].revents & POLLIN) &&
+	    read(s->kick_fd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: another wake-up took it; nothing is lost */
+	}
+}
+
 static void loop_once(struct rr_svc *s, bool force_reap)
 {
 	struct rr_wc wc[POLL_BATCH];
 	int n;
 
-	rr_cq_wait(s->cq, LOOP_WAIT_MS);
+	if (s->post_in_loop)
+		wait_cq_or_kick(s);
+	else
+		rr_cq_wait(s->cq, LOOP_WAIT_MS);
 	n = rr_cq_poll(s->cq, wc, POLL_BATCH);
 	pthread_mutex_lock(&s->mu);
 	for (int i = 0; i < n; i++)
 		dispatch(s, &wc[i]);
+	svc_reply_ready(s);
 	svc_resume(s);
 	cm_events(s);
 	reap(s, force_reap);
@@ -450,6 +507,17 @@ void rr_svc_stop(struct rr_svc *s)
 	atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
 }
 
+/* post_in_loop: the workers' last replies need the loop to post them. */
+static void drain_workers(struct rr_svc *s)
+{
+	pthread_mutex_lock(&s->pool.mu);
+	s->pool.stop = true;
+	pthread_cond_broadcast(&s->pool.cv);
+	pthread_mutex_unlock(&s->pool.mu);
+	while (svc_pool_busy(s))
+		loop_once(s, false);
+}
+
 int rr_svc_shutdown(struct rr_svc *s)
 {
 	uint64_t deadline;
@@ -460,6 +528,8 @@ int rr_svc_shutdown(struct rr_svc *s)
 		return 0;
 	s->closing = true;
 	/* The workers finish every call they were given, replies included. */
+	if (s->post_in_loop)
+		drain_workers(s);
 	svc_pool_stop(s);
 	deadline = rr_mono_ms() + SVC_DRAIN_MS;
 	pthread_mutex_lock(&s->mu);
@@ -496,6 +566,9 @@ int rr_svc_destroy(struct rr_svc *s)
 		rr_device_close(s->dev);
 	svc_scratch_free(&s->scratch);
 	rr_drc_fini(&s->drc);
+	if (s->kick_fd >= 0)
+		close(s->kick_fd);
+	pthread_cond_destroy(&s->posted_cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 	return 0;

@@ -81,7 +81,8 @@ struct svc_req {
 	struct rr_reply_hdr rh;	  /* the handler's verdict */
 	bool drop;		  /* a duplicate of a call still running */
 	struct svc_req *qnext;	  /* FIFO of calls waiting for resources */
-	struct svc_req *worknext; /* the workers' queue */
+	struct svc_req *worknext; /* the workers' queue, then s->ready */
+	bool *posted;		   /* the waiting worker's flag (post_in_loop) */
 };
 
 struct svc_sendctx {
@@ -133,6 +134,7 @@ struct svc_pool {
 	struct svc_req *head, *tail;
 	bool stop;
 	uint32_t n, started, cap;
+	uint32_t live; /* workers not yet returned */
 	pthread_t *threads;
 	struct svc_scratch *scratch;
 };
@@ -156,6 +158,11 @@ struct rr_svc {
 	struct svc_pool pool;
 	struct rr_drc drc;
 	struct svc_req *wait_head, *wait_tail;
+	/* post_in_loop: replies the workers ran, for the loop to post */
+	bool post_in_loop;
+	int kick_fd; /* eventfd: ready is not empty */
+	struct svc_req *ready_head, *ready_tail;
+	pthread_cond_t posted_cv;
 	uint64_t stall_check_ms; /* last scan for stalled peers */
 	pthread_mutex_t mu;
 	struct rr_xprt_stats st;
@@ -169,6 +176,8 @@ void svc_post_recv(struct svc_conn *cn, uint32_t i);
 void svc_run_handler(struct rr_svc *s, struct svc_req *r,
 		     const struct svc_scratch *sc);
 void svc_finish(struct svc_conn *cn, struct svc_req *r);
+void svc_reply_ready(struct rr_svc *s);
+bool svc_pool_busy(struct rr_svc *s);
 int svc_bulk_get(struct rr_svc *s);
 void svc_bulk_put(struct rr_svc *s, int i);
 uint8_t *svc_bulk_at(struct rr_svc *s, int i);

@@ -12,12 +12,19 @@
  * Each worker owns its result buffers (struct svc_scratch). A hand-off
  * costs a thread wake-up (tens of microseconds on a loaded machine), which
  * is why opts.threads = 0, handlers inline in the loop, stays available.
+ *
+ * When handlers change their thread's credentials and the device checks
+ * them when posting (s->post_in_loop), a worker may not post: it queues the
+ * finished call on s->ready, wakes the loop, and waits until the loop has
+ * posted the reply (which still reads the worker's scratch). Two more
+ * wake-ups per call, paid only there.
  */
 #include "rpcrdma/svc.h"
 #include "base/alloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int svc_scratch_alloc(struct svc_scratch *sc, size_t max_bulk)
 {
@@ -70,6 +77,59 @@ static struct svc_req *take(struct svc_pool *p)
 	return r;
 }
 
+/* post_in_loop: the loop thread posts r's reply; we wait for that. */
+static void hand_to_loop(struct rr_svc *s, struct svc_req *r)
+{
+	static const uint64_t one = 1;
+	bool posted = false;
+
+	r->posted = &posted;
+	r->worknext = NULL;
+	if (s->ready_tail)
+		s->ready_tail->worknext = r;
+	else
+		s->ready_head = r;
+	s->ready_tail = r;
+	if (write(s->kick_fd, &one, sizeof(one)) < 0) {
+		/* an eventfd only refuses at 2^64-1 pending: it is readable */
+	}
+	while (!posted)
+		pthread_cond_wait(&s->posted_cv, &s->mu);
+}
+
+/* The loop thread (s->mu held): posts what the workers finished. */
+void svc_reply_ready(struct rr_svc *s)
+{
+	struct svc_req *r;
+	bool any = false;
+
+	while ((r = s->ready_head)) {
+		struct svc_conn *cn = r->conn;
+
+		s->ready_head = r->worknext;
+		if (!s->ready_head)
+			s->ready_tail = NULL;
+		cn->running--;
+		svc_reply(cn, r);
+		*r->posted = true;
+		r->posted = NULL;
+		svc_finish(cn, r);
+		any = true;
+	}
+	if (any)
+		pthread_cond_broadcast(&s->posted_cv);
+}
+
+bool svc_pool_busy(struct rr_svc *s)
+{
+	bool busy;
+
+	pthread_mutex_lock(&s->pool.mu);
+	busy = s->pool.live > 0;
+	pthread_mutex_unlock(&s->pool.mu);
+	return busy;
+}
+
 static void *worker_main(void *arg)
 {
 	struct rr_svc *s = arg;
@@ -80,6 +140,7 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&p->mu);
 	idx = p->started++;
+	p->live++;
 	pthread_mutex_unlock(&p->mu);
 	sc = &p->scratch[idx];
 	while ((r = take(p))) {
@@ -87,12 +148,19 @@ static void *worker_main(void *arg)
 
 		svc_run_handler(s, r, sc);
 		pthread_mutex_lock(&s->mu);
-		cn->running--;
-		svc_reply(cn, r);
-		svc_finish(cn, r);
-		svc_resume(s);
+		if (s->post_in_loop) {
+			hand_to_loop(s, r);
+		} else {
+			cn->running--;
+			svc_reply(cn, r);
+			svc_finish(cn, r);
+			svc_resume(s);
+		}
 		pthread_mutex_unlock(&s->mu);
 	}
+	pthread_mutex_lock(&p->mu);
+	p->live--;
+	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 

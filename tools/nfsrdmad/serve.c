@@ -77,8 +77,10 @@ static int addr_of(const struct nfsrdmad_opts *o, int port,
 
 static int start_rdma(struct daemon *d, struct xprt *x, int port)
 {
+	/* As root the server acts as each caller (setfsuid, setgroups). */
 	struct rr_svc_opts so = {.provider = d->o->provider,
-				 .threads = d->o->threads};
+				 .threads = d->o->threads,
+				 .handlers_change_creds = geteuid() == 0};
 	struct sockaddr_in sin;
 	int rc = addr_of(d->o, port, &sin);
 

@@ -54,6 +54,8 @@ static int query(struct v_device *d)
 				     : (uint32_t)x.orig_attr.max_sge);
 	a->max_cqe = (uint32_t)x.orig_attr.max_cqe;
 	a->max_ird = (uint32_t)x.orig_attr.max_qp_rd_atom;
+	/* ibverbs cannot tell a doorbell page from a write(2) doorbell */
+	a->post_checks_creds = 1;
 	a->max_ord = (uint32_t)x.orig_attr.max_qp_init_rd_atom;
 	a->max_private_data =
 		d->ctx->device->transport_type == IBV_TRANSPORT_IWARP
