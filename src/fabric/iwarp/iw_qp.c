@@ -706,11 +706,13 @@ static int reset_locked(struct iw_qp *qp)
  * file the number names next: it wakes spuriously at worst (it polls the
  * CQ's eventfd too, and rechecks the QP's state before reading).
  */
-int iw_qp_reset(struct rr_qp *q)
+/*
+ * Destroy and reset both start here: the QP fails (flushing what is
+ * posted), leaves the CM's lists and the progress thread, and once a
+ * progress-loop pass has gone by no thread is reading its socket.
+ */
+static void quiesce(struct iw_qp *qp)
 {
-	struct iw_qp *qp = to_iw_qp(q);
-	int fd;
-
 	pthread_mutex_lock(&qp->rx_mu);
 	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, (enum rr_cm_event_type) - 1, 0);
 	pthread_mutex_unlock(&qp->rx_mu);
@@ -720,6 +722,14 @@ int iw_qp_reset(struct rr_qp *q)
 		iw_epoll_del(qp->dev, qp->fd);
 		iw_epoch_barrier(qp->dev);
 	}
+}
+
+int iw_qp_reset(struct rr_qp *q)
+{
+	struct iw_qp *qp = to_iw_qp(q);
+	int fd;
+
+	quiesce(qp);
 	iw_evch_purge(qp->evch, q);
 	pthread_mutex_lock(&qp->rx_mu);
 	pthread_mutex_lock(&qp->tx_mu);
@@ -742,15 +752,7 @@ int iw_qp_destroy(struct rr_qp *q)
 	struct iw_qp *qp = to_iw_qp(q);
 	const struct rr_qp_attr *a = &q->attr;
 
-	pthread_mutex_lock(&qp->rx_mu);
-	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, (enum rr_cm_event_type) - 1, 0);
-	pthread_mutex_unlock(&qp->rx_mu);
-	iw_cm_unlist(qp);
-	iw_qp_unhand(qp);
-	if (qp->in_epoll) {
-		iw_epoll_del(qp->dev, qp->fd);
-		iw_epoch_barrier(qp->dev);
-	}
+	quiesce(qp);
 	iw_cq_detach(qp->scq, qp, a->sq_depth);
 	iw_cq_detach(qp->rcq, qp, a->rq_depth);
 	iw_cq_purge(qp->scq, q);
