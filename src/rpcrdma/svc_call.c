@@ -190,6 +190,16 @@ static void run(struct svc_conn *cn, struct svc_req *r)
  * The RPC message is complete (inline, or pulled). Splits it into call
  * header, inline arguments and the DDP-eligible item.
  */
+/* The read chunk's length: its segments land back to back (pull). */
+static uint32_t read_total(const struct rr_rdma_hdr *h)
+{
+	uint32_t total = 0;
+
+	for (uint32_t i = 0; i < h->nread; i++)
+		total += h->reads[i].seg.length;
+	return total;
+}
+
 static int parse_call(struct svc_conn *cn, struct svc_req *r)
 {
 	const uint8_t *msg =
@@ -200,10 +210,10 @@ static int parse_call(struct svc_conn *cn, struct svc_req *r)
 	r->rq.arg_bulk_len = 0;
 	if (r->h.proc == RR_RDMA_NOMSG) {
 		msg = svc_bulk_at(cn->s, r->bulk);
-		len = r->h.reads[0].seg.length;
+		len = read_total(&r->h);
 	} else if (r->h.nread) {
 		r->rq.arg_bulk = svc_bulk_at(cn->s, r->bulk);
-		r->rq.arg_bulk_len = r->h.reads[0].seg.length;
+		r->rq.arg_bulk_len = read_total(&r->h);
 		/* The DDP-eligible item is the last one: nothing follows. */
 		if (r->h.reads[0].position != len)
 			return -EBADMSG;
@@ -226,8 +236,8 @@ static int check_chunks(struct svc_conn *cn, struct svc_req *r)
 			return -EBADMSG;
 		total += h->reads[i].seg.length;
 	}
-	if (total > cn->s->bulk.size || (h->nread > 1))
-		return -E2BIG; /* one segment per chunk is what we pull */
+	if (total > cn->s->bulk.size)
+		return -E2BIG;
 	if (h->nwrite > 1 || h->nwrite + h->has_reply > 2)
 		return -E2BIG;
 	if (h->proc != RR_RDMA_MSG && h->proc != RR_RDMA_NOMSG)
@@ -235,30 +245,43 @@ static int check_chunks(struct svc_conn *cn, struct svc_req *r)
 	return 0;
 }
 
-/* Posts the RDMA Read that pulls the read chunk into a bulk buffer. */
+/*
+ * Posts the RDMA Reads that pull the read chunk into a bulk buffer, one
+ * per segment, back to back: a client whose registrations are small
+ * (the kernel's FRWR over rxe: 128 KiB) sends a 1 MiB WRITE in eight.
+ * Only the last is signaled; a send queue completes in order.
+ */
 static int pull(struct svc_conn *cn, struct svc_req *r)
 {
 	struct rr_svc *s = cn->s;
-	const struct rr_rdma_seg *seg = &r->h.reads[0].seg;
-	struct rr_sge sge;
-	struct rr_send_wr wr = {
-		.opcode = RR_WR_RDMA_READ,
-		.flags = RR_SEND_SIGNALED,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.rdma = {.remote_addr = seg->offset, .rkey = seg->handle}};
+	uint32_t n = r->h.nread, off = 0;
+	uint8_t *dst;
 
-	if (!svc_sq_room(cn, 1) || !bulk_take(s, r, true))
+	if (!svc_sq_room(cn, n) || !bulk_take(s, r, true))
 		return -EAGAIN;
-	sge = (struct rr_sge){(uintptr_t)svc_bulk_at(s, r->bulk), seg->length,
-			      rr_mr_lkey(s->bulk.mr)};
+	dst = svc_bulk_at(s, r->bulk);
 	r->seq++;
-	wr.wr_id = rr_wrid(cn->gen, RR_WRK_READ, r->idx, r->seq);
-	if (rr_qp_post_send(cn->qp, &wr, NULL)) {
-		cn->dead = true;
-		return -ENOTCONN;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rr_rdma_seg *seg = &r->h.reads[i].seg;
+		struct rr_sge sge = {(uintptr_t)(dst + off), seg->length,
+				     rr_mr_lkey(s->bulk.mr)};
+		struct rr_send_wr wr = {
+			.wr_id = rr_wrid(cn->gen, RR_WRK_READ, r->idx, r->seq),
+			.opcode = RR_WR_RDMA_READ,
+			.flags = i + 1 == n ? RR_SEND_SIGNALED : 0,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.rdma = {.remote_addr = seg->offset,
+				 .rkey = seg->handle}};
+
+		if (rr_qp_post_send(cn->qp, &wr, NULL)) {
+			cn->dead = true;
+			return -ENOTCONN;
+		}
+		cn->sq_posted++;
+		off += seg->length;
 	}
-	r->read_mark = ++cn->sq_posted;
+	r->read_mark = cn->sq_posted;
 	r->state = SREQ_PULLING;
 	r->pull_ms = rr_mono_ms();
 	s->st.read_chunks++;
