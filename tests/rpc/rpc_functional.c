@@ -1719,6 +1719,7 @@ static void a_call_sent_again_after_a_reconnect_runs_once(void **state)
 	uint8_t res[16];
 	struct rr_call rel = mkcall(P_RELEASE, res, sizeof(res));
 	struct rr_xprt_stats st;
+	struct rr_clnt_opts oo = {.provider = getenv("RR_PROVIDER")};
 	struct rr_clnt *other;
 	uint64_t end = now_ms() + CALL_TMO_MS;
 
@@ -1738,7 +1739,7 @@ static void a_call_sent_again_after_a_reconnect_runs_once(void **state)
 	 * The copy takes the one credit a new connection starts with, and
 	 * waits for the first run: another client lets that run end.
 	 */
-	assert_int_equal(rr_clnt_create(test_addr(), f->sv.port, NULL, &other),
+	assert_int_equal(rr_clnt_create(test_addr(), f->sv.port, &oo, &other),
 			 0);
 	assert_int_equal(rr_clnt_call(other, &rel), 0);
 	assert_int_equal(rr_clnt_destroy(other), 0);
