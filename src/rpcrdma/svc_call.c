@@ -186,10 +186,6 @@ static void run(struct svc_conn *cn, struct svc_req *r)
 
 /* ----------------------------------------------------------- parsing */
 
-/*
- * The RPC message is complete (inline, or pulled). Splits it into call
- * header, inline arguments and the DDP-eligible item.
- */
 /* The read chunk's length: its segments land back to back (pull). */
 static uint32_t read_total(const struct rr_rdma_hdr *h)
 {
@@ -200,6 +196,10 @@ static uint32_t read_total(const struct rr_rdma_hdr *h)
 	return total;
 }
 
+/*
+ * The RPC message is complete (inline, or pulled). Splits it into call
+ * header, inline arguments and the DDP-eligible item.
+ */
 static int parse_call(struct svc_conn *cn, struct svc_req *r)
 {
 	const uint8_t *msg =
@@ -249,13 +249,17 @@ static int check_chunks(struct svc_conn *cn, struct svc_req *r)
  * Posts the RDMA Reads that pull the read chunk into a bulk buffer, one
  * per segment, back to back: a client whose registrations are small
  * (the kernel's FRWR over rxe: 128 KiB) sends a 1 MiB WRITE in eight.
- * Only the last is signaled; a send queue completes in order.
+ * One chain, one post (one doorbell). Only the last is signaled; a send
+ * queue completes in order.
  */
 static int pull(struct svc_conn *cn, struct svc_req *r)
 {
 	struct rr_svc *s = cn->s;
 	uint32_t n = r->h.nread, off = 0;
+	struct rr_sge sge[RR_RDMA_MAX_READ_SEGS];
+	struct rr_send_wr wr[RR_RDMA_MAX_READ_SEGS], *bad = NULL;
 	uint8_t *dst;
+	int rc;
 
 	if (!svc_sq_room(cn, n) || !bulk_take(s, r, true))
 		return -EAGAIN;
@@ -263,23 +267,26 @@ static int pull(struct svc_conn *cn, struct svc_req *r)
 	r->seq++;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rr_rdma_seg *seg = &r->h.reads[i].seg;
-		struct rr_sge sge = {(uintptr_t)(dst + off), seg->length,
-				     rr_mr_lkey(s->bulk.mr)};
-		struct rr_send_wr wr = {
+
+		sge[i] = (struct rr_sge){(uintptr_t)(dst + off), seg->length,
+					 rr_mr_lkey(s->bulk.mr)};
+		wr[i] = (struct rr_send_wr){
 			.wr_id = rr_wrid(cn->gen, RR_WRK_READ, r->idx, r->seq),
+			.next = i + 1 < n ? &wr[i + 1] : NULL,
 			.opcode = RR_WR_RDMA_READ,
-			.flags = i + 1 == n ? RR_SEND_SIGNALED : 0,
-			.sg_list = &sge,
+			.flags = i + 1 < n ? 0 : RR_SEND_SIGNALED,
+			.sg_list = &sge[i],
 			.num_sge = 1,
 			.rdma = {.remote_addr = seg->offset,
 				 .rkey = seg->handle}};
-
-		if (rr_qp_post_send(cn->qp, &wr, NULL)) {
-			cn->dead = true;
-			return -ENOTCONN;
-		}
-		cn->sq_posted++;
 		off += seg->length;
+	}
+	rc = rr_qp_post_send(cn->qp, wr, &bad);
+	/* what did go out is accounted, so the drain balances */
+	cn->sq_posted += rc ? (uint32_t)(bad ? bad - wr : 0) : n;
+	if (rc) {
+		cn->dead = true; /* conn_close gives r->bulk back */
+		return -ENOTCONN;
 	}
 	r->read_mark = cn->sq_posted;
 	r->state = SREQ_PULLING;

@@ -693,20 +693,6 @@ static int reset_locked(struct iw_qp *qp)
 }
 
 /*
- * Destroy up to the point where memory would be freed, then the QP is as
- * new (qp_fresh). ORDER: the error transition first (no more traffic, no
- * more events: a QP reports only its first one), then the progress thread
- * is made to forget the socket (epoll, epoch), then the events and
- * completions of the old connection are dropped under the locks every
- * path into the QP takes, in the documented order (rx, tx, rq, then the
- * CQs, whose waiters take arm_mu under them, then arm_mu). A thread still
- * in poll() on the old socket holds its own reference to it and is woken
- * by the shutdown; when it comes back it finds the QP out of RTS. One that
- * read the descriptor but has not reached poll() yet may poll whatever
- * file the number names next: it wakes spuriously at worst (it polls the
- * CQ's eventfd too, and rechecks the QP's state before reading).
- */
-/*
  * Destroy and reset both start here: the QP fails (flushing what is
  * posted), leaves the CM's lists and the progress thread, and once a
  * progress-loop pass has gone by no thread is reading its socket.
@@ -724,6 +710,20 @@ static void quiesce(struct iw_qp *qp)
 	}
 }
 
+/*
+ * Destroy up to the point where memory would be freed, then the QP is as
+ * new (qp_fresh). ORDER: the error transition first (no more traffic, no
+ * more events: a QP reports only its first one), then the progress thread
+ * is made to forget the socket (epoll, epoch), then the events and
+ * completions of the old connection are dropped under the locks every
+ * path into the QP takes, in the documented order (rx, tx, rq, then the
+ * CQs, whose waiters take arm_mu under them, then arm_mu). A thread still
+ * in poll() on the old socket holds its own reference to it and is woken
+ * by the shutdown; when it comes back it finds the QP out of RTS. One that
+ * read the descriptor but has not reached poll() yet may poll whatever
+ * file the number names next: it wakes spuriously at worst (it polls the
+ * CQ's eventfd too, and rechecks the QP's state before reading).
+ */
 int iw_qp_reset(struct rr_qp *q)
 {
 	struct iw_qp *qp = to_iw_qp(q);

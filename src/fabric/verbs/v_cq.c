@@ -16,6 +16,7 @@
  */
 #include "fabric/verbs/v.h"
 #include "base/alloc.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -298,10 +299,17 @@ int v_cq_fd(struct rr_cq *cq)
  * only once that channel is read. A consumer waiting on the CQ alone, as
  * the client does while its connection is up, would wait for ever; so the
  * wait watches the channel of the attached QPs too, and reads it.
+ * One channel per CQ (as our client and server use them): the QPs of a
+ * second channel on the same CQ are not watched, and say so. The channel
+ * must outlive the CQ's QPs, and no wait may run across their teardown.
  */
 void v_cq_watch(struct v_cq *c, struct v_evch *ch, bool on)
 {
 	pthread_mutex_lock(&c->mu);
+	if (on && c->watch && c->watch != ch)
+		rr_warn("verbs: a CQ's QPs on a second event channel: their "
+			"peer's disconnect is seen only when that channel "
+			"is read");
 	if (on && !c->watch)
 		c->watch = ch;
 	else if (!on && c->reserved == 0)
