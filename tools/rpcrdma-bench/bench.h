@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <netinet/in.h>
 #include <sys/types.h>
 
 #include <rpcrdma/fabric.h>
@@ -29,6 +30,14 @@ struct bench_opts {
 	uint32_t depth;
 	double seconds;
 	uint16_t port; /* 0: ephemeral */
+	/*
+	 * --addr: where both sides of both phases meet, 127.0.0.1 unless
+	 * named (RoCE cannot route loopback, so verbs over rxe needs the
+	 * device's address); addr_str is the same, for messages and APIs
+	 * that take a host string.
+	 */
+	struct in_addr addr;
+	char addr_str[INET_ADDRSTRLEN];
 	bool crc;
 	bool json;
 	bool baseline_only; /* hidden: TCP phase only */
@@ -117,6 +126,10 @@ int bench_wait_fd(int fd, short events, int timeout_ms);
 
 const char *bench_op_name(enum bench_op op);
 
+/* o's --addr and port: what a peer listens on and a client connects to. */
+void bench_sockaddr(const struct bench_opts *o, uint16_t port,
+		    struct sockaddr_in *sin);
+
 int bench_fabric_run(const struct bench_opts *o, struct bench_result *r);
 int bench_tcp_run(const struct bench_opts *o, struct bench_result *r);
 
@@ -164,6 +177,7 @@ enum {
 	{"seconds", required_argument, NULL, 't'},                             \
 	{"port", required_argument, NULL, 'p'},                                \
 	{"provider", required_argument, NULL, 'P'},                            \
+	{"addr", required_argument, NULL, 'a'},                                \
 	{"json", no_argument, NULL, 'j'},                                      \
 	{"help", no_argument, NULL, 'h'},                                      \
 	{"baseline-only", no_argument, NULL, BENCH_OPT_BASELINE_ONLY},         \
@@ -182,9 +196,9 @@ struct bench_phase {
 
 /*
  * A subcommand. cmd.c reads --size ('s'), --depth ('d'), --seconds ('t'),
- * --port ('p'), --provider ('P'), --json ('j'), --help ('h') and the hidden
- * options; parse_own gets every other option. Its results are result_size
- * bytes each and start with their struct bench_result.
+ * --port ('p'), --provider ('P'), --addr ('a'), --json ('j'), --help ('h')
+ * and the hidden options; parse_own gets every other option. Its results
+ * are result_size bytes each and start with their struct bench_result.
  */
 struct bench_cli {
 	const char *me; /* "rpcrdma-bench fabric": starts every message */

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * What the subcommands share. Both take --size, --depth, --seconds, --port,
- * --provider, --json and the hidden phase switches the same way, differing
- * in the option that picks what to measure and in their limits; both then
- * run their own stack and a baseline back to back, in one run, so both see
- * the same machine state, and report the two.
+ * --provider, --addr, --json and the hidden phase switches the same way,
+ * differing in the option that picks what to measure and in their limits;
+ * both then run their own stack and a baseline back to back, in one run, so
+ * both see the same machine state, and report the two.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -85,6 +86,20 @@ static int parse_seconds(const struct bench_cli *cli, const char *s,
 	return 0;
 }
 
+/* Dotted IPv4 only: both phases bind and connect AF_INET sockets. */
+static int parse_addr(const struct bench_cli *cli, const char *s,
+		      struct bench_opts *o)
+{
+	if (inet_pton(AF_INET, s, &o->addr) != 1) {
+		fprintf(stderr, "%s: --addr '%s': expected an IPv4 address\n",
+			cli->me, s);
+		return -EINVAL;
+	}
+	/* Canonical form, e.g. for rr_clnt_create's host string. */
+	inet_ntop(AF_INET, &o->addr, o->addr_str, sizeof(o->addr_str));
+	return 0;
+}
+
 static int parse_one(const struct bench_cli *cli, int c, struct bench_opts *o,
 		     unsigned *seen)
 {
@@ -113,6 +128,8 @@ static int parse_one(const struct bench_cli *cli, int c, struct bench_opts *o,
 	case 'P':
 		o->provider = optarg;
 		return 0;
+	case 'a':
+		return parse_addr(cli, optarg, o);
 	case 'j':
 		o->json = true;
 		return 0;
@@ -166,6 +183,8 @@ static int parse_opts(const struct bench_cli *cli, int argc, char **argv,
 
 	memset(o, 0, sizeof(*o));
 	o->provider = "iwarp";
+	o->addr.s_addr = htonl(INADDR_LOOPBACK);
+	snprintf(o->addr_str, sizeof(o->addr_str), "127.0.0.1");
 	optind = 1;
 	/* getopt would name argv[0], the subcommand, as the program */
 	opterr = 0;
@@ -250,6 +269,15 @@ int bench_cli_run(const struct bench_cli *cli, int argc, char **argv,
 	free(ours);
 	free(base);
 	return err ? 1 : 0;
+}
+
+void bench_sockaddr(const struct bench_opts *o, uint16_t port,
+		    struct sockaddr_in *sin)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	sin->sin_addr = o->addr;
 }
 
 bool bench_pinned(const struct bench_opts *o)

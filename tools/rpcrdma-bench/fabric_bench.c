@@ -405,14 +405,6 @@ static void pdata_unpack(const uint8_t *p, struct fab_remote *r)
 	r->len = be32toh(len);
 }
 
-static void loopback(struct sockaddr_in *sin, uint16_t port)
-{
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-}
-
 /*
  * Send-mode buffers: slots [0, depth) receive, [depth, 2 * depth) send. The
  * RDMA modes need one slot per operation in flight.
@@ -456,7 +448,7 @@ static int peer_listen(struct fab *f, int notify_fd)
 	struct sockaddr_in sin;
 	int err;
 
-	loopback(&sin, f->o->port);
+	bench_sockaddr(f->o, f->o->port, &sin);
 	err = rr_listen(f->dev, f->ch, (struct sockaddr *)&sin, sizeof(sin), 1,
 			&f->lis);
 	if (err)
@@ -624,7 +616,7 @@ static int client_connect(struct fab *f, uint16_t port, struct fab_remote *rem)
 	struct sockaddr_in sin;
 	int err;
 
-	loopback(&sin, port);
+	bench_sockaddr(f->o, port, &sin);
 	err = rr_qp_connect(f->qp, (struct sockaddr *)&sin, sizeof(sin), NULL,
 			    0);
 	if (err)

@@ -23,18 +23,14 @@ static const char fabric_synopsis[] =
 	"usage: rpcrdma-bench fabric --op write|read|send --size BYTES "
 	"--depth N\n"
 	"                            --seconds S [--port P] [--crc] [--json]\n"
-	"                            [--provider iwarp]\n";
+	"                            [--provider iwarp] [--addr IPV4]\n";
 
 static void fabric_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rpcrdma-bench fabric --op write|read|send --size BYTES "
-		"--depth N\n"
-		"                            --seconds S [--port P] [--crc] "
-		"[--json]\n"
-		"                            [--provider iwarp]\n"
+		"%s"
 		"\n"
-		"Runs a peer in a forked child on 127.0.0.1 and keeps N "
+		"Runs a peer in a forked child on --addr and keeps N "
 		"operations "
 		"of SIZE\nbytes in flight for S seconds, then does the same "
 		"over "
@@ -54,8 +50,13 @@ static void fabric_usage(FILE *f)
 		"  --json                one JSON object on stdout\n"
 		"  --no-pin              do not pin this side to CPU 0 and "
 		"the peer to CPU 1\n"
-		"  --provider NAME       fabric provider (default iwarp)\n",
-		MAX_DEPTH);
+		"  --provider NAME       fabric provider (default iwarp)\n"
+		"  --addr IPV4           the address both sides of both phases "
+		"use\n"
+		"                        (default 127.0.0.1; verbs over "
+		"Soft-RoCE needs the\n"
+		"                        device's own)\n",
+		fabric_synopsis, MAX_DEPTH);
 }
 
 static int parse_op(const struct bench_cli *cli, const char *s,

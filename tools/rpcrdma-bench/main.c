@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * rpcrdma-bench: measures the stack against plain TCP on loopback.
+ * rpcrdma-bench: measures the stack against plain TCP on one host
+ * (loopback unless --addr names another of its addresses).
  * Subcommands keep each measurement's options separate ("fabric", "rpc");
  * each one lives in its own files and returns the exit status.
  */

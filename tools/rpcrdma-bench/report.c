@@ -189,9 +189,9 @@ static void text_report(const struct bench_opts *o,
 	struct goal g = goal(o, &us, &tcp);
 
 	printf("fabric %s: size %u B, depth %u, %.1f s per phase, provider %s, "
-	       "crc %s, %s\n",
+	       "addr %s, crc %s, %s\n",
 	       bench_op_name(o->op), o->size, o->depth, o->seconds, o->provider,
-	       o->crc ? "on" : "off",
+	       o->addr_str, o->crc ? "on" : "off",
 	       bench_pinned(o) ? "this side on CPU 0, peer on CPU 1"
 			       : "unpinned");
 	printf("%-8s %12s %12s %10s %10s\n", "", "MB/s", "msgs/s", "p50 us",
@@ -285,6 +285,7 @@ static void json_report(const struct bench_opts *o,
 	printf("{\"op\":\"%s\",\"size\":%u,\"depth\":%u,\"provider\":",
 	       bench_op_name(o->op), o->size, o->depth);
 	bench_json_str(o->provider);
+	printf(",\"addr\":\"%s\"", o->addr_str); /* inet_ntop's: no escaping */
 	printf(",\"crc\":%s,\"seconds\":%g,\"latency\":\"%s\",",
 	       o->crc ? "true" : "false", o->seconds,
 	       o->op == BENCH_OP_SEND ? "round_trip" : "post_to_completion");

@@ -420,7 +420,7 @@ static int connect_measured(struct clnt_run *run, uint16_t port)
 	err = rpc_rss_bytes(&m->client_rss_before);
 	if (err)
 		return fail("VmRSS", err);
-	err = rr_clnt_create("127.0.0.1", port, &co, &run->c);
+	err = rr_clnt_create(run->o->b.addr_str, port, &co, &run->c);
 	if (err) {
 		run->c = NULL;
 		return fail("rr_clnt_create", err);

@@ -27,14 +27,14 @@ static const char rpc_synopsis[] =
 	"--depth N\n"
 	"                         --seconds S [--provider iwarp] [--port P] "
 	"[--json]\n"
-	"                         [--server-threads N]\n";
+	"                         [--server-threads N] [--addr IPV4]\n";
 
 static void rpc_usage(FILE *f)
 {
 	fprintf(f,
 		"%s\n"
 		"Serves a test ONC RPC program (benchprog.x) from a forked "
-		"child on 127.0.0.1\nand keeps N calls in flight for S "
+		"child on --addr\nand keeps N calls in flight for S "
 		"seconds over RPC-over-RDMA, then does the\nsame over TCP "
 		"with libtirpc (N threads, one CLIENT each) and compares.\n"
 		"\n"
@@ -52,6 +52,10 @@ static void rpc_usage(FILE *f)
 		"  --port P         our server's port (default: any free "
 		"port)\n"
 		"  --provider NAME  fabric provider (default iwarp)\n"
+		"  --addr IPV4      the address both sides of both phases use "
+		"(default\n"
+		"                   127.0.0.1; verbs over Soft-RoCE needs the "
+		"device's own)\n"
 		"  --server-threads N\n"
 		"                   run our server's handlers in a pool of N "
 		"workers\n"

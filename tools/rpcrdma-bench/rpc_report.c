@@ -179,9 +179,10 @@ static void text_report(const struct rpc_opts *o, const struct rpc_result *ours,
 	unsigned i;
 
 	printf("rpc %s: size %u B, depth %u, %.1f s per phase, provider %s, "
-	       "server handlers %s",
+	       "addr %s, server handlers %s",
 	       rpc_proc_name(o->proc), o->b.size, o->b.depth, o->b.seconds,
-	       o->b.provider, o->svc_threads ? "in a pool of " : "inline");
+	       o->b.provider, o->b.addr_str,
+	       o->svc_threads ? "in a pool of " : "inline");
 	if (o->svc_threads)
 		printf("%u", o->svc_threads);
 	printf(bench_pinned(&o->b) ? ", client on CPU 0, server on CPU 1\n"
@@ -321,6 +322,7 @@ static void json_report(const struct rpc_opts *o, const struct rpc_result *ours,
 	printf("{\"proc\":\"%s\",\"size\":%u,\"depth\":%u,\"provider\":",
 	       rpc_proc_name(o->proc), o->b.size, o->b.depth);
 	bench_json_str(o->b.provider);
+	printf(",\"addr\":\"%s\"", o->b.addr_str); /* inet_ntop's */
 	printf(",\"server_threads\":%u,\"pinned\":%s", o->svc_threads,
 	       bench_pinned(&o->b) ? "true" : "false");
 	printf(",\"seconds\":%g,\"latency\":\"call_to_checked_result\",",

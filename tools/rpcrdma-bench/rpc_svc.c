@@ -152,13 +152,10 @@ static int svc_start(struct svc_state *st)
 		.procs = svc_procs,
 		.arg = st,
 	};
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(b->port),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
+	struct sockaddr_in sin;
 	int err;
 
+	bench_sockaddr(b, b->port, &sin);
 	/* Defaults otherwise: the memory goal is about them. */
 	if (b->size > (1u << 20))
 		so.max_bulk = b->size;

@@ -2,7 +2,7 @@
 /*
  * The libtirpc baseline of "rpcrdma-bench rpc": the same program over ONC
  * RPC on TCP, with the same rpcgen XDR routines, server in a forked child
- * on 127.0.0.1 and client here, as on our side.
+ * on --addr (127.0.0.1 by default) and client here, as on our side.
  *
  * No rpcbind: the server registers with protocol 0 (no portmapper) and
  * tells its port through the pipe, and the client connects to it directly.
@@ -29,14 +29,6 @@
  * void (*)(void) is how to say the cast is meant.
  */
 #define XDRPROC(f) ((xdrproc_t)(void (*)(void))(f))
-
-static void loopback(struct sockaddr_in *sin, uint16_t port)
-{
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-}
 
 /* ------------------------------------------------------------ the server */
 
@@ -115,7 +107,7 @@ static void srv_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 }
 
 /* Bound and listening already: svc_tli_create listens only on its own. */
-static int srv_listen(int *fd, uint16_t *port)
+static int srv_listen(const struct bench_opts *b, int *fd, uint16_t *port)
 {
 	struct sockaddr_in sin;
 	socklen_t len = sizeof(sin);
@@ -124,7 +116,7 @@ static int srv_listen(int *fd, uint16_t *port)
 	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (*fd < 0)
 		return -errno;
-	loopback(&sin, 0);
+	bench_sockaddr(b, 0, &sin);
 	setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(*fd, (struct sockaddr *)&sin, sizeof(sin)) ||
 	    listen(*fd, SOMAXCONN) ||
@@ -140,13 +132,13 @@ static int srv_fail(const char *what, int err)
 	return err;
 }
 
-static int srv_start(uint16_t *port)
+static int srv_start(const struct bench_opts *b, uint16_t *port)
 {
 	struct sigaction sa = {.sa_handler = srv_on_sigterm};
 	SVCXPRT *xprt;
 	int fd, err;
 
-	err = srv_listen(&fd, port);
+	err = srv_listen(b, &fd, port);
 	if (err)
 		return srv_fail("listen", err);
 	xprt = svctcp_create(fd, 0, 0);
@@ -174,7 +166,7 @@ static int tirpc_peer(const struct bench_opts *b, int notify_fd)
 		return srv_fail("malloc", -ENOMEM);
 	rpc_pattern_fill(srv.pattern, srv.size);
 	memset(srv.args, 0, srv.size);
-	err = srv_start(&port);
+	err = srv_start(b, &port);
 	if (!err)
 		err = bench_peer_notify_port(notify_fd, port);
 	if (err)
@@ -220,7 +212,7 @@ static int worker_connect(struct worker *w, uint16_t port)
 	if (w->fd < 0)
 		return -errno;
 	/* As the server's side does: a record must not wait for an ACK. */
-	loopback(&sin, port);
+	bench_sockaddr(&w->run->o->b, port, &sin);
 	if (setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
 	    connect(w->fd, (struct sockaddr *)&sin, sizeof(sin)))
 		return -errno;

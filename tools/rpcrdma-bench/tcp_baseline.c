@@ -67,17 +67,9 @@ static int set_nodelay(int fd)
 	return 0;
 }
 
-static void loopback(struct sockaddr_in *sin, uint16_t port)
-{
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-}
-
 /* ------------------------------------------------------------- the peer */
 
-static int peer_listen(int *lfd_out, uint16_t *port)
+static int peer_listen(const struct bench_opts *o, int *lfd_out, uint16_t *port)
 {
 	struct sockaddr_in sin;
 	socklen_t len = sizeof(sin);
@@ -86,7 +78,7 @@ static int peer_listen(int *lfd_out, uint16_t *port)
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0)
 		return -errno;
-	loopback(&sin, 0);
+	bench_sockaddr(o, 0, &sin);
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) || listen(lfd, 1) ||
 	    getsockname(lfd, (struct sockaddr *)&sin, &len)) {
@@ -146,12 +138,12 @@ static int peer_serve(int fd, struct tcp_shape s)
 }
 
 /* Announces the port, then accepts the client's one connection. */
-static int peer_accept(int notify_fd, int *fd)
+static int peer_accept(const struct bench_opts *o, int notify_fd, int *fd)
 {
 	uint16_t port = 0; /* gcc cannot tell that -errno is never 0 */
 	int lfd = -1, err;
 
-	err = peer_listen(&lfd, &port);
+	err = peer_listen(o, &lfd, &port);
 	if (err)
 		return err;
 	err = bench_peer_notify_port(notify_fd, port);
@@ -171,7 +163,7 @@ static int tcp_peer(const struct bench_opts *o, int notify_fd)
 {
 	int fd, err;
 
-	err = peer_accept(notify_fd, &fd);
+	err = peer_accept(o, notify_fd, &fd);
 	if (err) {
 		fprintf(stderr, "tcp peer: accept: %s\n", strerror(-err));
 		return err;
@@ -208,7 +200,7 @@ static int client_connect(struct tcp_client *c, uint16_t port)
 	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
 		return -errno;
-	loopback(&sin, port);
+	bench_sockaddr(c->o, port, &sin);
 	if (connect(c->fd, (struct sockaddr *)&sin, sizeof(sin)))
 		return -errno;
 	return set_nodelay(c->fd);
@@ -369,8 +361,8 @@ static int client_run(struct tcp_client *c, uint16_t port)
 
 	err = client_connect(c, port);
 	if (err) {
-		fprintf(stderr, "tcp: connect to 127.0.0.1:%u: %s\n", port,
-			strerror(-err));
+		fprintf(stderr, "tcp: connect to %s:%u: %s\n", c->o->addr_str,
+			port, strerror(-err));
 		return err;
 	}
 	err = client_loop(c);

@@ -1,0 +1,216 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# usage: bench-kernel.sh NFSRDMA NFSRDMAD DEVICE PROVIDER [client|server|all]
+# In an rr-vm.sh guest, the issue's benchmark against the Linux kernel:
+#   client: our nfsrdma bench (provider PROVIDER) against the kernel's nfsd
+#           (RDMA listener on DEVICE) versus the kernel's NFS client, with
+#           fio (libaio, O_DIRECT), against the same nfsd;
+#   server: the kernel's client against nfsrdmad (PROVIDER) versus against
+#           the kernel's nfsd.
+# Workloads: 1 MiB sequential read and write, 4 KiB random read at depth 16,
+# over a file of RR_BENCH_MIB (64) MiB, RR_BENCH_SECONDS (8) each. Prints
+# each figure and the ratios (goals: client >= 1.0x, server >= 0.8x).
+# Figures, not assertions: it fails only when a run fails. Under TCG the
+# absolute numbers mean little, the ratios more, all of it noisy.
+# Both servers export tmpfs and run at once on their own ports; the runs
+# are one after another, ours and theirs alternating per workload.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/vm/guest-lib.sh
+. "$HERE/guest-lib.sh"
+CLI=${1:?nfsrdma binary} DAEMON=${2:?nfsrdmad binary}
+DEV=${3:?device (rxe0, siw0)} PROV=${4:?provider (verbs, iwarp)}
+MODE=${5:-all}
+SECS=${RR_BENCH_SECONDS:-8} MIB=${RR_BENCH_MIB:-64}
+KEXP=/srv/rr-bench-knfsd KPORT=20049 KMPORT=20048
+DEXP=/srv/rr-bench-nfsrdmad DPORT=20051 DMPORT=20052
+MNT=/mnt/rr-bench
+W=$(mktemp -d /run/rr-bench.XXXXXX)
+DPID=
+
+case $MODE in client | server | all) ;; *) fail "mode: client|server|all" ;; esac
+
+# name, nfsrdma bench op, fio rw, block size, depth
+WORKLOADS=(
+	"seqread  read     read     1M 16"
+	"seqwrite write    write    1M 16"
+	"randread randread randread 4K 16"
+)
+
+finish() {
+	local rc=$?
+	if [ $rc != 0 ]; then
+		echo "=== last output"
+		tail -n 20 "$W/run.out" 2>/dev/null
+		[ -n "$DPID" ] && tail -n 20 "$W/nfsrdmad.log"
+	fi
+	local m
+	for m in "$MNT"-*; do
+		mountpoint -q "$m" && timeout 30 umount -f "$m"
+	done
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
+	exit $rc
+}
+trap finish EXIT
+
+# A data file both clients read, and one each overwrites, so that writes
+# never extend a file for one side and overwrite for the other.
+data_files() {
+	local d=$1
+	head -c "${MIB}M" /dev/urandom >"$d/data" || fail "fill $d/data"
+	cp "$d/data" "$d/w-ours" && cp "$d/data" "$d/w-kernel" ||
+		fail "copies in $d"
+}
+
+# knfsd's largest READ/WRITE defaults to a fraction of RAM (256 KiB in a
+# 1 GiB guest); both servers get 1 MiB, so 1 MiB calls are single calls
+# to either. It can only be set while nfsd is down, before knfsd-rdma.sh.
+start_knfsd() {
+	modprobe nfsd || fail "modprobe nfsd"
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd ||
+		fail "mount /proc/fs/nfsd"
+	echo 1048576 >/proc/fs/nfsd/max_block_size ||
+		fail "knfsd max_block_size 1 MiB"
+	"$HERE/knfsd-rdma.sh" "$DEV" "$KEXP" $KPORT $KMPORT >"$W/run.out" 2>&1 ||
+		fail "knfsd: $(cat "$W/run.out")"
+	data_files "$KEXP"
+	ok "knfsd on $DEV: rdma $KPORT, mountd $KMPORT, ${MIB} MiB files"
+}
+
+start_nfsrdmad() {
+	mkdir -p "$DEXP" && mount -t tmpfs -o size=256m tmpfs "$DEXP" ||
+		fail "tmpfs on $DEXP"
+	"$DAEMON" --export "$DEXP" --provider "$PROV" --rdma-port $DPORT \
+		--tcp-port off --mount-port $DMPORT --state-dir "$W/state" \
+		>"$W/nfsrdmad.log" 2>&1 &
+	DPID=$!
+	await_line "$W/nfsrdmad.log" "ready" $DPID 30 ||
+		fail "nfsrdmad did not get ready: $(tail -5 "$W/nfsrdmad.log")"
+	data_files "$DEXP"
+	ok "nfsrdmad ($PROV): rdma $DPORT, mount $DMPORT/tcp"
+}
+
+# kmount NAME EXPORT PORT MOUNTPORT: the kernel client on $MNT-NAME.
+kmount() {
+	local m=$MNT-$1
+	mkdir -p "$m"
+	timeout 60 mount -t nfs -o "vers=3,proto=rdma,port=$3,mountport=$4,mountproto=tcp,nolock,soft,timeo=600,retrans=2" \
+		"$ADDR:$2" "$m" || fail "mount -o proto=rdma $ADDR:$2"
+	ok "kernel client: $ADDR:$2 on $m," \
+		"$(awk -v m="$m" '$2 == m {print $4}' /proc/mounts |
+			tr ',' '\n' | grep -E '^(rsize|wsize)=' | tr '\n' ' ')"
+}
+
+# Each run prints "MBps IOPS" from its operation count and duration (the
+# tools' own rounded rates are too coarse at TCG speeds), or fails.
+# MB = 10^6 bytes, as nfsrdma bench counts.
+figures() { # ops seconds bytes-per-op
+	awk -v n="$1" -v s="$2" -v b="$3" \
+		'BEGIN { if (s > 0) printf "%.2f %.1f\n", n * b / s / 1e6, n / s; else exit 1 }'
+}
+
+bytes_of() { case $1 in *K) echo $((${1%K} * 1024)) ;; *M) echo $((${1%M} << 20)) ;; *) echo "$1" ;; esac; }
+
+ours() { # url op bs depth
+	local ops secs
+	timeout $((SECS + 60)) "$CLI" bench "$1" --op "$2" --bs "$3" \
+		--depth "$4" --seconds "$SECS" --json --no-baseline \
+		>"$W/run.out" 2>&1 || return 1
+	read -r ops secs < <(sed -n 's/.*"rdma":{"ops":\([0-9]*\),"seconds":\([0-9.]*\).*/\1 \2/p' "$W/run.out")
+	[ -n "$secs" ] && figures "$ops" "$secs" "$(bytes_of "$3")"
+}
+
+# fio's terse line: KiB moved and runtime in ms at fields 6 and 9 for
+# reads, 47 and 50 for writes.
+kernel() { # file rw bs depth
+	local w=0 kib ms
+	[ "$2" = write ] && w=41
+	timeout $((SECS + 60)) fio --name=bench --filename="$1" --rw="$2" \
+		--bs="$3" --iodepth="$4" --ioengine=libaio --direct=1 \
+		--size="${MIB}M" --time_based --runtime="$SECS" --minimal \
+		>"$W/run.out" 2>&1 || return 1
+	read -r kib ms < <(awk -F';' -v w=$w 'NF > 50 { print $(6 + w), $(9 + w) }' "$W/run.out")
+	[ -n "$ms" ] && [ "$ms" -gt 0 ] || return 1
+	figures $((kib * 1024 / $(bytes_of "$3"))) "$(awk -v m="$ms" 'BEGIN { print m / 1000 }')" "$(bytes_of "$3")"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+row_head() {
+	printf '%-9s %4s %3s | %13s %8s | %13s %8s | %6s\n' workload bs qd \
+		"$1 MB/s" IOPS "$2 MB/s" IOPS ratio
+}
+
+# row NAME BS QD A B: A and B are "MBps IOPS" or empty for a failed run.
+row() {
+	local a=${4:-- -} b=${5:-- -}
+	local r=failed
+	[ -n "$4" ] && [ -n "$5" ] && r=$(ratio "${a%% *}" "${b%% *}")
+	# shellcheck disable=SC2086 # a and b are two columns each
+	printf '%-9s %4s %3s | %13s %8s | %13s %8s | %6s\n' "$1" "$2" "$3" \
+		$a $b "$r"
+}
+
+# measure FN ARGS...: FN's figures, or nothing and why on stderr.
+measure() {
+	local out
+	if out=$("$@"); then
+		echo "$out"
+	else
+		echo "run failed: $*" >&2
+		tail -n 5 "$W/run.out" >&2
+	fi
+}
+
+client_bench() {
+	local name op rw bs qd a b
+	step "client: nfsrdma ($PROV) vs the kernel client, both against" \
+		"knfsd on $DEV, $SECS s each"
+	kmount knfsd "$KEXP" $KPORT $KMPORT
+	{
+		row_head ours kernel
+		while read -r name op rw bs qd; do
+			a=$(measure ours "nfs://$ADDR$KEXP/$(wfile "$op" w-ours)?mountport=$KMPORT&provider=$PROV" "$op" "$bs" "$qd")
+			b=$(measure kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
+			row "$name" "$bs" "$qd" "$a" "$b"
+		done < <(printf '%s\n' "${WORKLOADS[@]}")
+		echo "ratio = ours / kernel client, MB/s (goal >= 1.0)"
+	} | tee -a "$W/tables"
+}
+
+server_bench() {
+	local name op rw bs qd a b
+	step "server: the kernel client against nfsrdmad ($PROV) vs knfsd," \
+		"on $DEV, $SECS s each"
+	mountpoint -q "$MNT-knfsd" || kmount knfsd "$KEXP" $KPORT $KMPORT
+	kmount nfsrdmad "$DEXP" $DPORT $DMPORT
+	{
+		row_head nfsrdmad knfsd
+		while read -r name op rw bs qd; do
+			a=$(measure kernel "$MNT-nfsrdmad/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
+			b=$(measure kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
+			row "$name" "$bs" "$qd" "$a" "$b"
+		done < <(printf '%s\n' "${WORKLOADS[@]}")
+		echo "ratio = nfsrdmad / knfsd, MB/s, same kernel client (goal >= 0.8)"
+	} | tee -a "$W/tables"
+}
+
+# Reads use the shared data file; writes each side's own copy.
+wfile() { case $1 in *write) echo "$2" ;; *) echo data ;; esac; }
+
+modprobe rpcrdma && modprobe nfs && modprobe nfsv3 || fail "modprobe nfs"
+start_knfsd
+[ "$MODE" = client ] || start_nfsrdmad
+[ "$MODE" = server ] || client_bench
+[ "$MODE" = client ] || server_bench
+echo
+echo "=== bench-kernel: $DEV, provider $PROV, ${MIB} MiB files, $SECS s per run"
+cat "$W/tables"
+# The tables are built in pipelines' subshells: failures are read back
+# from them, not from a variable.
+if grep -q ' failed$' "$W/tables"; then
+	echo "bench-kernel: some runs failed"
+	exit 1
+fi
+echo "bench-kernel: ok"

@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# usage: bench-rpc.sh RPCRDMA-BENCH [PROVIDER] [SECONDS]
+# In an rr-vm.sh guest: rpcrdma-bench rpc on PROVIDER (verbs by default)
+# against libtirpc, both on the guest's address (RoCE cannot route
+# 127.0.0.1): NULL at depth 1, 4 KiB READs at depth 16 and 1 MiB WRITEs at
+# depth 2, SECONDS (default 2) per phase. Figures, not assertions: under
+# TCG only the ratios mean anything, and only roughly. It fails when a run
+# fails or prints no ratio line (one phase produced nothing to compare).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/vm/guest-lib.sh
+. "$HERE/guest-lib.sh"
+BENCH=${1:?rpcrdma-bench binary} PROV=${2:-verbs} SECS=${3:-2}
+OUT=$(mktemp /run/rr-bench-rpc.XXXXXX)
+
+# One run, bounded; its report goes to our output either way.
+run() {
+	local what=$1
+	shift
+	step "rpc $what over $PROV at $ADDR"
+	timeout 120 "$BENCH" rpc --provider "$PROV" --addr "$ADDR" \
+		--seconds "$SECS" "$@" >"$OUT" 2>&1
+	local rc=$?
+	cat "$OUT"
+	[ $rc = 0 ] || fail "rpcrdma-bench rpc $*: exit status $rc"
+	grep -q "^ratio " "$OUT" || fail "rpcrdma-bench rpc $*: no ratio line"
+	grep -q "addr $ADDR," "$OUT" ||
+		fail "rpcrdma-bench rpc $*: the report does not name $ADDR"
+	ok "rpc $what: $(grep '^ratio ' "$OUT")"
+}
+
+run "NULL, depth 1" --proc null --size 0 --depth 1
+run "4 KiB READ, depth 16" --proc read --size 4K --depth 16
+run "1 MiB WRITE, depth 2" --proc write --size 1M --depth 2
+echo "bench-rpc: ok"
