@@ -195,9 +195,8 @@ static void fill_arg_bounce(struct clnt_req *r, const struct plan *p)
 	memset(b + call->arg_bulk_len, 0, rr_xdr_pad(call->arg_bulk_len));
 }
 
-static int post_reg_wr(struct rr_clnt *c, struct clnt_req *r,
-		       struct clnt_mw *m, const struct clnt_span *s,
-		       unsigned access)
+static int post_reg_wr(struct rr_clnt *c, struct clnt_req *r, struct clnt_mw *m,
+		       const struct clnt_span *s, unsigned access)
 {
 	struct rr_send_wr wr = {
 		.wr_id = rr_wrid(c->gen, RR_WRK_REG, r->idx, r->seq),
@@ -485,8 +484,7 @@ static bool req_exposes(const struct clnt_req *r)
  */
 void clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r)
 {
-	if (req_exposes(r) && c->qp_in_use &&
-	    rr_qp_state(c->qp) == RR_QPS_RTS)
+	if (req_exposes(r) && c->qp_in_use && rr_qp_state(c->qp) == RR_QPS_RTS)
 		rr_qp_disconnect(c->qp);
 	for (uint32_t m = 0; m < CLNT_MAX_MW; m++) {
 		struct clnt_mw *w = &r->mws[m];

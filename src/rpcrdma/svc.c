@@ -67,7 +67,8 @@ static int setup_posting(struct rr_svc *s)
 		return rc;
 	if (!s->o.threads) {
 		rr_err("svc: handlers that change credentials need a worker "
-		       "pool on %s (threads >= 1)", da.provider);
+		       "pool on %s (threads >= 1)",
+		       da.provider);
 		return -EINVAL;
 	}
 	s->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

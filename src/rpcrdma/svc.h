@@ -82,7 +82,7 @@ struct svc_req {
 	bool drop;		  /* a duplicate of a call still running */
 	struct svc_req *qnext;	  /* FIFO of calls waiting for resources */
 	struct svc_req *worknext; /* the workers' queue, then s->ready */
-	bool *posted;		   /* the waiting worker's flag (post_in_loop) */
+	bool *posted;		  /* the waiting worker's flag (post_in_loop) */
 };
 
 struct svc_sendctx {

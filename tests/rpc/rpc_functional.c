@@ -56,10 +56,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#define TPROG	     0x20000077u
-#define TVERS	     1u
-#define NO_CRED	     0xffffffffu
-#define MAX_BULK     (1u << 20)
+#define TPROG	 0x20000077u
+#define TVERS	 1u
+#define NO_CRED	 0xffffffffu
+#define MAX_BULK (1u << 20)
 
 static const char *test_addr(void)
 {

@@ -916,9 +916,9 @@ static void read_chunk_of_many_segments_arrives_whole(void **state)
 		n += len[i];
 	}
 	hc_put32(args, n);
-	assert_int_equal(hc_send(&h, m, build_call(&h, m, &rh, 2, HC_WRITE,
-						   args, 4)),
-			 0);
+	assert_int_equal(
+		hc_send(&h, m, build_call(&h, m, &rh, 2, HC_WRITE, args, 4)),
+		0);
 	a = next_answer(&h);
 	assert_true(a->hlen > 0);
 	assert_int_equal(a->rpc.accept, RR_SUCCESS);
