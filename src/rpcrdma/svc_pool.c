@@ -85,14 +85,16 @@ static void hand_to_loop(struct rr_svc *s, struct svc_req *r)
 
 	r->posted = &posted;
 	r->worknext = NULL;
-	if (s->ready_tail)
+	if (s->ready_tail) {
+		/* the loop, woken by the first, takes the whole list */
 		s->ready_tail->worknext = r;
-	else
+	} else {
 		s->ready_head = r;
-	s->ready_tail = r;
-	if (write(s->kick_fd, &one, sizeof(one)) < 0) {
-		/* an eventfd only refuses at 2^64-1 pending: it is readable */
+		if (write(s->kick_fd, &one, sizeof(one)) < 0) {
+			/* only at 2^64-1 pending: then it is readable */
+		}
 	}
+	s->ready_tail = r;
 	while (!posted)
 		pthread_cond_wait(&s->posted_cv, &s->mu);
 }
