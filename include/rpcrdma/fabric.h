@@ -68,6 +68,23 @@ struct rr_device_attr {
 	 * see rr_svc_opts.handlers_change_creds.
 	 */
 	int post_checks_creds;
+	/*
+	 * How memory windows are bound (enum rr_mw_bind_mode bits): by an
+	 * RR_WR_REG work request, by rr_mw_bind at once, or either way.
+	 */
+	unsigned mw_bind;
+	/*
+	 * 1: a refused request of the peer's is counted with its reason
+	 * (rr_fabric_counters bad_stag, bad_bounds, no_recv_posted). 0 where
+	 * the device tells only the peer, with its completion status (verbs:
+	 * rxe and siw raise no event on the responder).
+	 */
+	int responder_reasons;
+};
+
+enum rr_mw_bind_mode {
+	RR_MW_BIND_WR = 1u << 0,   /* RR_WR_REG on a QP, LOCAL_INV to undo */
+	RR_MW_BIND_SYNC = 1u << 1, /* rr_mw_bind, rr_mw_fence to undo */
 };
 
 /*
@@ -174,6 +191,21 @@ uint32_t rr_mw_rkey(const struct rr_mw *mw);
  * window cannot be bound until a later rr_mw_fence succeeds.
  */
 int rr_mw_fence(struct rr_mw *mw);
+/*
+ * Registration per call: binds an invalid window to [addr, addr+length) of
+ * mr at once, without a work request, under a fresh key that rr_mw_rkey()
+ * then returns; rr_mw_fence undoes it and is then the synchronous
+ * invalidation. This is the way for devices with no windows of their own
+ * (verbs registers the range as a memory region of its own and
+ * deregisters it on fence). Where windows are bound only through a QP
+ * (rr_device_attr.mw_bind lacks RR_MW_BIND_SYNC), -EOPNOTSUPP. A peer may
+ * not be able to invalidate such a key with Send With Invalidate (rxe
+ * refuses to for a memory region), so a consumer binding this way should
+ * not invite it to. -EBUSY while the window is bound; -EINVAL for a range
+ * outside mr or rights other than RR_ACCESS_REMOTE_*.
+ */
+int rr_mw_bind(struct rr_mw *mw, struct rr_mr *mr, uint64_t addr,
+	       uint64_t length, unsigned access);
 
 /* ------------------------------------------------------- completion queues */
 

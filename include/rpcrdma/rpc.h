@@ -99,6 +99,8 @@ struct rr_xprt_stats {
 	 */
 	uint64_t keepalive_probes;
 	uint64_t keepalive_timeouts;
+	/* client, registration per call: keys killed by deregistering */
+	uint64_t sync_invs;
 };
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
@@ -113,6 +115,18 @@ struct rr_cred {
 /* ------------------------------------------------------------- client */
 
 struct rr_clnt;
+
+/*
+ * How the client exposes a call's chunk memory to the server (DESIGN.md
+ * invariant 1: no key outlives its call). WINDOWS: memory windows bound
+ * by a work request and invalidated by LOCAL_INV, or by the server's Send
+ * With Invalidate, which the client then invites. PER_CALL: the range is
+ * registered when the call is sent and deregistered, synchronously, before
+ * the call completes; the server is not invited to invalidate. AUTO (the
+ * default): WINDOWS where the device binds windows by work request, else
+ * PER_CALL (devices without windows, such as siw).
+ */
+enum rr_registration { RR_REG_AUTO = 0, RR_REG_WINDOWS, RR_REG_PER_CALL };
 
 struct rr_clnt_opts {
 	const char *provider; /* default "iwarp" */
@@ -153,6 +167,7 @@ struct rr_clnt_opts {
 	int keepalive_ms;
 	int keepalive_timeout_ms;
 	uint32_t keepalive_prog, keepalive_vers;
+	enum rr_registration registration;
 };
 
 int rr_clnt_create(const char *host, uint16_t port,

@@ -114,6 +114,20 @@ int rr_mw_fence(struct rr_mw *mw)
 	return mw ? mw->pd->dev->ops->mw_fence(mw) : -EINVAL;
 }
 
+int rr_mw_bind(struct rr_mw *mw, struct rr_mr *mr, uint64_t addr,
+	       uint64_t length, unsigned access)
+{
+	if (!mw || !mr || mr->pd != mw->pd ||
+	    (access & ~(RR_ACCESS_REMOTE_READ | RR_ACCESS_REMOTE_WRITE)))
+		return -EINVAL;
+	if (addr < (uintptr_t)mr->addr || length > mr->length ||
+	    addr - (uintptr_t)mr->addr > mr->length - length)
+		return -EINVAL;
+	if (!mw->pd->dev->ops->mw_bind)
+		return -EOPNOTSUPP;
+	return mw->pd->dev->ops->mw_bind(mw, mr, addr, length, access);
+}
+
 uint32_t rr_mw_rkey(const struct rr_mw *mw)
 {
 	return __atomic_load_n(&mw->rkey, __ATOMIC_ACQUIRE);

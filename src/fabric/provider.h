@@ -78,6 +78,8 @@ struct rr_provider_ops {
 	int (*mw_alloc)(struct rr_pd *pd, struct rr_mw **out);
 	int (*mw_free)(struct rr_mw *mw);
 	int (*mw_fence)(struct rr_mw *mw);
+	int (*mw_bind)(struct rr_mw *mw, struct rr_mr *mr, uint64_t addr,
+		       uint64_t length, unsigned access);
 
 	int (*cq_create)(struct rr_device *dev, uint32_t depth,
 			 struct rr_cq **out);

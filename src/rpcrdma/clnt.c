@@ -122,6 +122,21 @@ static int alloc_pools(struct rr_clnt *c)
 	return rc;
 }
 
+static int choose_registration(struct rr_clnt *c,
+			       const struct rr_device_attr *da)
+{
+	enum rr_registration r = c->o.registration;
+
+	if (r == RR_REG_AUTO)
+		r = da->mw_bind & RR_MW_BIND_WR ? RR_REG_WINDOWS
+						: RR_REG_PER_CALL;
+	if ((r == RR_REG_WINDOWS && !(da->mw_bind & RR_MW_BIND_WR)) ||
+	    (r == RR_REG_PER_CALL && !(da->mw_bind & RR_MW_BIND_SYNC)))
+		return -EOPNOTSUPP;
+	c->per_call = r == RR_REG_PER_CALL;
+	return 0;
+}
+
 static int open_fabric(struct rr_clnt *c)
 {
 	uint32_t sq = c->o.credits * (2 * CLNT_MAX_MW + 1) + 16;
@@ -132,6 +147,9 @@ static int open_fabric(struct rr_clnt *c)
 	if (rc)
 		return rc;
 	rr_device_query(c->dev, &da);
+	rc = choose_registration(c, &da);
+	if (rc)
+		return rc;
 	if (c->o.sq_depth)
 		sq = c->o.sq_depth < 2 * CLNT_MAX_MW + 1 ? 2 * CLNT_MAX_MW + 1
 							 : c->o.sq_depth;

@@ -115,6 +115,7 @@ struct rr_clnt {
 	 */
 	struct rr_qp *qp;
 	bool qp_in_use;
+	bool per_call; /* registration per call (rr_clnt_opts.registration) */
 	uint16_t gen;
 	bool dead; /* no usable connection now */
 	bool down; /* and never again: calls fail */

@@ -207,11 +207,16 @@ static int post_reg_wr(struct rr_clnt *c, struct clnt_req *r, struct clnt_mw *m,
 			.length = s->len,
 			.access = access},
 	};
-	int rc = rr_qp_post_send(c->qp, &wr, NULL);
+	int rc;
 
+	if (c->per_call) {
+		rc = rr_mw_bind(m->mw, s->mr, s->addr, s->len, access);
+	} else {
+		rc = rr_qp_post_send(c->qp, &wr, NULL);
+		c->sq_posted += !rc;
+	}
 	if (rc)
 		return rc;
-	c->sq_posted++;
 	m->rkey = rr_mw_rkey(m->mw);
 	m->live = true;
 	c->st.regs++;
@@ -409,7 +414,7 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 		return 0;
 	if (rc)
 		return rc;
-	if (!sq_room(c, 2 * p.nmw + 1)) {
+	if (!sq_room(c, c->per_call ? 1 : 2 * p.nmw + 1)) {
 		count_wait(c, r->call, WAITED_SQ);
 		span_release(c, &r->arg_span);
 		span_release(c, &r->res_span);
@@ -417,7 +422,7 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 		return 0;
 	}
 	r->sctx = c->sctx_tail % c->nsctx;
-	sq_reserve(c, r, p.nmw); /* the LOCAL_INVs to come */
+	sq_reserve(c, r, c->per_call ? 0 : p.nmw); /* LOCAL_INVs to come */
 	fill_arg_bounce(r, &p);
 	h.proc = r->nomsg ? RR_RDMA_NOMSG : RR_RDMA_MSG;
 	rc = post_chunks(c, r, &p, &h);
@@ -715,6 +720,36 @@ void clnt_req_finish(struct rr_clnt *c, struct clnt_req *r)
 	req_put(c, r);
 }
 
+/*
+ * Registration per call: deregistering is the invalidation, done before
+ * the call completes. One that fails leaves a key valid, so the connection
+ * goes (no QP of ours can then reach the memory) and the window is fenced
+ * again before its next use.
+ */
+static bool fence_now(struct rr_clnt *c, struct clnt_req *r)
+{
+	bool failed = false;
+
+	for (uint32_t i = 0; i < r->nmw; i++) {
+		struct clnt_mw *m = &r->mws[i];
+
+		if (!m->live)
+			continue;
+		if (rr_mw_fence(m->mw)) {
+			m->unfenced = true;
+			failed = true;
+		} else {
+			c->st.sync_invs++;
+		}
+		m->live = false;
+	}
+	if (!failed || c->dead) /* no connection: nothing can reach it */
+		return true;
+	rr_warn("rpcrdma: deregistration failed: tearing down");
+	clnt_conn_lost(c, -ECONNRESET);
+	return false;
+}
+
 void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
 {
 	struct rr_send_wr wr[CLNT_MAX_MW], *bad = NULL;
@@ -723,6 +758,8 @@ void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
 
 	r->state = REQ_FENCING;
 	r->final_rc = rc;
+	if (c->per_call && !fence_now(c, r))
+		return; /* as when a LOCAL_INV cannot be posted */
 	for (uint32_t i = 0; i < r->nmw; i++) {
 		if (!r->mws[i].live)
 			continue;

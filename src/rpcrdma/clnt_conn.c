@@ -101,8 +101,11 @@ int clnt_conn_start(struct rr_clnt *c)
 	c->gen = (uint16_t)(c->gen + 1) ? (uint16_t)(c->gen + 1) : 1;
 	for (uint32_t i = 0; i < c->nrecv; i++)
 		clnt_post_recv_on(c, i);
-	/* We accept Send With Invalidate: it saves a LOCAL_INV per call. */
-	rr_xprt_cparams(pd, c->o.inline_size, true);
+	/*
+	 * Windows welcome Send With Invalidate (it saves a LOCAL_INV per
+	 * call); a region registered per call may refuse it (rxe does).
+	 */
+	rr_xprt_cparams(pd, c->o.inline_size, !c->per_call);
 	rc = rr_qp_connect(c->qp, (struct sockaddr *)&c->peer, c->peer_len, pd,
 			   sizeof(pd));
 	if (rc) {

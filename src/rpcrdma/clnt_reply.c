@@ -111,7 +111,11 @@ static int check_reply_chunk(struct rr_clnt *c, struct clnt_req *r,
 	return 0;
 }
 
-/* Send With Invalidate must name one of this call's live windows. */
+/*
+ * Send With Invalidate must name one of this call's live windows. With
+ * registration per call it was not invited: counted as bad, and the
+ * region is still deregistered, as always.
+ */
 static int check_remote_inv(struct rr_clnt *c, struct clnt_req *r,
 			    const struct rr_wc *wc)
 {
@@ -119,6 +123,10 @@ static int check_remote_inv(struct rr_clnt *c, struct clnt_req *r,
 		return 0;
 	for (uint32_t i = 0; i < r->nmw; i++) {
 		if (r->mws[i].live && r->mws[i].rkey == wc->invalidated_rkey) {
+			if (c->per_call) {
+				c->st.bad_remote_invs++;
+				return 0;
+			}
 			r->mws[i].live = false;
 			c->st.remote_invs++;
 			return 0;

@@ -536,7 +536,7 @@ static void print_stats(const char *who, const struct rr_xprt_stats *s)
 		" rdma_err_tx %llu rdma_err_rx %llu bad_headers %llu"
 		" read_ch %llu write_ch %llu reply_ch %llu swi %llu"
 		" timeouts %llu cancels %llu conn_lost %llu connects %llu"
-		" retransmits %llu\n",
+		" retransmits %llu sync_invs %llu\n",
 		who, (unsigned long long)s->calls,
 		(unsigned long long)s->bad_xids,
 		(unsigned long long)s->credit_waits,
@@ -557,7 +557,8 @@ static void print_stats(const char *who, const struct rr_xprt_stats *s)
 		(unsigned long long)s->timeouts, (unsigned long long)s->cancels,
 		(unsigned long long)s->conn_lost,
 		(unsigned long long)s->connects,
-		(unsigned long long)s->retransmits);
+		(unsigned long long)s->retransmits,
+		(unsigned long long)s->sync_invs);
 }
 
 /* SIGTERM, bounded wait for its stats and exit; 0 if it exited cleanly. */
@@ -602,12 +603,25 @@ struct fx {
 	struct rr_clnt *c;
 };
 
+/* RR_TEST_REGISTRATION=per_call|windows: how the client exposes chunks. */
+static enum rr_registration test_registration(void)
+{
+	const char *r = getenv("RR_TEST_REGISTRATION");
+
+	if (r && !strcmp(r, "per_call"))
+		return RR_REG_PER_CALL;
+	if (r && !strcmp(r, "windows"))
+		return RR_REG_WINDOWS;
+	return RR_REG_AUTO;
+}
+
 static int setup_with(void **state, uint32_t svc_credits, bool no_reconnect)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct rr_clnt_opts o = {.provider = getenv("RR_PROVIDER"),
 				 .timeout_ms = CALL_TMO_MS,
-				 .no_reconnect = no_reconnect};
+				 .no_reconnect = no_reconnect,
+				 .registration = test_registration()};
 	int rc;
 
 	if (!f)
@@ -689,7 +703,13 @@ static void check_clean(struct rr_clnt *c, bool chunks)
 	assert_int_equal(st.bad_headers, 0);
 	if (chunks) {
 		assert_true(st.regs > 0);
-		assert_true(st.local_invs + st.remote_invs >= st.regs);
+		assert_true(st.local_invs + st.remote_invs + st.sync_invs >=
+			    st.regs);
+	}
+	if (chunks && test_registration() == RR_REG_PER_CALL) {
+		/* deregistered, never invalidated by work request or peer */
+		assert_true(st.sync_invs > 0);
+		assert_int_equal(st.local_invs + st.remote_invs, 0);
 	}
 }
 
@@ -1719,7 +1739,8 @@ static void a_call_sent_again_after_a_reconnect_runs_once(void **state)
 	uint8_t res[16];
 	struct rr_call rel = mkcall(P_RELEASE, res, sizeof(res));
 	struct rr_xprt_stats st;
-	struct rr_clnt_opts oo = {.provider = getenv("RR_PROVIDER")};
+	struct rr_clnt_opts oo = {.provider = getenv("RR_PROVIDER"),
+				  .registration = test_registration()};
 	struct rr_clnt *other;
 	uint64_t end = now_ms() + CALL_TMO_MS;
 

@@ -48,6 +48,7 @@ struct verdict {
 	int attacked;	 /* number of RDMA operations tried */
 	int succeeded;	 /* how many completed successfully */
 	uint32_t status; /* first non-success status seen */
+	int invited_inv; /* the client's connect data invited Send With Inv. */
 };
 
 struct adv {
@@ -61,6 +62,7 @@ struct adv {
 	struct rr_listener *l;
 	struct rr_mr *mr;
 	uint8_t *buf; /* [0,4K) recv, [4K,8K) send, rest: attack data */
+	bool invited_inv;
 };
 
 static void die(const char *what, int rc)
@@ -130,6 +132,11 @@ static void adv_accept(struct adv *a)
 	if ((rc = rr_evch_get(a->ch, &ev, WAIT_MS)) ||
 	    ev.type != RR_CM_CONNECT_REQUEST)
 		die("request", rc);
+	struct rr_cparams cp;
+
+	a->invited_inv =
+		!rr_cparams_decode(ev.private_data, ev.private_data_len, &cp) &&
+		cp.rem_inv_ok;
 	if ((rc = rr_accept(ev.req, a->qp, pd, sizeof(pd))) ||
 	    (rc = rr_evch_get(a->ch, &ev, WAIT_MS)) ||
 	    ev.type != RR_CM_ESTABLISHED)
@@ -273,6 +280,7 @@ static void adversary(int ctl, enum mode mode)
 	if (read(ctl, &go, 1) != 1)
 		die("ctl", errno);
 	v = go == 'r' ? adv_attack_reads(&a, &h) : adv_attack(&a, &h);
+	v.invited_inv = a.invited_inv;
 	if (write(ctl, &v, sizeof(v)) != sizeof(v))
 		die("ctl", errno);
 	_exit(0);
@@ -287,7 +295,7 @@ struct env {
 	uint8_t *mem; /* registered with the client: zero-copy windows */
 };
 
-static void start(struct env *e, enum mode mode)
+static void start_with(struct env *e, enum mode mode, enum rr_registration r)
 {
 	int sv[2];
 	uint16_t port;
@@ -303,13 +311,18 @@ static void start(struct env *e, enum mode mode)
 	e->ctl = sv[0];
 	assert_int_equal(read(e->ctl, &port, sizeof(port)), sizeof(port));
 	/* The adversary serves one connection: a lost one is final. */
-	struct rr_clnt_opts o = {.no_reconnect = true};
+	struct rr_clnt_opts o = {.no_reconnect = true, .registration = r};
 
 	assert_int_equal(rr_clnt_create("127.0.0.1", port, &o, &e->c), 0);
 	e->mem = aligned_alloc(4096, BUF_LEN);
 	for (int i = 0; i < BUF_LEN; i++)
 		e->mem[i] = (uint8_t)(i * 13 + 1);
 	assert_int_equal(rr_clnt_mem_reg(e->c, e->mem, BUF_LEN), 0);
+}
+
+static void start(struct env *e, enum mode mode)
+{
+	start_with(e, mode, RR_REG_AUTO);
 }
 
 static struct verdict attack_now(struct env *e, const char *how)
@@ -384,6 +397,73 @@ static void keys_kept_by_the_server_are_dead_after_the_reply(void **state)
 	assert_int_equal(rr_clnt_stats(e.c, &st), 0);
 	assert_int_equal(st.local_invs, 2); /* no Send With Invalidate */
 	assert_int_equal(st.remote_invs, 0);
+	assert_int_equal(v.invited_inv, 1); /* windows welcome it */
+	finish(&e);
+}
+
+/*
+ * Registration per call (devices without windows): the regions die when
+ * the call returns, by deregistration, with no work request; and the
+ * server is not invited to invalidate them.
+ */
+static void keys_registered_per_call_are_dead_after_the_reply(void **state)
+{
+	struct env e;
+	struct rr_call call;
+	struct rr_xprt_stats st;
+	struct verdict v;
+
+	(void)state;
+	start_with(&e, M_REPLY, RR_REG_PER_CALL);
+	assert_int_equal(exposing_call(&e, &call, 0), 0);
+	v = attack_now(&e, "g");
+	assert_true(v.attacked > 0);
+	assert_int_equal(v.succeeded, 0);
+	assert_int_equal(v.status, RR_WC_REM_ACCESS_ERR);
+	assert_int_equal(v.invited_inv, 0);
+	expect_unchanged(&e);
+	assert_int_equal(rr_clnt_stats(e.c, &st), 0);
+	assert_int_equal(st.regs, 2);
+	assert_int_equal(st.sync_invs, 2);
+	assert_int_equal(st.local_invs, 0);
+	finish(&e);
+}
+
+/* Uninvited, it is counted as bad, and the region is deregistered still. */
+static void uninvited_send_with_invalidate_is_counted(void **state)
+{
+	struct env e;
+	struct rr_call call;
+	struct rr_xprt_stats st;
+	struct verdict v;
+
+	(void)state;
+	start_with(&e, M_REPLY_INV, RR_REG_PER_CALL);
+	assert_int_equal(exposing_call(&e, &call, 0), 0);
+	v = attack_now(&e, "g");
+	assert_int_equal(v.succeeded, 0);
+	expect_unchanged(&e);
+	assert_int_equal(rr_clnt_stats(e.c, &st), 0);
+	assert_int_equal(st.bad_remote_invs, 1);
+	assert_int_equal(st.remote_invs, 0);
+	assert_int_equal(st.sync_invs, 2);
+	finish(&e);
+}
+
+static void timed_out_call_registered_per_call_leaves_no_key(void **state)
+{
+	struct env e;
+	struct rr_call call;
+	struct verdict v;
+
+	(void)state;
+	start_with(&e, M_SILENT, RR_REG_PER_CALL);
+	assert_int_equal(exposing_call(&e, &call, 300), -ETIMEDOUT);
+	v = attack_now(&e, "g");
+	assert_true(v.attacked > 0);
+	assert_int_equal(v.succeeded, 0);
+	assert_int_equal(v.status, RR_WC_REM_ACCESS_ERR);
+	expect_unchanged(&e);
 	finish(&e);
 }
 
@@ -473,6 +553,11 @@ int main(void)
 		cmocka_unit_test(timed_out_call_leaves_no_key_alive),
 		cmocka_unit_test(
 			send_with_invalidate_of_a_foreign_key_tears_down),
+		cmocka_unit_test(
+			keys_registered_per_call_are_dead_after_the_reply),
+		cmocka_unit_test(uninvited_send_with_invalidate_is_counted),
+		cmocka_unit_test(
+			timed_out_call_registered_per_call_leaves_no_key),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

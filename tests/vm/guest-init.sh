@@ -88,6 +88,9 @@ run_job() {
 	# power-off, and timeout ends the job's whole process group
 	(
 		. "$JOB/env"
+		# siw charges what it pins to RLIMIT_MEMLOCK even for root,
+		# and the default 8 MiB is less than a server registers
+		ulimit -l unlimited
 		exec timeout -k 5 "$TMO" bash "$JOB/cmd"
 	) </dev/null >>"$JOB/output" 2>&1
 	rc=$?

@@ -38,7 +38,8 @@
 	X(timeouts)                                                            \
 	X(cancels)                                                             \
 	X(conn_lost)                                                           \
-	X(registered_bytes)
+	X(registered_bytes)                                                      \
+	X(sync_invs)
 
 /* Non-zero counters only: a failure report should be short. */
 void rpc_print_stats(FILE *f, const struct rr_xprt_stats *s)

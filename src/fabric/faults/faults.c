@@ -251,6 +251,19 @@ static int f_mw_fence(struct rr_mw *m)
 	return rc;
 }
 
+/* Registration per call passes through; the wrapper shows the new key. */
+static int f_mw_bind(struct rr_mw *m, struct rr_mr *mr, uint64_t addr,
+		     uint64_t length, unsigned access)
+{
+	struct f_mw *mw = to_f_mw(m);
+	int rc =
+		rr_mw_bind(mw->inner, to_f_mr(mr)->inner, addr, length, access);
+
+	__atomic_store_n(&mw->base.rkey, rr_mw_rkey(mw->inner),
+			 __ATOMIC_RELEASE);
+	return rc;
+}
+
 /* -------------------------------------------------------- event channel */
 
 static int f_evch_create(struct rr_device *d, struct rr_evch **out)
@@ -456,6 +469,7 @@ const struct rr_provider_ops rr__faults_ops = {
 	.mw_alloc = f_mw_alloc,
 	.mw_free = f_mw_free,
 	.mw_fence = f_mw_fence,
+	.mw_bind = f_mw_bind,
 	.cq_create = f_cq_create,
 	.cq_destroy = f_cq_destroy,
 	.cq_poll = f_cq_poll,

@@ -477,6 +477,8 @@ int iw_stag_acquire(struct iw_device *dev, uint32_t stag, struct rr_pd *pd,
 int iw_sge_check(struct iw_device *dev, struct rr_pd *pd,
 		 const struct rr_sge *sge, uint32_t n, bool write,
 		 uint64_t *total);
+int iw_mw_bind_now(struct rr_mw *m, struct rr_mr *mr, uint64_t addr,
+		   uint64_t length, unsigned access);
 enum rr_wc_status iw_mw_bind(struct iw_device *dev, struct rr_pd *pd,
 			     const struct iw_wqe *w);
 int iw_stag_invalidate(struct iw_device *dev, struct rr_pd *pd, uint32_t rkey,

@@ -153,6 +153,8 @@ static void set_attr(struct rr_device_attr *a)
 	a->max_ord = IW_MAX_ORD;
 	a->max_private_data = IW_MPA_MAX_APP_PD;
 	a->max_mr_size = UINT32_MAX; /* RDMA Read size is a 32-bit field */
+	a->mw_bind = RR_MW_BIND_WR | RR_MW_BIND_SYNC;
+	a->responder_reasons = 1;
 }
 
 static int iw_device_open(const struct rr_device_opts *opts,
@@ -270,6 +272,7 @@ const struct rr_provider_ops rr__iwarp_ops = {
 	.mw_alloc = iw_mw_alloc,
 	.mw_free = iw_mw_free,
 	.mw_fence = iw_mw_fence,
+	.mw_bind = iw_mw_bind_now,
 	.cq_create = iw_cq_create,
 	.cq_destroy = iw_cq_destroy,
 	.cq_poll = iw_cq_poll,

@@ -279,34 +279,61 @@ int iw_mw_fence(struct rr_mw *m)
 	return 0;
 }
 
-/* Executes a REG work request: the MW becomes valid under w->rkey's key. */
-enum rr_wc_status iw_mw_bind(struct iw_device *dev, struct rr_pd *pd,
-			     const struct iw_wqe *w)
+/* The window becomes valid under rkey's key, unless it is valid already. */
+static enum rr_wc_status stag_bind(struct iw_stag *s, struct iw_mr *mr,
+				   uint32_t rkey, uint64_t addr,
+				   uint64_t length, unsigned access)
 {
-	struct iw_mr *mr = w->mr;
-	struct iw_stag *s = iw_stag_at(dev, w->mw->idx);
-	uint64_t mbase = (uintptr_t)mr->base.addr;
 	enum rr_wc_status st = RR_WC_SUCCESS;
 
-	if (mr->base.pd != pd || w->mw->base.pd != pd)
-		return RR_WC_MW_BIND_ERR;
-	if (w->reg_addr < mbase || w->length > mr->base.length ||
-	    w->reg_addr - mbase > mr->base.length - w->length)
-		return RR_WC_MW_BIND_ERR;
 	pthread_mutex_lock(&s->mu);
 	if (s->state == IW_STAG_VALID) {
 		st = RR_WC_MW_BIND_ERR; /* invalidate before rebinding */
 	} else {
-		s->key = (uint8_t)w->rkey;
-		s->access = w->reg_access;
-		s->base = w->reg_addr;
-		s->len = w->length;
+		s->key = (uint8_t)rkey;
+		s->access = access;
+		s->base = addr;
+		s->len = length;
 		s->mr = mr;
 		s->state = IW_STAG_VALID;
 		atomic_fetch_add(&mr->mw_refs, 1);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return st;
+}
+
+/* Executes a REG work request: the MW becomes valid under w->rkey's key. */
+enum rr_wc_status iw_mw_bind(struct iw_device *dev, struct rr_pd *pd,
+			     const struct iw_wqe *w)
+{
+	struct iw_mr *mr = w->mr;
+	uint64_t mbase = (uintptr_t)mr->base.addr;
+
+	if (mr->base.pd != pd || w->mw->base.pd != pd)
+		return RR_WC_MW_BIND_ERR;
+	if (w->reg_addr < mbase || w->length > mr->base.length ||
+	    w->reg_addr - mbase > mr->base.length - w->length)
+		return RR_WC_MW_BIND_ERR;
+	return stag_bind(iw_stag_at(dev, w->mw->idx), mr, w->rkey, w->reg_addr,
+			 w->length, w->reg_access);
+}
+
+/*
+ * rr_mw_bind: the same binding, at once (rr_mw_bind checked the range).
+ * The caller owns the window, so no REG of it is queued on any QP.
+ */
+int iw_mw_bind_now(struct rr_mw *m, struct rr_mr *mr, uint64_t addr,
+		   uint64_t length, unsigned access)
+{
+	struct iw_mw *mw = to_iw_mw(m);
+	uint32_t rkey = mw->idx << 8 | mw->next_key;
+	struct iw_stag *s = iw_stag_at(to_iw_dev(m->pd->dev), mw->idx);
+
+	if (stag_bind(s, to_iw_mr(mr), rkey, addr, length, access))
+		return -EBUSY;
+	mw->next_key++;
+	__atomic_store_n(&m->rkey, rkey, __ATOMIC_RELEASE);
+	return 0;
 }
 
 /*

@@ -35,9 +35,12 @@
  *    max_private_data is 56, the smallest of them.
  *  - struct ibv_wc has no "solicited" flag: RR_WC_SOLICITED is never set.
  *  - a refused access is reported to the requester only; the responder's
- *    reason counters (bad_stag, bad_bounds, no_recv_posted, ...) stay 0.
- *  - memory windows need IBV_DEVICE_MEM_WINDOW_TYPE_2B; without it
- *    rr_mw_alloc fails with -EOPNOTSUPP (no per-call registration yet).
+ *    reason counters (bad_stag, bad_bounds, no_recv_posted, ...) stay 0,
+ *    and rr_device_attr.responder_reasons says so.
+ *  - memory windows need IBV_DEVICE_MEM_WINDOW_TYPE_2B; without it (siw,
+ *    or RR_VERBS_MW=0) a window is registration per call: rr_mw_bind
+ *    registers the range as a region of its own, rr_mw_fence
+ *    deregisters it, and RR_WR_REG / LOCAL_INV are refused.
  *  - rr_qp_reset and rr_mw_fence allocate (DESIGN.md invariant 6 asks
  *    for neither): a QP in ERROR cannot be connected again, and a window
  *    cannot be invalidated without a QP in RTS, so both replace the
@@ -63,6 +66,13 @@ struct v_device {
 	struct rr_device base;
 	struct ibv_context *ctx;
 	bool has_mw;
+	/*
+	 * siw: rdma-core posts to queues mapped into our memory, and the
+	 * kernel flushes them only as the QP enters ERROR; a request posted
+	 * after that stays queued for ever. rr_qp_drain's markers are then
+	 * completed here instead (v_cq_soft_flush).
+	 */
+	bool soft_drain;
 	uint32_t max_inline;
 	struct rr_fabric_counters counters; /* updated with V_COUNT */
 };
@@ -83,6 +93,7 @@ struct v_mr {
 struct v_mw {
 	struct rr_mw base;
 	struct ibv_mw *mw;
+	struct ibv_mr *reg; /* registration per call (device without MWs) */
 	struct v_qp *bound; /* QP of the last REG; under that QP's mu */
 	struct v_mw *bnext; /* in bound->bound_mws */
 };
@@ -123,6 +134,7 @@ struct v_slot {
 	uint32_t len;  /* RDMA Read: bytes asked for */
 	uint8_t op;    /* enum rr_wr_opcode, or RR_V_RECV */
 	bool signaled; /* send queue */
+	bool done; /* its completion was polled, or implied by a later one */
 };
 
 #define RR_V_RECV 0xff
@@ -132,7 +144,7 @@ struct v_ring {
 	uint32_t size;
 	uint32_t tail;	  /* next to post; under v_qp.mu */
 	uint32_t head;	  /* oldest not retired; under the CQ's mu */
-	atomic_uint used; /* posted, not retired by a polled completion */
+	atomic_uint used; /* from head to tail: posted, not yet retired */
 };
 
 struct v_qp {
@@ -145,6 +157,8 @@ struct v_qp {
 	pthread_mutex_t mu; /* posting, CM transitions */
 	atomic_int state;   /* enum rr_qp_state */
 	atomic_bool down;   /* QP_ERROR or DISCONNECTED was queued */
+	/* soft drain done: the device's later completions are dropped */
+	atomic_bool sq_drained, rq_drained;
 	struct v_ring sq, rq;
 	uint32_t max_inline;
 	struct v_mw *bound_mws; /* windows REG bound through us; under mu */
@@ -213,6 +227,7 @@ int v_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
 int v_cq_fd(struct rr_cq *cq);
 int v_cq_wait(struct rr_cq *cq, int timeout_ms);
 void v_cq_purge(struct v_cq *cq, const struct v_qp *qp);
+void v_cq_soft_flush(struct v_cq *c, struct v_slot *marker);
 
 /* v_qp.c */
 int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,

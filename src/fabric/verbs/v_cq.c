@@ -129,6 +129,20 @@ static void flag(struct v_cq *c)
 	c->efd_on = on;
 }
 
+static struct v_slot *slot_of(const struct ibv_wc *wc)
+{
+	return (struct v_slot *)(uintptr_t)wc->wr_id;
+}
+
+/* A completion from the device for a queue already drained in software. */
+static bool late(const struct ibv_wc *wc)
+{
+	const struct v_slot *s = slot_of(wc);
+
+	return atomic_load(s->op == RR_V_RECV ? &s->qp->rq_drained
+					      : &s->qp->sq_drained);
+}
+
 /* Moves what the device CQ holds into the backlog. */
 static int bl_pull(struct v_cq *c)
 {
@@ -144,14 +158,31 @@ static int bl_pull(struct v_cq *c)
 		if (n < 0)
 			return v_ibv_rc(n);
 		for (int i = 0; i < n; i++)
-			bl_push(c, &wc[i]);
+			if (!late(&wc[i]))
+				bl_push(c, &wc[i]);
 	} while (n > 0);
 	return 0;
 }
 
-static struct v_slot *slot_of(const struct ibv_wc *wc)
+/*
+ * Completes a drain marker that never went to the device, after all that
+ * the device has flushed for its queue (siw flushes while the QP enters
+ * ERROR, so that is in the CQ by now); what the device reports for that
+ * queue later is dropped.
+ */
+void v_cq_soft_flush(struct v_cq *c, struct v_slot *marker)
 {
-	return (struct v_slot *)(uintptr_t)wc->wr_id;
+	struct ibv_wc wc = {.wr_id = (uintptr_t)marker,
+			    .status = IBV_WC_WR_FLUSH_ERR};
+
+	pthread_mutex_lock(&c->mu);
+	bl_pull(c);
+	bl_push(c, &wc);
+	atomic_store(marker->op == RR_V_RECV ? &marker->qp->rq_drained
+					     : &marker->qp->sq_drained,
+		     true);
+	flag(c);
+	pthread_mutex_unlock(&c->mu);
 }
 
 void v_cq_purge(struct v_cq *c, const struct v_qp *qp)
@@ -174,21 +205,30 @@ void v_cq_purge(struct v_cq *c, const struct v_qp *qp)
 /* ----------------------------------------------------------------- polling */
 
 /*
- * A completion retires its own request and, on the send queue, every
- * unsignaled one posted before it (queues complete in order).
+ * A completion retires its own request and every unsignaled one posted
+ * before it. Signaled ones before it may still be owed their own: siw
+ * completes an RDMA Read when its response has arrived, after Sends
+ * posted later. The slots go back in order, as far as all are done.
  */
-static void retire(struct v_ring *r, const struct v_slot *s)
+static void retire(struct v_ring *r, struct v_slot *s)
 {
-	uint32_t idx = (uint32_t)(s - r->s);
-	uint32_t n = (idx + r->size - r->head) % r->size + 1;
+	uint32_t idx = (uint32_t)(s - r->s), n = 0;
 
-	r->head = (idx + 1) % r->size;
+	s->done = true;
+	for (uint32_t i = r->head; i != idx; i = (i + 1) % r->size)
+		if (!r->s[i].signaled)
+			r->s[i].done = true;
+	while (n < atomic_load(&r->used) && r->s[r->head].done) {
+		r->s[r->head].done = false;
+		r->head = (r->head + 1) % r->size;
+		n++;
+	}
 	atomic_fetch_sub(&r->used, n);
 }
 
 static void translate(const struct ibv_wc *in, struct rr_wc *out)
 {
-	const struct v_slot *s = slot_of(in);
+	struct v_slot *s = slot_of(in);
 	struct v_qp *qp = s->qp;
 	bool recv = s->op == RR_V_RECV;
 
@@ -256,7 +296,8 @@ static int poll_locked(struct v_cq *c, struct rr_wc *wc, int n)
 		if (k < 0)
 			return v_ibv_rc(k);
 		for (int i = 0; i < k; i++)
-			translate(&tmp[i], &wc[got++]);
+			if (!late(&tmp[i]))
+				translate(&tmp[i], &wc[got++]);
 		if (k < want)
 			break;
 	}

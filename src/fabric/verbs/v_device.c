@@ -7,11 +7,13 @@
  */
 #include "fabric/verbs/v.h"
 #include "base/alloc.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* rdma_cm's header takes 36 of an IB CM REQ's 92 private data bytes */
 #define V_IB_CONNECT_PDATA 56
@@ -66,6 +68,11 @@ static int query(struct v_device *d)
 		    (x.orig_attr.device_cap_flags &
 		     IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
 		    x.orig_attr.max_mw > 0;
+	/* RR_VERBS_MW=0: registration per call even where windows exist */
+	if (getenv("RR_VERBS_MW") && *getenv("RR_VERBS_MW") == '0')
+		d->has_mw = false;
+	a->mw_bind = d->has_mw ? RR_MW_BIND_WR : RR_MW_BIND_SYNC;
+	d->soft_drain = d->ctx->device->transport_type == IBV_TRANSPORT_IWARP;
 	return 0;
 }
 
@@ -176,6 +183,25 @@ static int mr_flags(const struct v_device *d, unsigned access)
 	return f;
 }
 
+/*
+ * siw and rxe charge pinned pages to RLIMIT_MEMLOCK, for root too: the
+ * usual 8 MiB runs out early, and ENOMEM alone does not say why.
+ */
+static int reg_rc(const void *mr, size_t len)
+{
+	static atomic_bool told;
+	struct rlimit rl;
+	int rc = v_ptr_rc(mr);
+
+	if (rc == -ENOMEM && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
+	    rl.rlim_cur != RLIM_INFINITY && !atomic_exchange(&told, true))
+		rr_warn("verbs: registering %zu bytes: ENOMEM; the "
+			"locked-memory "
+			"limit is %llu KiB (raise it: ulimit -l)",
+			len, (unsigned long long)rl.rlim_cur / 1024);
+	return rc;
+}
+
 static int v_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
 		    struct rr_mr **out)
 {
@@ -186,7 +212,7 @@ static int v_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
 	if (!m)
 		return -ENOMEM;
 	m->mr = ibv_reg_mr(to_v_pd(pd)->pd, addr, len, mr_flags(d, access));
-	rc = v_ptr_rc(m->mr);
+	rc = reg_rc(m->mr, len);
 	if (rc) {
 		free(m);
 		return rc;
@@ -220,26 +246,66 @@ static int v_mr_dereg(struct rr_mr *mr)
 	return 0;
 }
 
+/*
+ * Without device windows (siw has none), a window is a memory region of
+ * its own, registered by rr_mw_bind over the range a call exposes and
+ * deregistered by rr_mw_fence: deregistration is the synchronous
+ * invalidation, and each registration gets a fresh key from the device.
+ */
 static int v_mw_alloc(struct rr_pd *pd, struct rr_mw **out)
 {
-	struct v_mw *w;
+	struct v_mw *w = rr_calloc(1, sizeof(*w));
 	int rc;
 
-	if (!to_v_dev(pd->dev)->has_mw)
-		return -EOPNOTSUPP;
-	w = rr_calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->mw = ibv_alloc_mw(to_v_pd(pd)->pd, IBV_MW_TYPE_2);
-	rc = v_ptr_rc(w->mw);
-	if (rc) {
-		free(w);
-		return rc;
-	}
 	w->base.pd = pd;
-	w->base.rkey = w->mw->rkey;
+	if (to_v_dev(pd->dev)->has_mw) {
+		w->mw = ibv_alloc_mw(to_v_pd(pd)->pd, IBV_MW_TYPE_2);
+		rc = v_ptr_rc(w->mw);
+		if (rc) {
+			free(w);
+			return rc;
+		}
+		w->base.rkey = w->mw->rkey;
+	}
 	*out = &w->base;
 	return 0;
+}
+
+static int v_mw_bind(struct rr_mw *mw, struct rr_mr *mr, uint64_t addr,
+		     uint64_t length, unsigned access)
+{
+	struct v_mw *w = (struct v_mw *)mw;
+	int rc;
+
+	if (to_v_dev(mw->pd->dev)->has_mw)
+		return -EOPNOTSUPP; /* a type 2 window binds through a QP */
+	if (w->reg)
+		return -EBUSY;
+	(void)mr; /* rr_mw_bind checked the range lies within it */
+	w->reg = ibv_reg_mr(to_v_pd(mw->pd)->pd, (void *)(uintptr_t)addr,
+			    length, mr_flags(to_v_dev(mw->pd->dev), access));
+	rc = reg_rc(w->reg, length);
+	if (rc) {
+		w->reg = NULL;
+		return rc;
+	}
+	__atomic_store_n(&w->base.rkey, w->reg->rkey, __ATOMIC_RELEASE);
+	V_TRACE("reg per call rkey %#x addr %#llx len %llu\n", getpid(),
+		w->reg->rkey, (unsigned long long)addr,
+		(unsigned long long)length);
+	return 0;
+}
+
+/* Registration per call: the key dies with the region. */
+static int unreg(struct v_mw *w)
+{
+	int rc = w->reg ? v_ibv_rc(ibv_dereg_mr(w->reg)) : 0;
+
+	if (!rc)
+		w->reg = NULL;
+	return rc;
 }
 
 static int v_mw_free(struct rr_mw *mw)
@@ -253,7 +319,7 @@ static int v_mw_free(struct rr_mw *mw)
 		v_mw_unlink(w);
 		pthread_mutex_unlock(&qp->mu);
 	}
-	rc = w->mw ? v_ibv_rc(ibv_dealloc_mw(w->mw)) : 0;
+	rc = w->mw ? v_ibv_rc(ibv_dealloc_mw(w->mw)) : unreg(w);
 	if (rc)
 		return rc;
 	free(w);
@@ -274,6 +340,8 @@ static int v_mw_fence(struct rr_mw *mw)
 	struct ibv_mw *fresh;
 	int rc;
 
+	if (!to_v_dev(mw->pd->dev)->has_mw)
+		return unreg(w);
 	if (qp) {
 		pthread_mutex_lock(&qp->mu);
 		v_mw_unlink(w);
@@ -306,6 +374,7 @@ const struct rr_provider_ops rr__verbs_ops = {
 	.mw_alloc = v_mw_alloc,
 	.mw_free = v_mw_free,
 	.mw_fence = v_mw_fence,
+	.mw_bind = v_mw_bind,
 	.cq_create = v_cq_create,
 	.cq_destroy = v_cq_destroy,
 	.cq_poll = v_cq_poll,

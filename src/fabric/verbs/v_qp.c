@@ -240,6 +240,8 @@ int v_qp_reset(struct rr_qp *q)
 	qp->max_inline = inl;
 	qp->pdata_len = 0;
 	rings_reset(qp);
+	atomic_store(&qp->sq_drained, false);
+	atomic_store(&qp->rq_drained, false);
 	atomic_store(&qp->down, false);
 	atomic_store(&qp->state, RR_QPS_INIT);
 	pthread_mutex_unlock(&qp->mu);
@@ -449,11 +451,14 @@ static int post_one_send(struct v_qp *qp, const struct rr_send_wr *wr)
 		return -EINVAL;
 	total = sge_copy(sge, wr->sg_list, wr->num_sge);
 	rc = fill_send(qp, &w, wr, total, &rkey);
-	if (rc)
+	s = rc ? NULL : slot_take(&qp->sq);
+	if (!s) {
+		rc = rc ? rc : -ENOMEM;
+		V_TRACE("qp %u post op %d refused: %d (used %u of %u)\n",
+			getpid(), qp->qp->qp_num, wr->opcode, rc,
+			atomic_load(&qp->sq.used), qp->sq.size);
 		return rc;
-	s = slot_take(&qp->sq);
-	if (!s)
-		return -ENOMEM;
+	}
 	*s = (struct v_slot){qp, wr->wr_id, total, (uint8_t)wr->opcode,
 			     !!(wr->flags & RR_SEND_SIGNALED)};
 	w.wr_id = (uintptr_t)s;
@@ -462,6 +467,9 @@ static int post_one_send(struct v_qp *qp, const struct rr_send_wr *wr)
 	rc = v_ibv_rc(ibv_post_send(qp->qp, &w, &bad));
 	if (rc) {
 		slot_undo(&qp->sq);
+		V_TRACE("qp %u post op %d failed: %d (used %u of %u)\n",
+			getpid(), qp->qp->qp_num, wr->opcode, rc,
+			atomic_load(&qp->sq.used), qp->sq.size);
 		return rc;
 	}
 	slot_commit(&qp->sq);
@@ -573,17 +581,47 @@ static int post_markers(struct v_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 	return 0;
 }
 
+/* Markers that never reach the device (v_device.soft_drain). */
+static int soft_drain(struct v_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
+{
+	struct v_slot *s, *r;
+	int rc;
+
+	pthread_mutex_lock(&qp->mu);
+	s = slot_take(&qp->sq);
+	r = s ? slot_take(&qp->rq) : NULL;
+	if (s && !r)
+		slot_undo(&qp->sq);
+	rc = r ? v_qp_to_error(qp) : -ENOMEM;
+	if (!rc) {
+		*s = (struct v_slot){qp, sq_wr_id, 0, RR_WR_SEND, true};
+		*r = (struct v_slot){qp, rq_wr_id, 0, RR_V_RECV, true};
+		slot_commit(&qp->sq);
+		slot_commit(&qp->rq);
+	} else if (r) {
+		slot_undo(&qp->sq);
+		slot_undo(&qp->rq);
+	}
+	pthread_mutex_unlock(&qp->mu);
+	if (rc)
+		return rc;
+	v_cq_soft_flush(to_v_cq(qp->base.attr.send_cq), s);
+	v_cq_soft_flush(to_v_cq(qp->base.attr.recv_cq), r);
+	return 0;
+}
+
 int v_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
 {
 	struct v_qp *qp = to_v_qp(q);
 	int rc;
 
 	V_TRACE("qp %u drain\n", getpid(), qp->qp->qp_num);
-	pthread_mutex_lock(&qp->mu);
 	if (atomic_load(&qp->state) != RR_QPS_ERROR)
-		rc = -EINVAL;
-	else
-		rc = post_markers(qp, sq_wr_id, rq_wr_id);
+		return -EINVAL;
+	if (qp->dev->soft_drain)
+		return soft_drain(qp, sq_wr_id, rq_wr_id);
+	pthread_mutex_lock(&qp->mu);
+	rc = post_markers(qp, sq_wr_id, rq_wr_id);
 	if (!rc)
 		rc = v_qp_to_error(qp);
 	pthread_mutex_unlock(&qp->mu);
