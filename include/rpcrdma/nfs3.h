@@ -108,6 +108,12 @@ const char *rr_nfs_export(const struct rr_nfs *n);
 /* Largest READ and WRITE this mount issues (after FSINFO). */
 uint32_t rr_nfs_max_read(const struct rr_nfs *n);
 uint32_t rr_nfs_max_write(const struct rr_nfs *n);
+/*
+ * The counters of the mount's RPC-over-RDMA transport (rpc.h); -ENOTSUP
+ * when it goes over TCP.
+ */
+struct rr_xprt_stats;
+int rr_nfs_xprt_stats(const struct rr_nfs *n, struct rr_xprt_stats *out);
 /* One line about this thread's last failure ("" if none). */
 const char *rr_nfs_error(void);
 

@@ -124,6 +124,8 @@ static void up(struct rr_clnt *c, const struct rr_cm_event *ev)
 	rr_xprt_negotiate(ev->private_data, ev->private_data_len,
 			  c->o.inline_size, &c->inline_send, &c->inline_recv,
 			  &peer_inv);
+	rr_dbg("rpcrdma: up: inline send %u recv %u (peer's data: %u bytes)",
+	       c->inline_send, c->inline_recv, ev->private_data_len);
 	c->granted = 1; /* until the server's first grant (RFC 8166 3.3.1) */
 	c->dead = false;
 	set_state(c, CLNT_UP);

@@ -49,3 +49,20 @@ many_names() {
 
 # The kernel forgets what it cached of NFS files, so reads go to the wire.
 drop_caches() { sync && echo 3 >/proc/sys/vm/drop_caches; }
+
+# KVM offers its paravirtual clock to the guest; TCG does not.
+under_kvm() {
+	grep -qw kvm-clock \
+		/sys/devices/system/clocksource/clocksource0/available_clocksource
+}
+
+# Seconds before rr-vm.sh's time bound ends this guest: rr.tmo on the
+# kernel command line counts from boot. Outside such a guest: a day.
+guest_secs_left() {
+	local a tmo=
+	for a in $(cat /proc/cmdline); do
+		case $a in rr.tmo=*) tmo=${a#rr.tmo=} ;; esac
+	done
+	[ -n "$tmo" ] || { echo 86400; return; }
+	echo $((tmo - $(cut -d. -f1 /proc/uptime)))
+}

@@ -211,7 +211,7 @@ static int run_one(struct cli *c, const char *url, bool quiet_mount,
 		rc = stream(&b, f, depth, r);
 		rr_nfs_close(f);
 	}
-	rr_nfs_umount(n);
+	cli_umount(c, n);
 	free_bench(&b);
 	return rc;
 }

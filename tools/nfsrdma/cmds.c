@@ -122,7 +122,7 @@ int cmd_ls(struct cli *c)
 		rc = list_dir(n, path, url);
 	else
 		print_long(n, path, path, &st);
-	rr_nfs_umount(n);
+	cli_umount(c, n);
 	return rc;
 }
 
@@ -169,7 +169,7 @@ int cmd_stat(struct cli *c)
 		rc = cli_fail(url, rc);
 	else
 		print_stat(rr_nfs_url_path(n), &st);
-	rr_nfs_umount(n);
+	cli_umount(c, n);
 	return rc;
 }
 
@@ -212,7 +212,7 @@ int cmd_cat(struct cli *c)
 		rc = cat_file(f, url);
 		rr_nfs_close(f);
 	}
-	rr_nfs_umount(n);
+	cli_umount(c, n);
 	return rc;
 }
 
@@ -227,7 +227,7 @@ int cmd_mkdir(struct cli *c)
 	rc = rr_nfs_mkdir(n, rr_nfs_url_path(n), 0755);
 	if (rc)
 		rc = cli_fail(url, rc);
-	rr_nfs_umount(n);
+	cli_umount(c, n);
 	return rc;
 }
 
@@ -248,7 +248,7 @@ int cmd_rm(struct cli *c)
 					 : rr_nfs_unlink(n, path);
 	if (rc)
 		rc = cli_fail(url, rc);
-	rr_nfs_umount(n);
+	cli_umount(c, n);
 	return rc;
 }
 
@@ -281,7 +281,7 @@ int cmd_df(struct cli *c)
 		       total > 0 ? 100 * (total - freeb) / total : 0,
 		       (uint64_t)sv.f_files, (uint64_t)sv.f_ffree);
 	}
-	rr_nfs_umount(n);
+	cli_umount(c, n);
 	return rc;
 }
 
@@ -349,13 +349,13 @@ int cmd_mv(struct cli *c)
 	if (!to) {
 		cli_failf("mv: %s: not a path in export %s", c->argv[1],
 			  rr_nfs_export(n));
-		rr_nfs_umount(n);
+		cli_umount(c, n);
 		return 1;
 	}
 	rc = rr_nfs_rename(n, from, to);
 	if (rc)
 		rc = cli_fail(url, rc);
 	free(to);
-	rr_nfs_umount(n);
+	cli_umount(c, n);
 	return rc;
 }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rpcrdma/rpc.h>
+
 #include "nfsrdma.h"
 
 static const char usage_text[] =
@@ -33,6 +35,8 @@ static const char usage_text[] =
 	"  --depth N         READ/WRITE calls in flight (default 16)\n"
 	"  --timeout MS      per call (default 60000)\n"
 	"  -q, --quiet       no progress bar or summary\n"
+	"  --stats           the RDMA transport's counters on stderr at the\n"
+	"                    end, one 'name value' a line\n"
 	"  --json            bench: one JSON object\n"
 	"  --tcp-nfsport N   bench: the server's NFS/TCP port for the "
 	"baseline\n"
@@ -82,6 +86,62 @@ int cli_mount(const struct cli *c, const char *url, struct rr_nfs **out)
 			why[0] ? why : strerror(-rc));
 	}
 	return rc;
+}
+
+#define XPRT_STATS(X)                                                          \
+	X(calls)                                                               \
+	X(retransmits)                                                         \
+	X(bad_xids)                                                            \
+	X(credit_waits)                                                        \
+	X(sq_waits)                                                            \
+	X(reply_before_send_cqe)                                               \
+	X(local_invs)                                                          \
+	X(remote_invs)                                                         \
+	X(bad_remote_invs)                                                     \
+	X(regs)                                                                \
+	X(bounce_copies)                                                       \
+	X(unknown_cqes)                                                        \
+	X(stale_cqes)                                                          \
+	X(rdma_errors_sent)                                                    \
+	X(rdma_errors_received)                                                \
+	X(bad_headers)                                                         \
+	X(read_chunks)                                                         \
+	X(write_chunks)                                                        \
+	X(reply_chunks)                                                        \
+	X(timeouts)                                                            \
+	X(cancels)                                                             \
+	X(conn_lost)                                                           \
+	X(connects)                                                            \
+	X(keepalive_probes)                                                    \
+	X(keepalive_timeouts)                                                  \
+	X(sync_invs)
+
+/*
+ * Every counter, zeros too, one "name value" a line: a script asserts on
+ * a counter that stayed 0 (bad_remote_invs) as on one that moved.
+ */
+static void print_stats(const struct rr_nfs *n)
+{
+	struct rr_xprt_stats s;
+	int rc = rr_nfs_xprt_stats(n, &s);
+
+	fflush(stdout); /* with 2>&1, after the command's output, not inside */
+	if (rc) {
+		fprintf(stderr, "nfsrdma: --stats: %s\n",
+			rc == -ENOTSUP ? "no RDMA transport (proto=tcp)"
+				       : strerror(-rc));
+		return;
+	}
+#define X(name) fprintf(stderr, "%s %llu\n", #name, (unsigned long long)s.name);
+	XPRT_STATS(X)
+#undef X
+}
+
+void cli_umount(const struct cli *c, struct rr_nfs *n)
+{
+	if (c->stats)
+		print_stats(n);
+	rr_nfs_umount(n);
 }
 
 /* 4096, 4K, 1M, 2G (binary units). */
@@ -141,6 +201,7 @@ enum {
 	O_JSON,
 	O_TCP_PORT,
 	O_NO_BASELINE,
+	O_STATS,
 };
 
 static const struct option longopts[] = {
@@ -153,6 +214,7 @@ static const struct option longopts[] = {
 	{"bs", required_argument, NULL, O_SIZE},
 	{"tcp-nfsport", required_argument, NULL, O_TCP_PORT},
 	{"no-baseline", no_argument, NULL, O_NO_BASELINE},
+	{"stats", no_argument, NULL, O_STATS},
 	{"seconds", required_argument, NULL, O_SECONDS},
 	{"json", no_argument, NULL, O_JSON},
 	{"quiet", no_argument, NULL, 'q'},
@@ -179,6 +241,9 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case O_NO_BASELINE:
 		c->no_baseline = true;
+		return 0;
+	case O_STATS:
+		c->stats = true;
 		return 0;
 	case O_TCP_PORT:
 		if (parse_int(arg, 1, 65535, &v))

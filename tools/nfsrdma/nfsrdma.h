@@ -13,6 +13,7 @@ struct cli {
 	struct rr_nfs_opts o;
 	bool verify;
 	bool quiet;
+	bool stats; /* the transport's counters on stderr at unmount */
 	/* bench */
 	const char *rw;
 	uint64_t size;
@@ -32,6 +33,8 @@ int cli_failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Mounts url; prints why on failure. */
 int cli_mount(const struct cli *c, const char *url, struct rr_nfs **out);
+/* Unmounts; with --stats, prints the transport's counters first. */
+void cli_umount(const struct cli *c, struct rr_nfs *n);
 
 int cmd_ls(struct cli *c);
 int cmd_stat(struct cli *c);

@@ -245,7 +245,7 @@ static void xfer_fini(struct xfer *x)
 	if (x->fd >= 0)
 		close(x->fd);
 	if (x->n)
-		rr_nfs_umount(x->n);
+		cli_umount(x->c, x->n);
 	free(x->buf);
 	free(x->local_path);
 	free(x->remote);

@@ -349,8 +349,10 @@ static void qp_event(struct v_qp *qp, const struct rdma_cm_event *e)
 		rc = connect_response(qp, e);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		/* iWARP's connector has no CONNECT_RESPONSE: the acceptor's
+		 * private data (its inline sizes) comes here */
 		if (atomic_load(&qp->state) == RR_QPS_CONNECTING)
-			established(qp, NULL);
+			established(qp, e);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 		if (consumer_reject(qp, e))
@@ -430,8 +432,11 @@ static void drain_cm(struct v_evch *ch)
 	while (rdma_get_cm_event(ch->ch, &e) == 0) {
 		struct rdma_cm_id *dead;
 
-		V_TRACE("cm event %s status %d\n", getpid(),
-			rdma_event_str(e->event), e->status);
+		V_TRACE("cm event %s status %d private data %u\n", getpid(),
+			rdma_event_str(e->event), e->status,
+			e->param.conn.private_data
+				? e->param.conn.private_data_len
+				: 0);
 		dead = dispatch(ch, e);
 
 		rdma_ack_cm_event(e);

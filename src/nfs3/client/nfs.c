@@ -229,3 +229,10 @@ uint32_t rr_nfs_max_write(const struct rr_nfs *n)
 {
 	return n->wtmax;
 }
+
+int rr_nfs_xprt_stats(const struct rr_nfs *n, struct rr_xprt_stats *out)
+{
+	if (!n->x->ops->stats)
+		return -ENOTSUP;
+	return n->x->ops->stats(n->x, out);
+}

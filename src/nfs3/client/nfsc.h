@@ -35,6 +35,8 @@ struct nfsc_xprt_ops {
 	/* Optional: expose buf to the peer without bounce copies. */
 	int (*mem_reg)(struct nfsc_xprt *x, void *buf, size_t len);
 	int (*mem_unreg)(struct nfsc_xprt *x, void *buf);
+	/* Optional: the transport's counters. */
+	int (*stats)(struct nfsc_xprt *x, struct rr_xprt_stats *out);
 	int (*destroy)(struct nfsc_xprt *x);
 };
 struct nfsc_xprt {

@@ -55,6 +55,11 @@ static int rdma_mem_unreg(struct nfsc_xprt *x, void *buf)
 	return rr_clnt_mem_unreg(x->impl, buf);
 }
 
+static int rdma_stats(struct nfsc_xprt *x, struct rr_xprt_stats *out)
+{
+	return rr_clnt_stats(x->impl, out);
+}
+
 static int rdma_destroy(struct nfsc_xprt *x)
 {
 	int rc = rr_clnt_destroy(x->impl);
@@ -69,6 +74,7 @@ static const struct nfsc_xprt_ops rdma_ops = {
 	.progress = rdma_progress,
 	.mem_reg = rdma_mem_reg,
 	.mem_unreg = rdma_mem_unreg,
+	.stats = rdma_stats,
 	.destroy = rdma_destroy,
 };
 
