@@ -101,6 +101,14 @@ struct rr_xprt_stats {
 	uint64_t keepalive_timeouts;
 	/* client, registration per call: keys killed by deregistering */
 	uint64_t sync_invs;
+	/*
+	 * Server with a worker pool: calls of a program's nowait_procs run
+	 * at once on the thread that received them (inline_calls), and those
+	 * whose handler answered RR_SVC_DEFER went to a worker after all
+	 * (deferred_calls).
+	 */
+	uint64_t inline_calls;
+	uint64_t deferred_calls;
 };
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
@@ -289,7 +297,21 @@ struct rr_svc_prog {
 	 * first run's reply from the server's duplicate request cache.
 	 */
 	uint64_t drc_procs;
+	/*
+	 * Procedures whose handler can tell when it would block (bit p:
+	 * procedure p; never one of drc_procs). With a worker pool, such a
+	 * call is first run on the thread that received it, with
+	 * rr_svc_req_nowait() true, saving the hand-off to a worker. The
+	 * handler must then neither block (I/O not already in memory, locks
+	 * held for long) nor change its thread's credentials; when it would
+	 * have to, it returns RR_SVC_DEFER, its results are dropped and a
+	 * worker runs it again, as any other call.
+	 */
+	uint64_t nowait_procs;
 };
+
+/* A handler's answer under rr_svc_req_nowait(): run me in a worker. */
+#define RR_SVC_DEFER 0x7fff0001u
 
 struct rr_svc_opts {
 	const char *provider; /* default "iwarp" */
@@ -301,7 +323,8 @@ struct rr_svc_opts {
 	/*
 	 * 0: handlers run in rr_svc_run's thread (lowest latency; a handler
 	 * that blocks stalls every connection). N: a pool of N workers runs
-	 * them, so handlers may block (file I/O) and run in parallel.
+	 * them, so handlers may block (file I/O) and run in parallel; a
+	 * call of nowait_procs is tried in rr_svc_run's thread first.
 	 */
 	uint32_t threads;
 	uint32_t drc_entries; /* duplicate request cache size; default 1024 */
@@ -337,6 +360,8 @@ struct rr_device *rr_svc_device(struct rr_svc *s);
 /* Handler side. Pointers stay valid until the handler returns. */
 uint32_t rr_svc_req_proc(const struct rr_svc_req *r);
 uint32_t rr_svc_req_vers(const struct rr_svc_req *r);
+/* True while the handler runs where it must not block (nowait_procs). */
+bool rr_svc_req_nowait(const struct rr_svc_req *r);
 const void *rr_svc_args(const struct rr_svc_req *r, size_t *len);
 const void *rr_svc_arg_bulk(const struct rr_svc_req *r, size_t *len);
 /* AUTH_SYS identity when the call carried one (uid/gid/gids), else NULL. */

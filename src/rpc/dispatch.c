@@ -30,6 +30,17 @@ bool rr_progtab_drc(const struct rr_progtab *t, const struct rr_call_hdr *h)
 	return false;
 }
 
+bool rr_progtab_nowait(const struct rr_progtab *t, const struct rr_call_hdr *h)
+{
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint64_t m = t->p[i].nowait_procs & ~t->p[i].drc_procs;
+
+		if (t->p[i].prog == h->prog && t->p[i].vers == h->vers)
+			return h->proc < 64 && (m >> h->proc & 1);
+	}
+	return false;
+}
+
 int rr_svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len)
 {
 	int n = rr_call_hdr_decode(msg, len, &r->call);
@@ -125,8 +136,20 @@ void rr_dispatch(const struct rr_progtab *t, struct rr_svc_req *r,
 	}
 	rh->stat = RR_MSG_ACCEPTED;
 	rh->accept = run_proc(t, r, rh);
+	/* A handler that defers when it was not asked to broke its contract. */
+	if (rh->accept == RR_SVC_DEFER && !r->nowait)
+		rh->accept = RR_SYSTEM_ERR;
 	if (rh->accept != RR_PROG_MISMATCH)
 		rh->mismatch_low = rh->mismatch_high = 0;
+}
+
+bool rr_dispatch_nowait(const struct rr_progtab *t, struct rr_svc_req *r,
+			struct rr_reply_hdr *rh)
+{
+	r->nowait = true;
+	rr_dispatch(t, r, rh);
+	r->nowait = false;
+	return !(rh->stat == RR_MSG_ACCEPTED && rh->accept == RR_SVC_DEFER);
 }
 
 static size_t bulk_xdr_len(const struct rr_svc_req *r)
@@ -182,6 +205,11 @@ uint32_t rr_svc_req_proc(const struct rr_svc_req *r)
 uint32_t rr_svc_req_vers(const struct rr_svc_req *r)
 {
 	return r->call.vers;
+}
+
+bool rr_svc_req_nowait(const struct rr_svc_req *r)
+{
+	return r->nowait;
 }
 
 const void *rr_svc_args(const struct rr_svc_req *r, size_t *len)

@@ -39,6 +39,7 @@ struct rr_svc_req {
 	size_t res_len;
 	const void *res_bulk;
 	size_t res_bulk_len;
+	bool nowait; /* rr_dispatch_nowait is running it */
 };
 
 struct rr_progtab {
@@ -51,6 +52,12 @@ int rr_progtab_add(struct rr_progtab *t, const struct rr_svc_prog *p);
 
 /* Whether the call's procedure is one its program keeps in the DRC. */
 bool rr_progtab_drc(const struct rr_progtab *t, const struct rr_call_hdr *h);
+
+/*
+ * Whether the call's procedure may be tried where handlers must not block
+ * (rr_svc_prog.nowait_procs, less any of drc_procs).
+ */
+bool rr_progtab_nowait(const struct rr_progtab *t, const struct rr_call_hdr *h);
 
 /*
  * Decodes the call header of msg and points args at what follows. The
@@ -66,6 +73,14 @@ int rr_svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len);
  */
 void rr_dispatch(const struct rr_progtab *t, struct rr_svc_req *r,
 		 struct rr_reply_hdr *rh);
+/*
+ * rr_dispatch for a call of rr_progtab_nowait, on a thread that must not
+ * block. true: rh is the reply to send, as from rr_dispatch. false: the
+ * handler deferred; nothing is to be sent, and a worker runs the call
+ * with rr_dispatch (the request as parsed, its results buffers again).
+ */
+bool rr_dispatch_nowait(const struct rr_progtab *t, struct rr_svc_req *r,
+			struct rr_reply_hdr *rh);
 
 /* Bytes rr_reply_encode needs at most, inline_bulk as it will be passed. */
 size_t rr_reply_len(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,

@@ -6,7 +6,8 @@
  * socket and every connection: it accepts, reads, reassembles records
  * (tcp_record.c) and flushes output queues. A complete call goes through
  * the same dispatch as over RDMA (dispatch.c) either right there
- * (threads == 0) or in a worker pool, and its reply leaves as one record,
+ * (threads == 0, or a call of nowait_procs whose handler need not block)
+ * or in a worker pool, and its reply leaves as one record,
  * sent without blocking: what the socket does not take is queued and the
  * loop sends it when the socket is writable (tcp_io.c).
  *
@@ -306,6 +307,17 @@ static bool run_cached(struct rr_tcp_svc *s, struct tcp_conn *c,
 	return true;
 }
 
+/* Points r's results at the buffers of the thread about to run it. */
+static void req_bufs(const struct rr_tcp_svc *s, const struct tcp_ctx *x,
+		     struct rr_svc_req *r)
+{
+	r->res = x->res;
+	r->res_cap = x->res_cap;
+	r->bulk_buf = x->bulk;
+	r->bulk_cap = x->bulk_cap;
+	r->max_bulk = s->o.max_bulk;
+}
+
 static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 		  const uint8_t *rec, size_t len)
 {
@@ -318,11 +330,7 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 		count(s, &s->st.bad_headers);
 		return;
 	}
-	r.res = x->res;
-	r.res_cap = x->res_cap;
-	r.bulk_buf = x->bulk;
-	r.bulk_cap = x->bulk_cap;
-	r.max_bulk = s->o.max_bulk;
+	req_bufs(s, x, &r);
 	if (rr_progtab_drc(&s->progs, &r.call)) {
 		if (!run_cached(s, c, &r, &rh))
 			return; /* a copy of a call still running, dropped */
@@ -440,16 +448,48 @@ static int workers_start(struct rr_tcp_svc *s)
 
 /* -------------------------------------------------------------- loop */
 
+/*
+ * With a pool, a call of its program's nowait_procs runs here first: when
+ * its handler answers without blocking, the hand-off to a worker (a
+ * wake-up, a copy of the record, the worker's locks) is saved. false: a
+ * worker must run it (another call, a malformed one, or deferred).
+ */
+static bool try_inline(struct rr_tcp_svc *s, struct tcp_conn *c,
+		       const uint8_t *rec, size_t len)
+{
+	struct rr_svc_req r;
+	struct rr_reply_hdr rh;
+	bool done;
+
+	memset(&r, 0, sizeof(r));
+	if (!rec || rr_svc_req_parse(&r, rec, len) ||
+	    !rr_progtab_nowait(&s->progs, &r.call))
+		return false;
+	req_bufs(s, &s->ctx, &r);
+	done = rr_dispatch_nowait(&s->progs, &r, &rh);
+	pthread_mutex_lock(&s->smu);
+	if (done) {
+		s->st.inline_calls++;
+		s->st.calls++;
+	} else {
+		s->st.deferred_calls++;
+	}
+	pthread_mutex_unlock(&s->smu);
+	if (done)
+		send_reply(&s->ctx, c, &r, &rh);
+	return done;
+}
+
 /* A complete record of c: serve it here or in a worker. */
 static int on_record(struct rr_tcp_svc *s, struct tcp_conn *c)
 {
-	const uint8_t *rec;
 	size_t len;
+	const uint8_t *rec = rr__rm_rx_record(&c->rx, &len);
 
-	if (s->o.threads)
+	if (s->o.threads && !try_inline(s, c, rec, len))
 		return job_push(s, c);
-	rec = rr__rm_rx_record(&c->rx, &len);
-	serve(s, &s->ctx, c, rec, len);
+	if (!s->o.threads)
+		serve(s, &s->ctx, c, rec, len);
 	rr__rm_rx_next(&c->rx);
 	return 0;
 }
@@ -641,7 +681,7 @@ int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
 		rc = poll_setup(s);
 	if (!rc)
 		rc = (s->stage = rr_malloc(STAGE_LEN)) ? 0 : -ENOMEM;
-	if (!rc && !s->o.threads)
+	if (!rc) /* for inline calls, with a pool too (nowait_procs) */
 		rc = ctx_init(&s->ctx, &s->o);
 	if (!rc && s->o.threads)
 		rc = workers_start(s);

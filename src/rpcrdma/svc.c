@@ -487,10 +487,14 @@ static void loop_once(struct rr_svc *s, bool force_reap)
 		rr_cq_wait(s->cq, LOOP_WAIT_MS);
 	n = rr_cq_poll(s->cq, wc, POLL_BATCH);
 	pthread_mutex_lock(&s->mu);
+	s->batching = true;
 	for (int i = 0; i < n; i++)
 		dispatch(s, &wc[i]);
 	svc_reply_ready(s);
 	svc_resume(s);
+	for (struct svc_conn *cn = s->conns; cn; cn = cn->next)
+		svc_flush(cn);
+	s->batching = false;
 	cm_events(s);
 	reap(s, force_reap);
 	pthread_mutex_unlock(&s->mu);

@@ -4,7 +4,9 @@
  *
  * One thread (rr_svc_run) drives the transport: connection events and the
  * one completion queue all connections share. Handlers run inline in that
- * thread, or in a worker pool (opts.threads). A call is a state machine on
+ * thread, or in a worker pool (opts.threads); with a pool, a call of its
+ * program's nowait_procs is still tried inline first, and goes to a worker
+ * only when its handler defers (svc_call.c). A call is a state machine on
  * a request slot of its connection:
  *
  *   RECEIVED --(read chunk?)--> PULLING --(Read done)--> READY
@@ -22,7 +24,10 @@
  * destroyed; a drain that cannot finish is counted (teardown_unbalanced).
  *
  * Locking: s->mu covers all of it. The loop holds it while it dispatches a
- * batch; workers hold it only to post their reply.
+ * batch; workers hold it only to post their reply. The replies the loop
+ * makes during a batch are posted together at its end (svc_flush): one
+ * post per connection, which on iwarp is one sendmsg for all of them and
+ * wakes the client once.
  */
 #ifndef RR_RPCRDMA_SVC_H
 #define RR_RPCRDMA_SVC_H
@@ -51,6 +56,13 @@
 #define SVC_STALL_MS 3000
 /* Send-queue slots a reply may use: chunk Writes and the Send. */
 #define SVC_REPLY_WRS (2 * RR_RDMA_MAX_CHUNK_SEGS + 1)
+/*
+ * Replies of one pass of the loop posted together (one doorbell: on iwarp
+ * one sendmsg for all of them), those of up to SVC_PEND_WRS work requests
+ * (a Send, or a Write and the Send: every READ and small reply).
+ */
+#define SVC_PEND_MAX 16
+#define SVC_PEND_WRS 2
 
 enum sreq_state {
 	SREQ_FREE,
@@ -94,6 +106,13 @@ struct svc_sendctx {
 	bool cqe_seen; /* its own completion arrived (signaled Sends) */
 };
 
+/* A reply built and accounted for, waiting for the batch's post. */
+struct svc_pend {
+	struct rr_send_wr wr[SVC_PEND_WRS];
+	struct rr_sge sge[SVC_PEND_WRS];
+	uint32_t nwr;
+};
+
 struct svc_conn {
 	struct rr_svc *s;
 	struct rr_qp *qp;
@@ -120,6 +139,8 @@ struct svc_conn {
 	uint32_t nsctx;
 	struct svc_sendctx *sctx;
 	uint32_t sctx_head, sctx_tail;
+	struct svc_pend pend[SVC_PEND_MAX]; /* see rr_svc.batching */
+	uint32_t npend;
 };
 
 /* What a thread running handlers owns: the handler's result buffers. */
@@ -164,6 +185,13 @@ struct rr_svc {
 	struct svc_req *ready_head, *ready_tail;
 	pthread_cond_t posted_cv;
 	uint64_t stall_check_ms; /* last scan for stalled peers */
+	/*
+	 * The loop is dispatching a batch (under s->mu): small replies wait
+	 * in their connection's pend[] and go out in one post at the end of
+	 * the pass (svc_flush), before anything else is posted on that
+	 * connection, so the send queue's order stays the accounting order.
+	 */
+	bool batching;
 	pthread_mutex_t mu;
 	struct rr_xprt_stats st;
 };
@@ -188,6 +216,7 @@ void svc_sq_retire(struct svc_conn *cn, uint64_t mark);
 void svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
 		    uint32_t err);
 void svc_reply(struct svc_conn *cn, struct svc_req *r);
+void svc_flush(struct svc_conn *cn);
 
 /* svc_pool.c: worker threads */
 int svc_pool_start(struct rr_svc *s, uint32_t n);

@@ -139,8 +139,9 @@ static void run_cached(struct rr_svc *s, struct svc_req *r)
 		    r->rq.res_bulk_len == 0);
 }
 
-void svc_run_handler(struct rr_svc *s, struct svc_req *r,
-		     const struct svc_scratch *sc)
+/* Points r's results at the buffers of the thread about to run it. */
+static void handler_bufs(struct rr_svc *s, struct svc_req *r,
+			 const struct svc_scratch *sc)
 {
 	r->rq.res = sc->res;
 	r->rq.res_cap = SVC_RES_SCRATCH;
@@ -151,6 +152,12 @@ void svc_run_handler(struct rr_svc *s, struct svc_req *r,
 		r->rq.bulk_buf = sc->bulk;
 	r->rq.bulk_cap = s->o.max_bulk;
 	r->drop = false;
+}
+
+void svc_run_handler(struct rr_svc *s, struct svc_req *r,
+		     const struct svc_scratch *sc)
+{
+	handler_bufs(s, r, sc);
 	if (!rr_progtab_drc(&s->progs, &r->rq.call)) {
 		rr_dispatch(&s->progs, &r->rq, &r->rh);
 		return;
@@ -168,18 +175,41 @@ static bool reserve_reply(struct svc_conn *cn, struct svc_req *r)
 	return true;
 }
 
+/*
+ * With a pool, a call of its program's nowait_procs is run here first,
+ * under s->mu as inline handlers are: when the handler answers without
+ * blocking, the hand-off to a worker (a cross-core wake-up, and the
+ * worker's contention for s->mu to post) is saved. Such a handler never
+ * changes this thread's credentials, so this thread may post its reply
+ * even where the device checks them (post_in_loop). false: a worker
+ * must run it.
+ */
+static bool try_inline(struct rr_svc *s, struct svc_req *r)
+{
+	if (!rr_progtab_nowait(&s->progs, &r->rq.call))
+		return false;
+	handler_bufs(s, r, &s->scratch);
+	if (!rr_dispatch_nowait(&s->progs, &r->rq, &r->rh)) {
+		s->st.deferred_calls++;
+		return false;
+	}
+	s->st.inline_calls++;
+	return true;
+}
+
 /* Inline: the handler runs here, under s->mu. Else a worker runs it. */
 static void run(struct svc_conn *cn, struct svc_req *r)
 {
 	struct rr_svc *s = cn->s;
 
 	r->state = SREQ_RUNNING;
-	if (s->pool.n) {
+	if (s->pool.n && !try_inline(s, r)) {
 		cn->running++;
 		svc_pool_submit(s, r);
 		return;
 	}
-	svc_run_handler(s, r, &s->scratch);
+	if (!s->pool.n)
+		svc_run_handler(s, r, &s->scratch);
 	svc_reply(cn, r);
 	svc_finish(cn, r);
 }
@@ -281,7 +311,8 @@ static int pull(struct svc_conn *cn, struct svc_req *r)
 				 .rkey = seg->handle}};
 		off += seg->length;
 	}
-	rc = rr_qp_post_send(cn->qp, wr, &bad);
+	svc_flush(cn); /* ORDER: replies accounted before these go first */
+	rc = cn->dead ? -ENOTCONN : rr_qp_post_send(cn->qp, wr, &bad);
 	/* what did go out is accounted, so the drain balances */
 	cn->sq_posted += rc ? (uint32_t)(bad ? bad - wr : 0) : n;
 	if (rc) {

@@ -11,7 +11,10 @@
  *
  * Each worker owns its result buffers (struct svc_scratch). A hand-off
  * costs a thread wake-up (tens of microseconds on a loaded machine), which
- * is why opts.threads = 0, handlers inline in the loop, stays available.
+ * is why opts.threads = 0, handlers inline in the loop, stays available,
+ * and why calls whose handlers can tell they would not block (a program's
+ * nowait_procs) are run in the loop first and reach a worker only when
+ * their handler defers.
  *
  * When handlers change their thread's credentials and the device checks
  * them when posting (s->post_in_loop), a worker may not post: it queues the

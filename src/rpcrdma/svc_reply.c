@@ -48,7 +48,65 @@ static uint32_t next_sctx(struct svc_conn *cn)
 }
 
 /*
- * Posts a chain ending in a Send from the next send context. bulk (or -1)
+ * The loop is batching: copies the chain (its work requests and their one
+ * SGE each) into cn's batch, to be posted by svc_flush. false: post it now.
+ */
+static bool queue(struct svc_conn *cn, const struct rr_send_wr *first,
+		  uint32_t nwr)
+{
+	struct svc_pend *pe;
+	uint32_t i = 0;
+
+	if (!cn->s->batching || nwr > SVC_PEND_WRS)
+		return false;
+	for (const struct rr_send_wr *w = first; w; w = w->next)
+		if (w->num_sge != 1)
+			return false;
+	if (cn->npend == SVC_PEND_MAX)
+		svc_flush(cn);
+	pe = &cn->pend[cn->npend++];
+	for (const struct rr_send_wr *w = first; w; w = w->next, i++) {
+		pe->wr[i] = *w;
+		pe->sge[i] = w->sg_list[0];
+		pe->wr[i].sg_list = &pe->sge[i];
+		pe->wr[i].next = NULL;
+	}
+	pe->nwr = nwr;
+	return true;
+}
+
+/*
+ * Posts cn's batch as one chain. What does not go out (the connection died
+ * meanwhile) will never complete: it leaves the send queue's count, and
+ * its send contexts' bulk buffers go back when the connection is closed.
+ */
+void svc_flush(struct svc_conn *cn)
+{
+	struct rr_send_wr *first = &cn->pend[0].wr[0], *last = NULL, *bad;
+	uint32_t n = cn->npend, lost = 0;
+
+	if (!n)
+		return;
+	cn->npend = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t k = 0; k < cn->pend[i].nwr; k++) {
+			if (last)
+				last->next = &cn->pend[i].wr[k];
+			last = &cn->pend[i].wr[k];
+		}
+	}
+	bad = first;
+	if (!cn->dead && !rr_qp_post_send(cn->qp, first, &bad))
+		return;
+	for (const struct rr_send_wr *w = bad; w; w = w->next)
+		lost++;
+	cn->sq_posted -= lost;
+	cn->dead = true;
+}
+
+/*
+ * Posts a chain ending in a Send from the next send context (or, while the
+ * loop batches, queues it: it counts as posted from here on). bulk (or -1)
  * is a bulk buffer the chain reads from; it is released with the Send.
  */
 static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
@@ -68,7 +126,13 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 		send->flags |= RR_SEND_SIGNALED;
 		cn->unsignaled = 0;
 	}
-	rc = rr_qp_post_send(cn->qp, first, NULL);
+	if (queue(cn, first, nwr)) {
+		rc = 0;
+	} else {
+		svc_flush(cn); /* ORDER: posted in the order accounted */
+		rc = cn->dead ? -ENOTCONN
+			      : rr_qp_post_send(cn->qp, first, NULL);
+	}
 	if (rc) {
 		sc->busy = false;
 		sc->bulk = -1;

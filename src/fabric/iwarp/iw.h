@@ -43,8 +43,16 @@
 #define IW_HANDSHAKE_MS	   10000
 #define IW_CQ_WAIT_MAX_QPS 4
 #define IW_HANDBACK_MS	   2
-#define IW_RX_STASH	   8192 /* a 4 KiB inline message and more */
-#define IW_RX_STASH_BULK   64	/* read past a large payload: headers only */
+/*
+ * Bytes a receive reads ahead into its stash (iw_rx.c): after a small
+ * payload, a burst of small messages (16 replies to 4 KiB READs, say);
+ * with a header, whose payload may be large and is better placed by the
+ * kernel than copied from the stash, less; after a large payload, only
+ * the next header.
+ */
+#define IW_RX_STASH	 65536
+#define IW_RX_STASH_HDR	 8192
+#define IW_RX_STASH_BULK 64
 
 #define IW_COUNT(dev, field)                                                   \
 	__atomic_fetch_add(&(dev)->ctr.field, 1, __ATOMIC_RELAXED)

@@ -6,10 +6,10 @@
  * header needs), then one readv that takes the payload straight into its
  * destination (registered memory for tagged FPDUs, the posted receive's
  * SGEs for Sends), the pad and CRC. Every readv also takes what follows
- * into a stash, up to IW_RX_STASH bytes (IW_RX_STASH_BULK after a large
- * payload): later reads are served from it first. So a small message, or
- * a burst of them, costs one syscall, at the price of copying small
- * payloads once; a large payload is still placed by readv, uncopied.
+ * into a stash (iw.h says how much): later reads are served from it
+ * first. So a small message, or a burst of them, costs one syscall, at the
+ * price of copying small payloads once; a large payload is still placed
+ * by readv, mostly uncopied.
  *
  * Every check of RFC 5040/5041 happens before the first byte is placed;
  * a failure sends a Terminate naming the layer, type and code, counts the
@@ -384,7 +384,7 @@ static int rx_header(struct iw_qp *qp)
 		}
 		v = (struct iovec){rx->hdr + rx->hdr_have,
 				   IW_TAGGED_HDR_LEN - rx->hdr_have};
-		r = rx_readv(qp, &v, 1, IW_RX_STASH);
+		r = rx_readv(qp, &v, 1, IW_RX_STASH_HDR);
 		if (r == -EAGAIN)
 			return -EAGAIN;
 		if (r <= 0)

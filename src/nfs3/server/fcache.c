@@ -249,6 +249,16 @@ const char *nfsd_file_path(const struct nfsd_file *f)
 	return f->path;
 }
 
+int nfsd_file_fd_made(struct nfsd_fcache *fc, struct nfsd_file *f, int flags)
+{
+	int fd;
+
+	pthread_mutex_lock(&fc->lock);
+	fd = flags == O_RDONLY ? f->rfd : f->wfd;
+	pthread_mutex_unlock(&fc->lock);
+	return fd >= 0 ? fd : -EAGAIN;
+}
+
 int nfsd_file_fd(struct nfsd_fcache *fc, struct nfsd_file *f, int flags)
 {
 	int *slot = flags == O_RDONLY ? &f->rfd : &f->wfd;

@@ -532,7 +532,8 @@ static nfsstat3 stale(struct rr_nfs3_server *s, const struct want *w)
 	(int)(sizeof(((struct nfsd_call *)0)->held) /                          \
 	      sizeof(((struct nfsd_call *)0)->held[0]))
 
-enum hit { HIT_OK, HIT_STALE, HIT_AGAIN };
+/* HIT_DEFER: not HIT_OK, and finding out more might block (c->nowait). */
+enum hit { HIT_OK, HIT_STALE, HIT_AGAIN, HIT_DEFER };
 
 /*
  * Does the cached f still stand for the handle (fcache.c says when to
@@ -548,10 +549,12 @@ static enum hit hit(struct nfsd_call *c, struct nfsd_file *f,
 	bool acl;
 
 	if (stat_obj(fd, o))
-		return HIT_AGAIN;
+		return c->nowait ? HIT_DEFER : HIT_AGAIN;
 	if (o->st.st_nlink == 0)
-		return HIT_STALE; /* unlinked, here or elsewhere */
+		return c->nowait ? HIT_DEFER : HIT_STALE; /* unlinked */
 	cur = nfsd_file_current(s->files, f, &o->st, rr_mono_ms(), &acl);
+	if (cur <= 0 && c->nowait)
+		return HIT_DEFER; /* proving walks the path */
 	if (cur < 0)
 		return HIT_AGAIN;
 	if (cur == 0) {
@@ -587,6 +590,11 @@ static bool cached(struct nfsd_call *c, const struct want *w,
 	if (h == HIT_OK) {
 		c->held[c->nheld++] = f;
 		*st = NFS3_OK;
+		return true;
+	}
+	if (h == HIT_DEFER) {
+		nfsd_fcache_put(s->files, f);
+		*st = nfsd_errno(nfsd_defer(c));
 		return true;
 	}
 	nfsd_fcache_forget(s->files, w->dev, w->ino);
@@ -654,6 +662,8 @@ static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	}
 	if (cached(c, &w, o, &st))
 		return st;
+	if (c->nowait) /* resolving by the path walks directories */
+		return nfsd_errno(nfsd_defer(c));
 	clock_gettime(CLOCK_REALTIME, &t0);
 	if (!by_path(s, &w, o))
 		return stale(s, &w);
@@ -686,11 +696,25 @@ static bool as_server(struct nfsd_call *c)
 	return was;
 }
 
-/* From here on the kernel checks the caller's rights; 0 or -EACCES. */
+int nfsd_defer(struct nfsd_call *c)
+{
+	c->defer = true;
+	return -EAGAIN;
+}
+
+/*
+ * From here on the kernel checks the caller's rights; 0 or -EACCES. Never
+ * under c->nowait: credentials change only in a worker (a thread that
+ * receives calls may have to post replies as the server, svc.c).
+ */
 static int as_caller(struct nfsd_call *c)
 {
 	if (c->as_caller)
 		return 0;
+	if (c->nowait) {
+		nfsd_defer(c);
+		return -EACCES;
+	}
 	if (nfsd_ident_enter(c->s, &c->id))
 		return -EACCES;
 	c->as_caller = true;
@@ -735,6 +759,8 @@ int nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o)
 {
 	int fd = o->fd;
 
+	if (fd < 0 && c->nowait)
+		return nfsd_defer(c); /* opening walks the path */
 	if (fd < 0) {
 		as_server(c); /* and the caller right after, in any case */
 		fd = nfsd_open(c->s, o->path, O_PATH | O_NOFOLLOW, &o->st);

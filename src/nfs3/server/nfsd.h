@@ -18,10 +18,11 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 
-#define NFSD_KEY_LEN 16
-#define NFSD_FH_LEN  36 /* see fh.c */
-#define NFSD_MAX_IO  (1u << 20)
-#define NFSD_ANON    65534u
+#define NFSD_KEY_LEN	     16
+#define NFSD_FH_LEN	     36 /* see fh.c */
+#define NFSD_MAX_IO	     (1u << 20)
+#define NFSD_NOWAIT_READ_MAX (64u << 10) /* larger READs go to a worker */
+#define NFSD_ANON	     65534u
 
 struct nfsd_pathcache;
 struct nfsd_fcache;
@@ -71,6 +72,14 @@ struct nfsd_call {
 	 * descriptor to act on (nfsd_obj_fd), as every acting procedure does.
 	 */
 	bool as_caller;
+	/*
+	 * Run where it must not block (rr_svc_req_nowait): it acts only
+	 * through the open-file cache, never as the caller, and reads only
+	 * what the page cache holds. Whatever needs more sets defer: the
+	 * answer is then RR_SVC_DEFER and a worker runs the call again.
+	 */
+	bool nowait;
+	bool defer;
 };
 
 /* An object a handle names: its path below the root ("" is the root). */
@@ -182,6 +191,10 @@ bool nfsd_has_acl(int fd);
  * once as the server and kept with the entry: callers never close it.
  */
 int nfsd_file_fd(struct nfsd_fcache *fc, struct nfsd_file *f, int flags);
+/* The same when already made, else -EAGAIN (opening might block). */
+int nfsd_file_fd_made(struct nfsd_fcache *fc, struct nfsd_file *f, int flags);
+/* Marks c to be run again in a worker; the error for its caller to return. */
+int nfsd_defer(struct nfsd_call *c);
 
 /* ident.c */
 nfsstat3 nfsd_errno(int err);

@@ -97,11 +97,14 @@ static uint32_t nfs_handler(struct rr_svc_req *req, void *arg)
 	struct nfsd_call c = {.s = arg, .req = req};
 	uint32_t rc;
 
-	atomic_fetch_add(&c.s->calls, 1);
+	c.nowait = rr_svc_req_nowait(req);
 	nfsd_ident_from_cred(c.s, rr_svc_cred(req), &c.id);
 	rc = call(&c, rr_svc_req_proc(req));
 	nfsd_call_close(&c);
 	nfsd_arena_free(&c);
+	if (c.defer)
+		return RR_SVC_DEFER; /* counted when a worker runs it */
+	atomic_fetch_add(&c.s->calls, 1);
 	return rc;
 }
 
@@ -126,6 +129,14 @@ static const uint64_t nfs_drc_procs =
 	BIT(NFSPROC3_REMOVE) | BIT(NFSPROC3_RMDIR) | BIT(NFSPROC3_RENAME) |
 	BIT(NFSPROC3_LINK) | BIT(NFSPROC3_COMMIT);
 
+/*
+ * The procedures tried on the thread that received them (see nfsd.h's
+ * nowait): READ of a cached file whose data is in the page cache, and
+ * NULL. Everything else may block or act as the caller: a worker runs it.
+ */
+static const uint64_t nfs_nowait_procs =
+	BIT(NFSPROC3_NULL) | BIT(NFSPROC3_READ);
+
 void rr_nfs3_server_progs(struct rr_nfs3_server *s, struct rr_svc_prog *nfs,
 			  struct rr_svc_prog *mount)
 {
@@ -135,7 +146,8 @@ void rr_nfs3_server_progs(struct rr_nfs3_server *s, struct rr_svc_prog *nfs,
 					    .nprocs = NPROCS,
 					    .procs = nfs_table,
 					    .arg = s,
-					    .drc_procs = nfs_drc_procs};
+					    .drc_procs = nfs_drc_procs,
+					    .nowait_procs = nfs_nowait_procs};
 	if (mount)
 		*mount = (struct rr_svc_prog){.prog = MOUNT_PROGRAM,
 					      .vers = MOUNT_V3,

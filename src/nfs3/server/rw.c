@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* xdrmem over the call's results buffer, for encoding. */
@@ -45,8 +46,13 @@ static uint32_t read_fail(struct nfsd_call *c, nfsstat3 st, int fd)
 	return finish(c, &x, xdr_READ3res(&x, &r), NULL, 0);
 }
 
-static uint32_t read_ok(struct nfsd_call *c, int fd, const void *data,
-			uint32_t n, bool eof)
+/*
+ * The attributes are those the call's resolve just read (a statx of the
+ * file, to prove the cached descriptor): the read changes none of them but
+ * possibly atime, and one system call per READ is saved.
+ */
+static uint32_t read_ok(struct nfsd_call *c, const struct stat *sb,
+			const void *data, uint32_t n, bool eof)
 {
 	nfsstat3 st = NFS3_OK;
 	post_op_attr pa;
@@ -56,7 +62,7 @@ static uint32_t read_ok(struct nfsd_call *c, int fd, const void *data,
 	XDR x;
 	bool ok;
 
-	nfsd_post_attr_fd(fd, &pa);
+	nfsd_post_attr(sb, &pa);
 	res_xdr(c, &x);
 	ok = xdr_nfsstat3(&x, &st) && xdr_post_op_attr(&x, &pa) &&
 	     xdr_count3(&x, &cnt) && xdr_bool(&x, &e) && xdr_u_int(&x, &len);
@@ -87,9 +93,14 @@ static nfsstat3 io_fd(struct nfsd_call *c, struct nfsd_obj *o, int flags,
 		if (nfsd_access(c->s, &c->id, &o->st, want) != want)
 			return NFS3ERR_ACCES;
 		nfsd_as_server(c); /* the check is made: open as ourselves */
-		*fd = nfsd_file_fd(c->s->files, o->file, flags);
+		*fd = c->nowait ? nfsd_file_fd_made(c->s->files, o->file, flags)
+				: nfsd_file_fd(c->s->files, o->file, flags);
+		if (*fd == -EAGAIN && c->nowait)
+			nfsd_defer(c);
 		return *fd < 0 ? nfsd_errno(*fd) : NFS3_OK;
 	}
+	if (c->nowait) /* the caller's identity decides: a worker's job */
+		return nfsd_errno(nfsd_defer(c));
 	pfd = nfsd_obj_fd(c, o);
 	if (pfd < 0)
 		return nfsd_errno(pfd);
@@ -101,6 +112,28 @@ static nfsstat3 io_fd(struct nfsd_call *c, struct nfsd_obj *o, int flags,
 		return nfsd_errno(*fd);
 	*own = true;
 	return NFS3_OK;
+}
+
+/*
+ * Reads up to n bytes at off. Under c->nowait only what the page cache
+ * holds (RWF_NOWAIT): a miss, or a short read before the end of the file
+ * (the rest is not cached), defers the call to a worker, which reads it
+ * all; so does any error, for the worker to answer.
+ */
+static ssize_t read_at(struct nfsd_call *c, int fd, void *buf, size_t n,
+		       off_t off, off_t size)
+{
+	struct iovec iov = {buf, n};
+	ssize_t got;
+
+	if (!c->nowait)
+		return pread(fd, buf, n, off);
+	got = preadv2(fd, &iov, 1, off, RWF_NOWAIT);
+	if (got < 0 || ((size_t)got < n && off + got < size)) {
+		errno = -nfsd_defer(c);
+		return -1;
+	}
+	return got;
 }
 
 static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
@@ -125,13 +158,15 @@ static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 	if (!st && a->offset > (uint64)INT64_MAX)
 		st = NFS3ERR_INVAL;
 	if (!st && want)
-		n = pread(fd, buf, want, (off_t)a->offset);
+		n = read_at(c, fd, buf, want, (off_t)a->offset, o.st.st_size);
 	if (!st && n < 0)
 		st = nfsd_errno(errno);
-	if (st)
+	if (c->defer)
+		rc = RR_SYSTEM_ERR; /* not an answer: a worker reads it all */
+	else if (st)
 		rc = read_fail(c, st, o.fd);
 	else
-		rc = read_ok(c, fd, buf, (uint32_t)n,
+		rc = read_ok(c, &o.st, buf, (uint32_t)n,
 			     a->offset + (uint64)n >= (uint64)o.st.st_size);
 	if (own)
 		close(fd);
@@ -152,7 +187,17 @@ uint32_t nfsd_read(struct nfsd_call *c)
 		atomic_fetch_add(&c->s->garbage_args, 1);
 		return RR_GARBAGE_ARGS;
 	}
-	rc = do_read(c, &a);
+	/*
+	 * Copying a large READ takes longer than handing it to a worker,
+	 * and workers copy several at once; the thread that receives calls
+	 * keeps to small ones.
+	 */
+	if (c->nowait && a.count > NFSD_NOWAIT_READ_MAX) {
+		nfsd_defer(c);
+		rc = RR_SYSTEM_ERR; /* not an answer: a worker reads it */
+	} else {
+		rc = do_read(c, &a);
+	}
 	xdr_free((xdrproc_t)xdr_READ3args, (char *)&a);
 	return rc;
 }
