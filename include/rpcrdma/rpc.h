@@ -111,6 +111,42 @@ struct rr_xprt_stats {
 	uint64_t deferred_calls;
 };
 
+/* Every field of struct rr_xprt_stats, in order, to print them by name. */
+#define RR_XPRT_STATS_FIELDS(X)                                                \
+	X(calls)                                                               \
+	X(retransmits)                                                         \
+	X(bad_xids)                                                            \
+	X(credit_waits)                                                        \
+	X(sq_waits)                                                            \
+	X(reply_before_send_cqe)                                               \
+	X(local_invs)                                                          \
+	X(remote_invs)                                                         \
+	X(bad_remote_invs)                                                     \
+	X(regs)                                                                \
+	X(bounce_copies)                                                       \
+	X(unknown_cqes)                                                        \
+	X(stale_cqes)                                                          \
+	X(rdma_errors_sent)                                                    \
+	X(rdma_errors_received)                                                \
+	X(bad_headers)                                                         \
+	X(read_chunks)                                                         \
+	X(write_chunks)                                                        \
+	X(reply_chunks)                                                        \
+	X(send_with_inv)                                                       \
+	X(timeouts)                                                            \
+	X(cancels)                                                             \
+	X(conn_lost)                                                           \
+	X(connects)                                                            \
+	X(drc_replays)                                                         \
+	X(drc_drops)                                                           \
+	X(registered_bytes)                                                    \
+	X(teardown_unbalanced)                                                 \
+	X(keepalive_probes)                                                    \
+	X(keepalive_timeouts)                                                  \
+	X(sync_invs)                                                           \
+	X(inline_calls)                                                        \
+	X(deferred_calls)
+
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {
 	uint32_t uid;

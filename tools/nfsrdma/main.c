@@ -88,34 +88,6 @@ int cli_mount(const struct cli *c, const char *url, struct rr_nfs **out)
 	return rc;
 }
 
-#define XPRT_STATS(X)                                                          \
-	X(calls)                                                               \
-	X(retransmits)                                                         \
-	X(bad_xids)                                                            \
-	X(credit_waits)                                                        \
-	X(sq_waits)                                                            \
-	X(reply_before_send_cqe)                                               \
-	X(local_invs)                                                          \
-	X(remote_invs)                                                         \
-	X(bad_remote_invs)                                                     \
-	X(regs)                                                                \
-	X(bounce_copies)                                                       \
-	X(unknown_cqes)                                                        \
-	X(stale_cqes)                                                          \
-	X(rdma_errors_sent)                                                    \
-	X(rdma_errors_received)                                                \
-	X(bad_headers)                                                         \
-	X(read_chunks)                                                         \
-	X(write_chunks)                                                        \
-	X(reply_chunks)                                                        \
-	X(timeouts)                                                            \
-	X(cancels)                                                             \
-	X(conn_lost)                                                           \
-	X(connects)                                                            \
-	X(keepalive_probes)                                                    \
-	X(keepalive_timeouts)                                                  \
-	X(sync_invs)
-
 /*
  * Every counter, zeros too, one "name value" a line: a script asserts on
  * a counter that stayed 0 (bad_remote_invs) as on one that moved.
@@ -133,7 +105,7 @@ static void print_stats(const struct rr_nfs *n)
 		return;
 	}
 #define X(name) fprintf(stderr, "%s %llu\n", #name, (unsigned long long)s.name);
-	XPRT_STATS(X)
+	RR_XPRT_STATS_FIELDS(X)
 #undef X
 }
 

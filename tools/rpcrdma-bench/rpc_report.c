@@ -14,33 +14,6 @@
 #define GOAL_LARGE_READ	 (1u << 20)
 #define DEFAULT_MAX_BULK (1u << 20)
 
-#define XPRT_STATS(X)                                                          \
-	X(calls)                                                               \
-	X(retransmits)                                                         \
-	X(bad_xids)                                                            \
-	X(credit_waits)                                                        \
-	X(sq_waits)                                                            \
-	X(reply_before_send_cqe)                                               \
-	X(local_invs)                                                          \
-	X(remote_invs)                                                         \
-	X(bad_remote_invs)                                                     \
-	X(regs)                                                                \
-	X(bounce_copies)                                                       \
-	X(unknown_cqes)                                                        \
-	X(stale_cqes)                                                          \
-	X(rdma_errors_sent)                                                    \
-	X(rdma_errors_received)                                                \
-	X(bad_headers)                                                         \
-	X(read_chunks)                                                         \
-	X(write_chunks)                                                        \
-	X(reply_chunks)                                                        \
-	X(send_with_inv)                                                       \
-	X(timeouts)                                                            \
-	X(cancels)                                                             \
-	X(conn_lost)                                                           \
-	X(registered_bytes)                                                      \
-	X(sync_invs)
-
 /* Non-zero counters only: a failure report should be short. */
 void rpc_print_stats(FILE *f, const struct rr_xprt_stats *s)
 {
@@ -52,7 +25,7 @@ void rpc_print_stats(FILE *f, const struct rr_xprt_stats *s)
 			(unsigned long long)s->name);                          \
 		sep = ", ";                                                    \
 	}
-	XPRT_STATS(X)
+	RR_XPRT_STATS_FIELDS(X)
 #undef X
 }
 
@@ -263,7 +236,7 @@ static void json_counters(const char *key, bool valid,
 #define X(name)                                                                \
 	printf("%s\"%s\":%llu", sep, #name, (unsigned long long)s->name);      \
 	sep = ",";
-	XPRT_STATS(X)
+	RR_XPRT_STATS_FIELDS(X)
 #undef X
 	printf("}");
 }
