@@ -334,6 +334,17 @@ static struct verdict attack_now(struct env *e, const char *how)
 	return v;
 }
 
+/* Every segment the call exposed is attacked; every access is refused. */
+static struct verdict attack_refused(struct env *e)
+{
+	struct verdict v = attack_now(e, "g");
+
+	assert_true(v.attacked > 0);
+	assert_int_equal(v.succeeded, 0);
+	assert_int_equal(v.status, RR_WC_REM_ACCESS_ERR);
+	return v;
+}
+
 static void finish(struct env *e)
 {
 	struct rr_xprt_stats xs;
@@ -389,10 +400,7 @@ static void keys_kept_by_the_server_are_dead_after_the_reply(void **state)
 	(void)state;
 	start(&e, M_REPLY);
 	assert_int_equal(exposing_call(&e, &call, 0), 0);
-	v = attack_now(&e, "g");
-	assert_true(v.attacked > 0);
-	assert_int_equal(v.succeeded, 0);
-	assert_int_equal(v.status, RR_WC_REM_ACCESS_ERR);
+	v = attack_refused(&e);
 	expect_unchanged(&e);
 	assert_int_equal(rr_clnt_stats(e.c, &st), 0);
 	assert_int_equal(st.local_invs, 2); /* no Send With Invalidate */
@@ -416,10 +424,7 @@ static void keys_registered_per_call_are_dead_after_the_reply(void **state)
 	(void)state;
 	start_with(&e, M_REPLY, RR_REG_PER_CALL);
 	assert_int_equal(exposing_call(&e, &call, 0), 0);
-	v = attack_now(&e, "g");
-	assert_true(v.attacked > 0);
-	assert_int_equal(v.succeeded, 0);
-	assert_int_equal(v.status, RR_WC_REM_ACCESS_ERR);
+	v = attack_refused(&e);
 	assert_int_equal(v.invited_inv, 0);
 	expect_unchanged(&e);
 	assert_int_equal(rr_clnt_stats(e.c, &st), 0);
@@ -454,15 +459,11 @@ static void timed_out_call_registered_per_call_leaves_no_key(void **state)
 {
 	struct env e;
 	struct rr_call call;
-	struct verdict v;
 
 	(void)state;
 	start_with(&e, M_SILENT, RR_REG_PER_CALL);
 	assert_int_equal(exposing_call(&e, &call, 300), -ETIMEDOUT);
-	v = attack_now(&e, "g");
-	assert_true(v.attacked > 0);
-	assert_int_equal(v.succeeded, 0);
-	assert_int_equal(v.status, RR_WC_REM_ACCESS_ERR);
+	attack_refused(&e);
 	expect_unchanged(&e);
 	finish(&e);
 }
@@ -491,15 +492,11 @@ static void timed_out_call_leaves_no_key_alive(void **state)
 {
 	struct env e;
 	struct rr_call call;
-	struct verdict v;
 
 	(void)state;
 	start(&e, M_SILENT);
 	assert_int_equal(exposing_call(&e, &call, 300), -ETIMEDOUT);
-	v = attack_now(&e, "g");
-	assert_true(v.attacked > 0);
-	assert_int_equal(v.succeeded, 0);
-	assert_int_equal(v.status, RR_WC_REM_ACCESS_ERR);
+	attack_refused(&e);
 	expect_unchanged(&e);
 	finish(&e);
 }
