@@ -104,15 +104,26 @@ int rr_tcp_clnt_create(const char *host, uint16_t port,
  */
 int rr_tcp_clnt_call(struct rr_tcp_clnt *c, struct rr_call *call);
 /*
- * Asynchronous call: done runs once, from the client's thread (or from
- * the thread that cancels or destroys); it may issue asynchronous calls,
- * not synchronous ones (they would wait for the thread running done).
+ * Asynchronous call: done runs once, from the thread that reads its
+ * reply (the client's own, or one in rr_tcp_clnt_progress or a
+ * synchronous call), or the one that cancels or destroys; it may issue
+ * asynchronous calls, not synchronous ones (they would wait for the
+ * thread running done).
  * Calls beyond max_in_flight wait their turn in issue order. Returns 0, or an
  * error (and done never runs) when the call cannot be issued: -EMSGSIZE,
  * -ECONNRESET, -EINVAL.
  */
 int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
 			   rr_call_done_fn done, void *arg);
+/*
+ * Reads replies in this thread for up to timeout_ms, running their
+ * callbacks here, and returns after at least one call completed (0), or
+ * -ETIMEDOUT (also when the connection is being re-established), or
+ * -ECONNRESET when the client is down for good. As rr_clnt_progress: it
+ * saves the wake-up of another thread per reply. While another thread
+ * reads, it waits for that one's completions. Not from a callback.
+ */
+int rr_tcp_clnt_progress(struct rr_tcp_clnt *c, int timeout_ms);
 /* Completes the call with -ECANCELED now; -ENOENT if it is not pending. */
 int rr_tcp_clnt_cancel(struct rr_tcp_clnt *c, struct rr_call *call);
 /*

@@ -18,7 +18,8 @@
  * xid, across reconnects: that is what a server's duplicate request cache
  * recognises.
  *
- * The client's own thread reads replies, flushes what the socket did not
+ * The client's own thread reads replies (unless a caller waiting for its
+ * own reads them: tcp_clnt_drive.c), flushes what the socket did not
  * take at send time, fires timeouts and steps the connection. Callers
  * never block on the socket: a send copies what does not fit into the
  * output queue (tcp_io.c), so a stalled server costs a timeout, not a hung
@@ -51,6 +52,7 @@
 #define DEF_KEEPALIVE_MS     60000
 #define STAGE_LEN	     (64u << 10)
 #define CALL_HDR_MAX	     512 /* 24 + AUTH_SYS (8 + 400) + verf (8) */
+#define SYNC_SLICE_MS	     100
 
 /* A synchronous caller waits here; its own lock, not the client's. */
 struct waiter {
@@ -399,7 +401,7 @@ void rr__tc_rx_discard(struct rr_tcp_clnt *c)
 }
 
 /* Any byte from the server is a sign of life (keepalive). */
-static bool read_replies(struct rr_tcp_clnt *c, struct tc_done *l)
+bool rr__tc_read_replies(struct rr_tcp_clnt *c, struct tc_done *l)
 {
 	ssize_t n = recv(c->fd, c->stage, STAGE_LEN, MSG_DONTWAIT);
 
@@ -408,7 +410,8 @@ static bool read_replies(struct rr_tcp_clnt *c, struct tc_done *l)
 		       errno == EINTR;
 	if (n == 0)
 		return false;
-	c->ka.last_rx_ms = rr_mono_ms();
+	atomic_store_explicit(&c->ka.last_rx_ms, rr_mono_ms(),
+			      memory_order_relaxed);
 	return feed(c, (size_t)n, l);
 }
 
@@ -464,6 +467,31 @@ static int next_timeout(const struct rr_tcp_clnt *c, uint64_t now)
 }
 
 /*
+ * What to watch the socket of a connection that is up for. Input is left
+ * to callers that read it themselves, for a slice after the last one did;
+ * a socket watched for nothing is left out (it would report a hang-up
+ * over and over while a caller reads).
+ */
+static void up_events(const struct rr_tcp_clnt *c, uint64_t now,
+		      struct pollfd *p, int *tmo)
+{
+	short ev = c->out.head ? POLLOUT : 0;
+
+	if (rr__tc_io_reads(c, now)) {
+		ev |= POLLIN;
+	} else if (!c->rx_busy) {
+		int left = (int)(c->drove_ms + DRIVE_SLICE_MS - now);
+
+		if (*tmo < 0 || left < *tmo)
+			*tmo = left;
+	} else if (*tmo < 0 || *tmo > DRIVE_SLICE_MS) {
+		*tmo = DRIVE_SLICE_MS; /* a caller reads: look again later */
+	}
+	if (ev)
+		p[0] = (struct pollfd){.fd = c->fd, .events = ev};
+}
+
+/*
  * Steps the connection and sets up one poll; false when the client is
  * stopping. *polled says what the socket is watched for.
  */
@@ -479,15 +507,13 @@ static bool poll_prep(struct rr_tcp_clnt *c, struct pollfd *p, int *tmo,
 	rr__tc_conn_step(c, now, &l);
 	go = !c->stopping;
 	*polled = c->state;
+	*tmo = next_timeout(c, now);
 	p[0] = (struct pollfd){.fd = -1};
 	if (c->state == TC_UP)
-		p[0] = (struct pollfd){.fd = c->fd,
-				       .events = POLLIN |
-						 (c->out.head ? POLLOUT : 0)};
+		up_events(c, now, p, tmo);
 	else if (c->state == TC_CONNECTING)
 		p[0] = (struct pollfd){.fd = c->fd, .events = POLLOUT};
 	p[1] = (struct pollfd){.fd = c->evfd, .events = POLLIN};
-	*tmo = next_timeout(c, now);
 	c->poll_deadline = *tmo < 0 ? TC_NO_DEADLINE : now + (uint64_t)*tmo;
 	pthread_mutex_unlock(&c->mu);
 	rr__tc_done_run(&l);
@@ -503,10 +529,15 @@ static void io_up(struct rr_tcp_clnt *c, short revents, struct tc_done *l)
 			rr__tc_conn_lost(c, l);
 		pthread_mutex_unlock(&c->mu);
 	}
-	if ((revents & (POLLIN | POLLHUP | POLLERR)) && !read_replies(c, l)) {
-		pthread_mutex_lock(&c->mu);
-		rr__tc_conn_lost(c, l);
-		pthread_mutex_unlock(&c->mu);
+	if ((revents & (POLLIN | POLLHUP | POLLERR)) && rr__tc_rx_take_io(c)) {
+		uint32_t before = rr__tc_done_count(l);
+
+		if (!rr__tc_read_replies(c, l)) {
+			pthread_mutex_lock(&c->mu);
+			rr__tc_conn_lost(c, l);
+			pthread_mutex_unlock(&c->mu);
+		}
+		rr__tc_rx_release_io(c, rr__tc_done_count(l) - before);
 	}
 }
 
@@ -643,6 +674,36 @@ static void sync_done(struct rr_call *call, int rc, void *arg)
 	pthread_mutex_unlock(&w->mu);
 }
 
+/*
+ * The caller reads its reply itself when nobody else is reading
+ * (tcp_clnt_drive.c); otherwise the reader runs sync_done, which wakes it.
+ */
+static void sync_wait(struct rr_tcp_clnt *c, struct waiter *w)
+{
+	pthread_mutex_lock(&w->mu);
+	while (!w->done) {
+		int rc;
+
+		pthread_mutex_unlock(&w->mu);
+		rc = rr_tcp_clnt_progress(c, SYNC_SLICE_MS);
+		pthread_mutex_lock(&w->mu);
+		if (rc && rc != -ETIMEDOUT && !w->done) {
+			struct timespec ts;
+
+			/* down: the callback is on its way, from another thread
+			 */
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += SYNC_SLICE_MS * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
 int rr_tcp_clnt_call(struct rr_tcp_clnt *c, struct rr_call *call)
 {
 	struct waiter w = {.done = false};
@@ -651,10 +712,8 @@ int rr_tcp_clnt_call(struct rr_tcp_clnt *c, struct rr_call *call)
 	pthread_mutex_init(&w.mu, NULL);
 	pthread_cond_init(&w.cv, NULL);
 	rc = rr_tcp_clnt_call_async(c, call, sync_done, &w);
-	pthread_mutex_lock(&w.mu);
-	while (!rc && !w.done)
-		pthread_cond_wait(&w.cv, &w.mu);
-	pthread_mutex_unlock(&w.mu);
+	if (!rc)
+		sync_wait(c, &w);
 	pthread_cond_destroy(&w.cv);
 	pthread_mutex_destroy(&w.mu);
 	return rc ? rc : w.rc;
@@ -758,6 +817,7 @@ static int slots_init(struct rr_tcp_clnt *c)
 static struct rr_tcp_clnt *clnt_alloc(const struct rr_tcp_clnt_opts *o)
 {
 	struct rr_tcp_clnt *c = rr_calloc(1, sizeof(*c));
+	pthread_condattr_t ca;
 
 	if (!c)
 		return NULL;
@@ -765,6 +825,10 @@ static struct rr_tcp_clnt *clnt_alloc(const struct rr_tcp_clnt_opts *o)
 	c->fd = c->evfd = -1;
 	c->state = TC_DOWN;
 	pthread_mutex_init(&c->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->rx_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	rr__rm_rx_init(&c->rx, c->o.max_record);
 	gethostname(c->machine, sizeof(c->machine) - 1);
 	return c;
@@ -832,6 +896,7 @@ int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c)
 	free(c->stage);
 	free(c->slots);
 	free(c->freeidx);
+	pthread_cond_destroy(&c->rx_cv);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 	return 0;

@@ -4,11 +4,12 @@
  * the I/O thread) and tcp_clnt_conn.c (the connection's life: connecting,
  * loss, backoff, keepalive).
  *
- * Locking: c->mu covers everything but the fields marked "I/O thread",
- * which only the client's own thread touches. Only that thread opens and
- * closes the socket; other threads send on it while the connection is up
- * and may shut it down (under c->mu), which wakes the thread's poll. So a
- * descriptor number is never reused under a thread still polling it.
+ * Locking: c->mu covers everything but the fields of the reader role,
+ * which only the thread holding it touches. Only the I/O thread opens and
+ * closes the socket, and not while a caller reads it (tcp_clnt_drive.c);
+ * other threads send on it while the connection is up and may shut it
+ * down (under c->mu), which wakes the thread's poll. So a descriptor
+ * number is never reused under a thread still polling it.
  */
 #ifndef RR_RPC_TCP_CLNT_H
 #define RR_RPC_TCP_CLNT_H
@@ -20,6 +21,7 @@
 #include "rpc/tcp_record.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -27,6 +29,7 @@
 #define TC_NO_DEADLINE	UINT64_MAX
 #define TC_ABANDON_RING 256
 #define TC_MAX_ADDRS	8
+#define DRIVE_SLICE_MS	10 /* the I/O thread leaves input to callers */
 
 /*
  *   UP --(EOF, error, keepalive timeout, disconnect)--> LOST
@@ -59,11 +62,11 @@ struct tc_addr {
 };
 
 struct tc_keepalive {
-	struct rr_call call; /* the probe: procedure 0 */
-	bool busy;	     /* issued; its callback has not run yet */
-	uint32_t gen;	     /* the connection it went out on */
-	uint32_t prog, vers; /* those of the last call made */
-	uint64_t last_rx_ms; /* I/O thread: when bytes last arrived */
+	struct rr_call call;	     /* the probe: procedure 0 */
+	bool busy;		     /* issued; its callback has not run yet */
+	uint32_t gen;		     /* the connection it went out on */
+	uint32_t prog, vers;	     /* those of the last call made */
+	_Atomic uint64_t last_rx_ms; /* when bytes last arrived; any reader */
 };
 
 struct rr_tcp_clnt {
@@ -95,8 +98,15 @@ struct rr_tcp_clnt {
 	bool stopping;
 	struct tc_keepalive ka;
 	struct rr_xprt_stats st;
+	/* who reads the socket (tcp_clnt_drive.c) */
+	bool rx_busy;	     /* a thread holds the role */
+	bool rx_caller;	     /* ... and it is a caller, not the I/O thread */
+	uint64_t drove_ms;   /* when a caller last took the role */
+	uint64_t completed;  /* calls completed by readers, for waiters */
+	uint32_t rx_waiters; /* threads waiting on rx_cv */
+	pthread_cond_t rx_cv;
 
-	/* I/O thread */
+	/* the thread holding the role (rx_busy) */
 	struct rr__rm_rx rx;
 	uint8_t *stage;
 };
@@ -114,6 +124,14 @@ void rr__tc_pump(struct rr_tcp_clnt *c, struct tc_done *l);
 void rr__tc_start(struct rr_tcp_clnt *c, struct rr_call *call,
 		  rr_call_done_fn done, void *arg, struct tc_done *l);
 void rr__tc_rx_discard(struct rr_tcp_clnt *c); /* I/O thread */
+/* The reader (rx_busy): false when the connection must be given up. */
+bool rr__tc_read_replies(struct rr_tcp_clnt *c, struct tc_done *l);
+
+/* tcp_clnt_drive.c; these take c->mu themselves unless said otherwise */
+bool rr__tc_rx_take_io(struct rr_tcp_clnt *c);
+void rr__tc_rx_release_io(struct rr_tcp_clnt *c, uint32_t completed);
+bool rr__tc_io_reads(const struct rr_tcp_clnt *c, uint64_t now); /* mu */
+uint32_t rr__tc_done_count(const struct tc_done *l);
 
 /* tcp_clnt_conn.c */
 int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port);

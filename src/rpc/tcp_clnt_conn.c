@@ -111,7 +111,8 @@ static void up(struct rr_tcp_clnt *c, uint64_t now)
 {
 	set_state(c, TC_UP, now);
 	c->gen++;
-	c->ka.last_rx_ms = now; /* idle time counts from here */
+	/* idle time counts from here */
+	atomic_store_explicit(&c->ka.last_rx_ms, now, memory_order_relaxed);
 }
 
 /* ------------------------------------------------- the first connect */
@@ -290,7 +291,8 @@ static uint64_t ka_due(const struct rr_tcp_clnt *c)
 {
 	if (c->o.keepalive_ms <= 0 || c->ka.busy || !ka_prog(c))
 		return TC_NO_DEADLINE;
-	return c->ka.last_rx_ms + (uint64_t)c->o.keepalive_ms;
+	return atomic_load_explicit(&c->ka.last_rx_ms, memory_order_relaxed) +
+	       (uint64_t)c->o.keepalive_ms;
 }
 
 /*
@@ -348,7 +350,7 @@ void rr__tc_ka_note(struct rr_tcp_clnt *c, const struct rr_call *call)
 /* I/O thread: moves the machine on as far as time and events allow. */
 void rr__tc_conn_step(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
 {
-	if (c->state == TC_LOST)
+	if (c->state == TC_LOST && !c->rx_busy) /* else its reader wakes us */
 		close_lost(c, now);
 	if (c->state == TC_BACKOFF && !c->stopping && needed(c) &&
 	    now >= c->retry_ms)
@@ -365,7 +367,7 @@ uint64_t rr__tc_conn_timer(const struct rr_tcp_clnt *c)
 {
 	switch (c->state) {
 	case TC_LOST:
-		return 0;
+		return c->rx_busy ? TC_NO_DEADLINE : 0;
 	case TC_BACKOFF:
 		return needed(c) ? c->retry_ms : TC_NO_DEADLINE;
 	case TC_CONNECTING:

@@ -92,6 +92,11 @@ int rr__outq_send(int fd, struct rr__outq *q, const struct iovec *iov, int n)
 	return enqueue(q, iov, n, (size_t)k);
 }
 
+int rr__outq_put(struct rr__outq *q, const struct iovec *iov, int n)
+{
+	return enqueue(q, iov, n, 0);
+}
+
 static void pop(struct rr__outq *q)
 {
 	struct rr__outbuf *b = q->head;

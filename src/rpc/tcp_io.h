@@ -32,6 +32,11 @@ struct rr__outq {
  * (-EPIPE, -ECONNRESET, ...) or -ENOMEM.
  */
 int rr__outq_send(int fd, struct rr__outq *q, const struct iovec *iov, int n);
+/*
+ * Queues iov[0..n) without sending: a loop that answers several calls of
+ * one read sends their replies together with one flush. 0 or -ENOMEM.
+ */
+int rr__outq_put(struct rr__outq *q, const struct iovec *iov, int n);
 /* Sends what is queued, as far as the socket takes it; 0 or -errno. */
 int rr__outq_flush(int fd, struct rr__outq *q);
 void rr__outq_free(struct rr__outq *q);

@@ -67,6 +67,8 @@ struct tcp_conn {
 	uint32_t events; /* epoll interest now */
 	uint32_t jobs;	 /* calls of this connection in workers */
 	bool closed;
+	bool corked; /* the loop is serving a read: replies wait for its flush
+		      */
 	struct sockaddr_storage peer; /* keys the duplicate request cache */
 	/* loop thread only */
 	struct rr__rm_rx rx;
@@ -274,7 +276,11 @@ static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 	iov[2] = (struct iovec){(void *)r->res_bulk, blen};
 	iov[3] = (struct iovec){(void *)zero, rr_xdr_pad(blen)};
 	pthread_mutex_lock(&c->mu);
-	if (!c->closed) {
+	if (c->corked) {
+		/* the loop's flush sends it, and sets the epoll interest */
+		if (rr__outq_put(&c->out, iov, 4))
+			shutdown(c->fd, SHUT_RDWR);
+	} else if (!c->closed) {
 		rc = rr__outq_send(c->fd, &c->out, iov, 4);
 		if (rc)
 			shutdown(c->fd, SHUT_RDWR); /* the loop closes it */
@@ -515,28 +521,39 @@ static bool conn_feed(struct rr_tcp_svc *s, struct tcp_conn *c, size_t n)
 	return true;
 }
 
-/* False when c must close. */
+static bool conn_flush(struct tcp_conn *c)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->mu);
+	c->corked = false;
+	rc = rr__outq_flush(c->fd, &c->out);
+	update_events(c);
+	pthread_mutex_unlock(&c->mu);
+	return rc == 0;
+}
+
+/*
+ * False when c must close. One read may hold many pipelined calls: the
+ * replies of those served here (and of workers finishing meanwhile) leave
+ * together, one sendmsg instead of one each, as the RDMA server posts a
+ * loop pass's replies together.
+ */
 static bool conn_read(struct rr_tcp_svc *s, struct tcp_conn *c)
 {
 	ssize_t n = recv(c->fd, s->stage, STAGE_LEN, MSG_DONTWAIT);
+	bool ok;
 
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ||
 		       errno == EINTR;
 	if (n == 0)
 		return false;
-	return conn_feed(s, c, (size_t)n);
-}
-
-static bool conn_flush(struct tcp_conn *c)
-{
-	int rc;
-
 	pthread_mutex_lock(&c->mu);
-	rc = rr__outq_flush(c->fd, &c->out);
-	update_events(c);
+	c->corked = true;
 	pthread_mutex_unlock(&c->mu);
-	return rc == 0;
+	ok = conn_feed(s, c, (size_t)n);
+	return conn_flush(c) && ok;
 }
 
 static void conn_event(struct rr_tcp_svc *s, struct tcp_conn *c, uint32_t ev)

@@ -792,6 +792,7 @@ static void no_reconnect_client_fails_every_call_at_once(void **state)
 	assert_int_equal(rr_tcp_clnt_call(c, &after), -ECONNRESET);
 	server_restart(&f->sv); /* not even a server back changes that */
 	assert_int_equal(rr_tcp_clnt_call(c, &after), -ECONNRESET);
+	assert_int_equal(rr_tcp_clnt_progress(c, 10), -ECONNRESET);
 	assert_int_equal(stats_of(c).connects, 1);
 	assert_int_equal(stats_of(c).conn_lost, 1);
 	check_clean(c);

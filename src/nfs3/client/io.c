@@ -330,8 +330,9 @@ static void cv_wait_ms(struct io_run *run, int ms)
 }
 
 /*
- * Waits for a completed slot. Over RDMA this thread drives the transport
- * (rr_clnt_progress), which runs our io_done in this very thread; another
+ * Waits for a completed slot. This thread drives the transport
+ * (rr_clnt_progress, rr_tcp_clnt_progress), which runs our io_done in this
+ * very thread; another
  * thread that drives may run it too, hence the short slices and the check
  * of the queue between them.
  */

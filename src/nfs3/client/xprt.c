@@ -120,6 +120,11 @@ static int tcp_call_async(struct nfsc_xprt *x, struct rr_call *call,
 	return rr_tcp_clnt_call_async(x->impl, call, done, arg);
 }
 
+static int tcp_progress(struct nfsc_xprt *x, int ms)
+{
+	return rr_tcp_clnt_progress(x->impl, ms);
+}
+
 static int tcp_destroy(struct nfsc_xprt *x)
 {
 	int rc = rr_tcp_clnt_destroy(x->impl);
@@ -131,6 +136,7 @@ static int tcp_destroy(struct nfsc_xprt *x)
 static const struct nfsc_xprt_ops tcp_ops = {
 	.call = tcp_call,
 	.call_async = tcp_call_async,
+	.progress = tcp_progress,
 	.destroy = tcp_destroy,
 };
 
