@@ -142,7 +142,7 @@ int nfsc_xcall(struct nfsc_xprt *xp, const struct rr_cred *cred, uint32_t prog,
 
 	if (rc)
 		return rc;
-	call.res_cap = res_cap < NFSC_RES_MIN ? NFSC_RES_MIN : res_cap;
+	call.res_cap = res_cap ? res_cap : NFSC_RES_FIXED;
 	call.res = malloc(call.res_cap);
 	if (!call.res)
 		return -ENOMEM;

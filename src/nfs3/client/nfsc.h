@@ -71,13 +71,20 @@ int nfsc_fail(int err, const char *fmt, ...)
 
 /* XDR helpers (libtirpc xdrmem). */
 #define NFSC_ARGS_MAX 8192 /* the largest non-WRITE arguments: SYMLINK */
-#define NFSC_RES_MIN  4096
+/*
+ * Room for any result of fixed shape: by RFC 1813's sizes the largest,
+ * CREATE3res, is 280 bytes. Kept small so that, over RDMA, such a reply
+ * fits a 4 KiB inline size with room for the RPC header: a larger room
+ * would make every GETATTR offer a reply chunk, a registration per call.
+ */
+#define NFSC_RES_FIXED 512
 
 /*
  * One synchronous call with rpcgen XDR both ways. res is zeroed first and
  * must be xdr_free()d by the caller when 0 comes back. res_cap bounds the
- * reply's XDR. Returns 0 or a negative errno (transport or RPC errors; the
- * NFS status is the caller's to read).
+ * reply's XDR; 0 for a result of fixed shape (NFSC_RES_FIXED). Returns 0 or a
+ * negative errno (transport or RPC errors; the NFS status is the caller's to
+ * read).
  */
 int nfsc_xcall(struct nfsc_xprt *x, const struct rr_cred *cred, uint32_t prog,
 	       uint32_t vers, uint32_t proc, xdrproc_t xargs, void *args,
