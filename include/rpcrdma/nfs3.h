@@ -157,6 +157,17 @@ struct rr_nfs_io {
 int rr_nfs_stream(struct rr_nfs_file *f, bool write, uint32_t depth,
 		  bool (*next)(void *arg, struct rr_nfs_io *io),
 		  void (*done)(void *arg, struct rr_nfs_io *io), void *arg);
+/*
+ * Registers buf with the RDMA transport until rr_nfs_mem_unreg: READ data
+ * then lands in it and WRITE data leaves from it with no copy through
+ * the client's bounce buffers. rr_nfs_pread and rr_nfs_pwrite register
+ * large buffers by themselves; this is for rr_nfs_stream's buffers, used
+ * call after call. 0, -EOPNOTSUPP over TCP (nothing to register), or the
+ * transport's error (-ENOSPC: too many regions). Unregister only once no
+ * call uses the buffer.
+ */
+int rr_nfs_mem_reg(struct rr_nfs *n, void *buf, size_t len);
+int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf);
 int rr_nfs_fsync(struct rr_nfs_file *f);
 int rr_nfs_ftruncate(struct rr_nfs_file *f, uint64_t len);
 /* Commits pending writes, then frees f even when that fails. */

@@ -463,6 +463,24 @@ static bool mem_reg(struct nfsc_xprt *x, void *buf, size_t len)
 	       !x->ops->mem_reg(x, buf, len);
 }
 
+int rr_nfs_mem_reg(struct rr_nfs *n, void *buf, size_t len)
+{
+	if (!n || !buf || !len)
+		return -EINVAL;
+	if (!n->x->ops->mem_reg)
+		return -EOPNOTSUPP;
+	return n->x->ops->mem_reg(n->x, buf, len);
+}
+
+int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf)
+{
+	if (!n || !buf)
+		return -EINVAL;
+	if (!n->x->ops->mem_unreg)
+		return -EOPNOTSUPP;
+	return n->x->ops->mem_unreg(n->x, buf);
+}
+
 static ssize_t io_run(struct rr_nfs_file *f, bool write, void *buf, size_t len,
 		      uint64_t off)
 {

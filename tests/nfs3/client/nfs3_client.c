@@ -673,6 +673,36 @@ static void rnd_done(void *arg, struct rr_nfs_io *io)
 	r->free[r->nfree++] = (uint32_t)(uintptr_t)io->user;
 }
 
+/*
+ * The same stream into buffers registered with rr_nfs_mem_reg: over RDMA
+ * the data lands in them with no bounce copy (the first run, unregistered,
+ * bounced); over TCP there is nothing to register.
+ */
+static void stream_registered(void **state, struct rr_nfs *n,
+			      struct rr_nfs_file *f, struct rnd *r)
+{
+	struct rr_xprt_stats s0, s1;
+
+	if (tcp_of(state)) {
+		assert_int_equal(rr_nfs_mem_reg(n, r->bufs, sizeof(r->bufs)),
+				 -EOPNOTSUPP);
+		return;
+	}
+	assert_int_equal(rr_nfs_xprt_stats(n, &s0), 0);
+	assert_true(s0.bounce_copies > 0);
+	assert_int_equal(rr_nfs_mem_reg(n, r->bufs, sizeof(r->bufs)), 0);
+	r->issued = r->checked = 0;
+	assert_int_equal(rr_nfs_stream(f, false, 8, rnd_next, rnd_done, r), 0);
+	assert_int_equal(rr_nfs_mem_unreg(n, r->bufs), 0);
+	assert_int_equal(r->checked, 500);
+	assert_int_equal(r->bad, 0);
+	assert_int_equal(rr_nfs_xprt_stats(n, &s1), 0);
+	if (s1.bounce_copies != s0.bounce_copies)
+		fail_msg("%llu bounce copies into registered buffers",
+			 (unsigned long long)(s1.bounce_copies -
+					      s0.bounce_copies));
+}
+
 static void stream_random_reads(void **state)
 {
 	uint8_t *src = malloc(BIG);
@@ -696,6 +726,7 @@ static void stream_random_reads(void **state)
 	assert_int_equal(rr_nfs_stream(f, false, 8, rnd_next, rnd_done, r), 0);
 	assert_int_equal(r->checked, 500);
 	assert_int_equal(r->bad, 0);
+	stream_registered(state, n, f, r);
 	/* a READ-only file takes no WRITE stream */
 	assert_int_equal(rr_nfs_stream(f, true, 8, rnd_next, rnd_done, r),
 			 -EBADF);
