@@ -21,12 +21,13 @@
 # exit: the command's status; 77 when no guest can run here (reason on
 #   stderr); 124 when the bound was hit; 125 when the guest failed to boot.
 # env: RR_VM_ACCEL=kvm|tcg forces the accelerator; RR_VM_CONSOLE=1 streams
-#   the guest's serial console to stderr; RR_VM_MEM is -m's default (1G).
+#   the guest's serial console to stderr; RR_VM_MEM is -m's default (1G),
+#   RR_VM_CPUS -c's (2).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${RR_VM_CACHE:-$PWD/vm-cache}
-TMO=300 MEM=${RR_VM_MEM:-1G} CPUS=2 PREP_ONLY=0 DEV=${RR_VM_DEV:-rxe}
+TMO=300 MEM=${RR_VM_MEM:-1G} CPUS=${RR_VM_CPUS:-2} PREP_ONLY=0 DEV=${RR_VM_DEV:-rxe}
 while getopts "C:t:m:c:d:nh" o; do
 	case $o in
 	C) CACHE=$OPTARG ;;

@@ -69,8 +69,8 @@ struct v_device {
 	/*
 	 * siw: rdma-core posts to queues mapped into our memory, and the
 	 * kernel flushes them only as the QP enters ERROR; a request posted
-	 * after that stays queued for ever. rr_qp_drain's markers are then
-	 * completed here instead (v_cq_soft_flush).
+	 * after that stays queued for ever. rr_qp_drain's markers, and such
+	 * requests, are then completed here instead (v_cq_soft_flush).
 	 */
 	bool soft_drain;
 	uint32_t max_inline;
@@ -134,7 +134,8 @@ struct v_slot {
 	uint32_t len;  /* RDMA Read: bytes asked for */
 	uint8_t op;    /* enum rr_wr_opcode, or RR_V_RECV */
 	bool signaled; /* send queue */
-	bool done; /* its completion was polled, or implied by a later one */
+	bool done;   /* its completion was polled, or implied by a later one */
+	bool queued; /* its device completion is in the backlog (soft flush) */
 };
 
 #define RR_V_RECV 0xff
@@ -173,6 +174,8 @@ struct v_cq {
 	int efd;  /* eventfd: readable while backlog is not empty */
 	int epfd; /* the user's fd: cc->fd + efd */
 	bool efd_on;
+	/* the device CQ gave entries since ibv_req_notify_cq (v_cq.c) */
+	bool polled_since_arm;
 	pthread_mutex_t mu;
 	uint32_t reserved; /* slots of the attached queues */
 	struct ibv_wc *bl; /* backlog: taken from the device, not delivered */

@@ -138,9 +138,13 @@ static struct v_slot *slot_of(const struct ibv_wc *wc)
 static bool late(const struct ibv_wc *wc)
 {
 	const struct v_slot *s = slot_of(wc);
+	bool drop = atomic_load(s->op == RR_V_RECV ? &s->qp->rq_drained
+						   : &s->qp->sq_drained);
 
-	return atomic_load(s->op == RR_V_RECV ? &s->qp->rq_drained
-					      : &s->qp->sq_drained);
+	if (drop)
+		V_TRACE("qp %u late wc op %d status %d dropped\n", getpid(),
+			s->qp->qp->qp_num, s->op, wc->status);
+	return drop;
 }
 
 /* Moves what the device CQ holds into the backlog. */
@@ -157,6 +161,7 @@ static int bl_pull(struct v_cq *c)
 				wc);
 		if (n < 0)
 			return v_ibv_rc(n);
+		c->polled_since_arm |= n > 0;
 		for (int i = 0; i < n; i++)
 			if (!late(&wc[i]))
 				bl_push(c, &wc[i]);
@@ -164,20 +169,70 @@ static int bl_pull(struct v_cq *c)
 	return 0;
 }
 
+/* A flush completion for s, made here because the device owes it none. */
+static void bl_push_flush(struct v_cq *c, const struct v_slot *s)
+{
+	struct ibv_wc wc = {.wr_id = (uintptr_t)s,
+			    .status = IBV_WC_WR_FLUSH_ERR};
+
+	bl_push(c, &wc);
+}
+
+/*
+ * siw flushes a queue only on the QP's way into ERROR. A request posted
+ * after that (the peer's disconnect reached the device before its event
+ * reached us, so the QP still looked connected when it was posted) stays
+ * in the mapped queue for ever: a receive is never seen by the kernel, and
+ * the doorbell of a Send flushes nothing. Without a completion made here,
+ * the upper layer would wait for it, and its slot would never come back
+ * (tests/vm/late_recv_flush.c shows both on siw). Every
+ * request of the marker's queue before the marker that is neither retired
+ * nor waiting in the backlog gets its flush now; the device's own later
+ * completions for that queue are dropped (late()), so none completes
+ * twice. Unsignaled Sends are left to the marker, which retires them.
+ * Caller holds c->mu and has pulled the device CQ into the backlog.
+ */
+static void flush_owed(struct v_cq *c, const struct v_slot *marker)
+{
+	bool recv = marker->op == RR_V_RECV;
+	struct v_ring *r = recv ? &marker->qp->rq : &marker->qp->sq;
+	uint32_t end = (uint32_t)(marker - r->s), n = 0;
+
+	for (uint32_t i = 0; i < c->bl_count; i++) {
+		struct v_slot *s =
+			slot_of(&c->bl[(c->bl_head + i) % c->bl_size]);
+
+		if (s->qp == marker->qp && (s->op == RR_V_RECV) == recv)
+			s->queued = true;
+	}
+	for (uint32_t i = r->head; i != end; i = (i + 1) % r->size) {
+		struct v_slot *s = &r->s[i];
+
+		if (!s->done && !s->queued && (recv || s->signaled)) {
+			bl_push_flush(c, s);
+			n++;
+		}
+		s->queued = false;
+	}
+	if (n)
+		V_TRACE("qp %u soft drain: %u %s never flushed by the device\n",
+			getpid(), marker->qp->qp->qp_num, n,
+			recv ? "receives" : "sends");
+}
+
 /*
  * Completes a drain marker that never went to the device, after all that
  * the device has flushed for its queue (siw flushes while the QP enters
- * ERROR, so that is in the CQ by now); what the device reports for that
- * queue later is dropped.
+ * ERROR, so that is in the CQ by now) and a flush for each request it
+ * never will (flush_owed); what the device reports for that queue later
+ * is dropped.
  */
 void v_cq_soft_flush(struct v_cq *c, struct v_slot *marker)
 {
-	struct ibv_wc wc = {.wr_id = (uintptr_t)marker,
-			    .status = IBV_WC_WR_FLUSH_ERR};
-
 	pthread_mutex_lock(&c->mu);
 	bl_pull(c);
-	bl_push(c, &wc);
+	flush_owed(c, marker);
+	bl_push_flush(c, marker);
 	atomic_store(marker->op == RR_V_RECV ? &marker->qp->rq_drained
 					     : &marker->qp->sq_drained,
 		     true);
@@ -263,16 +318,33 @@ static void translate(const struct ibv_wc *in, struct rr_wc *out)
 		v_qp_down(qp, RR_CM_QP_ERROR, -EIO);
 }
 
-/* The CQ looked empty: make the channel report the next completion. */
+/*
+ * The CQ looked empty: make the channel report the next completion.
+ *
+ * Each is a system call (two with the read that finds nothing), and
+ * under a slow or emulated CPU they are a good part of a small RPC's
+ * cost, so neither is made for nothing. An arm fires one event, at the
+ * first completion after it, and every event read here is followed by
+ * an arm: so one read takes what waits (a second event, from an arm
+ * that fired just after a read found nothing, makes one spurious
+ * wake-up, whose poll comes here and reads it). No event and nothing
+ * polled from the device since the last arm: that arm has not fired,
+ * and arming again would change nothing.
+ */
 static int rearm(struct v_cq *c)
 {
 	struct ibv_cq *ecq;
 	void *ectx;
+	bool fired = ibv_get_cq_event(c->cc, &ecq, &ectx) == 0;
 	int rc;
 
-	while (ibv_get_cq_event(c->cc, &ecq, &ectx) == 0)
+	if (fired)
 		ibv_ack_cq_events(ecq, 1);
+	else if (!c->polled_since_arm)
+		return 0;
 	rc = v_ibv_rc(ibv_req_notify_cq(c->cq, 0));
+	/* a failed arm is made again at the next short poll */
+	c->polled_since_arm = rc != 0;
 	if (!rc)
 		rc = bl_pull(c);
 	flag(c);
@@ -295,6 +367,7 @@ static int poll_locked(struct v_cq *c, struct rr_wc *wc, int n)
 		k = ibv_poll_cq(c->cq, want, tmp);
 		if (k < 0)
 			return v_ibv_rc(k);
+		c->polled_since_arm |= k > 0;
 		for (int i = 0; i < k; i++)
 			if (!late(&tmp[i]))
 				translate(&tmp[i], &wc[got++]);

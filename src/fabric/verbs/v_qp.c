@@ -526,6 +526,7 @@ static int post_one_recv(struct v_qp *qp, const struct rr_recv_wr *wr)
 		return rc;
 	}
 	slot_commit(&qp->rq);
+	V_TRACE("qp %u post recv len %u\n", getpid(), qp->qp->qp_num, s->len);
 	return 0;
 }
 
