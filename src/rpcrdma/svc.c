@@ -470,8 +470,10 @@ static void wait_cq_or_kick(struct rr_svc *s)
 			      {.fd = rr_evch_fd(s->ch), .events = POLLIN}};
 	uint64_t n;
 
-	if (poll(p, 3, LOOP_WAIT_MS) > 0 && (p[1].revents & POLLIN) &&
-	    read(s->kick_fd, &n, sizeof(n)) < 0) {
+	if (poll(p, 3, LOOP_WAIT_MS) <= 0)
+		return;
+	s->cm_ready = p[2].revents != 0;
+	if ((p[1].revents & POLLIN) && read(s->kick_fd, &n, sizeof(n)) < 0) {
 		/* EAGAIN: another wake-up took it; nothing is lost */
 	}
 }
@@ -495,7 +497,9 @@ static void loop_once(struct rr_svc *s, bool force_reap)
 	for (struct svc_conn *cn = s->conns; cn; cn = cn->next)
 		svc_flush(cn);
 	s->batching = false;
-	cm_events(s);
+	if (!s->post_in_loop || s->cm_ready || force_reap)
+		cm_events(s);
+	s->cm_ready = false;
 	reap(s, force_reap);
 	pthread_mutex_unlock(&s->mu);
 }

@@ -181,6 +181,11 @@ struct rr_svc {
 	struct svc_req *wait_head, *wait_tail;
 	/* post_in_loop: replies the workers ran, for the loop to post */
 	bool post_in_loop;
+	/*
+	 * post_in_loop: the loop's poll saw connection events waiting. Looking
+	 * for them otherwise costs a failed system call per pass on verbs.
+	 */
+	bool cm_ready;
 	int kick_fd; /* eventfd: ready is not empty */
 	struct svc_req *ready_head, *ready_tail;
 	pthread_cond_t posted_cv;
