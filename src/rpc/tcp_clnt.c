@@ -86,6 +86,7 @@ void rr__tc_done_add(struct tc_done *l, struct rr_call *call, int rc)
 	else
 		l->head = call;
 	l->tail = call;
+	l->n++;
 }
 
 /* Without c->mu: the callbacks may issue calls. */
@@ -101,6 +102,7 @@ void rr__tc_done_run(struct tc_done *l)
 		call = next;
 	}
 	l->head = l->tail = NULL;
+	l->n = 0;
 }
 
 void rr__tc_slot_free(struct rr_tcp_clnt *c, struct tcp_slot *s)
@@ -530,14 +532,14 @@ static void io_up(struct rr_tcp_clnt *c, short revents, struct tc_done *l)
 		pthread_mutex_unlock(&c->mu);
 	}
 	if ((revents & (POLLIN | POLLHUP | POLLERR)) && rr__tc_rx_take_io(c)) {
-		uint32_t before = rr__tc_done_count(l);
+		uint32_t before = l->n;
 
 		if (!rr__tc_read_replies(c, l)) {
 			pthread_mutex_lock(&c->mu);
 			rr__tc_conn_lost(c, l);
 			pthread_mutex_unlock(&c->mu);
 		}
-		rr__tc_rx_release_io(c, rr__tc_done_count(l) - before);
+		rr__tc_rx_release_io(c, l->n - before);
 	}
 }
 

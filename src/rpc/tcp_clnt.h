@@ -54,6 +54,7 @@ struct tcp_slot {
 /* Calls taken out of the client, their callbacks to run without c->mu. */
 struct tc_done {
 	struct rr_call *head, *tail;
+	uint32_t n; /* calls on the list */
 };
 
 struct tc_addr {
@@ -131,7 +132,6 @@ bool rr__tc_read_replies(struct rr_tcp_clnt *c, struct tc_done *l);
 bool rr__tc_rx_take_io(struct rr_tcp_clnt *c);
 void rr__tc_rx_release_io(struct rr_tcp_clnt *c, uint32_t completed);
 bool rr__tc_io_reads(const struct rr_tcp_clnt *c, uint64_t now); /* mu */
-uint32_t rr__tc_done_count(const struct tc_done *l);
 
 /* tcp_clnt_conn.c */
 int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port);

@@ -62,15 +62,6 @@ bool rr__tc_io_reads(const struct rr_tcp_clnt *c, uint64_t now)
 	return !c->drove_ms || now - c->drove_ms >= DRIVE_SLICE_MS;
 }
 
-uint32_t rr__tc_done_count(const struct tc_done *l)
-{
-	uint32_t n = 0;
-
-	for (const struct rr_call *p = l->head; p; p = p->priv_.next)
-		n++;
-	return n;
-}
-
 /*
  * Reads until at least one call completes or deadline; the role is
  * ours. Returns the calls completed here, or -ETIMEDOUT.
@@ -90,7 +81,7 @@ static int drive(struct rr_tcp_clnt *c, uint64_t deadline)
 			rr__tc_conn_lost(c, &l);
 			pthread_mutex_unlock(&c->mu);
 		}
-		n = rr__tc_done_count(&l);
+		n = l.n;
 		rr__tc_done_run(&l);
 		if (n)
 			return (int)n;
