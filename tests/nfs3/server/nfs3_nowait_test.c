@@ -442,13 +442,25 @@ static void uncached_data_is_read_by_a_worker(struct env *e, bool tcp)
 	assert_int_equal(c2.deferred, c1.deferred);
 	/*
 	 * Half in memory: RWF_NOWAIT reads the first page and stops short
-	 * of the end of the file; the worker reads both pages.
+	 * of the end of the file; the worker reads both pages. The kernel's
+	 * readahead may bring the second page back between our eviction and
+	 * the READ (seen once under ASan on a loaded machine): then the READ
+	 * is rightly answered at once, and the case is set up again, on pages
+	 * further on; a server that never defers fails all three tries.
 	 */
-	load(e, 128 * PAGE, PAGE);
-	if (!evict(e, 129 * PAGE, PAGE))
-		SKIP("posix_fadvise(DONTNEED) leaves the page in memory");
-	read_check(e, tcp, &h, 128 * PAGE, 2 * PAGE);
-	c3 = counts(e, tcp);
+	for (int try = 0; try < 3; try++) {
+		off_t at = (128 + 4 * try) * PAGE;
+
+		load(e, at, PAGE);
+		if (!evict(e, at + PAGE, PAGE))
+			SKIP("posix_fadvise(DONTNEED) leaves the page in "
+			     "memory");
+		read_check(e, tcp, &h, at, 2 * PAGE);
+		c3 = counts(e, tcp);
+		if (c3.deferred != c2.deferred)
+			break;
+		c2 = c3;
+	}
 	assert_int_equal(c3.deferred - c2.deferred, 1);
 	assert_int_equal(c3.inl, c2.inl);
 }
