@@ -177,6 +177,14 @@ int rr_mw_alloc(struct rr_pd *pd, struct rr_mw **out);
 int rr_mw_free(struct rr_mw *mw);
 uint32_t rr_mw_rkey(const struct rr_mw *mw);
 /*
+ * The rkey that the next RR_WR_REG of mw will install, known before that
+ * REG is posted: a consumer that posts the REG in one chain with the Send
+ * advertising its key (one doorbell instead of two) writes this key into
+ * the message first. It holds until the window is next bound, fenced or
+ * freed.
+ */
+uint32_t rr_mw_rkey_next(const struct rr_mw *mw);
+/*
  * Makes the window invalid at once, without a work request and without
  * freeing it: no key the window ever had gives remote access again until
  * a new REG binds it (under a new key, as always). It fences memory

@@ -133,6 +133,11 @@ uint32_t rr_mw_rkey(const struct rr_mw *mw)
 	return __atomic_load_n(&mw->rkey, __ATOMIC_ACQUIRE);
 }
 
+uint32_t rr_mw_rkey_next(const struct rr_mw *mw)
+{
+	return mw->pd->dev->ops->mw_rkey_next(mw);
+}
+
 int rr_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
 {
 	if (!dev || !out || depth == 0 || depth > dev->attr.max_cqe)

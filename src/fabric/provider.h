@@ -78,6 +78,7 @@ struct rr_provider_ops {
 	int (*mw_alloc)(struct rr_pd *pd, struct rr_mw **out);
 	int (*mw_free)(struct rr_mw *mw);
 	int (*mw_fence)(struct rr_mw *mw);
+	uint32_t (*mw_rkey_next)(const struct rr_mw *mw);
 	int (*mw_bind)(struct rr_mw *mw, struct rr_mr *mr, uint64_t addr,
 		       uint64_t length, unsigned access);
 

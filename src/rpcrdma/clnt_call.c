@@ -195,26 +195,32 @@ static void fill_arg_bounce(struct clnt_req *r, const struct plan *p)
 	memset(b + call->arg_bulk_len, 0, rr_xdr_pad(call->arg_bulk_len));
 }
 
-static int post_reg_wr(struct rr_clnt *c, struct clnt_req *r, struct clnt_mw *m,
-		       const struct clnt_span *s, unsigned access)
+/*
+ * Registration per call binds at once. Otherwise the REG is only written
+ * into regs[i], under the key it will install, and goes out in one post
+ * with the Send that advertises it (post_send): one doorbell per call.
+ */
+static int post_reg_wr(struct rr_clnt *c, struct clnt_req *r, uint32_t i,
+		       const struct clnt_span *s, unsigned access,
+		       struct rr_send_wr *regs)
 {
-	struct rr_send_wr wr = {
-		.wr_id = rr_wrid(c->gen, RR_WRK_REG, r->idx, r->seq),
-		.opcode = RR_WR_REG,
-		.reg = {.mw = m->mw,
-			.mr = s->mr,
-			.addr = s->addr,
-			.length = s->len,
-			.access = access},
-	};
+	struct clnt_mw *m = &r->mws[i];
 	int rc;
 
-	if (c->per_call) {
-		rc = rr_mw_bind(m->mw, s->mr, s->addr, s->len, access);
-	} else {
-		rc = rr_qp_post_send(c->qp, &wr, NULL);
-		c->sq_posted += !rc;
+	if (!c->per_call) {
+		regs[i] = (struct rr_send_wr){
+			.wr_id = rr_wrid(c->gen, RR_WRK_REG, r->idx, r->seq),
+			.opcode = RR_WR_REG,
+			.reg = {.mw = m->mw,
+				.mr = s->mr,
+				.addr = s->addr,
+				.length = s->len,
+				.access = access},
+		};
+		m->rkey = rr_mw_rkey_next(m->mw);
+		return 0;
 	}
+	rc = rr_mw_bind(m->mw, s->mr, s->addr, s->len, access);
 	if (rc)
 		return rc;
 	m->rkey = rr_mw_rkey(m->mw);
@@ -225,7 +231,8 @@ static int post_reg_wr(struct rr_clnt *c, struct clnt_req *r, struct clnt_mw *m,
 
 /* A window that a failed fence left unusable is fenced again first. */
 static int post_reg(struct rr_clnt *c, struct clnt_req *r, uint32_t i,
-		    const struct clnt_span *s, unsigned access)
+		    const struct clnt_span *s, unsigned access,
+		    struct rr_send_wr *regs)
 {
 	struct clnt_mw *m = &r->mws[i];
 	int rc = m->unfenced ? rr_mw_fence(m->mw) : 0;
@@ -233,7 +240,7 @@ static int post_reg(struct rr_clnt *c, struct clnt_req *r, uint32_t i,
 	if (rc)
 		return rc;
 	m->unfenced = false;
-	return post_reg_wr(c, r, m, s, access);
+	return post_reg_wr(c, r, i, s, access, regs);
 }
 
 static struct rr_rdma_seg seg_of(const struct clnt_mw *m,
@@ -243,9 +250,10 @@ static struct rr_rdma_seg seg_of(const struct clnt_mw *m,
 		.handle = m->rkey, .length = (uint32_t)len, .offset = s->addr};
 }
 
-/* Binds the chunks' windows and fills their lists into h. */
+/* Binds (or prepares regs to bind) the chunks' windows; lists into h. */
 static int post_chunks(struct rr_clnt *c, struct clnt_req *r,
-		       const struct plan *p, struct rr_rdma_hdr *h)
+		       const struct plan *p, struct rr_rdma_hdr *h,
+		       struct rr_send_wr *regs)
 {
 	uint32_t i = 0;
 	int rc;
@@ -253,7 +261,8 @@ static int post_chunks(struct rr_clnt *c, struct clnt_req *r,
 	if (r->has_arg_chunk) {
 		size_t len = r->nomsg ? r->arg_span.len : r->call->arg_bulk_len;
 
-		rc = post_reg(c, r, i, &r->arg_span, RR_ACCESS_REMOTE_READ);
+		rc = post_reg(c, r, i, &r->arg_span, RR_ACCESS_REMOTE_READ,
+			      regs);
 		if (rc)
 			return rc;
 		h->nread = 1;
@@ -261,7 +270,8 @@ static int post_chunks(struct rr_clnt *c, struct clnt_req *r,
 		h->reads[0].seg = seg_of(&r->mws[i++], &r->arg_span, len);
 	}
 	if (r->has_res_chunk) {
-		rc = post_reg(c, r, i, &r->res_span, RR_ACCESS_REMOTE_WRITE);
+		rc = post_reg(c, r, i, &r->res_span, RR_ACCESS_REMOTE_WRITE,
+			      regs);
 		if (rc)
 			return rc;
 		h->nwrite = 1;
@@ -270,7 +280,8 @@ static int post_chunks(struct rr_clnt *c, struct clnt_req *r,
 			seg_of(&r->mws[i++], &r->res_span, r->res_span.len);
 	}
 	if (r->has_reply_chunk) {
-		rc = post_reg(c, r, i, &r->reply_span, RR_ACCESS_REMOTE_WRITE);
+		rc = post_reg(c, r, i, &r->reply_span, RR_ACCESS_REMOTE_WRITE,
+			      regs);
 		if (rc)
 			return rc;
 		h->has_reply = true;
@@ -282,9 +293,32 @@ static int post_chunks(struct rr_clnt *c, struct clnt_req *r,
 	return 0;
 }
 
-/* The Send: header, then the inline part of the RPC message. */
+/*
+ * Of the chain regs[0..nreg) + Send, the REGs before bad (all, if the post
+ * succeeded or bad is unknown) were posted: their windows are live now.
+ */
+static void regs_posted(struct rr_clnt *c, struct clnt_req *r,
+			const struct rr_send_wr *regs, uint32_t nreg,
+			const struct rr_send_wr *bad)
+{
+	uint32_t n = nreg;
+
+	for (uint32_t i = 0; i < nreg; i++)
+		if (bad == &regs[i])
+			n = i;
+	for (uint32_t i = 0; i < n; i++)
+		r->mws[i].live = true;
+	c->st.regs += n;
+	c->sq_posted += n;
+}
+
+/*
+ * The Send: header, then the inline part of the RPC message; posted in one
+ * chain after the REGs (regs, nreg) whose keys the header advertises.
+ */
 static int post_send(struct rr_clnt *c, struct clnt_req *r,
-		     const struct plan *p, struct rr_rdma_hdr *h)
+		     const struct plan *p, struct rr_rdma_hdr *h,
+		     struct rr_send_wr *regs, uint32_t nreg)
 {
 	uint32_t s = r->sctx;
 	uint8_t *buf = rr_bufpool_at(&c->sendbufs, s);
@@ -292,8 +326,10 @@ static int post_send(struct rr_clnt *c, struct clnt_req *r,
 	struct clnt_sendctx *sc = &c->sctx[s];
 	struct rr_sge sge = {.addr = (uintptr_t)buf,
 			     .lkey = rr_mr_lkey(c->sendbufs.mr)};
-	struct rr_send_wr wr = {
-		.opcode = RR_WR_SEND, .sg_list = &sge, .num_sge = 1};
+	struct rr_send_wr wr = {.opcode = RR_WR_SEND,
+				.sg_list = &sge,
+				.num_sge = 1},
+			  *bad = NULL;
 	int n = rr_rdma_hdr_encode(h, buf, c->sendbufs.size), rc;
 	size_t off;
 
@@ -330,7 +366,10 @@ static int post_send(struct rr_clnt *c, struct clnt_req *r,
 		c->unsignaled = 0;
 	}
 	wr.wr_id = rr_wrid(c->gen, RR_WRK_SEND, s, sc->seq);
-	rc = rr_qp_post_send(c->qp, &wr, NULL);
+	for (uint32_t i = 0; i < nreg; i++)
+		regs[i].next = i + 1 < nreg ? &regs[i + 1] : &wr;
+	rc = rr_qp_post_send(c->qp, nreg ? regs : &wr, &bad);
+	regs_posted(c, r, regs, nreg, rc ? bad : NULL);
 	if (rc) {
 		sc->busy = false;
 		return rc;
@@ -402,6 +441,7 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 	struct plan p;
 	struct rr_rdma_hdr h = {
 		.xid = r->xid, .vers = RR_RDMA_VERSION, .credits = c->nreqs};
+	struct rr_send_wr regs[CLNT_MAX_MW];
 	uint32_t sctx_free = c->nsctx - (c->sctx_tail - c->sctx_head);
 	int rc;
 
@@ -425,9 +465,9 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 	sq_reserve(c, r, c->per_call ? 0 : p.nmw); /* LOCAL_INVs to come */
 	fill_arg_bounce(r, &p);
 	h.proc = r->nomsg ? RR_RDMA_NOMSG : RR_RDMA_MSG;
-	rc = post_chunks(c, r, &p, &h);
+	rc = post_chunks(c, r, &p, &h, regs);
 	if (!rc)
-		rc = post_send(c, r, &p, &h);
+		rc = post_send(c, r, &p, &h, regs, c->per_call ? 0 : r->nmw);
 	if (rc) {
 		/* Windows already bound are fenced by the teardown. */
 		rr_warn("rpcrdma: posting call xid %08x: %d", r->xid, rc);

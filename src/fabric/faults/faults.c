@@ -251,6 +251,11 @@ static int f_mw_fence(struct rr_mw *m)
 	return rc;
 }
 
+static uint32_t f_mw_rkey_next(const struct rr_mw *m)
+{
+	return rr_mw_rkey_next(((const struct f_mw *)m)->inner);
+}
+
 /* Registration per call passes through; the wrapper shows the new key. */
 static int f_mw_bind(struct rr_mw *m, struct rr_mr *mr, uint64_t addr,
 		     uint64_t length, unsigned access)
@@ -469,6 +474,7 @@ const struct rr_provider_ops rr__faults_ops = {
 	.mw_alloc = f_mw_alloc,
 	.mw_free = f_mw_free,
 	.mw_fence = f_mw_fence,
+	.mw_rkey_next = f_mw_rkey_next,
 	.mw_bind = f_mw_bind,
 	.cq_create = f_cq_create,
 	.cq_destroy = f_cq_destroy,

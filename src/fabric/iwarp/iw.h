@@ -541,6 +541,7 @@ int iw_mr_dereg(struct rr_mr *mr);
 int iw_mw_alloc(struct rr_pd *pd, struct rr_mw **out);
 int iw_mw_free(struct rr_mw *mw);
 int iw_mw_fence(struct rr_mw *mw);
+uint32_t iw_mw_rkey_next(const struct rr_mw *mw);
 int iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
 int iw_cq_destroy(struct rr_cq *cq);
 int iw_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);

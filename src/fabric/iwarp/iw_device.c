@@ -272,6 +272,7 @@ const struct rr_provider_ops rr__iwarp_ops = {
 	.mw_alloc = iw_mw_alloc,
 	.mw_free = iw_mw_free,
 	.mw_fence = iw_mw_fence,
+	.mw_rkey_next = iw_mw_rkey_next,
 	.mw_bind = iw_mw_bind_now,
 	.cq_create = iw_cq_create,
 	.cq_destroy = iw_cq_destroy,

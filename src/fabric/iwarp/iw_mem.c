@@ -256,6 +256,14 @@ int iw_mw_free(struct rr_mw *m)
 	return 0;
 }
 
+/* What wqe_fill (iw_qp.c) installs at the next REG. */
+uint32_t iw_mw_rkey_next(const struct rr_mw *m)
+{
+	const struct iw_mw *mw = (const struct iw_mw *)m;
+
+	return mw->idx << 8 | mw->next_key;
+}
+
 /*
  * rr_mw_fence: the entry goes INVALID under its lock, which every remote
  * access holds while bytes move, so no access is in progress on return and

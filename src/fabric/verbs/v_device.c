@@ -298,6 +298,17 @@ static int v_mw_bind(struct rr_mw *mw, struct rr_mr *mr, uint64_t addr,
 	return 0;
 }
 
+/*
+ * fill_reg (v_qp.c) binds under the next key. Registration per call has no
+ * next key: the device picks one at registration.
+ */
+static uint32_t v_mw_rkey_next(const struct rr_mw *mw)
+{
+	uint32_t rkey = __atomic_load_n(&mw->rkey, __ATOMIC_ACQUIRE);
+
+	return to_v_dev(mw->pd->dev)->has_mw ? ibv_inc_rkey(rkey) : rkey;
+}
+
 /* Registration per call: the key dies with the region. */
 static int unreg(struct v_mw *w)
 {
@@ -374,6 +385,7 @@ const struct rr_provider_ops rr__verbs_ops = {
 	.mw_alloc = v_mw_alloc,
 	.mw_free = v_mw_free,
 	.mw_fence = v_mw_fence,
+	.mw_rkey_next = v_mw_rkey_next,
 	.mw_bind = v_mw_bind,
 	.cq_create = v_cq_create,
 	.cq_destroy = v_cq_destroy,

@@ -283,22 +283,25 @@ int v_qp_modify_cm(struct v_qp *qp, enum ibv_qp_state to, int rd_atomic)
 
 /* ----------------------------------------------------------------- posting */
 
-static struct v_slot *slot_take(struct v_ring *r)
+/* The k-th slot after the tail, for the k-th request of one post. */
+static struct v_slot *slot_take(struct v_ring *r, uint32_t k)
 {
 	if (atomic_load(&r->used) >= r->size)
 		return NULL;
 	atomic_fetch_add(&r->used, 1);
-	return &r->s[r->tail];
+	return &r->s[(r->tail + k) % r->size];
 }
 
-static void slot_commit(struct v_ring *r)
+/* Of n slots taken, the device took these: the tail moves past them. */
+static void slot_commit(struct v_ring *r, uint32_t n)
 {
-	r->tail = (r->tail + 1) % r->size;
+	r->tail = (r->tail + n) % r->size;
 }
 
-static void slot_undo(struct v_ring *r)
+/* ...and gives back the rest, which lie past the new tail. */
+static void slot_undo(struct v_ring *r, uint32_t n)
 {
-	atomic_fetch_sub(&r->used, 1);
+	atomic_fetch_sub(&r->used, n);
 }
 
 static uint32_t sge_copy(struct ibv_sge *dst, const struct rr_sge *src,
@@ -436,65 +439,129 @@ void v_mw_unlink(struct v_mw *mw)
 	mw->bnext = NULL;
 }
 
-static int post_one_send(struct v_qp *qp, const struct rr_send_wr *wr)
+/*
+ * A chain of sends goes to the device in one ibv_post_send: rxe and siw
+ * ring the doorbell with a system call per ibv_post_send, so a call's REG
+ * and Send, or a reply's Writes and Send, cost one instead of one each.
+ */
+#define V_POST_BATCH 16
+
+struct v_batch {
+	struct ibv_send_wr w[V_POST_BATCH];
+	struct ibv_sge sge[2 * V_MAX_SGE];
+	uint32_t rkey[V_POST_BATCH];
+	struct rr_send_wr *wr[V_POST_BATCH];
+	uint32_t n, nsge;
+};
+
+/* Adds wr to b under a queue slot of its own; -ENOSPC: b is full. */
+static int batch_add(struct v_qp *qp, struct v_batch *b, struct rr_send_wr *wr)
 {
-	struct ibv_sge sge[V_MAX_SGE];
-	struct ibv_send_wr w = {0}, *bad;
+	struct ibv_send_wr *w = &b->w[b->n];
+	struct ibv_sge *sge = &b->sge[b->nsge];
 	struct v_slot *s;
-	uint32_t rkey = 0, total;
+	uint32_t total;
 	int rc;
 
-	if (atomic_load(&qp->state) != RR_QPS_RTS)
-		return -ENOTCONN;
 	if (wr->num_sge > qp->base.attr.max_send_sge ||
 	    wr->num_sge > V_MAX_SGE || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
+	if (b->n == V_POST_BATCH || b->nsge + wr->num_sge > 2 * V_MAX_SGE)
+		return -ENOSPC;
+	*w = (struct ibv_send_wr){0};
 	total = sge_copy(sge, wr->sg_list, wr->num_sge);
-	rc = fill_send(qp, &w, wr, total, &rkey);
-	s = rc ? NULL : slot_take(&qp->sq);
-	if (!s) {
-		rc = rc ? rc : -ENOMEM;
-		V_TRACE("qp %u post op %d refused: %d (used %u of %u)\n",
-			getpid(), qp->qp->qp_num, wr->opcode, rc,
-			atomic_load(&qp->sq.used), qp->sq.size);
-		return rc;
-	}
+	rc = fill_send(qp, w, wr, total, &b->rkey[b->n]);
+	s = rc ? NULL : slot_take(&qp->sq, b->n);
+	if (!s)
+		return rc ? rc : -ENOMEM;
 	*s = (struct v_slot){qp, wr->wr_id, total, (uint8_t)wr->opcode,
 			     !!(wr->flags & RR_SEND_SIGNALED)};
-	w.wr_id = (uintptr_t)s;
-	w.sg_list = sge;
-	w.num_sge = (int)wr->num_sge;
-	rc = v_ibv_rc(ibv_post_send(qp->qp, &w, &bad));
-	if (rc) {
-		slot_undo(&qp->sq);
-		V_TRACE("qp %u post op %d failed: %d (used %u of %u)\n",
-			getpid(), qp->qp->qp_num, wr->opcode, rc,
-			atomic_load(&qp->sq.used), qp->sq.size);
-		return rc;
-	}
-	slot_commit(&qp->sq);
+	w->wr_id = (uintptr_t)s;
+	w->sg_list = sge;
+	w->num_sge = (int)wr->num_sge;
+	if (b->n)
+		b->w[b->n - 1].next = w;
+	b->wr[b->n++] = wr;
+	b->nsge += wr->num_sge;
+	return 0;
+}
+
+static void trace_posted(const struct v_qp *qp, const struct v_batch *b,
+			 uint32_t i)
+{
+	const struct rr_send_wr *wr = b->wr[i];
+
 	V_TRACE("qp %u post op %d len %u rkey %#x raddr %#llx flags %#x inv "
 		"%#x\n",
-		getpid(), qp->qp->qp_num, wr->opcode, total,
-		wr->opcode == RR_WR_REG ? rkey : wr->rdma.rkey,
-		(unsigned long long)wr->rdma.remote_addr, w.send_flags,
+		getpid(), qp->qp->qp_num, wr->opcode,
+		((struct v_slot *)(uintptr_t)b->w[i].wr_id)->len,
+		wr->opcode == RR_WR_REG ? b->rkey[i] : wr->rdma.rkey,
+		(unsigned long long)wr->rdma.remote_addr, b->w[i].send_flags,
 		wr->invalidate_rkey);
-	if (wr->opcode == RR_WR_REG)
-		bound(qp, (struct v_mw *)wr->reg.mw, rkey);
-	return 0;
+	(void)qp;
+	(void)wr;
+}
+
+/*
+ * Posts b; what the device took (all, or those before its bad one) keeps
+ * its slots, the rest gives them back. Returns the count taken.
+ */
+static uint32_t batch_post(struct v_qp *qp, struct v_batch *b, int *rc)
+{
+	struct ibv_send_wr *bad = NULL;
+	uint32_t done = b->n;
+
+	*rc = b->n ? v_ibv_rc(ibv_post_send(qp->qp, b->w, &bad)) : 0;
+	if (*rc)
+		done = bad ? (uint32_t)(bad - b->w) : 0;
+	slot_commit(&qp->sq, done);
+	slot_undo(&qp->sq, b->n - done);
+	for (uint32_t i = 0; i < done; i++) {
+		trace_posted(qp, b, i);
+		if (b->wr[i]->opcode == RR_WR_REG)
+			bound(qp, (struct v_mw *)b->wr[i]->reg.mw, b->rkey[i]);
+	}
+	if (*rc)
+		V_TRACE("qp %u post op %d failed: %d (used %u of %u)\n",
+			getpid(), qp->qp->qp_num, b->wr[done]->opcode, *rc,
+			atomic_load(&qp->sq.used), qp->sq.size);
+	return done;
+}
+
+/* Posts wr onwards in batches; on failure *bad is the first not posted. */
+static int post_sends(struct v_qp *qp, struct rr_send_wr *wr,
+		      struct rr_send_wr **bad)
+{
+	struct v_batch b;
+	uint32_t done;
+	int rc = 0, prc;
+
+	if (atomic_load(&qp->state) != RR_QPS_RTS)
+		rc = -ENOTCONN;
+	while (wr && !rc) {
+		b.n = b.nsge = 0;
+		while (wr && !(rc = batch_add(qp, &b, wr)))
+			wr = wr->next;
+		if (rc == -ENOSPC)
+			rc = 0;
+		done = batch_post(qp, &b, &prc);
+		if (done < b.n) {
+			wr = b.wr[done];
+			rc = prc;
+		}
+	}
+	if (rc && bad)
+		*bad = wr;
+	return rc;
 }
 
 int v_post_send(struct rr_qp *q, struct rr_send_wr *wr, struct rr_send_wr **bad)
 {
 	struct v_qp *qp = to_v_qp(q);
-	int rc = 0;
+	int rc;
 
 	pthread_mutex_lock(&qp->mu);
-	for (; wr && !rc; wr = rc ? wr : wr->next) {
-		rc = post_one_send(qp, wr);
-		if (rc && bad)
-			*bad = wr;
-	}
+	rc = post_sends(qp, wr, bad);
 	pthread_mutex_unlock(&qp->mu);
 	return rc;
 }
@@ -511,7 +578,7 @@ static int post_one_recv(struct v_qp *qp, const struct rr_recv_wr *wr)
 	if (wr->num_sge > qp->base.attr.max_recv_sge ||
 	    wr->num_sge > V_MAX_SGE || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
-	s = slot_take(&qp->rq);
+	s = slot_take(&qp->rq, 0);
 	if (!s)
 		return -ENOMEM;
 	*s = (struct v_slot){qp, wr->wr_id,
@@ -522,10 +589,10 @@ static int post_one_recv(struct v_qp *qp, const struct rr_recv_wr *wr)
 	w.num_sge = (int)wr->num_sge;
 	rc = v_ibv_rc(ibv_post_recv(qp->qp, &w, &bad));
 	if (rc) {
-		slot_undo(&qp->rq);
+		slot_undo(&qp->rq, 1);
 		return rc;
 	}
-	slot_commit(&qp->rq);
+	slot_commit(&qp->rq, 1);
 	V_TRACE("qp %u post recv len %u\n", getpid(), qp->qp->qp_num, s->len);
 	return 0;
 }
@@ -552,14 +619,14 @@ static int post_markers(struct v_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 				 .send_flags = IBV_SEND_SIGNALED},
 			   *sbad;
 	struct ibv_recv_wr rw = {0}, *rbad;
-	struct v_slot *s = slot_take(&qp->sq), *r;
+	struct v_slot *s = slot_take(&qp->sq, 0), *r;
 	int rc;
 
 	if (!s)
 		return -ENOMEM;
-	r = slot_take(&qp->rq);
+	r = slot_take(&qp->rq, 0);
 	if (!r) {
-		slot_undo(&qp->sq);
+		slot_undo(&qp->sq, 1);
 		return -ENOMEM;
 	}
 	*s = (struct v_slot){qp, sq_wr_id, 0, RR_WR_SEND, true};
@@ -568,17 +635,17 @@ static int post_markers(struct v_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 	rw.wr_id = (uintptr_t)r;
 	rc = v_ibv_rc(ibv_post_recv(qp->qp, &rw, &rbad));
 	if (rc) {
-		slot_undo(&qp->sq);
-		slot_undo(&qp->rq);
+		slot_undo(&qp->sq, 1);
+		slot_undo(&qp->rq, 1);
 		return rc;
 	}
-	slot_commit(&qp->rq);
+	slot_commit(&qp->rq, 1);
 	rc = v_ibv_rc(ibv_post_send(qp->qp, &sw, &sbad));
 	if (rc) {
-		slot_undo(&qp->sq);
+		slot_undo(&qp->sq, 1);
 		return rc;
 	}
-	slot_commit(&qp->sq);
+	slot_commit(&qp->sq, 1);
 	return 0;
 }
 
@@ -589,19 +656,19 @@ static int soft_drain(struct v_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 	int rc;
 
 	pthread_mutex_lock(&qp->mu);
-	s = slot_take(&qp->sq);
-	r = s ? slot_take(&qp->rq) : NULL;
+	s = slot_take(&qp->sq, 0);
+	r = s ? slot_take(&qp->rq, 0) : NULL;
 	if (s && !r)
-		slot_undo(&qp->sq);
+		slot_undo(&qp->sq, 1);
 	rc = r ? v_qp_to_error(qp) : -ENOMEM;
 	if (!rc) {
 		*s = (struct v_slot){qp, sq_wr_id, 0, RR_WR_SEND, true};
 		*r = (struct v_slot){qp, rq_wr_id, 0, RR_V_RECV, true};
-		slot_commit(&qp->sq);
-		slot_commit(&qp->rq);
+		slot_commit(&qp->sq, 1);
+		slot_commit(&qp->rq, 1);
 	} else if (r) {
-		slot_undo(&qp->sq);
-		slot_undo(&qp->rq);
+		slot_undo(&qp->sq, 1);
+		slot_undo(&qp->rq, 1);
 	}
 	pthread_mutex_unlock(&qp->mu);
 	if (rc)
