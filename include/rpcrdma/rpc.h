@@ -355,7 +355,13 @@ struct rr_svc_opts {
 	uint32_t credits;     /* granted to each client; default 128 */
 	uint32_t inline_size; /* default 4096 */
 	uint32_t max_bulk;    /* default 1 MiB */
-	uint32_t max_conns;   /* default 32 */
+	/*
+	 * Registered buffers of max_bulk, shared by all connections: one
+	 * per call moving a chunk at once (a READ's result, a WRITE's data
+	 * while it is read and written). Default 16, at most 32.
+	 */
+	uint32_t bulk_bufs;
+	uint32_t max_conns; /* default 32 */
 	/*
 	 * 0: handlers run in rr_svc_run's thread (lowest latency; a handler
 	 * that blocks stalls every connection). N: a pool of N workers runs

@@ -42,6 +42,10 @@ static void opts_defaults(struct rr_svc_opts *o, const struct rr_svc_opts *in)
 		o->inline_size = RR_INLINE_OURS;
 	if (!o->max_bulk)
 		o->max_bulk = 1u << 20;
+	if (!o->bulk_bufs)
+		o->bulk_bufs = SVC_BULK_BUFS;
+	if (o->bulk_bufs > SVC_BULK_BUFS_MAX)
+		o->bulk_bufs = SVC_BULK_BUFS_MAX;
 	if (!o->max_conns)
 		o->max_conns = 32;
 	if (!o->drc_entries)
@@ -119,17 +123,17 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 	if (!rc)
 		rc = rr_cq_create(s->dev, depth, &s->cq);
 	if (!rc)
-		rc = rr_bufpool_init(&s->bulk, s->pd, SVC_BULK_BUFS,
+		rc = rr_bufpool_init(&s->bulk, s->pd, s->o.bulk_bufs,
 				     s->o.max_bulk + SVC_RES_SCRATCH + 1024,
 				     RR_ACCESS_LOCAL_WRITE);
-	s->bulk_free = (1u << SVC_BULK_BUFS) - 1;
+	s->bulk_free = (uint32_t)((1ull << s->o.bulk_bufs) - 1);
 	if (!rc)
 		rc = rr_listen(s->dev, s->ch, addr, addrlen, 64, &s->l);
 	if (rc) {
 		rr_svc_destroy(s);
 		return rc;
 	}
-	s->st.registered_bytes = (uint64_t)SVC_BULK_BUFS * s->bulk.size;
+	s->st.registered_bytes = (uint64_t)s->o.bulk_bufs * s->bulk.size;
 	*out = s;
 	return 0;
 }

@@ -41,12 +41,13 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define SVC_RECV_EXTRA	 8
-#define SVC_SIGNAL_EVERY 16
-#define SVC_BULK_BUFS	 8
-#define SVC_RES_SCRATCH	 (256u << 10)
-#define SVC_DRC_MAX_RES	 512  /* replies kept: NFS's are a few hundred bytes */
-#define SVC_DRAIN_MS	 2000 /* a dead connection's flushes, at most */
+#define SVC_RECV_EXTRA	  8
+#define SVC_SIGNAL_EVERY  16
+#define SVC_BULK_BUFS	  16 /* default of rr_svc_opts.bulk_bufs */
+#define SVC_BULK_BUFS_MAX 32 /* bits of rr_svc.bulk_free */
+#define SVC_RES_SCRATCH	  (256u << 10)
+#define SVC_DRC_MAX_RES	  512  /* replies kept: NFS's are a few hundred bytes */
+#define SVC_DRAIN_MS	  2000 /* a dead connection's flushes, at most */
 /*
  * Work waiting on the peer that pins shared bulk buffers (an RDMA Read it
  * does not answer, a reply's Writes it does not take) ends its connection

@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #define CREDITS	     16 /* the server grants each client this many */
+#define BULK_BUFS    8	/* the server's shared bulk buffers */
 #define NRECV	     256
 #define SLOT	     4096
 #define EXPO_LEN     (64u << 10)
@@ -575,8 +576,11 @@ static int start_helper(struct env *e)
 static int setup_env(void **state, bool helper)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	struct rr_svc_opts o = {
-		.credits = CREDITS, .max_conns = 8, .threads = svc_threads};
+	/* 8 bulk buffers: the stalled client's calls can pin them all. */
+	struct rr_svc_opts o = {.credits = CREDITS,
+				.bulk_bufs = BULK_BUFS,
+				.max_conns = 8,
+				.threads = svc_threads};
 
 	if (!e || hc_server_start(&e->sv, &o))
 		return -1;
@@ -1309,9 +1313,9 @@ static void connect_and_vanish(void **state)
  */
 /*
  * A process of its own (forked before any thread exists, as TSan
- * requires), told by one byte what to do: 'r' sends 8 calls whose 1 MiB
- * read chunks the server must pull (one of its 8 shared bulk buffers
- * each), 'w' 16 READs of 1 MiB offering write chunks (more than the socket
+ * requires), told by one byte what to do: 'r' sends BULK_BUFS calls whose
+ * 1 MiB read chunks the server must pull (all of its shared bulk buffers,
+ * one each), 'w' 16 READs of 1 MiB offering write chunks (more than the socket
  * buffers hold). It connects, says so, and sends when told; once its
  * Sends have completed it stops itself. The test freezes the server
  * meanwhile, so none of the calls can have been served before the stop:
@@ -1339,7 +1343,7 @@ static void staller_main(int in, int out, uint16_t port)
 	seg = (struct rr_rdma_seg){rr_mr_rkey(mr), big, (uintptr_t)mem};
 	if (!hc_write_all(out, "c", 1) || read(in, &go, 1) != 1)
 		_exit(3);
-	for (uint32_t i = 0; i < (mode == 'r' ? 8u : CREDITS); i++) {
+	for (uint32_t i = 0; i < (mode == 'r' ? BULK_BUFS : CREDITS); i++) {
 		if (mode == 'r')
 			send_write_read_chunk(&h, seg.handle, seg.offset, big);
 		else

@@ -15,6 +15,7 @@ struct nfsrdmad_opts {
 	const char *provider;
 	int rdma_port, tcp_port, mount_port; /* 0: ephemeral, -1: off */
 	uint32_t threads;
+	uint32_t bulk_bufs; /* 0: rr_svc_opts' default */
 	bool read_only, root_squash;
 };
 

@@ -80,6 +80,7 @@ static int start_rdma(struct daemon *d, struct xprt *x, int port)
 	/* As root the server acts as each caller (setfsuid, setgroups). */
 	struct rr_svc_opts so = {.provider = d->o->provider,
 				 .threads = d->o->threads,
+				 .bulk_bufs = d->o->bulk_bufs,
 				 .handlers_change_creds = geteuid() == 0};
 	struct sockaddr_in sin;
 	int rc = addr_of(d->o, port, &sin);
