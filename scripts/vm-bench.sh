@@ -11,22 +11,25 @@
 # the ratios are noisy, more so while the machine is busy: run it on a
 # quiet machine and more than once before believing a ratio.
 #
-#   scripts/vm-bench.sh [-B BUILD] [-C CACHE] [-s SECONDS] [-m MIB]
+#   scripts/vm-bench.sh [-B BUILD] [-C CACHE] [-s SECONDS] [-m MIB] [-r N]
 #     -B  build tree with bin/nfsrdma and bin/nfsrdmad (default build)
 #     -C  the guest's cache dir (default BUILD/vm-cache); siw.ko is built
 #         into it on first use (tests/vm/build-siw.sh)
 #     -s  seconds per run (default 8); -m  file size in MiB (default 64)
+#     -r  rounds of each pair of runs, alternating which goes first
+#         (default 2)
 # Exit: 0 when both guests ran every run; 77 when no guest can run here.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$ROOT/build CACHE='' SECS=8 MIB=64
-while getopts "B:C:s:m:h" o; do
+BUILD=$ROOT/build CACHE='' SECS=8 MIB=64 ROUNDS=2
+while getopts "B:C:s:m:r:h" o; do
 	case $o in
 	B) BUILD=$(cd "$OPTARG" && pwd) || exit 2 ;;
 	C) CACHE=$OPTARG ;;
 	s) SECS=$OPTARG ;;
 	m) MIB=$OPTARG ;;
+	r) ROUNDS=$OPTARG ;;
 	*) sed -n '4,21p' "$0"; exit 2 ;;
 	esac
 done
@@ -43,7 +46,7 @@ guest() {
 	local name=$1 dev=$2
 	shift 2
 	echo "== vm-bench: $name (guest device $dev)"
-	RR_BENCH_SECONDS=$SECS RR_BENCH_MIB=$MIB \
+	RR_BENCH_SECONDS=$SECS RR_BENCH_MIB=$MIB RR_BENCH_ROUNDS=$ROUNDS \
 		"$ROOT/tests/vm/rr-vm.sh" -C "$CACHE" -d "$dev" -m 2G -t 900 -- \
 		"$ROOT/tests/vm/bench-kernel.sh" "$BUILD/bin/nfsrdma" \
 		"$BUILD/bin/nfsrdmad" "$@" 2>&1 | tee "$LOGS/$name.log"
@@ -61,7 +64,7 @@ guest siw siw siw0 iwarp all || {
 }
 
 echo
-echo "== vm-bench: summary (${MIB} MiB files, $SECS s per run; logs in $LOGS)"
+echo "== vm-bench: summary (${MIB} MiB files, $SECS s per run, $ROUNDS rounds; logs in $LOGS)"
 for name in rxe siw; do
 	sed -n '/^=== bench-kernel:/,$p' "$LOGS/$name.log"
 done

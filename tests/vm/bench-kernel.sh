@@ -9,8 +9,13 @@
 #   server: the kernel's client against nfsrdmad (PROVIDER) versus against
 #           the kernel's nfsd.
 # Workloads: 1 MiB sequential read and write, 4 KiB random read at depth 16,
-# over a file of RR_BENCH_MIB (64) MiB, RR_BENCH_SECONDS (8) each. Prints
-# each figure and the ratios (goals: client >= 1.0x, server >= 0.8x).
+# over a file of RR_BENCH_MIB (64) MiB, RR_BENCH_SECONDS (8) each, and
+# RR_BENCH_ROUNDS (2) rounds of each pair, in the order AB BA AB ...: the
+# guest's speed drifts under TCG, and the side that always ran first would
+# be favoured or penalised by the drift. Before them each side runs once
+# for RR_BENCH_WARMUP (2) seconds, not counted: under TCG the first run of
+# a code path pays for its translation. Prints each side's mean and the
+# ratios (goals: client >= 1.0x, server >= 0.8x).
 # Figures, not assertions: it fails only when a run fails. Under TCG the
 # absolute numbers mean little, the ratios more, all of it noisy.
 # Both servers export tmpfs and run at once on their own ports; the runs
@@ -22,7 +27,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 CLI=${1:?nfsrdma binary} DAEMON=${2:?nfsrdmad binary}
 DEV=${3:?device (rxe0, siw0)} PROV=${4:?provider (verbs, iwarp)}
 MODE=${5:-all}
-SECS=${RR_BENCH_SECONDS:-8} MIB=${RR_BENCH_MIB:-64}
+SECS=${RR_BENCH_SECONDS:-8} MIB=${RR_BENCH_MIB:-64} ROUNDS=${RR_BENCH_ROUNDS:-2}
+WARMUP=${RR_BENCH_WARMUP:-2} RUN_SECS=$SECS
 KEXP=/srv/rr-bench-knfsd KPORT=20049 KMPORT=20048
 DEXP=/srv/rr-bench-nfsrdmad DPORT=20051 DMPORT=20052
 MNT=/mnt/rr-bench
@@ -114,8 +120,8 @@ bytes_of() { case $1 in *K) echo $((${1%K} * 1024)) ;; *M) echo $((${1%M} << 20)
 
 ours() { # url op bs depth
 	local ops secs
-	timeout $((SECS + 60)) "$CLI" bench "$1" --op "$2" --bs "$3" \
-		--depth "$4" --seconds "$SECS" --json --no-baseline \
+	timeout $((RUN_SECS + 60)) "$CLI" bench "$1" --op "$2" --bs "$3" \
+		--depth "$4" --seconds "$RUN_SECS" --json --no-baseline \
 		>"$W/run.out" 2>&1 || return 1
 	read -r ops secs < <(sed -n 's/.*"rdma":{"ops":\([0-9]*\),"seconds":\([0-9.]*\).*/\1 \2/p' "$W/run.out")
 	[ -n "$secs" ] && figures "$ops" "$secs" "$(bytes_of "$3")"
@@ -126,9 +132,9 @@ ours() { # url op bs depth
 kernel() { # file rw bs depth
 	local w=0 kib ms
 	[ "$2" = write ] && w=41
-	timeout $((SECS + 60)) fio --name=bench --filename="$1" --rw="$2" \
+	timeout $((RUN_SECS + 60)) fio --name=bench --filename="$1" --rw="$2" \
 		--bs="$3" --iodepth="$4" --ioengine=libaio --direct=1 \
-		--size="${MIB}M" --time_based --runtime="$SECS" --minimal \
+		--size="${MIB}M" --time_based --runtime="$RUN_SECS" --minimal \
 		>"$W/run.out" 2>&1 || return 1
 	read -r kib ms < <(awk -F';' -v w=$w 'NF > 50 { print $(6 + w), $(9 + w) }' "$W/run.out")
 	[ -n "$ms" ] && [ "$ms" -gt 0 ] || return 1
@@ -163,34 +169,66 @@ measure() {
 	fi
 }
 
+# The mean of "MBps IOPS" lines; nothing if a run failed (an empty line).
+mean() {
+	awk 'NF != 2 { bad = 1 } NF == 2 { m += $1; i += $2; n++ }
+	     END { if (!bad && n) printf "%.2f %.1f\n", m / n, i / n }'
+}
+
+# alternate: runs the commands in A_CMD and B_CMD once each to warm up, then
+# ROUNDS times each, in the order AB BA AB ...; sets RA and RB to their
+# means (empty: a run failed).
+alternate() {
+	local i ra="" rb=""
+	if ((WARMUP > 0)); then
+		RUN_SECS=$WARMUP
+		measure "${A_CMD[@]}" >/dev/null
+		measure "${B_CMD[@]}" >/dev/null
+	fi
+	RUN_SECS=$SECS
+	for ((i = 0; i < ROUNDS; i++)); do
+		if ((i % 2)); then
+			rb+=$(measure "${B_CMD[@]}")$'\n'
+			ra+=$(measure "${A_CMD[@]}")$'\n'
+		else
+			ra+=$(measure "${A_CMD[@]}")$'\n'
+			rb+=$(measure "${B_CMD[@]}")$'\n'
+		fi
+	done
+	RA=$(printf '%s' "$ra" | mean)
+	RB=$(printf '%s' "$rb" | mean)
+}
+
 client_bench() {
-	local name op rw bs qd a b
+	local name op rw bs qd
 	step "client: nfsrdma ($PROV) vs the kernel client, both against" \
-		"knfsd on $DEV, $SECS s each"
+		"knfsd on $DEV, $SECS s each, $ROUNDS rounds"
 	kmount knfsd "$KEXP" $KPORT $KMPORT
 	{
 		row_head ours kernel
 		while read -r name op rw bs qd; do
-			a=$(measure ours "nfs://$ADDR$KEXP/$(wfile "$op" w-ours)?mountport=$KMPORT&provider=$PROV" "$op" "$bs" "$qd")
-			b=$(measure kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
-			row "$name" "$bs" "$qd" "$a" "$b"
+			A_CMD=(ours "nfs://$ADDR$KEXP/$(wfile "$op" w-ours)?mountport=$KMPORT&provider=$PROV" "$op" "$bs" "$qd")
+			B_CMD=(kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
+			alternate
+			row "$name" "$bs" "$qd" "$RA" "$RB"
 		done < <(printf '%s\n' "${WORKLOADS[@]}")
 		echo "ratio = ours / kernel client, MB/s (goal >= 1.0)"
 	} | tee -a "$W/tables"
 }
 
 server_bench() {
-	local name op rw bs qd a b
+	local name op rw bs qd
 	step "server: the kernel client against nfsrdmad ($PROV) vs knfsd," \
-		"on $DEV, $SECS s each"
+		"on $DEV, $SECS s each, $ROUNDS rounds"
 	mountpoint -q "$MNT-knfsd" || kmount knfsd "$KEXP" $KPORT $KMPORT
 	kmount nfsrdmad "$DEXP" $DPORT $DMPORT
 	{
 		row_head nfsrdmad knfsd
 		while read -r name op rw bs qd; do
-			a=$(measure kernel "$MNT-nfsrdmad/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
-			b=$(measure kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
-			row "$name" "$bs" "$qd" "$a" "$b"
+			A_CMD=(kernel "$MNT-nfsrdmad/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
+			B_CMD=(kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
+			alternate
+			row "$name" "$bs" "$qd" "$RA" "$RB"
 		done < <(printf '%s\n' "${WORKLOADS[@]}")
 		echo "ratio = nfsrdmad / knfsd, MB/s, same kernel client (goal >= 0.8)"
 	} | tee -a "$W/tables"
@@ -205,7 +243,7 @@ start_knfsd
 [ "$MODE" = server ] || client_bench
 [ "$MODE" = client ] || server_bench
 echo
-echo "=== bench-kernel: $DEV, provider $PROV, ${MIB} MiB files, $SECS s per run"
+echo "=== bench-kernel: $DEV, provider $PROV, ${MIB} MiB files, $SECS s per run, $ROUNDS rounds"
 cat "$W/tables"
 # The tables are built in pipelines' subshells: failures are read back
 # from them, not from a variable.
