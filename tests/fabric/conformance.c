@@ -45,6 +45,7 @@ struct h_case {
 };
 
 static const size_t pd0 = 0, pd1 = 1, pdmax = PDATA_MAX;
+static const struct send_shape send_flat = {1, 1}, send_sgl = {3, 2};
 
 #define AE(op, kind) (&(const struct access_error){op, kind})
 #define WRITE	     RR_WR_RDMA_WRITE
@@ -52,10 +53,15 @@ static const size_t pd0 = 0, pd1 = 1, pdmax = PDATA_MAX;
 
 #define OPS(crc, tag)                                                          \
 	{"ops " tag,                                                           \
-	 "sends of 0 B to 1 MiB gathered from 3 SGEs arrive "                  \
+	 "sends of 0 B to 1 MiB from one SGE into one arrive "                 \
 	 "intact (" tag ")",                                                   \
 	 test_sends,                                                           \
-	 {crc, NULL}},                                                         \
+	 {crc, &send_flat}},                                                   \
+		{"ops " tag,                                                   \
+		 "sends of 0 B to 1 MiB gathered from 3 SGEs and "             \
+		 "scattered into 2 arrive intact (" tag ")",                   \
+		 test_sends,                                                   \
+		 {crc, &send_sgl}},                                            \
 		{"ops " tag,                                                   \
 		 "send with invalidate reports the key and the window "        \
 		 "then refuses a write (" tag ")",                             \
@@ -84,6 +90,11 @@ static const size_t pd0 = 0, pd1 = 1, pdmax = PDATA_MAX;
 		{"ops " tag,                                                   \
 		 "local invalidate makes a later remote read fail (" tag ")",  \
 		 test_local_invalidate,                                        \
+		 {crc, NULL}},                                                 \
+		{"ops " tag,                                                   \
+		 "a window's next key, advertised by a send posted with its "  \
+		 "bind, opens the window (" tag ")",                           \
+		 test_reg_send_one_post,                                       \
 		 {crc, NULL}},                                                 \
 		{"ops " tag,                                                   \
 		 "unsignaled sends are retired by the next signaled "          \

@@ -37,8 +37,7 @@ static void peer_access_error(struct h_test *t, const void *arg)
 	case AK_INVALIDATED_MW:
 		mw = h_mw_new(t);
 		r.rkey = bind_mw(t, mw, b, 4096, 4096, rights, 1);
-		H_OK(h_post_local_inv(t->qp, 2, r.rkey));
-		h_expect_wc(t, t->scq, 2, RR_WC_SUCCESS, RR_WC_LOCAL_INV, NULL);
+		unbind_mw(t, mw, r.rkey, 2);
 		r.addr += 4096;
 		break;
 	case AK_OUT_OF_BOUNDS:
@@ -161,6 +160,8 @@ static void peer_refuses_send(struct h_test *t, const void *arg)
 		/* The receive that was too small, then the flush. */
 		h_expect_wc(t, t->rcq, 1, RR_WC_LOC_LEN_ERR, RR_WC_RECV, NULL);
 		expect_flushed(t, t->rcq, 2, 1);
+		/* verbs counts it as the completion is polled */
+		c1 = h_counters(t);
 		H_EQ(c1.recv_too_small, c0.recv_too_small + 1);
 		for (size_t i = rlen; i < 2048; i++)
 			H_CHECK(rb->p[i] == 0,

@@ -223,32 +223,106 @@ int h_teardown(void **state)
 	return 0;
 }
 
-void h_spawn(struct h_test *t, h_peer_fn fn, const void *arg)
+/* fork(); the child dies with the test process and of its own faults. */
+static pid_t h_fork(void)
 {
-	int sv[2];
+	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL,
+				   SIGFPE,  SIGSYS, SIGABRT};
 	pid_t parent = getpid(), pid;
 
-	H_CHECK(t->ntracked == 0, "spawn the peer before opening a device");
-	H_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0,
-		"socketpair: %s", strerror(errno));
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	H_CHECK(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL,
-					   SIGFPE,  SIGSYS, SIGABRT};
+	if (pid)
+		return pid;
+	/* cmocka's handlers would resume the test runner here. */
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(4);
+	return 0;
+}
 
-		/* cmocka's handlers would resume the test runner here. */
-		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-			signal(sigs[i], SIG_DFL);
+/* The probe child: rc, then the attributes, down fd. */
+static void h_probe(const char *provider, int fd)
+{
+	struct rr_device *dev;
+	struct rr_device_attr a = {0};
+	int rc = rr_device_open(provider, NULL, &dev);
+
+	if (!rc) {
+		rc = rr_device_query(dev, &a);
+		rr_device_close(dev);
+	}
+	if (write(fd, &rc, sizeof(rc)) != sizeof(rc) ||
+	    write(fd, &a, sizeof(a)) != sizeof(a))
+		_exit(1);
+	_exit(0);
+}
+
+const struct rr_device_attr *h_device_attr(struct h_test *t)
+{
+	static struct rr_device_attr attr;
+	static bool probed;
+	int p[2], rc = -EIO, st = 0;
+	pid_t pid;
+
+	if (probed)
+		return &attr;
+	H_CHECK(t->ntracked == 0 && !t->is_peer,
+		"probe the device before opening one, in the test process");
+	H_CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
+	pid = h_fork();
+	if (pid == 0) {
+		close(p[0]);
+		h_probe(t->provider, p[1]);
+	}
+	close(p[1]);
+	if (read(p[0], &rc, sizeof(rc)) != sizeof(rc) ||
+	    read(p[0], &attr, sizeof(attr)) != sizeof(attr))
+		rc = -EIO;
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	/* 66: TSan's mark of a report, maybe the test process's own */
+	H_CHECK(WIFEXITED(st) && (WEXITSTATUS(st) == 0 ||
+				  (H_TSAN && WEXITSTATUS(st) == 66)),
+		"device probe exit status 0x%x", st);
+	H_OK(rc);
+	probed = true;
+	return &attr;
+}
+
+void h_require(bool cond, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (cond)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	print_message("skipped: %s\n", msg);
+	skip();
+}
+
+void h_spawn(struct h_test *t, h_peer_fn fn, const void *arg)
+{
+	int sv[2];
+	pid_t pid;
+
+	H_CHECK(t->ntracked == 0, "spawn the peer before opening a device");
+	H_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0,
+		"socketpair: %s", strerror(errno));
+	pid = h_fork();
+	if (pid == 0) {
 		close(sv[0]);
 		t->ctl = sv[1];
 		t->is_peer = true;
 		t->peer = 0;
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(4);
 		fn(t, arg);
 		h_cleanup(t, true);
 		h_signal(t, H_MSG_DONE);
@@ -421,15 +495,26 @@ void h_wait(struct h_test *t, uint32_t tag)
 
 /* ---------------------------------------------------------- fabric setup */
 
+static uint32_t h_min(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * The suite's usual queues, cut to what the device allows (rr_qp_create
+ * refuses more): siw, for one, takes a single SGE per work request, as
+ * its RDMA Reads scatter into one (rr_device_attr.max_sge).
+ */
 void h_default_cfg(struct h_test *t)
 {
+	const struct rr_device_attr *a = &t->attr;
 	struct h_qp_cfg c = {
-		.sq_depth = 64,
-		.rq_depth = 64,
-		.max_send_sge = 4,
-		.max_recv_sge = 4,
-		.ird = 16,
-		.ord = 16,
+		.sq_depth = h_min(64, a->max_qp_wr),
+		.rq_depth = h_min(64, a->max_qp_wr),
+		.max_send_sge = h_min(4, a->max_sge),
+		.max_recv_sge = h_min(4, a->max_sge),
+		.ird = (uint16_t)h_min(16, a->max_ird),
+		.ord = (uint16_t)h_min(16, a->max_ord),
 	};
 
 	t->cfg = c;

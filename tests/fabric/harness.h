@@ -157,6 +157,20 @@ void h_peer_kill(struct h_test *t);
 /* Destroys everything the harness tracks; checks return codes if strict. */
 void h_cleanup(struct h_test *t, bool strict);
 
+/*
+ * Test process, before h_spawn: the device's limits, read by a child that
+ * opens the device and exits (no device is open when the peer is forked).
+ * Probed once per process.
+ */
+const struct rr_device_attr *h_device_attr(struct h_test *t);
+/*
+ * Test process: unless cond holds, prints why and skips the test (cmocka
+ * reports it SKIPPED). For a capability the device lacks: a test that
+ * cannot show what it claims is skipped, never passed.
+ */
+void h_require(bool cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* ------------------------------------------------------ control messages */
 
 void h_msg_send(struct h_test *t, uint32_t tag, const void *p, uint32_t len);
@@ -173,7 +187,10 @@ void h_wait(struct h_test *t, uint32_t tag);
 
 /* Opens device, pd, send cq, recv cq and event channel. */
 void h_open(struct h_test *t);
-/* Default queue configuration (depths 64, 4 SGEs, ird/ord 16). */
+/*
+ * Default queue configuration: depths 64, 4 SGEs, ird/ord 16, or the
+ * device's limits where they are lower (h_open sets it).
+ */
 void h_default_cfg(struct h_test *t);
 struct rr_qp *h_qp_new(struct h_test *t);
 void h_qp_destroy(struct h_test *t, struct rr_qp *qp);

@@ -21,22 +21,25 @@ static const size_t send_sizes[] = {0, 1, 4095, 65536, MiB};
 
 static void peer_sends(struct h_test *t, const void *arg)
 {
+	const struct send_shape *sh = arg;
+	/* two SGEs: a short first one, a gap that must stay untouched */
+	size_t split = sh->scatter == 2 ? RECV_SPLIT : MiB + 100,
+	       gap = sh->scatter == 2 ? RECV_GAP : 0;
 	struct h_buf *rb;
 	uint8_t *tmp;
 
-	(void)arg;
 	h_passive(t);
 	rb = h_buf_new(t, NSEND * RECV_SLOT, 0);
 	for (size_t i = 0; i < NSEND; i++) {
 		uint8_t *base = rb->p + i * RECV_SLOT;
 		struct rr_sge sge[2] = {
-			{(uint64_t)(uintptr_t)base, RECV_SPLIT,
+			{(uint64_t)(uintptr_t)base, (uint32_t)split,
 			 rr_mr_lkey(rb->mr)},
-			{(uint64_t)(uintptr_t)(base + RECV_SPLIT + RECV_GAP),
-			 MiB + 100 - RECV_SPLIT, rr_mr_lkey(rb->mr)},
+			{(uint64_t)(uintptr_t)(base + split + gap),
+			 (uint32_t)(MiB + 100 - split), rr_mr_lkey(rb->mr)},
 		};
 		struct rr_recv_wr wr = {
-			.wr_id = i + 1, .sg_list = sge, .num_sge = 2};
+			.wr_id = i + 1, .sg_list = sge, .num_sge = sh->scatter};
 		struct rr_recv_wr *bad = NULL;
 
 		H_OK(rr_qp_post_recv(t->qp, &wr, &bad));
@@ -47,20 +50,20 @@ static void peer_sends(struct h_test *t, const void *arg)
 	for (size_t i = 0; i < NSEND; i++) {
 		struct rr_wc wc;
 		uint8_t *base = rb->p + i * RECV_SLOT;
-		size_t n = send_sizes[i], a = n < RECV_SPLIT ? n : RECV_SPLIT;
+		size_t n = send_sizes[i], a = n < split ? n : split;
 
 		h_expect_wc(t, t->rcq, i + 1, RR_WC_SUCCESS, RR_WC_RECV, &wc);
 		H_EQ(wc.byte_len, n);
 		H_EQ(wc.flags & (RR_WC_WITH_INV | RR_WC_SOLICITED), 0);
 		memcpy(tmp, base, a);
-		memcpy(tmp + a, base + RECV_SPLIT + RECV_GAP, n - a);
+		memcpy(tmp + a, base + split + gap, n - a);
 		H_CHECK(h_verify(tmp, n, 100 + i, 0) == SIZE_MAX,
 			"Send %zu of %zu bytes corrupted at byte %zu", i, n,
 			h_verify(tmp, n, 100 + i, 0));
-		for (size_t g = 0; g < RECV_GAP; g++)
-			H_EQ(base[RECV_SPLIT + g], 0);
-		if (n >= RECV_SPLIT)
-			H_EQ(base[RECV_SPLIT + RECV_GAP + (n - a)], 0);
+		for (size_t g = 0; g < gap; g++)
+			H_EQ(base[split + g], 0);
+		if (n >= split)
+			H_EQ(base[split + gap + (n - a)], 0);
 		else
 			H_EQ(base[n], 0);
 	}
@@ -69,26 +72,37 @@ static void peer_sends(struct h_test *t, const void *arg)
 	h_wait(t, M_GO);
 }
 
-/* Sends of sizes 0..1 MiB, gathered from 3 SGEs, scattered into 2. */
+/*
+ * Sends of sizes 0..1 MiB, gathered from sh->gather SGEs (1 or 3),
+ * scattered into sh->scatter (1 or 2). Devices with fewer SGEs per work
+ * request than that skip it (siw has one).
+ */
 void test_sends(void **state)
 {
 	struct h_test *t = T(state);
+	const struct send_shape *sh = t->params->arg;
+	uint32_t need = sh->gather > sh->scatter ? sh->gather : sh->scatter;
 	struct h_buf *sb;
 	struct rr_sge sge[NSEND][3];
 	struct rr_send_wr wr[NSEND];
 	struct rr_send_wr *bad = NULL;
 	size_t off = 3;
 
-	h_spawn(t, peer_sends, NULL);
+	h_require(h_device_attr(t)->max_sge >= need,
+		  "the device takes %u SGEs per work request, this test %u",
+		  h_device_attr(t)->max_sge, need);
+	h_spawn(t, peer_sends, sh);
 	h_active(t);
 	sb = h_buf_new(t, 2 * MiB + 64 * KiB, 0);
 	memset(wr, 0, sizeof(wr));
 	for (size_t i = 0; i < NSEND; i++) {
-		size_t n = send_sizes[i], piece = n / 3, done = 0;
-		int k = 0;
+		size_t n = send_sizes[i], piece = n / sh->gather, done = 0;
+		uint32_t k = 0;
 
 		while (done < n) {
-			size_t len = k == 2 ? n - done : piece ? piece : n;
+			size_t len = k + 1 == sh->gather ? n - done
+				     : piece		 ? piece
+							 : n;
 
 			off += 7; /* unaligned, with gaps between pieces */
 			h_fill(sb->p + off, len, 100 + i, done);
@@ -103,7 +117,7 @@ void test_sends(void **state)
 		wr[i].opcode = RR_WR_SEND;
 		wr[i].flags = RR_SEND_SIGNALED;
 		wr[i].sg_list = k ? sge[i] : NULL;
-		wr[i].num_sge = (uint32_t)k;
+		wr[i].num_sge = k;
 		wr[i].next = i + 1 < NSEND ? &wr[i + 1] : NULL;
 	}
 	h_wait(t, M_READY);
@@ -155,7 +169,8 @@ static void peer_send_inv(struct h_test *t, const void *arg)
 	H_EQ(rr_qp_state(t->qp), RR_QPS_ERROR);
 	H_CHECK(h_sum(b->p, b->len) == sum, "memory behind the window changed");
 	c1 = h_counters(t);
-	H_EQ(c1.bad_stag, c0.bad_stag + 1);
+	if (t->attr.responder_reasons)
+		H_EQ(c1.bad_stag, c0.bad_stag + 1);
 	h_signal(t, M_STEP);
 	h_wait(t, M_GO);
 }
@@ -426,12 +441,13 @@ static void peer_mw(struct h_test *t, const void *arg)
 	mw = h_mw_new(t);
 	/* A valid window must be invalidated before it is bound again. */
 	k1 = bind_mw(t, mw, b, 0, 100, RR_ACCESS_REMOTE_READ, 1);
-	H_OK(h_post_local_inv(t->qp, 3, k1));
-	h_expect_wc(t, t->scq, 3, RR_WC_SUCCESS, RR_WC_LOCAL_INV, NULL);
+	unbind_mw(t, mw, k1, 3);
 	k2 = bind_mw(t, mw, b, MW_OFF, MW_LEN,
 		     RR_ACCESS_REMOTE_READ | RR_ACCESS_REMOTE_WRITE, 2);
-	H_CHECK(k1 != k2, "REG did not change the rkey (0x%x)", k1);
-	H_EQ(k1 >> 8, k2 >> 8);
+	H_CHECK(k1 != k2, "binding again did not change the rkey (0x%x)", k1);
+	/* A REG turns only a window's key byte; per call, a region is new. */
+	if (t->attr.mw_bind & RR_MW_BIND_WR)
+		H_EQ(k1 >> 8, k2 >> 8);
 	r = h_remote_of(b, k2);
 	r.addr += MW_OFF;
 	r.len = MW_LEN;
@@ -515,14 +531,14 @@ static void peer_local_inv(struct h_test *t, const void *arg)
 	r.rkey = bind_mw(t, mw, b, 100, 4096, RR_ACCESS_REMOTE_READ, 1);
 	h_msg_send(t, M_REMOTE, &r, sizeof(r));
 	h_wait(t, M_STEP);
-	H_OK(h_post_local_inv(t->qp, 2, r.rkey));
-	h_expect_wc(t, t->scq, 2, RR_WC_SUCCESS, RR_WC_LOCAL_INV, NULL);
+	unbind_mw(t, mw, r.rkey, 2);
 	c0 = h_counters(t);
 	h_signal(t, M_GO);
 	h_expect_down(t, &ev);
 	H_EQ(rr_qp_state(t->qp), RR_QPS_ERROR);
 	c1 = h_counters(t);
-	H_EQ(c1.bad_stag, c0.bad_stag + 1);
+	if (t->attr.responder_reasons)
+		H_EQ(c1.bad_stag, c0.bad_stag + 1);
 	H_CHECK(h_sum(b->p, b->len) == sum, "memory changed");
 	h_expect_cq_empty(t, t->scq);
 	h_signal(t, M_STEP);
@@ -539,6 +555,11 @@ void test_local_invalidate(void **state)
 	struct rr_send_wr wrs[2];
 	struct rr_sge sges[2];
 
+	h_require(h_device_attr(t)->mw_bind & RR_MW_BIND_WR,
+		  "the device binds windows only with rr_mw_bind (mw_bind "
+		  "%#x): no RR_WR_LOCAL_INV to test; rr_mw_fence is the "
+		  "lifecycle group's",
+		  h_device_attr(t)->mw_bind);
 	h_spawn(t, peer_local_inv, NULL);
 	h_active(t);
 	b = h_buf_new(t, 16 * KiB, 0);

@@ -49,12 +49,15 @@ void fence_wr(struct rr_send_wr *wr, struct rr_sge *sge,
 void expect_qp_dead(struct h_test *t, struct h_buf *b);
 uint32_t bind_mw(struct h_test *t, struct rr_mw *mw, struct h_buf *b,
 		 size_t off, size_t len, unsigned access, uint64_t wr_id);
+void unbind_mw(struct h_test *t, struct rr_mw *mw, uint32_t rkey,
+	       uint64_t wr_id);
 
 #ifndef H_INTERNAL
 #define expect_sq_terminated(...) H_AT(expect_sq_terminated(__VA_ARGS__))
 #define expect_flushed(...)	  H_AT(expect_flushed(__VA_ARGS__))
 #define expect_qp_dead(...)	  H_AT(expect_qp_dead(__VA_ARGS__))
 #define bind_mw(...)		  H_AT(bind_mw(__VA_ARGS__))
+#define unbind_mw(...)		  H_AT(unbind_mw(__VA_ARGS__))
 #define post_recvs(...)		  H_AT(post_recvs(__VA_ARGS__))
 #define send_fence(...)		  H_AT(send_fence(__VA_ARGS__))
 #endif
@@ -66,7 +69,11 @@ void test_reject_delivers_private_data(void **state);
 void test_connect_without_listener_is_unreachable(void **state);
 
 /* ops.c */
-void test_sends(void **state);
+struct send_shape {
+	uint32_t gather;  /* SGEs per Send: 1 or 3 */
+	uint32_t scatter; /* SGEs per receive: 1 or 2 */
+};
+void test_sends(void **state); /* arg: a struct send_shape */
 void test_send_with_invalidate(void **state);
 void test_solicited(void **state);
 void test_writes(void **state);
@@ -74,6 +81,8 @@ void test_reads(void **state);
 void test_mw_sub_range(void **state);
 void test_local_invalidate(void **state);
 void test_unsignaled(void **state);
+/* keys.c */
+void test_reg_send_one_post(void **state);
 
 /* errors.c: arg is a struct access_error */
 enum access_kind {

@@ -48,6 +48,15 @@
  *    memory is kept; a failed replacement is an error to retry.
  * Seen on rxe (Linux 6.1): an access may end one byte past a window; a
  * too small receive completes LOC_QP_OP_ERR rather than LOC_LEN_ERR.
+ * Seen on siw (Linux 6.1, rdma-core 44; tests/fabric/CMakeLists.txt):
+ *  - a Read scatters into its first SGE only (max_sge_rd 1), so max_sge
+ *    is 1; iWARP private data is at most 251 bytes (v_device.c);
+ *  - a refused request reaches the requester as flushes only: siw reads
+ *    the peer's Terminate and resets, keeping the reason;
+ *  - a Read queued but not yet sent is flushed twice (v_cq.c, stale);
+ *  - Send With Invalidate: refused inline, its key taken from
+ *    wr.rdma.rkey by libsiw, and no IBV_WC_WITH_INV on the receive;
+ *  - a Read from a region without remote read rights is served.
  */
 #ifndef RR_VERBS_V_H
 #define RR_VERBS_V_H

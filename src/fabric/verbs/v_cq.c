@@ -281,6 +281,29 @@ static void retire(struct v_ring *r, struct v_slot *s)
 	atomic_fetch_sub(&r->used, n);
 }
 
+/*
+ * A completion for a request already retired, or already completed or
+ * covered: siw (Linux 6.1) flushes a Read it has queued but not yet sent
+ * twice, once from its outbound Read queue and once as the request in
+ * hand (siw_sq_flush). Dropped, so that each request completes once.
+ * Caller holds the CQ's mu.
+ */
+static bool stale(const struct ibv_wc *wc)
+{
+	const struct v_slot *s = slot_of(wc);
+	const struct v_ring *r = s->op == RR_V_RECV ? &s->qp->rq : &s->qp->sq;
+	uint32_t age = ((uint32_t)(s - r->s) + r->size - r->head) % r->size;
+
+	if (age < atomic_load(&r->used) && !s->done)
+		return false;
+	V_TRACE("qp %u stale wc op %d status %d dropped\n", getpid(),
+		s->qp->qp->qp_num, s->op, wc->status);
+	rr_warn("verbs: qp %u: a second completion for one request, "
+		"dropped",
+		s->qp->qp->qp_num);
+	return true;
+}
+
 static void translate(const struct ibv_wc *in, struct rr_wc *out)
 {
 	struct v_slot *s = slot_of(in);
@@ -359,7 +382,8 @@ static int poll_locked(struct v_cq *c, struct rr_wc *wc, int n)
 	while (got < n && c->bl_count) {
 		struct ibv_wc e = bl_pop(c);
 
-		translate(&e, &wc[got++]);
+		if (!stale(&e))
+			translate(&e, &wc[got++]);
 	}
 	while (got < n) {
 		int want = n - got < V_POLL_BATCH ? n - got : V_POLL_BATCH;
@@ -369,7 +393,7 @@ static int poll_locked(struct v_cq *c, struct rr_wc *wc, int n)
 			return v_ibv_rc(k);
 		c->polled_since_arm |= k > 0;
 		for (int i = 0; i < k; i++)
-			if (!late(&tmp[i]))
+			if (!late(&tmp[i]) && !stale(&tmp[i]))
 				translate(&tmp[i], &wc[got++]);
 		if (k < want)
 			break;
@@ -382,7 +406,8 @@ static int poll_locked(struct v_cq *c, struct rr_wc *wc, int n)
 		while (got < n && c->bl_count) {
 			struct ibv_wc e = bl_pop(c);
 
-			translate(&e, &wc[got++]);
+			if (!stale(&e))
+				translate(&e, &wc[got++]);
 		}
 	}
 	flag(c);

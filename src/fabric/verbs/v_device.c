@@ -17,7 +17,13 @@
 
 /* rdma_cm's header takes 36 of an IB CM REQ's 92 private data bytes */
 #define V_IB_CONNECT_PDATA 56
-#define V_IW_PDATA	   RR_MAX_PRIVATE_DATA
+/*
+ * iWARP: librdmacm carries the length in a byte (rdma_conn_param), so 256
+ * arrives as 0; and siw (Linux 6.1) adds its 4-byte MPA IRD/ORD block to
+ * that byte when it sends (siw_send_mpareqrep), so past 251 the peer
+ * reads a wrapped length and drops the connection.
+ */
+#define V_IW_PDATA 251
 
 int v_trace;
 
