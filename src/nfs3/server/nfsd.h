@@ -45,6 +45,11 @@ struct rr_nfs3_server {
 	struct nfsd_fcache *files; /* open files by handle, fcache.c */
 	pthread_mutex_t mnt_lock;
 	struct nfsd_mnt *mounts; /* MOUNT's DUMP list */
+	/*
+	 * 1 + st_dev of the last file system found to lack RWF_NOWAIT and
+	 * keep its files in memory (rw.c); 0: none yet.
+	 */
+	atomic_uint_fast64_t mem_fs_dev;
 	atomic_uint_fast64_t calls, garbage_args, bad_handles, stale_handles,
 		searches;
 };

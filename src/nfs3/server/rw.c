@@ -120,13 +120,32 @@ static nfsstat3 io_fd(struct nfsd_call *c, struct nfsd_obj *o, int flags,
  * A file system without RWF_NOWAIT says EOPNOTSUPP (tmpfs does, in the
  * guest's Linux 6.1). tmpfs and ramfs keep files in memory: a plain read
  * waits for no device there (swap aside), and beats a worker hand-off.
+ * The answer is kept for the device, so that later READs there cost one
+ * pread, not a failed preadv2 and an fstatfs before it.
  */
-static bool in_memory(int fd)
+static bool in_memory(struct rr_nfs3_server *s, int fd, dev_t dev)
 {
 	struct statfs sf;
 
-	return fstatfs(fd, &sf) == 0 &&
-	       (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+	if (fstatfs(fd, &sf) ||
+	    (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC))
+		return false;
+	atomic_store(&s->mem_fs_dev, (uint64_t)dev + 1);
+	return true;
+}
+
+/* What the page cache holds now, or the whole range on a memory fs. */
+static ssize_t read_cached(struct nfsd_call *c, int fd, struct iovec *iov,
+			   off_t off, dev_t dev)
+{
+	ssize_t got;
+
+	if (atomic_load(&c->s->mem_fs_dev) == (uint64_t)dev + 1)
+		return pread(fd, iov->iov_base, iov->iov_len, off);
+	got = preadv2(fd, iov, 1, off, RWF_NOWAIT);
+	if (got < 0 && errno == EOPNOTSUPP && in_memory(c->s, fd, dev))
+		got = pread(fd, iov->iov_base, iov->iov_len, off);
+	return got;
 }
 
 /*
@@ -136,16 +155,15 @@ static bool in_memory(int fd)
  * all; so does any error, for the worker to answer.
  */
 static ssize_t read_at(struct nfsd_call *c, int fd, void *buf, size_t n,
-		       off_t off, off_t size)
+		       off_t off, const struct stat *st)
 {
 	struct iovec iov = {buf, n};
+	off_t size = st->st_size;
 	ssize_t got;
 
 	if (!c->nowait)
 		return pread(fd, buf, n, off);
-	got = preadv2(fd, &iov, 1, off, RWF_NOWAIT);
-	if (got < 0 && errno == EOPNOTSUPP && in_memory(fd))
-		got = pread(fd, buf, n, off);
+	got = read_cached(c, fd, &iov, off, st->st_dev);
 	if (got < 0 || ((size_t)got < n && off + got < size)) {
 		errno = -nfsd_defer(c);
 		return -1;
@@ -175,7 +193,7 @@ static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 	if (!st && a->offset > (uint64)INT64_MAX)
 		st = NFS3ERR_INVAL;
 	if (!st && want)
-		n = read_at(c, fd, buf, want, (off_t)a->offset, o.st.st_size);
+		n = read_at(c, fd, buf, want, (off_t)a->offset, &o.st);
 	if (!st && n < 0)
 		st = nfsd_errno(errno);
 	if (c->defer)
