@@ -55,7 +55,8 @@
  *    the peer's Terminate and resets, keeping the reason;
  *  - a Read queued but not yet sent is flushed twice (v_cq.c, stale);
  *  - Send With Invalidate: refused inline, its key taken from
- *    wr.rdma.rkey by libsiw, and no IBV_WC_WITH_INV on the receive;
+ *    wr.rdma.rkey by libsiw (both worked around: swi_quirks), and no
+ *    IBV_WC_WITH_INV on the receive;
  *  - a Read from a region without remote read rights is served.
  */
 #ifndef RR_VERBS_V_H
@@ -82,6 +83,11 @@ struct v_device {
 	 * requests, are then completed here instead (v_cq_soft_flush).
 	 */
 	bool soft_drain;
+	/*
+	 * siw: a Send With Invalidate marked inline is refused (-EINVAL), and
+	 * libsiw takes the key to invalidate from wr.rdma.rkey (v_qp.c).
+	 */
+	bool swi_quirks;
 	uint32_t max_inline;
 	struct rr_fabric_counters counters; /* updated with V_COUNT */
 };

@@ -79,6 +79,7 @@ static int query(struct v_device *d)
 		d->has_mw = false;
 	a->mw_bind = d->has_mw ? RR_MW_BIND_WR : RR_MW_BIND_SYNC;
 	d->soft_drain = d->ctx->device->transport_type == IBV_TRANSPORT_IWARP;
+	d->swi_quirks = d->soft_drain;
 	return 0;
 }
 

@@ -355,6 +355,8 @@ static int fill_send(struct v_qp *qp, struct ibv_send_wr *w,
 		[RR_WR_RDMA_READ] = IBV_WR_RDMA_READ,
 		[RR_WR_LOCAL_INV] = IBV_WR_LOCAL_INV,
 	};
+	bool swi = wr->opcode == RR_WR_SEND_WITH_INV;
+	bool quirks = to_v_dev(qp->base.pd->dev)->swi_quirks;
 
 	if (wr->flags & RR_SEND_SIGNALED)
 		w->send_flags |= IBV_SEND_SIGNALED;
@@ -371,8 +373,10 @@ static int fill_send(struct v_qp *qp, struct ibv_send_wr *w,
 	}
 	if (wr->opcode == RR_WR_SEND_WITH_INV || wr->opcode == RR_WR_LOCAL_INV)
 		w->invalidate_rkey = wr->invalidate_rkey;
+	if (swi && quirks)
+		w->wr.rdma.rkey = wr->invalidate_rkey;
 	if (wr->opcode != RR_WR_RDMA_READ && wr->opcode != RR_WR_LOCAL_INV &&
-	    total && total <= qp->max_inline)
+	    !(swi && quirks) && total && total <= qp->max_inline)
 		w->send_flags |= IBV_SEND_INLINE;
 	return 0;
 }
