@@ -15,4 +15,19 @@ static inline uint64_t rr_mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/*
+ * The same clock at the kernel's tick (1-10 ms), for bookkeeping per call
+ * that is coarse anyway (cache ages, stall bounds of seconds). It never
+ * makes a system call: where the clock source has no vDSO reader (hpet,
+ * as in a TCG guest) rr_mono_ms makes one per read. Compare its values
+ * only with its own: it may lag rr_mono_ms by a tick.
+ */
+static inline uint64_t rr_coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 #endif

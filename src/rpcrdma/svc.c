@@ -371,7 +371,7 @@ static void find_stalled(struct rr_svc *s, uint64_t now)
 static void reap(struct rr_svc *s, bool force)
 {
 	struct svc_conn *cn = s->conns, *next;
-	uint64_t now = rr_mono_ms();
+	uint64_t now = rr_coarse_ms();
 
 	find_stalled(s, now);
 	for (; cn; cn = next) {

@@ -321,7 +321,7 @@ static int pull(struct svc_conn *cn, struct svc_req *r)
 	}
 	r->read_mark = cn->sq_posted;
 	r->state = SREQ_PULLING;
-	r->pull_ms = rr_mono_ms();
+	r->pull_ms = rr_coarse_ms();
 	s->st.read_chunks++;
 	return 0;
 }

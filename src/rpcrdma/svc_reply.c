@@ -120,7 +120,7 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 	sc->busy = true;
 	sc->cqe_seen = false;
 	sc->bulk = bulk;
-	sc->bulk_ms = bulk >= 0 ? rr_mono_ms() : 0;
+	sc->bulk_ms = bulk >= 0 ? rr_coarse_ms() : 0;
 	send->wr_id = rr_wrid(cn->gen, RR_WRK_SEND, idx, sc->seq);
 	if (bulk >= 0 || ++cn->unsignaled >= SVC_SIGNAL_EVERY) {
 		send->flags |= RR_SEND_SIGNALED;

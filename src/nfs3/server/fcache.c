@@ -229,7 +229,7 @@ void nfsd_file_proven(struct nfsd_fcache *fc, struct nfsd_file *f,
 		      const struct stat *st, const struct timespec *t0,
 		      bool acl)
 {
-	uint64_t now = rr_mono_ms();
+	uint64_t now = rr_coarse_ms();
 
 	pthread_mutex_lock(&fc->lock);
 	f->vctime = st->st_ctim;
@@ -289,7 +289,7 @@ int nfsd_file_fd(struct nfsd_fcache *fc, struct nfsd_file *f, int flags)
 struct nfsd_file *nfsd_fcache_get(struct nfsd_fcache *fc, uint64_t dev,
 				  uint64_t ino, uint64_t birth)
 {
-	uint64_t now = rr_mono_ms();
+	uint64_t now = rr_coarse_ms();
 	struct nfsd_file *f;
 
 	pthread_mutex_lock(&fc->lock);
@@ -332,7 +332,7 @@ static struct nfsd_file *file_new(const struct nfsd_obj *o,
 	f->acl = o->acl;
 	f->vctime = o->st.st_ctim;
 	f->trusted = settled(&o->st.st_ctim, t0);
-	f->proven_ms = f->used_ms = rr_mono_ms();
+	f->proven_ms = f->used_ms = rr_coarse_ms();
 	return f;
 }
 
@@ -454,7 +454,7 @@ static void *reaper(void *arg)
 		    ETIMEDOUT)
 			continue; /* stopped, or new timings */
 		pthread_mutex_unlock(&fc->lock);
-		nfsd_fcache_sweep(fc, rr_mono_ms());
+		nfsd_fcache_sweep(fc, rr_coarse_ms());
 		pthread_mutex_lock(&fc->lock);
 	}
 	pthread_mutex_unlock(&fc->lock);

@@ -395,7 +395,7 @@ static bool neg_hit(struct rr_nfs3_server *s, const struct want *w)
 	pthread_mutex_lock(&pc->lock);
 	e = neg_slot(pc, w);
 	hit = e->dev == w->dev && e->ino == w->ino && e->birth == w->birth &&
-	      e->until_ms > rr_mono_ms();
+	      e->until_ms > rr_coarse_ms();
 	pthread_mutex_unlock(&pc->lock);
 	return hit;
 }
@@ -406,7 +406,7 @@ static void neg_put(struct rr_nfs3_server *s, const struct want *w)
 
 	pthread_mutex_lock(&pc->lock);
 	*neg_slot(pc, w) = (struct negent){w->dev, w->ino, w->birth,
-					   rr_mono_ms() + NEG_TTL_MS};
+					   rr_coarse_ms() + NEG_TTL_MS};
 	pthread_mutex_unlock(&pc->lock);
 }
 
@@ -552,7 +552,7 @@ static enum hit hit(struct nfsd_call *c, struct nfsd_file *f,
 		return c->nowait ? HIT_DEFER : HIT_AGAIN;
 	if (o->st.st_nlink == 0)
 		return c->nowait ? HIT_DEFER : HIT_STALE; /* unlinked */
-	cur = nfsd_file_current(s->files, f, &o->st, rr_mono_ms(), &acl);
+	cur = nfsd_file_current(s->files, f, &o->st, rr_coarse_ms(), &acl);
 	if (cur <= 0 && c->nowait)
 		return HIT_DEFER; /* proving walks the path */
 	if (cur < 0)
