@@ -129,9 +129,13 @@ static void flag(struct v_cq *c)
 	c->efd_on = on;
 }
 
+/* The acquire pairs with v_qp.c's slot_publish. */
 static struct v_slot *slot_of(const struct ibv_wc *wc)
 {
-	return (struct v_slot *)(uintptr_t)wc->wr_id;
+	struct v_slot *s = (struct v_slot *)(uintptr_t)wc->wr_id;
+
+	(void)__atomic_load_n(&s->op, __ATOMIC_ACQUIRE);
+	return s;
 }
 
 /* A completion from the device for a queue already drained in software. */

@@ -283,6 +283,18 @@ int v_qp_modify_cm(struct v_qp *qp, enum ibv_qp_state to, int rd_atomic)
 
 /* ----------------------------------------------------------------- posting */
 
+/*
+ * A slot is filled before its request goes to the device and read when its
+ * completion is polled, maybe in another thread. The device orders the
+ * two (rdma-core's barriers around the doorbell and the CQ ring), but a
+ * race detector cannot see that; this release, and the acquire in
+ * v_cq.c's slot_of, show it the same order.
+ */
+static void slot_publish(struct v_slot *s)
+{
+	__atomic_store_n(&s->op, s->op, __ATOMIC_RELEASE);
+}
+
 /* The k-th slot after the tail, for the k-th request of one post. */
 static struct v_slot *slot_take(struct v_ring *r, uint32_t k)
 {
@@ -480,6 +492,7 @@ static int batch_add(struct v_qp *qp, struct v_batch *b, struct rr_send_wr *wr)
 		return rc ? rc : -ENOMEM;
 	*s = (struct v_slot){qp, wr->wr_id, total, (uint8_t)wr->opcode,
 			     !!(wr->flags & RR_SEND_SIGNALED)};
+	slot_publish(s);
 	w->wr_id = (uintptr_t)s;
 	w->sg_list = sge;
 	w->num_sge = (int)wr->num_sge;
@@ -588,6 +601,7 @@ static int post_one_recv(struct v_qp *qp, const struct rr_recv_wr *wr)
 	*s = (struct v_slot){qp, wr->wr_id,
 			     sge_copy(sge, wr->sg_list, wr->num_sge), RR_V_RECV,
 			     true};
+	slot_publish(s);
 	w.wr_id = (uintptr_t)s;
 	w.sg_list = sge;
 	w.num_sge = (int)wr->num_sge;
@@ -635,6 +649,8 @@ static int post_markers(struct v_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 	}
 	*s = (struct v_slot){qp, sq_wr_id, 0, RR_WR_SEND, true};
 	*r = (struct v_slot){qp, rq_wr_id, 0, RR_V_RECV, true};
+	slot_publish(s);
+	slot_publish(r);
 	sw.wr_id = (uintptr_t)s;
 	rw.wr_id = (uintptr_t)r;
 	rc = v_ibv_rc(ibv_post_recv(qp->qp, &rw, &rbad));
