@@ -488,8 +488,12 @@ static int batch_add(struct v_qp *qp, struct v_batch *b, struct rr_send_wr *wr)
 	total = sge_copy(sge, wr->sg_list, wr->num_sge);
 	rc = fill_send(qp, w, wr, total, &b->rkey[b->n]);
 	s = rc ? NULL : slot_take(&qp->sq, b->n);
-	if (!s)
+	if (!s) {
+		V_TRACE("qp %u post op %d refused: %d (used %u of %u)\n",
+			getpid(), qp->qp->qp_num, wr->opcode, rc ? rc : -ENOMEM,
+			atomic_load(&qp->sq.used), qp->sq.size);
 		return rc ? rc : -ENOMEM;
+	}
 	*s = (struct v_slot){qp, wr->wr_id, total, (uint8_t)wr->opcode,
 			     !!(wr->flags & RR_SEND_SIGNALED)};
 	slot_publish(s);
