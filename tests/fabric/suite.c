@@ -37,6 +37,9 @@ static bool refusal_flushes(void)
  * refused one of them: a prefix of at most max_success may be SUCCESS, then
  * one request may carry the peer's error (one of remote_ok; required if
  * remote_required, unless refusal_flushes()), then everything is FLUSH_ERR.
+ * Under refusal_flushes() that one may instead be LOC_QP_OP_ERR: siw
+ * completes the request it has in hand so when the peer's Terminate
+ * resets the connection.
  */
 void expect_sq_terminated(struct h_test *t, const uint64_t *ids, int n,
 			  int max_success, unsigned remote_ok,
@@ -61,6 +64,11 @@ void expect_sq_terminated(struct h_test *t, const uint64_t *ids, int n,
 		}
 		if (!after_error && (remote_ok & BIT(wc.status))) {
 			saw_remote = true;
+			after_error = true;
+			continue;
+		}
+		if (!after_error && refusal_flushes() &&
+		    wc.status == RR_WC_LOC_QP_OP_ERR) {
 			after_error = true;
 			continue;
 		}
