@@ -133,30 +133,36 @@ static int post_send(struct rr_qp *qp)
 	return rr_qp_post_send(qp, &wr, NULL);
 }
 
+/*
+ * The next completion of cq within the deadline, which must be a flush;
+ * what names the queue in messages. Returns its wr_id.
+ */
+static uint64_t next_flush(struct rr_cq *cq, long long end, const char *what)
+{
+	struct rr_wc wc;
+	int n;
+
+	while ((n = rr_cq_poll(cq, &wc, 1)) == 0) {
+		CHECK(now_ms() < end, "no %s marker within %d ms", what,
+		      WAIT_MS);
+		rr_cq_wait(cq, 100);
+	}
+	CHECK(n > 0, "rr_cq_poll: %d", n);
+	CHECK(wc.status == RR_WC_WR_FLUSH_ERR, "%s %llu: status %s", what,
+	      (unsigned long long)wc.wr_id, rr_wc_status_str(wc.status));
+	return wc.wr_id;
+}
+
 /* The late Send, if posted, completes once, flushed, before the marker. */
 static void expect_send_flush(struct side *b, bool posted)
 {
 	long long end = now_ms() + WAIT_MS;
 	unsigned seen = 0;
-	struct rr_wc wc;
+	uint64_t id;
 
-	for (;;) {
-		int n = rr_cq_poll(b->scq, &wc, 1);
-
-		CHECK(n >= 0, "rr_cq_poll: %d", n);
-		if (n == 0) {
-			CHECK(now_ms() < end, "no send marker within %d ms",
-			      WAIT_MS);
-			rr_cq_wait(b->scq, 100);
-			continue;
-		}
-		CHECK(wc.status == RR_WC_WR_FLUSH_ERR, "send %llu: status %s",
-		      (unsigned long long)wc.wr_id,
-		      rr_wc_status_str(wc.status));
-		if (wc.wr_id == MARK_SQ)
-			break;
-		CHECK(wc.wr_id == SEND_ID, "unknown send wr_id %llu",
-		      (unsigned long long)wc.wr_id);
+	while ((id = next_flush(b->scq, end, "send")) != MARK_SQ) {
+		CHECK(id == SEND_ID, "unknown send wr_id %llu",
+		      (unsigned long long)id);
 		seen++;
 	}
 	CHECK(seen == posted,
@@ -221,25 +227,12 @@ static void expect_flushes(struct side *b, bool late_posted)
 	unsigned seen[LATE_ID + 1] = {0};
 	long long end = now_ms() + WAIT_MS;
 	struct rr_wc wc;
+	uint64_t wr;
 
-	for (;;) {
-		int n = rr_cq_poll(b->rcq, &wc, 1);
-
-		CHECK(n >= 0, "rr_cq_poll: %d", n);
-		if (n == 0) {
-			CHECK(now_ms() < end, "no receive marker within %d ms",
-			      WAIT_MS);
-			rr_cq_wait(b->rcq, 100);
-			continue;
-		}
-		CHECK(wc.status == RR_WC_WR_FLUSH_ERR, "wr_id %llu: status %s",
-		      (unsigned long long)wc.wr_id,
-		      rr_wc_status_str(wc.status));
-		if (wc.wr_id == MARK_RQ)
-			break;
-		CHECK(wc.wr_id >= 1 && wc.wr_id <= LATE_ID,
-		      "unknown wr_id %llu", (unsigned long long)wc.wr_id);
-		seen[wc.wr_id]++;
+	while ((wr = next_flush(b->rcq, end, "receive")) != MARK_RQ) {
+		CHECK(wr >= 1 && wr <= LATE_ID, "unknown wr_id %llu",
+		      (unsigned long long)wr);
+		seen[wr]++;
 	}
 	for (uint64_t id = 1; id <= LATE_ID; id++) {
 		unsigned want = id < LATE_ID || late_posted;
