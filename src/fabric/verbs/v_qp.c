@@ -519,8 +519,6 @@ static void trace_posted(const struct v_qp *qp, const struct v_batch *b,
 		wr->opcode == RR_WR_REG ? b->rkey[i] : wr->rdma.rkey,
 		(unsigned long long)wr->rdma.remote_addr, b->w[i].send_flags,
 		wr->invalidate_rkey);
-	(void)qp;
-	(void)wr;
 }
 
 /*
