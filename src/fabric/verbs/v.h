@@ -8,16 +8,18 @@
  *                become ours;
  *  - v_device.c: device, PD, MR, MW and the ops table;
  *  - v_cq.c:     CQs: a backlog ring in front of the device CQ, an fd with
- *                level semantics, and the retirement of queue slots;
+ *                level semantics;
+ *  - v_ring.c:   the slots of a QP's queues, taken at post and given back
+ *                when a polled completion retires them;
  *  - v_qp.c:     QPs and posting;
  *  - v_cm.c:     event channels, listeners and the connection handshake.
  *
  * Accounting. The contract returns a queue slot only when the completion
  * that retires it is polled, and some devices free slots earlier (rxe
- * does when an unsignaled request finishes). So each QP keeps its own ring
- * of posted requests, and the ibverbs wr_id of a request is the address of
- * its ring entry: a completion names its QP, its queue, the user's wr_id
- * and every unsignaled request before it, without any lookup.
+ * does when an unsignaled request finishes). So each QP keeps its own slots
+ * of posted requests (v_ring.c), and the ibverbs wr_id of a request is the
+ * address of its slot: a completion names its QP, its queue, the user's
+ * wr_id and every unsignaled request before it, without any lookup.
  *
  * QPs are created with ibv_create_qp and handed to rdma_cm by number
  * ("external" QPs), because the fabric API creates a QP before connecting
@@ -146,21 +148,30 @@ struct v_req {
 struct v_slot {
 	struct v_qp *qp;
 	uint64_t wr_id;
+	uint64_t seq;  /* posting order in its queue (v_ring.c) */
 	uint32_t len;  /* RDMA Read: bytes asked for */
 	uint8_t op;    /* enum rr_wr_opcode, or RR_V_RECV */
 	bool signaled; /* send queue */
-	bool done;   /* its completion was polled, or implied by a later one */
+	bool live;     /* posted, not yet retired */
 	bool queued; /* its device completion is in the backlog (soft flush) */
 };
 
 #define RR_V_RECV 0xff
 
+/* A queue's slots, given back in any order (v_ring.c). */
 struct v_ring {
 	struct v_slot *s;
 	uint32_t size;
-	uint32_t tail;	  /* next to post; under v_qp.mu */
-	uint32_t head;	  /* oldest not retired; under the CQ's mu */
-	atomic_uint used; /* from head to tail: posted, not yet retired */
+	uint64_t posted;    /* requests posted: the next one's seq */
+	uint32_t *free;	    /* indices of free slots */
+	uint32_t free_head; /* next to take; under v_qp.mu */
+	uint32_t free_tail; /* next to give back; under the CQ's mu */
+	atomic_uint nfree;
+	uint32_t *uns;	   /* live unsignaled requests, posting order */
+	uint32_t uns_head; /* oldest; under the CQ's mu */
+	uint32_t uns_tail; /* next to add; under v_qp.mu */
+	atomic_uint nuns;
+	struct v_slot **order; /* room for v_ring_before; the CQ's mu */
 };
 
 struct v_qp {
@@ -246,6 +257,19 @@ int v_cq_fd(struct rr_cq *cq);
 int v_cq_wait(struct rr_cq *cq, int timeout_ms);
 void v_cq_purge(struct v_cq *cq, const struct v_qp *qp);
 void v_cq_soft_flush(struct v_cq *c, struct v_slot *marker);
+
+/* v_ring.c */
+int v_ring_init(struct v_ring *r, uint32_t size);
+void v_ring_fini(struct v_ring *r);
+void v_ring_reset(struct v_ring *r);
+uint32_t v_ring_used(struct v_ring *r);
+struct v_slot *v_slot_take(struct v_ring *r, uint32_t k);
+void v_slot_fill(struct v_slot *s, struct v_qp *qp, uint64_t wr_id,
+		 uint32_t len, uint8_t op, bool signaled);
+void v_slot_publish(struct v_ring *r, struct v_slot *s, uint32_t k);
+void v_slot_commit(struct v_ring *r, uint32_t n, uint32_t done);
+void v_ring_retire(struct v_ring *r, struct v_slot *s);
+uint32_t v_ring_before(struct v_ring *r, const struct v_slot *marker);
 
 /* v_qp.c */
 int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,

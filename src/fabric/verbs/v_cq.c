@@ -129,12 +129,12 @@ static void flag(struct v_cq *c)
 	c->efd_on = on;
 }
 
-/* The acquire pairs with v_qp.c's slot_publish. */
+/* The acquire pairs with v_ring.c's v_slot_publish. */
 static struct v_slot *slot_of(const struct ibv_wc *wc)
 {
 	struct v_slot *s = (struct v_slot *)(uintptr_t)wc->wr_id;
 
-	(void)__atomic_load_n(&s->op, __ATOMIC_ACQUIRE);
+	(void)__atomic_load_n(&s->live, __ATOMIC_ACQUIRE);
 	return s;
 }
 
@@ -200,7 +200,7 @@ static void flush_owed(struct v_cq *c, const struct v_slot *marker)
 {
 	bool recv = marker->op == RR_V_RECV;
 	struct v_ring *r = recv ? &marker->qp->rq : &marker->qp->sq;
-	uint32_t end = (uint32_t)(marker - r->s), n = 0;
+	uint32_t n = 0, before;
 
 	for (uint32_t i = 0; i < c->bl_count; i++) {
 		struct v_slot *s =
@@ -209,10 +209,11 @@ static void flush_owed(struct v_cq *c, const struct v_slot *marker)
 		if (s->qp == marker->qp && (s->op == RR_V_RECV) == recv)
 			s->queued = true;
 	}
-	for (uint32_t i = r->head; i != end; i = (i + 1) % r->size) {
-		struct v_slot *s = &r->s[i];
+	before = v_ring_before(r, marker);
+	for (uint32_t i = 0; i < before; i++) {
+		struct v_slot *s = r->order[i];
 
-		if (!s->done && !s->queued && (recv || s->signaled)) {
+		if (!s->queued && (recv || s->signaled)) {
 			bl_push_flush(c, s);
 			n++;
 		}
@@ -264,41 +265,16 @@ void v_cq_purge(struct v_cq *c, const struct v_qp *qp)
 /* ----------------------------------------------------------------- polling */
 
 /*
- * A completion retires its own request and every unsignaled one posted
- * before it. Signaled ones before it may still be owed their own: siw
- * completes an RDMA Read when its response has arrived, after Sends
- * posted later. The slots go back in order, as far as all are done.
- */
-static void retire(struct v_ring *r, struct v_slot *s)
-{
-	uint32_t idx = (uint32_t)(s - r->s), n = 0;
-
-	s->done = true;
-	for (uint32_t i = r->head; i != idx; i = (i + 1) % r->size)
-		if (!r->s[i].signaled)
-			r->s[i].done = true;
-	while (n < atomic_load(&r->used) && r->s[r->head].done) {
-		r->s[r->head].done = false;
-		r->head = (r->head + 1) % r->size;
-		n++;
-	}
-	atomic_fetch_sub(&r->used, n);
-}
-
-/*
- * A completion for a request already retired, or already completed or
- * covered: siw (Linux 6.1) flushes a Read it has queued but not yet sent
- * twice, once from its outbound Read queue and once as the request in
- * hand (siw_sq_flush). Dropped, so that each request completes once.
- * Caller holds the CQ's mu.
+ * A completion for a request already retired: siw (Linux 6.1) flushes a
+ * Read it has queued but not yet sent twice, once from its outbound Read
+ * queue and once as the request in hand (siw_sq_flush). Dropped, so that
+ * each request completes once. Caller holds the CQ's mu.
  */
 static bool stale(const struct ibv_wc *wc)
 {
 	const struct v_slot *s = slot_of(wc);
-	const struct v_ring *r = s->op == RR_V_RECV ? &s->qp->rq : &s->qp->sq;
-	uint32_t age = ((uint32_t)(s - r->s) + r->size - r->head) % r->size;
 
-	if (age < atomic_load(&r->used) && !s->done)
+	if (s->live)
 		return false;
 	V_TRACE("qp %u stale wc op %d status %d dropped\n", getpid(),
 		s->qp->qp->qp_num, s->op, wc->status);
@@ -329,7 +305,7 @@ static void translate(const struct ibv_wc *in, struct rr_wc *out)
 		out->flags |= RR_WC_WITH_INV;
 		out->invalidated_rkey = in->invalidated_rkey;
 	}
-	retire(recv ? &qp->rq : &qp->sq, s);
+	v_ring_retire(recv ? &qp->rq : &qp->sq, s);
 	V_TRACE("qp %u wc op %d status %d vendor %#x len %u flags %#x\n",
 		getpid(), qp->qp->qp_num, out->opcode, in->status,
 		in->vendor_err, in->byte_len, in->wc_flags);

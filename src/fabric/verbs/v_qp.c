@@ -22,14 +22,6 @@
 
 static void release_windows(struct v_qp *qp);
 
-static int ring_init(struct v_ring *r, uint32_t size)
-{
-	r->s = rr_calloc(size, sizeof(*r->s));
-	r->size = size;
-	atomic_init(&r->used, 0);
-	return r->s ? 0 : -ENOMEM;
-}
-
 static int cq_reserve(struct v_cq *c, int64_t slots)
 {
 	int rc = 0;
@@ -103,8 +95,8 @@ static int to_init(struct ibv_qp *q)
 
 static void qp_free(struct v_qp *qp)
 {
-	free(qp->sq.s);
-	free(qp->rq.s);
+	v_ring_fini(&qp->sq);
+	v_ring_fini(&qp->rq);
 	free(qp);
 }
 
@@ -116,9 +108,9 @@ int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
 
 	if (!qp)
 		return -ENOMEM;
-	rc = ring_init(&qp->sq, a->sq_depth);
+	rc = v_ring_init(&qp->sq, a->sq_depth);
 	if (!rc)
-		rc = ring_init(&qp->rq, a->rq_depth);
+		rc = v_ring_init(&qp->rq, a->rq_depth);
 	if (!rc)
 		rc = reserve(a);
 	if (rc) {
@@ -177,23 +169,16 @@ int v_qp_destroy(struct rr_qp *q)
 	return 0;
 }
 
-/* Caller holds the CQ's mu (head) and qp->mu (tail); nothing is posted. */
-static void ring_reset(struct v_ring *r)
-{
-	r->head = r->tail = 0;
-	atomic_store(&r->used, 0);
-}
-
 static void rings_reset(struct v_qp *qp)
 {
 	struct v_cq *s = to_v_cq(qp->base.attr.send_cq),
 		    *r = to_v_cq(qp->base.attr.recv_cq);
 
 	pthread_mutex_lock(&s->mu);
-	ring_reset(&qp->sq);
+	v_ring_reset(&qp->sq);
 	pthread_mutex_unlock(&s->mu);
 	pthread_mutex_lock(&r->mu);
-	ring_reset(&qp->rq);
+	v_ring_reset(&qp->rq);
 	pthread_mutex_unlock(&r->mu);
 }
 
@@ -282,39 +267,6 @@ int v_qp_modify_cm(struct v_qp *qp, enum ibv_qp_state to, int rd_atomic)
 }
 
 /* ----------------------------------------------------------------- posting */
-
-/*
- * A slot is filled before its request goes to the device and read when its
- * completion is polled, maybe in another thread. The device orders the
- * two (rdma-core's barriers around the doorbell and the CQ ring), but a
- * race detector cannot see that; this release, and the acquire in
- * v_cq.c's slot_of, show it the same order.
- */
-static void slot_publish(struct v_slot *s)
-{
-	__atomic_store_n(&s->op, s->op, __ATOMIC_RELEASE);
-}
-
-/* The k-th slot after the tail, for the k-th request of one post. */
-static struct v_slot *slot_take(struct v_ring *r, uint32_t k)
-{
-	if (atomic_load(&r->used) >= r->size)
-		return NULL;
-	atomic_fetch_add(&r->used, 1);
-	return &r->s[(r->tail + k) % r->size];
-}
-
-/* Of n slots taken, the device took these: the tail moves past them. */
-static void slot_commit(struct v_ring *r, uint32_t n)
-{
-	r->tail = (r->tail + n) % r->size;
-}
-
-/* ...and gives back the rest, which lie past the new tail. */
-static void slot_undo(struct v_ring *r, uint32_t n)
-{
-	atomic_fetch_sub(&r->used, n);
-}
 
 static uint32_t sge_copy(struct ibv_sge *dst, const struct rr_sge *src,
 			 uint32_t n)
@@ -487,16 +439,16 @@ static int batch_add(struct v_qp *qp, struct v_batch *b, struct rr_send_wr *wr)
 	*w = (struct ibv_send_wr){0};
 	total = sge_copy(sge, wr->sg_list, wr->num_sge);
 	rc = fill_send(qp, w, wr, total, &b->rkey[b->n]);
-	s = rc ? NULL : slot_take(&qp->sq, b->n);
+	s = rc ? NULL : v_slot_take(&qp->sq, b->n);
 	if (!s) {
 		V_TRACE("qp %u post op %d refused: %d (used %u of %u)\n",
 			getpid(), qp->qp->qp_num, wr->opcode, rc ? rc : -ENOMEM,
-			atomic_load(&qp->sq.used), qp->sq.size);
+			v_ring_used(&qp->sq), qp->sq.size);
 		return rc ? rc : -ENOMEM;
 	}
-	*s = (struct v_slot){qp, wr->wr_id, total, (uint8_t)wr->opcode,
-			     !!(wr->flags & RR_SEND_SIGNALED)};
-	slot_publish(s);
+	v_slot_fill(s, qp, wr->wr_id, total, (uint8_t)wr->opcode,
+		    !!(wr->flags & RR_SEND_SIGNALED));
+	v_slot_publish(&qp->sq, s, b->n);
 	w->wr_id = (uintptr_t)s;
 	w->sg_list = sge;
 	w->num_sge = (int)wr->num_sge;
@@ -533,8 +485,7 @@ static uint32_t batch_post(struct v_qp *qp, struct v_batch *b, int *rc)
 	*rc = b->n ? v_ibv_rc(ibv_post_send(qp->qp, b->w, &bad)) : 0;
 	if (*rc)
 		done = bad ? (uint32_t)(bad - b->w) : 0;
-	slot_commit(&qp->sq, done);
-	slot_undo(&qp->sq, b->n - done);
+	v_slot_commit(&qp->sq, b->n, done);
 	for (uint32_t i = 0; i < done; i++) {
 		trace_posted(qp, b, i);
 		if (b->wr[i]->opcode == RR_WR_REG)
@@ -543,7 +494,7 @@ static uint32_t batch_post(struct v_qp *qp, struct v_batch *b, int *rc)
 	if (*rc)
 		V_TRACE("qp %u post op %d failed: %d (used %u of %u)\n",
 			getpid(), qp->qp->qp_num, b->wr[done]->opcode, *rc,
-			atomic_load(&qp->sq.used), qp->sq.size);
+			v_ring_used(&qp->sq), qp->sq.size);
 	return done;
 }
 
@@ -597,22 +548,19 @@ static int post_one_recv(struct v_qp *qp, const struct rr_recv_wr *wr)
 	if (wr->num_sge > qp->base.attr.max_recv_sge ||
 	    wr->num_sge > V_MAX_SGE || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
-	s = slot_take(&qp->rq, 0);
+	s = v_slot_take(&qp->rq, 0);
 	if (!s)
 		return -ENOMEM;
-	*s = (struct v_slot){qp, wr->wr_id,
-			     sge_copy(sge, wr->sg_list, wr->num_sge), RR_V_RECV,
-			     true};
-	slot_publish(s);
+	v_slot_fill(s, qp, wr->wr_id, sge_copy(sge, wr->sg_list, wr->num_sge),
+		    RR_V_RECV, true);
+	v_slot_publish(&qp->rq, s, 0);
 	w.wr_id = (uintptr_t)s;
 	w.sg_list = sge;
 	w.num_sge = (int)wr->num_sge;
 	rc = v_ibv_rc(ibv_post_recv(qp->qp, &w, &bad));
-	if (rc) {
-		slot_undo(&qp->rq, 1);
+	v_slot_commit(&qp->rq, 1, !rc);
+	if (rc)
 		return rc;
-	}
-	slot_commit(&qp->rq, 1);
 	V_TRACE("qp %u post recv len %u\n", getpid(), qp->qp->qp_num, s->len);
 	return 0;
 }
@@ -639,36 +587,24 @@ static int post_markers(struct v_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 				 .send_flags = IBV_SEND_SIGNALED},
 			   *sbad;
 	struct ibv_recv_wr rw = {0}, *rbad;
-	struct v_slot *s = slot_take(&qp->sq, 0), *r;
+	struct v_slot *s = v_slot_take(&qp->sq, 0),
+		      *r = v_slot_take(&qp->rq, 0);
 	int rc;
 
-	if (!s)
+	if (!s || !r)
 		return -ENOMEM;
-	r = slot_take(&qp->rq, 0);
-	if (!r) {
-		slot_undo(&qp->sq, 1);
-		return -ENOMEM;
-	}
-	*s = (struct v_slot){qp, sq_wr_id, 0, RR_WR_SEND, true};
-	*r = (struct v_slot){qp, rq_wr_id, 0, RR_V_RECV, true};
-	slot_publish(s);
-	slot_publish(r);
+	v_slot_fill(s, qp, sq_wr_id, 0, RR_WR_SEND, true);
+	v_slot_fill(r, qp, rq_wr_id, 0, RR_V_RECV, true);
+	v_slot_publish(&qp->sq, s, 0);
+	v_slot_publish(&qp->rq, r, 0);
 	sw.wr_id = (uintptr_t)s;
 	rw.wr_id = (uintptr_t)r;
 	rc = v_ibv_rc(ibv_post_recv(qp->qp, &rw, &rbad));
-	if (rc) {
-		slot_undo(&qp->sq, 1);
-		slot_undo(&qp->rq, 1);
-		return rc;
-	}
-	slot_commit(&qp->rq, 1);
-	rc = v_ibv_rc(ibv_post_send(qp->qp, &sw, &sbad));
-	if (rc) {
-		slot_undo(&qp->sq, 1);
-		return rc;
-	}
-	slot_commit(&qp->sq, 1);
-	return 0;
+	v_slot_commit(&qp->rq, 1, !rc);
+	if (!rc)
+		rc = v_ibv_rc(ibv_post_send(qp->qp, &sw, &sbad));
+	v_slot_commit(&qp->sq, 1, !rc);
+	return rc;
 }
 
 /* Markers that never reach the device (v_device.soft_drain). */
@@ -678,19 +614,16 @@ static int soft_drain(struct v_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 	int rc;
 
 	pthread_mutex_lock(&qp->mu);
-	s = slot_take(&qp->sq, 0);
-	r = s ? slot_take(&qp->rq, 0) : NULL;
-	if (s && !r)
-		slot_undo(&qp->sq, 1);
-	rc = r ? v_qp_to_error(qp) : -ENOMEM;
+	s = v_slot_take(&qp->sq, 0);
+	r = v_slot_take(&qp->rq, 0);
+	rc = s && r ? v_qp_to_error(qp) : -ENOMEM;
 	if (!rc) {
-		*s = (struct v_slot){qp, sq_wr_id, 0, RR_WR_SEND, true};
-		*r = (struct v_slot){qp, rq_wr_id, 0, RR_V_RECV, true};
-		slot_commit(&qp->sq, 1);
-		slot_commit(&qp->rq, 1);
-	} else if (r) {
-		slot_undo(&qp->sq, 1);
-		slot_undo(&qp->rq, 1);
+		v_slot_fill(s, qp, sq_wr_id, 0, RR_WR_SEND, true);
+		v_slot_fill(r, qp, rq_wr_id, 0, RR_V_RECV, true);
+		v_slot_publish(&qp->sq, s, 0);
+		v_slot_publish(&qp->rq, r, 0);
+		v_slot_commit(&qp->sq, 1, 1);
+		v_slot_commit(&qp->rq, 1, 1);
 	}
 	pthread_mutex_unlock(&qp->mu);
 	if (rc)
