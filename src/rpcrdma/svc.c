@@ -255,7 +255,7 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 /* Work requests and receives of cn not yet completed or flushed. */
 static uint64_t outstanding(const struct svc_conn *cn)
 {
-	return cn->sq_posted - cn->sq_retired + cn->recv_posted;
+	return cn->sq_posted - cn->sq_retired + cn->reads_out + cn->recv_posted;
 }
 
 static void drain(struct svc_conn *cn)
@@ -285,9 +285,10 @@ static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 	if (!drained(cn)) {
 		s->st.teardown_unbalanced++;
 		rr_err("svc: connection torn down undrained: sends %llu "
-		       "receives %u outstanding, markers %s/%s",
+		       "reads %u receives %u outstanding, markers %s/%s",
 		       (unsigned long long)(cn->sq_posted - cn->sq_retired),
-		       cn->recv_posted, cn->drain_sq ? "back" : "out",
+		       cn->reads_out, cn->recv_posted,
+		       cn->drain_sq ? "back" : "out",
 		       cn->drain_rq ? "back" : "out");
 	}
 	for (pp = &s->wait_head; *pp;) {
@@ -405,6 +406,7 @@ static void account_error(struct svc_conn *cn, unsigned kind, uint32_t slot,
 		if (slot == 0 && !cn->drain_sq) {
 			cn->drain_sq = true;
 			svc_sq_retire(cn, cn->sq_posted);
+			cn->reads_out = 0;
 		} else if (slot == 1 && !cn->drain_rq) {
 			cn->drain_rq = true;
 			cn->recv_posted--;
@@ -417,6 +419,10 @@ static void account_error(struct svc_conn *cn, unsigned kind, uint32_t slot,
 			cn->reqs[slot].recv_out = false;
 			cn->recv_posted--;
 		}
+		return;
+	}
+	if (kind == RR_WRK_READ) {
+		cn->reads_out -= cn->reads_out > 0;
 		return;
 	}
 	if (kind == RR_WRK_SEND && slot < cn->nsctx) {

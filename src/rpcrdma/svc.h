@@ -85,11 +85,11 @@ struct svc_req {
 	uint32_t len; /* bytes received */
 	struct rr_rdma_hdr h;
 	int hlen;
-	int bulk;     /* bulk buffer holding pulled data, or -1 */
-	int res_bulk; /* reserved for a write/reply chunk, or -1 */
-	uint64_t read_mark;
-	uint64_t pull_ms;  /* when its RDMA Read was posted */
-	uint32_t recv_seq; /* its receive buffer's current posting */
+	int bulk;	    /* bulk buffer holding pulled data, or -1 */
+	int res_bulk;	    /* reserved for a write/reply chunk, or -1 */
+	uint64_t read_mark; /* sq_posted when its Reads went out */
+	uint64_t pull_ms;   /* when its RDMA Read was posted */
+	uint32_t recv_seq;  /* its receive buffer's current posting */
 	bool recv_out;
 	struct rr_reply_hdr rh;	  /* the handler's verdict */
 	bool drop;		  /* a duplicate of a call still running */
@@ -130,7 +130,14 @@ struct svc_conn {
 	bool peer_inv_ok;
 	struct sockaddr_storage peer; /* keys the duplicate request cache */
 	uint32_t sq_depth;
-	uint64_t sq_posted, sq_retired;
+	uint64_t sq_posted, sq_retired; /* all but RDMA Reads */
+	/*
+	 * RDMA Reads posted and not yet completed, counted apart: siw
+	 * completes a Read after Sends posted later, and those Sends' marks
+	 * must not retire it. A Read's completion still retires all posted
+	 * before it (read_mark): a send queue starts its requests in order.
+	 */
+	uint32_t reads_out;
 	uint32_t sq_resv;   /* slots reserved for replies of running calls */
 	uint32_t sctx_resv; /* send contexts reserved likewise */
 	uint32_t unsignaled;

@@ -279,8 +279,8 @@ static int check_chunks(struct svc_conn *cn, struct svc_req *r)
  * Posts the RDMA Reads that pull the read chunk into a bulk buffer, one
  * per segment, back to back: a client whose registrations are small
  * (the kernel's FRWR over rxe: 128 KiB) sends a 1 MiB WRITE in eight.
- * One chain, one post (one doorbell). Only the last is signaled; a send
- * queue completes in order.
+ * One chain, one post (one doorbell). Only the last is signaled: its
+ * completion covers the chain.
  */
 static int pull(struct svc_conn *cn, struct svc_req *r)
 {
@@ -314,7 +314,7 @@ static int pull(struct svc_conn *cn, struct svc_req *r)
 	svc_flush(cn); /* ORDER: replies accounted before these go first */
 	rc = cn->dead ? -ENOTCONN : rr_qp_post_send(cn->qp, wr, &bad);
 	/* what did go out is accounted, so the drain balances */
-	cn->sq_posted += rc ? (uint32_t)(bad ? bad - wr : 0) : n;
+	cn->reads_out += rc ? (uint32_t)(bad ? bad - wr : 0) : n;
 	if (rc) {
 		cn->dead = true; /* conn_close gives r->bulk back */
 		return -ENOTCONN;
@@ -352,6 +352,7 @@ static void advance(struct svc_conn *cn, struct svc_req *r)
 void svc_read_done(struct svc_conn *cn, struct svc_req *r)
 {
 	svc_sq_retire(cn, r->read_mark);
+	cn->reads_out -= r->h.nread;
 	if (parse_call(cn, r)) {
 		cn->s->st.bad_headers++;
 		svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);

@@ -21,7 +21,8 @@
 
 bool svc_sq_room(struct svc_conn *cn, uint32_t need)
 {
-	return cn->sq_posted - cn->sq_retired + cn->sq_resv + need <=
+	return cn->sq_posted - cn->sq_retired + cn->reads_out + cn->sq_resv +
+			       need <=
 		       cn->sq_depth &&
 	       cn->sctx_tail - cn->sctx_head + cn->sctx_resv < cn->nsctx;
 }
