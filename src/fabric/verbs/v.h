@@ -59,7 +59,13 @@
  *  - Send With Invalidate: refused inline, its key taken from
  *    wr.rdma.rkey by libsiw (both worked around: swi_quirks), and no
  *    IBV_WC_WITH_INV on the receive;
- *  - a Read from a region without remote read rights is served.
+ *  - a Read from a region without remote read rights is served;
+ *  - a message that reaches the passive side just after its MPA reply
+ *    waits unread until the next segment arrives: siw_accept sends the
+ *    reply before it gives the socket's data_ready to the QP. A client
+ *    then holds its one initial credit (RFC 8166 3.3.1) and can send
+ *    nothing else: its first call waits out its timeout. Seen only in a
+ *    guest slowed by a loaded host (vm/siw-rpc-functional-verbs-pool).
  */
 #ifndef RR_VERBS_V_H
 #define RR_VERBS_V_H
