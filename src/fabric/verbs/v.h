@@ -238,11 +238,15 @@ static inline struct v_qp *to_v_qp(struct rr_qp *q)
 
 extern const struct rr_provider_ops rr__verbs_ops;
 
-/* RR_VERBS_TRACE=1: one stderr line per work request and completion */
+/*
+ * RR_VERBS_TRACE=1: one stderr line per work request and completion. Read
+ * at every device open, perhaps while another device's threads trace:
+ * hence relaxed atomics.
+ */
 extern int v_trace;
 #define V_TRACE(...)                                                           \
 	do {                                                                   \
-		if (v_trace)                                                   \
+		if (__atomic_load_n(&v_trace, __ATOMIC_RELAXED))               \
 			fprintf(stderr, "verbs[%d]: " __VA_ARGS__);            \
 	} while (0)
 

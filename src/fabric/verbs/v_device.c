@@ -97,7 +97,10 @@ static int v_device_open(const struct rr_device_opts *opts,
 
 	if (opts && opts->flags)
 		return -EINVAL;
-	v_trace = getenv("RR_VERBS_TRACE") && *getenv("RR_VERBS_TRACE") == '1';
+	__atomic_store_n(&v_trace,
+			 getenv("RR_VERBS_TRACE") &&
+				 *getenv("RR_VERBS_TRACE") == '1',
+			 __ATOMIC_RELAXED);
 	d = rr_calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
