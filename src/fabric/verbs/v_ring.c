@@ -93,7 +93,7 @@ void v_slot_fill(struct v_slot *s, struct v_qp *qp, uint64_t wr_id,
 
 /*
  * Makes the k-th slot taken, filled (v_slot_fill), live before its
- * request goes to the device. The release pairs with v_slot_of's acquire:
+ * request goes to the device. The release pairs with v_cq.c's slot_of:
  * the device orders the two (rdma-core's barriers around the doorbell and
  * the CQ ring), but a race detector cannot see that. An unsignaled
  * request joins the FIFO now, so that a completion polled in another
@@ -192,7 +192,11 @@ uint32_t v_ring_before(struct v_ring *r, const struct v_slot *marker)
 	for (uint32_t i = 0; i < r->size; i++) {
 		struct v_slot *s = &r->s[i];
 
-		if (s->live && s != marker && s->seq < marker->seq)
+		/* a post may be publishing a slot meanwhile: read as
+		 * v_slot_publish writes */
+		if (__atomic_load_n(&s->live, __ATOMIC_ACQUIRE) &&
+		    s != marker &&
+		    __atomic_load_n(&s->seq, __ATOMIC_RELAXED) < marker->seq)
 			out[n++] = s;
 	}
 	qsort(out, n, sizeof(*out), by_seq);
