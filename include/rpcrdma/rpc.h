@@ -109,6 +109,11 @@ struct rr_xprt_stats {
 	 */
 	uint64_t inline_calls;
 	uint64_t deferred_calls;
+	/*
+	 * Client: keys of calls in flight killed when their connection was
+	 * lost (rr_mw_fence), not by a work request or the server.
+	 */
+	uint64_t loss_fences;
 };
 
 /* Every field of struct rr_xprt_stats, in order, to print them by name. */
@@ -145,7 +150,8 @@ struct rr_xprt_stats {
 	X(keepalive_timeouts)                                                  \
 	X(sync_invs)                                                           \
 	X(inline_calls)                                                        \
-	X(deferred_calls)
+	X(deferred_calls)                                                      \
+	X(loss_fences)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {

@@ -542,6 +542,8 @@ void clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r)
 			rr_warn("rpcrdma: fence of window %#x: %d", w->rkey,
 				rc);
 			w->unfenced = true;
+		} else {
+			c->st.loss_fences++;
 		}
 		w->live = false;
 	}

@@ -703,7 +703,8 @@ static void check_clean(struct rr_clnt *c, bool chunks)
 	assert_int_equal(st.bad_headers, 0);
 	if (chunks) {
 		assert_true(st.regs > 0);
-		assert_true(st.local_invs + st.remote_invs + st.sync_invs >=
+		assert_true(st.local_invs + st.remote_invs + st.sync_invs +
+				    st.loss_fences >=
 			    st.regs);
 	}
 	if (chunks && test_registration() == RR_REG_PER_CALL) {

@@ -519,6 +519,8 @@ static void send_with_invalidate_of_a_foreign_key_tears_down(void **state)
 	expect_unchanged(&e);
 	assert_int_equal(rr_clnt_stats(e.c, &st), 0);
 	assert_int_equal(st.conn_lost, 1);
+	/* the call's keys went with the connection, and are counted */
+	assert_true(st.loss_fences >= 1);
 	assert_int_equal(exposing_call(&e, &call, 0), -ECONNRESET);
 	finish(&e);
 }

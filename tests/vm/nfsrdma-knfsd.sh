@@ -47,7 +47,8 @@ url() { echo "nfs://$ADDR$EXP/$1?mountport=$MPORT&provider=$PROV"; }
 declare -A XS
 cli() {
 	local rc k v
-	timeout 120 "$CLI" --stats "$@" >"$W/cli.out" 2>"$W/cli.err"
+	# info: a lost connection says why
+	RPCRDMA_LOG=info timeout 120 "$CLI" --stats "$@" >"$W/cli.out" 2>"$W/cli.err"
 	rc=$?
 	grep -E '^[a-z_]+ [0-9]+$' "$W/cli.err" >"$W/cli.stats"
 	grep -vE '^[a-z_]+ [0-9]+$' "$W/cli.err" >>"$W/cli.out"
@@ -67,12 +68,14 @@ xstat() { echo "${XS[$1]:-0}"; }
 
 # After any command: no Send With Invalidate named a key that was not the
 # call's (such a call would fail and the connection drop), and every key
-# bound for a call is gone, invalidated by us or by the server, or
-# deregistered (sync_invs, registration per call).
+# bound for a call is gone, invalidated by us or by the server,
+# deregistered (sync_invs, registration per call), or fenced when its
+# connection was lost (loss_fences: the call went again on the next).
 invs_sound() {
 	local bad regs inv
 	bad=$(xstat bad_remote_invs) regs=$(xstat regs)
-	inv=$(($(xstat local_invs) + $(xstat remote_invs) + $(xstat sync_invs)))
+	inv=$(($(xstat local_invs) + $(xstat remote_invs) + $(xstat sync_invs) +
+		$(xstat loss_fences)))
 	[ "$bad" = 0 ] || fail "$1: $bad Send With Invalidate naming a wrong key"
 	[ "$inv" -ge "$regs" ] ||
 		fail "$1: $regs keys bound, only $inv invalidated"
