@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include "base/log.h"
 
+#include "base/clock.h"
+
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,4 +39,21 @@ void rr__log(enum rr_log_level lvl, const char *file, int line, const char *fmt,
 	/* One fprintf per line so concurrent threads do not interleave. */
 	fprintf(stderr, "%c %ld.%06ld %s:%d: %s\n", tag[lvl], (long)ts.tv_sec,
 		ts.tv_nsec / 1000, file, line, msg);
+}
+
+long rr__log_rl_admit(struct rr__log_rl *rl)
+{
+	unsigned long long now = rr_coarse_ms();
+	unsigned long long start = atomic_load(&rl->window_start_ms);
+
+	/* One thread wins the move to a new window; it reports the losses. */
+	if (now - start >= RR_LOG_WINDOW_MS &&
+	    atomic_compare_exchange_strong(&rl->window_start_ms, &start, now)) {
+		atomic_store(&rl->in_window, 1);
+		return (long)atomic_exchange(&rl->suppressed, 0);
+	}
+	if (atomic_fetch_add(&rl->in_window, 1) < RR_LOG_BURST)
+		return 0;
+	atomic_fetch_add(&rl->suppressed, 1);
+	return -1;
 }
