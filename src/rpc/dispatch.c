@@ -45,8 +45,15 @@ int rr_svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len)
 {
 	int n = rr_call_hdr_decode(msg, len, &r->call);
 
-	if (n < 0)
-		return n;
+	r->auth_err = 0;
+	if (n < 0) {
+		r->auth_err = rr_call_hdr_bad_auth(msg, len, &r->call);
+		if (!r->auth_err)
+			return n;
+		r->args = NULL; /* answered AUTH_ERROR before any handler */
+		r->args_len = 0;
+		return 0;
+	}
 	r->args = msg + n;
 	r->args_len = len - (size_t)n;
 	return 0;
@@ -127,7 +134,7 @@ void rr_dispatch(const struct rr_progtab *t, struct rr_svc_req *r,
 		rh->mismatch_low = rh->mismatch_high = RR_RPC_VERSION;
 		return;
 	}
-	auth = decode_cred(r);
+	auth = r->auth_err ? r->auth_err : decode_cred(r);
 	if (auth != RR_AUTH_OK) {
 		rh->stat = RR_MSG_DENIED;
 		rh->reject = RR_AUTH_ERROR;

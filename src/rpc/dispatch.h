@@ -39,7 +39,8 @@ struct rr_svc_req {
 	size_t res_len;
 	const void *res_bulk;
 	size_t res_bulk_len;
-	bool nowait; /* rr_dispatch_nowait is running it */
+	bool nowait;	   /* rr_dispatch_nowait is running it */
+	uint32_t auth_err; /* set by parse: the call is refused AUTH_ERROR */
 };
 
 struct rr_progtab {
@@ -62,7 +63,9 @@ bool rr_progtab_nowait(const struct rr_progtab *t, const struct rr_call_hdr *h);
 /*
  * Decodes the call header of msg and points args at what follows. The
  * transport sets arg_bulk itself. Returns 0 or -EBADMSG (not a call: the
- * transport drops it, there is no xid to answer).
+ * transport drops it, there is no xid to answer). A call whose credential
+ * or verifier is longer than RFC 5531 allows parses (0) with auth_err set,
+ * so that rr_dispatch answers it AUTH_ERROR as for any bad credential.
  */
 int rr_svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len);
 

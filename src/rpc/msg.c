@@ -123,6 +123,42 @@ int rr_call_hdr_decode(const uint8_t *buf, size_t len, struct rr_call_hdr *h)
 	return (int)in.pos;
 }
 
+/* An opaque_auth whose length word says more than RFC 5531 allows. */
+static bool in_auth_oversize(struct xdr_in *in)
+{
+	uint32_t flavor, n;
+
+	return in_u32(in, &flavor) && in_u32(in, &n) && n > RR_AUTH_MAX_BODY;
+}
+
+static bool in_auth_skip(struct xdr_in *in)
+{
+	struct rr_opaque_auth a;
+
+	return in_auth(in, &a);
+}
+
+uint32_t rr_call_hdr_bad_auth(const uint8_t *buf, size_t len,
+			      struct rr_call_hdr *h)
+{
+	struct xdr_in in = {.buf = buf, .len = len};
+	uint32_t type;
+	struct xdr_in at;
+
+	memset(h, 0, sizeof(*h));
+	if (!in_u32(&in, &h->xid) || !in_u32(&in, &type) ||
+	    type != RR_RPC_CALL || !in_u32(&in, &h->rpcvers) ||
+	    !in_u32(&in, &h->prog) || !in_u32(&in, &h->vers) ||
+	    !in_u32(&in, &h->proc))
+		return 0;
+	at = in;
+	if (in_auth_oversize(&at))
+		return RR_AUTH_BADCRED;
+	if (!in_auth_skip(&in))
+		return 0;
+	return in_auth_oversize(&in) ? RR_AUTH_BADVERF : 0;
+}
+
 static bool in_accepted(struct xdr_in *in, struct rr_reply_hdr *h)
 {
 	if (!in_auth(in, &h->verf) || !in_u32(in, &h->accept))

@@ -72,6 +72,14 @@ int rr_call_hdr_encode(const struct rr_call_hdr *h, uint8_t *buf, size_t cap);
  * answers RPC_MISMATCH when it is not 2.
  */
 int rr_call_hdr_decode(const uint8_t *buf, size_t len, struct rr_call_hdr *h);
+/*
+ * For a message rr_call_hdr_decode refused: RR_AUTH_BADCRED or
+ * RR_AUTH_BADVERF when it is a call whose credential or verifier length
+ * word exceeds RFC 5531's 400 bytes (such a call is answered AUTH_ERROR,
+ * not dropped), with h's xid, rpcvers, prog, vers and proc decoded; else 0.
+ */
+uint32_t rr_call_hdr_bad_auth(const uint8_t *buf, size_t len,
+			      struct rr_call_hdr *h);
 
 /*
  * Encodes the reply header; results follow for an accepted SUCCESS. Only

@@ -60,6 +60,15 @@ static int start_frag(struct rr__rm_rx *r)
 	r->frag_left = w & RR_RM_MAX_FRAG;
 	r->frags++;
 	r->in_body = true;
+	/*
+	 * RFC 5531 allows empty fragments, but a run of them costs a pass
+	 * per header and carries nothing: a few in a row are tolerated, an
+	 * endless stream of them ends the connection.
+	 */
+	if (r->frag_left || r->last)
+		r->empty_frags = 0;
+	else if (++r->empty_frags > RR_RM_MAX_EMPTY)
+		return -EMSGSIZE;
 	if (!r->skipping && (uint64_t)r->len + r->frag_left > r->max_record)
 		return -EMSGSIZE;
 	return 0;
@@ -167,6 +176,7 @@ void rr__rm_rx_next(struct rr__rm_rx *r)
 	r->skipping = false;
 	r->head_len = 0;
 	r->frags = 0;
+	r->empty_frags = 0;
 }
 
 uint8_t *rr__rm_rx_detach(struct rr__rm_rx *r, size_t *len)

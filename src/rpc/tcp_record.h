@@ -26,10 +26,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RR_RM_LAST     0x80000000u
-#define RR_RM_MAX_FRAG 0x7fffffffu
-#define RR_RM_HDR_LEN  4
-#define RR_RM_HEAD_LEN 8 /* what a skipped record keeps: xid, type */
+#define RR_RM_LAST	0x80000000u
+#define RR_RM_MAX_FRAG	0x7fffffffu
+#define RR_RM_HDR_LEN	4
+#define RR_RM_MAX_EMPTY 8 /* empty fragments in a row a record may have */
+#define RR_RM_HEAD_LEN	8 /* what a skipped record keeps: xid, type */
 
 /* The fragment header word for len bytes (len <= RR_RM_MAX_FRAG). */
 void rr__rm_hdr(uint8_t out[RR_RM_HDR_LEN], uint32_t len, bool last);
@@ -39,13 +40,14 @@ struct rr__rm_rx {
 	uint8_t *buf; /* the record so far */
 	size_t len, cap;
 	uint8_t hdr[RR_RM_HDR_LEN];
-	uint32_t hdr_have;  /* bytes of the next fragment header seen */
-	uint32_t frag_left; /* body bytes of the current fragment to come */
-	bool in_body;	    /* hdr is complete and frag_left counts down */
-	bool last;	    /* the current fragment ends the record */
-	bool complete;	    /* buf[0..len) is a whole record */
-	bool skipping;	    /* dropping the current record's bytes */
-	uint32_t frags;	    /* fragments in the current record */
+	uint32_t hdr_have;    /* bytes of the next fragment header seen */
+	uint32_t frag_left;   /* body bytes of the current fragment to come */
+	bool in_body;	      /* hdr is complete and frag_left counts down */
+	bool last;	      /* the current fragment ends the record */
+	bool complete;	      /* buf[0..len) is a whole record */
+	bool skipping;	      /* dropping the current record's bytes */
+	uint32_t frags;	      /* fragments in the current record */
+	uint32_t empty_frags; /* empty, not last, in a row */
 	uint8_t head[RR_RM_HEAD_LEN]; /* a skipped record's first bytes */
 	uint32_t head_len;
 };

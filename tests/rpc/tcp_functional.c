@@ -702,6 +702,78 @@ static void a_call_sent_again_on_a_new_connection_runs_once(void **state)
 }
 
 /* Our client always sends version 2: a raw client sends 3. */
+/*
+ * A call of words w[0..n) and `body` zero bytes after them: a credential
+ * or verifier length word says what the body holds (or more).
+ */
+static size_t call_words(uint8_t *buf, const uint32_t *w, size_t n, size_t body)
+{
+	for (size_t i = 0; i < n; i++)
+		t_put32(buf + 4 * i, w[i]);
+	memset(buf + 4 * n, 0, body);
+	return 4 * n + body;
+}
+
+/* Sends a record on fd and returns the auth_stat of its AUTH_ERROR reply. */
+static uint32_t auth_error_of(int fd, uint32_t xid, const uint8_t *msg,
+			      size_t len)
+{
+	struct raw_reply r;
+	uint8_t *rep;
+	uint32_t why;
+	ssize_t n;
+
+	assert_true(raw_send_record(fd, msg, len));
+	n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
+	assert_true(n >= 20);
+	assert_true(raw_parse_reply(rep, (size_t)n, &r));
+	assert_int_equal(r.xid, xid);
+	assert_int_equal(r.stat, RR_MSG_DENIED);
+	assert_int_equal(t_get32(rep + 12), RR_AUTH_ERROR);
+	why = t_get32(rep + 16);
+	free(rep);
+	return why;
+}
+
+/*
+ * RFC 5531 caps a credential or verifier body at 400 bytes: longer ones,
+ * a length word of 0xffffffff among them, are answered AUTH_BADCRED or
+ * AUTH_BADVERF (not dropped), and the connection goes on serving.
+ */
+static void oversized_credential_is_answered_auth_error(void **state)
+{
+	const uint32_t huge_cred[] = {31, 0, 2, TPROG, 1, 0, 1, 0xffffffff};
+	const uint32_t long_cred[] = {32, 0, 2, TPROG, 1, 0, 1, 404};
+	const uint32_t huge_verf[] = {33, 0, 2, TPROG, 1, 0, 0, 0, 0, ~0u};
+	struct fx *f = *state;
+	int fd = raw_connect(f->sv.port);
+	static uint8_t msg[1024];
+	uint8_t *rep;
+	struct raw_reply r;
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	assert_int_equal(
+		auth_error_of(fd, 31, msg, call_words(msg, huge_cred, 8, 0)),
+		RR_AUTH_BADCRED);
+	assert_int_equal(auth_error_of(fd, 32, msg,
+				       call_words(msg, long_cred, 8, 404 + 8)),
+			 RR_AUTH_BADCRED);
+	assert_int_equal(
+		auth_error_of(fd, 33, msg, call_words(msg, huge_verf, 10, 0)),
+		RR_AUTH_BADVERF);
+	assert_true(raw_send_record(
+		fd, msg, raw_call_msg(msg, 34, 2, TPROG, 1, 0, NULL, 0)));
+	n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
+	assert_true(n > 0);
+	assert_true(raw_parse_reply(rep, (size_t)n, &r));
+	assert_int_equal(r.xid, 34);
+	assert_int_equal(r.accept, RR_SUCCESS);
+	free(rep);
+	close(fd);
+	null_ok(f->c);
+}
+
 static void rpc_version_3_is_denied_with_rpc_mismatch(void **state)
 {
 	struct fx *f = *state;
@@ -1335,6 +1407,7 @@ static const struct CMUnitTest tests[] = {
 	T(whoami_reports_the_auth_sys_identity_of_the_call),
 	T(unknown_program_version_and_procedure_are_answered),
 	T(rpc_version_3_is_denied_with_rpc_mismatch),
+	T(oversized_credential_is_answered_auth_error),
 	T(a_call_sent_again_on_a_new_connection_runs_once),
 	T(call_split_into_many_fragments_is_reassembled),
 	T(garbage_client_does_not_disturb_a_good_one),

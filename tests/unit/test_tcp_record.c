@@ -171,6 +171,37 @@ static void zero_length_fragments_are_legal_anywhere(void **state)
 	free(s.p);
 }
 
+/*
+ * A run of empty fragments carries nothing and costs a pass each: up to
+ * RR_RM_MAX_EMPTY in a row are taken (a fragment with data restarts the
+ * count), one more ends the stream.
+ */
+static void endless_empty_fragments_are_refused(void **state)
+{
+	struct stream s = {0};
+	struct rr__rm_rx rx;
+	uint8_t data[4] = {1, 2, 3, 4};
+	size_t used;
+
+	(void)state;
+	for (int run = 0; run < 3; run++) {
+		for (int i = 0; i < RR_RM_MAX_EMPTY; i++)
+			frag(&s, NULL, 0, false);
+		frag(&s, data, 4, run == 2);
+	}
+	rr__rm_rx_init(&rx, 1 << 20);
+	assert_int_equal(rr__rm_rx_feed(&rx, s.p, s.len, &used), 1);
+	assert_int_equal(used, s.len);
+	rr__rm_rx_next(&rx);
+	s.len = 0;
+	for (int i = 0; i <= RR_RM_MAX_EMPTY; i++)
+		frag(&s, NULL, 0, false);
+	assert_int_equal(rr__rm_rx_feed(&rx, s.p, s.len, &used), -EMSGSIZE);
+	assert_int_equal(used, s.len);
+	rr__rm_rx_fini(&rx);
+	free(s.p);
+}
+
 static void empty_record_is_a_record_of_length_zero(void **state)
 {
 	struct stream s = {0};
@@ -497,6 +528,7 @@ int main(void)
 		cmocka_unit_test(many_small_fragments_reassemble_in_order),
 		cmocka_unit_test(zero_length_fragments_are_legal_anywhere),
 		cmocka_unit_test(empty_record_is_a_record_of_length_zero),
+		cmocka_unit_test(endless_empty_fragments_are_refused),
 		cmocka_unit_test(
 			back_to_back_records_are_returned_one_at_a_time),
 		cmocka_unit_test(record_of_exactly_max_record_is_accepted),
