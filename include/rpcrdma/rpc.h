@@ -114,6 +114,15 @@ struct rr_xprt_stats {
 	 * lost (rr_mw_fence), not by a work request or the server.
 	 */
 	uint64_t loss_fences;
+	/*
+	 * Server admission (rr_tcp_svc_opts): connections closed at accept
+	 * (table or peer's share full), closed to make room for a newcomer,
+	 * closed by a deadline; accepts that failed for want of descriptors.
+	 */
+	uint64_t conn_refused;
+	uint64_t conn_evicted;
+	uint64_t conn_timeouts;
+	uint64_t accept_errors;
 };
 
 /* Every field of struct rr_xprt_stats, in order, to print them by name. */
@@ -151,7 +160,11 @@ struct rr_xprt_stats {
 	X(sync_invs)                                                           \
 	X(inline_calls)                                                        \
 	X(deferred_calls)                                                      \
-	X(loss_fences)
+	X(loss_fences)                                                         \
+	X(conn_refused)                                                        \
+	X(conn_evicted)                                                        \
+	X(conn_timeouts)                                                       \
+	X(accept_errors)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {

@@ -30,11 +30,38 @@ extern "C" {
 
 struct rr_tcp_svc;
 
+/*
+ * Admission and bounds (DESIGN.md invariant 8): no client can hold more
+ * than its share of connections, memory or the loop's time.
+ *  - Connections: at most max_conns, and max_per_peer from one address.
+ *    When the table is full, a newcomer takes the slot of the connection
+ *    that has been idle longest (one that never sent a whole call first,
+ *    else one idle for a second or more), as Linux's sunrpc does;
+ *    otherwise it is closed at accept (counted in conn_refused).
+ *  - Deadlines: a connection that sends no whole call within
+ *    first_call_ms of accept, or none for idle_ms after its last, or that
+ *    takes none of its queued replies for stall_ms, is closed
+ *    (conn_timeouts). A negative value disables that deadline.
+ *  - Back-pressure: while a connection has max_queued reply bytes waiting
+ *    for its socket, or 64 calls in workers, its next call is not served
+ *    and its input is not read. A connection therefore holds at most one
+ *    partial call (max_record), 64 KiB of read input and max_queued plus
+ *    one reply of queued output.
+ *  - Descriptors: when accept fails for want of descriptors (EMFILE,
+ *    ENFILE), a reserved one accepts and closes the pending connection,
+ *    accepting pauses briefly, and the log line is rate-limited
+ *    (accept_errors counts them).
+ */
 struct rr_tcp_svc_opts {
 	uint32_t threads;    /* 0: handlers inline in rr_tcp_svc_run's thread */
 	uint32_t max_record; /* largest call accepted; default 1 MiB + 64 KiB */
-	uint32_t max_conns;  /* default 256; more are closed at accept */
+	uint32_t max_conns;  /* default 256 */
 	uint32_t max_bulk;   /* largest bulk result of a handler; 1 MiB */
+	uint32_t max_per_peer; /* connections from one address; default 32 */
+	uint32_t max_queued;   /* reply bytes queued per connection; 256 KiB */
+	int first_call_ms;     /* default 10000 */
+	int idle_ms;	       /* default 360000 (6 min, as Linux's nfsd) */
+	int stall_ms;	       /* default 30000 */
 };
 
 int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,

@@ -19,10 +19,23 @@
  * by a newer connection. A worker that finds the socket broken shuts it
  * down, and the loop sees the hang-up and closes.
  *
- * Back-pressure: a connection whose output queue grew past two records or
- * that has too many calls in workers is not read until that drains, so a
- * client that pipelines calls without reading replies costs bounded
- * memory and never stalls other connections.
+ * Back-pressure: a connection whose output queue holds max_queued bytes
+ * or that has too many calls in workers serves no further call until that
+ * drains, even in the middle of what one read brought: the rest of that
+ * input is held (at most one read's worth) and its socket is not read
+ * meanwhile. A client that pipelines calls without reading replies thus
+ * costs bounded memory and never stalls other connections; one that
+ * takes none of its replies for stall_ms is dropped. The loop resumes a
+ * held connection when its queue drains (EPOLLOUT) or, when a worker
+ * finished one of its calls, on the worker's wake-up. Calls already
+ * handed to workers obey the same bound: a worker that finds its call's
+ * connection over max_queued parks the call on the connection, and the
+ * loop gives it back to the pool when the queue drains; so a connection's
+ * queue grows past max_queued by at most one reply per worker.
+ *
+ * Admission (rr_tcp_svc_opts): a cap per peer address, eviction of the
+ * idlest connection when the table is full, deadlines checked once a
+ * second (sweep), and a reserved descriptor for EMFILE.
  *
  * Locking: conn->mu covers the output queue, the epoll interest, jobs and
  * closed. s->qmu covers the job queue, s->smu the counters. Neither is
@@ -32,6 +45,7 @@
 
 #include "base/log.h"
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/refcount.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
@@ -39,6 +53,7 @@
 #include "rpc/tcp_record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,14 +64,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define DEF_MAX_RECORD ((1u << 20) + (64u << 10))
-#define DEF_MAX_CONNS  256
-#define DEF_MAX_BULK   (1u << 20)
-#define STAGE_LEN      (64u << 10)
-#define MAX_CONN_JOBS  64
-#define REPLY_HDR_ROOM 64 /* accepted reply header with AUTH_NONE verf */
-#define EPOLL_BATCH    64
-#define MAX_WORKERS    256
+#define DEF_MAX_RECORD	((1u << 20) + (64u << 10))
+#define DEF_MAX_CONNS	256
+#define DEF_MAX_BULK	(1u << 20)
+#define STAGE_LEN	(64u << 10)
+#define MAX_CONN_JOBS	16
+#define REPLY_HDR_ROOM	64 /* accepted reply header with AUTH_NONE verf */
+#define EPOLL_BATCH	64
+#define MAX_WORKERS	256
+#define DEF_PER_PEER	32
+#define DEF_MAX_QUEUED	(256u << 10)
+#define DEF_FIRST_MS	10000
+#define DEF_IDLE_MS	360000
+#define DEF_STALL_MS	30000
+#define SWEEP_MS	1000 /* deadlines are checked this often */
+#define EVICT_IDLE_MS	1000 /* a connection idle less is not evicted */
+#define EMFILE_PAUSE_MS 100  /* accepting pauses after running out of fds */
+
+struct tcp_job;
 
 struct tcp_conn {
 	struct rr_ref ref;
@@ -66,12 +91,20 @@ struct tcp_conn {
 	struct rr__outq out;
 	uint32_t events; /* epoll interest now */
 	uint32_t jobs;	 /* calls of this connection in workers */
+	/* calls a worker set aside until the queue drains (FIFO) */
+	struct tcp_job *parked, *parked_tail;
 	bool closed;
-	bool corked; /* the loop is serving a read: replies wait for its flush
-		      */
+	bool corked;  /* the loop is serving a read: replies wait for its flush
+		       */
+	bool holding; /* input held back: not read until resumed */
+	bool resume;  /* a worker made room for held input: the loop goes on */
+	uint64_t out_since_ms;	      /* the queue last drained or moved */
 	struct sockaddr_storage peer; /* keys the duplicate request cache */
 	/* loop thread only */
 	struct rr__rm_rx rx;
+	uint8_t *held; /* input read but not yet served: held[held_off..len) */
+	size_t held_off, held_len;
+	uint64_t born_ms, last_call_ms; /* last_call_ms 0: no whole call yet */
 	struct tcp_conn *prev, *next;
 };
 
@@ -91,6 +124,9 @@ struct tcp_ctx {
 struct rr_tcp_svc {
 	struct rr_tcp_svc_opts o;
 	int lfd, epfd, evfd;
+	int spare_fd; /* reserved for EMFILE: accept and close with it */
+	uint64_t listen_paused_until; /* loop only: accepting resumes then */
+	uint64_t next_sweep_ms;	      /* loop only */
 	atomic_bool stop;
 	struct rr_progtab progs;
 	/* loop thread only */
@@ -131,7 +167,14 @@ static void conn_put(struct tcp_conn *c)
 	rr__rm_rx_fini(&c->rx);
 	rr__outq_free(&c->out);
 	pthread_mutex_destroy(&c->mu);
+	free(c->held);
 	free(c);
+}
+
+/* Whether c may have its next call served now. Caller holds c->mu. */
+static bool conn_may_serve(const struct tcp_conn *c)
+{
+	return c->out.bytes < c->s->o.max_queued && c->jobs < MAX_CONN_JOBS;
 }
 
 /* What epoll should tell us about c. Caller holds c->mu. */
@@ -139,8 +182,7 @@ static uint32_t wanted_events(const struct tcp_conn *c)
 {
 	uint32_t ev = 0;
 
-	if (c->out.bytes < 2 * (size_t)c->s->o.max_record &&
-	    c->jobs < MAX_CONN_JOBS)
+	if (conn_may_serve(c) && !c->holding)
 		ev |= EPOLLIN;
 	if (c->out.head)
 		ev |= EPOLLOUT;
@@ -159,14 +201,26 @@ static void update_events(struct tcp_conn *c)
 		c->events = ev;
 }
 
+static void job_done(struct tcp_job *j);
+static struct tcp_job *conn_unpark_list(struct tcp_conn *c, bool drained);
+
 /* Loop thread only. */
 static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 {
+	struct tcp_job *j;
+
 	pthread_mutex_lock(&c->mu);
 	c->closed = true;
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	shutdown(c->fd, SHUT_RDWR);
 	pthread_mutex_unlock(&c->mu);
+	/* Parked calls will never be answered: they end here. */
+	for (j = conn_unpark_list(c, false); j;) {
+		struct tcp_job *next = j->next;
+
+		job_done(j);
+		j = next;
+	}
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -191,6 +245,7 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 	c->fd = fd;
 	c->peer = *peer;
 	c->events = EPOLLIN;
+	c->born_ms = rr_coarse_ms();
 	pthread_mutex_init(&c->mu, NULL);
 	rr__rm_rx_init(&c->rx, s->o.max_record);
 	e.data.ptr = c;
@@ -209,6 +264,119 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 	return 0;
 }
 
+/* ---------------------------------------------------------- admission */
+
+/* Whether a and b are the same host, whatever their ports. */
+static bool same_host(const struct sockaddr_storage *a,
+		      const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return memcmp(&a6->sin6_addr, &b6->sin6_addr, 16) == 0;
+	return true;
+}
+
+static uint32_t peer_conns(const struct rr_tcp_svc *s,
+			   const struct sockaddr_storage *peer)
+{
+	uint32_t n = 0;
+
+	for (const struct tcp_conn *c = s->conns; c; c = c->next)
+		n += same_host(&c->peer, peer);
+	return n;
+}
+
+/* Busy: a call in a worker, replies queued or input held back. */
+static bool conn_busy(struct tcp_conn *c)
+{
+	bool busy;
+
+	pthread_mutex_lock(&c->mu);
+	busy = c->jobs || c->out.head || c->holding;
+	pthread_mutex_unlock(&c->mu);
+	return busy;
+}
+
+/*
+ * The connection a newcomer may take the slot of, or NULL: the oldest of
+ * those that never sent a whole call (half-open), else the longest idle of
+ * those idle for EVICT_IDLE_MS at least. Loop thread.
+ */
+static struct tcp_conn *idlest(struct rr_tcp_svc *s, uint64_t now)
+{
+	struct tcp_conn *best = NULL;
+	uint64_t best_key = 0;
+
+	for (struct tcp_conn *c = s->conns; c; c = c->next) {
+		uint64_t since = c->last_call_ms ? c->last_call_ms : c->born_ms;
+		uint64_t key = now - since;
+
+		if ((c->last_call_ms && key < EVICT_IDLE_MS) || conn_busy(c))
+			continue;
+		if (!c->last_call_ms)
+			key += UINT64_C(1) << 40; /* ranks before any caller */
+		if (key > best_key) {
+			best = c;
+			best_key = key;
+		}
+	}
+	return best;
+}
+
+/* Whether a connection from peer may join; may evict one for room. */
+static bool admit(struct rr_tcp_svc *s, const struct sockaddr_storage *peer)
+{
+	struct tcp_conn *victim;
+
+	if (peer_conns(s, peer) >= s->o.max_per_peer)
+		return false;
+	if (s->nconns < s->o.max_conns)
+		return true;
+	victim = idlest(s, rr_coarse_ms());
+	if (!victim)
+		return false;
+	count(s, &s->st.conn_evicted);
+	conn_close(s, victim);
+	return true;
+}
+
+static void listen_interest(struct rr_tcp_svc *s, uint32_t ev)
+{
+	struct epoll_event e = {.events = ev, .data.ptr = &tag_listen};
+
+	epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->lfd, &e);
+}
+
+/*
+ * accept failed for want of descriptors or memory. Retrying at once would
+ * spin: the listener stays readable. With EMFILE/ENFILE the reserved
+ * descriptor takes the pending connection and closes it (the peer sees a
+ * close, not a hang); then accepting pauses for EMFILE_PAUSE_MS.
+ */
+static void accept_starved(struct rr_tcp_svc *s, int err)
+{
+	count(s, &s->st.accept_errors);
+	rr_warn_rl("tcp svc: accept: %s: refusing connections for %d ms",
+		   strerror(err), EMFILE_PAUSE_MS);
+	if ((err == EMFILE || err == ENFILE) && s->spare_fd >= 0) {
+		int fd;
+
+		close(s->spare_fd);
+		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	listen_interest(s, 0);
+	s->listen_paused_until = rr_coarse_ms() + EMFILE_PAUSE_MS;
+}
+
 static void accept_all(struct rr_tcp_svc *s)
 {
 	for (;;) {
@@ -221,12 +389,15 @@ static void accept_all(struct rr_tcp_svc *s)
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				rr_warn("tcp svc: accept: %s", strerror(errno));
+				accept_starved(s, errno);
 			return;
 		}
-		if (s->nconns >= s->o.max_conns || rr__tcp_sock_setup(fd) ||
-		    conn_add(s, fd, &peer))
+		if (!admit(s, &peer)) {
+			count(s, &s->st.conn_refused);
 			close(fd);
+		} else if (rr__tcp_sock_setup(fd) || conn_add(s, fd, &peer)) {
+			close(fd);
+		}
 	}
 }
 
@@ -276,6 +447,8 @@ static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 	iov[2] = (struct iovec){(void *)r->res_bulk, blen};
 	iov[3] = (struct iovec){(void *)zero, rr_xdr_pad(blen)};
 	pthread_mutex_lock(&c->mu);
+	if (!c->out.bytes) /* the stall deadline counts from here */
+		c->out_since_ms = rr_coarse_ms();
 	if (c->corked) {
 		/* the loop's flush sends it, and sets the epoll interest */
 		if (rr__outq_put(&c->out, iov, 4))
@@ -366,17 +539,57 @@ static struct tcp_job *job_pop(struct rr_tcp_svc *s)
 	return j;
 }
 
+static void svc_wake(struct rr_tcp_svc *s)
+{
+	uint64_t one = 1;
+	ssize_t n = write(s->evfd, &one, sizeof(one));
+
+	(void)n; /* a full counter still wakes the loop */
+}
+
 static void job_done(struct tcp_job *j)
 {
 	struct tcp_conn *c = j->conn;
+	bool wake;
 
 	pthread_mutex_lock(&c->mu);
 	c->jobs--;
+	/* Held input waits for room; the loop alone may feed it. */
+	wake = c->holding && !c->resume && !c->closed && conn_may_serve(c);
+	if (wake)
+		c->resume = true;
 	update_events(c);
 	pthread_mutex_unlock(&c->mu);
+	if (wake)
+		svc_wake(c->s);
 	conn_put(c);
 	free(j->rec);
 	free(j);
+}
+
+/*
+ * Sets j aside on its connection when the connection's replies are not
+ * being read: running it now would only queue more. The loop gives it
+ * back (conn_unpark) when the queue drains, or ends it with the
+ * connection. true: parked.
+ */
+static bool job_park(struct tcp_job *j)
+{
+	struct tcp_conn *c = j->conn;
+	bool park;
+
+	pthread_mutex_lock(&c->mu);
+	park = !c->closed && c->out.bytes >= c->s->o.max_queued;
+	if (park) {
+		j->next = NULL;
+		if (c->parked_tail)
+			c->parked_tail->next = j;
+		else
+			c->parked = j;
+		c->parked_tail = j;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return park;
 }
 
 static void *worker_main(void *arg)
@@ -391,11 +604,53 @@ static void *worker_main(void *arg)
 		return NULL;
 	}
 	while ((j = job_pop(s))) {
+		if (job_park(j))
+			continue;
 		serve(s, &x, j->conn, j->rec, j->len);
 		job_done(j);
 	}
 	ctx_fini(&x);
 	return NULL;
+}
+
+static void job_enqueue(struct rr_tcp_svc *s, struct tcp_job *j)
+{
+	j->next = NULL;
+	pthread_mutex_lock(&s->qmu);
+	if (s->qtail)
+		s->qtail->next = j;
+	else
+		s->qhead = j;
+	s->qtail = j;
+	pthread_cond_signal(&s->qcv);
+	pthread_mutex_unlock(&s->qmu);
+}
+
+/* c's parked calls, taken off it; with drained: only if its queue has. */
+static struct tcp_job *conn_unpark_list(struct tcp_conn *c, bool drained)
+{
+	struct tcp_job *list = NULL;
+
+	pthread_mutex_lock(&c->mu);
+	if (!drained || c->out.bytes < c->s->o.max_queued) {
+		list = c->parked;
+		c->parked = c->parked_tail = NULL;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return list;
+}
+
+/* Loop thread: c's queue drained, so its parked calls go back to the pool. */
+static void conn_unpark(struct tcp_conn *c)
+{
+	struct tcp_job *j = conn_unpark_list(c, true);
+
+	while (j) {
+		struct tcp_job *next = j->next;
+
+		job_enqueue(c->s, j);
+		j = next;
+	}
 }
 
 /* Loop thread: hands the complete record of c to the pool. */
@@ -413,14 +668,7 @@ static int job_push(struct rr_tcp_svc *s, struct tcp_conn *c)
 	c->jobs++;
 	update_events(c);
 	pthread_mutex_unlock(&c->mu);
-	pthread_mutex_lock(&s->qmu);
-	if (s->qtail)
-		s->qtail->next = j;
-	else
-		s->qhead = j;
-	s->qtail = j;
-	pthread_cond_signal(&s->qcv);
-	pthread_mutex_unlock(&s->qmu);
+	job_enqueue(s, j);
 	return 0;
 }
 
@@ -500,37 +748,118 @@ static int on_record(struct rr_tcp_svc *s, struct tcp_conn *c)
 	return 0;
 }
 
-/* Feeds n read bytes to c's reassembler; false when c must close. */
-static bool conn_feed(struct rr_tcp_svc *s, struct tcp_conn *c, size_t n)
+/*
+ * Feeds p[0..n) to c's reassembler, serving each whole call, until all is
+ * used or c may serve no more; *used says how far. false: c must close.
+ */
+static bool conn_feed(struct rr_tcp_svc *s, struct tcp_conn *c,
+		      const uint8_t *p, size_t n, size_t *used)
 {
 	size_t off = 0;
+	bool may = true;
 
-	while (off < n) {
-		size_t used;
-		int rc = rr__rm_rx_feed(&c->rx, s->stage + off, n - off, &used);
+	while (off < n && may) {
+		size_t k;
+		int rc = rr__rm_rx_feed(&c->rx, p + off, n - off, &k);
 
-		off += used;
+		off += k;
 		if (rc < 0) {
 			/* Over max_record: RPC has no answer for it. */
 			count(s, &s->st.bad_headers);
 			return false;
 		}
-		if (rc == 1 && on_record(s, c))
+		if (rc != 1)
+			continue;
+		c->last_call_ms = rr_coarse_ms();
+		if (on_record(s, c))
 			return false;
+		pthread_mutex_lock(&c->mu);
+		may = conn_may_serve(c);
+		pthread_mutex_unlock(&c->mu);
 	}
+	*used = off;
 	return true;
 }
 
 static bool conn_flush(struct tcp_conn *c)
 {
+	size_t before;
 	int rc;
 
 	pthread_mutex_lock(&c->mu);
 	c->corked = false;
+	before = c->out.bytes;
 	rc = rr__outq_flush(c->fd, &c->out);
+	if (c->out.bytes < before)
+		c->out_since_ms = rr_coarse_ms();
 	update_events(c);
 	pthread_mutex_unlock(&c->mu);
+	conn_unpark(c);
 	return rc == 0;
+}
+
+/* Keeps p[0..n) (at most STAGE_LEN, maybe already in c->held) for later. */
+static bool conn_hold(struct tcp_conn *c, const uint8_t *p, size_t n)
+{
+	if (!c->held && !(c->held = rr_malloc(STAGE_LEN)))
+		return false;
+	if (p < c->held || p >= c->held + STAGE_LEN) {
+		memcpy(c->held, p, n);
+		c->held_len = n;
+		p = c->held;
+	}
+	c->held_off = (size_t)(p - c->held);
+	return true;
+}
+
+/*
+ * Serves what c may of p[0..n), a read's input or c's held input, and
+ * holds back the rest until c drains. false: c must close.
+ */
+static bool conn_consume(struct rr_tcp_svc *s, struct tcp_conn *c,
+			 const uint8_t *p, size_t n)
+{
+	for (;;) {
+		size_t used = 0;
+		bool ok, may;
+
+		pthread_mutex_lock(&c->mu);
+		c->corked = true;
+		pthread_mutex_unlock(&c->mu);
+		ok = conn_feed(s, c, p, n, &used);
+		if (!conn_flush(c) || !ok)
+			return false;
+		p += used;
+		n -= used;
+		if (!n) {
+			c->held_off = c->held_len = 0;
+			return true;
+		}
+		pthread_mutex_lock(&c->mu);
+		may = conn_may_serve(c);
+		c->holding = !may;
+		update_events(c);
+		pthread_mutex_unlock(&c->mu);
+		if (!may)
+			return conn_hold(c, p, n);
+	}
+}
+
+/* Goes on with c's held input once c may serve again. false: close c. */
+static bool conn_resume(struct rr_tcp_svc *s, struct tcp_conn *c)
+{
+	bool go;
+
+	pthread_mutex_lock(&c->mu);
+	c->resume = false;
+	go = c->holding && conn_may_serve(c);
+	if (go)
+		c->holding = false;
+	pthread_mutex_unlock(&c->mu);
+	if (!go)
+		return true;
+	return conn_consume(s, c, c->held + c->held_off,
+			    c->held_len - c->held_off);
 }
 
 /*
@@ -542,18 +871,13 @@ static bool conn_flush(struct tcp_conn *c)
 static bool conn_read(struct rr_tcp_svc *s, struct tcp_conn *c)
 {
 	ssize_t n = recv(c->fd, s->stage, STAGE_LEN, MSG_DONTWAIT);
-	bool ok;
 
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ||
 		       errno == EINTR;
 	if (n == 0)
 		return false;
-	pthread_mutex_lock(&c->mu);
-	c->corked = true;
-	pthread_mutex_unlock(&c->mu);
-	ok = conn_feed(s, c, (size_t)n);
-	return conn_flush(c) && ok;
+	return conn_consume(s, c, s->stage, (size_t)n);
 }
 
 static void conn_event(struct rr_tcp_svc *s, struct tcp_conn *c, uint32_t ev)
@@ -561,7 +885,7 @@ static void conn_event(struct rr_tcp_svc *s, struct tcp_conn *c, uint32_t ev)
 	bool ok = true, reading;
 
 	if (ev & EPOLLOUT)
-		ok = conn_flush(c);
+		ok = conn_flush(c) && conn_resume(s, c);
 	pthread_mutex_lock(&c->mu);
 	reading = (c->events & EPOLLIN) != 0;
 	pthread_mutex_unlock(&c->mu);
@@ -573,12 +897,75 @@ static void conn_event(struct rr_tcp_svc *s, struct tcp_conn *c, uint32_t ev)
 		conn_close(s, c);
 }
 
+/* Resumes the connections whose workers made room for held input. */
 static void wake_drain(struct rr_tcp_svc *s)
 {
+	struct tcp_conn *c, *next;
 	uint64_t v;
 
 	while (read(s->evfd, &v, sizeof(v)) > 0)
 		;
+	for (c = s->conns; c; c = next) {
+		bool resume;
+
+		next = c->next;
+		pthread_mutex_lock(&c->mu);
+		resume = c->resume;
+		pthread_mutex_unlock(&c->mu);
+		if (resume && !conn_resume(s, c))
+			conn_close(s, c);
+	}
+}
+
+static bool past(int limit_ms, uint64_t since, uint64_t now)
+{
+	return limit_ms >= 0 && now - since >= (uint64_t)limit_ms;
+}
+
+/* Whether c is past one of its deadlines (rr_tcp_svc_opts). */
+static bool conn_overdue(const struct rr_tcp_svc *s, struct tcp_conn *c,
+			 uint64_t now)
+{
+	bool busy, stalled;
+
+	pthread_mutex_lock(&c->mu);
+	busy = c->jobs || c->out.bytes;
+	stalled = c->out.bytes && past(s->o.stall_ms, c->out_since_ms, now);
+	pthread_mutex_unlock(&c->mu);
+	if (stalled || busy)
+		return stalled;
+	if (!c->last_call_ms)
+		return past(s->o.first_call_ms, c->born_ms, now);
+	return past(s->o.idle_ms, c->last_call_ms, now);
+}
+
+static void sweep(struct rr_tcp_svc *s, uint64_t now)
+{
+	struct tcp_conn *c, *next;
+
+	for (c = s->conns; c; c = next) {
+		next = c->next;
+		if (!conn_overdue(s, c, now))
+			continue;
+		count(s, &s->st.conn_timeouts);
+		rr_info_rl("tcp svc: a connection missed its deadline: closed");
+		conn_close(s, c);
+	}
+}
+
+/* The loop's clock work: accepting again after a pause, deadlines. */
+static void timers(struct rr_tcp_svc *s)
+{
+	uint64_t now = rr_coarse_ms();
+
+	if (s->listen_paused_until && now >= s->listen_paused_until) {
+		s->listen_paused_until = 0;
+		listen_interest(s, EPOLLIN);
+	}
+	if (now >= s->next_sweep_ms) {
+		s->next_sweep_ms = now + SWEEP_MS;
+		sweep(s, now);
+	}
 }
 
 int rr_tcp_svc_run(struct rr_tcp_svc *s)
@@ -586,7 +973,8 @@ int rr_tcp_svc_run(struct rr_tcp_svc *s)
 	struct epoll_event ev[EPOLL_BATCH];
 
 	while (!atomic_load(&s->stop)) {
-		int n = epoll_wait(s->epfd, ev, EPOLL_BATCH, -1);
+		int tmo = s->listen_paused_until ? EMFILE_PAUSE_MS : SWEEP_MS;
+		int n = epoll_wait(s->epfd, ev, EPOLL_BATCH, tmo);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -600,18 +988,15 @@ int rr_tcp_svc_run(struct rr_tcp_svc *s)
 			else
 				conn_event(s, ev[i].data.ptr, ev[i].events);
 		}
+		timers(s);
 	}
 	return 0;
 }
 
 void rr_tcp_svc_stop(struct rr_tcp_svc *s)
 {
-	uint64_t one = 1;
-	ssize_t n;
-
 	atomic_store(&s->stop, true);
-	n = write(s->evfd, &one, sizeof(one));
-	(void)n;
+	svc_wake(s);
 }
 
 /* ---------------------------------------------------------- lifetime */
@@ -631,6 +1016,16 @@ static void opts_default(struct rr_tcp_svc_opts *o,
 		o->max_conns = DEF_MAX_CONNS;
 	if (!o->max_bulk)
 		o->max_bulk = DEF_MAX_BULK;
+	if (!o->max_per_peer)
+		o->max_per_peer = DEF_PER_PEER;
+	if (!o->max_queued)
+		o->max_queued = DEF_MAX_QUEUED;
+	if (!o->first_call_ms)
+		o->first_call_ms = DEF_FIRST_MS;
+	if (!o->idle_ms)
+		o->idle_ms = DEF_IDLE_MS;
+	if (!o->stall_ms)
+		o->stall_ms = DEF_STALL_MS;
 }
 
 static int listen_on(struct rr_tcp_svc *s, const struct sockaddr *addr,
@@ -673,6 +1068,8 @@ static struct rr_tcp_svc *svc_alloc(const struct rr_tcp_svc_opts *o)
 		return NULL;
 	opts_default(&s->o, o);
 	s->lfd = s->epfd = s->evfd = -1;
+	/* Taken now: when descriptors run out, there is none to take. */
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	atomic_init(&s->stop, false);
 	pthread_mutex_init(&s->qmu, NULL);
 	pthread_cond_init(&s->qcv, NULL);
@@ -765,6 +1162,7 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 	free(s->stage);
 	close_fd(s->evfd);
 	close_fd(s->epfd);
+	close_fd(s->spare_fd);
 	close_fd(s->lfd);
 	pthread_mutex_destroy(&s->qmu);
 	pthread_cond_destroy(&s->qcv);
