@@ -6,7 +6,8 @@
  *            [--mount-port 20048] [--provider iwarp] [--read-only]
  *            [--threads N] [--bulk-bufs N] [--root-squash]
  *            [--state-dir DIR]
- *            [--address A]
+ *            [--address A] [--max-conns N] [--max-conns-per-host N]
+ *            [--idle-timeout SEC]
  *
  * A port of 0 takes an ephemeral one (printed at start); "off" turns that
  * transport off.
@@ -49,7 +50,15 @@ static void usage(FILE *f)
 		"  --root-squash    uid 0 acts as nobody (65534)\n"
 		"  --state-dir DIR  where the file-handle key is kept\n"
 		"                   (/var/lib/nfsrdmad for root, else\n"
-		"                   ~/.local/state/nfsrdmad)\n");
+		"                   ~/.local/state/nfsrdmad)\n"
+		"  --max-conns N    TCP connections per port (256, fewer\n"
+		"                   when RLIMIT_NOFILE is low); when full, "
+		"the\n"
+		"                   longest idle one makes room\n"
+		"  --max-conns-per-host N\n"
+		"                   TCP connections from one address (32)\n"
+		"  --idle-timeout S close a TCP connection idle for S seconds\n"
+		"                   (360; 0: never)\n");
 }
 
 static int port_arg(const char *s, int *out)
@@ -66,6 +75,19 @@ static int port_arg(const char *s, int *out)
 	if (errno || *end || v < 0 || v > 65535)
 		return -EINVAL;
 	*out = (int)v;
+	return 0;
+}
+
+static int count_arg(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || v < lo || v > hi)
+		return -EINVAL;
+	*out = (uint32_t)v;
 	return 0;
 }
 
@@ -95,7 +117,10 @@ enum {
 	O_SQ,
 	O_ST,
 	O_ADDR,
-	O_BULK
+	O_BULK,
+	O_MAXC,
+	O_PERH,
+	O_IDLE
 };
 
 static const struct option longopts[] = {
@@ -110,6 +135,9 @@ static const struct option longopts[] = {
 	{"root-squash", no_argument, NULL, O_SQ},
 	{"state-dir", required_argument, NULL, O_ST},
 	{"address", required_argument, NULL, O_ADDR},
+	{"max-conns", required_argument, NULL, O_MAXC},
+	{"max-conns-per-host", required_argument, NULL, O_PERH},
+	{"idle-timeout", required_argument, NULL, O_IDLE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -149,6 +177,18 @@ static int parse_one(int c, const char *arg, struct nfsrdmad_opts *o)
 	case O_ADDR:
 		o->address = arg;
 		return 0;
+	case O_MAXC:
+		return count_arg(arg, 1, 65536, &o->max_conns);
+	case O_PERH:
+		return count_arg(arg, 1, 65536, &o->max_per_host);
+	case O_IDLE: {
+		uint32_t sec;
+
+		if (count_arg(arg, 0, 86400, &sec))
+			return -EINVAL;
+		o->idle_s = sec ? (int)sec : -1;
+		return 0;
+	}
 	default:
 		return -EINVAL;
 	}

@@ -16,6 +16,9 @@ struct nfsrdmad_opts {
 	int rdma_port, tcp_port, mount_port; /* 0: ephemeral, -1: off */
 	uint32_t threads;
 	uint32_t bulk_bufs; /* 0: rr_svc_opts' default */
+	/* TCP admission (rr_tcp_svc_opts); 0: the default */
+	uint32_t max_conns, max_per_host;
+	int idle_s; /* < 0: never */
 	bool read_only, root_squash;
 };
 

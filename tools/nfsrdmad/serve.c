@@ -12,11 +12,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,13 +99,44 @@ static int start_rdma(struct daemon *d, struct xprt *x, int port)
 	return rc;
 }
 
+static int idle_ms(const struct nfsrdmad_opts *o)
+{
+	return o->idle_s > 0 ? o->idle_s * 1000 : o->idle_s;
+}
+
+/*
+ * Connections a TCP port may hold. Each takes a descriptor, and so do the
+ * open-file cache (a sixteenth of RLIMIT_NOFILE), the RDMA side and the
+ * handle searches: the ports' tables must fill before descriptors run
+ * out, so that a newcomer finds an idle connection to replace rather
+ * than an accept that fails. MOUNT gets an eighth of what is left.
+ */
+static uint32_t conns_budget(const struct nfsrdmad_opts *o, bool mount)
+{
+	struct rlimit rl;
+	uint64_t nofile = 1024, avail, n;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		nofile = rl.rlim_cur;
+	avail = nofile > 128 + nofile / 16 ? nofile - 128 - nofile / 16 : 16;
+	n = mount ? avail / 8 : avail * 3 / 4;
+	if (o->max_conns && o->max_conns < n)
+		n = o->max_conns;
+	if (!o->max_conns && n > (mount ? 64 : 256))
+		n = mount ? 64 : 256;
+	return n < 4 ? 4 : (uint32_t)n;
+}
+
 static int start_tcp(struct daemon *d, struct xprt *x, int port,
 		     const struct rr_svc_prog *p1, const struct rr_svc_prog *p2)
 {
-	struct rr_tcp_svc_opts to = {.threads = d->o->threads};
+	struct rr_tcp_svc_opts to = {.threads = d->o->threads,
+				     .max_per_peer = d->o->max_per_host,
+				     .idle_ms = idle_ms(d->o)};
 	struct sockaddr_in sin;
 	int rc = addr_of(d->o, port, &sin);
 
+	to.max_conns = conns_budget(d->o, x->kind == X_MOUNT);
 	if (!rc)
 		rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin),
 				       &to, &x->tcp);
@@ -248,6 +281,13 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 	int rc, sig;
 
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Replies queued for slow clients are large and short-lived: with a
+	 * fixed threshold they are mapped and unmapped, so memory a burst
+	 * took goes back to the system instead of staying in the heap
+	 * (glibc's sliding threshold would move them into it).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);

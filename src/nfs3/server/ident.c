@@ -73,6 +73,8 @@ nfsstat3 nfsd_errno(int err)
 		return NFS3ERR_NOTSUPP;
 	case EAGAIN:
 	case ENOMEM:
+	case EMFILE: /* out of descriptors: passing, never STALE */
+	case ENFILE:
 		return NFS3ERR_JUKEBOX; /* try again later */
 	default:
 		return NFS3ERR_IO;

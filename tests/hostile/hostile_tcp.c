@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * nfsrdmad against hostile TCP clients (DESIGN.md invariant 8). Each test
+ * starts the daemon as a process, measures a good client (our library over
+ * TCP: LOOKUP, READ and WRITE in a loop, every byte checked) alone, then
+ * sets up one attack from another loopback address (127.0.0.2 and up) and
+ * runs the same loop beside it. The good client must see no failure, its
+ * p99 latency must stay within 5x of its own baseline (with a floor of
+ * STARVED_MS, so that scheduler noise on a shared machine is no failure
+ * while a starved client, waiting for seconds, is), the daemon's peak RSS
+ * must stay under RSS_BOUND_KB and its log under LOG_BOUND bytes.
+ *
+ * The figures are printed: they are the evidence, the bounds only catch
+ * starvation and unbounded growth.
+ *
+ * argv[1] is the nfsrdmad binary.
+ */
+#include <rpcrdma/nfs3.h>
+#include <rpcrdma/rpc.h>
+#include <rpcrdma/rpc_tcp.h>
+
+#include "daemon.h"
+#include "mount3.h"
+#include "nfs3_prot.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#define FILE_LEN     (1u << 20)
+#define IO_LEN	     4096
+#define ROUNDS	     150
+#define STARVED_MS   250
+#define RSS_BOUND_KB (256L << 10)
+#define LOG_BOUND    (64L << 10)
+#define MAX_ATTACK   1024
+
+static const char *daemon_path;
+
+struct fx {
+	char top[PATH_MAX], exp[PATH_MAX], state[PATH_MAX];
+	struct rr_t_daemon d;
+	int fds[MAX_ATTACK];
+	int nfds;
+	double base_p99;
+	long log0;
+};
+
+static uint8_t pat(size_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 9));
+}
+
+static void make_file(const char *path)
+{
+	static uint8_t buf[FILE_LEN];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < FILE_LEN; i++)
+		buf[i] = pat(i);
+	assert_int_equal(write(fd, buf, FILE_LEN), FILE_LEN);
+	close(fd);
+}
+
+/* ------------------------------------------------------ good client */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void one_round(struct rr_nfs_file *in, struct rr_nfs_file *out,
+		      struct rr_nfs *n, unsigned i)
+{
+	uint8_t buf[IO_LEN], back[IO_LEN];
+	uint64_t off = (uint64_t)(i * 7919u % (FILE_LEN / IO_LEN)) * IO_LEN;
+	struct stat st;
+
+	assert_int_equal(rr_nfs_stat(n, "data", &st), 0);
+	assert_int_equal(st.st_size, FILE_LEN);
+	assert_int_equal(rr_nfs_pread(in, buf, IO_LEN, off), IO_LEN);
+	for (size_t k = 0; k < IO_LEN; k++)
+		if (buf[k] != pat(off + k))
+			fail_msg("READ at %llu: byte %zu differs",
+				 (unsigned long long)off, k);
+	memset(buf, (int)(i & 0xff), IO_LEN);
+	assert_int_equal(rr_nfs_pwrite(out, buf, IO_LEN, off), IO_LEN);
+	assert_int_equal(rr_nfs_pread(out, back, IO_LEN, off), IO_LEN);
+	assert_memory_equal(buf, back, IO_LEN);
+}
+
+/* Mounts afresh (a new connection), runs ROUNDS rounds; their p99 in ms. */
+static double good_client(struct fx *f)
+{
+	struct rr_nfs_opts o = {.timeout_ms = 20000};
+	static double lat[ROUNDS];
+	struct rr_nfs_file *in, *out;
+	struct rr_nfs *n = NULL;
+	char url[PATH_MAX + 128];
+	int rc;
+
+	snprintf(url, sizeof(url),
+		 "nfs://127.0.0.1%s?proto=tcp&nfsport=%u&mountport=%u", f->exp,
+		 f->d.tcp, f->d.mount);
+	rc = rr_nfs_mount(url, &o, &n);
+	if (rc)
+		fail_msg("good client: mount: %d (%s)", rc, rr_nfs_error());
+	assert_int_equal(rr_nfs_open(n, "data", O_RDONLY, 0, &in), 0);
+	assert_int_equal(rr_nfs_open(n, "mine", O_RDWR | O_CREAT, 0644, &out),
+			 0);
+	for (unsigned i = 0; i < ROUNDS; i++) {
+		double t0 = now_us();
+
+		one_round(in, out, n, i);
+		lat[i] = (now_us() - t0) / 1e3;
+	}
+	assert_int_equal(rr_nfs_close(in), 0);
+	assert_int_equal(rr_nfs_close(out), 0);
+	assert_int_equal(rr_nfs_umount(n), 0);
+	qsort(lat, ROUNDS, sizeof(lat[0]), cmp_double);
+	return lat[ROUNDS * 99 / 100];
+}
+
+/* The good client beside the attack set up by the test: the verdicts. */
+static void judge(struct fx *f, const char *attack)
+{
+	double p99 = good_client(f);
+	long rss = rr_t_daemon_peak_rss_kb(&f->d);
+	long log = rr_t_daemon_log_bytes(&f->d) - f->log0;
+	double bound =
+		5 * f->base_p99 > STARVED_MS ? 5 * f->base_p99 : STARVED_MS;
+
+	printf("hostile: %-28s good p99 %.2f ms (alone %.2f ms), "
+	       "daemon peak RSS %ld MiB, log +%ld B\n",
+	       attack, p99, f->base_p99, rss >> 10, log);
+	fflush(stdout);
+	assert_true(rss > 0);
+	if (p99 > bound)
+		fail_msg("%s: good client p99 %.1f ms > %.1f ms", attack, p99,
+			 bound);
+	if (rss > RSS_BOUND_KB)
+		fail_msg("%s: daemon peak RSS %ld KiB > %ld KiB", attack, rss,
+			 RSS_BOUND_KB);
+	if (log > LOG_BOUND)
+		fail_msg("%s: the daemon logged %ld bytes", attack, log);
+}
+
+/* -------------------------------------------------------- attackers */
+
+/* A socket to port from 127.0.0.<host>, connected (blocking). */
+static int attacker(struct fx *f, unsigned host, uint16_t port)
+{
+	struct sockaddr_in me = {.sin_family = AF_INET}, to = me;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), small = 4096;
+
+	assert_true(fd >= 0);
+	assert_true(f->nfds < MAX_ATTACK);
+	me.sin_addr.s_addr = htonl(0x7f000000u | host);
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	to.sin_port = htons(port);
+	/* small buffers: the kernel must not absorb what we never read */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	f->fds[f->nfds++] = fd;
+	return fd;
+}
+
+static void put32(uint8_t **p, uint32_t v)
+{
+	uint32_t be = htonl(v);
+
+	memcpy(*p, &be, 4);
+	*p += 4;
+}
+
+/* A record-marked NFSv3 READ of count bytes at 0 of fh, as root. */
+static size_t read_call(uint8_t *buf, uint32_t xid, const nfs_fh3 *fh,
+			uint32_t count)
+{
+	uint8_t *p = buf + 4;
+	uint32_t fl = fh->data.data_len;
+	size_t len;
+
+	put32(&p, xid);
+	put32(&p, 0);	   /* CALL */
+	put32(&p, 2);	   /* RPC version */
+	put32(&p, 100003); /* NFS */
+	put32(&p, 3);
+	put32(&p, NFSPROC3_READ);
+	put32(&p, 1); /* AUTH_SYS: stamp, empty name, uid 0, gid 0, no gids */
+	put32(&p, 20);
+	for (int i = 0; i < 5; i++)
+		put32(&p, 0);
+	put32(&p, 0); /* AUTH_NONE verifier */
+	put32(&p, 0);
+	put32(&p, fl);
+	memcpy(p, fh->data.data_val, fl);
+	p += (fl + 3) & ~3u;
+	put32(&p, 0); /* offset, 64 bits */
+	put32(&p, 0);
+	put32(&p, count);
+	len = (size_t)(p - buf);
+	p = buf;
+	put32(&p, 0x80000000u | (uint32_t)(len - 4));
+	return len;
+}
+
+/* ------------------------------------------------ handles, the rpcgen way */
+
+static void call(uint16_t port, uint32_t prog, uint32_t proc, xdrproc_t xa,
+		 void *a, xdrproc_t xr, void *r)
+{
+	static uint8_t res[64 << 10];
+	struct rr_cred me = {.uid = 0, .gid = 0};
+	struct rr_tcp_clnt *c;
+	char args[1024];
+	struct rr_call rc = {.prog = prog,
+			     .vers = 3,
+			     .proc = proc,
+			     .cred = &me,
+			     .args = args,
+			     .res = res,
+			     .res_cap = sizeof(res)};
+	XDR x;
+
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", port, NULL, &c), 0);
+	xdrmem_create(&x, args, sizeof(args), XDR_ENCODE);
+	assert_true(xa(&x, a));
+	rc.args_len = xdr_getpos(&x);
+	assert_int_equal(rr_tcp_clnt_call(c, &rc), 0);
+	xdrmem_create(&x, (char *)res, (u_int)rc.res_len, XDR_DECODE);
+	assert_true(xr(&x, r));
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+}
+
+/* The handle of "data", through MNT and LOOKUP; fh points into buf. */
+static void data_handle(struct fx *f, nfs_fh3 *fh, char *buf)
+{
+	char *path = f->exp;
+	mountres3 mr;
+	LOOKUP3args la;
+	LOOKUP3res lr;
+
+	memset(&mr, 0, sizeof(mr));
+	call(f->d.mount, MOUNT_PROGRAM, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath,
+	     &path, (xdrproc_t)xdr_mountres3, &mr);
+	assert_int_equal(mr.fhs_status, MNT3_OK);
+	la.what.dir.data.data_len =
+		mr.mountres3_u.mountinfo.fhandle.fhandle3_len;
+	la.what.dir.data.data_val =
+		mr.mountres3_u.mountinfo.fhandle.fhandle3_val;
+	la.what.name = "data";
+	memset(&lr, 0, sizeof(lr));
+	call(f->d.tcp, NFS_PROGRAM, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args,
+	     &la, (xdrproc_t)xdr_LOOKUP3res, &lr);
+	assert_int_equal(lr.status, NFS3_OK);
+	fh->data.data_len = lr.LOOKUP3res_u.resok.object.data.data_len;
+	memcpy(buf, lr.LOOKUP3res_u.resok.object.data.data_val,
+	       fh->data.data_len);
+	fh->data.data_val = buf;
+	xdr_free((xdrproc_t)xdr_LOOKUP3res, (char *)&lr);
+	xdr_free((xdrproc_t)xdr_mountres3, (char *)&mr);
+}
+
+/* ------------------------------------------------------------ tests */
+
+/*
+ * Connections that send a 64 KiB burst of pipelined 1 MiB READs and
+ * never read a reply. Before back-pressure within a read, each grew the
+ * server by about 530 MiB.
+ */
+static void never_reading_pipelines(void **state)
+{
+	struct fx *f = *state;
+	static uint8_t burst[64 << 10];
+	char fhbuf[NFS3_FHSIZE];
+	nfs_fh3 fh;
+	size_t len = 0;
+	uint32_t xid = 1;
+
+	data_handle(f, &fh, fhbuf);
+	while (len + 128 <= sizeof(burst))
+		len += read_call(burst + len, xid++, &fh, 1u << 20);
+	for (unsigned i = 0; i < 4; i++) {
+		int fd = attacker(f, 2, f->d.tcp);
+
+		assert_int_equal(send(fd, burst, len, MSG_NOSIGNAL), len);
+	}
+	judge(f, "never-reading pipelines");
+}
+
+/*
+ * Connections that connect and say nothing, on the NFS and MOUNT ports:
+ * before, 256 of them refused every other client.
+ */
+static void idle_connections_one_address(void **state)
+{
+	struct fx *f = *state;
+
+	for (unsigned i = 0; i < 300; i++) {
+		attacker(f, 2, f->d.tcp);
+		attacker(f, 2, f->d.mount);
+	}
+	judge(f, "idle conns, one address");
+}
+
+/* The same from 16 addresses: the table fills; idle ones make room. */
+static void idle_connections_many_addresses(void **state)
+{
+	struct fx *f = *state;
+
+	for (unsigned i = 0; i < 320; i++) {
+		attacker(f, 2 + i % 16, f->d.tcp);
+		attacker(f, 2 + i % 16, f->d.mount);
+	}
+	judge(f, "idle conns, 16 addresses");
+}
+
+/*
+ * The daemon under a low RLIMIT_NOFILE, and more connections than it has
+ * descriptors for, from 16 addresses: its tables fill before its
+ * descriptors run out (connections are budgeted from the limit), idle
+ * ones make room, and nothing spins or floods the log. Before, it logged
+ * "Too many open files" at 30 MB/s and answered valid handles STALE.
+ */
+static void descriptor_exhaustion(void **state)
+{
+	struct fx *f = *state;
+
+	for (unsigned i = 0; i < 400; i++)
+		attacker(f, 2 + i % 16, f->d.tcp);
+	for (unsigned i = 0; i < 100; i++)
+		attacker(f, 2 + i % 16, f->d.mount);
+	judge(f, "descriptor exhaustion");
+}
+
+/* ----------------------------------------------------------- fixture */
+
+static int start(void **state, long nofile)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR");
+	static const char *const extra[] = {"--threads", "2", NULL};
+	char data[PATH_MAX + 8];
+
+	if (!f)
+		return -1;
+	snprintf(f->top, sizeof(f->top), "%.200s/hostile.XXXXXX",
+		 tmp ? tmp : "/tmp");
+	if (!mkdtemp(f->top))
+		return -1;
+	snprintf(f->exp, sizeof(f->exp), "%.200s/export", f->top);
+	snprintf(f->state, sizeof(f->state), "%.200s/state", f->top);
+	snprintf(data, sizeof(data), "%s/data", f->exp);
+	if (mkdir(f->exp, 0755))
+		return -1;
+	make_file(data);
+	if (rr_t_daemon_start(&f->d, daemon_path, f->exp, f->state, extra,
+			      nofile))
+		return -1;
+	*state = f;
+	f->base_p99 = good_client(f);
+	f->log0 = rr_t_daemon_log_bytes(&f->d);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return start(state, 0);
+}
+
+static int setup_few_fds(void **state)
+{
+	return start(state, 128);
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[PATH_MAX + 16];
+	int rc;
+
+	for (int i = 0; i < f->nfds; i++)
+		close(f->fds[i]);
+	rc = rr_t_daemon_stop(&f->d);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%.200s'", f->top);
+	if (system(cmd) || rc != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		T(never_reading_pipelines),
+		T(idle_connections_one_address),
+		T(idle_connections_many_addresses),
+		cmocka_unit_test_setup_teardown(descriptor_exhaustion,
+						setup_few_fds, teardown),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: hostile_tcp PATH-TO-NFSRDMAD\n");
+		return 2;
+	}
+	daemon_path = argv[1];
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

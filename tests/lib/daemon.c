@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BANNER_TMO_MS 10000
+#define STOP_TMO_MS   10000
+#define MAX_ARGS      64
+
+uint64_t rr_t_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void ports_of(struct rr_t_daemon *d, char *buf)
+{
+	char *save = NULL;
+
+	for (char *l = strtok_r(buf, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		char *colon = strrchr(l, ':');
+		uint16_t port = colon ? (uint16_t)atoi(colon + 1) : 0;
+
+		if (strstr(l, "over rdma"))
+			d->rdma = port;
+		else if (strstr(l, "nfs3 over tcp"))
+			d->tcp = port;
+		else if (strstr(l, "mount3 over tcp"))
+			d->mount = port;
+	}
+}
+
+/* Reads its stdout up to the "ready" line, within BANNER_TMO_MS. */
+static int read_banner(struct rr_t_daemon *d)
+{
+	char buf[4096] = "", *r;
+	size_t len = 0;
+	uint64_t end = rr_t_now_ms() + BANNER_TMO_MS;
+
+	while (!(r = strstr(buf, "ready")) || !strchr(r, '\n')) {
+		struct pollfd p = {.fd = d->out, .events = POLLIN};
+		int64_t left = (int64_t)(end - rr_t_now_ms());
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -ETIMEDOUT;
+		n = read(d->out, buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			return -EIO;
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	ports_of(d, buf);
+	return d->rdma && d->tcp && d->mount ? 0 : -EPROTO;
+}
+
+static void child(const struct rr_t_daemon *d, int out, const char *bin,
+		  const char *const *argv, long nofile)
+{
+	int err = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	dup2(out, 1);
+	if (err >= 0)
+		dup2(err, 2);
+	if (nofile > 0) {
+		struct rlimit rl = {.rlim_cur = (rlim_t)nofile,
+				    .rlim_max = (rlim_t)nofile};
+
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	execv(bin, (char *const *)argv);
+	_exit(127);
+}
+
+int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
+		      const char *state_dir, const char *const *argv_extra,
+		      long nofile)
+{
+	const char *argv[MAX_ARGS] = {
+		"nfsrdmad", "--export",	    exp, "--state-dir",
+		state_dir,  "--rdma-port",  "0", "--tcp-port",
+		"0",	    "--mount-port", "0", "--address",
+		"127.0.0.1"};
+	int n = 13, p[2];
+
+	while (argv_extra && *argv_extra && n < MAX_ARGS - 1)
+		argv[n++] = *argv_extra++;
+	memset(d, 0, sizeof(*d));
+	snprintf(d->log, sizeof(d->log), "%.200s/nfsrdmad.log", state_dir);
+	mkdir(state_dir, 0700);
+	if (pipe(p))
+		return -errno;
+	d->pid = fork();
+	if (d->pid == 0)
+		child(d, p[1], bin, argv, nofile);
+	close(p[1]);
+	d->out = p[0];
+	return d->pid < 0 ? -errno : read_banner(d);
+}
+
+int rr_t_daemon_stop(struct rr_t_daemon *d)
+{
+	uint64_t end = rr_t_now_ms() + STOP_TMO_MS;
+	int status = 0;
+	char c;
+
+	kill(d->pid, SIGTERM);
+	/* our end of its stdout sees EOF when it exits */
+	while (rr_t_now_ms() < end) {
+		struct pollfd p = {.fd = d->out, .events = POLLIN};
+
+		if (poll(&p, 1, (int)(end - rr_t_now_ms())) <= 0 ||
+		    read(d->out, &c, 1) <= 0)
+			break;
+	}
+	close(d->out);
+	if (rr_t_now_ms() >= end)
+		kill(d->pid, SIGKILL);
+	waitpid(d->pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+long rr_t_daemon_peak_rss_kb(const struct rr_t_daemon *d)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)d->pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+long rr_t_daemon_log_bytes(const struct rr_t_daemon *d)
+{
+	struct stat st;
+
+	return stat(d->log, &st) ? -1 : (long)st.st_size;
+}

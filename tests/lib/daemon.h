@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * nfsrdmad as a child process for tests: started on ephemeral ports on
+ * 127.0.0.1 (read back from its "ready" banner), its stderr kept in a file
+ * so a test can tell a log flood, its peak RSS read from /proc, and a
+ * SIGTERM stop that reports the exit status.
+ */
+#ifndef RR_TEST_LIB_DAEMON_H
+#define RR_TEST_LIB_DAEMON_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rr_t_daemon {
+	pid_t pid;
+	int out; /* its stdout */
+	uint16_t rdma, tcp, mount;
+	char log[256]; /* where its stderr goes */
+};
+
+/*
+ * Starts bin serving exp, state in state_dir, with extra arguments
+ * argv_extra (NULL-terminated, may be NULL). nofile > 0: its
+ * RLIMIT_NOFILE. 0 once it is ready, or a negative errno.
+ */
+int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
+		      const char *state_dir, const char *const *argv_extra,
+		      long nofile);
+/* SIGTERM and wait: its exit status, or -1 when killed after 10 s. */
+int rr_t_daemon_stop(struct rr_t_daemon *d);
+/* Peak resident set (VmHWM) of the running daemon in KiB, or -1. */
+long rr_t_daemon_peak_rss_kb(const struct rr_t_daemon *d);
+/* Bytes it has written to stderr so far. */
+long rr_t_daemon_log_bytes(const struct rr_t_daemon *d);
+
+uint64_t rr_t_now_ms(void);
+
+#endif
