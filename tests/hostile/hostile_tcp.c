@@ -200,36 +200,56 @@ static void put32(uint8_t **p, uint32_t v)
 	*p += 4;
 }
 
-/* A record-marked NFSv3 READ of count bytes at 0 of fh, as root. */
-static size_t read_call(uint8_t *buf, uint32_t xid, const nfs_fh3 *fh,
-			uint32_t count)
+static void put_bytes(uint8_t **p, const void *b, uint32_t n)
+{
+	put32(p, n);
+	memcpy(*p, b, n);
+	memset(*p + n, 0, ((n + 3) & ~3u) - n);
+	*p += (n + 3) & ~3u;
+}
+
+/* A call header (record mark to fill, AUTH_SYS as root) at buf. */
+static uint8_t *call_hdr(uint8_t *buf, uint32_t xid, uint32_t prog,
+			 uint32_t proc)
 {
 	uint8_t *p = buf + 4;
-	uint32_t fl = fh->data.data_len;
-	size_t len;
 
 	put32(&p, xid);
-	put32(&p, 0);	   /* CALL */
-	put32(&p, 2);	   /* RPC version */
-	put32(&p, 100003); /* NFS */
+	put32(&p, 0); /* CALL */
+	put32(&p, 2); /* RPC version */
+	put32(&p, prog);
 	put32(&p, 3);
-	put32(&p, NFSPROC3_READ);
+	put32(&p, proc);
 	put32(&p, 1); /* AUTH_SYS: stamp, empty name, uid 0, gid 0, no gids */
 	put32(&p, 20);
 	for (int i = 0; i < 5; i++)
 		put32(&p, 0);
 	put32(&p, 0); /* AUTH_NONE verifier */
 	put32(&p, 0);
-	put32(&p, fl);
-	memcpy(p, fh->data.data_val, fl);
-	p += (fl + 3) & ~3u;
+	return p;
+}
+
+/* Fills in the record mark of the call from buf to end; its length. */
+static size_t call_end(uint8_t *buf, uint8_t *end)
+{
+	size_t len = (size_t)(end - buf);
+	uint8_t *p = buf;
+
+	put32(&p, 0x80000000u | (uint32_t)(len - 4));
+	return len;
+}
+
+/* A record-marked NFSv3 READ of count bytes at 0 of fh, as root. */
+static size_t read_call(uint8_t *buf, uint32_t xid, const nfs_fh3 *fh,
+			uint32_t count)
+{
+	uint8_t *p = call_hdr(buf, xid, NFS_PROGRAM, NFSPROC3_READ);
+
+	put_bytes(&p, fh->data.data_val, fh->data.data_len);
 	put32(&p, 0); /* offset, 64 bits */
 	put32(&p, 0);
 	put32(&p, count);
-	len = (size_t)(p - buf);
-	p = buf;
-	put32(&p, 0x80000000u | (uint32_t)(len - 4));
-	return len;
+	return call_end(buf, p);
 }
 
 /* ------------------------------------------------ handles, the rpcgen way */
@@ -260,22 +280,31 @@ static void call(uint16_t port, uint32_t prog, uint32_t proc, xdrproc_t xa,
 	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
 }
 
-/* The handle of "data", through MNT and LOOKUP; fh points into buf. */
-static void data_handle(struct fx *f, nfs_fh3 *fh, char *buf)
+/* The export's root handle, through MNT; fh points into buf. */
+static void root_handle(struct fx *f, nfs_fh3 *fh, char *buf)
 {
 	char *path = f->exp;
 	mountres3 mr;
-	LOOKUP3args la;
-	LOOKUP3res lr;
 
 	memset(&mr, 0, sizeof(mr));
 	call(f->d.mount, MOUNT_PROGRAM, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath,
 	     &path, (xdrproc_t)xdr_mountres3, &mr);
 	assert_int_equal(mr.fhs_status, MNT3_OK);
-	la.what.dir.data.data_len =
-		mr.mountres3_u.mountinfo.fhandle.fhandle3_len;
-	la.what.dir.data.data_val =
-		mr.mountres3_u.mountinfo.fhandle.fhandle3_val;
+	fh->data.data_len = mr.mountres3_u.mountinfo.fhandle.fhandle3_len;
+	memcpy(buf, mr.mountres3_u.mountinfo.fhandle.fhandle3_val,
+	       fh->data.data_len);
+	fh->data.data_val = buf;
+	xdr_free((xdrproc_t)xdr_mountres3, (char *)&mr);
+}
+
+/* The handle of "data", through MNT and LOOKUP; fh points into buf. */
+static void data_handle(struct fx *f, nfs_fh3 *fh, char *buf)
+{
+	char rootbuf[NFS3_FHSIZE];
+	LOOKUP3args la;
+	LOOKUP3res lr;
+
+	root_handle(f, &la.what.dir, rootbuf);
 	la.what.name = "data";
 	memset(&lr, 0, sizeof(lr));
 	call(f->d.tcp, NFS_PROGRAM, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args,
@@ -286,7 +315,58 @@ static void data_handle(struct fx *f, nfs_fh3 *fh, char *buf)
 	       fh->data.data_len);
 	fh->data.data_val = buf;
 	xdr_free((xdrproc_t)xdr_LOOKUP3res, (char *)&lr);
-	xdr_free((xdrproc_t)xdr_mountres3, (char *)&mr);
+}
+
+/*
+ * Sends the call buf[0..len) on a new connection to port and returns the
+ * reply's accept_stat (or -1 when none came, or it was denied).
+ */
+static int raw_exchange(uint16_t port, const uint8_t *buf, size_t len)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tmo = {.tv_sec = 10};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc = -1;
+	uint8_t rep[512];
+	uint32_t mark, vlen;
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
+	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), len);
+	n = recv(fd, rep, sizeof(rep), MSG_WAITALL);
+	close(fd);
+	if (n < 4 + 24)
+		return -1;
+	memcpy(&mark, rep, 4);
+	memcpy(&vlen, rep + 4 + 16, 4); /* after xid, type, stat, flavor */
+	if (ntohl(*(uint32_t *)(rep + 12)) != 0) /* MSG_DENIED */
+		return -1;
+	vlen = (ntohl(vlen) + 3) & ~3u;
+	if ((size_t)n < 4 + 24 + vlen)
+		return -1;
+	memcpy(&mark, rep + 4 + 20 + vlen, 4);
+	rc = (int)ntohl(mark);
+	return rc;
+}
+
+static long vm_peak_kb(const struct rr_t_daemon *d)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)d->pid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "VmPeak: %ld kB", &kb) == 1)
+			break;
+	fclose(fp);
+	return kb;
 }
 
 /* ------------------------------------------------------------ tests */
@@ -361,6 +441,76 @@ static void descriptor_exhaustion(void **state)
 	judge(f, "descriptor exhaustion");
 }
 
+/*
+ * Names that rpcgen would cut at an embedded NUL: "..\0" must not act as
+ * "..", "x\0/../../y" must not create "x", a MNT path "/export\0junk"
+ * must not mount "/export". Each is GARBAGE_ARGS, as Linux's nfsd
+ * answers a name holding a NUL.
+ */
+static void names_with_a_nul_are_garbage(void **state)
+{
+	static const uint8_t sattr_none[24]; /* six set_it FALSE */
+	struct fx *f = *state;
+	char rootbuf[NFS3_FHSIZE], mnt[PATH_MAX + 8], x[PATH_MAX + 8];
+	uint8_t buf[2048], *p;
+	struct stat st;
+	nfs_fh3 root;
+	size_t n;
+
+	root_handle(f, &root, rootbuf);
+	p = call_hdr(buf, 1, NFS_PROGRAM, NFSPROC3_LOOKUP);
+	put_bytes(&p, root.data.data_val, root.data.data_len);
+	put_bytes(&p, "..\0", 3);
+	assert_int_equal(raw_exchange(f->d.tcp, buf, call_end(buf, p)),
+			 RR_GARBAGE_ARGS);
+
+	p = call_hdr(buf, 2, NFS_PROGRAM, NFSPROC3_CREATE);
+	put_bytes(&p, root.data.data_val, root.data.data_len);
+	put_bytes(&p, "x\0/../../y", 10);
+	put32(&p, 0); /* UNCHECKED */
+	memcpy(p, sattr_none, sizeof(sattr_none));
+	p += sizeof(sattr_none);
+	assert_int_equal(raw_exchange(f->d.tcp, buf, call_end(buf, p)),
+			 RR_GARBAGE_ARGS);
+	snprintf(x, sizeof(x), "%s/x", f->exp);
+	assert_int_equal(stat(x, &st), -1);
+
+	n = (size_t)snprintf(mnt, sizeof(mnt), "%s%cjunk", f->exp, '\0');
+	p = call_hdr(buf, 3, MOUNT_PROGRAM, MOUNTPROC3_MNT);
+	put_bytes(&p, mnt, (uint32_t)n);
+	assert_int_equal(raw_exchange(f->d.mount, buf, call_end(buf, p)),
+			 RR_GARBAGE_ARGS);
+}
+
+/*
+ * A LOOKUP whose name length word says 0xfffffffe, in a call of 100-odd
+ * bytes: GARBAGE_ARGS before anything is allocated (rpcgen's decoder
+ * would first map 4 GiB).
+ */
+static void huge_length_word_allocates_nothing(void **state)
+{
+	struct fx *f = *state;
+	char rootbuf[NFS3_FHSIZE];
+	uint8_t buf[512], *p;
+	long vm0, vm1;
+	nfs_fh3 root;
+
+	root_handle(f, &root, rootbuf);
+	vm0 = vm_peak_kb(&f->d);
+	p = call_hdr(buf, 1, NFS_PROGRAM, NFSPROC3_LOOKUP);
+	put_bytes(&p, root.data.data_val, root.data.data_len);
+	put32(&p, 0xfffffffeu);
+	put32(&p, 0x41414141u);
+	assert_int_equal(raw_exchange(f->d.tcp, buf, call_end(buf, p)),
+			 RR_GARBAGE_ARGS);
+	vm1 = vm_peak_kb(&f->d);
+	printf("hostile: LOOKUP claiming a 4 GiB name: daemon VmPeak "
+	       "%ld -> %ld MiB\n",
+	       vm0 >> 10, vm1 >> 10);
+	assert_true(vm0 > 0 && vm1 - vm0 < (1L << 20));
+	judge(f, "huge length word");
+}
+
 /* ----------------------------------------------------------- fixture */
 
 static int start(void **state, long nofile)
@@ -427,6 +577,8 @@ int main(int argc, char **argv)
 		T(idle_connections_many_addresses),
 		cmocka_unit_test_setup_teardown(descriptor_exhaustion,
 						setup_few_fds, teardown),
+		T(names_with_a_nul_are_garbage),
+		T(huge_length_word_allocates_nothing),
 	};
 
 	if (argc < 2) {

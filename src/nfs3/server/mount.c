@@ -98,6 +98,22 @@ void nfsd_mounts_free(struct rr_nfs3_server *s)
 	mnt_forget(s, NULL);
 }
 
+/*
+ * A dirpath decoded whole: rpcgen stops a string at its first NUL, so a
+ * path "/export\0junk" would mount "/export". The bytes it took say how
+ * long the string really was.
+ */
+static bool_t dirpath_whole(XDR *in, dirpath *dir)
+{
+	u_int start = xdr_getpos(in);
+	size_t n;
+
+	if (!xdr_dirpath(in, dir))
+		return FALSE;
+	n = strlen(*dir);
+	return xdr_getpos(in) - start == 4 + ((n + 3) & ~(size_t)3);
+}
+
 static bool_t mnt(struct nfsd_call *c, XDR *in, XDR *out)
 {
 	dirpath dir = NULL;
@@ -105,7 +121,7 @@ static bool_t mnt(struct nfsd_call *c, XDR *in, XDR *out)
 	struct nfsd_obj o;
 	bool_t ok;
 
-	if (!xdr_dirpath(in, &dir)) {
+	if (!dirpath_whole(in, &dir)) {
 		xdr_free((xdrproc_t)xdr_dirpath, (char *)&dir);
 		return FALSE;
 	}
@@ -157,7 +173,7 @@ static bool_t dump(struct nfsd_call *c, XDR *out)
 static bool_t umnt(struct nfsd_call *c, XDR *in)
 {
 	dirpath dir = NULL;
-	bool_t ok = xdr_dirpath(in, &dir);
+	bool_t ok = dirpath_whole(in, &dir);
 
 	if (ok)
 		mnt_forget(c->s, dir);

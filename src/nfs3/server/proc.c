@@ -8,6 +8,7 @@
  */
 #include "nfs3/server/nfsd.h"
 
+#include <errno.h>
 #include <string.h>
 
 struct nfsd_proc {
@@ -46,6 +47,29 @@ static const struct nfsd_proc procs[] = {
 
 #define NPROCS (NFSPROC3_COMMIT + 1)
 
+/*
+ * rpcgen decodes a string up to its first NUL: a name "x\0/../y" would
+ * reach the handler as "x", and "..\0" as "..". Encoding the arguments
+ * again tells: a string cut short comes out with another length word.
+ * The comparison is of the bytes, so it also refuses what XDR forbids
+ * elsewhere (padding that is not zero, a bool that is neither 0 nor 1).
+ * 0, -EBADMSG (GARBAGE_ARGS, as Linux's nfsd answers a name holding a
+ * NUL) or -ENOMEM.
+ */
+static int args_intact(struct nfsd_call *c, const struct nfsd_proc *p,
+		       void *args, const void *in, u_int decoded)
+{
+	char *buf = nfsd_alloc(c, decoded ? decoded : 1);
+	XDR x;
+
+	if (!buf)
+		return -ENOMEM;
+	xdrmem_create(&x, buf, decoded, XDR_ENCODE);
+	if (!p->xargs(&x, args) || xdr_getpos(&x) != decoded)
+		return -EBADMSG;
+	return memcmp(buf, in, decoded) ? -EBADMSG : 0;
+}
+
 static uint32_t run(struct nfsd_call *c, const struct nfsd_proc *p)
 {
 	size_t len, cap;
@@ -54,16 +78,20 @@ static uint32_t run(struct nfsd_call *c, const struct nfsd_proc *p)
 	void *args = nfsd_alloc(c, p->args_size);
 	void *res = nfsd_alloc(c, p->res_size);
 	uint32_t rc = RR_SYSTEM_ERR;
+	int irc = 0;
 	XDR x;
 
 	if (!args || !res)
 		return RR_SYSTEM_ERR;
 	xdrmem_create(&x, (char *)in, (u_int)len, XDR_DECODE);
-	if (!p->xargs(&x, args)) {
+	if (!p->xargs(&x, args) ||
+	    (irc = args_intact(c, p, args, in, xdr_getpos(&x))) == -EBADMSG) {
 		atomic_fetch_add(&c->s->garbage_args, 1);
 		rc = RR_GARBAGE_ARGS;
 		goto out;
 	}
+	if (irc)
+		goto out; /* no memory to check them: SYSTEM_ERR */
 	/* every result union starts with its nfsstat3 */
 	*(nfsstat3 *)res = p->fn(c, args, res);
 	xdrmem_create(&x, out, (u_int)cap, XDR_ENCODE);
