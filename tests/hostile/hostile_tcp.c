@@ -49,6 +49,8 @@
 #define RSS_BOUND_KB (256L << 10)
 #define LOG_BOUND    (64L << 10)
 #define MAX_ATTACK   1024
+/* Files of one fixture cannot grow past this (RLIMIT_FSIZE). */
+#define FSIZE_LIMIT (FILE_LEN + (64u << 10))
 
 static const char *daemon_path;
 
@@ -511,9 +513,129 @@ static void huge_length_word_allocates_nothing(void **state)
 	judge(f, "huge length word");
 }
 
+/* A raw call's reply, whole: accept_stat and where the results start. */
+struct raw_res {
+	int accept;
+	uint8_t body[1024];
+	size_t len, res;
+};
+
+static void raw_call(uint16_t port, const uint8_t *buf, size_t len,
+		     struct raw_res *r)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tmo = {.tv_sec = 10};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	uint32_t mark, vlen;
+
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
+	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), len);
+	assert_int_equal(recv(fd, &mark, 4, MSG_WAITALL), 4);
+	r->len = ntohl(mark) & 0x7fffffffu;
+	assert_true(r->len >= 24 && r->len <= sizeof(r->body));
+	assert_int_equal(recv(fd, r->body, r->len, MSG_WAITALL), r->len);
+	close(fd);
+	assert_int_equal(ntohl(*(uint32_t *)(r->body + 8)), 0); /* ACCEPTED */
+	memcpy(&vlen, r->body + 16, 4);
+	r->res = 20 + ((ntohl(vlen) + 3) & ~3u);
+	assert_true(r->res + 4 <= r->len);
+	r->accept = (int)ntohl(*(uint32_t *)(r->body + r->res));
+	r->res += 4;
+}
+
+static uint32_t word_at(const struct raw_res *r, size_t off)
+{
+	uint32_t w;
+
+	assert_true(r->res + off + 4 <= r->len);
+	memcpy(&w, r->body + r->res + off, 4);
+	return ntohl(w);
+}
+
+/* Skips a post_op_attr at off of the results: where what follows is. */
+static size_t after_post_op_attr(const struct raw_res *r, size_t off)
+{
+	return off + 4 + (word_at(r, off) ? 84 : 0);
+}
+
+/* RFC 1813: a READ at or past the end, 2^63 included, is 0 bytes and eof. */
+static void read_past_2_63_is_zero_bytes_and_eof(void **state)
+{
+	struct fx *f = *state;
+	char fhbuf[NFS3_FHSIZE];
+	struct raw_res r;
+	uint8_t buf[256], *p;
+	nfs_fh3 fh;
+	size_t off;
+
+	data_handle(f, &fh, fhbuf);
+	p = call_hdr(buf, 1, NFS_PROGRAM, NFSPROC3_READ);
+	put_bytes(&p, fh.data.data_val, fh.data.data_len);
+	put32(&p, 0x80000000u); /* offset 2^63 */
+	put32(&p, 0);
+	put32(&p, 4096);
+	raw_call(f->d.tcp, buf, call_end(buf, p), &r);
+	assert_int_equal(r.accept, RR_SUCCESS);
+	assert_int_equal(word_at(&r, 0), NFS3_OK);
+	off = after_post_op_attr(&r, 4);
+	assert_int_equal(word_at(&r, off), 0);	   /* count */
+	assert_int_equal(word_at(&r, off + 4), 1); /* eof */
+	assert_int_equal(word_at(&r, off + 8), 0); /* data<> */
+}
+
+/* The count of a WRITE3resok: after status and wcc_data. */
+static uint32_t write_count(const struct raw_res *r)
+{
+	size_t pre = word_at(r, 4) ? 24 : 0; /* pre_op_attr */
+
+	return word_at(r, after_post_op_attr(r, 8 + pre));
+}
+
+/*
+ * A WRITE of which only part fits (here under RLIMIT_FSIZE): the part
+ * written is the answer, with its count, as RFC 1813 allows; the next
+ * WRITE gets the error. Before, it answered FBIG with the data half
+ * written.
+ */
+static void write_that_partly_fits_answers_the_count_written(void **state)
+{
+	static uint8_t data[8192], buf[8192 + 512];
+	struct fx *f = *state;
+	char fhbuf[NFS3_FHSIZE], path[PATH_MAX + 8];
+	uint32_t at = FSIZE_LIMIT - 4096;
+	struct raw_res r;
+	struct stat st;
+	uint8_t *p;
+	nfs_fh3 fh;
+
+	data_handle(f, &fh, fhbuf);
+	memset(data, 0x5a, sizeof(data));
+	for (uint32_t i = 0; i < 2; i++) {
+		p = call_hdr(buf, 1 + i, NFS_PROGRAM, NFSPROC3_WRITE);
+		put_bytes(&p, fh.data.data_val, fh.data.data_len);
+		put32(&p, 0);
+		put32(&p, at + i * 4096);
+		put32(&p, sizeof(data));
+		put32(&p, 2); /* FILE_SYNC */
+		put_bytes(&p, data, sizeof(data));
+		raw_call(f->d.tcp, buf, call_end(buf, p), &r);
+		assert_int_equal(r.accept, RR_SUCCESS);
+		assert_int_equal(word_at(&r, 0), i ? NFS3ERR_FBIG : NFS3_OK);
+		if (!i)
+			assert_int_equal(write_count(&r), 4096);
+	}
+	snprintf(path, sizeof(path), "%s/data", f->exp);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, FSIZE_LIMIT);
+}
+
 /* ----------------------------------------------------------- fixture */
 
-static int start(void **state, long nofile)
+static int start(void **state, const struct rr_t_limits *lim)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	const char *tmp = getenv("TMPDIR");
@@ -532,8 +654,7 @@ static int start(void **state, long nofile)
 	if (mkdir(f->exp, 0755))
 		return -1;
 	make_file(data);
-	if (rr_t_daemon_start(&f->d, daemon_path, f->exp, f->state, extra,
-			      nofile))
+	if (rr_t_daemon_start(&f->d, daemon_path, f->exp, f->state, extra, lim))
 		return -1;
 	*state = f;
 	f->base_p99 = good_client(f);
@@ -543,12 +664,21 @@ static int start(void **state, long nofile)
 
 static int setup(void **state)
 {
-	return start(state, 0);
+	return start(state, NULL);
 }
 
 static int setup_few_fds(void **state)
 {
-	return start(state, 128);
+	static const struct rr_t_limits few_fds = {.nofile = 128};
+
+	return start(state, &few_fds);
+}
+
+static int setup_small_files(void **state)
+{
+	static const struct rr_t_limits small = {.fsize = FSIZE_LIMIT};
+
+	return start(state, &small);
 }
 
 static int teardown(void **state)
@@ -579,6 +709,10 @@ int main(int argc, char **argv)
 						setup_few_fds, teardown),
 		T(names_with_a_nul_are_garbage),
 		T(huge_length_word_allocates_nothing),
+		T(read_past_2_63_is_zero_bytes_and_eof),
+		cmocka_unit_test_setup_teardown(
+			write_that_partly_fits_answers_the_count_written,
+			setup_small_files, teardown),
 	};
 
 	if (argc < 2) {

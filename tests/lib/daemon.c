@@ -69,8 +69,16 @@ static int read_banner(struct rr_t_daemon *d)
 	return d->rdma && d->tcp && d->mount ? 0 : -EPROTO;
 }
 
+static void set_limit(int what, long v)
+{
+	struct rlimit rl = {.rlim_cur = (rlim_t)v, .rlim_max = (rlim_t)v};
+
+	if (v > 0)
+		setrlimit(what, &rl);
+}
+
 static void child(const struct rr_t_daemon *d, int out, const char *bin,
-		  const char *const *argv, long nofile)
+		  const char *const *argv, const struct rr_t_limits *lim)
 {
 	int err = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
@@ -78,11 +86,9 @@ static void child(const struct rr_t_daemon *d, int out, const char *bin,
 	dup2(out, 1);
 	if (err >= 0)
 		dup2(err, 2);
-	if (nofile > 0) {
-		struct rlimit rl = {.rlim_cur = (rlim_t)nofile,
-				    .rlim_max = (rlim_t)nofile};
-
-		setrlimit(RLIMIT_NOFILE, &rl);
+	if (lim) {
+		set_limit(RLIMIT_NOFILE, lim->nofile);
+		set_limit(RLIMIT_FSIZE, lim->fsize);
 	}
 	execv(bin, (char *const *)argv);
 	_exit(127);
@@ -90,7 +96,7 @@ static void child(const struct rr_t_daemon *d, int out, const char *bin,
 
 int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
 		      const char *state_dir, const char *const *argv_extra,
-		      long nofile)
+		      const struct rr_t_limits *lim)
 {
 	const char *argv[MAX_ARGS] = {
 		"nfsrdmad", "--export",	    exp, "--state-dir",
@@ -108,7 +114,7 @@ int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
 		return -errno;
 	d->pid = fork();
 	if (d->pid == 0)
-		child(d, p[1], bin, argv, nofile);
+		child(d, p[1], bin, argv, lim);
 	close(p[1]);
 	d->out = p[0];
 	return d->pid < 0 ? -errno : read_banner(d);

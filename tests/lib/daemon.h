@@ -18,14 +18,20 @@ struct rr_t_daemon {
 	char log[256]; /* where its stderr goes */
 };
 
+/* Resource limits for the daemon; 0: inherited. */
+struct rr_t_limits {
+	long nofile; /* RLIMIT_NOFILE */
+	long fsize;  /* RLIMIT_FSIZE, bytes */
+};
+
 /*
  * Starts bin serving exp, state in state_dir, with extra arguments
- * argv_extra (NULL-terminated, may be NULL). nofile > 0: its
- * RLIMIT_NOFILE. 0 once it is ready, or a negative errno.
+ * argv_extra (NULL-terminated, may be NULL) under lim (may be NULL).
+ * 0 once it is ready, or a negative errno.
  */
 int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
 		      const char *state_dir, const char *const *argv_extra,
-		      long nofile);
+		      const struct rr_t_limits *lim);
 /* SIGTERM and wait: its exit status, or -1 when killed after 10 s. */
 int rr_t_daemon_stop(struct rr_t_daemon *d);
 /* Peak resident set (VmHWM) of the running daemon in KiB, or -1. */

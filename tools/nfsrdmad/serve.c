@@ -281,6 +281,8 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 	int rc, sig;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* A WRITE past RLIMIT_FSIZE is EFBIG for its client, not our end. */
+	signal(SIGXFSZ, SIG_IGN);
 	/*
 	 * Replies queued for slow clients are large and short-lived: with a
 	 * fixed threshold they are mapped and unmapped, so memory a burst

@@ -190,9 +190,8 @@ static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 		st = io_fd(c, &o, O_RDONLY, &fd, &own);
 	want = want < cap ? want : (uint32_t)cap;
 	want = want < NFSD_MAX_IO ? want : NFSD_MAX_IO;
-	if (!st && a->offset > (uint64)INT64_MAX)
-		st = NFS3ERR_INVAL;
-	if (!st && want)
+	/* No file reaches 2^63: such a READ is zero bytes at the end. */
+	if (!st && want && a->offset <= (uint64)INT64_MAX)
 		n = read_at(c, fd, buf, want, (off_t)a->offset, &o.st);
 	if (!st && n < 0)
 		st = nfsd_errno(errno);
@@ -270,7 +269,12 @@ static bool write_decode(struct nfsd_call *c, struct wargs *w)
 	return len - pos >= w->len;
 }
 
-static nfsstat3 write_data(int fd, const struct wargs *w)
+/*
+ * RFC 1813 lets WRITE answer a count below the one asked for: when part
+ * was written before an error (ENOSPC, EFBIG), that part is the answer
+ * (*written), and the client's next WRITE meets the error.
+ */
+static nfsstat3 write_data(int fd, const struct wargs *w, count3 *written)
 {
 	nfsstat3 st = NFS3_OK;
 	size_t done = 0;
@@ -284,6 +288,9 @@ static nfsstat3 write_data(int fd, const struct wargs *w)
 		else if (n > 0)
 			done += (size_t)n;
 	}
+	if (st && done)
+		st = NFS3_OK;
+	*written = (count3)done;
 	if (!st && w->stable == FILE_SYNC && fsync(fd))
 		st = nfsd_errno(errno);
 	if (!st && w->stable == DATA_SYNC && fdatasync(fd))
@@ -324,12 +331,11 @@ static uint32_t do_write(struct nfsd_call *c, const struct wargs *w)
 	if (!r.status)
 		r.status = io_fd(c, &o, O_WRONLY, &fd, &own);
 	if (!r.status)
-		r.status = write_data(fd, w);
+		r.status = write_data(fd, w, &ok->count);
 	if (own)
 		close(fd);
 	if (o.fd >= 0)
 		nfsd_wcc(&o.st, o.fd, &ok->file_wcc);
-	ok->count = w->count;
 	ok->committed = w->stable;
 	memcpy(ok->verf, c->s->write_verf, NFS3_WRITEVERFSIZE);
 	res_xdr(c, &x);
