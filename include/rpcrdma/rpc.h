@@ -123,6 +123,14 @@ struct rr_xprt_stats {
 	uint64_t conn_evicted;
 	uint64_t conn_timeouts;
 	uint64_t accept_errors;
+	/*
+	 * Server: replies that fitted neither inline nor in a chunk the call
+	 * offered, answered RDMA_ERROR ERR_CHUNK instead (also counted in
+	 * rdma_errors_sent); and calls answered GARBAGE_ARGS (arguments that
+	 * did not decode: on RDMA, often a DDP-eligible item misplaced).
+	 */
+	uint64_t reply_too_large;
+	uint64_t garbage_args;
 };
 
 /* Every field of struct rr_xprt_stats, in order, to print them by name. */
@@ -164,7 +172,9 @@ struct rr_xprt_stats {
 	X(conn_refused)                                                        \
 	X(conn_evicted)                                                        \
 	X(conn_timeouts)                                                       \
-	X(accept_errors)
+	X(accept_errors)                                                       \
+	X(reply_too_large)                                                     \
+	X(garbage_args)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {
@@ -423,7 +433,15 @@ uint32_t rr_svc_req_proc(const struct rr_svc_req *r);
 uint32_t rr_svc_req_vers(const struct rr_svc_req *r);
 /* True while the handler runs where it must not block (nowait_procs). */
 bool rr_svc_req_nowait(const struct rr_svc_req *r);
+/*
+ * The arguments. When the transport carried the last one apart (a read
+ * chunk), rr_svc_args ends at its length word and rr_svc_arg_bulk has
+ * its bytes; rr_svc_args_xdr is then all of them as one XDR stream, the
+ * item in place with its roundup (what a decoder that knows no
+ * DDP-eligible items wants). Otherwise the three agree: no bulk.
+ */
 const void *rr_svc_args(const struct rr_svc_req *r, size_t *len);
+const void *rr_svc_args_xdr(const struct rr_svc_req *r, size_t *len);
 const void *rr_svc_arg_bulk(const struct rr_svc_req *r, size_t *len);
 /* AUTH_SYS identity when the call carried one (uid/gid/gids), else NULL. */
 const struct rr_cred *rr_svc_cred(const struct rr_svc_req *r);

@@ -56,6 +56,7 @@ int rr_svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len)
 	}
 	r->args = msg + n;
 	r->args_len = len - (size_t)n;
+	r->args_xdr_len = r->args_len;
 	return 0;
 }
 
@@ -222,6 +223,12 @@ bool rr_svc_req_nowait(const struct rr_svc_req *r)
 const void *rr_svc_args(const struct rr_svc_req *r, size_t *len)
 {
 	*len = r->args_len;
+	return r->args;
+}
+
+const void *rr_svc_args_xdr(const struct rr_svc_req *r, size_t *len)
+{
+	*len = r->args_xdr_len;
 	return r->args;
 }
 

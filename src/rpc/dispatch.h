@@ -28,6 +28,11 @@ struct rr_svc_req {
 	size_t args_len;
 	const uint8_t *arg_bulk; /* DDP-eligible item pulled apart, or NULL */
 	size_t arg_bulk_len;
+	/*
+	 * The arguments as one XDR stream from args: args_len, or with
+	 * arg_bulk (which then follows args in place) and its roundup.
+	 */
+	size_t args_xdr_len;
 	struct rr_cred cred;
 	bool has_cred;
 	/* results: the transport provides res/res_cap/max_bulk */
@@ -61,11 +66,12 @@ bool rr_progtab_drc(const struct rr_progtab *t, const struct rr_call_hdr *h);
 bool rr_progtab_nowait(const struct rr_progtab *t, const struct rr_call_hdr *h);
 
 /*
- * Decodes the call header of msg and points args at what follows. The
- * transport sets arg_bulk itself. Returns 0 or -EBADMSG (not a call: the
- * transport drops it, there is no xid to answer). A call whose credential
- * or verifier is longer than RFC 5531 allows parses (0) with auth_err set,
- * so that rr_dispatch answers it AUTH_ERROR as for any bad credential.
+ * Decodes the call header of msg and points args at what follows
+ * (args_xdr_len = args_len). The transport sets arg_bulk itself. Returns 0
+ * or -EBADMSG (not a call: the transport drops it, there is no xid to
+ * answer). A call whose credential or verifier is longer than RFC 5531
+ * allows parses (0) with auth_err set, so that rr_dispatch answers it
+ * AUTH_ERROR as for any bad credential.
  */
 int rr_svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len);
 

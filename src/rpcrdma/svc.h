@@ -85,6 +85,14 @@ struct svc_req {
 	uint32_t len; /* bytes received */
 	struct rr_rdma_hdr h;
 	int hlen;
+	/*
+	 * A call with read chunks is rebuilt as one XDR stream in its bulk
+	 * buffer (svc_call.c), stream_len bytes from stream_off; when the
+	 * last chunk ends the call, its item is also handed apart
+	 * (ddp_pos, ddp_len: where in the stream, how long without roundup).
+	 */
+	uint32_t stream_off, stream_len;
+	uint32_t ddp_pos, ddp_len;
 	int bulk;	    /* bulk buffer holding pulled data, or -1 */
 	int res_bulk;	    /* reserved for a write/reply chunk, or -1 */
 	uint64_t read_mark; /* sq_posted when its Reads went out */

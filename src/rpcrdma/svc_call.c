@@ -4,11 +4,16 @@
  * 4 and 5).
  *
  * Everything in the transport header comes from the peer: chunk lists are
- * checked (one read chunk, at an aligned position inside the message or at
- * zero; total lengths within max_bulk; at most one write chunk used) before
- * any RDMA Read is posted. Bad headers are answered with RDMA_ERROR
- * (ERR_VERS with the range we speak, ERR_CHUNK otherwise) and the receive
- * is reposted; the connection carries on.
+ * checked (read chunks at aligned positions inside the message, in order
+ * and not overlapping, or one at position zero for RDMA_NOMSG; the whole
+ * call within a bulk buffer; at most one write chunk used) before any
+ * RDMA Read is posted. A call with read chunks is rebuilt in a bulk
+ * buffer as the XDR stream it stands for: the Reads land the chunks'
+ * data at their positions, the inline pieces are copied around them
+ * (RFC 8166 sections 3.4.5 and 3.5.3), so any program's decoder sees
+ * ordinary XDR, and WRITE's data is read once, into place. Bad headers are
+ * answered with RDMA_ERROR (ERR_VERS with the range we speak, ERR_CHUNK
+ * otherwise) and the receive is reposted; the connection carries on.
  *
  * ORDER: a call takes its bulk buffers all at once (the pulled arguments'
  * and the result's), never one while holding the other, so calls cannot
@@ -216,76 +221,187 @@ static void run(struct svc_conn *cn, struct svc_req *r)
 
 /* ----------------------------------------------------------- parsing */
 
-/* The read chunk's length: its segments land back to back (pull). */
-static uint32_t read_total(const struct rr_rdma_hdr *h)
-{
-	uint32_t total = 0;
+/*
+ * One read chunk: the run of read-list segments [first, first + nsegs)
+ * that share a position (RFC 8166 section 3.4.5). pos is the chunk's
+ * offset in the call's XDR stream; at, where it falls in the inline part.
+ */
+struct rchunk {
+	uint64_t pos, len;
+	uint32_t first, nsegs, at;
+};
 
-	for (uint32_t i = 0; i < h->nread; i++)
-		total += h->reads[i].seg.length;
-	return total;
+/* Groups the read list into chunks; returns how many. */
+static uint32_t read_chunks(const struct rr_rdma_hdr *h, struct rchunk *ck)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < h->nread; i++) {
+		const struct rr_rdma_read_seg *rs = &h->reads[i];
+
+		if (!n || rs->position != ck[n - 1].pos)
+			ck[n++] = (struct rchunk){.pos = rs->position,
+						  .first = i};
+		ck[n - 1].len += rs->seg.length;
+		ck[n - 1].nsegs++;
+	}
+	return n;
 }
 
 /*
- * The RPC message is complete (inline, or pulled). Splits it into call
- * header, inline arguments and the DDP-eligible item.
+ * Where each chunk's data goes in the rebuilt stream, checked against the
+ * inline part (mlen bytes). A read chunk carries no XDR roundup and the
+ * inline part has none for it either (RFC 8166 section 3.4.5): the
+ * stream gets the roundup back, and positions count it. Chunks come in
+ * position order and do not overlap. Returns the stream's length, or
+ * -EBADMSG.
  */
-static int parse_call(struct svc_conn *cn, struct svc_req *r)
+static int64_t place_chunks(struct rchunk *ck, uint32_t n, uint32_t mlen)
 {
-	const uint8_t *msg =
-		rr_bufpool_at(&cn->recvbufs, r->recv_idx) + r->hlen;
-	size_t len = r->len - (size_t)r->hlen;
+	uint64_t padded = 0, end = 1; /* position 0 is RDMA_NOMSG's */
 
-	r->rq.arg_bulk = NULL;
-	r->rq.arg_bulk_len = 0;
-	if (r->h.proc == RR_RDMA_NOMSG) {
-		msg = svc_bulk_at(cn->s, r->bulk);
-		len = read_total(&r->h);
-	} else if (r->h.nread) {
-		r->rq.arg_bulk = svc_bulk_at(cn->s, r->bulk);
-		r->rq.arg_bulk_len = read_total(&r->h);
-		/* The DDP-eligible item is the last one: nothing follows. */
-		if (r->h.reads[0].position != len)
+	for (uint32_t k = 0; k < n; k++) {
+		if (ck[k].pos < end || ck[k].pos - padded > mlen)
 			return -EBADMSG;
+		ck[k].at = (uint32_t)(ck[k].pos - padded);
+		padded += ck[k].len + rr_xdr_pad(ck[k].len);
+		end = ck[k].pos + ck[k].len + rr_xdr_pad(ck[k].len);
 	}
-	return rr_svc_req_parse(&r->rq, msg, len);
+	return (int64_t)(mlen + padded);
+}
+
+static uint32_t inline_len(const struct svc_req *r)
+{
+	return r->h.proc == RR_RDMA_NOMSG ? 0 : r->len - (uint32_t)r->hlen;
+}
+
+/*
+ * Checks the read list and sizes the stream it makes. RDMA_NOMSG: one
+ * position-zero chunk is the whole message (further chunks inside it
+ * are not supported: ERR_CHUNK). RDMA_MSG: chunks at any aligned
+ * position within the message.
+ */
+static int check_reads(struct svc_conn *cn, struct svc_req *r)
+{
+	struct rchunk ck[RR_RDMA_MAX_READ_SEGS];
+	uint32_t n = read_chunks(&r->h, ck);
+	int64_t len;
+
+	r->stream_off = r->stream_len = 0;
+	if (!n)
+		return r->h.proc == RR_RDMA_NOMSG ? -EBADMSG : 0;
+	for (uint32_t i = 0; i < r->h.nread; i++)
+		if (r->h.reads[i].position & 3)
+			return -EBADMSG;
+	if (r->h.proc == RR_RDMA_NOMSG) {
+		if (n != 1 || ck[0].pos)
+			return -EBADMSG;
+		len = (int64_t)ck[0].len;
+	} else {
+		len = place_chunks(ck, n, inline_len(r));
+		/* the first chunk's data on a cache line: WRITE's memcpy */
+		r->stream_off = (uint32_t)(-ck[0].pos & 63);
+	}
+	if (len < 0)
+		return (int)len;
+	if ((uint64_t)len + r->stream_off > cn->s->bulk.size)
+		return -E2BIG;
+	r->stream_len = (uint32_t)len;
+	return 0;
 }
 
 /* Checks the chunk lists of a call before anything is posted. */
 static int check_chunks(struct svc_conn *cn, struct svc_req *r)
 {
 	const struct rr_rdma_hdr *h = &r->h;
-	uint64_t total = 0;
 
-	if (h->proc == RR_RDMA_NOMSG && (h->nread == 0 || h->reads[0].position))
-		return -EBADMSG;
-	for (uint32_t i = 0; i < h->nread; i++) {
-		/* One read chunk: every segment at the same position. */
-		if (h->reads[i].position != h->reads[0].position ||
-		    (h->reads[i].position & 3))
-			return -EBADMSG;
-		total += h->reads[i].seg.length;
-	}
-	if (total > cn->s->bulk.size)
-		return -E2BIG;
-	if (h->nwrite > 1 || h->nwrite + h->has_reply > 2)
-		return -E2BIG;
 	if (h->proc != RR_RDMA_MSG && h->proc != RR_RDMA_NOMSG)
 		return -EBADMSG;
+	if (h->nwrite > 1 || h->nwrite + h->has_reply > 2)
+		return -E2BIG;
+	return check_reads(cn, r);
+}
+
+/*
+ * Copies the inline pieces of the call into the stream around where its
+ * chunks will land (off[i]: read segment i's place), zeroes each chunk's
+ * roundup, and notes a last chunk that ends the call (the DDP-eligible
+ * item, which handlers such as WRITE take apart with no copy).
+ */
+static void lay_out(struct svc_conn *cn, struct svc_req *r, uint8_t *dst,
+		    uint32_t *off)
+{
+	const uint8_t *msg =
+		rr_bufpool_at(&cn->recvbufs, r->recv_idx) + r->hlen;
+	struct rchunk ck[RR_RDMA_MAX_READ_SEGS];
+	uint32_t n = read_chunks(&r->h, ck), mlen = inline_len(r);
+	uint32_t in = 0, out = 0;
+
+	if (r->h.proc != RR_RDMA_NOMSG)
+		place_chunks(ck, n, mlen); /* checked by check_reads */
+	else
+		ck[0].at = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		memcpy(dst + out, msg + in, ck[k].at - in);
+		out += ck[k].at - in;
+		in = ck[k].at;
+		for (uint32_t i = ck[k].first; i < ck[k].first + ck[k].nsegs;
+		     i++) {
+			off[i] = out;
+			out += r->h.reads[i].seg.length;
+		}
+		memset(dst + out, 0, rr_xdr_pad(ck[k].len));
+		out += rr_xdr_pad(ck[k].len);
+	}
+	memcpy(dst + out, msg + in, mlen - in);
+	r->ddp_pos = r->ddp_len = 0;
+	if (r->h.proc != RR_RDMA_NOMSG && ck[n - 1].at == mlen) {
+		r->ddp_pos = (uint32_t)ck[n - 1].pos;
+		r->ddp_len = (uint32_t)ck[n - 1].len;
+	}
+}
+
+/*
+ * The RPC message is complete (inline, or rebuilt in the bulk buffer).
+ * Splits it into call header and arguments, and the DDP-eligible item
+ * when a chunk carried the last one.
+ */
+static int parse_call(struct svc_conn *cn, struct svc_req *r)
+{
+	const uint8_t *msg;
+	int rc;
+
+	r->rq.arg_bulk = NULL;
+	r->rq.arg_bulk_len = 0;
+	if (!r->h.nread)
+		return rr_svc_req_parse(
+			&r->rq,
+			rr_bufpool_at(&cn->recvbufs, r->recv_idx) + r->hlen,
+			r->len - (size_t)r->hlen);
+	msg = svc_bulk_at(cn->s, r->bulk) + r->stream_off;
+	if (!r->ddp_len)
+		return rr_svc_req_parse(&r->rq, msg, r->stream_len);
+	/* the item's length word ends the arguments the handler sees */
+	rc = rr_svc_req_parse(&r->rq, msg, r->ddp_pos);
+	if (rc)
+		return rc;
+	r->rq.arg_bulk = msg + r->ddp_pos;
+	r->rq.arg_bulk_len = r->ddp_len;
+	r->rq.args_xdr_len = r->stream_len - (size_t)(r->rq.args - msg);
 	return 0;
 }
 
 /*
- * Posts the RDMA Reads that pull the read chunk into a bulk buffer, one
- * per segment, back to back: a client whose registrations are small
- * (the kernel's FRWR over rxe: 128 KiB) sends a 1 MiB WRITE in eight.
- * One chain, one post (one doorbell). Only the last is signaled: its
- * completion covers the chain.
+ * Posts the RDMA Reads that pull the read chunks into a bulk buffer, one
+ * per segment, each to its place in the rebuilt stream: a client whose
+ * registrations are small (the kernel's FRWR over rxe: 128 KiB) sends a
+ * 1 MiB WRITE in eight. One chain, one post (one doorbell). Only the
+ * last is signaled: its completion covers the chain.
  */
 static int pull(struct svc_conn *cn, struct svc_req *r)
 {
 	struct rr_svc *s = cn->s;
-	uint32_t n = r->h.nread, off = 0;
+	uint32_t n = r->h.nread, off[RR_RDMA_MAX_READ_SEGS];
 	struct rr_sge sge[RR_RDMA_MAX_READ_SEGS];
 	struct rr_send_wr wr[RR_RDMA_MAX_READ_SEGS], *bad = NULL;
 	uint8_t *dst;
@@ -293,12 +409,13 @@ static int pull(struct svc_conn *cn, struct svc_req *r)
 
 	if (!svc_sq_room(cn, n) || !bulk_take(s, r, true))
 		return -EAGAIN;
-	dst = svc_bulk_at(s, r->bulk);
+	dst = svc_bulk_at(s, r->bulk) + r->stream_off;
+	lay_out(cn, r, dst, off);
 	r->seq++;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rr_rdma_seg *seg = &r->h.reads[i].seg;
 
-		sge[i] = (struct rr_sge){(uintptr_t)(dst + off), seg->length,
+		sge[i] = (struct rr_sge){(uintptr_t)(dst + off[i]), seg->length,
 					 rr_mr_lkey(s->bulk.mr)};
 		wr[i] = (struct rr_send_wr){
 			.wr_id = rr_wrid(cn->gen, RR_WRK_READ, r->idx, r->seq),
@@ -309,7 +426,6 @@ static int pull(struct svc_conn *cn, struct svc_req *r)
 			.num_sge = 1,
 			.rdma = {.remote_addr = seg->offset,
 				 .rkey = seg->handle}};
-		off += seg->length;
 	}
 	svc_flush(cn); /* ORDER: replies accounted before these go first */
 	rc = cn->dead ? -ENOTCONN : rr_qp_post_send(cn->qp, wr, &bad);

@@ -313,8 +313,33 @@ static int plan_reply_chunk(struct svc_conn *cn, struct svc_req *r,
 }
 
 /*
- * Builds and posts the reply for r from the resources reserved for it.
- * Returns 0, or -EMSGSIZE when the client's chunks cannot carry it.
+ * The reply inline after the header p->h says (RFC 8166 section 3.5:
+ * sized as it is, with the chunks this call offered and the write-chunk
+ * segments used, not the largest header there could be). Returns the
+ * bytes to send, or -EMSGSIZE when they exceed the peer's inline size.
+ */
+static int encode_inline(struct svc_conn *cn, struct svc_req *r,
+			 const struct reply_plan *p, bool inline_bulk,
+			 uint8_t *sbuf)
+{
+	size_t cap = cn->inline_send < cn->sendbufs.size ? cn->inline_send
+							 : cn->sendbufs.size;
+	size_t hl = rr_rdma_hdr_size(&p->h);
+	int n;
+
+	if (!hl || hl >= cap)
+		return -EMSGSIZE;
+	n = rr_reply_encode(&r->rq, &r->rh, inline_bulk, sbuf + hl, cap - hl);
+	if (n < 0)
+		return -EMSGSIZE;
+	rr_rdma_hdr_encode(&p->h, sbuf, hl);
+	return (int)hl + n;
+}
+
+/*
+ * Builds and posts the reply for r from the resources reserved for it:
+ * inline whenever it fits, else in the reply chunk if the call offered
+ * one. Returns 0, or -EMSGSIZE when neither can carry it.
  */
 static int send_reply(struct svc_conn *cn, struct svc_req *r)
 {
@@ -322,7 +347,6 @@ static int send_reply(struct svc_conn *cn, struct svc_req *r)
 	struct reply_plan p;
 	uint8_t *sbuf = rr_bufpool_at(&cn->sendbufs, next_sctx(cn));
 	bool use_write = has_results(r) && r->rq.res_bulk_len && r->h.nwrite;
-	size_t hmax = RR_RDMA_HDR_EMPTY + 16 * 2 * (RR_RDMA_MAX_CHUNK_SEGS + 1);
 	uint32_t inv;
 	int n, rc;
 
@@ -333,15 +357,8 @@ static int send_reply(struct svc_conn *cn, struct svc_req *r)
 				   .proc = RR_RDMA_MSG};
 	if (use_write && (rc = plan_write_chunk(cn, r, &p)))
 		return rc;
-	if (hmax + rr_reply_len(&r->rq, &r->rh, !use_write) <=
-	    cn->inline_send) {
-		n = rr_rdma_hdr_encode(&p.h, sbuf, cn->sendbufs.size);
-		if (n >= 0) {
-			rc = rr_reply_encode(&r->rq, &r->rh, !use_write,
-					     sbuf + n, cn->sendbufs.size - n);
-			n = rc < 0 ? rc : n + rc;
-		}
-	} else {
+	n = encode_inline(cn, r, &p, !use_write, sbuf);
+	if (n == -EMSGSIZE) {
 		rc = plan_reply_chunk(cn, r, &p, !use_write);
 		if (rc)
 			return rc;
@@ -381,8 +398,12 @@ void svc_reply(struct svc_conn *cn, struct svc_req *r)
 		r->res_bulk = -1;
 		return;
 	}
-	if (!cn->dead && send_reply(cn, r) == -EMSGSIZE)
+	if (!cn->dead && send_reply(cn, r) == -EMSGSIZE) {
+		cn->s->st.reply_too_large++;
 		svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
+	}
+	if (r->rh.stat == RR_MSG_ACCEPTED && r->rh.accept == RR_GARBAGE_ARGS)
+		cn->s->st.garbage_args++;
 	cn->s->st.calls++;
 	svc_bulk_put(cn->s, r->res_bulk);
 	r->res_bulk = -1;

@@ -15,6 +15,8 @@
  *   4 GATE   tells the parent it runs (a byte on the "entered" pipe), then
  *            waits up to HC_GATE_MS for a byte on the gate pipe: a call
  *            that is certainly in progress while the parent acts.
+ *   5 XDR    results = the arguments as one XDR stream (rr_svc_args_xdr):
+ *            a DDP-eligible item a read chunk carried, back in place.
  *
  * Control protocol (one requester): 's' -> struct rr_xprt_stats now;
  * 'q' -> the server stops, shuts down (drains) and sends its final stats,
@@ -47,7 +49,7 @@
 #define HC_GATE_MS  5000
 #define HC_WAIT_MS  10000 /* any single wait for the child */
 
-enum { HC_NULL, HC_ECHO, HC_READ, HC_WRITE, HC_GATE, HC_NPROCS };
+enum { HC_NULL, HC_ECHO, HC_READ, HC_WRITE, HC_GATE, HC_XDR, HC_NPROCS };
 
 static inline uint64_t hc_now_us(void)
 {
@@ -153,6 +155,20 @@ static uint32_t hc_h_echo(struct rr_svc_req *r, void *arg)
 	return rr_svc_set_res(r, len, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
+static uint32_t hc_h_xdr(struct rr_svc_req *r, void *arg)
+{
+	size_t len, cap;
+	const void *a = rr_svc_args_xdr(r, &len);
+	void *res = rr_svc_res_buf(r, &cap);
+
+	(void)arg;
+	if (len > cap)
+		return RR_GARBAGE_ARGS;
+	if (len)
+		memcpy(res, a, len);
+	return rr_svc_set_res(r, len, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
 static uint32_t hc_h_read(struct rr_svc_req *r, void *arg)
 {
 	size_t len, cap;
@@ -210,7 +226,7 @@ static uint32_t hc_h_gate(struct rr_svc_req *r, void *arg)
 
 static const rr_svc_fn hc_procs[HC_NPROCS] = {
 	[HC_NULL] = hc_h_null,	 [HC_ECHO] = hc_h_echo, [HC_READ] = hc_h_read,
-	[HC_WRITE] = hc_h_write, [HC_GATE] = hc_h_gate,
+	[HC_WRITE] = hc_h_write, [HC_GATE] = hc_h_gate, [HC_XDR] = hc_h_xdr,
 };
 
 struct hc_ctl {

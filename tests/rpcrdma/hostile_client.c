@@ -1056,7 +1056,7 @@ static void chunk_semantics(void **state)
 	n = build_call(&h, m, &rh, 2, HC_NULL, m, 0);
 	assert_int_equal(hc_send(&h, m, n), 0);
 	expect_rdma_error(&h, rh.xid, RR_ERR_CHUNK);
-	/* A read chunk in the middle of the message, not after it. */
+	/* A read chunk inside the call header: what it makes is no call. */
 	rh = (struct rr_rdma_hdr){.proc = RR_RDMA_MSG, .nread = 1};
 	rh.reads[0] = (struct rr_rdma_read_seg){
 		4, {rr_mr_rkey(h.expo), 64, (uintptr_t)h.mem}};
@@ -1464,6 +1464,193 @@ static void close_mid_call(void **state)
 	good_finish(&e->g, "close mid-call");
 }
 
+/* ============================================ the kernel client's shapes */
+
+/* RPC reply header, accepted, AUTH_NONE verifier: what precedes results. */
+#define RPC_REPLY_NONE 24
+
+/* The next answer is ECHO/XDR's: want[0..len) as its results, inline. */
+static void expect_results(struct hc *h, uint32_t xid, const uint8_t *want,
+			   uint32_t len)
+{
+	struct answer *a = next_answer(h);
+
+	assert_true(a->hlen > 0);
+	assert_int_equal(a->h.xid, xid);
+	assert_int_equal(a->h.proc, RR_RDMA_MSG);
+	assert_int_equal(a->rpc.stat, RR_MSG_ACCEPTED);
+	assert_int_equal(a->rpc.accept, RR_SUCCESS);
+	assert_int_equal(a->res_len, len);
+	assert_memory_equal(a->res, want, len);
+}
+
+/*
+ * The kernel's O_DIRECT READ of 3.4 to 3.8 KiB offers no chunk at all:
+ * the reply fits its 4 KiB inline receive with the header it needs (28
+ * bytes, no chunk lists). The reply must go inline up to the last byte
+ * that fits, and only past that be answered ERR_CHUNK, counted.
+ */
+static void reply_inline_up_to_the_last_byte(void **state)
+{
+	struct env *e = *state;
+	struct rr_xprt_stats st;
+	uint64_t too_big = 0;
+	struct hc h;
+
+	hc_open(&h);
+	hc_connect(&h, e->sv.port);
+	for (uint32_t size = 3300; size <= 4100; size++) {
+		uint32_t padded = size + (-size & 3);
+		struct answer *a;
+
+		send_read_chunks(&h, size, NULL, NULL);
+		if (RR_RDMA_HDR_EMPTY + RPC_REPLY_NONE + 4 + padded > SLOT) {
+			expect_rdma_error(&h, h.xid, RR_ERR_CHUNK);
+			too_big++;
+			continue;
+		}
+		a = next_answer(&h);
+		assert_true(a->hlen > 0);
+		assert_int_equal(a->h.xid, h.xid);
+		assert_int_equal(a->h.proc, RR_RDMA_MSG);
+		assert_int_equal(a->rpc.accept, RR_SUCCESS);
+		assert_int_equal(a->res_len, 4 + padded);
+		assert_int_equal(hc_get32(a->res), size);
+		for (uint32_t i = 0; i < size; i++)
+			if (a->res[4 + i] != hc_pat(i))
+				fail_msg("READ %u: byte %u wrong", size, i);
+	}
+	expect_echo_ok(&h);
+	st = stats(e);
+	assert_int_equal(too_big, 4100 - 4040);
+	assert_int_equal(DELTA(st, e, reply_too_large), too_big);
+	assert_int_equal(DELTA(st, e, rdma_errors_sent), too_big);
+	assert_int_equal(DELTA(st, e, bad_headers), 0);
+	assert_int_equal(DELTA(st, e, garbage_args), 0);
+	hc_close(&h);
+	good_finish(&e->g, "reply inline up to the last byte");
+}
+
+/*
+ * Read chunks inside the arguments, not at their end (RFC 8166 section
+ * 3.5.3): each chunk's data belongs at its position, with the XDR
+ * roundup the chunk does not carry and the inline part leaves out too.
+ * ECHO answers the arguments as the handler sees them.
+ */
+static void read_chunks_inside_the_arguments(void **state)
+{
+	struct env *e = *state;
+	struct rr_rdma_hdr rh = {.proc = RR_RDMA_MSG, .nread = 2};
+	uint8_t m[256], args[16], want[64];
+	struct rr_xprt_stats st;
+	struct hc h;
+	uint32_t n;
+
+	hc_open(&h);
+	hc_connect(&h, e->sv.port);
+	for (uint32_t i = 0; i < 64; i++)
+		h.mem[i] = (uint8_t)(0xa0 + i);
+	for (uint32_t i = 0; i < 16; i++)
+		args[i] = (uint8_t)i;
+	/* 8 inline, 13 from the chunk (+3), 4 inline, 5 (+3), 4 inline */
+	rh.reads[0] = (struct rr_rdma_read_seg){
+		RPC_HDR_NONE + 8, {rr_mr_rkey(h.expo), 13, (uintptr_t)h.mem}};
+	rh.reads[1] = (struct rr_rdma_read_seg){
+		RPC_HDR_NONE + 8 + 16 + 4,
+		{rr_mr_rkey(h.expo), 5, (uintptr_t)h.mem + 32}};
+	memset(want, 0, sizeof(want));
+	memcpy(want, args, 8);
+	memcpy(want + 8, h.mem, 13);
+	memcpy(want + 24, args + 8, 4);
+	memcpy(want + 28, h.mem + 32, 5);
+	memcpy(want + 36, args + 12, 4);
+	n = build_call(&h, m, &rh, 2, HC_ECHO, args, 16);
+	assert_int_equal(hc_send(&h, m, n), 0);
+	expect_results(&h, rh.xid, want, 40);
+	expect_echo_ok(&h);
+	st = stats(e);
+	assert_int_equal(DELTA(st, e, read_chunks), 1);
+	assert_int_equal(DELTA(st, e, bad_headers), 0);
+	assert_int_equal(DELTA(st, e, rdma_errors_sent), 0);
+	hc_close(&h);
+	good_finish(&e->g, "read chunks inside the arguments");
+}
+
+/*
+ * The kernel's SYMLINK of a long target: the path (the last argument) in
+ * a read chunk at its position, with nothing inline after it. A handler
+ * that decodes plain XDR (rr_svc_args_xdr) must find the item in place,
+ * padded, whatever its length.
+ */
+static void read_chunk_item_in_place_for_xdr(void **state)
+{
+	static const uint32_t lens[] = {1,    2,    3,	  4,	5,    1000,
+					3799, 3800, 3801, 3802, 4000, 4036};
+	struct env *e = *state;
+	struct rr_rdma_hdr rh = {.proc = RR_RDMA_MSG, .nread = 1};
+	uint8_t m[256], args[4], *want = calloc(1, 4100);
+	struct rr_xprt_stats st;
+	struct hc h;
+
+	assert_non_null(want);
+	hc_open(&h);
+	hc_connect(&h, e->sv.port);
+	for (uint32_t i = 0; i < 4100; i++)
+		h.mem[i] = (uint8_t)('a' + i % 26);
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		uint32_t len = lens[k], n;
+
+		rh.reads[0] = (struct rr_rdma_read_seg){
+			RPC_HDR_NONE + 4,
+			{rr_mr_rkey(h.expo), len, (uintptr_t)h.mem}};
+		hc_put32(args, len);
+		memset(want, 0, 4100);
+		hc_put32(want, len);
+		memcpy(want + 4, h.mem, len);
+		n = build_call(&h, m, &rh, 2, HC_XDR, args, 4);
+		assert_int_equal(hc_send(&h, m, n), 0);
+		expect_results(&h, rh.xid, want, 4 + len + (-len & 3));
+	}
+	st = stats(e);
+	assert_int_equal(DELTA(st, e, garbage_args), 0);
+	assert_int_equal(DELTA(st, e, bad_headers), 0);
+	assert_int_equal(DELTA(st, e, reply_too_large), 0);
+	hc_close(&h);
+	free(want);
+	good_finish(&e->g, "read chunk item in place");
+}
+
+/*
+ * A long call (RFC 8166 section 3.5.3): RDMA_NOMSG, the whole RPC call in
+ * a position-zero read chunk, nothing inline after the transport header.
+ */
+static void nomsg_call_in_a_position_zero_chunk(void **state)
+{
+	struct env *e = *state;
+	struct rr_rdma_hdr rh = {.proc = RR_RDMA_NOMSG, .nread = 1};
+	uint8_t m[256];
+	struct rr_xprt_stats st;
+	struct hc h;
+	uint32_t alen = 3001;
+
+	hc_open(&h);
+	hc_connect(&h, e->sv.port);
+	rh.reads[0] = (struct rr_rdma_read_seg){
+		0, {rr_mr_rkey(h.expo), RPC_HDR_NONE + alen, (uintptr_t)h.mem}};
+	build_call(&h, m, &rh, 2, HC_NULL, m, 0);
+	rpc_call(h.mem, rh.xid, 2, HC_PROG, HC_ECHO);
+	for (uint32_t i = 0; i < alen; i++)
+		h.mem[RPC_HDR_NONE + i] = (uint8_t)(i * 13);
+	assert_int_equal(hc_send(&h, m, (uint32_t)rr_rdma_hdr_size(&rh)), 0);
+	expect_results(&h, rh.xid, h.mem + RPC_HDR_NONE, alen);
+	expect_echo_ok(&h);
+	st = stats(e);
+	assert_int_equal(DELTA(st, e, read_chunks), 1);
+	assert_int_equal(DELTA(st, e, bad_headers), 0);
+	hc_close(&h);
+	good_finish(&e->g, "RDMA_NOMSG call");
+}
+
 #define T(f)  cmocka_unit_test_setup_teardown(f, setup, teardown)
 #define TS(f) cmocka_unit_test_setup_teardown(f, setup_staller, teardown)
 
@@ -1488,6 +1675,10 @@ int main(void)
 		T(close_mid_call),
 		TS(stalled_client_with_reads_pending),
 		TS(stalled_client_with_writes_pending),
+		T(reply_inline_up_to_the_last_byte),
+		T(read_chunks_inside_the_arguments),
+		T(read_chunk_item_in_place_for_xdr),
+		T(nomsg_call_in_a_position_zero_chunk),
 	};
 	int failed;
 

@@ -200,6 +200,32 @@ static int run_all(struct daemon *d)
 	return 0;
 }
 
+/*
+ * The RDMA transport's answers that mean a client and we disagree about
+ * the protocol: replies too large for every way the call offered
+ * (ERR_CHUNK), malformed transport headers, arguments that did not decode.
+ */
+static void print_rdma_stats(struct rr_svc *s)
+{
+	struct rr_xprt_stats st;
+
+	if (rr_svc_stats(s, &st))
+		return;
+	fprintf(stderr,
+		"nfsrdmad: rdma: %llu calls, %llu replies too large "
+		"(ERR_CHUNK), %llu bad headers, %llu garbage args, "
+		"%llu RDMA_ERRORs sent, %llu read chunks, %llu write chunks, "
+		"%llu reply chunks\n",
+		(unsigned long long)st.calls,
+		(unsigned long long)st.reply_too_large,
+		(unsigned long long)st.bad_headers,
+		(unsigned long long)st.garbage_args,
+		(unsigned long long)st.rdma_errors_sent,
+		(unsigned long long)st.read_chunks,
+		(unsigned long long)st.write_chunks,
+		(unsigned long long)st.reply_chunks);
+}
+
 static void stop_all(struct daemon *d)
 {
 	for (int k = 0; k < X_N; k++) {
@@ -215,8 +241,11 @@ static void stop_all(struct daemon *d)
 
 		if (x->running)
 			pthread_join(x->th, NULL);
-		if (x->rdma)
+		if (x->rdma) {
+			rr_svc_shutdown(x->rdma);
+			print_rdma_stats(x->rdma);
 			rr_svc_destroy(x->rdma);
+		}
 		if (x->tcp)
 			rr_tcp_svc_destroy(x->tcp);
 	}

@@ -128,9 +128,27 @@ static int decode(xdrproc_t xres, void *res, char *buf, size_t len)
 	return 0;
 }
 
-int nfsc_xcall(struct nfsc_xprt *xp, const struct rr_cred *cred, uint32_t prog,
-	       uint32_t vers, uint32_t proc, xdrproc_t xargs, void *args,
-	       xdrproc_t xres, void *res, size_t res_cap)
+/*
+ * The arguments' last item_len bytes (and their roundup) are a
+ * DDP-eligible item (RFC 8267 section 4): handed to the transport apart,
+ * so that a call too large to go inline carries them in a read chunk at
+ * their position rather than the whole call in a position-zero chunk.
+ */
+static void split_ddp(struct rr_call *call, size_t item_len)
+{
+	size_t tail = item_len + (-item_len & 3);
+
+	if (!item_len || tail > call->args_len)
+		return;
+	call->args_len -= tail;
+	call->arg_bulk = (const uint8_t *)call->args + call->args_len;
+	call->arg_bulk_len = item_len;
+}
+
+static int xcall(struct nfsc_xprt *xp, const struct rr_cred *cred,
+		 uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
+		 void *args, xdrproc_t xres, void *res, size_t res_cap,
+		 size_t item_len)
 {
 	char abuf[NFSC_ARGS_MAX];
 	struct rr_call call = {.prog = prog,
@@ -142,6 +160,7 @@ int nfsc_xcall(struct nfsc_xprt *xp, const struct rr_cred *cred, uint32_t prog,
 
 	if (rc)
 		return rc;
+	split_ddp(&call, item_len);
 	call.res_cap = res_cap ? res_cap : NFSC_RES_FIXED;
 	call.res = malloc(call.res_cap);
 	if (!call.res)
@@ -153,11 +172,26 @@ int nfsc_xcall(struct nfsc_xprt *xp, const struct rr_cred *cred, uint32_t prog,
 	return rc;
 }
 
+int nfsc_xcall(struct nfsc_xprt *xp, const struct rr_cred *cred, uint32_t prog,
+	       uint32_t vers, uint32_t proc, xdrproc_t xargs, void *args,
+	       xdrproc_t xres, void *res, size_t res_cap)
+{
+	return xcall(xp, cred, prog, vers, proc, xargs, args, xres, res,
+		     res_cap, 0);
+}
+
 int nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
 	      xdrproc_t xres, void *res, size_t res_cap)
 {
-	return nfsc_xcall(n->x, &n->cred, NFS_PROGRAM, NFS_V3, proc, xargs,
-			  args, xres, res, res_cap);
+	return xcall(n->x, &n->cred, NFS_PROGRAM, NFS_V3, proc, xargs, args,
+		     xres, res, res_cap, 0);
+}
+
+int nfsc_call_ddp(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
+		  size_t item_len, xdrproc_t xres, void *res, size_t res_cap)
+{
+	return xcall(n->x, &n->cred, NFS_PROGRAM, NFS_V3, proc, xargs, args,
+		     xres, res, res_cap, item_len);
 }
 
 int nfsc_fh_set(struct nfsc_fh *fh, const nfs_fh3 *w)

@@ -137,6 +137,13 @@ void nfsc_fattr_to_stat(const fattr3 *a, struct stat *st);
 /* NFS calls on the mount (NFS_PROGRAM, NFS_V3). */
 int nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
 	      xdrproc_t xres, void *res, size_t res_cap);
+/*
+ * nfsc_call whose last argument is a DDP-eligible item of item_len bytes
+ * (SYMLINK's path, RFC 8267 section 4): it travels in a read chunk at its
+ * position when the call does not fit inline.
+ */
+int nfsc_call_ddp(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
+		  size_t item_len, xdrproc_t xres, void *res, size_t res_cap);
 
 /*
  * Path resolution inside the export. nfsc_lookup_path finds the object

@@ -140,8 +140,8 @@ int rr_nfs_symlink(struct rr_nfs *n, const char *target, const char *path)
 		return rc;
 	nfsc_fh_arg(&a.where.dir, &dir);
 	a.where.name = name;
-	rc = nfsc_call(n, NFSPROC3_SYMLINK, (xdrproc_t)xdr_SYMLINK3args, &a,
-		       (xdrproc_t)xdr_SYMLINK3res, &r, 0);
+	rc = nfsc_call_ddp(n, NFSPROC3_SYMLINK, (xdrproc_t)xdr_SYMLINK3args, &a,
+			   strlen(target), (xdrproc_t)xdr_SYMLINK3res, &r, 0);
 	free(name);
 	if (rc)
 		return rc;

@@ -217,7 +217,7 @@ uint32_t nfsd_mount_handler(struct rr_svc_req *req, void *arg)
 {
 	struct nfsd_call c = {.s = arg, .req = req};
 	size_t len, cap;
-	const void *args = rr_svc_args(req, &len);
+	const void *args = rr_svc_args_xdr(req, &len);
 	void *res = rr_svc_res_buf(req, &cap);
 	uint32_t rc;
 	XDR in, out;

@@ -70,10 +70,32 @@ static int args_intact(struct nfsd_call *c, const struct nfsd_proc *p,
 	return memcmp(buf, in, decoded) ? -EBADMSG : 0;
 }
 
+/*
+ * The encoded results. READLINK's path is DDP-eligible (RFC 8267 section
+ * 4): its bytes, already encoded last, are handed to the transport apart
+ * from the XDR before them, so they can go in a write chunk the client
+ * offered (or inline, or in the reply chunk, as the transport finds).
+ */
+static int set_res(struct nfsd_call *c, const struct nfsd_proc *p, void *res,
+		   uint8_t *out, size_t len)
+{
+	const READLINK3res *rl = res;
+	size_t n, tail;
+
+	if (p->fn != nfsd_readlink || rl->status != NFS3_OK)
+		return rr_svc_set_res(c->req, len, NULL, 0);
+	n = strlen(rl->READLINK3res_u.resok.data);
+	tail = n + (-n & 3); /* and its XDR roundup */
+	if (tail > len)
+		return -EMSGSIZE;
+	return rr_svc_set_res(c->req, len - tail, out + len - tail, n);
+}
+
 static uint32_t run(struct nfsd_call *c, const struct nfsd_proc *p)
 {
 	size_t len, cap;
-	const void *in = rr_svc_args(c->req, &len);
+	/* DDP-eligible arguments (SYMLINK's path) in place: one XDR stream */
+	const void *in = rr_svc_args_xdr(c->req, &len);
 	void *out = rr_svc_res_buf(c->req, &cap);
 	void *args = nfsd_alloc(c, p->args_size);
 	void *res = nfsd_alloc(c, p->res_size);
@@ -95,8 +117,7 @@ static uint32_t run(struct nfsd_call *c, const struct nfsd_proc *p)
 	/* every result union starts with its nfsstat3 */
 	*(nfsstat3 *)res = p->fn(c, args, res);
 	xdrmem_create(&x, out, (u_int)cap, XDR_ENCODE);
-	if (p->xres(&x, res) &&
-	    !rr_svc_set_res(c->req, xdr_getpos(&x), NULL, 0))
+	if (p->xres(&x, res) && !set_res(c, p, res, out, xdr_getpos(&x)))
 		rc = RR_SUCCESS;
 out:
 	xdr_free(p->xargs, args);

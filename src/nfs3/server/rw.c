@@ -210,7 +210,7 @@ static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 uint32_t nfsd_read(struct nfsd_call *c)
 {
 	size_t len;
-	const void *args = rr_svc_args(c->req, &len);
+	const void *args = rr_svc_args_xdr(c->req, &len);
 	READ3args a = {0};
 	uint32_t rc;
 	XDR x;

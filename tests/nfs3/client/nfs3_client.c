@@ -493,6 +493,114 @@ static void fixed_size_results_travel_inline(void **state)
 	assert_int_equal(rr_nfs_umount(n), 0);
 }
 
+/*
+ * What says the transport and the server disagreed: ERR_CHUNK answers
+ * (a reply the server found too large), malformed headers, lost
+ * connections. Over RDMA every one must stay where it was.
+ */
+static void transport_clean(struct rr_nfs *n, const struct rr_xprt_stats *s0)
+{
+	struct rr_xprt_stats s1;
+
+	assert_int_equal(rr_nfs_xprt_stats(n, &s1), 0);
+	assert_int_equal(s1.rdma_errors_received, s0->rdma_errors_received);
+	assert_int_equal(s1.bad_headers, s0->bad_headers);
+	assert_int_equal(s1.conn_lost, s0->conn_lost);
+	assert_int_equal(s1.connects, s0->connects);
+	assert_int_equal(s1.retransmits, s0->retransmits);
+}
+
+/* The sizes tried: every 61 bytes to 3x 4 KiB, every byte near 4 KiB. */
+static uint32_t next_size(uint32_t s)
+{
+	return s >= 4096 - 700 && s < 4096 + 300 ? s + 1 : s + 61;
+}
+
+/*
+ * READ and WRITE of every size from 1 byte to three times the inline size
+ * (4 KiB), each byte-compared: the replies and calls whose transport
+ * header decides whether they fit inline are those near 4 KiB.
+ */
+static void every_io_size_near_the_inline_size(void **state)
+{
+	uint8_t *src = malloc(3 * 4096), *dst = malloc(3 * 4096);
+	char dir[64], path[128];
+	struct rr_nfs *n = mount_it(state);
+	struct rr_xprt_stats s0;
+	struct rr_nfs_file *f;
+	uint32_t last = 0;
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	test_dir(state, "iosz", dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
+	assert_int_equal(rr_nfs_open(n, path, O_RDWR | O_CREAT, 0644, &f), 0);
+	if (!tcp_of(state))
+		assert_int_equal(rr_nfs_xprt_stats(n, &s0), 0);
+	for (uint32_t size = 1; size <= 3 * 4096; size = next_size(size)) {
+		fill(src, size, size);
+		assert_int_equal(rr_nfs_pwrite(f, src, size, 0), (ssize_t)size);
+		memset(dst, 0, size);
+		assert_int_equal(rr_nfs_pread(f, dst, size, 0), (ssize_t)size);
+		if (memcmp(src, dst, size))
+			fail_msg("size %u: read back differs", size);
+		last = size; /* sizes grow: the file is the last one */
+	}
+	if (!tcp_of(state))
+		transport_clean(n, &s0);
+	assert_int_equal(rr_nfs_close(f), 0);
+	local_matches(path, src, last);
+	assert_int_equal(rr_nfs_unlink(n, path), 0);
+	assert_int_equal(rr_nfs_rmdir(n, dir), 0);
+	assert_int_equal(rr_nfs_umount(n), 0);
+	free(src);
+	free(dst);
+}
+
+/*
+ * SYMLINK and READLINK with targets of every length to 4095 (every
+ * length where the call or reply crosses 4 KiB): the path is
+ * DDP-eligible both ways (RFC 8267), in a read chunk at its position
+ * when the call is long.
+ */
+static void symlink_targets_of_every_length(void **state)
+{
+	char dir[64], path[128], *target = malloc(4096), *got = malloc(4097);
+	struct rr_nfs *n = mount_it(state);
+	struct rr_xprt_stats s0;
+
+	assert_non_null(target);
+	assert_non_null(got);
+	test_dir(state, "lnk", dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/l", dir);
+	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
+	if (!tcp_of(state))
+		assert_int_equal(rr_nfs_xprt_stats(n, &s0), 0);
+	for (uint32_t len = 1; len <= 4095;
+	     len = len >= 3600 || len + 53 > 4095 ? len + 1 : len + 53) {
+		for (uint32_t i = 0; i < len; i++)
+			target[i] = (char)('a' + (i * 7 + len) % 26);
+		target[len] = '\0';
+		if (rr_nfs_symlink(n, target, path))
+			fail_msg("symlink of %u bytes: %s", len,
+				 rr_nfs_error());
+		assert_int_equal(rr_nfs_readlink(n, path, got, 4097),
+				 (ssize_t)len);
+		if (strcmp(got, target))
+			fail_msg("readlink of %u bytes differs", len);
+		assert_int_equal(readlink(local_path(path), got, 4097),
+				 (ssize_t)len);
+		assert_int_equal(rr_nfs_unlink(n, path), 0);
+	}
+	if (!tcp_of(state))
+		transport_clean(n, &s0);
+	assert_int_equal(rr_nfs_rmdir(n, dir), 0);
+	assert_int_equal(rr_nfs_umount(n), 0);
+	free(target);
+	free(got);
+}
+
 static void big_directory_listing(void **state)
 {
 	char dir[64], path[128];
@@ -964,6 +1072,8 @@ int main(int argc, char **argv)
 		/* chunks are RDMA's */
 		cmocka_unit_test_prestate(fixed_size_results_travel_inline,
 					  rdma),
+		BOTH(every_io_size_near_the_inline_size),
+		BOTH(symlink_targets_of_every_length),
 		BOTH(big_directory_listing),
 		BOTH(statvfs_reports_space),
 		BOTH(errors_are_errnos),
