@@ -879,6 +879,53 @@ static void garbage_arguments_are_refused(void **state)
 	assert_int_equal(getattr(f, &f->root, &a), NFS3_OK);
 }
 
+/*
+ * READLINK's path is DDP-eligible (RFC 8267 section 4): offered a write
+ * chunk, the server writes the path there and the XDR results end at its
+ * length word; offered none, it comes inline (as every test above).
+ */
+static void readlink_result_goes_in_an_offered_write_chunk(void **state)
+{
+	struct fx *f = *state;
+	char p[PATH_MAX], target[4096], args[512];
+	READLINK3args a;
+	struct rr_call c = {.prog = NFS_PROGRAM,
+			    .vers = 3,
+			    .proc = NFSPROC3_READLINK,
+			    .cred = &f->me,
+			    .args = args,
+			    .res = f->res,
+			    .res_cap = RES_CAP,
+			    .res_bulk = f->bulk,
+			    .res_bulk_cap = sizeof(target)};
+	post_op_attr pa = {0};
+	nfsstat3 st;
+	struct fh l;
+	u_int len;
+	XDR x;
+
+	for (size_t i = 0; i < sizeof(target) - 1; i++)
+		target[i] = (char)('a' + i % 23);
+	target[sizeof(target) - 1] = '\0';
+	path_of(f, "long-link", p);
+	assert_int_equal(symlink(target, p), 0);
+	assert_int_equal(lookup(f, &f->root, "long-link", &l, NULL), NFS3_OK);
+	a = (READLINK3args){.symlink = H(&l)};
+	xdrmem_create(&x, args, sizeof(args), XDR_ENCODE);
+	assert_true(xdr_READLINK3args(&x, &a));
+	c.args_len = xdr_getpos(&x);
+	assert_int_equal(rr_clnt_call(f->c, &c), 0);
+	assert_int_equal(c.res_bulk_len, sizeof(target) - 1);
+	assert_memory_equal(f->bulk, target, sizeof(target) - 1);
+	xdrmem_create(&x, (char *)f->res, (u_int)c.res_len, XDR_DECODE);
+	assert_true(xdr_nfsstat3(&x, &st) && xdr_post_op_attr(&x, &pa));
+	assert_int_equal(st, NFS3_OK);
+	assert_true(xdr_u_int(&x, &len));
+	assert_int_equal(len, sizeof(target) - 1);
+	assert_int_equal(xdr_getpos(&x), c.res_len);
+	xdr_free((xdrproc_t)xdr_post_op_attr, (char *)&pa);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -913,6 +960,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(garbage_arguments_are_refused,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			readlink_result_goes_in_an_offered_write_chunk, setup,
+			teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
