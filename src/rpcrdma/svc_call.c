@@ -5,11 +5,11 @@
  *
  * Everything in the transport header comes from the peer: chunk lists are
  * checked (read chunks at aligned positions inside the message, in order
- * and not overlapping, or one at position zero for RDMA_NOMSG; the whole
- * call within a bulk buffer; at most one write chunk used) before any
- * RDMA Read is posted. A call with read chunks is rebuilt in a bulk
- * buffer as the XDR stream it stands for: the Reads land the chunks'
- * data at their positions, the inline pieces are copied around them
+ * and not overlapping; for RDMA_NOMSG the message itself in a chunk at
+ * position zero; the whole call within a bulk buffer; at most one write
+ * chunk used) before any RDMA Read is posted. A call with read chunks is
+ * rebuilt in a bulk buffer as the XDR stream it stands for: the Reads land the
+ * chunks' data at their positions, the inline pieces are copied around them
  * (RFC 8166 sections 3.4.5 and 3.5.3), so any program's decoder sees
  * ordinary XDR, and WRITE's data is read once, into place. Bad headers are
  * answered with RDMA_ERROR (ERR_VERS with the range we speak, ERR_CHUNK
@@ -270,21 +270,32 @@ static int64_t place_chunks(struct rchunk *ck, uint32_t n, uint32_t mlen)
 	return (int64_t)(mlen + padded);
 }
 
-static uint32_t inline_len(const struct svc_req *r)
+/*
+ * The call's chunks, the data items among them placed in its stream
+ * (checked by check_reads before). *k0: the first data item's chunk;
+ * RDMA_NOMSG's chunk 0 is the RPC message itself. Returns the count.
+ */
+static uint32_t call_chunks(const struct svc_req *r, struct rchunk *ck,
+			    uint32_t *k0, uint32_t *mlen)
 {
-	return r->h.proc == RR_RDMA_NOMSG ? 0 : r->len - (uint32_t)r->hlen;
+	uint32_t n = read_chunks(&r->h, ck);
+	bool nomsg = r->h.proc == RR_RDMA_NOMSG;
+
+	*k0 = nomsg;
+	*mlen = nomsg ? (uint32_t)ck[0].len : r->len - (uint32_t)r->hlen;
+	place_chunks(ck + *k0, n - *k0, *mlen); /* as check_reads did */
+	return n;
 }
 
 /*
- * Checks the read list and sizes the stream it makes. RDMA_NOMSG: one
- * position-zero chunk is the whole message (further chunks inside it
- * are not supported: ERR_CHUNK). RDMA_MSG: chunks at any aligned
- * position within the message.
+ * Checks the read list and sizes the stream it makes: the RPC message
+ * (inline, or RDMA_NOMSG's position-zero chunk) with the data items of
+ * the chunks at aligned positions within it put back in.
  */
 static int check_reads(struct svc_conn *cn, struct svc_req *r)
 {
 	struct rchunk ck[RR_RDMA_MAX_READ_SEGS];
-	uint32_t n = read_chunks(&r->h, ck);
+	uint32_t n = read_chunks(&r->h, ck), k0, mlen;
 	int64_t len;
 
 	r->stream_off = r->stream_len = 0;
@@ -293,18 +304,21 @@ static int check_reads(struct svc_conn *cn, struct svc_req *r)
 	for (uint32_t i = 0; i < r->h.nread; i++)
 		if (r->h.reads[i].position & 3)
 			return -EBADMSG;
-	if (r->h.proc == RR_RDMA_NOMSG) {
-		if (n != 1 || ck[0].pos)
-			return -EBADMSG;
-		len = (int64_t)ck[0].len;
-	} else {
-		len = place_chunks(ck, n, inline_len(r));
-		/* the first chunk's data on a cache line: WRITE's memcpy */
-		r->stream_off = (uint32_t)(-ck[0].pos & 63);
-	}
+	if (r->h.proc == RR_RDMA_NOMSG && ck[0].pos)
+		return -EBADMSG;
+	if (ck[0].len > cn->s->bulk.size)
+		return -E2BIG;
+	k0 = r->h.proc == RR_RDMA_NOMSG;
+	mlen = k0 ? (uint32_t)ck[0].len : r->len - (uint32_t)r->hlen;
+	len = place_chunks(ck + k0, n - k0, mlen);
 	if (len < 0)
 		return (int)len;
-	if ((uint64_t)len + r->stream_off > cn->s->bulk.size)
+	/* the first data item on a cache line: WRITE's copy to the file */
+	if (k0 < n)
+		r->stream_off = (uint32_t)(-ck[k0].pos & 63);
+	/* a message with items in it is pulled after the stream, then moved */
+	if ((uint64_t)len + r->stream_off + (k0 && n > 1 ? mlen : 0) >
+	    cn->s->bulk.size)
 		return -E2BIG;
 	r->stream_len = (uint32_t)len;
 	return 0;
@@ -323,39 +337,55 @@ static int check_chunks(struct svc_conn *cn, struct svc_req *r)
 }
 
 /*
- * Copies the inline pieces of the call into the stream around where its
- * chunks will land (off[i]: read segment i's place), zeroes each chunk's
- * roundup, and notes a last chunk that ends the call (the DDP-eligible
- * item, which handlers such as WRITE take apart with no copy).
+ * Where each read segment lands, from the stream's start: a data item
+ * at its position; RDMA_NOMSG's message at 0 when it is all there is,
+ * else just past the stream, to be moved into place (fill_stream).
  */
-static void lay_out(struct svc_conn *cn, struct svc_req *r, uint8_t *dst,
-		    uint32_t *off)
+static void seg_places(const struct svc_req *r, uint32_t *off)
 {
-	const uint8_t *msg =
-		rr_bufpool_at(&cn->recvbufs, r->recv_idx) + r->hlen;
 	struct rchunk ck[RR_RDMA_MAX_READ_SEGS];
-	uint32_t n = read_chunks(&r->h, ck), mlen = inline_len(r);
-	uint32_t in = 0, out = 0;
+	uint32_t k0, mlen, n = call_chunks(r, ck, &k0, &mlen);
 
-	if (r->h.proc != RR_RDMA_NOMSG)
-		place_chunks(ck, n, mlen); /* checked by check_reads */
-	else
-		ck[0].at = 0;
 	for (uint32_t k = 0; k < n; k++) {
-		memcpy(dst + out, msg + in, ck[k].at - in);
-		out += ck[k].at - in;
-		in = ck[k].at;
+		uint64_t at = ck[k].pos;
+
+		if (k < k0)
+			at = n > 1 ? r->stream_len : 0;
 		for (uint32_t i = ck[k].first; i < ck[k].first + ck[k].nsegs;
 		     i++) {
-			off[i] = out;
-			out += r->h.reads[i].seg.length;
+			off[i] = (uint32_t)at;
+			at += r->h.reads[i].seg.length;
 		}
-		memset(dst + out, 0, rr_xdr_pad(ck[k].len));
-		out += rr_xdr_pad(ck[k].len);
 	}
-	memcpy(dst + out, msg + in, mlen - in);
+}
+
+/*
+ * The Reads are done: the message's own bytes go around the data items
+ * (copied from the receive buffer, or moved from where RDMA_NOMSG's
+ * chunk landed, which is past the stream: no overlap), each item gets
+ * its roundup back, and a last item that ends the call is noted: the
+ * DDP-eligible item that handlers such as WRITE take apart, with no copy.
+ */
+static void fill_stream(struct svc_conn *cn, struct svc_req *r, uint8_t *dst)
+{
+	struct rchunk ck[RR_RDMA_MAX_READ_SEGS];
+	uint32_t k0, mlen, n = call_chunks(r, ck, &k0, &mlen), in = 0;
+	const uint8_t *msg =
+		k0 ? dst + r->stream_len
+		   : rr_bufpool_at(&cn->recvbufs, r->recv_idx) + r->hlen;
+
 	r->ddp_pos = r->ddp_len = 0;
-	if (r->h.proc != RR_RDMA_NOMSG && ck[n - 1].at == mlen) {
+	if (k0 == n)
+		return; /* RDMA_NOMSG alone: the message landed in place */
+	for (uint32_t k = k0; k < n; k++) {
+		uint64_t out = ck[k].pos - (ck[k].at - in);
+
+		memcpy(dst + out, msg + in, ck[k].at - in);
+		in = ck[k].at;
+		memset(dst + ck[k].pos + ck[k].len, 0, rr_xdr_pad(ck[k].len));
+	}
+	memcpy(dst + r->stream_len - (mlen - in), msg + in, mlen - in);
+	if (ck[n - 1].at == mlen) {
 		r->ddp_pos = (uint32_t)ck[n - 1].pos;
 		r->ddp_len = (uint32_t)ck[n - 1].len;
 	}
@@ -410,7 +440,7 @@ static int pull(struct svc_conn *cn, struct svc_req *r)
 	if (!svc_sq_room(cn, n) || !bulk_take(s, r, true))
 		return -EAGAIN;
 	dst = svc_bulk_at(s, r->bulk) + r->stream_off;
-	lay_out(cn, r, dst, off);
+	seg_places(r, off);
 	r->seq++;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rr_rdma_seg *seg = &r->h.reads[i].seg;
@@ -469,6 +499,7 @@ void svc_read_done(struct svc_conn *cn, struct svc_req *r)
 {
 	svc_sq_retire(cn, r->read_mark);
 	cn->reads_out -= r->h.nread;
+	fill_stream(cn, r, svc_bulk_at(cn->s, r->bulk) + r->stream_off);
 	if (parse_call(cn, r)) {
 		cn->s->st.bad_headers++;
 		svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);

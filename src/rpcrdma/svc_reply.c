@@ -3,9 +3,12 @@
  * Server: posting replies (RFC 8166 sections 3.5 and 4).
  *
  * A DDP-eligible result goes by RDMA Write into the client's write chunk;
- * the reply itself goes inline when it fits the client's inline size, else
- * by RDMA Write into its reply chunk (RDMA_NOMSG). It is sent With
- * Invalidate when the client allowed it and the call exposed exactly one
+ * the reply itself goes inline when it fits the client's inline size with
+ * the transport header it needs (RFC 8166 section 3.5: Linux's client
+ * offers no chunk at all for a reply it knows fits),
+ * else by RDMA Write into its reply chunk (RDMA_NOMSG). Only a reply that
+ * fits neither is answered ERR_CHUNK (counted: reply_too_large). It is sent
+ * With Invalidate when the client allowed it and the call exposed exactly one
  * handle, which then needs no LOCAL_INV on the client.
  *
  * Send contexts form a ring in posting order; a context (its send buffer

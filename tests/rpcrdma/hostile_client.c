@@ -1621,6 +1621,38 @@ static void read_chunk_item_in_place_for_xdr(void **state)
 }
 
 /*
+ * RDMA_NOMSG whose message (call header, length word) holds a data item
+ * in a read chunk of its own: proc XDR must see the item in place,
+ * WRITE the same bytes apart.
+ */
+static void nomsg_with_an_item(struct hc *h, uint32_t proc)
+{
+	struct rr_rdma_hdr rh = {.proc = RR_RDMA_NOMSG, .nread = 2};
+	uint8_t m[256], *msg = h->mem + 8192, *item = h->mem + 12288;
+	uint8_t want[4 + 3004] = {0};
+	uint32_t len = 3001;
+
+	rh.reads[0] = (struct rr_rdma_read_seg){
+		0, {rr_mr_rkey(h->expo), RPC_HDR_NONE + 4, (uintptr_t)msg}};
+	rh.reads[1] = (struct rr_rdma_read_seg){
+		RPC_HDR_NONE + 4, {rr_mr_rkey(h->expo), len, (uintptr_t)item}};
+	build_call(h, m, &rh, 2, HC_NULL, m, 0);
+	rpc_call(msg, rh.xid, 2, HC_PROG, proc);
+	hc_put32(msg + RPC_HDR_NONE, len);
+	for (uint32_t i = 0; i < len; i++)
+		item[i] = (uint8_t)(i * 31 + 5);
+	hc_put32(want, len);
+	memcpy(want + 4, item, len);
+	assert_int_equal(hc_send(h, m, (uint32_t)rr_rdma_hdr_size(&rh)), 0);
+	if (proc == HC_XDR) {
+		expect_results(h, rh.xid, want, 4 + len + 3);
+		return;
+	}
+	hc_put32(want + 4, hc_fnv1a(item, len));
+	expect_results(h, rh.xid, want, 8);
+}
+
+/*
  * A long call (RFC 8166 section 3.5.3): RDMA_NOMSG, the whole RPC call in
  * a position-zero read chunk, nothing inline after the transport header.
  */
@@ -1643,9 +1675,12 @@ static void nomsg_call_in_a_position_zero_chunk(void **state)
 		h.mem[RPC_HDR_NONE + i] = (uint8_t)(i * 13);
 	assert_int_equal(hc_send(&h, m, (uint32_t)rr_rdma_hdr_size(&rh)), 0);
 	expect_results(&h, rh.xid, h.mem + RPC_HDR_NONE, alen);
+	/* and with a data item in a chunk of its own, inside the message */
+	nomsg_with_an_item(&h, HC_XDR);
+	nomsg_with_an_item(&h, HC_WRITE);
 	expect_echo_ok(&h);
 	st = stats(e);
-	assert_int_equal(DELTA(st, e, read_chunks), 1);
+	assert_int_equal(DELTA(st, e, read_chunks), 3);
 	assert_int_equal(DELTA(st, e, bad_headers), 0);
 	hc_close(&h);
 	good_finish(&e->g, "RDMA_NOMSG call");
