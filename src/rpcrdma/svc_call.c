@@ -281,8 +281,8 @@ static uint32_t call_chunks(const struct svc_req *r, struct rchunk *ck,
 	uint32_t n = read_chunks(&r->h, ck);
 	bool nomsg = r->h.proc == RR_RDMA_NOMSG;
 
-	*k0 = nomsg;
-	*mlen = nomsg ? (uint32_t)ck[0].len : r->len - (uint32_t)r->hlen;
+	*k0 = nomsg && n; /* n: only calls with read chunks come here */
+	*mlen = *k0 ? (uint32_t)ck[0].len : r->len - (uint32_t)r->hlen;
 	place_chunks(ck + *k0, n - *k0, *mlen); /* as check_reads did */
 	return n;
 }
