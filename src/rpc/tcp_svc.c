@@ -517,6 +517,8 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 		rr_dispatch(&s->progs, &r, &rh);
 	}
 	count(s, &s->st.calls);
+	if (rh.stat == RR_MSG_ACCEPTED && rh.accept == RR_GARBAGE_ARGS)
+		count(s, &s->st.garbage_args);
 	send_reply(x, c, &r, &rh);
 }
 
