@@ -1064,6 +1064,23 @@ static void chunk_semantics(void **state)
 	n = build_call(&h, m, &rh, 2, HC_WRITE, args, 4);
 	assert_int_equal(hc_send(&h, m, n), 0);
 	expect_rdma_error(&h, rh.xid, RR_ERR_CHUNK);
+	/* Two read chunks that overlap in the stream they would make. */
+	rh = (struct rr_rdma_hdr){.proc = RR_RDMA_MSG, .nread = 2};
+	rh.reads[0] = (struct rr_rdma_read_seg){
+		RPC_HDR_NONE + 4, {rr_mr_rkey(h.expo), 64, (uintptr_t)h.mem}};
+	rh.reads[1] = (struct rr_rdma_read_seg){
+		RPC_HDR_NONE + 4 + 60,
+		{rr_mr_rkey(h.expo), 8, (uintptr_t)h.mem}};
+	n = build_call(&h, m, &rh, 2, HC_ECHO, args, 4);
+	assert_int_equal(hc_send(&h, m, n), 0);
+	expect_rdma_error(&h, rh.xid, RR_ERR_CHUNK);
+	/* A read chunk past the end of the message it belongs in. */
+	rh = (struct rr_rdma_hdr){.proc = RR_RDMA_MSG, .nread = 1};
+	rh.reads[0] = (struct rr_rdma_read_seg){
+		RPC_HDR_NONE + 8, {rr_mr_rkey(h.expo), 64, (uintptr_t)h.mem}};
+	n = build_call(&h, m, &rh, 2, HC_ECHO, args, 4);
+	assert_int_equal(hc_send(&h, m, n), 0);
+	expect_rdma_error(&h, rh.xid, RR_ERR_CHUNK);
 	/* Two write chunks for one result. */
 	rh = (struct rr_rdma_hdr){.proc = RR_RDMA_MSG, .nwrite = 2};
 	for (int i = 0; i < 2; i++) {
@@ -1077,8 +1094,10 @@ static void chunk_semantics(void **state)
 	expect_rdma_error(&h, rh.xid, RR_ERR_CHUNK);
 	expect_echo_ok(&h);
 	st = stats(e);
-	assert_int_equal(DELTA(st, e, bad_headers), 4);
-	assert_int_equal(DELTA(st, e, rdma_errors_sent), 4);
+	assert_int_equal(DELTA(st, e, bad_headers), 6);
+	assert_int_equal(DELTA(st, e, rdma_errors_sent), 6);
+	/* pulled, then found no call: the first and the third */
+	assert_int_equal(DELTA(st, e, read_chunks), 2);
 	for (uint32_t i = 0; i < EXPO_LEN; i++)
 		if (h.mem[i] != 0x5a)
 			fail_msg("server wrote into our memory at %u", i);
