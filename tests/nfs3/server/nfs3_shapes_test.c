@@ -396,6 +396,64 @@ static void a_rename_high_up_keeps_deep_handles(void **state)
 	free(d);
 }
 
+/*
+ * Paths of 4094 to 4098 bytes, where one openat2 stops and pieces start:
+ * 15 directories of 255-byte names and one of 254 make 4094 bytes; files
+ * in the last two end at 4094 .. 4098. Each is written and read by its handle,
+ * and found again by a new server (by the walk, then the cache it fills).
+ */
+static void paths_around_path_max_resolve(void **state)
+{
+	struct fx *f = *state;
+	char name[16][NAME_MAX + 1], fname[NAME_MAX + 1];
+	struct fh dir[17], file[8];
+	size_t len = 0, want[8];
+	uint32_t n;
+	bool_t eof;
+	WRITE3res wr;
+	int nfiles = 0;
+
+	dir[0] = f->root;
+	for (int i = 0; i < 16; i++) {
+		size_t nl = i < 15 ? NAME_MAX : NAME_MAX - 1;
+
+		memset(name[i], 'a' + i, nl);
+		name[i][nl] = '\0';
+		dir[i + 1] = mkdir_in(f, &dir[i], name[i]);
+		len += (i ? 1 : 0) + nl;
+		/* beside the 15th and 16th: the names that end at 4094..4098 */
+		for (size_t total = 4094; i >= 14 && total <= 4098; total++) {
+			size_t flen = total - len - 1;
+
+			if (total <= len + 1 || flen > NAME_MAX)
+				continue;
+			memset(fname, 'f', flen);
+			fname[flen] = '\0';
+			want[nfiles] = total;
+			file[nfiles++] = create_in(f, &dir[i + 1], fname);
+		}
+	}
+	assert_int_equal(len, 4094);
+	assert_int_equal(nfiles, 5);
+	for (int r = 0; r < 2; r++) {
+		for (int i = 0; i < nfiles; i++) {
+			char data[32];
+			int dl = snprintf(data, sizeof(data), "%zu", want[i]);
+
+			assert_int_equal(write_at(f, &file[i], 0, data,
+						  (uint32_t)dl, FILE_SYNC, &wr),
+					 NFS3_OK);
+			xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+			assert_int_equal(read_at(f, &file[i], 0, 32, &n, &eof),
+					 NFS3_OK);
+			assert_int_equal(n, dl);
+			assert_memory_equal(f->bulk, data, dl);
+		}
+		assert_int_equal(getattr(f, &dir[16], NULL), NFS3_OK);
+		restart(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +465,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			a_rename_high_up_keeps_deep_handles, setup, teardown),
+		cmocka_unit_test_setup_teardown(paths_around_path_max_resolve,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
