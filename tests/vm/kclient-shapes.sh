@@ -165,8 +165,9 @@ direct_pass() {
 			if (!sysopen(my $f, "$mnt/direct.$n.r", O_RDONLY | O_DIRECT)) {
 				$r = "open: $!";
 			} else {
+				# exactly SIZE: the READ the kernel sends is that size
 				my $buf = "";
-				my $got = sysread($f, $buf, $n + 4096);
+				my $got = sysread($f, $buf, $n);
 				$r = !defined $got ? "read: $!"
 				   : $buf ne $want ? "$got bytes, not the ones written" : undef;
 				close($f);
