@@ -118,7 +118,14 @@ static nfsstat3 may_sattr(struct nfsd_call *c, const struct stat *st,
 	return NFS3_OK;
 }
 
-static int apply_times(const char *p, const sattr3 *a)
+/*
+ * Times go through the descriptor itself; on a symlink the proc path would
+ * be followed to its target, so that one is asked for without following
+ * (kernels without AT_EMPTY_PATH for utimensat say EINVAL: NOTSUPP then,
+ * never a silent OK).
+ */
+static int apply_times(int fd, const char *p, const struct stat *st,
+		       const sattr3 *a)
 {
 	struct timespec ts[2] = {
 		set_time(a->atime.set_it, &a->atime.set_atime_u.atime),
@@ -127,18 +134,33 @@ static int apply_times(const char *p, const sattr3 *a)
 
 	if (!a->atime.set_it && !a->mtime.set_it)
 		return 0;
-	return utimensat(AT_FDCWD, p, ts, 0) ? -errno : 0;
+	if (!S_ISLNK(st->st_mode))
+		return utimensat(AT_FDCWD, p, ts, 0) ? -errno : 0;
+	if (!utimensat(fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		return 0;
+	return errno == EINVAL ? -EOPNOTSUPP : -errno;
 }
 
-static int apply_size(const char *p, const struct stat *st, uint64 size)
+static int apply_size(const char *p, uint64 size)
 {
-	if (!S_ISREG(st->st_mode))
-		return S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
 	if (size > (uint64)INT64_MAX)
 		return -EFBIG;
 	return truncate(p, (off_t)size) ? -errno : 0;
 }
 
+/* A size on anything but a regular file: refused before anything changes. */
+static nfsstat3 size_ok(const struct stat *st, const sattr3 *a)
+{
+	if (!a->size.set_it || S_ISREG(st->st_mode))
+		return NFS3_OK;
+	return S_ISDIR(st->st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
+}
+
+/*
+ * A mode on a symlink is left alone and the rest applied, as the Linux
+ * nfsd does: Linux keeps no mode on symlinks and clients send one with
+ * every SETATTR they build from a chmod-less utimes.
+ */
 nfsstat3 nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
 		    const sattr3 *a)
 {
@@ -146,6 +168,8 @@ nfsstat3 nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
 	char p[32];
 	int rc = 0;
 
+	if (!ns)
+		ns = size_ok(st, a);
 	if (ns)
 		return ns;
 	nfsd_fd_path(fd, p);
@@ -160,8 +184,8 @@ nfsstat3 nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
 	    chmod(p, a->mode.set_mode3_u.mode & 07777))
 		rc = -errno;
 	if (!rc && a->size.set_it)
-		rc = apply_size(p, st, a->size.set_size3_u.size);
-	if (!rc && !S_ISLNK(st->st_mode))
-		rc = apply_times(p, a);
+		rc = apply_size(p, a->size.set_size3_u.size);
+	if (!rc)
+		rc = apply_times(fd, p, st, a);
 	return nfsd_errno(rc);
 }

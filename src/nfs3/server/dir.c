@@ -53,8 +53,8 @@ static void new_obj(struct nfsd_call *c, struct dirop *d, const char *name,
 
 	fh->handle_follows = FALSE;
 	attr->attributes_follow = FALSE;
-	if (nfsd_join(o.path, d->dir.path, name) ||
-	    nfsd_stat(d->fd, name, &o.st, &o.birth))
+	nfsd_obj_place(&o, &d->dir, name);
+	if (nfsd_stat(d->fd, name, &o.st, &o.birth))
 		return;
 	nfsd_post_attr(&o.st, attr);
 	fh->handle_follows =
@@ -311,9 +311,9 @@ nfsstat3 nfsd_rename(struct nfsd_call *c, void *args, void *res)
 	if (!st)
 		forget(c, &gone);
 	/* the moved object's handle finds it at once under its new name */
-	if (!st && !nfsd_join(o.path, to.dir.path, a->to.name) &&
-	    !nfsd_stat(to.fd, a->to.name, &o.st, &o.birth)) {
-		nfsd_cache_put(c->s, &o.st, o.path);
+	if (!st && !nfsd_stat(to.fd, a->to.name, &o.st, &o.birth)) {
+		nfsd_cache_put(c->s, &o.st, (uint64_t)to.dir.st.st_dev,
+			       (uint64_t)to.dir.st.st_ino, a->to.name);
 		forget(c, &o.st); /* its entry holds the old path */
 	}
 	dirop_end(&from, &ok->fromdir_wcc);

@@ -13,11 +13,20 @@
  * apart, so a handle of a removed file is STALE rather than the new file.
  *
  * Handles map to paths below the export through a cache filled by every
- * lookup; a cached path is only trusted after the object it opens proves
- * to have the handle's inode and birth time. A miss (after a restart, or a
- * rename elsewhere) walks the tree. All opens go through openat2 with
- * RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS: no path we build can leave the
- * export, whatever a client (or a local user) has done to the tree.
+ * lookup: each object's directory and name, so that a path is built from
+ * names up to the root, as long as the tree is deep. A path so built is
+ * only trusted after the object it opens proves to have the handle's
+ * inode and birth time. A miss (after a restart, or a rename elsewhere)
+ * walks the tree. All opens go through openat2 with RESOLVE_BENEATH and
+ * RESOLVE_NO_SYMLINKS, a path longer than PATH_MAX a piece at a time
+ * from the directory the piece before opened: no path we build can leave
+ * the export, whatever a client (or a local user) has done to the tree.
+ *
+ * Not open_by_handle_at: it needs CAP_DAC_READ_SEARCH, which a server
+ * run by a user lacks; the kernel's handle would have to be in ours
+ * (changing handles clients hold) or kept only in memory (lost on
+ * restart, so the walk stays); and whether a file it opens is below the
+ * export cannot be asked of the file (no ".." to climb), only of a path.
  *
  * Before all that, the handle of a regular file in use is answered by the
  * open-file cache (fcache.c), whose entries were proven the same way and
@@ -230,29 +239,69 @@ nfsstat3 nfsd_name_ok(const char *name)
 	return NFS3_OK;
 }
 
-int nfsd_join(char out[PATH_MAX], const char *parent, const char *name)
-{
-	int n = *parent ? snprintf(out, PATH_MAX, "%s/%s", parent, name)
-			: snprintf(out, PATH_MAX, "%s", name);
-
-	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
-}
-
-int nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
-	      const struct stat *want)
+static int open_beneath(int dirfd, const char *path, int flags)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 			   RESOLVE_NO_MAGICLINKS,
 	};
-	struct stat st;
-	int fd = (int)syscall(SYS_openat2, s->root_fd, *path ? path : ".", &how,
+	int fd = (int)syscall(SYS_openat2, dirfd, *path ? path : ".", &how,
 			      sizeof(how));
 
 	if (fd < 0)
 		return errno == ELOOP || errno == EXDEV ? -EACCES : -errno;
-	if (!want)
+	return fd;
+}
+
+/*
+ * A path too long for one openat2 is opened a piece at a time: each piece
+ * (cut at a slash, under PATH_MAX) beneath the directory the piece before
+ * it opened, so that the whole stays beneath the root although no single
+ * call sees it. Returns the directory the rest of *path (advanced to it,
+ * now short enough) is below: root_fd itself for a path that fits.
+ */
+static int open_pieces(struct rr_nfs3_server *s, const char **path)
+{
+	char piece[PATH_MAX];
+	const char *p = *path;
+	size_t len = strlen(p);
+	int dfd = s->root_fd;
+
+	while (len >= PATH_MAX) {
+		size_t cut = PATH_MAX - 1;
+		int next;
+
+		while (cut && p[cut] != '/')
+			cut--;
+		memcpy(piece, p, cut);
+		piece[cut] = '\0';
+		next = cut ? open_beneath(dfd, piece, O_PATH | O_DIRECTORY)
+			   : -ENAMETOOLONG;
+		if (dfd != s->root_fd)
+			close(dfd);
+		if (next < 0)
+			return next;
+		dfd = next;
+		p += cut + 1;
+		len -= cut + 1;
+	}
+	*path = p;
+	return dfd;
+}
+
+int nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
+	      const struct stat *want)
+{
+	struct stat st;
+	int dfd = open_pieces(s, &path), fd;
+
+	if (dfd < 0)
+		return dfd;
+	fd = open_beneath(dfd, path, flags);
+	if (dfd != s->root_fd)
+		close(dfd);
+	if (fd < 0 || !want)
 		return fd;
 	if (fstat(fd, &st) || st.st_dev != want->st_dev ||
 	    st.st_ino != want->st_ino) {
@@ -262,12 +311,41 @@ int nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
 	return fd;
 }
 
-/* ------------------------------------------------------- path cache */
+bool nfsd_is_root(const struct rr_nfs3_server *s, const struct stat *st)
+{
+	return st->st_dev == s->root_dev && st->st_ino == s->root_ino;
+}
 
+static bool is_root_key(const struct rr_nfs3_server *s, uint64_t dev,
+			uint64_t ino)
+{
+	return dev == (uint64_t)s->root_dev && ino == (uint64_t)s->root_ino;
+}
+
+/* A buffer the call frees when it ends (NULL: none, p freed). */
+static char *call_keeps(struct nfsd_call *c, char *p)
+{
+	if (p && c->npaths == (int)(sizeof(c->paths) / sizeof(c->paths[0]))) {
+		free(p);
+		return NULL;
+	}
+	if (p)
+		c->paths[c->npaths++] = p;
+	return p;
+}
+
+/* ----------------------------------------------------- handle cache */
+
+/*
+ * Where each object was last seen: its directory's (dev, ino) and its
+ * name there. An object's path is its directory's path and its name, up
+ * to the root, so a path has no length limit, renaming a directory moves
+ * everything below it at once, and an entry costs its name, not a path.
+ */
 struct cent {
-	uint64_t dev, ino;
+	uint64_t dev, ino, pdev, pino;
 	struct cent *next;
-	char path[];
+	char name[];
 };
 
 /*
@@ -324,55 +402,138 @@ static size_t bucket(uint64_t dev, uint64_t ino)
 	return (size_t)((ino * 0x9e3779b97f4a7c15ull) ^ dev) % CACHE_BUCKETS;
 }
 
-void nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
-		    const char *path)
+/* Caller holds the lock. */
+static struct cent **cache_find(struct nfsd_pathcache *pc, uint64_t dev,
+				uint64_t ino)
+{
+	struct cent **pp = &pc->b[bucket(dev, ino)];
+
+	while (*pp && !((*pp)->dev == dev && (*pp)->ino == ino))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static bool same_place(const struct cent *e, uint64_t pdev, uint64_t pino,
+		       const char *name)
+{
+	return e && e->pdev == pdev && e->pino == pino &&
+	       !strcmp(e->name, name);
+}
+
+static void place_put(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
+		      uint64_t pdev, uint64_t pino, const char *name)
 {
 	struct nfsd_pathcache *pc = s->cache;
-	size_t len = strlen(path) + 1, h = bucket(st->st_dev, st->st_ino);
-	struct cent *e = malloc(sizeof(*e) + len), **pp;
+	size_t len = strlen(name) + 1;
+	struct cent *e, **pp;
+	bool known;
 
+	if (is_root_key(s, dev, ino))
+		return; /* the root has no place: it is where paths start */
+	pthread_mutex_lock(&pc->lock);
+	known = same_place(*cache_find(pc, dev, ino), pdev, pino, name);
+	pthread_mutex_unlock(&pc->lock);
+	if (known)
+		return; /* what LOOKUP and READDIRPLUS mostly find */
+	e = malloc(sizeof(*e) + len);
 	if (!e)
 		return; /* a cache: the tree walk still finds it */
-	e->dev = st->st_dev;
-	e->ino = st->st_ino;
-	memcpy(e->path, path, len);
+	*e = (struct cent){.dev = dev, .ino = ino, .pdev = pdev, .pino = pino};
+	memcpy(e->name, name, len);
 	pthread_mutex_lock(&pc->lock);
 	if (pc->n >= CACHE_MAX)
 		cache_clear(pc);
-	for (pp = &pc->b[h]; *pp; pp = &(*pp)->next) {
-		if ((*pp)->dev == e->dev && (*pp)->ino == e->ino) {
-			struct cent *old = *pp;
-
-			e->next = old->next;
-			*pp = e;
-			free(old);
-			goto out;
-		}
+	pp = cache_find(pc, dev, ino);
+	if (*pp) {
+		e->next = (*pp)->next;
+		free(*pp);
+		pc->n--;
+	} else {
+		e->next = NULL;
 	}
-	e->next = pc->b[h];
-	pc->b[h] = e;
+	*pp = e;
 	pc->n++;
-out:
 	pthread_mutex_unlock(&pc->lock);
 }
 
-static bool cache_get(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
-		      char out[PATH_MAX])
+void nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
+		    uint64_t pdev, uint64_t pino, const char *name)
+{
+	place_put(s, (uint64_t)st->st_dev, (uint64_t)st->st_ino, pdev, pino,
+		  name);
+}
+
+/*
+ * The length of (dev, ino)'s path as the cache knows it, plus one; 0 when
+ * a directory on the way is not known, or the chain is longer than any
+ * path we build (then it loops: entries made while others renamed
+ * directories around us can). Caller holds the lock.
+ */
+static size_t chain_len(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino)
 {
 	struct nfsd_pathcache *pc = s->cache;
-	bool hit = false;
+	size_t len = 0;
+
+	while (!is_root_key(s, dev, ino)) {
+		struct cent *e = *cache_find(pc, dev, ino);
+
+		if (!e)
+			return 0;
+		len += strlen(e->name) + 1;
+		if (len > NFSD_PATH_CAP)
+			return 0;
+		dev = e->pdev;
+		ino = e->pino;
+	}
+	return len ? len : 1;
+}
+
+/*
+ * Puts part before p[pos] (and a slash before it unless it starts the
+ * path): paths are written from their end, as names are found upwards.
+ */
+static size_t prepend(char *p, size_t pos, const char *part)
+{
+	size_t n = strlen(part);
+
+	pos -= n;
+	memcpy(p + pos, part, n);
+	if (pos)
+		p[--pos] = '/';
+	return pos;
+}
+
+/* Writes the path chain_len measured, from its end; caller locks. */
+static void chain_write(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
+			char *p, size_t len)
+{
+	size_t pos = len - 1;
+
+	p[pos] = '\0';
+	while (!is_root_key(s, dev, ino)) {
+		struct cent *e = *cache_find(s->cache, dev, ino);
+
+		pos = prepend(p, pos, e->name);
+		dev = e->pdev;
+		ino = e->pino;
+	}
+}
+
+/* (dev, ino)'s path below the root from the cache, kept by the call. */
+static char *cache_path(struct nfsd_call *c, uint64_t dev, uint64_t ino)
+{
+	struct nfsd_pathcache *pc = c->s->cache;
+	char *p = NULL;
+	size_t len;
 
 	pthread_mutex_lock(&pc->lock);
-	for (struct cent *e = pc->b[bucket(dev, ino)]; e; e = e->next) {
-		if (e->dev == dev && e->ino == ino &&
-		    strlen(e->path) < PATH_MAX) {
-			strcpy(out, e->path);
-			hit = true;
-			break;
-		}
-	}
+	len = chain_len(c->s, dev, ino);
+	if (len)
+		p = malloc(len);
+	if (p)
+		chain_write(c->s, dev, ino, p, len);
 	pthread_mutex_unlock(&pc->lock);
-	return hit;
+	return call_keeps(c, p);
 }
 
 /* ---------------------------------------------------------- resolve */
@@ -425,87 +586,157 @@ static bool try_path(struct rr_nfs3_server *s, const char *path,
 		close(fd);
 		return false;
 	}
-	snprintf(o->path, PATH_MAX, "%s", path);
+	o->path = path;
+	o->name = NULL;
 	o->fd = fd; /* the object itself: later opens need no path walk */
 	return true;
 }
 
-struct walkq {
-	char **v;
+/*
+ * The walk: breadth first from the root, each directory a node that
+ * knows its directory's node and its name, so that paths of any length
+ * are built from names (and what it finds can enter the handle cache with
+ * every directory on the way).
+ */
+struct wnode {
+	uint64_t dev, ino; /* once read */
+	size_t up;	   /* its directory's node; the root's is 0, itself */
+	char *name;	   /* NULL: the root */
+};
+
+struct walk {
+	struct wnode *v;
 	size_t head, n, cap;
 };
 
-static int walkq_push(struct walkq *q, const char *path)
+static int walk_push(struct walk *q, size_t up, const char *name)
 {
-	char *dup;
+	char *dup = NULL;
 
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 64;
-		char **v = realloc(q->v, cap * sizeof(*v));
+		struct wnode *v = realloc(q->v, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
 		q->v = v;
 		q->cap = cap;
 	}
-	dup = strdup(path);
-	if (!dup)
+	if (name && !(dup = strdup(name)))
 		return -ENOMEM;
-	q->v[q->n++] = dup;
+	q->v[q->n++] = (struct wnode){.up = up, .name = dup};
 	return 0;
 }
 
-static void walkq_free(struct walkq *q)
+static void walk_free(struct walk *q)
 {
-	for (size_t i = q->head; i < q->n; i++)
-		free(q->v[i]);
+	for (size_t i = 0; i < q->n; i++)
+		free(q->v[i].name);
 	free(q->v);
 }
 
-/* One directory of the walk: 1 found, 0 not here, <0 error. */
-static int walk_dir(struct rr_nfs3_server *s, const char *dir,
-		    const struct want *w, struct walkq *q, struct nfsd_obj *o)
+/* Node i's path below the root, then "/name" when name is given. */
+static char *walk_path(const struct walk *q, size_t i, const char *name)
 {
-	int fd = nfsd_open(s, dir, O_RDONLY | O_DIRECTORY, NULL), rc = 0;
-	char child[PATH_MAX];
-	struct dirent *d;
-	DIR *dp;
+	size_t len = name ? strlen(name) + 1 : 0, pos;
+	char *p;
+
+	for (size_t k = i; k; k = q->v[k].up)
+		len += strlen(q->v[k].name) + 1;
+	if (len > NFSD_PATH_CAP)
+		return NULL;
+	p = malloc(len + 1);
+	if (!p)
+		return NULL;
+	pos = len ? len - 1 : 0;
+	p[pos] = '\0';
+	if (name)
+		pos = prepend(p, pos, name);
+	for (size_t k = i; k; k = q->v[k].up)
+		pos = prepend(p, pos, q->v[k].name);
+	return p;
+}
+
+/* Node i and every directory above it, into the handle cache. */
+static void walk_remember(struct rr_nfs3_server *s, const struct walk *q,
+			  size_t i)
+{
+	for (; i; i = q->v[i].up) {
+		const struct wnode *d = &q->v[i], *up = &q->v[d->up];
+
+		place_put(s, d->dev, d->ino, up->dev, up->ino, d->name);
+	}
+}
+
+/* Is name in node i's directory (dirfd) the wanted object? Fills o. */
+static bool walk_found(struct nfsd_call *c, const struct walk *q, size_t i,
+		       int dirfd, const char *name, const struct want *w,
+		       struct nfsd_obj *o)
+{
+	int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	char *path;
 
 	if (fd < 0)
-		return 0; /* unreadable or gone: search elsewhere */
-	dp = fdopendir(fd);
+		return false;
+	if (stat_obj(fd, o) || (uint64_t)o->st.st_dev != w->dev ||
+	    (uint64_t)o->st.st_ino != w->ino || o->birth != w->birth ||
+	    !(path = call_keeps(c, walk_path(q, i, name)))) {
+		close(fd);
+		return false;
+	}
+	walk_remember(c->s, q, i);
+	place_put(c->s, w->dev, w->ino, q->v[i].dev, q->v[i].ino, name);
+	o->path = path;
+	o->name = NULL;
+	o->fd = fd;
+	return true;
+}
+
+/* One directory of the walk: 1 found, 0 not here, <0 error. */
+static int walk_dir(struct nfsd_call *c, struct walk *q, size_t i,
+		    const struct want *w, struct nfsd_obj *o)
+{
+	char *path = walk_path(q, i, NULL);
+	int fd = path ? nfsd_open(c->s, path, O_RDONLY | O_DIRECTORY, NULL)
+		      : -ENOMEM;
+	struct dirent *d;
+	struct stat st;
+	int rc = 0;
+	DIR *dp;
+
+	free(path);
+	if (fd < 0)
+		return fd == -ENOMEM ? fd : 0; /* unreadable or gone */
+	dp = fstat(fd, &st) ? NULL : fdopendir(fd);
 	if (!dp) {
 		close(fd);
-		return -ENOMEM;
+		return 0;
 	}
+	q->v[i].dev = (uint64_t)st.st_dev;
+	q->v[i].ino = (uint64_t)st.st_ino;
 	while (rc == 0 && (d = readdir(dp))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
-		if (nfsd_join(child, dir, d->d_name))
-			continue;
-		if (d->d_ino == w->ino && try_path(s, child, w, o))
+		if (d->d_ino == w->ino &&
+		    walk_found(c, q, i, dirfd(dp), d->d_name, w, o))
 			rc = 1;
 		else if (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN)
-			rc = walkq_push(q, child);
+			rc = walk_push(q, i, d->d_name);
 	}
 	closedir(dp);
 	return rc;
 }
 
-static bool search(struct rr_nfs3_server *s, const struct want *w,
+static bool search(struct nfsd_call *c, const struct want *w,
 		   struct nfsd_obj *o)
 {
-	struct walkq q = {0};
-	int rc = walkq_push(&q, "");
+	struct walk q = {0};
+	int rc = walk_push(&q, 0, NULL);
 
-	atomic_fetch_add(&s->searches, 1);
-	while (rc == 0 && q.head < q.n && q.head < SEARCH_MAX) {
-		char *dir = q.v[q.head++];
-
-		rc = walk_dir(s, dir, w, &q, o);
-		free(dir);
-	}
-	walkq_free(&q);
+	atomic_fetch_add(&c->s->searches, 1);
+	while (rc == 0 && q.head < q.n && q.head < SEARCH_MAX)
+		rc = walk_dir(c, &q, q.head++, w, o);
+	walk_free(&q);
 	return rc == 1;
 }
 
@@ -565,7 +796,8 @@ static enum hit hit(struct nfsd_call *c, struct nfsd_file *f,
 		acl = nfsd_has_acl(fd);
 		nfsd_file_proven(s->files, f, &o->st, &t0, acl);
 	}
-	snprintf(o->path, PATH_MAX, "%s", nfsd_file_path(f));
+	o->path = nfsd_file_path(f); /* fixed while the call holds f */
+	o->name = NULL;
 	o->birth = w->birth;
 	o->acl = acl;
 	o->fd = fd;
@@ -619,7 +851,8 @@ static void remember(struct nfsd_call *c, struct nfsd_obj *o,
 	 * directory's (LOOKUP, "..", READDIRPLUS), which must be proven
 	 * every time, as resolving by the path does.
 	 */
-	if (o->fd < 0 || !S_ISREG(o->st.st_mode) || c->nheld == HELD_MAX)
+	if (o->fd < 0 || !o->path || !S_ISREG(o->st.st_mode) ||
+	    c->nheld == HELD_MAX)
 		return;
 	o->acl = nfsd_has_acl(o->fd);
 	f = nfsd_fcache_add(c->s->files, o, t0);
@@ -630,21 +863,22 @@ static void remember(struct nfsd_call *c, struct nfsd_obj *o,
 	o->file = f;
 }
 
-static bool by_path(struct rr_nfs3_server *s, const struct want *w,
+/*
+ * By the path the handle cache knows, else by walking the tree (which
+ * enters what it finds, and the directories above, in the cache).
+ */
+static bool by_path(struct nfsd_call *c, const struct want *w,
 		    struct nfsd_obj *o)
 {
-	char path[PATH_MAX];
+	struct rr_nfs3_server *s = c->s;
+	const char *path;
 
-	if (w->dev == (uint64_t)s->root_dev &&
-	    w->ino == (uint64_t)s->root_ino && try_path(s, "", w, o))
+	if (is_root_key(s, w->dev, w->ino))
+		return try_path(s, "", w, o);
+	path = cache_path(c, w->dev, w->ino);
+	if (path && try_path(s, path, w, o))
 		return true;
-	if (cache_get(s, w->dev, w->ino, path) && try_path(s, path, w, o))
-		return true;
-	if (!neg_hit(s, w) && search(s, w, o)) {
-		nfsd_cache_put(s, &o->st, o->path);
-		return true;
-	}
-	return false;
+	return !neg_hit(s, w) && search(c, w, o);
 }
 
 static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
@@ -665,7 +899,7 @@ static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	if (c->nowait) /* resolving by the path walks directories */
 		return nfsd_errno(nfsd_defer(c));
 	clock_gettime(CLOCK_REALTIME, &t0);
-	if (!by_path(s, &w, o))
+	if (!by_path(c, &w, o))
 		return stale(s, &w);
 	remember(c, o, &t0);
 	return NFS3_OK;
@@ -680,8 +914,8 @@ int nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o, nfs_fh3 *fh)
 	nfsd_fh_encode(c->s->key, &o->st, o->birth, p);
 	fh->data.data_val = (char *)p;
 	fh->data.data_len = NFSD_FH_LEN;
-	if (*o->path)
-		nfsd_cache_put(c->s, &o->st, o->path);
+	if (o->name)
+		nfsd_cache_put(c->s, &o->st, o->pdev, o->pino, o->name);
 	return 0;
 }
 
@@ -747,6 +981,8 @@ nfsstat3 nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	o->fd = -1;
 	o->file = NULL;
 	o->acl = true;
+	o->path = NULL;
+	o->name = NULL;
 	st = resolve(c, fh, o);
 	if (was && as_caller(c))
 		st = NFS3ERR_ACCES;
@@ -763,7 +999,9 @@ int nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o)
 		return nfsd_defer(c); /* opening walks the path */
 	if (fd < 0) {
 		as_server(c); /* and the caller right after, in any case */
-		fd = nfsd_open(c->s, o->path, O_PATH | O_NOFOLLOW, &o->st);
+		fd = o->path ? nfsd_open(c->s, o->path, O_PATH | O_NOFOLLOW,
+					 &o->st)
+			     : -ESTALE;
 		if (fd >= 0 && track(c, fd))
 			fd = -EMFILE;
 		o->fd = fd < 0 ? -1 : fd;
@@ -780,6 +1018,8 @@ void nfsd_call_close(struct nfsd_call *c)
 		close(c->fds[--c->nfds]);
 	while (c->nheld)
 		nfsd_fcache_put(c->s->files, c->held[--c->nheld]);
+	while (c->npaths)
+		free(c->paths[--c->npaths]);
 }
 
 void nfsd_as_server(struct nfsd_call *c)
@@ -810,13 +1050,44 @@ int nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o)
 	o->fd = -1;
 	o->file = NULL;
 	o->acl = true;
+	o->name = NULL;
+	o->path = NULL;
 	fd = nfsd_open(c->s, path, O_PATH | O_NOFOLLOW, NULL);
 	rc = fd < 0 ? fd : nfsd_stat(fd, "", &o->st, &o->birth);
 	if (fd >= 0)
 		close(fd);
 	if (rc == 0)
-		snprintf(o->path, PATH_MAX, "%s", path);
+		o->path = path;
 	if (was && as_caller(c))
 		return -EACCES;
 	return rc;
+}
+
+int nfsd_obj_parent(struct nfsd_call *c, const struct nfsd_obj *dir,
+		    struct nfsd_obj *o)
+{
+	const char *slash;
+	char *up;
+
+	if (nfsd_is_root(c->s, &dir->st)) {
+		*o = *dir;
+		o->name = NULL;
+		return 0;
+	}
+	if (!dir->path)
+		return -ESTALE; /* only regular files resolve without one */
+	slash = strrchr(dir->path, '/');
+	up = call_keeps(c, strndup(dir->path, slash ? slash - dir->path : 0));
+	return up ? nfsd_obj_at(c, up, o) : -ENOMEM;
+}
+
+void nfsd_obj_place(struct nfsd_obj *o, const struct nfsd_obj *dir,
+		    const char *name)
+{
+	o->path = NULL;
+	o->pdev = (uint64_t)dir->st.st_dev;
+	o->pino = (uint64_t)dir->st.st_ino;
+	o->name = name;
+	o->fd = -1;
+	o->file = NULL;
 }

@@ -38,6 +38,41 @@ static const char *below(const struct rr_nfs3_server *s, const char *dir)
 	return NULL;
 }
 
+/*
+ * Looks path up from the root one directory at a time and tells the
+ * handle cache where each is, as a client's LOOKUPs would: the handle MNT
+ * answers then resolves without a walk of the tree.
+ */
+static int mnt_walk(struct nfsd_call *c, char *path, struct nfsd_obj *o)
+{
+	int rc = nfsd_obj_at(c, "", o);
+	size_t i = 0;
+
+	while (!rc && path[i]) {
+		struct stat dir = o->st;
+		size_t start;
+		char save;
+
+		while (path[i] == '/')
+			i++;
+		start = i;
+		while (path[i] && path[i] != '/')
+			i++;
+		save = path[i];
+		path[i] = '\0';
+		if (start == i)
+			break; /* trailing slashes */
+		rc = nfsd_name_ok(path + start) ? -EACCES
+						: nfsd_obj_at(c, path, o);
+		if (!rc)
+			nfsd_cache_put(c->s, &o->st, (uint64_t)dir.st_dev,
+				       (uint64_t)dir.st_ino, path + start);
+		path[i] = save;
+	}
+	o->path = NULL; /* path is ours */
+	return rc;
+}
+
 static mountstat3 mnt_resolve(struct nfsd_call *c, const char *dir,
 			      struct nfsd_obj *o)
 {
@@ -55,7 +90,7 @@ static mountstat3 mnt_resolve(struct nfsd_call *c, const char *dir,
 		return MNT3ERR_ACCES;
 	memcpy(path, rel, n);
 	path[n] = '\0';
-	rc = nfsd_obj_at(c, path, o);
+	rc = mnt_walk(c, path, o);
 	if (rc == -ENOENT)
 		return MNT3ERR_NOENT;
 	if (rc)

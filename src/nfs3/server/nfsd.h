@@ -23,6 +23,8 @@
 #define NFSD_MAX_IO	     (1u << 20)
 #define NFSD_NOWAIT_READ_MAX (64u << 10) /* larger READs go to a worker */
 #define NFSD_ANON	     65534u
+/* the longest path below the root we build: a bound, not PATH_MAX */
+#define NFSD_PATH_CAP (1u << 20)
 
 struct nfsd_pathcache;
 struct nfsd_fcache;
@@ -69,6 +71,8 @@ struct nfsd_call {
 	struct nfsd_arena *arena;
 	int fds[8]; /* O_PATH descriptors of resolved objects */
 	int nfds;
+	char *paths[8]; /* paths of resolved objects (malloc'd) */
+	int npaths;
 	struct nfsd_file *held[8]; /* cached files this call uses */
 	int nheld;
 	/*
@@ -87,9 +91,20 @@ struct nfsd_call {
 	bool defer;
 };
 
-/* An object a handle names: its path below the root ("" is the root). */
+/* An object a handle names, and how it was found. */
 struct nfsd_obj {
-	char path[PATH_MAX];
+	/*
+	 * Its path below the root ("" is the root) when it was found by one:
+	 * the call's memory or the open-file cache's; NULL otherwise.
+	 */
+	const char *path;
+	/*
+	 * Where a lookup just saw it, for the handle cache (nfsd_make_fh):
+	 * its directory's dev and ino and its name there; name NULL: the
+	 * cache knows already, or nothing to tell it.
+	 */
+	uint64_t pdev, pino;
+	const char *name;
 	struct stat st;
 	uint64_t birth; /* creation time in ns, 0 where unknown */
 	uint64_t attrs; /* statx attributes (immutable, append) */
@@ -121,13 +136,24 @@ nfsstat3 nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 		      struct nfsd_obj *o);
 int nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o, nfs_fh3 *fh);
 /*
- * Opens path below the root (O_PATH and such; never through a symlink, never
- * above the root) as the server; want: the object must still be that one.
+ * Opens path below the root (any length; O_PATH and such; never through a
+ * symlink, never above the root) as the server; want: the object must
+ * still be that one.
  */
 int nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
 	      const struct stat *want);
-/* Fills o for path below the root, looked up as the server. */
+bool nfsd_is_root(const struct rr_nfs3_server *s, const struct stat *st);
+/*
+ * Fills o for path below the root, looked up as the server; o->path is
+ * path itself, which must live as long as o.
+ */
 int nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o);
+/* ".." of dir (resolved): its parent, or the root for the root. */
+int nfsd_obj_parent(struct nfsd_call *c, const struct nfsd_obj *dir,
+		    struct nfsd_obj *o);
+/* o is name in dir (a lookup saw it there); its attributes still to fill. */
+void nfsd_obj_place(struct nfsd_obj *o, const struct nfsd_obj *dir,
+		    const char *name);
 /*
  * O_PATH fd of o (from nfsd_resolve), opened as the server. It belongs to
  * the call: nfsd_call_close closes it, callers never do.
@@ -141,12 +167,11 @@ void nfsd_as_server(struct nfsd_call *c);
 int nfsd_reopen(int fd, int flags);
 /* "/proc/self/fd/N": operations that take no fd still reach the object */
 void nfsd_fd_path(int fd, char out[32]);
+/* The handle cache learns that st's object is name in (pdev, pino). */
 void nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
-		    const char *path);
+		    uint64_t pdev, uint64_t pino, const char *name);
 int nfsd_cache_create(struct nfsd_pathcache **out);
 void nfsd_cache_destroy(struct nfsd_pathcache *pc);
-/* child = parent/name, or -ENAMETOOLONG. */
-int nfsd_join(char out[PATH_MAX], const char *parent, const char *name);
 
 /* fcache.c: open files by handle, shared by the handler threads */
 struct nfsd_fcache_stats {

@@ -54,16 +54,6 @@ nfsstat3 nfsd_setattr(struct nfsd_call *c, void *args, void *res)
 	return st;
 }
 
-/* ".." of the object at path: its parent, or the root for the root. */
-static void parent_of(const char *path, char out[PATH_MAX])
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-
-	memcpy(out, path, n);
-	out[n] = '\0';
-}
-
 static nfsstat3 lookup_child(struct nfsd_call *c, const struct nfsd_obj *dir,
 			     int dirfd, const char *name, struct nfsd_obj *o)
 {
@@ -73,18 +63,12 @@ static nfsstat3 lookup_child(struct nfsd_call *c, const struct nfsd_obj *dir,
 		*o = *dir;
 		return NFS3_OK;
 	}
-	if (!strcmp(name, "..")) {
-		/* never above the root: the root is its own parent */
-		char up[PATH_MAX];
-
-		parent_of(dir->path, up);
-		return nfsd_errno(nfsd_obj_at(c, up, o));
-	}
+	if (!strcmp(name, "..")) /* never above the root */
+		return nfsd_errno(nfsd_obj_parent(c, dir, o));
 	st = nfsd_name_ok(name);
 	if (st)
 		return st;
-	if (nfsd_join(o->path, dir->path, name))
-		return NFS3ERR_NAMETOOLONG;
+	nfsd_obj_place(o, dir, name);
 	return nfsd_errno(nfsd_stat(dirfd, name, &o->st, &o->birth));
 }
 

@@ -28,6 +28,7 @@
 #define RESOK_FIXED (4 + POSTATTR + NFS3_COOKIEVERFSIZE + 4 + 4)
 
 struct rd {
+	const struct rr_nfs3_server *s;
 	struct nfsd_obj dir;
 	int pfd;
 	DIR *dp;
@@ -65,6 +66,7 @@ static nfsstat3 rd_open(struct nfsd_call *c, const nfs_fh3 *fh, cookie3 ck,
 	nfsstat3 st = nfsd_resolve(c, fh, &r->dir);
 	int fd;
 
+	r->s = c->s;
 	r->pfd = -1;
 	r->dp = NULL;
 	if (st)
@@ -140,7 +142,7 @@ static nfsstat3 rd_status(struct rd *r, bool any)
 /* "." and ".." report the directory and its parent; the root's is itself. */
 static fileid3 entry_id(const struct rd *r, const struct dirent *d)
 {
-	if (!strcmp(d->d_name, "..") && !*r->dir.path)
+	if (!strcmp(d->d_name, "..") && nfsd_is_root(r->s, &r->dir.st))
 		return (fileid3)r->dir.st.st_ino;
 	return (fileid3)d->d_ino;
 }
@@ -193,17 +195,10 @@ static void plus_attrs(struct nfsd_call *c, struct rd *r, entryplus3 *e)
 		o = r->dir;
 		rc = 0;
 	} else if (!strcmp(e->name, "..")) {
-		char up[PATH_MAX];
-		char *slash = strrchr(r->dir.path, '/');
-		size_t len = slash ? (size_t)(slash - r->dir.path) : 0;
-
-		memcpy(up, r->dir.path, len);
-		up[len] = '\0';
-		rc = nfsd_obj_at(c, up, &o);
+		rc = nfsd_obj_parent(c, &r->dir, &o);
 	} else {
-		rc = nfsd_join(o.path, r->dir.path, e->name);
-		if (!rc)
-			rc = nfsd_stat(dirfd(r->dp), e->name, &o.st, &o.birth);
+		nfsd_obj_place(&o, &r->dir, e->name);
+		rc = nfsd_stat(dirfd(r->dp), e->name, &o.st, &o.birth);
 	}
 	if (rc)
 		return;

@@ -88,7 +88,7 @@ static void obj_of(const struct dir *d, const char *name, struct nfsd_obj *o)
 	o->fd = open(p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	assert_true(o->fd >= 0);
 	assert_int_equal(fstat(o->fd, &o->st), 0);
-	snprintf(o->path, sizeof(o->path), "%s", name);
+	o->path = name;
 }
 
 static struct nfsd_file *get(struct nfsd_fcache *fc, const struct nfsd_obj *o)
