@@ -50,7 +50,10 @@ static int reserve(struct rr__rm_rx *r, size_t need)
 	return 0;
 }
 
-/* A fragment header is complete: check it against max_record. */
+/*
+ * A fragment header is complete: check it against max_record (-EMSGSIZE)
+ * and against runs of empty fragments (-EPROTO).
+ */
 static int start_frag(struct rr__rm_rx *r)
 {
 	uint32_t w = rr_get32(r->hdr);
@@ -68,7 +71,7 @@ static int start_frag(struct rr__rm_rx *r)
 	if (r->frag_left || r->last)
 		r->empty_frags = 0;
 	else if (++r->empty_frags > RR_RM_MAX_EMPTY)
-		return -EMSGSIZE;
+		return -EPROTO;
 	if (!r->skipping && (uint64_t)r->len + r->frag_left > r->max_record)
 		return -EMSGSIZE;
 	return 0;
@@ -117,6 +120,7 @@ int rr__rm_rx_feed(struct rr__rm_rx *r, const uint8_t *p, size_t n,
 		   size_t *used)
 {
 	size_t off = 0;
+	int rc;
 
 	while (!r->complete) {
 		if (r->in_body && r->frag_left == 0) {
@@ -135,9 +139,9 @@ int rr__rm_rx_feed(struct rr__rm_rx *r, const uint8_t *p, size_t n,
 			continue;
 		}
 		r->hdr[r->hdr_have++] = p[off++];
-		if (r->hdr_have == RR_RM_HDR_LEN && start_frag(r)) {
+		if (r->hdr_have == RR_RM_HDR_LEN && (rc = start_frag(r))) {
 			*used = off;
-			return -EMSGSIZE;
+			return rc;
 		}
 	}
 	*used = off;

@@ -62,7 +62,8 @@ void rr__rm_rx_fini(struct rr__rm_rx *r);
  * skipped record ended (rr__rm_rx_head, then rr__rm_rx_next), 0 when all
  * n bytes were consumed without either, -EMSGSIZE when the record would
  * pass max_record (*used is then set too: call rr__rm_rx_skip and feed on,
- * or give up on the stream), -ENOMEM (the stream is lost).
+ * or give up on the stream), -EPROTO after more than RR_RM_MAX_EMPTY
+ * empty fragments in a row, or -ENOMEM (for those two the stream is lost).
  */
 int rr__rm_rx_feed(struct rr__rm_rx *r, const uint8_t *p, size_t n,
 		   size_t *used);

@@ -119,9 +119,14 @@ static void check_verdict(const struct rr_svc_req *r,
 	}
 	if (rh->stat == RR_MSG_DENIED) {
 		check(rh->reject == RR_AUTH_ERROR);
-		check(c->cred.flavor != RR_AUTH_NONE);
+		/* an oversized credential or verifier: refused as parsed */
+		if (r->auth_err)
+			check(rh->auth_error == r->auth_err);
+		else
+			check(c->cred.flavor != RR_AUTH_NONE);
 		return;
 	}
+	check(!r->auth_err);
 	if (c->prog != PROG_A && c->prog != PROG_B) {
 		check(rh->accept == RR_PROG_UNAVAIL);
 	} else if (c->prog == PROG_A && (c->vers < 2 || c->vers > 5)) {
@@ -182,7 +187,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.max_bulk = sizeof(bulk);
 	inline_bulk = data[0] & 0x40;
 	if (rr_svc_req_parse(&r, data + 1, size - 1) == 0) {
-		check(r.args >= data + 1 && r.args + r.args_len == data + size);
+		check(r.auth_err ? !r.args && !r.args_len
+				 : r.args >= data + 1 &&
+					   r.args + r.args_len == data + size);
 		rr_dispatch(&t, &r, &rh);
 		check_verdict(&r, &rh);
 		check(r.res_len <= r.res_cap && r.res_bulk_len <= r.max_bulk);

@@ -31,11 +31,16 @@ static void check(int cond)
 		abort();
 }
 
-/* The model's next complete record from *pos, or 0 when the stream ends. */
+/*
+ * The model's next complete record from *pos: 1, or 0 when the stream
+ * ends first, or -1 when it holds a run of more than RR_RM_MAX_EMPTY
+ * empty fragments that are not last (refused, and the stream with it).
+ */
 static int model_next(const uint8_t *s, size_t n, size_t *pos,
 		      struct model_rec *m)
 {
 	size_t p = *pos;
+	uint32_t empty = 0;
 
 	m->total = 0;
 	for (;;) {
@@ -46,6 +51,9 @@ static int model_next(const uint8_t *s, size_t n, size_t *pos,
 		w = rr_get32(s + p);
 		flen = w & RR_RM_MAX_FRAG;
 		p += RR_RM_HDR_LEN;
+		empty = flen || (w & RR_RM_LAST) ? 0 : empty + 1;
+		if (empty > RR_RM_MAX_EMPTY)
+			return -1;
 		if (n - p < flen)
 			return 0;
 		memcpy(m->bytes + m->total, s + p, flen);
@@ -103,6 +111,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc == -EMSGSIZE) {
 			rr__rm_rx_skip(&rx);
 			continue;
+		}
+		if (rc == -EPROTO) {
+			/* the stream is refused: nothing after it counts */
+			check(model_next(s, n, &mpos, &m) == -1);
+			mpos = n;
+			break;
 		}
 		check(rc >= 0 && rc <= 2);
 		if (rc == 0) {

@@ -33,6 +33,9 @@ if ! "$cc" -g -O1 -fsanitize=fuzzer,address,undefined \
 fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# libFuzzer's own exit code for a crash is 77, which ctest reads as a
+# skip: a crash must be a failure.
 "$bin" -max_total_time="$secs" -print_final_stats=1 \
+	-error_exitcode=1 -timeout_exitcode=1 \
 	-artifact_prefix="$out/$name-" "$scratch" \
 	"$src/tests/fuzz/corpus/${name#fuzz_}" 2>&1 | tail -n 25
