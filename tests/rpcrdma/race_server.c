@@ -47,8 +47,10 @@
 #define PROG	   0x20000077
 #define WAIT_MS	   10000
 #define MEM_LEN	   (128 * 1024)
-#define SRV_LEN	   (64 * 1024)
-#define NRECV	   8
+#define SRV_LEN	   (256 * 1024)
+#define NRECV	   32
+#define GRANT	   2  /* R_CREDITS: the racer's grant */
+#define NCOUNTED   24 /* R_CREDITS: calls the client makes */
 #define AFTER_MARK 16 /* attack rounds after the caller got its result */
 
 enum mode {
@@ -57,6 +59,7 @@ enum mode {
 		      * Invalidate of the second's key, then attack both */
 	R_RECONNECT, /* drop the first connection after its reply */
 	R_QUIET,     /* reply, attack only once the caller has its result */
+	R_CREDITS,   /* grant GRANT credits, count what arrives beyond */
 };
 
 /* What the racer reports at the end (and, on 's', so far). */
@@ -64,6 +67,7 @@ struct tally {
 	int rounds, succeeded;		 /* all attacks */
 	int after_mark, succeeded_after; /* after the caller had its result */
 	int dead;			 /* the connection is gone */
+	int most_outstanding, overruns;	 /* R_CREDITS */
 };
 
 /* ------------------------------------------------------------ the racer */
@@ -85,6 +89,8 @@ struct racer {
 	struct tally t;
 	bool marked;
 	uint8_t round;
+	struct rr_wc stash[NRECV]; /* receives seen while waiting for a Send */
+	int nstash;
 	struct rr_cm_event early; /* a request that came while dropping */
 	bool has_early;
 };
@@ -204,18 +210,33 @@ static bool next_wc(struct racer *a, struct rr_wc *wc)
 	}
 }
 
-/* The next call: its header into h, the RPC xid into *xid. */
-static void next_call(struct racer *a, struct rr_rdma_hdr *h, uint32_t *xid)
+/* A receive completion: one kept aside by reply() first. */
+static bool recv_within(struct racer *a, struct rr_wc *wc, int ms)
+{
+	if (a->nstash) {
+		*wc = a->stash[0];
+		memmove(a->stash, a->stash + 1, --a->nstash * sizeof(*wc));
+		return true;
+	}
+	do {
+		while (rr_cq_poll(a->cq, wc, 1) != 1)
+			if (rr_cq_wait(a->cq, ms))
+				return false;
+	} while (wc->opcode != RR_WC_RECV);
+	return true;
+}
+
+/* A call within ms: its header into h, the RPC xid into *xid. */
+static bool call_within(struct racer *a, struct rr_rdma_hdr *h, uint32_t *xid,
+			int ms)
 {
 	struct rr_call_hdr ch;
 	struct rr_wc wc;
 	const uint8_t *m;
 	int hl;
 
-	do {
-		if (!next_wc(a, &wc))
-			die("no call", -ETIMEDOUT);
-	} while (wc.opcode != RR_WC_RECV);
+	if (!recv_within(a, &wc, ms))
+		return false;
 	if (wc.status != RR_WC_SUCCESS)
 		die("recv status", (int)wc.status);
 	m = a->buf + (wc.wr_id - 100) * 4096;
@@ -224,14 +245,23 @@ static void next_call(struct racer *a, struct rr_rdma_hdr *h, uint32_t *xid)
 		die("decode", hl);
 	*xid = ch.xid;
 	post_recv(a, (uint32_t)(wc.wr_id - 100));
+	return true;
+}
+
+static void next_call(struct racer *a, struct rr_rdma_hdr *h, uint32_t *xid)
+{
+	if (!call_within(a, h, xid, WAIT_MS))
+		die("no call", -ETIMEDOUT);
 }
 
 /* An RDMA_MSG reply, accepted SUCCESS with empty results. */
 static void reply(struct racer *a, const struct rr_rdma_hdr *call, uint32_t xid,
 		  uint32_t inv)
 {
-	struct rr_rdma_hdr h = {
-		.xid = call->xid, .vers = 1, .credits = 8, .proc = RR_RDMA_MSG};
+	struct rr_rdma_hdr h = {.xid = call->xid,
+				.vers = 1,
+				.credits = a->mode == R_CREDITS ? GRANT : 8,
+				.proc = RR_RDMA_MSG};
 	struct rr_reply_hdr rh = {.xid = xid, .stat = RR_MSG_ACCEPTED};
 	uint8_t *sb = a->buf + NRECV * 4096;
 	struct rr_sge sge = {(uintptr_t)sb, 0, rr_mr_lkey(a->mr)};
@@ -248,11 +278,15 @@ static void reply(struct racer *a, const struct rr_rdma_hdr *call, uint32_t xid,
 	sge.length = (uint32_t)(n + rr_reply_hdr_encode(&rh, sb + n, 1024));
 	if (rr_qp_post_send(a->qp, &wr, NULL))
 		die("reply", -1);
-	/* A receive may complete first: nothing more is read from it. */
-	do
+	/* A receive may complete first: kept for the next call_within. */
+	for (;;) {
 		if (!next_wc(a, &wc))
 			die("reply completion", -ETIMEDOUT);
-	while (wc.wr_id != 2);
+		if (wc.wr_id == 2)
+			break;
+		if (wc.opcode == RR_WC_RECV && a->nstash < NRECV)
+			a->stash[a->nstash++] = wc;
+	}
 	if (wc.status != RR_WC_SUCCESS)
 		die("reply completion", (int)wc.status);
 }
@@ -405,6 +439,39 @@ static void attack_until_done(struct racer *a)
 		die("ctl", errno);
 }
 
+/*
+ * A peer that counts: every call that arrives while GRANT are unanswered
+ * is an overrun of the grant. Replies go out one at a time, the oldest
+ * first, only once no call came for a while: a client that ignores the
+ * grant has the time to show it.
+ */
+static void count_credits(struct racer *a)
+{
+	struct rr_rdma_hdr q[NRECV];
+	uint32_t xq[NRECV], head = 0, n = 0, replied = 0;
+
+	while (replied < NCOUNTED) {
+		uint32_t at = (head + n) % NRECV;
+
+		if (n < NRECV &&
+		    call_within(a, &q[at], &xq[at], n ? 50 : WAIT_MS)) {
+			n++;
+			if ((int)n > a->t.most_outstanding)
+				a->t.most_outstanding = (int)n;
+			a->t.overruns += n > GRANT;
+			continue;
+		}
+		if (!n)
+			die("no call", -ETIMEDOUT);
+		reply(a, &q[head], xq[head], 0);
+		head = (head + 1) % NRECV;
+		n--;
+		replied++;
+	}
+	if (write(a->ctl, &a->t, sizeof(a->t)) != sizeof(a->t))
+		die("ctl", errno);
+}
+
 static void racer(int ctl, enum mode mode)
 {
 	struct racer a = {.ctl = ctl, .mode = mode};
@@ -416,6 +483,10 @@ static void racer(int ctl, enum mode mode)
 	racer_accept(&a);
 	next_call(&a, &h, &xid); /* a NULL call: the credits */
 	reply(&a, &h, xid, 0);
+	if (mode == R_CREDITS) {
+		count_credits(&a);
+		_exit(0);
+	}
 	if (mode == R_RECONNECT) {
 		racer_drop(&a);
 		racer_accept(&a);
@@ -792,6 +863,47 @@ static void duplicate_invalidation_completion_is_counted(void **state)
 	finish(&e);
 }
 
+static void on_null(struct rr_call *call, int rc, void *arg)
+{
+	int *ndone = arg;
+
+	(void)call;
+	(*ndone) += rc == 0 ? 1 : 1000;
+}
+
+/*
+ * Invariant 3 seen from the peer: a server granting GRANT credits never
+ * has more than GRANT calls of ours unanswered, and has exactly GRANT at
+ * some point (the client used its grant).
+ */
+static void peer_never_sees_more_calls_than_it_granted(void **state)
+{
+	static struct env e;
+	static struct rr_call calls[NCOUNTED];
+	uint64_t end = now_ms() + WAIT_MS;
+	struct tally t;
+	int ndone = 0;
+
+	(void)state;
+	start(&e, R_CREDITS, false);
+	for (int i = 0; i < NCOUNTED; i++) {
+		calls[i] = (struct rr_call){.prog = PROG, .vers = 1, .proc = 0};
+		assert_int_equal(
+			rr_clnt_call_async(e.c, &calls[i], on_null, &ndone), 0);
+	}
+	while (ndone < NCOUNTED && now_ms() < end)
+		rr_clnt_progress(e.c, 5);
+	assert_int_equal(ndone, NCOUNTED);
+	assert_int_equal(read(e.ctl, &t, sizeof(t)), sizeof(t));
+	print_message("peer: at most %d unanswered of a grant of %d, %d "
+		      "overruns\n",
+		      t.most_outstanding, GRANT, t.overruns);
+	assert_int_equal(t.overruns, 0);
+	assert_int_equal(t.most_outstanding, GRANT);
+	assert_int_equal(cstats(&e).conn_lost, 0);
+	finish(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -801,6 +913,7 @@ int main(void)
 			completion_of_previous_connection_is_not_acted_on),
 		cmocka_unit_test(completion_of_previous_use_is_not_acted_on),
 		cmocka_unit_test(duplicate_invalidation_completion_is_counted),
+		cmocka_unit_test(peer_never_sees_more_calls_than_it_granted),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
