@@ -123,6 +123,13 @@ struct rr_xprt_stats {
 	uint64_t conn_evicted;
 	uint64_t conn_timeouts;
 	uint64_t accept_errors;
+	/*
+	 * Server: calls that arrived while the client already had as many
+	 * unanswered as it was granted (the client ignored its credits).
+	 * Seen only while calls wait here: a call answered at once hides
+	 * an overrun that happened in flight.
+	 */
+	uint64_t credit_overruns;
 };
 
 /* Every field of struct rr_xprt_stats, in order, to print them by name. */
@@ -164,7 +171,8 @@ struct rr_xprt_stats {
 	X(conn_refused)                                                        \
 	X(conn_evicted)                                                        \
 	X(conn_timeouts)                                                       \
-	X(accept_errors)
+	X(accept_errors)                                                       \
+	X(credit_overruns)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {
