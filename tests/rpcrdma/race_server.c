@@ -54,12 +54,14 @@
 #define AFTER_MARK 16 /* attack rounds after the caller got its result */
 
 enum mode {
-	R_RACE,	     /* reply to the exposing call, then attack */
-	R_FOREIGN,   /* two exposing calls: reply to the first With
-		      * Invalidate of the second's key, then attack both */
-	R_RECONNECT, /* drop the first connection after its reply */
-	R_QUIET,     /* reply, attack only once the caller has its result */
-	R_CREDITS,   /* grant GRANT credits, count what arrives beyond */
+	R_RACE,	       /* reply to the exposing call, then attack */
+	R_FOREIGN,     /* two exposing calls: reply to the first With
+			* Invalidate of the second's key, then attack both */
+	R_RECONNECT,   /* drop the first connection after its reply */
+	R_QUIET,       /* reply, attack only once the caller has its result */
+	R_CREDITS,     /* grant GRANT credits, count what arrives beyond */
+	R_LONG_WRITE,  /* reply: the write chunk holds more than offered */
+	R_WRONG_WRITE, /* reply: the write list names the read chunk's key */
 };
 
 /* What the racer reports at the end (and, on 's', so far). */
@@ -272,8 +274,21 @@ static void reply(struct racer *a, const struct rr_rdma_hdr *call, uint32_t xid,
 				.opcode =
 					inv ? RR_WR_SEND_WITH_INV : RR_WR_SEND,
 				.invalidate_rkey = inv};
-	int n = rr_rdma_hdr_encode(&h, sb, 1024);
+	int n;
 	struct rr_wc wc;
+
+	/* A write list the client did not offer: it must refuse the reply. */
+	if ((a->mode == R_LONG_WRITE || a->mode == R_WRONG_WRITE) &&
+	    call->nwrite) {
+		h.nwrite = 1;
+		h.writes[0].nsegs = 1;
+		h.writes[0].segs[0] = call->writes[0].segs[0];
+		if (a->mode == R_LONG_WRITE)
+			h.writes[0].segs[0].length += 4096;
+		else if (call->nread)
+			h.writes[0].segs[0].handle = call->reads[0].seg.handle;
+	}
+	n = rr_rdma_hdr_encode(&h, sb, 1024);
 
 	sge.length = (uint32_t)(n + rr_reply_hdr_encode(&rh, sb + n, 1024));
 	if (rr_qp_post_send(a->qp, &wr, NULL))
@@ -863,6 +878,38 @@ static void duplicate_invalidation_completion_is_counted(void **state)
 	finish(&e);
 }
 
+/*
+ * Invariant 7 on the client: a reply whose write list claims more than
+ * the chunk offered, or names a key that is not the result chunk's, is
+ * refused (the call fails, the header is counted) and fenced as always.
+ */
+static void refused_write_list(enum mode mode)
+{
+	static struct env e;
+	struct pending p;
+
+	start(&e, mode, false);
+	exposing_call(&e, &p, 0);
+	drive_until_done(&e, &p);
+	assert_int_equal(p.rc, -EPROTO);
+	assert_int_equal(cstats(&e).bad_headers, 1);
+	assert_true(p.call.res_bulk_len <= p.call.res_bulk_cap);
+	mark_and_judge(&e);
+	finish(&e);
+}
+
+static void write_list_longer_than_the_chunk_is_refused(void **state)
+{
+	(void)state;
+	refused_write_list(R_LONG_WRITE);
+}
+
+static void write_list_naming_another_key_is_refused(void **state)
+{
+	(void)state;
+	refused_write_list(R_WRONG_WRITE);
+}
+
 static void on_null(struct rr_call *call, int rc, void *arg)
 {
 	int *ndone = arg;
@@ -914,6 +961,8 @@ int main(void)
 		cmocka_unit_test(completion_of_previous_use_is_not_acted_on),
 		cmocka_unit_test(duplicate_invalidation_completion_is_counted),
 		cmocka_unit_test(peer_never_sees_more_calls_than_it_granted),
+		cmocka_unit_test(write_list_longer_than_the_chunk_is_refused),
+		cmocka_unit_test(write_list_naming_another_key_is_refused),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
