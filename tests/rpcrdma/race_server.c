@@ -62,6 +62,7 @@ enum mode {
 	R_CREDITS,     /* grant GRANT credits, count what arrives beyond */
 	R_LONG_WRITE,  /* reply: the write chunk holds more than offered */
 	R_WRONG_WRITE, /* reply: the write list names the read chunk's key */
+	R_TWICE,       /* reply to the exposing call twice */
 };
 
 /* What the racer reports at the end (and, on 's', so far). */
@@ -436,16 +437,22 @@ static void racer_ctl(struct racer *a, int wait_ms)
 	}
 }
 
+/* Modes that attack only once the caller has its result. */
+static bool quiet(const struct racer *a)
+{
+	return a->mode == R_QUIET || a->mode == R_TWICE;
+}
+
 /* Attacks from the reply on, until AFTER_MARK rounds after the mark. */
 static void attack_until_done(struct racer *a)
 {
 	int after = 0;
 
 	while (after < AFTER_MARK && !(a->marked && a->t.dead)) {
-		bool waiting = a->t.dead || (a->mode == R_QUIET && !a->marked);
+		bool waiting = a->t.dead || (quiet(a) && !a->marked);
 
 		racer_ctl(a, waiting ? 50 : 0);
-		if (!a->t.dead && (a->mode != R_QUIET || a->marked))
+		if (!a->t.dead && (!quiet(a) || a->marked))
 			attack_round(a);
 		if (a->marked)
 			after++;
@@ -516,6 +523,8 @@ static void racer(int ctl, enum mode mode)
 		reply(&a, &h, xid, h2.writes[0].segs[0].handle);
 	} else {
 		reply(&a, &h, xid, 0);
+		if (mode == R_TWICE)
+			reply(&a, &h, xid, 0);
 	}
 	attack_until_done(&a);
 	_exit(0);
@@ -910,6 +919,30 @@ static void write_list_naming_another_key_is_refused(void **state)
 	refused_write_list(R_WRONG_WRITE);
 }
 
+/*
+ * A second reply to a call already answered names no call in flight: it
+ * is counted and dropped, the call's result is the first reply's, and
+ * the connection goes on.
+ */
+static void second_reply_to_a_call_is_counted_and_dropped(void **state)
+{
+	static struct env e;
+	struct pending p;
+	uint64_t end = now_ms() + WAIT_MS;
+
+	(void)state;
+	start(&e, R_TWICE, false);
+	exposing_call(&e, &p, 0);
+	drive_until_done(&e, &p);
+	assert_int_equal(p.rc, 0);
+	while (cstats(&e).bad_xids == 0 && now_ms() < end)
+		rr_clnt_progress(e.c, 5);
+	assert_int_equal(cstats(&e).bad_xids, 1);
+	assert_int_equal(cstats(&e).conn_lost, 0);
+	mark_and_judge(&e);
+	finish(&e);
+}
+
 static void on_null(struct rr_call *call, int rc, void *arg)
 {
 	int *ndone = arg;
@@ -963,6 +996,7 @@ int main(void)
 		cmocka_unit_test(peer_never_sees_more_calls_than_it_granted),
 		cmocka_unit_test(write_list_longer_than_the_chunk_is_refused),
 		cmocka_unit_test(write_list_naming_another_key_is_refused),
+		cmocka_unit_test(second_reply_to_a_call_is_counted_and_dropped),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
