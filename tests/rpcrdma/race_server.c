@@ -63,6 +63,7 @@ enum mode {
 	R_LONG_WRITE,  /* reply: the write chunk holds more than offered */
 	R_WRONG_WRITE, /* reply: the write list names the read chunk's key */
 	R_TWICE,       /* reply to the exposing call twice */
+	R_SILENT,      /* never reply: attack until the caller gave up */
 };
 
 /* What the racer reports at the end (and, on 's', so far). */
@@ -521,7 +522,7 @@ static void racer(int ctl, enum mode mode)
 		if (!h2.nwrite)
 			die("no write chunk in the second call", 0);
 		reply(&a, &h, xid, h2.writes[0].segs[0].handle);
-	} else {
+	} else if (mode != R_SILENT) {
 		reply(&a, &h, xid, 0);
 		if (mode == R_TWICE)
 			reply(&a, &h, xid, 0);
@@ -595,7 +596,8 @@ static void on_done(struct rr_call *call, int rc, void *arg)
 }
 
 /* A call exposing a read chunk (arguments) and a write chunk (results). */
-static void exposing_call(struct env *e, struct pending *p, size_t at)
+static void exposing_call_within(struct env *e, struct pending *p, size_t at,
+				 int timeout_ms)
 {
 	static const uint8_t args[4] = {0, 0, 0x80, 0};
 
@@ -612,8 +614,13 @@ static void exposing_call(struct env *e, struct pending *p, size_t at)
 				   .res_cap = sizeof(p->res),
 				   .res_bulk = e->mem + at + 32768,
 				   .res_bulk_cap = 16384,
-				   .timeout_ms = 20000};
+				   .timeout_ms = timeout_ms};
 	assert_int_equal(rr_clnt_call_async(e->c, &p->call, on_done, p), 0);
+}
+
+static void exposing_call(struct env *e, struct pending *p, size_t at)
+{
+	exposing_call_within(e, p, at, 20000);
 }
 
 static uint64_t now_ms(void)
@@ -754,6 +761,32 @@ static void result_waits_for_held_invalidations(void **state)
 	assert_int_equal(p.rc, 0);
 	mark_and_judge(&e);
 	assert_int_equal(cstats(&e).local_invs, 2);
+	finish(&e);
+}
+
+/*
+ * The same for a call that times out: it parks until its invalidations
+ * complete (DESIGN.md invariant 1), though the caller has waited enough.
+ */
+static void timed_out_call_waits_for_held_invalidations(void **state)
+{
+	static struct env e;
+	struct pending p;
+
+	(void)state;
+	start(&e, R_SILENT, true);
+	exposing_call_within(&e, &p, 0, 300);
+	drive_until_held(&e, 2);
+	drive_until_attacked(&e, 4);
+	if (p.done)
+		fail_msg("a timed-out call returned (%d) while its LOCAL_INVs "
+			 "were held",
+			 p.rc);
+	assert_true(rr_faults_release(e.dev) >= 2);
+	drive_until_done(&e, &p);
+	assert_int_equal(p.rc, -ETIMEDOUT);
+	mark_and_judge(&e);
+	assert_int_equal(cstats(&e).timeouts, 1);
 	finish(&e);
 }
 
@@ -988,6 +1021,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(result_waits_for_held_invalidations),
+		cmocka_unit_test(timed_out_call_waits_for_held_invalidations),
 		cmocka_unit_test(invalidation_of_another_calls_key_tears_down),
 		cmocka_unit_test(
 			completion_of_previous_connection_is_not_acted_on),
