@@ -221,8 +221,9 @@ void test_send_larger_than_receive(void **state)
 }
 
 /*
- * The peer's window is bound, then invalidated: a Send With Invalidate
- * naming its dead key must be refused (RFC 5040: the STag cannot be
+ * The peer's window is bound, then invalidated (or the key is a region's,
+ * which only its owner may invalidate): a Send With Invalidate naming it
+ * must be refused (RFC 5040: the STag cannot be
  * invalidated), not delivered as a receive that says it invalidated it.
  * A consumer that trusts RR_WC_WITH_INV (our client checks the key too)
  * must never be told a key died that was not alive.
@@ -237,15 +238,17 @@ static void peer_refuses_dead_key_invalidation(struct h_test *t,
 	struct rr_cm_event ev;
 	struct rr_wc wc;
 
-	(void)arg;
 	h_passive(t);
 	b = h_buf_pattern(t, t->pd, TARGET_LEN,
 			  RR_ACCESS_REMOTE_READ | RR_ACCESS_REMOTE_WRITE, 30);
-	mw = h_mw_new(t);
-	r = h_remote_of(b, 0);
-	r.rkey = bind_mw(t, mw, b, 4096, 4096,
-			 RR_ACCESS_REMOTE_READ | RR_ACCESS_REMOTE_WRITE, 1);
-	unbind_mw(t, mw, r.rkey, 2);
+	r = h_remote_of(b, rr_mr_rkey(b->mr));
+	if (!arg) { /* a window, bound then invalidated */
+		mw = h_mw_new(t);
+		r.rkey = bind_mw(t, mw, b, 4096, 4096,
+				 RR_ACCESS_REMOTE_READ | RR_ACCESS_REMOTE_WRITE,
+				 1);
+		unbind_mw(t, mw, r.rkey, 2);
+	} /* else the region's own key: never the peer's to invalidate */
 	rb = h_buf_new(t, 4 * 64, 0);
 	post_recvs(t, rb, 11, 2, 64);
 	send_fence(t);
@@ -266,6 +269,7 @@ static void peer_refuses_dead_key_invalidation(struct h_test *t,
 	h_wait(t, M_GO);
 }
 
+/* params arg: NULL, a dead window's key; non-NULL, a live region's key. */
 void test_send_with_invalidate_of_a_dead_key(void **state)
 {
 	struct h_test *t = T(state);
@@ -276,7 +280,7 @@ void test_send_with_invalidate_of_a_dead_key(void **state)
 	struct rr_send_wr wr[2];
 	struct rr_sge sge[2];
 
-	h_spawn(t, peer_refuses_dead_key_invalidation, NULL);
+	h_spawn(t, peer_refuses_dead_key_invalidation, t->params->arg);
 	h_active(t);
 	b = h_buf_new(t, 16 * KiB, 0);
 	rb = h_buf_new(t, 4 * 64, 0);
