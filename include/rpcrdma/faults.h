@@ -54,6 +54,15 @@ struct rr_fault_plan {
 	 * that covers it is delivered (invariant 2; see send_bufs_modified).
 	 */
 	bool guard_sends;
+	/*
+	 * Park every LOCAL_INV, and every send-queue request posted after it
+	 * on the same QP (a send queue executes in order), until
+	 * rr_faults_release(): the key stays valid at the inner provider, so
+	 * the peer can still use it between the post and the completion.
+	 * Parked requests keep their send-queue slots; a disconnect or a
+	 * drain flushes them (RR_WC_WR_FLUSH_ERR), a reset drops them.
+	 */
+	bool hold_invs;
 };
 
 struct rr_fault_stats {
@@ -64,10 +73,45 @@ struct rr_fault_stats {
 	uint64_t wrs_flushed;
 	uint64_t send_bufs_modified; /* guard_sends: memory reused too early */
 	uint64_t cqes_duplicated;    /* second copies delivered */
+	uint64_t invs_held;	     /* LOCAL_INVs parked (hold_invs) */
+	uint64_t wrs_released;	     /* parked requests posted at release */
+	uint64_t wrs_parked_flushed; /* parked requests flushed instead */
+	/*
+	 * Posts refused because the send queue was full (the caller's
+	 * accounting let it overrun the queue it asked for).
+	 */
+	uint64_t sq_overruns;
+	uint64_t cqes_injected; /* rr_faults_inject */
 };
 
 /* dev must have been opened as "faults". */
 int rr_faults_stats(struct rr_device *dev, struct rr_fault_stats *out);
+
+/*
+ * Test control (hold_invs and injection need an active plan; hold_invs
+ * makes one active by itself). Every call is safe from any thread.
+ *
+ * rr_faults_release: posts every parked request, of every QP, to the
+ * inner provider in order (or flushes them if the QP has left RTS).
+ * Returns how many went, or a negative errno.
+ *
+ * rr_faults_held_invs: the parked LOCAL_INVs, oldest first: their work
+ * request ids and the keys they invalidate (either may be NULL). Returns
+ * how many there are (at most max are written).
+ *
+ * rr_faults_inject: delivers wc as if the device produced it, on the most
+ * recently created QP (wc->qp is ignored): on its receive CQ for
+ * RR_WC_RECV, else on its send CQ. It is not accounted to any request:
+ * a consumer must find it stale, duplicate or unknown.
+ *
+ * rr_faults_recent_recvs: ids of the receives last posted on the most
+ * recently created QP, newest first. Returns how many were written.
+ */
+int rr_faults_release(struct rr_device *dev);
+int rr_faults_held_invs(struct rr_device *dev, uint64_t *wr_ids,
+			uint32_t *rkeys, int max);
+int rr_faults_inject(struct rr_device *dev, const struct rr_wc *wc);
+int rr_faults_recent_recvs(struct rr_device *dev, uint64_t *wr_ids, int max);
 
 #ifdef __cplusplus
 }

@@ -131,6 +131,13 @@ struct rr_xprt_stats {
 	 */
 	uint64_t reply_too_large;
 	uint64_t garbage_args;
+	/*
+	 * Server: calls that arrived while the client already had as many
+	 * unanswered as it was granted (the client ignored its credits).
+	 * Seen only while calls wait here: a call answered at once hides
+	 * an overrun that happened in flight.
+	 */
+	uint64_t credit_overruns;
 };
 
 /* Every field of struct rr_xprt_stats, in order, to print them by name. */
@@ -174,7 +181,8 @@ struct rr_xprt_stats {
 	X(conn_timeouts)                                                       \
 	X(accept_errors)                                                       \
 	X(reply_too_large)                                                     \
-	X(garbage_args)
+	X(garbage_args)                                                        \
+	X(credit_overruns)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {

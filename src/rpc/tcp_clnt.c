@@ -646,6 +646,12 @@ int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
 	pthread_mutex_lock(&c->mu);
 	rc = c->down ? -ECONNRESET : c->stopping ? -ECANCELED : 0;
 	if (!rc) {
+		/*
+		 * A burst starts: the caller gets a slice to drive before the
+		 * I/O thread reads its replies, as over RDMA (last_drive_ms).
+		 */
+		if (!c->nbusy && !c->pend_head)
+			c->drove_ms = rr_mono_ms();
 		rr__tc_ka_note(c, call);
 		rr__tc_start(c, call, done, arg, &l);
 		/*

@@ -139,6 +139,14 @@ int rr_tcp_clnt_progress(struct rr_tcp_clnt *c, int timeout_ms)
 		return -EINVAL;
 	pthread_mutex_lock(&c->mu);
 	seen = c->completed;
+	/*
+	 * A caller that waits for the role wants to read: the I/O thread
+	 * leaves the input alone from its next poll on. Otherwise a reading
+	 * streak of the I/O thread (replies arriving while the calls went
+	 * out) keeps the role, the caller only ever sees calls completed
+	 * elsewhere, and never reads itself.
+	 */
+	c->drove_ms = rr_mono_ms();
 	if (wait_role(c, seen, deadline)) {
 		pthread_mutex_unlock(&c->mu);
 		return 0;

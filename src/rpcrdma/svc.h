@@ -132,6 +132,7 @@ struct svc_conn {
 	bool drain_sq, drain_rq; /* ... and seen */
 	uint64_t dead_ms;	 /* when found dead: bounds the drain */
 	uint32_t running;	 /* calls in workers */
+	uint32_t calls_in;	 /* received, not yet finished (its credits) */
 	uint32_t recv_posted;	 /* receives outstanding */
 	struct svc_conn *next;
 	uint32_t inline_send, inline_recv;

@@ -111,6 +111,7 @@ void svc_finish(struct svc_conn *cn, struct svc_req *r)
 	svc_bulk_put(cn->s, r->res_bulk);
 	r->bulk = r->res_bulk = -1;
 	r->state = SREQ_FREE;
+	cn->calls_in -= cn->calls_in > 0;
 	svc_post_recv(cn, r->recv_idx);
 }
 
@@ -572,6 +573,9 @@ void svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 		return;
 	}
 	r->state = SREQ_RECEIVED;
+	/* Finished calls were answered before the client could use them. */
+	if (++cn->calls_in > cn->s->o.credits)
+		cn->s->st.credit_overruns++;
 	if (cn->s->wait_head)
 		park(cn->s, r); /* FIFO: nobody overtakes a parked call */
 	else

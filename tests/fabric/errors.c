@@ -219,3 +219,90 @@ void test_send_larger_than_receive(void **state)
 {
 	refused_send(T(state), 100, 200);
 }
+
+/*
+ * The peer's window is bound, then invalidated (or the key is a region's,
+ * which only its owner may invalidate): a Send With Invalidate naming it
+ * must be refused (RFC 5040: the STag cannot be
+ * invalidated), not delivered as a receive that says it invalidated it.
+ * A consumer that trusts RR_WC_WITH_INV (our client checks the key too)
+ * must never be told a key died that was not alive.
+ */
+static void peer_refuses_dead_key_invalidation(struct h_test *t,
+					       const void *arg)
+{
+	struct h_buf *b, *rb;
+	struct rr_mw *mw;
+	struct h_remote r;
+	struct rr_fabric_counters c0, c1;
+	struct rr_cm_event ev;
+	struct rr_wc wc;
+
+	h_passive(t);
+	b = h_buf_pattern(t, t->pd, TARGET_LEN,
+			  RR_ACCESS_REMOTE_READ | RR_ACCESS_REMOTE_WRITE, 30);
+	r = h_remote_of(b, rr_mr_rkey(b->mr));
+	if (!arg) { /* a window, bound then invalidated */
+		mw = h_mw_new(t);
+		r.rkey = bind_mw(t, mw, b, 4096, 4096,
+				 RR_ACCESS_REMOTE_READ | RR_ACCESS_REMOTE_WRITE,
+				 1);
+		unbind_mw(t, mw, r.rkey, 2);
+	} /* else the region's own key: never the peer's to invalidate */
+	rb = h_buf_new(t, 4 * 64, 0);
+	post_recvs(t, rb, 11, 2, 64);
+	send_fence(t);
+	c0 = h_counters(t);
+	h_msg_send(t, M_REMOTE, &r, sizeof(r));
+	h_expect_down(t, &ev);
+	H_EQ(rr_qp_state(t->qp), RR_QPS_ERROR);
+	/* Whatever the receives say, none reports an invalidation. */
+	while (h_poll_wc(t->rcq, &wc, 200) == 1)
+		H_CHECK(wc.status != RR_WC_SUCCESS &&
+				!(wc.flags & RR_WC_WITH_INV),
+			"a receive completed for the refused Send (flags %#x)",
+			wc.flags);
+	c1 = h_counters(t);
+	if (t->attr.responder_reasons)
+		H_EQ(c1.bad_invalidate, c0.bad_invalidate + 1);
+	h_signal(t, M_STEP);
+	h_wait(t, M_GO);
+}
+
+/* params arg: NULL, a dead window's key; non-NULL, a live region's key. */
+void test_send_with_invalidate_of_a_dead_key(void **state)
+{
+	struct h_test *t = T(state);
+	struct h_buf *b, *rb;
+	struct h_remote r, fence;
+	struct rr_cm_event ev;
+	const uint64_t ids[] = {1, 2};
+	struct rr_send_wr wr[2];
+	struct rr_sge sge[2];
+
+	h_spawn(t, peer_refuses_dead_key_invalidation, t->params->arg);
+	h_active(t);
+	b = h_buf_new(t, 16 * KiB, 0);
+	rb = h_buf_new(t, 4 * 64, 0);
+	post_recvs(t, rb, 101, 4, 64);
+	h_msg_recv(t, M_FENCE, &fence, sizeof(fence));
+	h_msg_recv(t, M_REMOTE, &r, sizeof(r));
+	h_fill(b->p, 16, 31, 0);
+	h_wr_send(&wr[0], &sge[0], 1, RR_SEND_SIGNALED, b, 0, 16);
+	wr[0].opcode = RR_WR_SEND_WITH_INV;
+	wr[0].invalidate_rkey = r.rkey;
+	fence_wr(&wr[1], &sge[1], &fence, b, 2);
+	H_OK(h_post_chain(t->qp, wr, 2));
+	/* The Send may have completed before the Terminate; then flushes. */
+	expect_sq_terminated(t, ids, 2, 1,
+			     BIT(RR_WC_REM_ACCESS_ERR) | BIT(RR_WC_REM_OP_ERR) |
+				     BIT(RR_WC_REM_INV_REQ_ERR),
+			     false);
+	h_expect_down(t, &ev);
+	expect_flushed(t, t->rcq, 101, 4);
+	expect_qp_dead(t, b);
+	h_wait(t, M_STEP);
+	h_signal(t, M_GO);
+	h_peer_finish(t);
+	h_cleanup(t, true);
+}

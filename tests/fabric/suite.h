@@ -99,6 +99,7 @@ struct access_error {
 void test_remote_access_error(void **state);
 void test_send_without_receive(void **state);
 void test_send_larger_than_receive(void **state);
+void test_send_with_invalidate_of_a_dead_key(void **state);
 
 /* lifecycle.c */
 void test_disconnect_flushes(void **state);

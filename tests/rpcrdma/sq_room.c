@@ -8,6 +8,7 @@
  */
 #include "echo_prog.h"
 
+#include <rpcrdma/faults.h>
 #include <rpcrdma/rpc.h>
 
 #include <arpa/inet.h>
@@ -121,10 +122,89 @@ static void calls_wait_for_send_queue_room(void **state)
 	assert_int_equal(rr_svc_destroy(svc), 0);
 }
 
+/*
+ * The same, with the device counting: every LOCAL_INV is held by the
+ * faults provider until the client has nothing else to do, so the slots
+ * calls reserved for their invalidations are really taken while other
+ * calls want room. The device refuses (and counts) any post beyond its
+ * queue: it must count none, and the connection must stay.
+ */
+static void device_never_sees_its_send_queue_overrun(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
+	struct rr_fault_plan plan = {.seed = 3,
+				     .hold_invs = true,
+				     .delay_send_cqe_ppm = RR_PPM_ALWAYS};
+	struct rr_device_opts dopts = {.faults = &plan};
+	struct rr_clnt_opts copts = {
+		.sq_depth = 8, .provider = "faults", .dev_opts = &dopts};
+	static struct slot slots[NCALLS];
+	struct rr_fault_stats fs;
+	struct rr_xprt_stats st;
+	struct rr_svc *svc;
+	struct rr_clnt *c;
+	uint32_t releases = 0;
+	pthread_t t;
+	uint16_t port;
+
+	(void)state;
+	ndone = nbad = 0;
+	assert_int_equal(
+		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), NULL, &svc),
+		0);
+	assert_int_equal(rr_svc_register(svc, &prog), 0);
+	assert_int_equal(rr_svc_port(svc, &port), 0);
+	assert_int_equal(pthread_create(&t, NULL, serve, svc), 0);
+	assert_int_equal(rr_clnt_create("127.0.0.1", port, &copts, &c), 0);
+	for (int i = 0; i < NCALLS; i++) {
+		struct slot *s = &slots[i];
+
+		for (int k = 0; k < LEN; k++)
+			s->args[k] = (uint8_t)(i * 5 + k);
+		s->call = (struct rr_call){.prog = PROG,
+					   .vers = 1,
+					   .proc = 1,
+					   .args = s->args,
+					   .args_len = LEN,
+					   .res = s->res,
+					   .res_cap = sizeof(s->res),
+					   .timeout_ms = 20000};
+		assert_int_equal(rr_clnt_call_async(c, &s->call, on_done, NULL),
+				 0);
+	}
+	while (ndone < NCALLS) {
+		/* Idle: only held invalidations stand in the way. */
+		if (rr_clnt_progress(c, 20) == -ETIMEDOUT &&
+		    rr_faults_release(rr_clnt_device(c)) > 0)
+			releases++;
+		assert_true(releases < 10 * NCALLS);
+	}
+	assert_int_equal(rr_faults_stats(rr_clnt_device(c), &fs), 0);
+	assert_int_equal(rr_clnt_stats(c, &st), 0);
+	print_message("held invalidations %lu, releases %u, overruns %lu, "
+		      "send-queue waits %lu\n",
+		      (unsigned long)fs.invs_held, releases,
+		      (unsigned long)fs.sq_overruns,
+		      (unsigned long)st.sq_waits);
+	assert_true(fs.invs_held > 0);
+	assert_int_equal(fs.sq_overruns, 0);
+	assert_int_equal(st.conn_lost, 0);
+	assert_int_equal(nbad, 0);
+	assert_int_equal(rr_clnt_shutdown(c), 0);
+	assert_int_equal(rr_clnt_destroy(c), 0);
+	rr_svc_stop(svc);
+	pthread_join(t, NULL);
+	assert_int_equal(rr_svc_shutdown(svc), 0);
+	assert_int_equal(rr_svc_destroy(svc), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(calls_wait_for_send_queue_room),
+		cmocka_unit_test(device_never_sees_its_send_queue_overrun),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

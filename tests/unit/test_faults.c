@@ -487,6 +487,125 @@ static void test_fail_inv(void **state)
 	pair_close(&p);
 }
 
+/*
+ * hold_invs: a LOCAL_INV and what follows it wait until released; the
+ * key works for the peer meanwhile, and not once the release completed.
+ */
+static void test_hold_inv(void **state)
+{
+	struct rr_fault_plan plan = {.seed = 5, .hold_invs = true};
+	struct rr_send_wr inv = {.wr_id = 9,
+				 .opcode = RR_WR_LOCAL_INV,
+				 .flags = RR_SEND_SIGNALED};
+	uint64_t ids[2];
+	uint32_t keys[2];
+	struct pair p;
+	struct rr_mw *mw;
+	uint32_t key;
+
+	(void)state;
+	pair_open(&p, &plan, false);
+	assert_int_equal(post_recv(&p.b, p.b.qp, 1, 0), 0);
+	assert_int_equal(rr_mw_alloc(p.a.pd, &mw), 0);
+	assert_int_equal(post_reg(&p.a, p.a.qp, mw, 8), 0);
+	key = rr_mw_rkey(mw);
+	expect_wc(p.a.scq, 8, RR_WC_SUCCESS, RR_WC_REG, p.a.qp);
+	inv.invalidate_rkey = key;
+	assert_int_equal(rr_qp_post_send(p.a.qp, &inv, NULL), 0);
+	assert_int_equal(post_send(&p.a, p.a.qp, 10), 0);
+	expect_quiet(p.a.scq);
+	expect_quiet(p.b.rcq); /* the Send waits behind the LOCAL_INV */
+	assert_int_equal(rr_faults_held_invs(p.a.dev, ids, keys, 2), 1);
+	assert_int_equal(ids[0], 9);
+	assert_int_equal(keys[0], key);
+	/* Held: the key is still valid, the peer reaches the memory. */
+	assert_int_equal(write_fenced(&p.b, p.b.qp, (uintptr_t)p.a.buf + 32,
+				      key, (uintptr_t)p.a.buf,
+				      rr_mr_rkey(p.a.mr)),
+			 RR_WC_SUCCESS);
+	assert_int_equal(rr_faults_release(p.a.dev), 2);
+	expect_wc(p.a.scq, 9, RR_WC_SUCCESS, RR_WC_LOCAL_INV, p.a.qp);
+	expect_wc(p.a.scq, 10, RR_WC_SUCCESS, RR_WC_SEND, p.a.qp);
+	expect_wc(p.b.rcq, 1, RR_WC_SUCCESS, RR_WC_RECV, p.b.qp);
+	assert_int_equal(rr_faults_held_invs(p.a.dev, NULL, NULL, 0), 0);
+	/* Released and completed: the key is dead. */
+	assert_int_not_equal(write_fenced(&p.b, p.b.qp, (uintptr_t)p.a.buf + 32,
+					  key, (uintptr_t)p.a.buf,
+					  rr_mr_rkey(p.a.mr)),
+			     RR_WC_SUCCESS);
+	assert_int_equal(stats(&p.a).invs_held, 1);
+	assert_int_equal(stats(&p.a).wrs_released, 2);
+	assert_int_equal(rr_mw_free(mw), 0);
+	pair_close(&p);
+}
+
+/* What is held when the connection goes is flushed, once; nothing left. */
+static void test_hold_flushed_by_disconnect(void **state)
+{
+	struct rr_fault_plan plan = {.seed = 6, .hold_invs = true};
+	struct rr_send_wr inv = {.wr_id = 9,
+				 .opcode = RR_WR_LOCAL_INV,
+				 .flags = RR_SEND_SIGNALED,
+				 .invalidate_rkey = 0x1234};
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, &plan, false);
+	assert_int_equal(rr_qp_post_send(p.a.qp, &inv, NULL), 0);
+	expect_quiet(p.a.scq);
+	assert_int_equal(rr_qp_disconnect(p.a.qp), 0);
+	expect_wc(p.a.scq, 9, RR_WC_WR_FLUSH_ERR, RR_WC_LOCAL_INV, p.a.qp);
+	expect_quiet(p.a.scq);
+	assert_int_equal(rr_faults_release(p.a.dev), 0);
+	assert_int_equal(stats(&p.a).wrs_parked_flushed, 1);
+	pair_close(&p);
+}
+
+/* Held requests keep their slots: a full queue refuses, and counts it. */
+static void test_hold_keeps_slots(void **state)
+{
+	struct rr_fault_plan plan = {.seed = 7, .hold_invs = true};
+	struct rr_send_wr inv = {.wr_id = 9,
+				 .opcode = RR_WR_LOCAL_INV,
+				 .flags = RR_SEND_SIGNALED,
+				 .invalidate_rkey = 0x1234};
+	struct pair p;
+
+	(void)state;
+	pair_open_sq(&p, &plan, false, 2);
+	assert_int_equal(rr_qp_post_send(p.a.qp, &inv, NULL), 0);
+	assert_int_equal(post_send(&p.a, p.a.qp, 10), 0);
+	assert_int_equal(post_send(&p.a, p.a.qp, 11), -ENOMEM);
+	assert_int_equal(stats(&p.a).sq_overruns, 1);
+	assert_int_equal(rr_qp_disconnect(p.a.qp), 0);
+	expect_wc(p.a.scq, 9, RR_WC_WR_FLUSH_ERR, RR_WC_LOCAL_INV, p.a.qp);
+	expect_wc(p.a.scq, 10, RR_WC_WR_FLUSH_ERR, RR_WC_SEND, p.a.qp);
+	pair_close(&p);
+}
+
+/* An injected completion is delivered as given, on the newest QP. */
+static void test_inject(void **state)
+{
+	struct rr_fault_plan plan = {.seed = 8, .hold_invs = true};
+	struct rr_wc wc = {.wr_id = 77,
+			   .status = RR_WC_SUCCESS,
+			   .opcode = RR_WC_LOCAL_INV};
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, &plan, false);
+	assert_int_equal(rr_faults_inject(p.a.dev, &wc), 0);
+	expect_wc(p.a.scq, 77, RR_WC_SUCCESS, RR_WC_LOCAL_INV, p.a.qp);
+	expect_quiet(p.a.scq);
+	assert_int_equal(stats(&p.a).cqes_injected, 1);
+	/* Not a request of the QP: the QP goes on as before. */
+	assert_int_equal(post_recv(&p.b, p.b.qp, 1, 0), 0);
+	assert_int_equal(post_send(&p.a, p.a.qp, 20), 0);
+	expect_wc(p.a.scq, 20, RR_WC_SUCCESS, RR_WC_SEND, p.a.qp);
+	expect_wc(p.b.rcq, 1, RR_WC_SUCCESS, RR_WC_RECV, p.b.qp);
+	pair_close(&p);
+}
+
 /* A flushed WR and those chained behind it complete once, FLUSH_ERR. */
 static void test_flush_wr(void **state)
 {
@@ -659,6 +778,10 @@ int main(void)
 		cmocka_unit_test(test_fail_reg),
 		cmocka_unit_test(test_fail_inv),
 		cmocka_unit_test(test_flush_wr),
+		cmocka_unit_test(test_hold_inv),
+		cmocka_unit_test(test_hold_flushed_by_disconnect),
+		cmocka_unit_test(test_hold_keeps_slots),
+		cmocka_unit_test(test_inject),
 		cmocka_unit_test(test_reorder),
 		cmocka_unit_test(test_seed_determinism),
 	};

@@ -45,6 +45,12 @@ struct f_device {
 	struct f_req *reqs;  /* delivered, not yet accepted or rejected */
 	uint64_t nqps, ncqs; /* creation counters, to seed PRNG streams */
 	struct rr_fault_stats stats; /* updated with F_COUNT */
+	/*
+	 * Every QP, newest first, for test control (f_hold.c). Lock order:
+	 * qps_mu -> f_qp.mu.
+	 */
+	pthread_mutex_t qps_mu;
+	struct f_qp *qps;
 };
 
 #define F_COUNT(dev, field)                                                    \
@@ -88,6 +94,7 @@ struct f_cqe {
 	struct rr_wc wc;
 	uint64_t epoch; /* held: the QP's recv_epoch when it was held */
 	bool dup;	/* an injected second copy: accounted for already */
+	bool injected;	/* rr_faults_inject: no request of ours behind it */
 };
 
 struct f_ring {
@@ -123,8 +130,25 @@ struct f_qp {
 	atomic_int unsig_out; /* unsignaled, not yet retired */
 	/* Receive completions delivered: releases held Send completions. */
 	atomic_uint_fast64_t recv_epoch;
-	struct f_guard *guard; /* plan.guard_sends, else NULL */
+	struct f_guard *guard;	 /* plan.guard_sends, else NULL */
+	struct f_hold *hold;	 /* plan.hold_invs, else NULL; under mu */
+	struct f_qp *dev_next;	 /* f_device.qps */
+	uint64_t recent_recv[8]; /* last posted receive ids; under mu */
+	uint32_t nrecv_posted;
 };
+
+/* f_hold.c: parked requests (plan.hold_invs) and test control */
+struct f_hold;
+int f_hold_init(struct f_qp *qp);
+void f_hold_fini(struct f_qp *qp);
+bool f_hold_wants(struct f_qp *qp, const struct rr_send_wr *wr);
+int f_hold_park(struct f_qp *qp, const struct rr_send_wr *user,
+		const struct rr_send_wr *translated);
+void f_hold_flush(struct f_qp *qp); /* holding qp->mu */
+void f_hold_drop(struct f_qp *qp);  /* holding qp->mu */
+void f_hold_link(struct f_qp *qp);
+void f_hold_unlink(struct f_qp *qp);
+void f_note_recv(struct f_qp *qp, const struct rr_recv_wr *wr);
 
 /* f_guard.c */
 struct f_guard;
@@ -179,6 +203,7 @@ int f_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
 int f_cq_fd(struct rr_cq *cq);
 int f_cq_wait(struct rr_cq *cq, int timeout_ms);
 int f_cq_synth(struct f_cq *cq, const struct rr_wc *wc, struct rr_qp *inner);
+int f_cq_inject(struct f_cq *cq, const struct rr_wc *wc);
 void f_cq_purge(struct f_cq *cq, struct rr_qp *qp); /* holding cq->mu */
 
 /* f_qp.c */

@@ -174,6 +174,19 @@ int f_cq_synth(struct f_cq *cq, const struct rr_wc *wc, struct rr_qp *inner)
 	return rc;
 }
 
+/* A completion no request stands behind (rr_faults_inject). */
+int f_cq_inject(struct f_cq *cq, const struct rr_wc *wc)
+{
+	struct f_cqe e = {.wc = *wc, .injected = true};
+	int rc = 0;
+
+	pthread_mutex_lock(&cq->mu);
+	if (!cq->synth.e || !ring_push(&cq->synth, &e))
+		rc = cq->synth.e ? -ENOMEM : -EINVAL;
+	pthread_mutex_unlock(&cq->mu);
+	return rc;
+}
+
 /* ------------------------------------------------------------ pipeline */
 
 static bool held_releasable(const struct f_cqe *e)
@@ -323,6 +336,10 @@ static int deliver(struct f_cq *cq, struct rr_wc *wc, int n)
 		struct f_cqe copy = {.wc = e[i].wc, .dup = true};
 
 		wc[i] = e[i].wc;
+		if (e[i].injected) {
+			F_COUNT(dev, cqes_injected);
+			continue;
+		}
 		if (e[i].dup) {
 			/* Counted as delivered; accounted with the original. */
 			F_COUNT(dev, cqes_duplicated);

@@ -61,12 +61,18 @@ int f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 	qp->rng_post = f_stream(dev->plan.seed, 'P', idx);
 	qp->rng_cqe = f_stream(dev->plan.seed, 'C', idx);
 	rc = f_guard_init(qp);
+	if (!rc) {
+		rc = f_hold_init(qp);
+		if (rc)
+			f_guard_fini(qp);
+	}
 	if (rc) {
 		rr_qp_destroy(qp->inner);
 		pthread_mutex_destroy(&qp->mu);
 		free(qp);
 		return rc;
 	}
+	f_hold_link(qp);
 	*out = &qp->base;
 	return 0;
 }
@@ -115,6 +121,7 @@ int f_qp_reset(struct rr_qp *q)
 	atomic_store(&qp->sq_used, 0);
 	atomic_store(&qp->unsig_out, 0);
 	f_guard_reset(qp);
+	f_hold_drop(qp);
 	pthread_mutex_unlock(&qp->mu);
 	return 0;
 }
@@ -122,11 +129,16 @@ int f_qp_reset(struct rr_qp *q)
 int f_qp_destroy(struct rr_qp *q)
 {
 	struct f_qp *qp = to_f_qp(q);
-	int rc = inner_gone(qp, rr_qp_destroy);
+	int rc;
 
-	if (rc)
+	f_hold_unlink(qp);
+	rc = inner_gone(qp, rr_qp_destroy);
+	if (rc) {
+		f_hold_link(qp);
 		return rc;
+	}
 	f_guard_fini(qp);
+	f_hold_fini(qp);
 	pthread_mutex_destroy(&qp->mu);
 	free(qp);
 	return 0;
@@ -143,9 +155,16 @@ int f_connect(struct rr_qp *q, const struct sockaddr *addr, socklen_t addrlen,
 	return rr_qp_connect(to_f_qp(q)->inner, addr, addrlen, pdata, len);
 }
 
+/* What is parked never reached the inner QP: it is flushed here. */
 int f_disconnect(struct rr_qp *q)
 {
-	return rr_qp_disconnect(to_f_qp(q)->inner);
+	struct f_qp *qp = to_f_qp(q);
+	int rc = rr_qp_disconnect(qp->inner);
+
+	pthread_mutex_lock(&qp->mu);
+	f_hold_flush(qp);
+	pthread_mutex_unlock(&qp->mu);
+	return rc;
 }
 
 /* The marker takes a send slot here as any request does. */
@@ -155,6 +174,7 @@ int f_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
 	int rc;
 
 	pthread_mutex_lock(&qp->mu);
+	f_hold_flush(qp); /* its flushes precede the marker */
 	if (qp->dev->active)
 		atomic_fetch_add(&qp->sq_used, 1);
 	rc = rr_qp_drain(qp->inner, sq_wr_id, rq_wr_id);
@@ -167,7 +187,12 @@ int f_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
 /* Receives carry no object pointers: the user's chain goes as it is. */
 int f_post_recv(struct rr_qp *q, struct rr_recv_wr *wr, struct rr_recv_wr **bad)
 {
-	return rr_qp_post_recv(to_f_qp(q)->inner, wr, bad);
+	struct f_qp *qp = to_f_qp(q);
+	int rc = rr_qp_post_recv(qp->inner, wr, bad);
+
+	if (!rc && qp->dev->active)
+		f_note_recv(qp, wr);
+	return rc;
 }
 
 /* ------------------------------------------------------------- posting */
@@ -334,8 +359,10 @@ static int post_one(struct post *p, struct rr_send_wr *wr, bool *dead,
 	int rc;
 
 	if (qp->dev->active &&
-	    atomic_load(&qp->sq_used) >= (int)qp->base.attr.sq_depth)
+	    atomic_load(&qp->sq_used) >= (int)qp->base.attr.sq_depth) {
+		F_COUNT(qp->dev, sq_overruns);
 		return -ENOMEM;
+	}
 	if (*dead)
 		return synth(qp, wr, RR_WC_WR_FLUSH_ERR, false);
 	f = decide(qp, wr);
@@ -347,6 +374,19 @@ static int post_one(struct post *p, struct rr_send_wr *wr, bool *dead,
 	rc = translate(qp, wr, &p->wr[p->n]);
 	if (rc)
 		return rc;
+	if (f_hold_wants(qp, wr)) {
+		/* ORDER: what was collected before it goes first. */
+		struct rr_send_wr t = p->wr[p->n];
+
+		rc = flush_piece(p, failed);
+		if (!rc)
+			rc = f_hold_park(qp, wr, &t);
+		if (rc)
+			return rc;
+		sq_take(qp, wr, 1);
+		f_guard_post(qp, wr);
+		return 0;
+	}
 	p->user[p->n++] = wr;
 	sq_take(qp, wr, 1);
 	f_guard_post(qp, wr);

@@ -64,9 +64,9 @@ bool f_roll(uint64_t *state, uint32_t ppm)
 
 static bool plan_active(const struct rr_fault_plan *p)
 {
-	return p &&
-	       (p->delay_send_cqe_ppm || p->reorder_ppm || p->fail_reg_ppm ||
-		p->fail_inv_ppm || p->flush_wr_ppm || p->guard_sends);
+	return p && (p->delay_send_cqe_ppm || p->reorder_ppm ||
+		     p->fail_reg_ppm || p->fail_inv_ppm || p->flush_wr_ppm ||
+		     p->guard_sends || p->hold_invs);
 }
 
 static int f_device_open(const struct rr_device_opts *opts,
@@ -94,6 +94,7 @@ static int f_device_open(const struct rr_device_opts *opts,
 		dev->plan = *opts->faults;
 	dev->active = plan_active(opts ? opts->faults : NULL);
 	pthread_mutex_init(&dev->mu, NULL);
+	pthread_mutex_init(&dev->qps_mu, NULL);
 	dev->base.ops = &rr__faults_ops;
 	dev->base.attr = dev->inner->attr;
 	memset(dev->base.attr.provider, 0, sizeof(dev->base.attr.provider));
@@ -118,6 +119,7 @@ static int f_device_close(struct rr_device *d)
 		free(r);
 	}
 	pthread_mutex_destroy(&dev->mu);
+	pthread_mutex_destroy(&dev->qps_mu);
 	free(dev);
 	return 0;
 }
@@ -147,6 +149,16 @@ int rr_faults_stats(struct rr_device *d, struct rr_fault_stats *out)
 		&dev->stats.send_bufs_modified, __ATOMIC_RELAXED);
 	out->cqes_duplicated =
 		__atomic_load_n(&dev->stats.cqes_duplicated, __ATOMIC_RELAXED);
+	out->invs_held =
+		__atomic_load_n(&dev->stats.invs_held, __ATOMIC_RELAXED);
+	out->wrs_released =
+		__atomic_load_n(&dev->stats.wrs_released, __ATOMIC_RELAXED);
+	out->wrs_parked_flushed = __atomic_load_n(
+		&dev->stats.wrs_parked_flushed, __ATOMIC_RELAXED);
+	out->sq_overruns =
+		__atomic_load_n(&dev->stats.sq_overruns, __ATOMIC_RELAXED);
+	out->cqes_injected =
+		__atomic_load_n(&dev->stats.cqes_injected, __ATOMIC_RELAXED);
 	return 0;
 }
 
