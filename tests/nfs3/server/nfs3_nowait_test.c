@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,7 +42,9 @@
 
 #define FILE_LEN (1u << 20)
 #define PAGE	 4096u
-#define OTHER	 3000u
+/* set-ups of an uncached read tried before a server is found wrong */
+#define NOWAIT_TRIES 12
+#define OTHER	     3000u
 
 struct loop {
 	pthread_t th;
@@ -421,22 +424,68 @@ static void load(struct env *e, off_t off, size_t len)
 	close(fd);
 }
 
+/*
+ * Whether this kernel's RWF_NOWAIT reads pages we just evicted: the
+ * readahead such a read starts can finish before it looks (seen on 6.18
+ * with a fast virtual disk, and then for a while on end). Where it does,
+ * "uncached" cannot be set up and an inline answer is right.
+ */
+static bool kernel_nowait_reads_evicted(struct env *e)
+{
+	char p[PATH_MAX], buf[2 * PAGE];
+	struct iovec io = {buf, sizeof(buf)};
+	bool reads = false;
+	int fd;
+
+	path_of(&e->f, "data", p);
+	fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	for (int i = 0; i < NOWAIT_TRIES && !reads; i++) {
+		off_t at = (off_t)(200 + 4 * i) * PAGE;
+
+		evict(e, 0, FILE_LEN);
+		reads = preadv2(fd, &io, 1, at, RWF_NOWAIT) > 0;
+	}
+	close(fd);
+	return reads;
+}
+
+#define NOWAIT_READS_EVICTED                                                   \
+	"this kernel's RWF_NOWAIT read the evicted pages (the readahead it "   \
+	"starts finished first): nothing is uncached to a server here"
+
 static void uncached_data_is_read_by_a_worker(struct env *e, bool tcp)
 {
 	struct counts c0, c1, c2, c3;
 	struct fh h;
+	off_t at = 0;
 
 	data_fh(e, &h);
 	read_check(e, tcp, &h, 0, PAGE); /* into the open-file cache */
-	if (!evict(e, 0, FILE_LEN))
-		SKIP("posix_fadvise(DONTNEED) leaves the file in memory here");
-	c0 = counts(e, tcp);
-	read_check(e, tcp, &h, 64 * PAGE, 2 * PAGE);
-	c1 = counts(e, tcp);
+	/*
+	 * Evicted pages: RWF_NOWAIT cannot read them, so a worker does. Some
+	 * kernels (6.18 here, about one read in two) complete such a read
+	 * without waiting after all, the readahead it starts being done in
+	 * time: then the READ is rightly answered at once, and the case is
+	 * set up again further on. A server that never defers fails all.
+	 */
+	for (int try = 0; try < NOWAIT_TRIES; try++) {
+		at = (16 + 4 * try) * PAGE;
+		if (!evict(e, 0, FILE_LEN))
+			SKIP("posix_fadvise(DONTNEED) leaves the file in "
+			     "memory here");
+		c0 = counts(e, tcp);
+		read_check(e, tcp, &h, at, 2 * PAGE);
+		c1 = counts(e, tcp);
+		if (c1.deferred != c0.deferred)
+			break;
+	}
+	if (c1.deferred == c0.deferred && kernel_nowait_reads_evicted(e))
+		SKIP(NOWAIT_READS_EVICTED);
 	assert_int_equal(c1.deferred - c0.deferred, 1);
 	assert_int_equal(c1.inl, c0.inl);
 	/* that read brought it in: now it is answered at once */
-	read_check(e, tcp, &h, 64 * PAGE, 2 * PAGE);
+	read_check(e, tcp, &h, at, 2 * PAGE);
 	c2 = counts(e, tcp);
 	assert_int_equal(c2.inl - c1.inl, 1);
 	assert_int_equal(c2.deferred, c1.deferred);
@@ -446,10 +495,10 @@ static void uncached_data_is_read_by_a_worker(struct env *e, bool tcp)
 	 * readahead may bring the second page back between our eviction and
 	 * the READ (seen once under ASan on a loaded machine): then the READ
 	 * is rightly answered at once, and the case is set up again, on pages
-	 * further on; a server that never defers fails all three tries.
+	 * further on; a server that never defers fails every try.
 	 */
-	for (int try = 0; try < 3; try++) {
-		off_t at = (128 + 4 * try) * PAGE;
+	for (int try = 0; try < NOWAIT_TRIES; try++) {
+		at = (128 + 4 * try) * PAGE;
 
 		load(e, at, PAGE);
 		if (!evict(e, at + PAGE, PAGE))
@@ -461,6 +510,8 @@ static void uncached_data_is_read_by_a_worker(struct env *e, bool tcp)
 			break;
 		c2 = c3;
 	}
+	if (c3.deferred == c2.deferred && kernel_nowait_reads_evicted(e))
+		SKIP(NOWAIT_READS_EVICTED);
 	assert_int_equal(c3.deferred - c2.deferred, 1);
 	assert_int_equal(c3.inl, c2.inl);
 }
