@@ -54,6 +54,7 @@ long rr__log_rl_admit(struct rr__log_rl *rl);
 			rr__log((lvl), __FILE__, __LINE__, fmt,                \
 				##__VA_ARGS__);                                \
 	} while (0)
+#define rr_err_rl(...)	RR_LOG_RL(RR_LOG_ERROR, __VA_ARGS__)
 #define rr_warn_rl(...) RR_LOG_RL(RR_LOG_WARN, __VA_ARGS__)
 #define rr_info_rl(...) RR_LOG_RL(RR_LOG_INFO, __VA_ARGS__)
 

@@ -245,8 +245,8 @@ static void resend(struct rr_tcp_clnt *c, struct tc_done *l)
 static void connected(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
 {
 	up(c, now);
-	rr_info("rpc/tcp: reconnected (attempt %llu)",
-		(unsigned long long)c->st.connects);
+	rr_info_rl("rpc/tcp: reconnected (attempt %llu)",
+		   (unsigned long long)c->st.connects);
 	resend(c, l);
 	rr__tc_pump(c, l);
 }
@@ -311,9 +311,9 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 	if (rc == -ETIMEDOUT) {
 		c->st.keepalive_timeouts++;
 		if (c->ka.gen == c->gen && c->state == TC_UP) {
-			rr_warn("rpc/tcp: no reply to a keepalive probe in "
-				"%d ms: reconnecting",
-				c->o.keepalive_timeout_ms);
+			rr_warn_rl("rpc/tcp: no reply to a keepalive probe in "
+				   "%d ms: reconnecting",
+				   c->o.keepalive_timeout_ms);
 			rr__tc_conn_lost(c, &l);
 		}
 	}

@@ -470,7 +470,7 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 		rc = post_send(c, r, &p, &h, regs, c->per_call ? 0 : r->nmw);
 	if (rc) {
 		/* Windows already bound are fenced by the teardown. */
-		rr_warn("rpcrdma: posting call xid %08x: %d", r->xid, rc);
+		rr_warn_rl("rpcrdma: posting call xid %08x: %d", r->xid, rc);
 		return rc;
 	}
 	r->state = REQ_SENT;
@@ -539,8 +539,8 @@ void clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r)
 			continue;
 		rc = rr_mw_fence(w->mw);
 		if (rc) {
-			rr_warn("rpcrdma: fence of window %#x: %d", w->rkey,
-				rc);
+			rr_warn_rl("rpcrdma: fence of window %#x: %d", w->rkey,
+				   rc);
 			w->unfenced = true;
 		} else {
 			c->st.loss_fences++;
@@ -787,7 +787,7 @@ static bool fence_now(struct rr_clnt *c, struct clnt_req *r)
 	}
 	if (!failed || c->dead) /* no connection: nothing can reach it */
 		return true;
-	rr_warn("rpcrdma: deregistration failed: tearing down");
+	rr_warn_rl("rpcrdma: deregistration failed: tearing down");
 	clnt_conn_lost(c, -ECONNRESET);
 	return false;
 }
@@ -822,8 +822,8 @@ void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
 	prc = rr_qp_post_send(c->qp, wr, &bad);
 	if (prc) {
 		/* Cannot fence by invalidation: the connection goes. */
-		rr_warn("rpcrdma: LOCAL_INV not posted (%d): tearing down",
-			prc);
+		rr_warn_rl("rpcrdma: LOCAL_INV not posted (%d): tearing down",
+			   prc);
 		clnt_conn_lost(c, -ECONNRESET);
 		return;
 	}

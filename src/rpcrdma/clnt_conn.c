@@ -49,7 +49,7 @@ static void set_state(struct rr_clnt *c, enum clnt_conn_state s)
 static void forget_qp(struct rr_clnt *c)
 {
 	if (c->qp && rr_qp_reset(c->qp)) {
-		rr_warn("rpcrdma: QP not reset: a new one next time");
+		rr_warn_rl("rpcrdma: QP not reset: a new one next time");
 		rr_qp_destroy(c->qp);
 		c->qp = NULL;
 	}
@@ -130,8 +130,8 @@ static void up(struct rr_clnt *c, const struct rr_cm_event *ev)
 	c->dead = false;
 	set_state(c, CLNT_UP);
 	if (c->st.connects > 1)
-		rr_info("rpcrdma: reconnected (attempt %llu)",
-			(unsigned long long)c->st.connects);
+		rr_info_rl("rpcrdma: reconnected (attempt %llu)",
+			   (unsigned long long)c->st.connects);
 }
 
 static void connect_failed(struct rr_clnt *c, int why)
@@ -193,11 +193,11 @@ static void drain_step(struct rr_clnt *c)
 		return;
 	if (!clnt_drained(c)) {
 		c->st.teardown_unbalanced++;
-		rr_err("rpcrdma: connection torn down undrained: sends %llu "
-		       "outstanding, markers %s/%s",
-		       (unsigned long long)(c->sq_posted - c->sq_retired),
-		       c->drain_sq ? "back" : "out",
-		       c->drain_rq ? "back" : "out");
+		rr_err_rl("rpcrdma: connection torn down undrained: sends %llu "
+			  "outstanding, markers %s/%s",
+			  (unsigned long long)(c->sq_posted - c->sq_retired),
+			  c->drain_sq ? "back" : "out",
+			  c->drain_rq ? "back" : "out");
 	}
 	forget_qp(c);
 	backoff(c);

@@ -69,7 +69,8 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 		c->st.keepalive_timeouts++;
 		if (c->ka.gen == c->gen && c->conn_state == CLNT_UP &&
 		    !c->dead && !c->stop) {
-			rr_warn("rpcrdma: no reply to a keepalive probe in %d "
+			rr_warn_rl(
+				"rpcrdma: no reply to a keepalive probe in %d "
 				"ms: reconnecting",
 				c->o.keepalive_timeout_ms);
 			clnt_conn_lost(c, -ECONNRESET);

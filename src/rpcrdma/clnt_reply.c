@@ -274,9 +274,9 @@ static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
 	}
 	if (wc->status != RR_WC_SUCCESS || c->dead) {
 		if (!c->dead)
-			rr_info("rpcrdma: %s on a %u completion: connection "
-				"lost",
-				rr_wc_status_str(wc->status), kind);
+			rr_info_rl("rpcrdma: %s on a %u completion: connection "
+				   "lost",
+				   rr_wc_status_str(wc->status), kind);
 		account_error(c, kind, slot, seq);
 		clnt_conn_lost(c, -ECONNRESET);
 		return;
@@ -449,11 +449,11 @@ void clnt_drain(struct rr_clnt *c)
 	}
 	if (!clnt_drained(c)) {
 		c->st.teardown_unbalanced++;
-		rr_err("rpcrdma: client torn down undrained: sends %llu "
-		       "outstanding, markers %s/%s",
-		       (unsigned long long)(c->sq_posted - c->sq_retired),
-		       c->drain_sq ? "back" : "out",
-		       c->drain_rq ? "back" : "out");
+		rr_err_rl("rpcrdma: client torn down undrained: sends %llu "
+			  "outstanding, markers %s/%s",
+			  (unsigned long long)(c->sq_posted - c->sq_retired),
+			  c->drain_sq ? "back" : "out",
+			  c->drain_rq ? "back" : "out");
 	}
 	pthread_mutex_unlock(&c->mu);
 }

@@ -284,12 +284,12 @@ static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 
 	if (!drained(cn)) {
 		s->st.teardown_unbalanced++;
-		rr_err("svc: connection torn down undrained: sends %llu "
-		       "reads %u receives %u outstanding, markers %s/%s",
-		       (unsigned long long)(cn->sq_posted - cn->sq_retired),
-		       cn->reads_out, cn->recv_posted,
-		       cn->drain_sq ? "back" : "out",
-		       cn->drain_rq ? "back" : "out");
+		rr_err_rl("svc: connection torn down undrained: sends %llu "
+			  "reads %u receives %u outstanding, markers %s/%s",
+			  (unsigned long long)(cn->sq_posted - cn->sq_retired),
+			  cn->reads_out, cn->recv_posted,
+			  cn->drain_sq ? "back" : "out",
+			  cn->drain_rq ? "back" : "out");
 	}
 	for (pp = &s->wait_head; *pp;) {
 		if ((*pp)->conn == cn)
@@ -356,9 +356,9 @@ static void find_stalled(struct rr_svc *s, uint64_t now)
 	s->stall_check_ms = now;
 	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
 		if (!cn->dead && stalled(cn, now)) {
-			rr_warn("svc: peer stalled for %d ms with bulk "
-				"buffers held: dropping it",
-				SVC_STALL_MS);
+			rr_warn_rl("svc: peer stalled for %d ms with bulk "
+				   "buffers held: dropping it",
+				   SVC_STALL_MS);
 			cn->dead = true;
 		}
 	}

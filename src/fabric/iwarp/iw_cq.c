@@ -369,8 +369,8 @@ void iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev,
 		pthread_mutex_unlock(&ch->mu);
 		e = rr_malloc(sizeof(*e));
 		if (!e) {
-			rr_err("iwarp: lost CM event %s: out of memory",
-			       rr_cm_event_str(ev->type));
+			rr_err_rl("iwarp: lost CM event %s: out of memory",
+				  rr_cm_event_str(ev->type));
 			return;
 		}
 		e->heap = true;

@@ -327,7 +327,7 @@ static bool write_batch(struct iw_qp *qp)
 			return false;
 		}
 		if (n < 0) {
-			rr_info("iwarp: send failed: %s", strerror((int)-n));
+			rr_info_rl("iwarp: send failed: %s", strerror((int)-n));
 			tx->dead = true;
 			iw_tx_error(qp);
 			return false;

@@ -278,9 +278,9 @@ static bool stale(const struct ibv_wc *wc)
 		return false;
 	V_TRACE("qp %u stale wc op %d status %d dropped\n", getpid(),
 		s->qp->qp->qp_num, s->op, wc->status);
-	rr_warn("verbs: qp %u: a second completion for one request, "
-		"dropped",
-		s->qp->qp->qp_num);
+	rr_warn_rl("verbs: qp %u: a second completion for one request, "
+		   "dropped",
+		   s->qp->qp->qp_num);
 	return true;
 }
 
