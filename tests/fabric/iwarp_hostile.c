@@ -497,6 +497,44 @@ static void write_to_a_garbage_stag_is_terminated(void **state)
 	       offsetof(struct rr_fabric_counters, bad_stag));
 }
 
+/*
+ * A Write to a key that is live but gives no remote write, or belongs to
+ * another protection domain, is answered as one to a garbage key: the
+ * Terminate must not tell a peer which of our keys exist.
+ */
+static void write_to_a_live_but_foreign_key_looks_like_garbage(void **state)
+{
+	struct env *e = *state;
+	struct rr_mr *local, *other;
+	struct rr_pd *pd2;
+	struct iw_hdr h = {.mpa_len = IW_TAGGED_HDR_LEN - 2 + 4,
+			   .tagged = true,
+			   .last = true,
+			   .opcode = IW_OP_WRITE,
+			   .to = (uintptr_t)e->buf};
+
+	assert_int_equal(rr_mr_reg(e->pd, e->buf, sizeof(e->buf),
+				   RR_ACCESS_LOCAL_WRITE, &local),
+			 0);
+	assert_int_equal(rr_pd_alloc(e->dev, &pd2), 0);
+	assert_int_equal(
+		rr_mr_reg(pd2, e->buf, sizeof(e->buf),
+			  RR_ACCESS_LOCAL_WRITE | RR_ACCESS_REMOTE_WRITE,
+			  &other),
+		0);
+	h.stag = rr_mr_lkey(local);
+	attack(e, &h, IW_TERM_DDP, IW_TERM_DDP_TAGGED,
+	       IW_TERM_DDP_T_INVALID_STAG,
+	       offsetof(struct rr_fabric_counters, bad_stag));
+	h.stag = rr_mr_rkey(other);
+	attack(e, &h, IW_TERM_DDP, IW_TERM_DDP_TAGGED,
+	       IW_TERM_DDP_T_INVALID_STAG,
+	       offsetof(struct rr_fabric_counters, bad_stag));
+	assert_int_equal(rr_mr_dereg(other), 0);
+	assert_int_equal(rr_pd_free(pd2), 0);
+	assert_int_equal(rr_mr_dereg(local), 0);
+}
+
 static void read_response_nobody_asked_for_is_terminated(void **state)
 {
 	struct env *e = *state;
@@ -553,6 +591,7 @@ int main(void)
 		T(wrong_msn_is_terminated),
 		T(wrong_message_offset_is_terminated),
 		T(write_to_a_garbage_stag_is_terminated),
+		T(write_to_a_live_but_foreign_key_looks_like_garbage),
 		T(read_response_nobody_asked_for_is_terminated),
 		T(send_without_a_receive_is_terminated),
 	};

@@ -51,8 +51,8 @@ static int rx_terminate(struct iw_qp *qp, uint8_t layer, uint8_t etype,
 		t.hdr_len = (uint16_t)hdr_len(rx);
 		memcpy(t.hdr, rx->hdr, t.hdr_len);
 	}
-	rr_info("iwarp: terminate layer %u type %u code 0x%02x", layer, etype,
-		ecode);
+	rr_info_rl("iwarp: terminate layer %u type %u code 0x%02x", layer,
+		   etype, ecode);
 	pthread_mutex_lock(&qp->tx_mu);
 	iw_tx_terminate(qp, &t);
 	pthread_mutex_unlock(&qp->tx_mu);
@@ -60,7 +60,13 @@ static int rx_terminate(struct iw_qp *qp, uint8_t layer, uint8_t etype,
 	return RX_ERR;
 }
 
-/* A tagged access failed: map the reason to its DDP/RDMAP code. */
+/*
+ * A tagged access failed. A key that is live but of another protection
+ * domain, or without the rights asked for, is answered exactly as a key
+ * that does not exist: were the answers different, a peer could probe
+ * which of our keys are live. Only bounds (possible only with a key this
+ * peer may use) get their own code.
+ */
 static int rx_bad_stag(struct iw_qp *qp, int err)
 {
 	struct iw_device *dev = qp->dev;
@@ -70,15 +76,6 @@ static int rx_bad_stag(struct iw_qp *qp, int err)
 		IW_COUNT(dev, bad_bounds);
 		return rx_terminate(qp, IW_TERM_DDP, IW_TERM_DDP_TAGGED,
 				    IW_TERM_DDP_T_BASE_BOUNDS, -EACCES);
-	case -EPERM:
-		IW_COUNT(dev, bad_stag);
-		return rx_terminate(qp, IW_TERM_DDP, IW_TERM_DDP_TAGGED,
-				    IW_TERM_DDP_T_STAG_NOT_ASSOC, -EACCES);
-	case -EACCES:
-		IW_COUNT(dev, bad_stag);
-		return rx_terminate(qp, IW_TERM_RDMAP,
-				    IW_TERM_RDMAP_REMOTE_PROT,
-				    IW_TERM_ECODE_ACCESS_RIGHTS, -EACCES);
 	default:
 		IW_COUNT(dev, bad_stag);
 		return rx_terminate(qp, IW_TERM_DDP, IW_TERM_DDP_TAGGED,
@@ -639,7 +636,8 @@ static int deliver_terminate(struct iw_qp *qp)
 			    (t.layer == IW_TERM_DDP &&
 			     t.etype == IW_TERM_DDP_TAGGED);
 
-		rr_info("iwarp: peer terminated: layer %u type %u code 0x%02x",
+		rr_info_rl(
+			"iwarp: peer terminated: layer %u type %u code 0x%02x",
 			t.layer, t.etype, t.ecode);
 		if (prot) {
 			st = RR_WC_REM_ACCESS_ERR;
