@@ -439,6 +439,11 @@ struct rr_device *rr_svc_device(struct rr_svc *s);
 /* Handler side. Pointers stay valid until the handler returns. */
 uint32_t rr_svc_req_proc(const struct rr_svc_req *r);
 uint32_t rr_svc_req_vers(const struct rr_svc_req *r);
+/*
+ * The caller's address (its port too), or NULL where the transport has
+ * none. MOUNT keeps its list per client with it.
+ */
+const struct sockaddr *rr_svc_req_peer(const struct rr_svc_req *r);
 /* True while the handler runs where it must not block (nowait_procs). */
 bool rr_svc_req_nowait(const struct rr_svc_req *r);
 /*

@@ -215,6 +215,11 @@ uint32_t rr_svc_req_vers(const struct rr_svc_req *r)
 	return r->call.vers;
 }
 
+const struct sockaddr *rr_svc_req_peer(const struct rr_svc_req *r)
+{
+	return r->peer;
+}
+
 bool rr_svc_req_nowait(const struct rr_svc_req *r)
 {
 	return r->nowait;

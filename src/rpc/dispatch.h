@@ -46,6 +46,7 @@ struct rr_svc_req {
 	size_t res_bulk_len;
 	bool nowait;	   /* rr_dispatch_nowait is running it */
 	uint32_t auth_err; /* set by parse: the call is refused AUTH_ERROR */
+	const struct sockaddr *peer; /* set by the transport, may be NULL */
 };
 
 struct rr_progtab {

@@ -504,6 +504,7 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 	struct rr_reply_hdr rh;
 
 	memset(&r, 0, sizeof(r));
+	r.peer = (const struct sockaddr *)&c->peer;
 	if (!rec || rr_svc_req_parse(&r, rec, len)) {
 		/* Not a call: there is no xid we could answer. */
 		count(s, &s->st.bad_headers);
@@ -718,6 +719,7 @@ static bool try_inline(struct rr_tcp_svc *s, struct tcp_conn *c,
 	bool done;
 
 	memset(&r, 0, sizeof(r));
+	r.peer = (const struct sockaddr *)&c->peer;
 	if (!rec || rr_svc_req_parse(&r, rec, len) ||
 	    !rr_progtab_nowait(&s->progs, &r.call))
 		return false;

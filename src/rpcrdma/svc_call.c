@@ -404,6 +404,7 @@ static int parse_call(struct svc_conn *cn, struct svc_req *r)
 
 	r->rq.arg_bulk = NULL;
 	r->rq.arg_bulk_len = 0;
+	r->rq.peer = (const struct sockaddr *)&cn->peer;
 	if (!r->h.nread)
 		return rr_svc_req_parse(
 			&r->rq,

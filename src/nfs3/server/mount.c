@@ -4,15 +4,28 @@
  * directory below it) answers that directory's handle with AUTH_SYS and
  * AUTH_NONE; DUMP lists what MNT recorded, UMNT and UMNTALL forget it,
  * EXPORT names the path, open to everyone.
+ *
+ * The list DUMP answers has one entry per client host and directory, at
+ * most MNT_MAX, the oldest dropped first. RFC 1813 (5.2.4) calls it
+ * advisory, and a server may forget: bounding it costs at most a DUMP
+ * line, while unbounded it let any client grow our memory, and UMNTALL
+ * from one client used to empty everyone's.
  */
 #include "nfs3/server/nfsd.h"
 
+#include "base/alloc.h"
+
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define MNT_MAX 256
+
 struct nfsd_mnt {
 	struct nfsd_mnt *next;
+	char host[INET6_ADDRSTRLEN];
 	char dir[];
 };
 
@@ -98,39 +111,87 @@ static mountstat3 mnt_resolve(struct nfsd_call *c, const char *dir,
 	return S_ISDIR(o->st.st_mode) ? MNT3_OK : MNT3ERR_NOTDIR;
 }
 
-static void mnt_record(struct rr_nfs3_server *s, const char *dir)
+/* The caller's host as DUMP shows it: its address, numeric. */
+static void host_of(const struct nfsd_call *c, char host[INET6_ADDRSTRLEN])
 {
-	size_t n = strlen(dir) + 1;
-	struct nfsd_mnt *m = malloc(sizeof(*m) + n);
+	const struct sockaddr *sa = rr_svc_req_peer(c->req);
+	const void *a = NULL;
 
-	if (!m)
-		return;
-	memcpy(m->dir, dir, n);
-	pthread_mutex_lock(&s->mnt_lock);
-	m->next = s->mounts;
-	s->mounts = m;
-	pthread_mutex_unlock(&s->mnt_lock);
+	if (sa && sa->sa_family == AF_INET)
+		a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+	else if (sa && sa->sa_family == AF_INET6)
+		a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	if (!a || !inet_ntop(sa->sa_family, a, host, INET6_ADDRSTRLEN))
+		strcpy(host, "unknown");
 }
 
-static void mnt_forget(struct rr_nfs3_server *s, const char *dir)
+/* Drops the entries of host and dir (NULL: any). Caller holds mnt_lock. */
+static void mnt_drop(struct rr_nfs3_server *s, const char *host,
+		     const char *dir)
 {
-	pthread_mutex_lock(&s->mnt_lock);
 	for (struct nfsd_mnt **pp = &s->mounts; *pp;) {
 		struct nfsd_mnt *m = *pp;
 
-		if (!dir || !strcmp(m->dir, dir)) {
+		if ((!host || !strcmp(m->host, host)) &&
+		    (!dir || !strcmp(m->dir, dir))) {
 			*pp = m->next;
 			free(m);
+			s->nmounts--;
 		} else {
 			pp = &m->next;
 		}
 	}
+}
+
+/* The list is newest first: the oldest is its last. Caller holds mnt_lock. */
+static void mnt_drop_oldest(struct rr_nfs3_server *s)
+{
+	struct nfsd_mnt **pp = &s->mounts;
+
+	while (*pp && (*pp)->next)
+		pp = &(*pp)->next;
+	if (*pp) {
+		free(*pp);
+		*pp = NULL;
+		s->nmounts--;
+	}
+}
+
+static void mnt_record(struct nfsd_call *c, const char *dir)
+{
+	struct rr_nfs3_server *s = c->s;
+	size_t n = strlen(dir) + 1;
+	struct nfsd_mnt *m = rr_malloc(sizeof(*m) + n);
+
+	if (!m)
+		return; /* advisory: a MNT is not refused for it */
+	host_of(c, m->host);
+	memcpy(m->dir, dir, n);
+	pthread_mutex_lock(&s->mnt_lock);
+	mnt_drop(s, m->host, dir); /* once per host and directory */
+	m->next = s->mounts;
+	s->mounts = m;
+	if (++s->nmounts > MNT_MAX)
+		mnt_drop_oldest(s);
 	pthread_mutex_unlock(&s->mnt_lock);
+}
+
+/* UMNT (dir) and UMNTALL (dir NULL) forget the caller's entries only. */
+static void mnt_forget(struct nfsd_call *c, const char *dir)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	host_of(c, host);
+	pthread_mutex_lock(&c->s->mnt_lock);
+	mnt_drop(c->s, host, dir);
+	pthread_mutex_unlock(&c->s->mnt_lock);
 }
 
 void nfsd_mounts_free(struct rr_nfs3_server *s)
 {
-	mnt_forget(s, NULL);
+	pthread_mutex_lock(&s->mnt_lock);
+	mnt_drop(s, NULL, NULL);
+	pthread_mutex_unlock(&s->mnt_lock);
 }
 
 /*
@@ -175,7 +236,7 @@ static bool_t mnt(struct nfsd_call *c, XDR *in, XDR *out)
 				2;
 			r.mountres3_u.mountinfo.auth_flavors.auth_flavors_val =
 				auth_flavors;
-			mnt_record(c->s, dir);
+			mnt_record(c, dir);
 		}
 	}
 	ok = xdr_mountres3(out, &r);
@@ -194,9 +255,9 @@ static bool_t dump(struct nfsd_call *c, XDR *out)
 
 		ok = b != NULL;
 		if (ok) {
-			b->ml_hostname = "unknown"; /* the transport hides it */
+			b->ml_hostname = nfsd_strdup(c, m->host);
 			b->ml_directory = nfsd_strdup(c, m->dir);
-			ok = b->ml_directory != NULL;
+			ok = b->ml_hostname && b->ml_directory;
 			*tail = b;
 			tail = &b->ml_next;
 		}
@@ -211,7 +272,7 @@ static bool_t umnt(struct nfsd_call *c, XDR *in)
 	bool_t ok = dirpath_whole(in, &dir);
 
 	if (ok)
-		mnt_forget(c->s, dir);
+		mnt_forget(c, dir);
 	xdr_free((xdrproc_t)xdr_dirpath, (char *)&dir);
 	return ok;
 }
@@ -233,7 +294,7 @@ static uint32_t answer(struct nfsd_call *c, uint32_t proc, XDR *in, XDR *out)
 	case MOUNTPROC3_NULL:
 	case MOUNTPROC3_UMNTALL:
 		if (proc == MOUNTPROC3_UMNTALL)
-			mnt_forget(c->s, NULL);
+			mnt_forget(c, NULL);
 		return RR_SUCCESS;
 	case MOUNTPROC3_MNT:
 		return mnt(c, in, out) ? RR_SUCCESS : RR_GARBAGE_ARGS;

@@ -46,7 +46,8 @@ struct rr_nfs3_server {
 	struct nfsd_pathcache *cache;
 	struct nfsd_fcache *files; /* open files by handle, fcache.c */
 	pthread_mutex_t mnt_lock;
-	struct nfsd_mnt *mounts; /* MOUNT's DUMP list */
+	struct nfsd_mnt *mounts; /* MOUNT's DUMP list, newest first */
+	uint32_t nmounts;
 	/*
 	 * 1 + st_dev of the last file system found to lack RWF_NOWAIT and
 	 * keep its files in memory (rw.c); 0: none yet.
