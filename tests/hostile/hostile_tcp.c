@@ -29,6 +29,8 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +173,40 @@ static void judge(struct fx *f, const char *attack)
 			 RSS_BOUND_KB);
 	if (log > LOG_BOUND)
 		fail_msg("%s: the daemon logged %ld bytes", attack, log);
+}
+
+/*
+ * The daemon's live counter of transport xprt ("nfs3 over tcp", ...):
+ * SIGUSR1 makes it print every counter; this waits (10 s at most) for
+ * the line to appear in its log after what the log held before.
+ */
+static long live_counter(struct fx *f, const char *xprt, const char *name)
+{
+	long from = rr_t_daemon_log_bytes(&f->d);
+	uint64_t end = rr_t_now_ms() + 10000;
+	char line[4096], key[128], want[128];
+
+	snprintf(want, sizeof(want), "nfsrdmad: %s:", xprt);
+	snprintf(key, sizeof(key), " %s=", name);
+	assert_int_equal(kill(f->d.pid, SIGUSR1), 0);
+	while (rr_t_now_ms() < end) {
+		FILE *fp = fopen(f->d.log, "r");
+
+		assert_non_null(fp);
+		fseek(fp, from, SEEK_SET);
+		while (fgets(line, sizeof(line), fp)) {
+			char *k = strstr(line, key);
+
+			if (strstr(line, want) && k) {
+				fclose(fp);
+				return atol(k + strlen(key));
+			}
+		}
+		fclose(fp);
+		poll(NULL, 0, 10); /* the daemon writes the line on its own */
+	}
+	fail_msg("no live counters from the daemon within 10 s");
+	return -1;
 }
 
 /* -------------------------------------------------------- attackers */
@@ -411,6 +447,11 @@ static void idle_connections_one_address(void **state)
 		attacker(f, 2, f->d.mount);
 	}
 	judge(f, "idle conns, one address");
+	/* the share of one address (32) was held, the rest refused */
+	assert_true(live_counter(f, "nfs3 over tcp", "conn_refused") >=
+		    300 - 32);
+	assert_true(live_counter(f, "mount3 over tcp", "conn_refused") >=
+		    300 - 32);
 }
 
 /* The same from 16 addresses: the table fills; idle ones make room. */
@@ -511,6 +552,99 @@ static void huge_length_word_allocates_nothing(void **state)
 	       vm0 >> 10, vm1 >> 10);
 	assert_true(vm0 > 0 && vm1 - vm0 < (1L << 20));
 	judge(f, "huge length word");
+}
+
+/* Reads one record-marked reply from fd (10 s bound): its accept_stat. */
+static int read_reply(int fd)
+{
+	uint8_t body[512];
+	uint32_t mark, len, vlen;
+
+	assert_int_equal(recv(fd, &mark, 4, MSG_WAITALL), 4);
+	len = ntohl(mark) & 0x7fffffffu;
+	assert_true(len >= 24 && len <= sizeof(body));
+	assert_int_equal(recv(fd, body, len, MSG_WAITALL), len);
+	memcpy(&vlen, body + 16, 4);
+	vlen = (ntohl(vlen) + 3) & ~3u;
+	assert_true(24 + vlen <= len);
+	memcpy(&mark, body + 20 + vlen, 4);
+	return (int)ntohl(mark);
+}
+
+static bool_t xvoid(XDR *x, void *p)
+{
+	(void)x;
+	(void)p;
+	return TRUE;
+}
+
+/* DUMP from 127.0.0.1: how many entries, and how many are 127.0.0.1's. */
+static void dump_counts(struct fx *f, unsigned *all, unsigned *mine)
+{
+	mountlist ml = NULL;
+	char dummy;
+
+	call(f->d.mount, MOUNT_PROGRAM, MOUNTPROC3_DUMP, (xdrproc_t)xvoid,
+	     &dummy, (xdrproc_t)xdr_mountlist, &ml);
+	*all = *mine = 0;
+	for (mountlist m = ml; m; m = m->ml_next) {
+		(*all)++;
+		*mine += !strcmp(m->ml_hostname, "127.0.0.1");
+	}
+	xdr_free((xdrproc_t)xdr_mountlist, (char *)&ml);
+}
+
+/*
+ * MNT floods: 3000 MNTs of the export under 900 spellings (runs of
+ * slashes up to 900 bytes long) from another address, then its UMNTALL.
+ * Before, each MNT added an entry (100 000 of them about 98 MiB), DUMP
+ * then failed, and any client's UMNTALL emptied everyone's. Now the list
+ * keeps one entry per host and path, MNT_MAX (256) in all, and UMNTALL
+ * forgets only its caller's.
+ */
+static void mount_flood(void **state)
+{
+	static uint8_t buf[100 * 1100];
+	struct fx *f = *state;
+	char path[PATH_MAX + 1024];
+	unsigned all, mine;
+	int fd = attacker(f, 2, f->d.mount);
+	char rootbuf[NFS3_FHSIZE];
+	nfs_fh3 root;
+	uint8_t *p;
+	size_t len;
+
+	for (unsigned i = 0; i < 3000; i += 100) {
+		len = 0;
+		for (unsigned k = i; k < i + 100; k++) {
+			int n = snprintf(path, sizeof(path), "%s%*s", f->exp,
+					 (int)(1 + k % 900), "");
+
+			memset(path + strlen(f->exp), '/',
+			       (size_t)n - strlen(f->exp));
+			p = call_hdr(buf + len, k, MOUNT_PROGRAM,
+				     MOUNTPROC3_MNT);
+			put_bytes(&p, path, (uint32_t)n);
+			len += call_end(buf + len, p);
+		}
+		assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), len);
+		for (unsigned k = 0; k < 100; k++)
+			assert_int_equal(read_reply(fd), RR_SUCCESS);
+	}
+	judge(f, "MOUNT flood");
+	root_handle(f, &root, rootbuf); /* a MNT of ours, kept */
+	dump_counts(f, &all, &mine);
+	printf("hostile: DUMP after the flood: %u entries, %u of the good "
+	       "client\n",
+	       all, mine);
+	assert_true(all <= 256 && mine >= 1);
+	p = call_hdr(buf, 9999, MOUNT_PROGRAM, MOUNTPROC3_UMNTALL);
+	len = call_end(buf, p);
+	assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), len);
+	assert_int_equal(read_reply(fd), RR_SUCCESS);
+	dump_counts(f, &all, &mine);
+	assert_true(mine >= 1);
+	assert_int_equal(all, mine); /* the attacker's are gone, ours stay */
 }
 
 /* A raw call's reply, whole: accept_stat and where the results start. */
@@ -710,6 +844,7 @@ int main(int argc, char **argv)
 		T(names_with_a_nul_are_garbage),
 		T(huge_length_word_allocates_nothing),
 		T(read_past_2_63_is_zero_bytes_and_eof),
+		T(mount_flood),
 		cmocka_unit_test_setup_teardown(
 			write_that_partly_fits_answers_the_count_written,
 			setup_small_files, teardown),

@@ -201,29 +201,52 @@ static int run_all(struct daemon *d)
 }
 
 /*
- * The RDMA transport's answers that mean a client and we disagree about
- * the protocol: replies too large for every way the call offered
- * (ERR_CHUNK), malformed transport headers, arguments that did not decode.
+ * Every counter of one transport, by name, on one line: what a client and
+ * we disagreed about (reply_too_large: ERR_CHUNK answers, bad_headers,
+ * garbage_args, credit_overruns), what admission refused (conn_refused,
+ * conn_evicted, conn_timeouts, accept_errors), and the traffic. Printed
+ * at exit and on SIGUSR1, so a running server can be asked.
  */
-static void print_rdma_stats(struct rr_svc *s)
+static void print_xprt_stats(const struct xprt *x)
 {
 	struct rr_xprt_stats st;
+	char line[2048];
+	size_t n = 0;
+	int rc = x->rdma ? rr_svc_stats(x->rdma, &st)
+			 : rr_tcp_svc_stats(x->tcp, &st);
 
-	if (rr_svc_stats(s, &st))
+	if (rc)
 		return;
+#define X(f)                                                                   \
+	if (n < sizeof(line))                                                  \
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%llu",  \
+				      #f, (unsigned long long)st.f);
+	RR_XPRT_STATS_FIELDS(X)
+#undef X
+	fprintf(stderr, "nfsrdmad: %s:%s\n", xname[x->kind], line);
+}
+
+static void print_nfs_stats(struct rr_nfs3_server *s)
+{
+	struct rr_nfs3_server_stats st;
+
+	rr_nfs3_server_stats(s, &st);
 	fprintf(stderr,
-		"nfsrdmad: rdma: %llu calls, %llu replies too large "
-		"(ERR_CHUNK), %llu bad headers, %llu garbage args, "
-		"%llu RDMA_ERRORs sent, %llu read chunks, %llu write chunks, "
-		"%llu reply chunks\n",
+		"nfsrdmad: %llu nfs calls, %llu garbage, %llu bad handles, "
+		"%llu stale, %llu handle searches\n",
 		(unsigned long long)st.calls,
-		(unsigned long long)st.reply_too_large,
-		(unsigned long long)st.bad_headers,
 		(unsigned long long)st.garbage_args,
-		(unsigned long long)st.rdma_errors_sent,
-		(unsigned long long)st.read_chunks,
-		(unsigned long long)st.write_chunks,
-		(unsigned long long)st.reply_chunks);
+		(unsigned long long)st.bad_handles,
+		(unsigned long long)st.stale_handles,
+		(unsigned long long)st.handle_searches);
+}
+
+static void print_all_stats(const struct daemon *d)
+{
+	for (int k = 0; k < X_N; k++)
+		if (d->x[k].rdma || d->x[k].tcp)
+			print_xprt_stats(&d->x[k]);
+	print_nfs_stats(d->nfs);
 }
 
 static void stop_all(struct daemon *d)
@@ -241,17 +264,22 @@ static void stop_all(struct daemon *d)
 
 		if (x->running)
 			pthread_join(x->th, NULL);
-		if (x->rdma) {
+		if (x->rdma)
 			rr_svc_shutdown(x->rdma);
-			print_rdma_stats(x->rdma);
+	}
+	print_all_stats(d);
+	for (int k = 0; k < X_N; k++) {
+		struct xprt *x = &d->x[k];
+
+		if (x->rdma)
 			rr_svc_destroy(x->rdma);
-		}
 		if (x->tcp)
 			rr_tcp_svc_destroy(x->tcp);
 	}
 }
 
-static int wait_signal(void)
+/* Waits for SIGTERM or SIGINT; SIGUSR1 prints the counters meanwhile. */
+static int wait_signal(const struct daemon *d)
 {
 	sigset_t set;
 	int sig = 0;
@@ -259,9 +287,14 @@ static int wait_signal(void)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
-	while (sigwait(&set, &sig))
-		;
-	return sig;
+	sigaddset(&set, SIGUSR1);
+	for (;;) {
+		if (sigwait(&set, &sig))
+			continue;
+		if (sig != SIGUSR1)
+			return sig;
+		print_all_stats(d);
+	}
 }
 
 static int open_server(const struct nfsrdmad_opts *o,
@@ -288,21 +321,6 @@ static int open_server(const struct nfsrdmad_opts *o,
 	return rc;
 }
 
-static void print_stats(struct rr_nfs3_server *s)
-{
-	struct rr_nfs3_server_stats st;
-
-	rr_nfs3_server_stats(s, &st);
-	fprintf(stderr,
-		"nfsrdmad: %llu nfs calls, %llu garbage, %llu bad handles, "
-		"%llu stale, %llu handle searches\n",
-		(unsigned long long)st.calls,
-		(unsigned long long)st.garbage_args,
-		(unsigned long long)st.bad_handles,
-		(unsigned long long)st.stale_handles,
-		(unsigned long long)st.handle_searches);
-}
-
 int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 {
 	struct daemon d = {.o = o};
@@ -322,6 +340,7 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* threads inherit it */
 	if (open_server(o, &d.nfs))
 		return 1;
@@ -335,14 +354,13 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 		nfsrdmad_rpcbind_set(d.x[X_TCP].port,
 				     d.x[X_MOUNT].tcp ? d.x[X_MOUNT].port
 						      : d.x[X_TCP].port);
-		sig = wait_signal();
+		sig = wait_signal(&d);
 		fprintf(stderr, "nfsrdmad: %s, stopping\n", strsignal(sig));
 		nfsrdmad_rpcbind_unset(d.x[X_TCP].port,
 				       d.x[X_MOUNT].tcp ? d.x[X_MOUNT].port
 							: d.x[X_TCP].port);
 	}
 	stop_all(&d);
-	print_stats(d.nfs);
 	rr_nfs3_server_destroy(d.nfs);
 	return rc ? 1 : 0;
 }
