@@ -400,6 +400,19 @@ struct rr_svc_opts {
 	uint32_t bulk_bufs;
 	uint32_t max_conns; /* default 32 */
 	/*
+	 * Admission, as over TCP (rr_tcp_svc_opts, rpc/admit.h): at most
+	 * max_per_peer connections from one address (default max_conns);
+	 * a full table drops its idlest connection (idle for a second or
+	 * more) so that the client's next attempt finds room; a connection
+	 * is dropped when it sends no call within first_call_ms of its
+	 * accept (default 10000) or none for idle_ms (default 360000) with
+	 * nothing in progress. Negative: never. Counted in conn_refused,
+	 * conn_evicted and conn_timeouts.
+	 */
+	uint32_t max_per_peer;
+	int first_call_ms;
+	int idle_ms;
+	/*
 	 * 0: handlers run in rr_svc_run's thread (lowest latency; a handler
 	 * that blocks stalls every connection). N: a pool of N workers runs
 	 * them, so handlers may block (file I/O) and run in parallel; a

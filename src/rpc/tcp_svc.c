@@ -47,6 +47,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/refcount.h"
+#include "rpc/admit.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/tcp_io.h"
@@ -78,7 +79,6 @@
 #define DEF_IDLE_MS	360000
 #define DEF_STALL_MS	30000
 #define SWEEP_MS	1000 /* deadlines are checked this often */
-#define EVICT_IDLE_MS	1000 /* a connection idle less is not evicted */
 #define EMFILE_PAUSE_MS 100  /* accepting pauses after running out of fds */
 
 struct tcp_job;
@@ -266,64 +266,50 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 
 /* ---------------------------------------------------------- admission */
 
-/* Whether a and b are the same host, whatever their ports. */
-static bool same_host(const struct sockaddr_storage *a,
-		      const struct sockaddr_storage *b)
-{
-	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
-	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
-
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
-	if (a->ss_family == AF_INET6)
-		return memcmp(&a6->sin6_addr, &b6->sin6_addr, 16) == 0;
-	return true;
-}
-
 static uint32_t peer_conns(const struct rr_tcp_svc *s,
 			   const struct sockaddr_storage *peer)
 {
 	uint32_t n = 0;
 
 	for (const struct tcp_conn *c = s->conns; c; c = c->next)
-		n += same_host(&c->peer, peer);
+		n += rr__admit_same_host(&c->peer, peer);
 	return n;
 }
 
-/* Busy: a call in a worker, replies queued or input held back. */
-static bool conn_busy(struct tcp_conn *c)
+/* What admission knows of c. Busy: calls in workers, output, held input. */
+static struct rr__admit_conn admit_view(struct tcp_conn *c)
 {
-	bool busy;
+	struct rr__admit_conn a = {.born_ms = c->born_ms,
+				   .last_call_ms = c->last_call_ms};
 
 	pthread_mutex_lock(&c->mu);
-	busy = c->jobs || c->out.head || c->holding;
+	a.busy = c->jobs || c->out.head || c->holding;
 	pthread_mutex_unlock(&c->mu);
-	return busy;
+	return a;
 }
 
 /*
- * The connection a newcomer may take the slot of, or NULL: the oldest of
- * those that never sent a whole call (half-open), else the longest idle of
- * those idle for EVICT_IDLE_MS at least. Loop thread.
+ * The connection a newcomer may take the slot of (rpc/admit.h), among
+ * all or (peer) that peer's own, or NULL.
  */
-static struct tcp_conn *idlest(struct rr_tcp_svc *s, uint64_t now)
+static struct tcp_conn *
+idlest(struct rr_tcp_svc *s, const struct sockaddr_storage *peer, uint64_t now)
 {
 	struct tcp_conn *best = NULL;
-	uint64_t best_key = 0;
+	uint64_t best_rank = 0;
 
 	for (struct tcp_conn *c = s->conns; c; c = c->next) {
-		uint64_t since = c->last_call_ms ? c->last_call_ms : c->born_ms;
-		uint64_t key = now - since;
+		struct rr__admit_conn a;
+		uint64_t rank;
 
-		if ((c->last_call_ms && key < EVICT_IDLE_MS) || conn_busy(c))
+		if (peer && !rr__admit_same_host(&c->peer, peer))
 			continue;
-		if (!c->last_call_ms)
-			key += UINT64_C(1) << 40; /* ranks before any caller */
-		if (key > best_key) {
+		a = admit_view(c);
+		rank = rr__admit_evict_rank(&a, now, 0);
+
+		if (rank > best_rank) {
 			best = c;
-			best_key = key;
+			best_rank = rank;
 		}
 	}
 	return best;
@@ -332,13 +318,14 @@ static struct tcp_conn *idlest(struct rr_tcp_svc *s, uint64_t now)
 /* Whether a connection from peer may join; may evict one for room. */
 static bool admit(struct rr_tcp_svc *s, const struct sockaddr_storage *peer)
 {
+	const struct sockaddr_storage *within = NULL;
 	struct tcp_conn *victim;
 
 	if (peer_conns(s, peer) >= s->o.max_per_peer)
-		return false;
-	if (s->nconns < s->o.max_conns)
+		within = peer; /* its share is full: one of its own goes */
+	else if (s->nconns < s->o.max_conns)
 		return true;
-	victim = idlest(s, rr_coarse_ms());
+	victim = idlest(s, within, rr_coarse_ms());
 	if (!victim)
 		return false;
 	count(s, &s->st.conn_evicted);
@@ -921,26 +908,19 @@ static void wake_drain(struct rr_tcp_svc *s)
 	}
 }
 
-static bool past(int limit_ms, uint64_t since, uint64_t now)
-{
-	return limit_ms >= 0 && now - since >= (uint64_t)limit_ms;
-}
-
 /* Whether c is past one of its deadlines (rr_tcp_svc_opts). */
 static bool conn_overdue(const struct rr_tcp_svc *s, struct tcp_conn *c,
 			 uint64_t now)
 {
-	bool busy, stalled;
+	struct rr__admit_conn a = admit_view(c);
+	bool stalled;
 
 	pthread_mutex_lock(&c->mu);
-	busy = c->jobs || c->out.bytes;
-	stalled = c->out.bytes && past(s->o.stall_ms, c->out_since_ms, now);
+	stalled = c->out.bytes &&
+		  rr__admit_past(s->o.stall_ms, c->out_since_ms, now);
 	pthread_mutex_unlock(&c->mu);
-	if (stalled || busy)
-		return stalled;
-	if (!c->last_call_ms)
-		return past(s->o.first_call_ms, c->born_ms, now);
-	return past(s->o.idle_ms, c->last_call_ms, now);
+	return stalled ||
+	       rr__admit_overdue(&a, s->o.first_call_ms, s->o.idle_ms, now);
 }
 
 static void sweep(struct rr_tcp_svc *s, uint64_t now)

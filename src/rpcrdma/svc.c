@@ -14,6 +14,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "rpc/admit.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -48,6 +49,12 @@ static void opts_defaults(struct rr_svc_opts *o, const struct rr_svc_opts *in)
 		o->bulk_bufs = SVC_BULK_BUFS_MAX;
 	if (!o->max_conns)
 		o->max_conns = 32;
+	if (!o->max_per_peer)
+		o->max_per_peer = o->max_conns;
+	if (!o->first_call_ms)
+		o->first_call_ms = 10000;
+	if (!o->idle_ms)
+		o->idle_ms = 360000;
 	if (!o->drc_entries)
 		o->drc_entries = 1024;
 }
@@ -224,16 +231,95 @@ static int conn_alloc(struct rr_svc *s, struct svc_conn **out)
 	return 0;
 }
 
+static struct rr__admit_conn admit_view(const struct svc_conn *cn)
+{
+	return (struct rr__admit_conn){.born_ms = cn->born_ms,
+				       .last_call_ms = cn->last_call_ms,
+				       .busy = cn->calls_in || cn->running ||
+					       cn->dead};
+}
+
+static uint32_t peer_conns(const struct rr_svc *s,
+			   const struct sockaddr_storage *peer)
+{
+	uint32_t n = 0;
+
+	for (const struct svc_conn *cn = s->conns; cn; cn = cn->next)
+		n += !cn->dead && rr__admit_same_host(&cn->peer, peer);
+	return n;
+}
+
+/*
+ * The table (peer NULL) or peer's share is full: the idlest connection
+ * of it (rpc/admit.h) is dropped, so that the client's next attempt finds
+ * its slot once it is reaped (the queues are sized for max_conns: the
+ * newcomer cannot be taken now).
+ */
+static void make_room(struct rr_svc *s, const struct sockaddr_storage *peer,
+		      uint64_t now)
+{
+	struct svc_conn *best = NULL;
+	uint64_t best_rank = 0;
+
+	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
+		struct rr__admit_conn a = admit_view(cn);
+
+		if (peer && !rr__admit_same_host(&cn->peer, peer))
+			continue;
+		uint64_t rank =
+			rr__admit_evict_rank(&a, now, RR_ADMIT_EVICT_IDLE_MS);
+
+		if (rank > best_rank) {
+			best = cn;
+			best_rank = rank;
+		}
+	}
+	if (best) {
+		best->dead = true;
+		s->st.conn_evicted++;
+	}
+}
+
+/* Whether a connection from peer may be taken now (maybe making room). */
+static bool admit(struct rr_svc *s, const struct sockaddr_storage *peer)
+{
+	if (s->closing)
+		return false;
+	if (peer_conns(s, peer) >= s->o.max_per_peer)
+		make_room(s, peer, rr_coarse_ms());
+	else if (s->nconns < s->o.max_conns)
+		return true;
+	else
+		make_room(s, NULL, rr_coarse_ms());
+	s->st.conn_refused++;
+	return false;
+}
+
+/* Idle connections past their deadlines are dropped (rr_svc_opts). */
+static void find_overdue(struct rr_svc *s, uint64_t now)
+{
+	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
+		struct rr__admit_conn a = admit_view(cn);
+
+		if (rr__admit_overdue(&a, s->o.first_call_ms, s->o.idle_ms,
+				      now)) {
+			cn->dead = true;
+			s->st.conn_timeouts++;
+		}
+	}
+}
+
 static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 {
 	struct svc_conn *cn;
 	uint8_t pd[RR_CPARAMS_LEN];
 	int rc;
 
-	if (s->closing || s->nconns >= s->o.max_conns || conn_alloc(s, &cn)) {
+	if (!admit(s, &ev->peer) || conn_alloc(s, &cn)) {
 		rr_reject(ev->req, NULL, 0);
 		return;
 	}
+	cn->born_ms = rr_coarse_ms();
 	rr_xprt_negotiate(ev->private_data, ev->private_data_len,
 			  s->o.inline_size, &cn->inline_send, &cn->inline_recv,
 			  &cn->peer_inv_ok);
@@ -354,6 +440,7 @@ static void find_stalled(struct rr_svc *s, uint64_t now)
 	if (now - s->stall_check_ms < SVC_STALL_MS / 10)
 		return;
 	s->stall_check_ms = now;
+	find_overdue(s, now);
 	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
 		if (!cn->dead && stalled(cn, now)) {
 			rr_warn_rl("svc: peer stalled for %d ms with bulk "

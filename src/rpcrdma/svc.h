@@ -133,6 +133,8 @@ struct svc_conn {
 	uint64_t dead_ms;	 /* when found dead: bounds the drain */
 	uint32_t running;	 /* calls in workers */
 	uint32_t calls_in;	 /* received, not yet finished (its credits) */
+	uint64_t born_ms;	 /* accepted (admission, rpc/admit.h) */
+	uint64_t last_call_ms;	 /* last call received; 0: none yet */
 	uint32_t recv_posted;	 /* receives outstanding */
 	struct svc_conn *next;
 	uint32_t inline_send, inline_recv;

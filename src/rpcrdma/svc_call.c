@@ -575,6 +575,7 @@ void svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 	}
 	r->state = SREQ_RECEIVED;
 	/* Finished calls were answered before the client could use them. */
+	cn->last_call_ms = rr_coarse_ms();
 	if (++cn->calls_in > cn->s->o.credits)
 		cn->s->st.credit_overruns++;
 	if (cn->s->wait_head)

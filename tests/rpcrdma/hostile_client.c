@@ -46,7 +46,8 @@
 #define FLOOD	     200
 #define RPC_HDR_NONE 40 /* call header with AUTH_NONE credential/verifier */
 
-static uint32_t svc_threads; /* 0: handlers inline; else a worker pool */
+static uint32_t svc_threads;  /* 0: handlers inline; else a worker pool */
+static int svc_first_call_ms; /* 0: the server's default */
 
 /* =================================================== the good client */
 
@@ -580,6 +581,7 @@ static int setup_env(void **state, bool helper)
 	struct rr_svc_opts o = {.credits = CREDITS,
 				.bulk_bufs = BULK_BUFS,
 				.max_conns = 8,
+				.first_call_ms = svc_first_call_ms,
 				.threads = svc_threads};
 
 	if (!e || hc_server_start(&e->sv, &o))
@@ -597,6 +599,16 @@ static int setup_env(void **state, bool helper)
 static int setup(void **state)
 {
 	return setup_env(state, false);
+}
+
+static int setup_short_first_call(void **state)
+{
+	int rc;
+
+	svc_first_call_ms = 300;
+	rc = setup_env(state, false);
+	svc_first_call_ms = 0;
+	return rc;
 }
 
 static int setup_staller(void **state)
@@ -1463,6 +1475,72 @@ static void more_connections_than_allowed(void **state)
 	good_finish(&e->g, "more connections than allowed");
 }
 
+/*
+ * Connections that complete the handshake and never send a call hold no
+ * slot for long: past the first-call deadline (here 300 ms) they are
+ * dropped, and a newcomer is taken. Before, eight of them shut the server
+ * to everyone for as long as they were held.
+ */
+static void silent_connections_miss_their_first_call_deadline(void **state)
+{
+	struct env *e = *state;
+	struct hc h[8];
+
+	for (int i = 0; i < 7; i++) {
+		hc_open(&h[i]);
+		hc_connect(&h[i], e->sv.port);
+	}
+	hc_open(&h[7]);
+	assert_int_equal(hc_try_connect(&h[7], e->sv.port), RR_CM_REJECTED);
+	hc_close(&h[7]);
+	/* dropped by the deadline, not by us (10 s at most) */
+	for (uint64_t end = hc_now_us() + 10 * 1000 * 1000;
+	     DELTA(stats(e), e, conn_lost) < 7 && hc_now_us() < end;)
+		assert_true(good_wait(&e->g, 1));
+	assert_int_equal(DELTA(stats(e), e, conn_lost), 7);
+	assert_int_equal(DELTA(stats(e), e, conn_timeouts), 7);
+	hc_open(&h[7]);
+	hc_connect(&h[7], e->sv.port);
+	expect_echo_ok(&h[7]);
+	for (int i = 0; i < 8; i++)
+		hc_close(&h[i]);
+	good_finish(&e->g, "silent connections");
+}
+
+/*
+ * With no deadline near, a full table still makes room: a refused
+ * newcomer marks the idlest silent connection (a second old or more) for
+ * dropping, and a later attempt is taken. Attempts are retried until one
+ * is (within 10 s), as a client's reconnect would be.
+ */
+static void full_table_makes_room_for_the_next_attempt(void **state)
+{
+	struct env *e = *state;
+	uint64_t end = hc_now_us() + 10 * 1000 * 1000;
+	enum rr_cm_event_type t = RR_CM_REJECTED;
+	struct hc h[8];
+
+	for (int i = 0; i < 7; i++) {
+		hc_open(&h[i]);
+		hc_connect(&h[i], e->sv.port);
+	}
+	while (t != RR_CM_ESTABLISHED && hc_now_us() < end) {
+		hc_open(&h[7]);
+		t = hc_try_connect(&h[7], e->sv.port);
+		if (t != RR_CM_ESTABLISHED) {
+			hc_close(&h[7]);
+			assert_true(good_wait(&e->g, 1));
+		}
+	}
+	assert_int_equal(t, RR_CM_ESTABLISHED);
+	assert_true(DELTA(stats(e), e, conn_evicted) >= 1);
+	assert_int_equal(DELTA(stats(e), e, conn_timeouts), 0);
+	expect_echo_ok(&h[7]);
+	for (int i = 0; i < 8; i++)
+		hc_close(&h[i]);
+	good_finish(&e->g, "full table makes room");
+}
+
 static void close_mid_call(void **state)
 {
 	struct env *e = *state;
@@ -1783,6 +1861,10 @@ int main(void)
 		T(read_chunks_inside_the_arguments),
 		T(read_chunk_item_in_place_for_xdr),
 		T(nomsg_call_in_a_position_zero_chunk),
+		cmocka_unit_test_setup_teardown(
+			silent_connections_miss_their_first_call_deadline,
+			setup_short_first_call, teardown),
+		T(full_table_makes_room_for_the_next_attempt),
 	};
 	const struct CMUnitTest pool_tests[] = {
 		T(calls_beyond_the_grant_are_counted),

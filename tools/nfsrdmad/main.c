@@ -56,7 +56,8 @@ static void usage(FILE *f)
 		"the\n"
 		"                   longest idle one makes room\n"
 		"  --max-conns-per-host N\n"
-		"                   TCP connections from one address (32)\n"
+		"                   connections from one address (TCP 32,\n"
+		"                   RDMA 16)\n"
 		"  --idle-timeout S close a TCP connection idle for S seconds\n"
 		"                   (360; 0: never)\n");
 }

@@ -77,13 +77,22 @@ static int addr_of(const struct nfsrdmad_opts *o, int port,
 								   : -EINVAL;
 }
 
+static int idle_ms(const struct nfsrdmad_opts *o)
+{
+	return o->idle_s > 0 ? o->idle_s * 1000 : o->idle_s;
+}
+
 static int start_rdma(struct daemon *d, struct xprt *x, int port)
 {
 	/* As root the server acts as each caller (setfsuid, setgroups). */
-	struct rr_svc_opts so = {.provider = d->o->provider,
-				 .threads = d->o->threads,
-				 .bulk_bufs = d->o->bulk_bufs,
-				 .handlers_change_creds = geteuid() == 0};
+	struct rr_svc_opts so = {
+		.provider = d->o->provider,
+		.threads = d->o->threads,
+		.bulk_bufs = d->o->bulk_bufs,
+		.handlers_change_creds = geteuid() == 0,
+		/* half the table: Linux's nconnect is 16 */
+		.max_per_peer = d->o->max_per_host ? d->o->max_per_host : 16,
+		.idle_ms = idle_ms(d->o)};
 	struct sockaddr_in sin;
 	int rc = addr_of(d->o, port, &sin);
 
@@ -97,11 +106,6 @@ static int start_rdma(struct daemon *d, struct xprt *x, int port)
 	if (!rc)
 		rc = rr_svc_port(x->rdma, &x->port);
 	return rc;
-}
-
-static int idle_ms(const struct nfsrdmad_opts *o)
-{
-	return o->idle_s > 0 ? o->idle_s * 1000 : o->idle_s;
 }
 
 /*
