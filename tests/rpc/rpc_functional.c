@@ -1719,6 +1719,26 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	assert_int_equal(server_exec_on(&f->sv, port), 0);
 	call.timeout_ms = 10000;
 	assert_int_equal(rr_clnt_call(c, &call), 0);
+	/*
+	 * The reply reset the backoff: a second outage starts again at
+	 * once (0, 0.1, 0.3, 0.7 s: four in 1 s); kept at the cap it would
+	 * be two.
+	 */
+	server_kill(&f->sv);
+	close(f->sv.fd);
+	before = stats_of(c).connects;
+	call.timeout_ms = 1000;
+	assert_int_equal(rr_clnt_call(c, &call), -ETIMEDOUT);
+	tries = stats_of(c).connects - before;
+	fprintf(stderr, "  %llu connect attempts in 1 s after a recovery\n",
+		(unsigned long long)tries);
+	if (tries < 3 || tries > 5)
+		fail_msg("%llu connect attempts in the second outage's first "
+			 "second, want 4 (3..5)",
+			 (unsigned long long)tries);
+	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	call.timeout_ms = 10000;
+	assert_int_equal(rr_clnt_call(c, &call), 0);
 	assert_int_equal(rr_clnt_shutdown(c), 0);
 	assert_int_equal(stats_of(c).teardown_unbalanced, 0);
 	assert_int_equal(rr_clnt_destroy(c), 0);
