@@ -1745,6 +1745,67 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 }
 
 /*
+ * Invariant 5: a connect that hangs is given up at connect_timeout_ms and
+ * tried again. In place of the server, a TCP listener that never accepts:
+ * the kernel completes the handshake, nobody answers the MPA request. In
+ * 3 s with a 500 ms timeout the client must try more than once; once the
+ * server is back, a call goes through.
+ */
+static void a_connect_that_hangs_times_out_and_is_tried_again(void **state)
+{
+	struct fx *f = *state;
+	const char *prov = getenv("RR_PROVIDER");
+	struct rr_clnt_opts o = {.provider = prov,
+				 .timeout_ms = CALL_TMO_MS,
+				 .connect_timeout_ms = 500,
+				 .reconnect_max_ms = 400,
+				 .registration = test_registration()};
+	uint8_t res[16];
+	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+	uint16_t port = f->sv.port;
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	uint64_t before, tries;
+	struct rr_clnt *c;
+	int one = 1, lfd;
+
+	if (prov && strcmp(prov, "iwarp") && strcmp(prov, "faults")) {
+		print_message("skipped: a silent TCP listener stands in for "
+			      "an iWARP peer only\n");
+		skip();
+	}
+	assert_int_equal(rr_clnt_create(test_addr(), port, &o, &c), 0);
+	null_ok(c);
+	server_kill(&f->sv);
+	close(f->sv.fd);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(
+		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)),
+		0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(lfd, 64), 0);
+	before = stats_of(c).connects;
+	call.timeout_ms = 3000;
+	assert_int_equal(rr_clnt_call(c, &call), -ETIMEDOUT);
+	tries = stats_of(c).connects - before;
+	fprintf(stderr, "  %llu connect attempts in 3 s to a silent peer\n",
+		(unsigned long long)tries);
+	if (tries < 3)
+		fail_msg("%llu connect attempts in 3 s with a 500 ms connect "
+			 "timeout, want at least 3",
+			 (unsigned long long)tries);
+	close(lfd);
+	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	call.timeout_ms = 10000;
+	assert_int_equal(rr_clnt_call(c, &call), 0);
+	assert_int_equal(rr_clnt_shutdown(c), 0);
+	assert_int_equal(stats_of(c).teardown_unbalanced, 0);
+	assert_int_equal(rr_clnt_destroy(c), 0);
+}
+
+/*
  * Invariant 5: a caller waiting for the next connection can be cancelled.
  * The call was in flight when the server died; while no server is there
  * it waits to be sent again, and a cancel ends it at once.
@@ -1922,6 +1983,7 @@ int main(int argc, char **argv)
 		T(calls_in_flight_complete_on_a_restarted_server),
 		T(reconnect_attempts_back_off_against_a_server_that_is_down),
 		T(call_waiting_for_a_reconnect_can_be_cancelled),
+		T(a_connect_that_hangs_times_out_and_is_tried_again),
 		T(a_blocked_handler_does_not_stall_other_calls),
 		T(a_call_sent_again_after_a_reconnect_runs_once),
 	};
