@@ -63,6 +63,13 @@ struct rr_fault_plan {
 	 * drain flushes them (RR_WC_WR_FLUSH_ERR), a reset drops them.
 	 */
 	bool hold_invs;
+	/*
+	 * The same for every REG (a window's bind): it and what follows it
+	 * on the QP are parked until rr_faults_release(). The window is not
+	 * bound yet and its key not valid until then; the transport must
+	 * count it as exposed from its post all the same.
+	 */
+	bool hold_regs;
 };
 
 struct rr_fault_stats {
@@ -74,6 +81,7 @@ struct rr_fault_stats {
 	uint64_t send_bufs_modified; /* guard_sends: memory reused too early */
 	uint64_t cqes_duplicated;    /* second copies delivered */
 	uint64_t invs_held;	     /* LOCAL_INVs parked (hold_invs) */
+	uint64_t regs_held;	     /* REGs parked (hold_regs) */
 	uint64_t wrs_released;	     /* parked requests posted at release */
 	uint64_t wrs_parked_flushed; /* parked requests flushed instead */
 	/*
@@ -88,8 +96,8 @@ struct rr_fault_stats {
 int rr_faults_stats(struct rr_device *dev, struct rr_fault_stats *out);
 
 /*
- * Test control (hold_invs and injection need an active plan; hold_invs
- * makes one active by itself). Every call is safe from any thread.
+ * Test control (holds and injection need an active plan; hold_invs and
+ * hold_regs make one active by themselves). Every call is safe from any thread.
  *
  * rr_faults_release: posts every parked request, of every QP, to the
  * inner provider in order (or flushes them if the QP has left RTS).

@@ -1683,6 +1683,166 @@ static void calls_in_flight_complete_on_a_restarted_server(void **state)
 }
 
 /*
+ * Invariant 5: against a server that is down, attempts back off: at
+ * once, then after 100, 200, 400 ms, then every reconnect_max_ms (400
+ * here): nine in the 3 s a call waits (0, 0.1, 0.3, 0.7, 1.1, ... 2.7 s).
+ * Without the cap it would be five, with a fixed 100 ms thirty, without
+ * backoff thousands. When the server is back, the next attempt finds it.
+ */
+static void
+reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
+{
+	struct fx *f = *state;
+	struct rr_clnt_opts o = {.provider = getenv("RR_PROVIDER"),
+				 .timeout_ms = CALL_TMO_MS,
+				 .reconnect_max_ms = 400,
+				 .registration = test_registration()};
+	uint8_t res[16];
+	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+	uint16_t port = f->sv.port;
+	uint64_t before, tries;
+	struct rr_clnt *c;
+
+	assert_int_equal(rr_clnt_create(test_addr(), port, &o, &c), 0);
+	null_ok(c);
+	server_kill(&f->sv);
+	close(f->sv.fd);
+	before = stats_of(c).connects;
+	call.timeout_ms = 3000;
+	assert_int_equal(rr_clnt_call(c, &call), -ETIMEDOUT);
+	tries = stats_of(c).connects - before;
+	fprintf(stderr, "  %llu connect attempts in 3 s\n",
+		(unsigned long long)tries);
+	if (tries < 7 || tries > 11)
+		fail_msg("%llu connect attempts in 3 s, want 9 (7..11)",
+			 (unsigned long long)tries);
+	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	call.timeout_ms = 10000;
+	assert_int_equal(rr_clnt_call(c, &call), 0);
+	/*
+	 * The reply reset the backoff: a second outage starts again at
+	 * once (0, 0.1, 0.3, 0.7 s: four in 1 s); kept at the cap it would
+	 * be two.
+	 */
+	server_kill(&f->sv);
+	close(f->sv.fd);
+	before = stats_of(c).connects;
+	call.timeout_ms = 1000;
+	assert_int_equal(rr_clnt_call(c, &call), -ETIMEDOUT);
+	tries = stats_of(c).connects - before;
+	fprintf(stderr, "  %llu connect attempts in 1 s after a recovery\n",
+		(unsigned long long)tries);
+	if (tries < 3 || tries > 5)
+		fail_msg("%llu connect attempts in the second outage's first "
+			 "second, want 4 (3..5)",
+			 (unsigned long long)tries);
+	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	call.timeout_ms = 10000;
+	assert_int_equal(rr_clnt_call(c, &call), 0);
+	assert_int_equal(rr_clnt_shutdown(c), 0);
+	assert_int_equal(stats_of(c).teardown_unbalanced, 0);
+	assert_int_equal(rr_clnt_destroy(c), 0);
+}
+
+/*
+ * Invariant 5: a connect that hangs is given up at connect_timeout_ms and
+ * tried again. In place of the server, a TCP listener that never accepts:
+ * the kernel completes the handshake, nobody answers the MPA request. In
+ * 3 s with a 500 ms timeout the client must try more than once; once the
+ * server is back, a call goes through.
+ */
+static void a_connect_that_hangs_times_out_and_is_tried_again(void **state)
+{
+	struct fx *f = *state;
+	const char *prov = getenv("RR_PROVIDER");
+	struct rr_clnt_opts o = {.provider = prov,
+				 .timeout_ms = CALL_TMO_MS,
+				 .connect_timeout_ms = 500,
+				 .reconnect_max_ms = 400,
+				 .registration = test_registration()};
+	uint8_t res[16];
+	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+	uint16_t port = f->sv.port;
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	uint64_t before, tries;
+	struct rr_clnt *c;
+	int one = 1, lfd;
+
+	if (prov && strcmp(prov, "iwarp") && strcmp(prov, "faults")) {
+		print_message("skipped: a silent TCP listener stands in for "
+			      "an iWARP peer only\n");
+		skip();
+	}
+	assert_int_equal(rr_clnt_create(test_addr(), port, &o, &c), 0);
+	null_ok(c);
+	server_kill(&f->sv);
+	close(f->sv.fd);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(
+		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)),
+		0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(lfd, 64), 0);
+	before = stats_of(c).connects;
+	call.timeout_ms = 3000;
+	assert_int_equal(rr_clnt_call(c, &call), -ETIMEDOUT);
+	tries = stats_of(c).connects - before;
+	fprintf(stderr, "  %llu connect attempts in 3 s to a silent peer\n",
+		(unsigned long long)tries);
+	if (tries < 3)
+		fail_msg("%llu connect attempts in 3 s with a 500 ms connect "
+			 "timeout, want at least 3",
+			 (unsigned long long)tries);
+	close(lfd);
+	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	call.timeout_ms = 10000;
+	assert_int_equal(rr_clnt_call(c, &call), 0);
+	assert_int_equal(rr_clnt_shutdown(c), 0);
+	assert_int_equal(stats_of(c).teardown_unbalanced, 0);
+	assert_int_equal(rr_clnt_destroy(c), 0);
+}
+
+/*
+ * Invariant 5: a caller waiting for the next connection can be cancelled.
+ * The call was in flight when the server died; while no server is there
+ * it waits to be sent again, and a cancel ends it at once.
+ */
+static void call_waiting_for_a_reconnect_can_be_cancelled(void **state)
+{
+	struct fx *f = *state;
+	struct async_log log;
+	struct async_slot s = {.log = &log, .idx = 0};
+	uint16_t port = f->sv.port;
+
+	async_log_init(&log);
+	null_ok(f->c);
+	fill_seeded(s.args, ASYNC_LEN, 9);
+	s.call = mkcall(P_ECHO, s.res, ASYNC_LEN);
+	s.call.args = s.args;
+	s.call.args_len = ASYNC_LEN;
+	server_freeze(&f->sv);
+	assert_int_equal(rr_clnt_call_async(f->c, &s.call, async_done, &s), 0);
+	server_kill(&f->sv);
+	close(f->sv.fd);
+	/* The loss is seen: the call waits to be sent again. */
+	while (stats_of(f->c).conn_lost == 0)
+		rr_clnt_progress(f->c, 50);
+	assert_int_equal(async_ndone(&log), 0);
+	assert_int_equal(rr_clnt_cancel(f->c, &s.call), 0);
+	async_drive(f->c, &log, 1, 5000);
+	assert_int_equal(log.count[0], 1);
+	if (log.rc[0] != -ECANCELED)
+		fail_msg("cancelled call: rc %d", log.rc[0]);
+	assert_int_equal(stats_of(f->c).cancels, 1);
+	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	null_ok(f->c);
+	async_log_fini(&log);
+}
+
+/*
  * With a worker pool, a handler that blocks does not stop other calls:
  * RELEASE is served while BLOCK waits for it. Inline handlers cannot do
  * this (BLOCK would hold the only thread), so the test needs the pool.
@@ -1821,6 +1981,9 @@ int main(int argc, char **argv)
 			killed_server_fails_every_call_in_flight_exactly_once,
 			setup_no_reconnect, teardown),
 		T(calls_in_flight_complete_on_a_restarted_server),
+		T(reconnect_attempts_back_off_against_a_server_that_is_down),
+		T(call_waiting_for_a_reconnect_can_be_cancelled),
+		T(a_connect_that_hangs_times_out_and_is_tried_again),
 		T(a_blocked_handler_does_not_stall_other_calls),
 		T(a_call_sent_again_after_a_reconnect_runs_once),
 	};

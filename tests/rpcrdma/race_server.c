@@ -555,7 +555,7 @@ struct pending {
 /* The test in progress, for the teardown when it fails half-way. */
 static struct env *g_live;
 
-static void start(struct env *e, enum mode mode, bool hold)
+static void start_holding(struct env *e, enum mode mode, bool invs, bool regs)
 {
 	struct rr_clnt_opts o = {.provider = "faults",
 				 .dev_opts = &e->dopts,
@@ -565,8 +565,10 @@ static void start(struct env *e, enum mode mode, bool hold)
 	uint16_t port;
 
 	memset(e, 0, sizeof(*e));
-	e->plan = (struct rr_fault_plan){
-		.seed = 20, .hold_invs = hold, .reorder_ppm = hold ? 0 : 1};
+	e->plan = (struct rr_fault_plan){.seed = 20,
+					 .hold_invs = invs,
+					 .hold_regs = regs,
+					 .reorder_ppm = invs || regs ? 0 : 1};
 	e->dopts = (struct rr_device_opts){.faults = &e->plan};
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	e->pid = fork();
@@ -586,6 +588,11 @@ static void start(struct env *e, enum mode mode, bool hold)
 		e->mem[i] = (uint8_t)(i * 13 + 1);
 	assert_int_equal(rr_clnt_mem_reg(e->c, e->mem, MEM_LEN), 0);
 	assert_int_equal(rr_clnt_call(e->c, &null), 0);
+}
+
+static void start(struct env *e, enum mode mode, bool hold)
+{
+	start_holding(e, mode, hold, false);
 }
 
 static void on_done(struct rr_call *call, int rc, void *arg)
@@ -824,6 +831,40 @@ static void timed_out_call_waits_for_held_invalidations(void **state)
 }
 
 /*
+ * A call that times out before its binds ran: the REGs (and the Send
+ * behind them) are still queued, no peer has seen a key. The windows
+ * count as exposed from the post all the same, since the REGs will run:
+ * the call is fenced (its LOCAL_INVs queue behind the binds) and returns
+ * only once they completed. A client that trusted a bind only once it
+ * completed would return at once and leave the keys to be bound later.
+ */
+static void call_timed_out_before_its_binds_ran_is_fenced(void **state)
+{
+	static struct env e;
+	struct rr_fault_stats fs;
+	struct pending p;
+
+	(void)state;
+	start_holding(&e, R_SILENT, false, true);
+	exposing_call_within(&e, &p, 0, 300);
+	drive_until_held(&e, 2);
+	assert_int_equal(rr_faults_stats(e.dev, &fs), 0);
+	assert_true(fs.regs_held >= 2);
+	if (p.done)
+		fail_msg("a timed-out call returned (%d) while its binds were "
+			 "still queued",
+			 p.rc);
+	/* The binds, the Send, then the two LOCAL_INVs, in that order. */
+	assert_true(rr_faults_release(e.dev) >= 5);
+	drive_until_done(&e, &p);
+	assert_int_equal(p.rc, -ETIMEDOUT);
+	mark_and_judge(&e);
+	assert_int_equal(cstats(&e).timeouts, 1);
+	assert_int_equal(cstats(&e).local_invs, 2);
+	finish(&e);
+}
+
+/*
  * M2 of issue 20: a Send With Invalidate naming a key that is live and
  * ours, but another call's: the connection goes and both calls fail.
  */
@@ -1057,6 +1098,9 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(
 			timed_out_call_waits_for_held_invalidations, teardown),
+		cmocka_unit_test_teardown(
+			call_timed_out_before_its_binds_ran_is_fenced,
+			teardown),
 		cmocka_unit_test_teardown(
 			invalidation_of_another_calls_key_tears_down, teardown),
 		cmocka_unit_test_teardown(

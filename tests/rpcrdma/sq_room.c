@@ -123,20 +123,17 @@ static void calls_wait_for_send_queue_room(void **state)
 }
 
 /*
- * The same, with the device counting: every LOCAL_INV is held by the
- * faults provider until the client has nothing else to do, so the slots
- * calls reserved for their invalidations are really taken while other
- * calls want room. The device refuses (and counts) any post beyond its
- * queue: it must count none, and the connection must stay.
+ * The same, with the device counting: every LOCAL_INV (or bind) is held
+ * by the faults provider until the client has nothing else to do, so the
+ * slots calls reserved for their invalidations are really taken while
+ * other calls want room. The device refuses (and counts) any post beyond
+ * its queue: it must count none, and the connection must stay.
  */
-static void device_never_sees_its_send_queue_overrun(void **state)
+static void no_overrun_with(struct rr_fault_plan plan)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
-	struct rr_fault_plan plan = {.seed = 3,
-				     .hold_invs = true,
-				     .delay_send_cqe_ppm = RR_PPM_ALWAYS};
 	struct rr_device_opts dopts = {.faults = &plan};
 	struct rr_clnt_opts copts = {
 		.sq_depth = 8, .provider = "faults", .dev_opts = &dopts};
@@ -149,7 +146,6 @@ static void device_never_sees_its_send_queue_overrun(void **state)
 	pthread_t t;
 	uint16_t port;
 
-	(void)state;
 	ndone = nbad = 0;
 	assert_int_equal(
 		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), NULL, &svc),
@@ -183,12 +179,12 @@ static void device_never_sees_its_send_queue_overrun(void **state)
 	}
 	assert_int_equal(rr_faults_stats(rr_clnt_device(c), &fs), 0);
 	assert_int_equal(rr_clnt_stats(c, &st), 0);
-	print_message("held invalidations %lu, releases %u, overruns %lu, "
-		      "send-queue waits %lu\n",
-		      (unsigned long)fs.invs_held, releases,
-		      (unsigned long)fs.sq_overruns,
+	print_message("held invalidations %lu, held binds %lu, releases %u, "
+		      "overruns %lu, send-queue waits %lu\n",
+		      (unsigned long)fs.invs_held, (unsigned long)fs.regs_held,
+		      releases, (unsigned long)fs.sq_overruns,
 		      (unsigned long)st.sq_waits);
-	assert_true(fs.invs_held > 0);
+	assert_true(plan.hold_invs ? fs.invs_held > 0 : fs.regs_held > 0);
 	assert_int_equal(fs.sq_overruns, 0);
 	assert_int_equal(st.conn_lost, 0);
 	assert_int_equal(nbad, 0);
@@ -200,11 +196,35 @@ static void device_never_sees_its_send_queue_overrun(void **state)
 	assert_int_equal(rr_svc_destroy(svc), 0);
 }
 
+static void device_never_sees_its_send_queue_overrun(void **state)
+{
+	(void)state;
+	no_overrun_with(
+		(struct rr_fault_plan){.seed = 3,
+				       .hold_invs = true,
+				       .delay_send_cqe_ppm = RR_PPM_ALWAYS});
+}
+
+/*
+ * The same with every bind held instead: a REG keeps its slot from its
+ * post until a later signalled completion retires it, though the REG
+ * itself is never signalled; the client must count it all that time.
+ */
+static void held_binds_keep_their_send_queue_slots(void **state)
+{
+	(void)state;
+	no_overrun_with(
+		(struct rr_fault_plan){.seed = 4,
+				       .hold_regs = true,
+				       .delay_send_cqe_ppm = RR_PPM_ALWAYS});
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(calls_wait_for_send_queue_room),
 		cmocka_unit_test(device_never_sees_its_send_queue_overrun),
+		cmocka_unit_test(held_binds_keep_their_send_queue_slots),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

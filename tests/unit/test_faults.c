@@ -539,6 +539,45 @@ static void test_hold_inv(void **state)
 	pair_close(&p);
 }
 
+/*
+ * hold_regs: a REG and what follows it wait until released; the window
+ * takes its new key only then, and the peer can use that key once the
+ * REG completed.
+ */
+static void test_hold_reg(void **state)
+{
+	struct rr_fault_plan plan = {.seed = 9, .hold_regs = true};
+	struct pair p;
+	struct rr_mw *mw;
+	uint32_t old, next;
+
+	(void)state;
+	pair_open(&p, &plan, false);
+	assert_int_equal(post_recv(&p.b, p.b.qp, 1, 0), 0);
+	assert_int_equal(rr_mw_alloc(p.a.pd, &mw), 0);
+	old = rr_mw_rkey(mw);
+	next = rr_mw_rkey_next(mw);
+	assert_int_equal(post_reg(&p.a, p.a.qp, mw, 8), 0);
+	assert_int_equal(post_send(&p.a, p.a.qp, 10), 0);
+	expect_quiet(p.a.scq);
+	expect_quiet(p.b.rcq); /* the Send waits behind the REG */
+	assert_int_equal(rr_mw_rkey(mw), old);
+	assert_int_equal(stats(&p.a).regs_held, 1);
+	assert_int_equal(rr_faults_held_invs(p.a.dev, NULL, NULL, 0), 0);
+	assert_int_equal(rr_faults_release(p.a.dev), 2);
+	expect_wc(p.a.scq, 8, RR_WC_SUCCESS, RR_WC_REG, p.a.qp);
+	expect_wc(p.a.scq, 10, RR_WC_SUCCESS, RR_WC_SEND, p.a.qp);
+	expect_wc(p.b.rcq, 1, RR_WC_SUCCESS, RR_WC_RECV, p.b.qp);
+	assert_int_equal(rr_mw_rkey(mw), next);
+	assert_int_equal(write_fenced(&p.b, p.b.qp, (uintptr_t)p.a.buf + 32,
+				      next, (uintptr_t)p.a.buf,
+				      rr_mr_rkey(p.a.mr)),
+			 RR_WC_SUCCESS);
+	assert_int_equal(stats(&p.a).wrs_released, 2);
+	assert_int_equal(rr_mw_free(mw), 0);
+	pair_close(&p);
+}
+
 /* What is held when the connection goes is flushed, once; nothing left. */
 static void test_hold_flushed_by_disconnect(void **state)
 {
@@ -779,6 +818,7 @@ int main(void)
 		cmocka_unit_test(test_fail_inv),
 		cmocka_unit_test(test_flush_wr),
 		cmocka_unit_test(test_hold_inv),
+		cmocka_unit_test(test_hold_reg),
 		cmocka_unit_test(test_hold_flushed_by_disconnect),
 		cmocka_unit_test(test_hold_keeps_slots),
 		cmocka_unit_test(test_inject),

@@ -560,6 +560,14 @@ static void wrong_message_type_is_rejected(void **state)
 	msg[7] = 2;
 	assert_int_equal(decode_exact(call_decode, msg, sizeof(null_call)),
 			 -EBADMSG);
+	/*
+	 * A call's layout marked REPLY: it would parse as a call, so only
+	 * the type tells (a reverse-direction reply the server never asked
+	 * for must not run as a call).
+	 */
+	msg[7] = 1;
+	assert_int_equal(decode_exact(call_decode, msg, sizeof(null_call)),
+			 -EBADMSG);
 	memcpy(msg, success_reply, sizeof(success_reply));
 	msg[7] = 2;
 	assert_int_equal(decode_exact(reply_decode, msg, sizeof(success_reply)),

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Parked requests (plan.hold_invs) and the test-control calls.
+ * Parked requests (plan.hold_invs, plan.hold_regs) and the test-control
+ * calls.
  *
  * A LOCAL_INV is parked instead of posted: the key it names stays valid
  * at the inner provider until the test releases it, which opens the
  * window the transport must never let a caller into (a result returned
- * while the peer can still reach its memory). A send queue executes in
- * order, so once one request is parked every later one of the same QP is
+ * while the peer can still reach its memory). A REG is parked likewise:
+ * its window is bound only at release, the window a transport that
+ * trusts a bind only once it completed would leave open. A send queue executes
+ * in order, so once one request is parked every later one of the same QP is
  * parked behind it; a receive queue and the peer's RDMA operations on us
  * go on meanwhile, as on hardware whose send queue stalls.
  *
@@ -39,7 +42,7 @@ int f_hold_init(struct f_qp *qp)
 	const struct rr_qp_attr *a = &qp->base.attr;
 	struct f_hold *h;
 
-	if (!qp->dev->plan.hold_invs)
+	if (!qp->dev->plan.hold_invs && !qp->dev->plan.hold_regs)
 		return 0;
 	h = rr_calloc(1, sizeof(*h));
 	if (!h)
@@ -71,7 +74,13 @@ void f_hold_fini(struct f_qp *qp)
 /* Caller holds qp->mu. */
 bool f_hold_wants(struct f_qp *qp, const struct rr_send_wr *wr)
 {
-	return qp->hold && (wr->opcode == RR_WR_LOCAL_INV || qp->hold->n);
+	const struct rr_fault_plan *plan = &qp->dev->plan;
+
+	if (!qp->hold)
+		return false;
+	return qp->hold->n ||
+	       (plan->hold_invs && wr->opcode == RR_WR_LOCAL_INV) ||
+	       (plan->hold_regs && wr->opcode == RR_WR_REG);
 }
 
 /* Caller holds qp->mu; post_one checked the queue's room already. */
@@ -97,6 +106,8 @@ int f_hold_park(struct f_qp *qp, const struct rr_send_wr *user,
 	h->n++;
 	if (user->opcode == RR_WR_LOCAL_INV)
 		F_COUNT(qp->dev, invs_held);
+	else if (user->opcode == RR_WR_REG)
+		F_COUNT(qp->dev, regs_held);
 	return 0;
 }
 

@@ -66,7 +66,7 @@ static bool plan_active(const struct rr_fault_plan *p)
 {
 	return p && (p->delay_send_cqe_ppm || p->reorder_ppm ||
 		     p->fail_reg_ppm || p->fail_inv_ppm || p->flush_wr_ppm ||
-		     p->guard_sends || p->hold_invs);
+		     p->guard_sends || p->hold_invs || p->hold_regs);
 }
 
 static int f_device_open(const struct rr_device_opts *opts,
@@ -151,6 +151,8 @@ int rr_faults_stats(struct rr_device *d, struct rr_fault_stats *out)
 		__atomic_load_n(&dev->stats.cqes_duplicated, __ATOMIC_RELAXED);
 	out->invs_held =
 		__atomic_load_n(&dev->stats.invs_held, __ATOMIC_RELAXED);
+	out->regs_held =
+		__atomic_load_n(&dev->stats.regs_held, __ATOMIC_RELAXED);
 	out->wrs_released =
 		__atomic_load_n(&dev->stats.wrs_released, __ATOMIC_RELAXED);
 	out->wrs_parked_flushed = __atomic_load_n(
