@@ -1703,6 +1703,17 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	uint64_t before, tries;
 	struct rr_clnt *c;
 
+	/*
+	 * The schedule is the client's own; how fast a device reports a
+	 * refused connect is not (rdma_cm over rxe or siw in a TCG guest
+	 * takes its own time), so the counts hold on our provider only.
+	 */
+	if (o.provider && strcmp(o.provider, "iwarp") &&
+	    strcmp(o.provider, "faults")) {
+		print_message("skipped: attempts are counted against the "
+			      "iwarp provider's prompt refusals only\n");
+		skip();
+	}
 	assert_int_equal(rr_clnt_create(test_addr(), port, &o, &c), 0);
 	null_ok(c);
 	server_kill(&f->sv);
