@@ -560,7 +560,9 @@ static void start_holding(struct env *e, enum mode mode, bool invs, bool regs)
 	struct rr_clnt_opts o = {.provider = "faults",
 				 .dev_opts = &e->dopts,
 				 .no_reconnect = mode != R_RECONNECT};
-	struct rr_call null = {.prog = PROG, .vers = 1, .proc = 0};
+	struct rr_call null = {
+		.prog = PROG, .vers = 1, .proc = 0, .timeout_ms = WAIT_MS};
+	struct pollfd pf;
 	int sv[2];
 	uint16_t port;
 
@@ -580,6 +582,11 @@ static void start_holding(struct env *e, enum mode mode, bool invs, bool regs)
 	close(sv[1]);
 	e->ctl = sv[0];
 	g_live = e;
+	/* A racer that never comes up fails the test here, not its bound. */
+	pf = (struct pollfd){.fd = e->ctl, .events = POLLIN};
+	if (poll(&pf, 1, WAIT_MS) != 1)
+		fail_msg("the racer did not say its port within %d ms",
+			 WAIT_MS);
 	assert_int_equal(read(e->ctl, &port, sizeof(port)), sizeof(port));
 	assert_int_equal(rr_clnt_create("127.0.0.1", port, &o, &e->c), 0);
 	e->dev = rr_clnt_device(e->c);
@@ -644,9 +651,12 @@ static uint64_t now_ms(void)
 
 static struct tally tally_now(struct env *e)
 {
+	struct pollfd pf = {.fd = e->ctl, .events = POLLIN};
 	struct tally t;
 
 	assert_int_equal(write(e->ctl, "s", 1), 1);
+	if (poll(&pf, 1, WAIT_MS) != 1)
+		fail_msg("the racer did not answer for its tally");
 	assert_int_equal(read(e->ctl, &t, sizeof(t)), sizeof(t));
 	return t;
 }
