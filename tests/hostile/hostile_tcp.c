@@ -364,39 +364,47 @@ static void data_handle(struct fx *f, nfs_fh3 *fh, char *buf)
 	xdr_free((xdrproc_t)xdr_LOOKUP3res, (char *)&lr);
 }
 
-/*
- * Sends the call buf[0..len) on a new connection to port and returns the
- * reply's accept_stat (or -1 when none came, or it was denied).
- */
-static int raw_exchange(uint16_t port, const uint8_t *buf, size_t len)
+/* A raw call's reply, whole: accept_stat and where the results start. */
+struct raw_res {
+	int accept;
+	uint8_t body[1024];
+	size_t len, res;
+};
+
+static void raw_call(uint16_t port, const uint8_t *buf, size_t len,
+		     struct raw_res *r)
 {
 	struct sockaddr_in to = {.sin_family = AF_INET,
 				 .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct timeval tmo = {.tv_sec = 10};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc = -1;
-	uint8_t rep[512];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	uint32_t mark, vlen;
-	ssize_t n;
 
 	assert_true(fd >= 0);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
 	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
 	assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), len);
-	n = recv(fd, rep, sizeof(rep), MSG_WAITALL);
+	assert_int_equal(recv(fd, &mark, 4, MSG_WAITALL), 4);
+	r->len = ntohl(mark) & 0x7fffffffu;
+	assert_true(r->len >= 24 && r->len <= sizeof(r->body));
+	assert_int_equal(recv(fd, r->body, r->len, MSG_WAITALL), r->len);
 	close(fd);
-	if (n < 4 + 24)
-		return -1;
-	memcpy(&mark, rep, 4);
-	memcpy(&vlen, rep + 4 + 16, 4); /* after xid, type, stat, flavor */
-	if (ntohl(*(uint32_t *)(rep + 12)) != 0) /* MSG_DENIED */
-		return -1;
-	vlen = (ntohl(vlen) + 3) & ~3u;
-	if ((size_t)n < 4 + 24 + vlen)
-		return -1;
-	memcpy(&mark, rep + 4 + 20 + vlen, 4);
-	rc = (int)ntohl(mark);
-	return rc;
+	assert_int_equal(ntohl(*(uint32_t *)(r->body + 8)), 0); /* ACCEPTED */
+	memcpy(&vlen, r->body + 16, 4);
+	r->res = 20 + ((ntohl(vlen) + 3) & ~3u);
+	assert_true(r->res + 4 <= r->len);
+	r->accept = (int)ntohl(*(uint32_t *)(r->body + r->res));
+	r->res += 4;
+}
+
+/* The accept_stat of the reply to buf[0..len), sent on a new connection. */
+static int raw_exchange(uint16_t port, const uint8_t *buf, size_t len)
+{
+	struct raw_res r;
+
+	raw_call(port, buf, len, &r);
+	return r.accept;
 }
 
 static long vm_peak_kb(const struct rr_t_daemon *d)
@@ -679,40 +687,6 @@ static void mount_flood(void **state)
 	dump_counts(f, &all, &mine);
 	assert_true(mine >= 1);
 	assert_int_equal(all, mine); /* the attacker's are gone, ours stay */
-}
-
-/* A raw call's reply, whole: accept_stat and where the results start. */
-struct raw_res {
-	int accept;
-	uint8_t body[1024];
-	size_t len, res;
-};
-
-static void raw_call(uint16_t port, const uint8_t *buf, size_t len,
-		     struct raw_res *r)
-{
-	struct sockaddr_in to = {.sin_family = AF_INET,
-				 .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct timeval tmo = {.tv_sec = 10};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	uint32_t mark, vlen;
-
-	assert_true(fd >= 0);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
-	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
-	assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), len);
-	assert_int_equal(recv(fd, &mark, 4, MSG_WAITALL), 4);
-	r->len = ntohl(mark) & 0x7fffffffu;
-	assert_true(r->len >= 24 && r->len <= sizeof(r->body));
-	assert_int_equal(recv(fd, r->body, r->len, MSG_WAITALL), r->len);
-	close(fd);
-	assert_int_equal(ntohl(*(uint32_t *)(r->body + 8)), 0); /* ACCEPTED */
-	memcpy(&vlen, r->body + 16, 4);
-	r->res = 20 + ((ntohl(vlen) + 3) & ~3u);
-	assert_true(r->res + 4 <= r->len);
-	r->accept = (int)ntohl(*(uint32_t *)(r->body + r->res));
-	r->res += 4;
 }
 
 static uint32_t word_at(const struct raw_res *r, size_t off)
