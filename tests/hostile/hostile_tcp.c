@@ -407,23 +407,6 @@ static int raw_exchange(uint16_t port, const uint8_t *buf, size_t len)
 	return r.accept;
 }
 
-static long vm_peak_kb(const struct rr_t_daemon *d)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)d->pid);
-	fp = fopen(path, "r");
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "VmPeak: %ld kB", &kb) == 1)
-			break;
-	fclose(fp);
-	return kb;
-}
-
 /* ------------------------------------------------------------ tests */
 
 /*
@@ -581,14 +564,14 @@ static void huge_length_word_allocates_nothing(void **state)
 	nfs_fh3 root;
 
 	root_handle(f, &root, rootbuf);
-	vm0 = vm_peak_kb(&f->d);
+	vm0 = rr_t_daemon_status_kb(&f->d, "VmPeak");
 	p = call_hdr(buf, 1, NFS_PROGRAM, NFSPROC3_LOOKUP);
 	put_bytes(&p, root.data.data_val, root.data.data_len);
 	put32(&p, 0xfffffffeu);
 	put32(&p, 0x41414141u);
 	assert_int_equal(raw_exchange(f->d.tcp, buf, call_end(buf, p)),
 			 RR_GARBAGE_ARGS);
-	vm1 = vm_peak_kb(&f->d);
+	vm1 = rr_t_daemon_status_kb(&f->d, "VmPeak");
 	printf("hostile: LOOKUP claiming a 4 GiB name: daemon VmPeak "
 	       "%ld -> %ld MiB\n",
 	       vm0 >> 10, vm1 >> 10);

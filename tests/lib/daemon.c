@@ -142,9 +142,10 @@ int rr_t_daemon_stop(struct rr_t_daemon *d)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-long rr_t_daemon_peak_rss_kb(const struct rr_t_daemon *d)
+long rr_t_daemon_status_kb(const struct rr_t_daemon *d, const char *field)
 {
 	char path[64], line[256];
+	size_t n = strlen(field);
 	long kb = -1;
 	FILE *f;
 
@@ -153,10 +154,16 @@ long rr_t_daemon_peak_rss_kb(const struct rr_t_daemon *d)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+		if (!strncmp(line, field, n) && line[n] == ':' &&
+		    sscanf(line + n + 1, "%ld", &kb) == 1)
 			break;
 	fclose(f);
 	return kb;
+}
+
+long rr_t_daemon_peak_rss_kb(const struct rr_t_daemon *d)
+{
+	return rr_t_daemon_status_kb(d, "VmHWM");
 }
 
 long rr_t_daemon_log_bytes(const struct rr_t_daemon *d)

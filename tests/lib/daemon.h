@@ -34,6 +34,8 @@ int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
 		      const struct rr_t_limits *lim);
 /* SIGTERM and wait: its exit status, or -1 when killed after 10 s. */
 int rr_t_daemon_stop(struct rr_t_daemon *d);
+/* A KiB field of the running daemon's /proc status (VmPeak...), or -1. */
+long rr_t_daemon_status_kb(const struct rr_t_daemon *d, const char *field);
 /* Peak resident set (VmHWM) of the running daemon in KiB, or -1. */
 long rr_t_daemon_peak_rss_kb(const struct rr_t_daemon *d);
 /* Bytes it has written to stderr so far. */
