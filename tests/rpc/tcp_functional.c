@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <setjmp.h>
@@ -46,10 +47,14 @@
 #define CHILD_TMO_MS 10000
 #define RAW_TMO_MS   10000
 #define SVC_MAX_REC  ((1u << 20) + (64u << 10))
+#define FEW_FDS	     48
+#define FD_FLOOD     (2 * FEW_FDS)
+#define EXCESS_MIN   (FEW_FDS / 2) /* the server holds fewer than FEW_FDS */
 
 enum { P_NULL, P_ECHO, P_READ, P_WRITE, P_BIG, P_WHOAMI, P_COUNT, P_NPROCS };
 
 static uint32_t g_threads; /* of the group running */
+static uint32_t g_nofile;  /* the server child's RLIMIT_NOFILE; 0: as is */
 
 /* ============================================================ server */
 
@@ -198,6 +203,15 @@ static int child_setup(uint32_t threads, struct rr_tcp_svc **out)
 		.prog = TPROG, .vers = 3, .nprocs = 1, .procs = procs_v3};
 	int rc;
 
+	/*
+	 * With few descriptors the descriptor limit, not admission, must be
+	 * what stops accepting, and no deadline may close a connection
+	 * while the test counts them.
+	 */
+	if (g_nofile) {
+		o.max_conns = o.max_per_peer = 4096;
+		o.first_call_ms = -1;
+	}
 	rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin), &o, out);
 	if (!rc)
 		rc = rr_tcp_svc_register(*out, &v1);
@@ -220,6 +234,12 @@ static void server_child(int out_fd, pid_t parent, uint32_t threads)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(3);
+	if (g_nofile) {
+		struct rlimit rl = {.rlim_cur = g_nofile, .rlim_max = g_nofile};
+
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(8);
+	}
 	srv_pattern = malloc(MAX_BULK);
 	if (!srv_pattern)
 		_exit(4);
@@ -359,6 +379,8 @@ static int server_stop(struct server *sv)
 struct fx {
 	struct server sv;
 	struct rr_tcp_clnt *c;
+	int flood[FD_FLOOD]; /* raw connections a test holds, closed after */
+	unsigned nflood;
 };
 
 static int setup_with(void **state, bool no_reconnect)
@@ -391,6 +413,17 @@ static int setup(void **state)
 	return setup_with(state, false);
 }
 
+/* The server child runs short of descriptors (FEW_FDS). */
+static int setup_few_fds(void **state)
+{
+	int rc;
+
+	g_nofile = FEW_FDS;
+	rc = setup_with(state, false);
+	g_nofile = 0;
+	return rc;
+}
+
 /* A lost connection is final (tcp_reconnect.c tests the other way). */
 static int setup_no_reconnect(void **state)
 {
@@ -407,6 +440,8 @@ static int teardown(void **state)
 		print_stats("client", &st);
 	if (f->c && rr_tcp_clnt_destroy(f->c))
 		rc = -1;
+	while (f->nflood)
+		close(f->flood[--f->nflood]);
 	if (server_stop(&f->sv))
 		rc = -1;
 	free(f);
@@ -1397,6 +1432,136 @@ static void destroy_fails_pending_calls_with_ecanceled(void **state)
 	free(s);
 }
 
+/* ------------------------------------------------ descriptors run out */
+
+/* utime + stime of a process, in ms. */
+static uint64_t cpu_ms_of(pid_t pid)
+{
+	unsigned long long ut = 0, st = 0;
+	char path[64], buf[1024], *p;
+	FILE *fp;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* the name may hold spaces */
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + 2,
+				"%*c %*d %*d %*d %*d %*d %*u %*u %*u "
+				"%*u %*u %llu %llu",
+				&ut, &st),
+			 2);
+	return (ut + st) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK);
+}
+
+/* How many of fds the server has closed (EOF or reset) within tmo_ms. */
+static unsigned count_closed(const int *fds, unsigned n, unsigned want,
+			     int tmo_ms)
+{
+	uint64_t end = t_now_ms() + (uint64_t)tmo_ms;
+	bool *gone = calloc(n, sizeof(*gone));
+	struct pollfd *pfd = calloc(n, sizeof(*pfd));
+	unsigned closed = 0;
+
+	assert_non_null(gone);
+	assert_non_null(pfd);
+	while (closed < want && t_now_ms() < end) {
+		for (unsigned i = 0; i < n; i++)
+			pfd[i] = (struct pollfd){.fd = gone[i] ? -1 : fds[i],
+						 .events = POLLIN};
+		if (poll(pfd, n, (int)(end - t_now_ms())) <= 0)
+			break;
+		for (unsigned i = 0; i < n; i++) {
+			char c;
+
+			if (gone[i] || !pfd[i].revents)
+				continue;
+			assert_true(read(fds[i], &c, 1) <= 0);
+			gone[i] = true;
+			closed++;
+		}
+	}
+	free(gone);
+	free(pfd);
+	return closed;
+}
+
+/* A fresh connection's NULL call; false if the server closed it. */
+static bool raw_null_ok(uint16_t port, uint32_t xid)
+{
+	uint8_t msg[64], *rep = NULL;
+	struct raw_reply r;
+	int fd = raw_connect(port);
+	ssize_t n = -1;
+
+	if (fd < 0)
+		return false;
+	if (raw_send_record(
+		    fd, msg,
+		    raw_call_msg(msg, xid, 2, TPROG, 1, P_NULL, NULL, 0)))
+		n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
+	close(fd);
+	if (n < 0) {
+		free(rep);
+		return false;
+	}
+	assert_true(raw_parse_reply(rep, (size_t)n, &r));
+	assert_int_equal(r.xid, xid);
+	assert_int_equal(r.accept, RR_SUCCESS);
+	free(rep);
+	return true;
+}
+
+/*
+ * More connections than the server has descriptors: the ones it cannot
+ * accept are closed by its reserved descriptor (a close, not a hang),
+ * accepting pauses instead of spinning on a listener that stays readable,
+ * the connections it holds keep working, and once the flood goes a new
+ * client is served again.
+ */
+static void
+running_out_of_descriptors_closes_the_excess_and_recovers(void **state)
+{
+	struct fx *f = *state;
+	int *fds = f->flood;
+	uint64_t cpu0, t0, cpu, wall;
+	unsigned closed;
+	bool served = false;
+
+	null_ok(f->c);
+	cpu0 = cpu_ms_of(f->sv.pid);
+	t0 = t_now_ms();
+	for (unsigned i = 0; i < FD_FLOOD; i++) {
+		fds[i] = raw_connect(f->sv.port);
+		assert_true(fds[i] >= 0);
+		f->nflood++;
+	}
+	closed = count_closed(fds, FD_FLOOD, EXCESS_MIN, 20000);
+	cpu = cpu_ms_of(f->sv.pid) - cpu0;
+	wall = t_now_ms() - t0;
+	fprintf(stderr, "  %u of %u closed in %llu ms; server cpu %llu ms\n",
+		closed, FD_FLOOD, (unsigned long long)wall,
+		(unsigned long long)cpu);
+	assert_true(closed >= EXCESS_MIN);
+	assert_true(closed < FD_FLOOD); /* some were accepted and are held */
+	/* A loop retrying accept at once would burn the whole interval. */
+	assert_true(cpu * 4 < wall + 40);
+	null_ok(f->c);
+	while (f->nflood)
+		close(fds[--f->nflood]);
+	/* The loop frees the flood's descriptors as it sees each hang-up. */
+	for (uint32_t xid = 1; !served && xid <= 100; xid++)
+		served = raw_null_ok(f->sv.port, xid);
+	assert_true(served);
+	assert_int_equal(server_stop(&f->sv), 0);
+	assert_true(f->sv.have_stats);
+	assert_true(f->sv.st.accept_errors > 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
@@ -1425,6 +1590,9 @@ static const struct CMUnitTest tests[] = {
 		killed_server_fails_every_call_in_flight_once,
 		setup_no_reconnect, teardown),
 	T(destroy_fails_pending_calls_with_ecanceled),
+	cmocka_unit_test_setup_teardown(
+		running_out_of_descriptors_closes_the_excess_and_recovers,
+		setup_few_fds, teardown),
 };
 
 /* tcp_functional [PATTERN [SKIP]]: cmocka filters on the test names. */
