@@ -15,7 +15,8 @@ RR_DEBS=(
 	rpcsvc-proto                        # rpcgen: the benchmark program's XDR
 	libnfs-utils                        # nfs-ls/nfs-cp: judges of nfsrdmad
 	nfs-ganesha nfs-ganesha-vfs rpcbind # NFS-Ganesha: judge of our client
-	clang libclang-rt-14-dev            # libFuzzer harnesses (later)
+	clang libclang-rt-14-dev            # libFuzzer harnesses
+	clang-format                        # tests/style: the tree stays formatted
 	qemu-system-x86 cpio kmod xz-utils  # vm tests: the guest (tests/vm)
 	busybox-static iproute2 file        # vm tests: initramfs, rdma link
 	rdma-core ibverbs-providers         # vm tests: rxe in the guest
