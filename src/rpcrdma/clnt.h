@@ -218,6 +218,7 @@ int clnt_conn_start(struct rr_clnt *c);
 int clnt_conn_step(struct rr_clnt *c);
 void clnt_conn_lost(struct rr_clnt *c, int rc);
 bool clnt_drained(const struct rr_clnt *c);
+void clnt_drain_now(struct rr_clnt *c);
 void clnt_post_drain(struct rr_clnt *c);
 
 /* clnt_keepalive.c */

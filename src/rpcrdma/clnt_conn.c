@@ -3,7 +3,7 @@
  * Client: the connection's life. Connecting and reconnecting are one path:
  *
  *   BACKOFF --(time)--> CONNECTING --(ESTABLISHED)--> UP
- *   CONNECTING --(refused, unreachable, timeout)--> BACKOFF (longer)
+ *   CONNECTING --(refused, unreachable, timeout)--> DRAINING
  *   UP --(error, flush, disconnect)--> DRAINING --(drained)--> BACKOFF
  *
  * Losing the connection fences every call's memory at once (rr_mw_fence:
@@ -108,10 +108,8 @@ int clnt_conn_start(struct rr_clnt *c)
 	rr_xprt_cparams(pd, c->o.inline_size, !c->per_call);
 	rc = rr_qp_connect(c->qp, (struct sockaddr *)&c->peer, c->peer_len, pd,
 			   sizeof(pd));
-	if (rc) {
-		forget_qp(c);
-		return rc;
-	}
+	if (rc)
+		return rc; /* the caller drains what was posted */
 	set_state(c, CLNT_CONNECTING);
 	c->st.connects++;
 	return 0;
@@ -134,11 +132,20 @@ static void up(struct rr_clnt *c, const struct rr_cm_event *ev)
 			   (unsigned long long)c->st.connects);
 }
 
+/*
+ * The receives posted for the attempt flush like those of any lost
+ * connection, and are drained the same way before the QP is reset
+ * (invariant 4): a reset drops what was not polled.
+ */
 static void connect_failed(struct rr_clnt *c, int why)
 {
 	c->last_connect_rc = why;
-	forget_qp(c);
-	backoff(c);
+	if (!c->qp_in_use) {
+		backoff(c);
+		return;
+	}
+	rr_qp_disconnect(c->qp);
+	set_state(c, CLNT_DRAINING);
 }
 
 static void cm_events(struct rr_clnt *c)
@@ -300,8 +307,10 @@ int clnt_conn_first(struct rr_clnt *c)
 			     ? -ECONNREFUSED
 			     : (ev.status ? ev.status : -ECONNREFUSED);
 	}
-	if (c->qp_in_use)
+	if (c->qp_in_use) {
+		clnt_drain_now(c);
 		forget_qp(c);
+	}
 	c->dead = c->down = true;
 	set_state(c, CLNT_DOWN);
 	return rc;

@@ -393,6 +393,33 @@ void clnt_run_callbacks(struct rr_clnt *c)
 }
 
 /*
+ * A failed first connect, at creation: no thread drives the client yet,
+ * so the flushes of the receives the attempt posted are polled here,
+ * bounded, until the drain markers are back (invariant 4), before the
+ * QP is reset.
+ */
+void clnt_drain_now(struct rr_clnt *c)
+{
+	uint64_t end = rr_mono_ms() + CLNT_DRAIN_MS;
+	struct rr_wc wc[POLL_BATCH];
+
+	c->dead = true;
+	rr_qp_disconnect(c->qp);
+	while (!clnt_drained(c) && rr_mono_ms() < end) {
+		int n;
+
+		if (!c->drain_posted)
+			clnt_post_drain(c);
+		rr_cq_wait(c->cq, 10);
+		n = rr_cq_poll(c->cq, wc, POLL_BATCH);
+		for (int i = 0; i < n; i++)
+			dispatch(c, &wc[i]);
+	}
+	if (!clnt_drained(c))
+		c->st.teardown_unbalanced++;
+}
+
+/*
  * One round of progress in the calling thread: wait for completions (the
  * provider may read the socket in this very thread), dispatch them, run
  * timers, start queued calls. Returns the number of completions handled.
