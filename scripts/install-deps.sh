@@ -17,6 +17,7 @@ RR_DEBS=(
 	nfs-ganesha nfs-ganesha-vfs rpcbind # NFS-Ganesha: judge of our client
 	clang libclang-rt-14-dev            # libFuzzer harnesses
 	clang-format                        # tests/style: the tree stays formatted
+	systemtap-sdt-dev linux-perf        # USDT probes, and perf to read them
 	qemu-system-x86 cpio kmod xz-utils  # vm tests: the guest (tests/vm)
 	busybox-static iproute2 file        # vm tests: initramfs, rdma link
 	rdma-core ibverbs-providers         # vm tests: rxe in the guest

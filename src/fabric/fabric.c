@@ -4,6 +4,7 @@
  * then one indirect call. Providers are found by name in a static table.
  */
 #include "fabric/provider.h"
+#include "fabric/trace.h"
 
 #include <errno.h>
 #include <string.h>
@@ -29,7 +30,10 @@ int rr_device_open(const char *provider, const struct rr_device_opts *opts,
 
 int rr_device_close(struct rr_device *dev)
 {
-	return dev ? dev->ops->device_close(dev) : -EINVAL;
+	if (!dev)
+		return -EINVAL;
+	RR_TRACE1(device_close, dev);
+	return dev->ops->device_close(dev);
 }
 
 int rr_device_query(struct rr_device *dev, struct rr_device_attr *attr)
@@ -152,9 +156,15 @@ int rr_cq_destroy(struct rr_cq *cq)
 
 int rr_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n)
 {
+	int got;
+
 	if (!cq || (!wc && n) || n < 0)
 		return -EINVAL;
-	return cq->dev->ops->cq_poll(cq, wc, n);
+	got = cq->dev->ops->cq_poll(cq, wc, n);
+	for (int i = 0; i < got; i++)
+		RR_TRACE5(completion, wc[i].qp, wc[i].wr_id, (int)wc[i].status,
+			  (int)wc[i].opcode, wc[i].byte_len);
+	return got;
 }
 
 int rr_cq_fd(struct rr_cq *cq)
@@ -227,12 +237,18 @@ int rr_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 
 int rr_qp_destroy(struct rr_qp *qp)
 {
-	return qp ? qp->pd->dev->ops->qp_destroy(qp) : -EINVAL;
+	if (!qp)
+		return -EINVAL;
+	RR_TRACE1(qp_destroy, qp);
+	return qp->pd->dev->ops->qp_destroy(qp);
 }
 
 int rr_qp_reset(struct rr_qp *qp)
 {
-	return qp ? qp->pd->dev->ops->qp_reset(qp) : -EINVAL;
+	if (!qp)
+		return -EINVAL;
+	RR_TRACE1(qp_reset, qp);
+	return qp->pd->dev->ops->qp_reset(qp);
 }
 
 enum rr_qp_state rr_qp_state(const struct rr_qp *qp)
@@ -248,23 +264,44 @@ void *rr_qp_context(const struct rr_qp *qp)
 int rr_qp_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
 		    struct rr_send_wr **bad)
 {
+	struct rr_send_wr *first_bad = NULL;
+	int rc;
+
 	if (!qp || !wr) {
 		if (bad)
 			*bad = wr;
 		return -EINVAL;
 	}
-	return qp->pd->dev->ops->post_send(qp, wr, bad);
+	/* Before the post: its completion may be polled before it returns. */
+	for (const struct rr_send_wr *w = wr; w; w = w->next)
+		RR_TRACE4(post_send, qp, w->wr_id, (int)w->opcode, w->flags);
+	rc = qp->pd->dev->ops->post_send(qp, wr, &first_bad);
+	for (const struct rr_send_wr *w = rc ? first_bad : NULL; w; w = w->next)
+		RR_TRACE3(post_error, qp, w->wr_id, rc);
+	if (bad)
+		*bad = first_bad;
+	return rc;
 }
 
 int rr_qp_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
 		    struct rr_recv_wr **bad)
 {
+	struct rr_recv_wr *first_bad = NULL;
+	int rc;
+
 	if (!qp || !wr) {
 		if (bad)
 			*bad = wr;
 		return -EINVAL;
 	}
-	return qp->pd->dev->ops->post_recv(qp, wr, bad);
+	for (const struct rr_recv_wr *w = wr; w; w = w->next)
+		RR_TRACE2(post_recv, qp, w->wr_id);
+	rc = qp->pd->dev->ops->post_recv(qp, wr, &first_bad);
+	for (const struct rr_recv_wr *w = rc ? first_bad : NULL; w; w = w->next)
+		RR_TRACE3(post_error, qp, w->wr_id, rc);
+	if (bad)
+		*bad = first_bad;
+	return rc;
 }
 
 int rr_listen(struct rr_device *dev, struct rr_evch *ch,
@@ -335,7 +372,17 @@ int rr_qp_disconnect(struct rr_qp *qp)
 
 int rr_qp_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 {
-	return qp ? qp->pd->dev->ops->drain(qp, sq_wr_id, rq_wr_id) : -EINVAL;
+	int rc;
+
+	if (!qp)
+		return -EINVAL;
+	RR_TRACE3(post_drain, qp, sq_wr_id, rq_wr_id);
+	rc = qp->pd->dev->ops->drain(qp, sq_wr_id, rq_wr_id);
+	if (rc) {
+		RR_TRACE3(post_error, qp, sq_wr_id, rc);
+		RR_TRACE3(post_error, qp, rq_wr_id, rc);
+	}
+	return rc;
 }
 
 const char *rr_wc_status_str(enum rr_wc_status s)

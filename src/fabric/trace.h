@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Static probes (USDT, provider "rpcrdma") at every work request posted
+ * and every completion polled through the fabric API. Only the
+ * RPC-over-RDMA layer uses that API, so these are that layer's posts and
+ * completions, whatever the provider; the faults provider, which posts to
+ * the provider it wraps through the same API, shows up twice, each time
+ * with its own QP.
+ *
+ * Each probe names the QP and the work request's 64-bit id, which carries
+ * the connection generation, kind, slot and sequence (rpcrdma/xprt.h), so
+ * a tool attached to a live process (perf probe, bpftrace, SystemTap) can
+ * pair each post with its completion, as the kernel's xprtrdma
+ * tracepoints allow. tests/trace does exactly that with perf.
+ *
+ *   post_send(qp, wr_id, opcode, flags)   before the provider sees it
+ *   post_recv(qp, wr_id)
+ *   post_error(qp, wr_id, rc)              one not posted after all, for
+ *                                          each of them (the first refused
+ *                                          and the rest of its chain)
+ *   post_drain(qp, sq_wr_id, rq_wr_id)     rr_qp_drain's two markers
+ *   completion(qp, wr_id, status, opcode, byte_len)
+ *   qp_reset(qp), qp_destroy(qp)           nothing may be outstanding then
+ *   device_close(dev)                      the process tears down cleanly
+ *
+ * A probe that no tool attached to is one no-op instruction. Without
+ * <sys/sdt.h> (Debian's systemtap-sdt-dev) the probes compile to nothing.
+ */
+#ifndef RR_FABRIC_TRACE_H
+#define RR_FABRIC_TRACE_H
+
+#ifdef RR_HAVE_SDT
+#include <sys/sdt.h>
+#define RR_TRACE1(n, a)		    DTRACE_PROBE1(rpcrdma, n, a)
+#define RR_TRACE2(n, a, b)	    DTRACE_PROBE2(rpcrdma, n, a, b)
+#define RR_TRACE3(n, a, b, c)	    DTRACE_PROBE3(rpcrdma, n, a, b, c)
+#define RR_TRACE4(n, a, b, c, d)    DTRACE_PROBE4(rpcrdma, n, a, b, c, d)
+#define RR_TRACE5(n, a, b, c, d, e) DTRACE_PROBE5(rpcrdma, n, a, b, c, d, e)
+#else
+#define RR_TRACE1(n, a)		    ((void)0)
+#define RR_TRACE2(n, a, b)	    ((void)0)
+#define RR_TRACE3(n, a, b, c)	    ((void)0)
+#define RR_TRACE4(n, a, b, c, d)    ((void)0)
+#define RR_TRACE5(n, a, b, c, d, e) ((void)0)
+#endif
+
+#endif

@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Reads `perf script -F pid,event,trace` of the rpcrdma USDT probes
+# (src/fabric/trace.h) and checks invariant 4 from outside the process:
+# every completion answers a work request that was posted and is still
+# outstanding; every receive, every signaled send and every drain marker
+# gets its completion before the process ends; an unsignaled send is
+# retired by its own completion (a flush) or by a later completion on its
+# QP's send queue. Ids need not be unique among unsignaled requests (the
+# REGs of one call share one), but a signaled one or a receive must not
+# reuse the id of another still outstanding.
+# A process that never closes its device (one a test killed) is checked
+# only up to its end.
+# Prints what it found; exits 1 on any violation.
+
+function arg(name,    i, kv) {
+	for (i = 3; i <= NF; i++) {
+		split($i, kv, "=")
+		if (kv[1] == name)
+			return kv[2]
+	}
+	return ""
+}
+
+function bad(msg) {
+	if (nbad++ < 20)
+		print "violation: " msg " (line " NR ")"
+}
+
+function post(qp, key, kind,    n, i, l) {
+	if (kind != "unsignaled") {
+		n = split(list[key], l, " ")
+		for (i = 1; i <= n; i++)
+			if (alive[l[i]] && ekind[l[i]] != "unsignaled")
+				bad("work request " key " posted again while outstanding")
+	}
+	ne++
+	ekind[ne] = kind; eqp[ne] = qp; ekey[ne] = key; alive[ne] = 1
+	list[key] = list[key] " " ne
+	if (kind == "recv") nrecv++; else nsend++
+}
+
+# The outstanding entry a completion of key answers: a signaled send or
+# receive first, else an unsignaled send (flushed); 0 if none.
+function answered(key,    n, i, l, any) {
+	n = split(list[key], l, " ")
+	for (i = 1; i <= n; i++)
+		if (alive[l[i]] && ekind[l[i]] != "unsignaled")
+			return l[i]
+	for (i = 1; i <= n; i++)
+		if (alive[l[i]])
+			return l[i]
+	return 0
+}
+
+{
+	pid = $1; ev = $2; sub(/:$/, "", ev); sub(/^sdt_rpcrdma:/, "", ev)
+	sub(/_[0-9]+$/, "", ev) # perf numbers a second site: post_error_1
+	qp = pid ":" arg("arg1"); key = qp ":" arg("arg2")
+}
+
+ev == "post_send" {
+	post(qp, key, (arg("arg4") % 2) ? "signaled" : "unsignaled")
+	next
+}
+
+ev == "post_recv" { post(qp, key, "recv"); next }
+
+ev == "post_drain" {
+	post(qp, key, "signaled")
+	post(qp, qp ":" arg("arg3"), "recv")
+	next
+}
+
+# A post the provider refused (-ENOMEM, a full queue): the request was
+# traced as posted, and is not outstanding after all.
+ev == "post_error" {
+	nerr++
+	n = split(list[key], l, " ")
+	for (i = n; i >= 1; i--)
+		if (alive[l[i]]) {
+			alive[l[i]] = 0
+			next
+		}
+	bad("refused post of " key " that was never posted")
+	next
+}
+
+# A QP reset for reuse, or destroyed: every queue must be empty by then
+# (a drain that gave up is counted by the transport, and is a violation
+# here); what was left on it, and its address, are forgotten.
+ev == "qp_reset" || ev == "qp_destroy" {
+	for (i = 1; i <= ne; i++)
+		if (alive[i] && eqp[i] == qp) {
+			if (ekind[i] != "unsignaled")
+				bad(ekind[i] " work request " ekey[i] " outstanding at " ev)
+			alive[i] = 0
+		}
+	next
+}
+
+# A process that closes no device was killed: what it left outstanding
+# is not held against it.
+ev == "device_close" { closed[pid] = 1; next }
+
+ev == "completion" {
+	ncqe++
+	e = answered(key)
+	if (!e) {
+		bad("completion of " key " (status " arg("arg3") ") that is not outstanding")
+		next
+	}
+	alive[e] = 0
+	if (ekind[e] == "recv")
+		next
+	for (i = 1; i < e; i++) # earlier unsignaled sends on its QP retire
+		if (alive[i] && ekind[i] == "unsignaled" && eqp[i] == qp)
+			alive[i] = 0
+	next
+}
+
+END {
+	left = 0
+	for (i = 1; i <= ne; i++) {
+		if (!alive[i] || ekind[i] == "unsignaled")
+			continue
+		split(ekey[i], part, ":")
+		if (!(part[1] in closed)) {
+			killed[part[1]] = 1
+			continue
+		}
+		left++
+		bad(ekind[i] " work request " ekey[i] " never completed")
+	}
+	for (p in killed)
+		nkilled++
+	if (nkilled)
+		printf "%d processes ended without closing their device (killed): not checked at exit\n", nkilled
+	printf "%d sends and %d receives posted, %d refused, %d completions, %d left outstanding, %d violations\n", nsend, nrecv, nerr, ncqe, left, nbad
+	if (nsend == 0 || nrecv == 0 || ncqe == 0) {
+		print "violation: the trace holds no posts or no completions"
+		exit 1
+	}
+	exit nbad ? 1 : 0
+}
