@@ -27,6 +27,10 @@
  * was never made to fail. A site whose run did not reach it (the server's
  * threads take turns differently from run to run) gets two more tries.
  *
+ * RR_NFS_SWEEP_RANDOM=N adds N runs in which each attempt fails with
+ * probability RR_NFS_SWEEP_PPM per million (20000), seeds 1..N: several
+ * failures in one run reach the error paths of error paths.
+ *
  * RR_NFS_SWEEP_PROTO=tcp carries NFS over TCP (MOUNT always is).
  * RR_SWEEP_VERBOSE=1 lists every run; RR_SWEEP_ONLY=N replays the run
  * whose Nth attempt fails, RR_SWEEP_SITE=FILE:LINE the one failing that
@@ -56,6 +60,7 @@
 
 static char top[PATH_MAX];
 static const char *proto = "rdma";
+static uint32_t random_ppm = 20000;
 
 struct site_rec {
 	char file[FILE_LEN];
@@ -64,11 +69,11 @@ struct site_rec {
 	uint64_t failed;
 };
 
-enum mode { M_COUNT, M_NTH, M_SITE };
+enum mode { M_COUNT, M_NTH, M_SITE, M_RANDOM };
 
 struct run_arg {
 	enum mode mode;
-	uint64_t n;		     /* M_NTH: the attempt; M_SITE: the hit */
+	uint64_t n; /* M_NTH: the attempt; M_SITE: the hit; M_RANDOM: seed */
 	const struct site_rec *site; /* M_SITE */
 };
 
@@ -96,6 +101,8 @@ static void arm(const struct run_arg *a)
 		rr_alloc_inject_count();
 	else if (a->mode == M_NTH)
 		rr_alloc_inject_fail_nth(a->n);
+	else if (a->mode == M_RANDOM)
+		rr_alloc_inject_fail_random(a->n, random_ppm);
 	else
 		rr_alloc_inject_fail_site(a->site->file, a->site->line, a->n);
 }
@@ -402,6 +409,20 @@ static void nth_runs(struct site_set *set, struct tally *t, uint64_t k)
 	}
 }
 
+/* Several failures in one run: the error paths' own error paths. */
+static void random_runs(struct site_set *set, struct tally *t, uint64_t n)
+{
+	char label[32];
+
+	for (uint64_t seed = 1; seed <= n; seed++) {
+		struct run_arg a = {.mode = M_RANDOM, .n = seed};
+
+		snprintf(label, sizeof(label), "seed %llu",
+			 (unsigned long long)seed);
+		one(set, t, &a, label);
+	}
+}
+
 /* RR_SWEEP_ONLY / RR_SWEEP_SITE: one run here, with its output. */
 static int replay(const char *only, const char *site)
 {
@@ -511,6 +532,9 @@ static int sweep(void)
 		site_runs(&set, scenario_sites, &t);
 		spread_runs(&set, scenario_sites, &t);
 	}
+	if (getenv("RR_NFS_SWEEP_RANDOM"))
+		random_runs(&set, &t,
+			    strtoull(getenv("RR_NFS_SWEEP_RANDOM"), NULL, 10));
 	/* the sites error paths reached, not failed yet */
 	site_runs(&set, scenario_sites, &t);
 	return report(&set, scenario_sites, &t, t0);
@@ -525,6 +549,8 @@ int main(void)
 
 	if (p && *p)
 		proto = p;
+	if (getenv("RR_NFS_SWEEP_PPM"))
+		random_ppm = (uint32_t)atoi(getenv("RR_NFS_SWEEP_PPM"));
 	if (strcmp(proto, "rdma") && strcmp(proto, "tcp")) {
 		fprintf(stderr, "RR_NFS_SWEEP_PROTO: rdma or tcp, not %s\n",
 			proto);

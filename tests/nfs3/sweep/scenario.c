@@ -259,6 +259,22 @@ static bool listed(struct pass *p, const char *a, const char *b)
 	return seen == 3;
 }
 
+/* A symbolic link to big, followed: READLINK and the walk's splice. */
+static void through_link(struct pass *p)
+{
+	char link[128];
+	struct stat st;
+	int rc;
+
+	path_of(p, "link", link);
+	step(p, "symlink", rr_nfs_symlink(p->n, "big", link));
+	rc = rr_nfs_stat(p->n, link, &st);
+	step(p, "stat through a link", rc);
+	if (!rc && !p->rc && st.st_size != BIG_LEN)
+		fatal(p->x->r, F_BYTES, "stat through a link", 0);
+	step(p, "unlink", rr_nfs_unlink(p->n, link));
+}
+
 static void work(struct pass *p)
 {
 	static const uint8_t small[SMALL_LEN] = "a small file, inline";
@@ -277,6 +293,7 @@ static void work(struct pass *p)
 	if (!p->rc && st.st_size != SMALL_LEN)
 		fatal(p->x->r, F_BYTES, "stat after rename", 0);
 	step(p, "unlink", rr_nfs_unlink(p->n, to));
+	through_link(p);
 	path_of(p, "big", from);
 	step(p, "unlink", rr_nfs_unlink(p->n, from));
 	step(p, "rmdir", rr_nfs_rmdir(p->n, p->dir));
@@ -289,11 +306,15 @@ static int mount(struct ctx *x, struct rr_nfs **n)
 				.depth = DEPTH,
 				.max_io = MAX_IO};
 	bool tcp = !strcmp(x->proto, "tcp");
+	const char *prov = getenv("RR_PROVIDER");
 	char url[PATH_MAX + 128];
 
+	/* the provider named, as the server's: the URL's argument is swept */
 	snprintf(url, sizeof(url),
-		 "nfs://127.0.0.1%s?nfsport=%u&mountport=%u&proto=%s", x->exp,
-		 tcp ? x->s.tport : x->s.rport, x->s.tport, x->proto);
+		 "nfs://127.0.0.1%s?nfsport=%u&mountport=%u&proto=%s"
+		 "&provider=%s",
+		 x->exp, tcp ? x->s.tport : x->s.rport, x->s.tport, x->proto,
+		 prov && *prov ? prov : "iwarp");
 	return rr_nfs_mount(url, &o, n);
 }
 
