@@ -25,7 +25,9 @@
  *
  * The sweep fails when a run fails, or when a site the counting run saw
  * was never made to fail. A site whose run did not reach it (the server's
- * threads take turns differently from run to run) gets two more tries.
+ * threads take turns differently from run to run) gets four more tries;
+ * one that no run but the counting one reached is listed as depending on
+ * timing and does not fail the sweep (no run could fail it).
  *
  * RR_NFS_SWEEP_RANDOM=N adds N runs in which each attempt fails with
  * probability RR_NFS_SWEEP_PPM per million (20000), seeds 1..N: several
@@ -56,7 +58,7 @@
 #define RUN_TMO_MS 90000 /* one run; a slow ASan run takes a second */
 #define MAX_SITES  RR_ALLOC_INJECT_MAX_SITES
 #define FILE_LEN   256
-#define SITE_TRIES 3
+#define SITE_TRIES 5
 
 static char top[PATH_MAX];
 static const char *proto = "rdma";
@@ -254,7 +256,8 @@ static void run_once(const struct run_arg *a, struct run *out)
 
 struct site_set {
 	struct site_rec s[MAX_SITES];
-	bool covered[MAX_SITES]; /* made to fail in some run */
+	bool covered[MAX_SITES];     /* made to fail in some run */
+	uint32_t reached[MAX_SITES]; /* runs that attempted it */
 	uint32_t n;
 };
 
@@ -286,11 +289,13 @@ static void merge(struct site_set *set, const struct run *r)
 		}
 		if (k >= 0 && s->failed)
 			set->covered[k] = true;
+		if (k >= 0 && s->attempts)
+			set->reached[k]++;
 	}
 }
 
 struct tally {
-	uint32_t runs, failures, clean_errors, succeeded, missed;
+	uint32_t runs, failures, clean_errors, succeeded;
 };
 
 static void account(struct tally *t, const struct run *r, const char *label)
@@ -471,28 +476,44 @@ static int make_top(void)
 	return 0;
 }
 
+/*
+ * A site of the counting run that no later run reached depends on timing
+ * (a socket found full, say): said, but not a failure of the sweep, since
+ * no run could have failed there. One reached and never failed is.
+ */
+static bool timing_only(const struct site_set *set, uint32_t i)
+{
+	return !set->covered[i] && set->reached[i] == 1;
+}
+
 static int report(const struct site_set *set, uint32_t scenario_sites,
 		  const struct tally *t, uint64_t t0)
 {
-	uint32_t covered = 0, in_scenario = 0;
+	uint32_t covered = 0, in_scenario = 0, timing = 0;
 
 	for (uint32_t i = 0; i < set->n; i++) {
+		bool tm = i < scenario_sites && timing_only(set, i);
+
 		covered += set->covered[i];
 		in_scenario += i < scenario_sites && set->covered[i];
+		timing += tm;
 		if (!set->covered[i] || getenv("RR_SWEEP_VERBOSE"))
 			printf("  %s %s:%d\n",
-			       set->covered[i] ? "failed  " : "NOT FAILED",
+			       set->covered[i] ? "failed  "
+			       : tm	       ? "NOT REACHED AGAIN (timing)"
+					       : "NOT FAILED",
 			       short_name(set->s[i].file), set->s[i].line);
 	}
 	printf("sweep (%s): %u runs in %.1f s: %u succeeded, %u ended with "
 	       "a clean error, %u failed\n",
 	       proto, t->runs, (double)(now_ms() - t0) / 1000, t->succeeded,
 	       t->clean_errors, t->failures);
-	printf("sites: %u of the scenario's %u made to fail; %u more reached "
-	       "only on error paths, %u of them made to fail\n",
-	       in_scenario, scenario_sites, set->n - scenario_sites,
+	printf("sites: %u of the scenario's %u made to fail (%u reached only "
+	       "by the counting run); %u more reached only on error paths, "
+	       "%u of them made to fail\n",
+	       in_scenario, scenario_sites, timing, set->n - scenario_sites,
 	       covered - in_scenario);
-	if (t->failures || in_scenario < scenario_sites) {
+	if (t->failures || in_scenario + timing < scenario_sites) {
 		printf("FAILED\n");
 		return 1;
 	}
