@@ -328,6 +328,26 @@ static void client_stats(struct ctx *x, struct rr_nfs *n)
 		fatal(x->r, F_UNKNOWN_CQE, "client completions", 0);
 }
 
+/*
+ * Still armed, the same mount asks for the root's attributes: that must
+ * work unless an allocation failed under this very call. A failure
+ * earlier in the pass must not have left the mount (or the server)
+ * unable to serve a call.
+ */
+static void probe(struct ctx *x, struct rr_nfs *n)
+{
+	struct rr_alloc_inject_stats before, after;
+	struct stat st;
+	int rc;
+
+	rr_alloc_inject_stats(&before);
+	rc = rr_nfs_stat(n, "/", &st);
+	rr_alloc_inject_stats(&after);
+	if (rc && after.failed == before.failed)
+		fatal(x->r, F_AFTER, "the same mount after a failure", rc);
+	note(x->r, "stat / of the mount", rc);
+}
+
 /* The armed part: any error is the injector's doing, and fine. */
 static void armed(struct ctx *x)
 {
@@ -339,6 +359,7 @@ static void armed(struct ctx *x)
 		return;
 	work(&p);
 	note(x->r, p.what, p.rc);
+	probe(x, p.n);
 	client_stats(x, p.n);
 	note(x->r, "umount", rr_nfs_umount(p.n));
 }
