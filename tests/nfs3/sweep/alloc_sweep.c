@@ -12,8 +12,8 @@
  * each for its middle and last attempts (a site every call uses fails
  * late in the scenario too), and one for each site that only error paths
  * reached: about 2S runs, half a minute under ASan. With RR_NFS_SWEEP_NTH=1
- * every attempt 1..K fails in a run of its own instead (K is about 630
- * over RDMA: two and a half minutes under ASan, too long for the default
+ * every attempt 1..K fails in a run of its own instead (K is about 660
+ * over RDMA: over two minutes under ASan, too long for the default
  * suite on two CPUs shared with others, so it is not the default).
  *
  * A run passes when it reports within RUN_TMO_MS and exits 0: whatever
