@@ -58,10 +58,17 @@ static inline char *rr__strdup(const char *s, const char *file, int line)
 	return rr__alloc_fails(file, line) ? NULL : strdup(s);
 }
 
+static inline char *rr__strndup(const char *s, size_t n, const char *file,
+				int line)
+{
+	return rr__alloc_fails(file, line) ? NULL : strndup(s, n);
+}
+
 #define RR_ALLOC_FAILS()   rr__alloc_fails(__FILE__, __LINE__)
 #define rr_malloc(n)	   rr__malloc((n), __FILE__, __LINE__)
 #define rr_calloc(n, size) rr__calloc((n), (size), __FILE__, __LINE__)
 #define rr_realloc(p, n)   rr__realloc((p), (n), __FILE__, __LINE__)
 #define rr_strdup(s)	   rr__strdup((s), __FILE__, __LINE__)
+#define rr_strndup(s, n)   rr__strndup((s), (n), __FILE__, __LINE__)
 
 #endif

@@ -121,6 +121,13 @@ struct tcp_ctx {
 	size_t res_cap, bulk_cap, enc_cap;
 };
 
+/* A worker's buffers are made before its thread: it cannot start short. */
+struct tcp_worker {
+	pthread_t th;
+	struct rr_tcp_svc *s;
+	struct tcp_ctx x;
+};
+
 struct rr_tcp_svc {
 	struct rr_tcp_svc_opts o;
 	int lfd, epfd, evfd;
@@ -139,7 +146,7 @@ struct rr_tcp_svc {
 	pthread_cond_t qcv;
 	struct tcp_job *qhead, *qtail;
 	bool qstop;
-	pthread_t *workers;
+	struct tcp_worker *workers;
 	uint32_t nworkers;
 	struct rr_drc drc;
 	/* counters */
@@ -584,22 +591,15 @@ static bool job_park(struct tcp_job *j)
 
 static void *worker_main(void *arg)
 {
-	struct rr_tcp_svc *s = arg;
-	struct tcp_ctx x;
+	struct tcp_worker *w = arg;
 	struct tcp_job *j;
 
-	if (ctx_init(&x, &s->o)) {
-		rr_err("tcp svc: no memory for a worker's buffers");
-		ctx_fini(&x);
-		return NULL;
-	}
-	while ((j = job_pop(s))) {
+	while ((j = job_pop(w->s))) {
 		if (job_park(j))
 			continue;
-		serve(s, &x, j->conn, j->rec, j->len);
+		serve(w->s, &w->x, j->conn, j->rec, j->len);
 		job_done(j);
 	}
-	ctx_fini(&x);
 	return NULL;
 }
 
@@ -669,21 +669,38 @@ static void workers_stop(struct rr_tcp_svc *s)
 	pthread_cond_broadcast(&s->qcv);
 	pthread_mutex_unlock(&s->qmu);
 	for (uint32_t i = 0; i < s->nworkers; i++)
-		pthread_join(s->workers[i], NULL);
+		pthread_join(s->workers[i].th, NULL);
 	s->nworkers = 0;
 }
 
+/* After workers_stop: every worker's buffers, also of those never run. */
+static void workers_free(struct rr_tcp_svc *s)
+{
+	for (uint32_t i = 0; s->workers && i < s->o.threads; i++)
+		ctx_fini(&s->workers[i].x);
+	free(s->workers);
+	s->workers = NULL;
+}
+
+/*
+ * All or none: a pool short of a worker would still take calls, and one
+ * with none (its only worker out of memory) would answer no call ever.
+ */
 static int workers_start(struct rr_tcp_svc *s)
 {
 	s->workers = rr_calloc(s->o.threads, sizeof(*s->workers));
 	if (!s->workers)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->o.threads; i++) {
-		int rc = pthread_create(&s->workers[i], NULL, worker_main, s);
+		struct tcp_worker *w = &s->workers[i];
+		int rc = ctx_init(&w->x, &s->o);
 
+		w->s = s;
+		if (!rc)
+			rc = -pthread_create(&w->th, NULL, worker_main, w);
 		if (rc) {
 			workers_stop(s);
-			return -rc;
+			return rc;
 		}
 		s->nworkers++;
 	}
@@ -1138,7 +1155,7 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 		return 0;
 	/* ORDER: workers first, so no call still holds a connection. */
 	workers_stop(s);
-	free(s->workers);
+	workers_free(s);
 	while (s->conns)
 		conn_close(s, s->conns);
 	ctx_fini(&s->ctx);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "base/alloc.h"
 #include "nfsc.h"
 
 static __thread char last_error[256];
@@ -162,7 +163,7 @@ static int xcall(struct nfsc_xprt *xp, const struct rr_cred *cred,
 		return rc;
 	split_ddp(&call, item_len);
 	call.res_cap = res_cap ? res_cap : NFSC_RES_FIXED;
-	call.res = malloc(call.res_cap);
+	call.res = rr_malloc(call.res_cap);
 	if (!call.res)
 		return -ENOMEM;
 	rc = nfsc_rpc_errno(xp->ops->call(xp, &call), &call);

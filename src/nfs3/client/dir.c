@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "nfsc.h"
 
 #define RDP_MAXCOUNT (64 * 1024)
@@ -32,7 +33,7 @@ static int add_name(struct rr_nfs_dir *d, const char *name, uint64_t ino,
 		return 0;
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 64;
-		void *p = realloc(d->ents, cap * sizeof(*d->ents));
+		void *p = rr_realloc(d->ents, cap * sizeof(*d->ents));
 
 		if (!p)
 			return -ENOMEM;
@@ -41,7 +42,7 @@ static int add_name(struct rr_nfs_dir *d, const char *name, uint64_t ino,
 	}
 	de = &d->ents[d->n];
 	memset(de, 0, sizeof(*de));
-	de->name = strdup(name);
+	de->name = rr_strdup(name);
 	if (!de->name)
 		return -ENOMEM;
 	de->ino = ino;
@@ -171,7 +172,7 @@ int rr_nfs_opendir(struct rr_nfs *n, const char *path, struct rr_nfs_dir **out)
 		rc = -ENOTDIR;
 	if (rc)
 		return rc;
-	d = calloc(1, sizeof(*d));
+	d = rr_calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	rc = read_all(n, &fh, d);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "nfsc.h"
 
 #define ACCESS3_READ   0x0001
@@ -101,7 +102,7 @@ int rr_nfs_open(struct rr_nfs *n, const char *path, int flags, mode_t mode,
 
 	if ((flags & O_ACCMODE) == O_ACCMODE)
 		return -EINVAL;
-	f = calloc(1, sizeof(*f));
+	f = rr_calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	f->n = n;

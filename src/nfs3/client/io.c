@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "nfsc.h"
 
 #define IO_ARGS_CAP	  256  /* READ3args / WRITE3args without data */
@@ -412,16 +413,16 @@ static int run_init(struct io_run *run, struct rr_nfs_file *f, bool write,
 	run->depth = depth;
 	pthread_mutex_init(&run->mu, NULL);
 	pthread_cond_init(&run->cv, NULL);
-	run->slots = calloc(depth, sizeof(*run->slots));
-	run->retry = calloc(depth, sizeof(*run->retry));
-	run->freel = calloc(depth, sizeof(*run->freel));
-	run->doneq = calloc(depth, sizeof(*run->doneq));
+	run->slots = rr_calloc(depth, sizeof(*run->slots));
+	run->retry = rr_calloc(depth, sizeof(*run->retry));
+	run->freel = rr_calloc(depth, sizeof(*run->freel));
+	run->doneq = rr_calloc(depth, sizeof(*run->doneq));
 	if (!run->slots || !run->retry || !run->freel || !run->doneq)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < depth; i++) {
 		run->slots[i].run = run;
 		run->slots[i].idx = i;
-		run->slots[i].res = malloc(rcap);
+		run->slots[i].res = rr_malloc(rcap);
 		if (!run->slots[i].res)
 			return -ENOMEM;
 		run->freel[run->nfree++] = depth - 1 - i;

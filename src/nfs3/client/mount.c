@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "nfsc.h"
 
 #include <rpc/pmap_prot.h>
@@ -111,7 +112,7 @@ static char *pick_export(exports list, const char *path)
 			  nl ? names : "none");
 		return NULL;
 	}
-	return strdup(pick);
+	return rr_strdup(pick);
 }
 
 /* EXPORT: 0 and the pick, -ENOENT (none fits), or the call's error. */
@@ -170,7 +171,7 @@ static int mnt(struct rr_nfs *n, struct nfsc_xprt *x, const char *dir,
 static int mnt_prefixes(struct rr_nfs *n, struct nfsc_xprt *x, const char *path,
 			struct nfsc_fh *root, char **export)
 {
-	char *p = strdup(path);
+	char *p = rr_strdup(path);
 	int rc = -ENOENT;
 
 	if (!p)

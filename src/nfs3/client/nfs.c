@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "nfsc.h"
 
 #define DEFAULT_TIMEOUT_MS	   60000
@@ -118,7 +119,7 @@ static char *rel_path(const char *path, const char *export)
 
 	while (el && export[el - 1] == '/')
 		el--;
-	return strdup(path[el] ? path + el : "/");
+	return rr_strdup(path[el] ? path + el : "/");
 }
 
 static void apply_opts(struct rr_nfs *n, const struct rr_nfs_opts *o,
@@ -140,7 +141,7 @@ static int mount_url(struct rr_nfs *n, const struct rr_nfs_url *u,
 
 	set_cred(n, u);
 	set_ports(u, &nfsport, &mntport);
-	n->host = strdup(u->host);
+	n->host = rr_strdup(u->host);
 	n->mountport = mntport;
 	if (!n->host)
 		return -ENOMEM;
@@ -178,7 +179,7 @@ int rr_nfs_mount(const char *url, const struct rr_nfs_opts *o,
 				 "bad URL '%s' (want nfs://host[:port]/"
 				 "export/path[?args])",
 				 url ? url : "");
-	n = calloc(1, sizeof(*n));
+	n = rr_calloc(1, sizeof(*n));
 	if (!n) {
 		rr_nfs_url_free(&u);
 		return -ENOMEM;

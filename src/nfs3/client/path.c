@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "nfsc.h"
 
 #define MAX_LINKS 40
@@ -85,7 +86,7 @@ static int readlink_fh(struct rr_nfs *n, const struct nfsc_fh *fh,
 		return rc;
 	rc = rr_nfs_errno(r.status);
 	if (!rc) {
-		*target = strdup(r.READLINK3res_u.resok.data);
+		*target = rr_strdup(r.READLINK3res_u.resok.data);
 		if (!*target)
 			rc = -ENOMEM;
 	}
@@ -102,7 +103,7 @@ int nfsc_readlink_fh(struct rr_nfs *n, const struct nfsc_fh *fh, char **target)
 static int splice_link(char **bufp, const char **restp, const char *target)
 {
 	size_t tl = strlen(target), rl = strlen(*restp);
-	char *nb = malloc(tl + rl + 2);
+	char *nb = rr_malloc(tl + rl + 2);
 
 	if (!nb)
 		return -ENOMEM;
@@ -201,7 +202,7 @@ int nfsc_lookup_path(struct rr_nfs *n, const char *path, bool follow,
 	char name[NAME_MAX + 1];
 	int rc;
 
-	w.buf = strdup(path ? path : "");
+	w.buf = rr_strdup(path ? path : "");
 	if (!w.buf)
 		return -ENOMEM;
 	w.rest = w.buf;
@@ -220,7 +221,7 @@ int nfsc_lookup_path(struct rr_nfs *n, const char *path, bool follow,
 int nfsc_lookup_parent(struct rr_nfs *n, const char *path, struct nfsc_fh *dir,
 		       char **name)
 {
-	char *p = strdup(path ? path : ""), *slash, *base;
+	char *p = rr_strdup(path ? path : ""), *slash, *base;
 	size_t len = strlen(p ? p : "");
 	fattr3 attr;
 	int rc;
@@ -239,7 +240,7 @@ int nfsc_lookup_parent(struct rr_nfs *n, const char *path, struct nfsc_fh *dir,
 		free(p);
 		return -ENAMETOOLONG;
 	}
-	*name = strdup(base);
+	*name = rr_strdup(base);
 	if (slash)
 		slash[1] = '\0';
 	else

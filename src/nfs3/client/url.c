@@ -10,6 +10,8 @@
  */
 #include <rpcrdma/nfs3.h>
 
+#include "base/alloc.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -60,7 +62,7 @@ static int hexval(int c)
  */
 static int pct_decode(const char *s, size_t len, char **out)
 {
-	char *d = malloc(len + 2), *p = d;
+	char *d = rr_malloc(len + 2), *p = d;
 
 	if (!d)
 		return -ENOMEM;
@@ -152,7 +154,7 @@ static int parse_authority(const char *a, size_t len, struct rr_nfs_url *u)
 	if (colon &&
 	    parse_port(colon + 1, (size_t)(a + len - colon - 1), &u->nfsport))
 		return -EINVAL;
-	u->host = strndup(h, hlen);
+	u->host = rr_strndup(h, hlen);
 	return u->host ? 0 : -ENOMEM;
 }
 
@@ -198,7 +200,7 @@ static int set_arg(struct rr_nfs_url *u, const char *k, size_t klen,
 		    strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") < vlen)
 			return -EINVAL;
 		free(u->provider);
-		u->provider = strndup(v, vlen);
+		u->provider = rr_strndup(v, vlen);
 		return u->provider ? 0 : -ENOMEM;
 	}
 	return 0; /* libnfs ignores arguments it does not know */

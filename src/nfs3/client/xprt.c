@@ -11,6 +11,7 @@
 
 #include <rpcrdma/rpc_tcp.h>
 
+#include "base/alloc.h"
 #include "nfsc.h"
 
 /*
@@ -91,7 +92,7 @@ int nfsc_xprt_rdma(const char *host, uint16_t port,
 		.keepalive_ms = keepalive_ms(o),
 		.keepalive_timeout_ms = keepalive_ms(o),
 	};
-	struct nfsc_xprt *x = calloc(1, sizeof(*x));
+	struct nfsc_xprt *x = rr_calloc(1, sizeof(*x));
 	int rc;
 
 	if (!x)
@@ -152,7 +153,7 @@ int nfsc_xprt_tcp(const char *host, uint16_t port,
 		.keepalive_ms = keepalive_ms(o),
 		.keepalive_timeout_ms = keepalive_ms(o),
 	};
-	struct nfsc_xprt *x = calloc(1, sizeof(*x));
+	struct nfsc_xprt *x = rr_calloc(1, sizeof(*x));
 	int rc;
 
 	if (!x)

@@ -6,6 +6,8 @@
  */
 #include "nfs3/server/nfsd.h"
 
+#include "base/alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +28,7 @@ void *nfsd_alloc(struct nfsd_call *c, size_t n)
 	if (!a || a->cap - a->used < n) {
 		size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
 
-		a = calloc(1, sizeof(*a) + cap);
+		a = rr_calloc(1, sizeof(*a) + cap);
 		if (!a)
 			return NULL;
 		a->cap = cap;

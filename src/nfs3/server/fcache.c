@@ -41,6 +41,7 @@
  * it is published. No system call is made under the lock.
  */
 #include "nfs3/server/nfsd.h"
+#include "base/alloc.h"
 #include "base/clock.h"
 
 #include <errno.h>
@@ -310,11 +311,11 @@ struct nfsd_file *nfsd_fcache_get(struct nfsd_fcache *fc, uint64_t dev,
 static struct nfsd_file *file_new(const struct nfsd_obj *o,
 				  const struct timespec *t0)
 {
-	struct nfsd_file *f = calloc(1, sizeof(*f));
+	struct nfsd_file *f = rr_calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
-	f->path = strdup(o->path);
+	f->path = rr_strdup(o->path);
 	if (!f->path) {
 		free(f);
 		return NULL;
@@ -477,7 +478,7 @@ static int reaper_start(struct nfsd_fcache *fc)
 
 int nfsd_fcache_create(struct nfsd_fcache **out, uint32_t max)
 {
-	struct nfsd_fcache *fc = calloc(1, sizeof(*fc));
+	struct nfsd_fcache *fc = rr_calloc(1, sizeof(*fc));
 	pthread_condattr_t ca;
 	int rc;
 

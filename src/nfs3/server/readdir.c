@@ -15,6 +15,8 @@
  */
 #include "nfs3/server/nfsd.h"
 
+#include "base/alloc.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -85,7 +87,8 @@ static nfsstat3 rd_open(struct nfsd_call *c, const nfs_fh3 *fh, cookie3 ck,
 	fd = nfsd_reopen(r->pfd, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return nfsd_errno(fd);
-	r->dp = fdopendir(fd);
+	/* fdopendir allocates its DIR: it fails when the injector says so */
+	r->dp = RR_ALLOC_FAILS() ? NULL : fdopendir(fd);
 	if (!r->dp) {
 		close(fd);
 		return NFS3ERR_SERVERFAULT;

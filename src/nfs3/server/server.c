@@ -11,6 +11,8 @@
  */
 #include "nfs3/server/nfsd.h"
 
+#include "base/alloc.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -98,8 +100,10 @@ static int open_root(struct rr_nfs3_server *s)
 {
 	struct stat st;
 
-	s->export_path = strdup(s->o.export_path);
-	s->export_real = realpath(s->o.export_path, NULL);
+	s->export_path = rr_strdup(s->o.export_path);
+	/* realpath allocates with malloc: it fails when the injector says so */
+	s->export_real =
+		RR_ALLOC_FAILS() ? NULL : realpath(s->o.export_path, NULL);
 	if (!s->export_path || !s->export_real)
 		return s->export_path ? -errno : -ENOMEM;
 	s->root_fd = open(s->export_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -120,7 +124,7 @@ int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
 
 	if (!o || !o->export_path || !out)
 		return -EINVAL;
-	s = calloc(1, sizeof(*s));
+	s = rr_calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The NFS allocation sweep's scenario (scenario.c) as its driver
+ * (alloc_sweep.c) sees it: one call runs it in this process, armed by the
+ * driver, and fills a report the driver sends from the forked run to the
+ * sweeping parent.
+ */
+#ifndef RR_TEST_NFS_SWEEP_SCENARIO_H
+#define RR_TEST_NFS_SWEEP_SCENARIO_H
+
+#include <stdint.h>
+
+enum fatal {
+	F_BYTES = 1,	   /* a read gave back other bytes than written */
+	F_AFTER = 2,	   /* disarmed, a fresh mount's calls failed */
+	F_UNBALANCED = 4,  /* an RDMA connection torn down undrained */
+	F_SETUP = 8,	   /* the test's own set-up failed (no injection) */
+	F_UNKNOWN_CQE = 16 /* the client saw a completion no one issued */
+};
+
+struct report {
+	int32_t first_rc; /* the first error the armed part saw, 0: none */
+	char first_what[64];
+	uint32_t fatal; /* enum fatal bits */
+	char fatal_what[96];
+	uint64_t attempts, failed;
+	uint32_t nsites;
+	uint64_t calls; /* NFS calls the server answered */
+};
+
+/*
+ * Serves a fresh export under top, runs the client's part armed (the
+ * caller armed the injector), disarms, checks that a new mount works and
+ * tears everything down. proto: "rdma" or "tcp".
+ */
+void scenario(const char *top, const char *proto, struct report *r);
+
+#endif
