@@ -37,7 +37,16 @@ function post(qp, key, kind,    n, i, l) {
 	ne++
 	ekind[ne] = kind; eqp[ne] = qp; ekey[ne] = key; alive[ne] = 1
 	list[key] = list[key] " " ne
+	if (kind == "unsignaled")
+		uq[qp, utail[qp]++] = ne # in post order, per QP
+	else
+		open_[qp, ne] = 1
 	if (kind == "recv") nrecv++; else nsend++
+}
+
+function retire(e) {
+	alive[e] = 0
+	delete open_[eqp[e], e]
 }
 
 # The outstanding entry a completion of key answers: a signaled send or
@@ -79,7 +88,7 @@ ev == "post_error" {
 	n = split(list[key], l, " ")
 	for (i = n; i >= 1; i--)
 		if (alive[l[i]]) {
-			alive[l[i]] = 0
+			retire(l[i])
 			next
 		}
 	bad("refused post of " key " that was never posted")
@@ -90,12 +99,16 @@ ev == "post_error" {
 # (a drain that gave up is counted by the transport, and is a violation
 # here); what was left on it, and its address, are forgotten.
 ev == "qp_reset" || ev == "qp_destroy" {
-	for (i = 1; i <= ne; i++)
-		if (alive[i] && eqp[i] == qp) {
-			if (ekind[i] != "unsignaled")
-				bad(ekind[i] " work request " ekey[i] " outstanding at " ev)
-			alive[i] = 0
-		}
+	for (k in open_) {
+		split(k, part, SUBSEP)
+		if (part[1] != qp)
+			continue
+		e = part[2]
+		bad(ekind[e] " work request " ekey[e] " outstanding at " ev)
+		retire(e)
+	}
+	while (uhead[qp] < utail[qp])
+		alive[uq[qp, uhead[qp]++]] = 0
 	next
 }
 
@@ -110,20 +123,20 @@ ev == "completion" {
 		bad("completion of " key " (status " arg("arg3") ") that is not outstanding")
 		next
 	}
-	alive[e] = 0
+	retire(e)
 	if (ekind[e] == "recv")
 		next
-	for (i = 1; i < e; i++) # earlier unsignaled sends on its QP retire
-		if (alive[i] && ekind[i] == "unsignaled" && eqp[i] == qp)
-			alive[i] = 0
+	# Every unsignaled send posted before it on its QP retires with it.
+	while (uhead[qp] < utail[qp] && uq[qp, uhead[qp]] < e)
+		alive[uq[qp, uhead[qp]++]] = 0
 	next
 }
 
 END {
 	left = 0
-	for (i = 1; i <= ne; i++) {
-		if (!alive[i] || ekind[i] == "unsignaled")
-			continue
+	for (k in open_) {
+		split(k, part, SUBSEP)
+		i = part[2]
 		split(ekey[i], part, ":")
 		if (!(part[1] in closed)) {
 			killed[part[1]] = 1

@@ -7,9 +7,12 @@
 # nothing of ours reads the probes.
 #
 # usage: wr-pairs.sh PROGRAM [ARGS...]
+# RR_TRACE_ALSO names more programs PROGRAM runs (a daemon, a CLI) whose
+# probes are attached too.
 # Needs perf, root (uprobes) and a build with <sys/sdt.h>; else a skip
 # with the reason. The probes are system-wide (tracefs), so runs take a
-# lock; they are removed at exit.
+# lock; they are removed at exit. A second program's probes get numbered
+# names (post_send_1), which pair-wrs.awk reads as the same probe.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 prog=${1:?usage: wr-pairs.sh PROGRAM [ARGS...]}
@@ -20,8 +23,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 command -v perf >/dev/null || skip "perf is not installed (Debian: linux-perf)"
 command -v readelf >/dev/null || skip "readelf is not installed (binutils)"
 [ "$(id -u)" = 0 ] || skip "attaching uprobes needs root"
-readelf -n "$prog" | grep -q 'Provider: rpcrdma' ||
-	skip "$prog has no rpcrdma probes (built without <sys/sdt.h>)"
+traced="$prog ${RR_TRACE_ALSO:-}"
+for bin in $traced; do
+	readelf -n "$bin" | grep -q 'Provider: rpcrdma' ||
+		skip "$bin has no rpcrdma probes (built without <sys/sdt.h>)"
+done
 
 work=$(mktemp -d /tmp/rr-trace.XXXXXX)
 exec 9>/tmp/rpcrdma-trace.lock
@@ -33,13 +39,16 @@ cleanup() {
 trap cleanup EXIT
 export HOME=$work # perf's build-id cache, kept out of the user's home
 perf probe -q -d 'sdt_rpcrdma:*' >/dev/null 2>&1 # a run that was killed
-perf buildid-cache --add "$prog" >"$work/probe.log" 2>&1 ||
-	skip "perf cannot index $prog: $(tail -1 "$work/probe.log")"
 events="post_send post_recv post_error post_drain completion qp_reset
 	qp_destroy device_close"
-for ev in $events; do
-	perf probe -q -x "$prog" -a "%sdt_rpcrdma:$ev" >>"$work/probe.log" 2>&1 ||
-		skip "perf cannot add uprobes here: $(tail -1 "$work/probe.log")"
+for bin in $traced; do
+	perf buildid-cache --add "$bin" >"$work/probe.log" 2>&1 ||
+		skip "perf cannot index $bin: $(tail -1 "$work/probe.log")"
+	for ev in $events; do
+		perf probe -q -f -x "$bin" -a "%sdt_rpcrdma:$ev" \
+			>>"$work/probe.log" 2>&1 ||
+			skip "perf cannot add uprobes here: $(tail -1 "$work/probe.log")"
+	done
 done
 
 echo "tracing: $prog $*"
