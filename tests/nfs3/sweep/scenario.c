@@ -53,27 +53,26 @@ struct server {
 };
 
 struct ctx {
-	struct report *r;
+	struct rr_t_sweep_report *r;
 	const char *proto;
 	char exp[PATH_MAX];
 	uint8_t *big, *back; /* BIG_LEN each: written, read back */
 	struct server s;
 };
 
-static void note(struct report *r, const char *what, int rc)
+static void note(struct rr_t_sweep_report *r, const char *what, int rc)
 {
-	if (!rc || r->first_rc)
-		return;
-	r->first_rc = rc;
-	snprintf(r->first_what, sizeof(r->first_what), "%s", what);
+	rr_t_sweep_note(r, what, rc);
 }
 
-static void fatal(struct report *r, uint32_t bit, const char *what, int rc)
+static void fatal(struct rr_t_sweep_report *r, uint32_t bit, const char *what,
+		  int rc)
 {
-	if (!r->fatal)
-		snprintf(r->fatal_what, sizeof(r->fatal_what), "%s: %s", what,
-			 rc ? strerror(rc < 0 ? -rc : rc) : "wrong result");
-	r->fatal |= bit;
+	char why[96];
+
+	snprintf(why, sizeof(why), "%s: %s", what,
+		 rc ? strerror(rc < 0 ? -rc : rc) : "wrong result");
+	rr_t_sweep_fatal(r, bit, why);
 }
 
 /* ============================================================ server */
@@ -180,7 +179,7 @@ static void unserve(struct ctx *x)
 		rr_tcp_svc_destroy(x->s.tcp);
 	if (x->s.ns) {
 		rr_nfs3_server_stats(x->s.ns, &ns);
-		x->r->calls = ns.calls;
+		x->r->extra[X_CALLS] = ns.calls;
 	}
 	rr_nfs3_server_destroy(x->s.ns);
 }
@@ -407,7 +406,7 @@ static bool setup(struct ctx *x, const char *top)
 	return true;
 }
 
-void scenario(const char *top, const char *proto, struct report *r)
+void scenario(const char *top, const char *proto, struct rr_t_sweep_report *r)
 {
 	struct ctx x = {.r = r, .proto = proto};
 

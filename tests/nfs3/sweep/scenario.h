@@ -8,6 +8,8 @@
 #ifndef RR_TEST_NFS_SWEEP_SCENARIO_H
 #define RR_TEST_NFS_SWEEP_SCENARIO_H
 
+#include "sweep.h"
+
 #include <stdint.h>
 
 enum fatal {
@@ -18,21 +20,14 @@ enum fatal {
 	F_UNKNOWN_CQE = 16 /* the client saw a completion no one issued */
 };
 
-struct report {
-	int32_t first_rc; /* the first error the armed part saw, 0: none */
-	char first_what[64];
-	uint32_t fatal; /* enum fatal bits */
-	char fatal_what[96];
-	uint64_t attempts, failed;
-	uint32_t nsites;
-	uint64_t calls; /* NFS calls the server answered */
-};
+/* The scenario's figures in rr_t_sweep_report.extra. */
+enum { X_CALLS /* NFS calls the server answered */ };
 
 /*
  * Serves a fresh export under top, runs the client's part armed (the
  * caller armed the injector), disarms, checks that a new mount works and
  * tears everything down. proto: "rdma" or "tcp".
  */
-void scenario(const char *top, const char *proto, struct report *r);
+void scenario(const char *top, const char *proto, struct rr_t_sweep_report *r);
 
 #endif
