@@ -41,7 +41,6 @@
  */
 #include "scenario.h"
 
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,16 +69,6 @@ static int counted(void *arg, const struct rr_t_sweep_report *r,
 	       "NFS calls served\n",
 	       ns->proto, (unsigned long long)r->attempts, nsites,
 	       (unsigned long long)r->extra[X_CALLS]);
-	return 0;
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(p);
 	return 0;
 }
 
@@ -132,6 +121,6 @@ int main(void)
 	if (make_top(ns.top))
 		return 1;
 	rc = rr_t_sweep_run(&sw);
-	nftw(ns.top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	scenario_rm_tree(ns.top);
 	return rc;
 }

@@ -394,6 +394,11 @@ static int rm_one(const char *p, const struct stat *st, int flag,
 	return 0;
 }
 
+void scenario_rm_tree(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static bool setup(struct ctx *x, const char *top)
 {
 	snprintf(x->exp, sizeof(x->exp), "%s/run.XXXXXX", top);
@@ -420,7 +425,7 @@ void scenario(const char *top, const char *proto, struct rr_t_sweep_report *r)
 	}
 	rr_alloc_inject_off();
 	unserve(&x);
-	nftw(x.exp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	scenario_rm_tree(x.exp);
 	free(x.big);
 	free(x.back);
 }
