@@ -2,6 +2,7 @@
 /* The allocation-failure sweep's engine: see sweep.h. */
 #include "sweep.h"
 #include "daemon.h" /* rr_t_now_ms */
+#include "io.h"
 
 #include <rpcrdma/alloc_inject.h>
 
@@ -52,22 +53,6 @@ void rr_t_sweep_fatal(struct rr_t_sweep_report *r, uint32_t bit,
 
 /* ------------------------------------------------- child -> parent */
 
-static void write_all(int fd, const void *p, size_t len)
-{
-	const char *c = p;
-
-	while (len) {
-		ssize_t n = write(fd, c, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(9);
-		c += n;
-		len -= (size_t)n;
-	}
-}
-
 static void arm(const struct rr_t_sweep *sw, const struct run_arg *a)
 {
 	if (a->mode == M_COUNT)
@@ -97,43 +82,20 @@ static void child(const struct rr_t_sweep *sw, const struct run_arg *a,
 	r.attempts = as.attempts;
 	r.failed = as.failed;
 	r.nsites = as.nsites;
-	write_all(out_fd, &r, sizeof(r));
+	rr_t_write_or_exit(out_fd, &r, sizeof(r));
 	for (uint32_t i = 0; rr_alloc_inject_site(i, &si) == 0; i++) {
 		struct site_rec s = {.line = si.line,
 				     .attempts = si.attempts,
 				     .failed = si.failed};
 
 		snprintf(s.file, sizeof(s.file), "%s", si.file);
-		write_all(out_fd, &s, sizeof(s));
+		rr_t_write_or_exit(out_fd, &s, sizeof(s));
 	}
 	close(out_fd);
 	exit(r.fatal ? 3 : 0);
 }
 
 /* ------------------------------------------------------------ parent */
-
-/* Reads len bytes before the deadline; false on EOF or time out. */
-static bool read_by(int fd, void *p, size_t len, uint64_t deadline)
-{
-	char *c = p;
-
-	while (len) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		int64_t left = (int64_t)(deadline - rr_t_now_ms());
-		ssize_t n;
-
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
-			return false;
-		n = read(fd, c, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		c += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
 
 struct run {
 	struct rr_t_sweep_report r;
@@ -179,13 +141,13 @@ static void explain(const struct rr_t_sweep *sw, struct run *out, bool got,
 
 static bool read_report(int fd, struct run *out, uint64_t deadline)
 {
-	if (!read_by(fd, &out->r, sizeof(out->r), deadline) ||
+	if (!rr_t_read_by(fd, &out->r, sizeof(out->r), deadline) ||
 	    out->r.nsites > MAX_SITES)
 		return false;
 	out->sites = calloc(out->r.nsites + 1, sizeof(*out->sites));
 	return out->sites &&
-	       read_by(fd, out->sites, out->r.nsites * sizeof(*out->sites),
-		       deadline);
+	       rr_t_read_by(fd, out->sites, out->r.nsites * sizeof(*out->sites),
+			    deadline);
 }
 
 static void run_once(const struct rr_t_sweep *sw, const struct run_arg *a,

@@ -120,7 +120,7 @@ static void server_main(int out_fd)
 		_exit(5);
 	}
 	sigaction(SIGTERM, &sa, NULL);
-	if (!t_write_all(out_fd, ports, sizeof(ports)))
+	if (!rr_t_write_all(out_fd, ports, sizeof(ports)))
 		_exit(9);
 	rc = rr_svc_run(child_rdma);
 	pthread_join(t, NULL);
@@ -156,8 +156,8 @@ static int server_start(struct server *sv)
 	}
 	close(p[1]);
 	sv->fd = p[0];
-	if (!t_read_within(sv->fd, sv->ports, sizeof(sv->ports),
-			   CHILD_TMO_MS)) {
+	if (!rr_t_read_within(sv->fd, sv->ports, sizeof(sv->ports),
+			      CHILD_TMO_MS)) {
 		fprintf(stderr, "server child sent no ports\n");
 		kill(sv->pid, SIGKILL);
 		waitpid(sv->pid, NULL, 0);

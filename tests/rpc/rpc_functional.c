@@ -33,6 +33,8 @@
  * of the server child make a stalled or dead peer. Waits are bounded and
  * wait for events (replies, callbacks, the child's state), never for time.
  */
+#include "io.h"
+
 #include <rpcrdma/rpc.h>
 
 #include <arpa/inet.h>
@@ -323,22 +325,6 @@ static void on_term(int sig)
 		rr_svc_stop(child_svc);
 }
 
-static void write_all(int fd, const void *p, size_t len)
-{
-	const char *c = p;
-
-	while (len) {
-		ssize_t n = write(fd, c, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(9);
-		c += n;
-		len -= (size_t)n;
-	}
-}
-
 /*
  * The child: serves the test program until SIGTERM, then writes its stats
  * to out_fd and exits 0. Never returns to cmocka.
@@ -385,11 +371,11 @@ static void server_child(int out_fd, pid_t parent, uint32_t credits,
 	}
 	child_svc = s;
 	sigaction(SIGTERM, &sa, NULL);
-	write_all(out_fd, &port, sizeof(port));
+	rr_t_write_or_exit(out_fd, &port, sizeof(port));
 	rc = rr_svc_run(s);
 	rr_svc_shutdown(s);
 	rr_svc_stats(s, &st);
-	write_all(out_fd, &st, sizeof(st));
+	rr_t_write_or_exit(out_fd, &st, sizeof(st));
 	child_svc = NULL;
 	if (rr_svc_destroy(s))
 		_exit(6);
@@ -403,30 +389,6 @@ struct server {
 	bool have_stats;
 	struct rr_xprt_stats st;
 };
-
-/* Reads exactly len bytes within tmo_ms; false on EOF or timeout. */
-static bool read_within(int fd, void *p, size_t len, int tmo_ms)
-{
-	uint64_t end = now_ms() + (uint64_t)tmo_ms;
-	char *c = p;
-
-	while (len) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		int64_t left = (int64_t)(end - now_ms());
-		ssize_t n;
-
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
-			return false;
-		n = read(fd, c, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		c += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
 
 /* A server child on port (0: any); sv->port says which. */
 static int server_start_on(struct server *sv, uint32_t credits, uint16_t port)
@@ -446,7 +408,8 @@ static int server_start_on(struct server *sv, uint32_t credits, uint16_t port)
 	}
 	close(p[1]);
 	sv->fd = p[0];
-	if (!read_within(sv->fd, &sv->port, sizeof(sv->port), CHILD_TMO_MS)) {
+	if (!rr_t_read_within(sv->fd, &sv->port, sizeof(sv->port),
+			      CHILD_TMO_MS)) {
 		fprintf(stderr, "server child sent no port\n");
 		kill(sv->pid, SIGKILL);
 		waitpid(sv->pid, NULL, 0);
@@ -488,7 +451,8 @@ static int server_exec_on(struct server *sv, uint16_t port)
 	}
 	close(p[1]);
 	sv->fd = p[0];
-	if (!read_within(sv->fd, &sv->port, sizeof(sv->port), CHILD_TMO_MS)) {
+	if (!rr_t_read_within(sv->fd, &sv->port, sizeof(sv->port),
+			      CHILD_TMO_MS)) {
 		kill(sv->pid, SIGKILL);
 		waitpid(sv->pid, NULL, 0);
 		sv->pid = 0;
@@ -571,7 +535,7 @@ static int server_stop(struct server *sv)
 	kill(sv->pid, SIGCONT);
 	kill(sv->pid, SIGTERM);
 	sv->have_stats =
-		read_within(sv->fd, &sv->st, sizeof(sv->st), CHILD_TMO_MS);
+		rr_t_read_within(sv->fd, &sv->st, sizeof(sv->st), CHILD_TMO_MS);
 	if (!sv->have_stats) {
 		fprintf(stderr, "server child did not stop in %d ms\n",
 			CHILD_TMO_MS);

@@ -8,6 +8,8 @@
 #ifndef RR_TESTS_TCP_COMMON_H
 #define RR_TESTS_TCP_COMMON_H
 
+#include "io.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -74,49 +76,6 @@ static inline void t_fill_seeded(uint8_t *p, size_t len, uint32_t seed)
 				 (seed * 37 + (uint32_t)(i >> 12)));
 }
 
-static inline bool t_write_all(int fd, const void *p, size_t len)
-{
-	const char *c = p;
-
-	while (len) {
-		ssize_t n = send(fd, c, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == ENOTSOCK)
-			n = write(fd, c, len);
-		if (n <= 0)
-			return false;
-		c += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
-/* Reads exactly len bytes within tmo_ms; false on EOF, error or timeout. */
-static inline bool t_read_within(int fd, void *p, size_t len, int tmo_ms)
-{
-	uint64_t end = t_now_ms() + (uint64_t)tmo_ms;
-	char *c = p;
-
-	while (len) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		int64_t left = (int64_t)(end - t_now_ms());
-		ssize_t n;
-
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
-			return false;
-		n = read(fd, c, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		c += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 /* ------------------------------------------------------ raw client */
 
 static inline int raw_connect(uint16_t port)
@@ -169,7 +128,8 @@ static inline bool raw_send_frags(int fd, const uint8_t *msg, size_t len,
 		if (last)
 			n = (uint32_t)(len - off);
 		t_put32(h, n | (last ? 0x80000000u : 0));
-		if (!t_write_all(fd, h, 4) || !t_write_all(fd, msg + off, n))
+		if (!rr_t_write_all(fd, h, 4) ||
+		    !rr_t_write_all(fd, msg + off, n))
 			return false;
 		off += n;
 		if (last)
@@ -204,12 +164,12 @@ static inline ssize_t raw_read_record_frags(int fd, uint8_t **out, size_t cap,
 	do {
 		if (nfrags)
 			*nfrags = ++n;
-		if (!t_read_within(fd, h, 4, tmo_ms))
+		if (!rr_t_read_within(fd, h, 4, tmo_ms))
 			return -1;
 		w = t_get32(h);
 		if (len + (w & 0x7fffffffu) > cap)
 			return -1;
-		if (!t_read_within(fd, b + len, w & 0x7fffffffu, tmo_ms))
+		if (!rr_t_read_within(fd, b + len, w & 0x7fffffffu, tmo_ms))
 			return -1;
 		len += w & 0x7fffffffu;
 	} while (!(w & 0x80000000u));

@@ -254,11 +254,11 @@ static void server_child(int out_fd, pid_t parent, uint32_t threads)
 	}
 	child_svc = s;
 	sigaction(SIGTERM, &sa, NULL);
-	if (!t_write_all(out_fd, &port, sizeof(port)))
+	if (!rr_t_write_all(out_fd, &port, sizeof(port)))
 		_exit(9);
 	rc = rr_tcp_svc_run(s);
 	rr_tcp_svc_stats(s, &st);
-	if (!t_write_all(out_fd, &st, sizeof(st)))
+	if (!rr_t_write_all(out_fd, &st, sizeof(st)))
 		_exit(9);
 	child_svc = NULL;
 	if (rr_tcp_svc_destroy(s))
@@ -292,7 +292,8 @@ static int server_start(struct server *sv, uint32_t threads)
 	}
 	close(p[1]);
 	sv->fd = p[0];
-	if (!t_read_within(sv->fd, &sv->port, sizeof(sv->port), CHILD_TMO_MS)) {
+	if (!rr_t_read_within(sv->fd, &sv->port, sizeof(sv->port),
+			      CHILD_TMO_MS)) {
 		fprintf(stderr, "server child sent no port\n");
 		kill(sv->pid, SIGKILL);
 		waitpid(sv->pid, NULL, 0);
@@ -351,8 +352,8 @@ static int server_stop(struct server *sv)
 	if (sv->pid) {
 		kill(sv->pid, SIGCONT);
 		kill(sv->pid, SIGTERM);
-		sv->have_stats = t_read_within(sv->fd, &sv->st, sizeof(sv->st),
-					       CHILD_TMO_MS);
+		sv->have_stats = rr_t_read_within(sv->fd, &sv->st,
+						  sizeof(sv->st), CHILD_TMO_MS);
 		if (!sv->have_stats) {
 			fprintf(stderr, "server child did not stop\n");
 			kill(sv->pid, SIGKILL);
@@ -898,9 +899,9 @@ static void garbage_client_does_not_disturb_a_good_one(void **state)
 	assert_int_equal(r.xid, 6); /* nothing answered the junk */
 	free(rep);
 	t_put32(h, 0x80000000u | (SVC_MAX_REC + 1));
-	assert_true(t_write_all(fd, h, 4));
+	assert_true(rr_t_write_all(fd, h, 4));
 	/* The server closes this connection: EOF, within a bound. */
-	assert_false(t_read_within(fd, h, 1, RAW_TMO_MS));
+	assert_false(rr_t_read_within(fd, h, 1, RAW_TMO_MS));
 	close(fd);
 	null_ok(f->c);
 	check_clean(f->c);

@@ -124,7 +124,8 @@ static int child_start(struct child *ch, child_fn fn, uint32_t arg)
 	}
 	close(p[1]);
 	ch->fd = p[0];
-	if (!t_read_within(ch->fd, &ch->port, sizeof(ch->port), CHILD_TMO_MS)) {
+	if (!rr_t_read_within(ch->fd, &ch->port, sizeof(ch->port),
+			      CHILD_TMO_MS)) {
 		kill(ch->pid, SIGKILL);
 		waitpid(ch->pid, NULL, 0);
 		close(ch->fd);
@@ -266,7 +267,7 @@ static void our_server_child(int out_fd, uint32_t threads)
 	if (rc)
 		_exit(5);
 	sigaction(SIGTERM, &sa, NULL);
-	if (!t_write_all(out_fd, &port, sizeof(port)))
+	if (!rr_t_write_all(out_fd, &port, sizeof(port)))
 		_exit(9);
 	rc = rr_tcp_svc_run(our_svc);
 	rr_tcp_svc_destroy(our_svc);
@@ -560,7 +561,7 @@ static void tirpc_server_child(int out_fd, uint32_t unused)
 		_exit(6);
 	sigaction(SIGTERM, &sa, NULL);
 	port = ntohs(sin.sin_port);
-	if (!t_write_all(out_fd, &port, sizeof(port)))
+	if (!rr_t_write_all(out_fd, &port, sizeof(port)))
 		_exit(9);
 	svc_run();
 	_exit(7);

@@ -200,7 +200,7 @@ static void server_main(uint16_t want_port, int out_fd, uint32_t threads)
 	}
 	child_svc = s;
 	sigaction(SIGTERM, &sa, NULL);
-	if (!t_write_all(out_fd, &port, sizeof(port)))
+	if (!rr_t_write_all(out_fd, &port, sizeof(port)))
 		_exit(9);
 	rc = rr_tcp_svc_run(s);
 	child_svc = NULL;
@@ -238,7 +238,8 @@ static int server_start(struct server *sv, uint16_t port)
 	}
 	close(p[1]);
 	sv->fd = p[0];
-	if (!t_read_within(sv->fd, &sv->port, sizeof(sv->port), CHILD_TMO_MS)) {
+	if (!rr_t_read_within(sv->fd, &sv->port, sizeof(sv->port),
+			      CHILD_TMO_MS)) {
 		fprintf(stderr, "server child sent no port\n");
 		kill(sv->pid, SIGKILL);
 		waitpid(sv->pid, NULL, 0);
@@ -919,7 +920,7 @@ static void drain_close(int fd)
 {
 	uint8_t b[256];
 
-	while (t_read_within(fd, b, 1, FAKE_TMO_MS))
+	while (rr_t_read_within(fd, b, 1, FAKE_TMO_MS))
 		;
 	close(fd);
 }
@@ -945,7 +946,7 @@ static void fake_cut_reply(struct fake *fk)
 	}
 	rlen = reply_msg(msg + 4, t_get32(c1), c1 + 40, (size_t)n1 - 40);
 	t_put32(msg, (uint32_t)rlen | 0x80000000u);
-	t_write_all(a, msg, 4 + rlen / 2);
+	rr_t_write_all(a, msg, 4 + rlen / 2);
 	close(a);
 	if ((b = accept_within(fk)) < 0) {
 		free(c1);
@@ -955,7 +956,7 @@ static void fake_cut_reply(struct fake *fk)
 	if (n2 != n1 || memcmp(c1, c2, (size_t)n1))
 		fake_fail(fk, "the call sent again differs");
 	else
-		t_write_all(b, msg, 4 + rlen);
+		rr_t_write_all(b, msg, 4 + rlen);
 	free(c1);
 	free(c2);
 	drain_close(b);
@@ -983,7 +984,7 @@ static void fake_cut_call(struct fake *fk)
 		close(a);
 		return fake_fail(fk, "cannot listen again");
 	}
-	if (!t_read_within(a, head, sizeof(head), FAKE_TMO_MS)) {
+	if (!rr_t_read_within(a, head, sizeof(head), FAKE_TMO_MS)) {
 		close(a);
 		return fake_fail(fk, "no call on the first connection");
 	}
@@ -999,7 +1000,7 @@ static void fake_cut_call(struct fake *fk)
 			fake_fail(fk, "the call sent again has other bytes");
 		rlen = reply_msg(msg + 4, t_get32(rec), sum, 4);
 		t_put32(msg, (uint32_t)rlen | 0x80000000u);
-		t_write_all(b, msg, 4 + rlen);
+		rr_t_write_all(b, msg, 4 + rlen);
 	}
 	free(rec);
 	drain_close(b);

@@ -25,6 +25,8 @@
 #ifndef RR_TESTS_HC_SERVER_H
 #define RR_TESTS_HC_SERVER_H
 
+#include "io.h"
+
 #include <rpcrdma/rpc.h>
 
 #include <arpa/inet.h>
@@ -92,42 +94,12 @@ static inline uint32_t hc_get32(const void *p)
 /* Reads exactly len bytes within tmo_ms; false on EOF or timeout. */
 static inline bool hc_read_within(int fd, void *p, size_t len, int tmo_ms)
 {
-	uint64_t end = hc_now_us() + (uint64_t)tmo_ms * 1000;
-	char *c = p;
-
-	while (len) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		int64_t left = (int64_t)(end - hc_now_us()) / 1000;
-		ssize_t n;
-
-		if (left <= 0 || poll(&pfd, 1, (int)left + 1) <= 0)
-			return false;
-		n = read(fd, c, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		c += n;
-		len -= (size_t)n;
-	}
-	return true;
+	return rr_t_read_within(fd, p, len, tmo_ms);
 }
 
 static inline bool hc_write_all(int fd, const void *p, size_t len)
 {
-	const char *c = p;
-
-	while (len) {
-		ssize_t n = write(fd, c, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		c += n;
-		len -= (size_t)n;
-	}
-	return true;
+	return rr_t_write_all(fd, p, len);
 }
 
 /* ------------------------------------------------------ the child */

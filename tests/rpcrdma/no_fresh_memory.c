@@ -19,6 +19,8 @@
  */
 #include "shapes.h"
 
+#include "io.h"
+
 #include <rpcrdma/alloc_inject.h>
 #include <rpcrdma/faults.h>
 #include <rpcrdma/rpc.h>
@@ -66,22 +68,6 @@ static void on_term(int sig)
 		rr_svc_stop(child_svc);
 }
 
-static void write_all(int fd, const void *p, size_t len)
-{
-	const char *c = p;
-
-	while (len) {
-		ssize_t n = write(fd, c, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(9);
-		c += n;
-		len -= (size_t)n;
-	}
-}
-
 /* --serve PORT FD: serves the shapes program until SIGTERM. */
 static void server_child(uint16_t want_port, int out_fd)
 {
@@ -108,11 +94,11 @@ static void server_child(uint16_t want_port, int out_fd)
 	}
 	child_svc = s;
 	sigaction(SIGTERM, &sa, NULL);
-	write_all(out_fd, &port, sizeof(port));
+	rr_t_write_or_exit(out_fd, &port, sizeof(port));
 	rc = rr_svc_run(s);
 	rr_svc_shutdown(s);
 	rr_svc_stats(s, &st);
-	write_all(out_fd, &st, sizeof(st));
+	rr_t_write_or_exit(out_fd, &st, sizeof(st));
 	child_svc = NULL;
 	if (rr_svc_destroy(s))
 		_exit(6);
@@ -124,29 +110,6 @@ struct server {
 	int fd;
 	uint16_t port;
 };
-
-static bool read_within(int fd, void *p, size_t len, int tmo_ms)
-{
-	uint64_t end = now_ms() + (uint64_t)tmo_ms;
-	char *c = p;
-
-	while (len) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		int64_t left = (int64_t)(end - now_ms());
-		ssize_t n;
-
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
-			return false;
-		n = read(fd, c, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		c += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
 
 /*
  * A server in a fresh process image: this process has the client's
@@ -170,7 +133,8 @@ static void server_exec(struct server *sv, uint16_t port)
 	}
 	close(p[1]);
 	sv->fd = p[0];
-	if (!read_within(sv->fd, &sv->port, sizeof(sv->port), CHILD_TMO_MS)) {
+	if (!rr_t_read_within(sv->fd, &sv->port, sizeof(sv->port),
+			      CHILD_TMO_MS)) {
 		kill(sv->pid, SIGKILL);
 		waitpid(sv->pid, NULL, 0);
 		fail_msg("server child sent no port");
@@ -204,7 +168,7 @@ static void server_stop(struct server *sv)
 	bool got;
 
 	kill(sv->pid, SIGTERM);
-	got = read_within(sv->fd, &st, sizeof(st), CHILD_TMO_MS);
+	got = rr_t_read_within(sv->fd, &st, sizeof(st), CHILD_TMO_MS);
 	if (!got)
 		kill(sv->pid, SIGKILL);
 	waitpid(sv->pid, &status, 0);

@@ -39,29 +39,6 @@ uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-bool read_within(int fd, void *p, size_t len, int tmo_ms)
-{
-	uint64_t end = now_ms() + (uint64_t)tmo_ms;
-	char *c = p;
-
-	while (len) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		int64_t left = (int64_t)(end - now_ms());
-		ssize_t n;
-
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
-			return false;
-		n = read(fd, c, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		c += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 /* ============================================================ server */
 
 static void on_term(int sig)
@@ -144,7 +121,7 @@ int server_start(struct fx *f)
 	}
 	close(p[1]);
 	f->fd = p[0];
-	if (!read_within(f->fd, &f->port, sizeof(f->port), CHILD_TMO_MS)) {
+	if (!rr_t_read_within(f->fd, &f->port, sizeof(f->port), CHILD_TMO_MS)) {
 		kill(f->pid, SIGKILL);
 		waitpid(f->pid, NULL, 0);
 		close(f->fd);

@@ -10,6 +10,8 @@
 #ifndef RR_TEST_NFS3_SRV_FIXTURE_H
 #define RR_TEST_NFS3_SRV_FIXTURE_H
 
+#include "io.h"
+
 #include <rpcrdma/nfs3_server.h>
 
 #include "mount3.h"
@@ -70,7 +72,6 @@ struct fx {
 #define FREE(P, r) xdr_free((xdrproc_t)xdr_##P##3res, (char *)&(r))
 
 uint64_t now_ms(void);
-bool read_within(int fd, void *p, size_t len, int tmo_ms);
 int server_start(struct fx *f);
 int server_stop(struct fx *f);
 bool_t xvoid(XDR *x, void *p);
