@@ -375,8 +375,6 @@ static bool drained(const struct svc_conn *cn)
  */
 static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 {
-	struct svc_req **pp;
-
 	if (!drained(cn)) {
 		s->st.teardown_unbalanced++;
 		rr_err_rl("svc: connection torn down undrained: sends %llu "
@@ -386,15 +384,6 @@ static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 			  cn->drain_sq ? "back" : "out",
 			  cn->drain_rq ? "back" : "out");
 	}
-	for (pp = &s->wait_head; *pp;) {
-		if ((*pp)->conn == cn)
-			*pp = (*pp)->qnext;
-		else
-			pp = &(*pp)->qnext;
-	}
-	s->wait_tail = NULL;
-	for (struct svc_req *q = s->wait_head; q; q = q->qnext)
-		s->wait_tail = q;
 	/* Destroying the QP first: no Read or Write can touch them after. */
 	rr_qp_destroy(cn->qp);
 	cn->qp = NULL;

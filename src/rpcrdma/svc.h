@@ -19,10 +19,12 @@
  * FIFO and is resumed when a completion frees one. Bulk buffers
  * (registered, max_bulk each) are shared by all connections.
  *
- * Fairness of the FIFO (svc_resume): calls of one connection are taken in
- * the order they came, but a connection that must wait (its send queue is
+ * Fairness of the FIFO (svc_resume): each connection parks its calls in
+ * its own queue, taken in the order they came; across connections the
+ * oldest head goes first. A connection that must wait (its send queue is
  * full, it holds its share of bulk buffers, its host is under penalty)
- * holds up only its own calls. A call waiting for the shared pool itself
+ * holds up only its own calls, and a pass costs a look at each connection,
+ * not at each parked call. A call waiting for the shared pool itself
  * holds up every later call that needs a bulk buffer, so it is not
  * overtaken for one, and no other. A connection's share (opts.bulk_share)
  * leaves a newcomer its own; a host dropped for holding bulk buffers past
@@ -115,7 +117,8 @@ struct svc_req {
 	struct rr_reply_hdr rh;	  /* the handler's verdict */
 	bool drop;		  /* a duplicate of a call still running */
 	bool share_waited;	  /* counted in bulk_share_waits */
-	struct svc_req *qnext;	  /* FIFO of calls waiting for resources */
+	struct svc_req *qnext;	  /* its connection's parked calls */
+	uint64_t park_seq;	  /* when parked, in the server's order */
 	struct svc_req *worknext; /* the workers' queue, then s->ready */
 	bool *posted;		  /* the waiting worker's flag (post_in_loop) */
 };
@@ -151,9 +154,9 @@ struct svc_conn {
 	uint64_t last_call_ms;	 /* last call received; 0: none yet */
 	uint32_t recv_posted;	 /* receives outstanding */
 	uint32_t bulk_held;	 /* bulk buffers its calls and Sends hold */
-	uint32_t nparked;	 /* its calls in the server's FIFO */
-	uint32_t wait_pass;	 /* the svc_resume pass that left it waiting */
-	uint64_t penalty_until;	 /* its host's penalty (rpc/admit.h) */
+	struct svc_req *wait_head, *wait_tail; /* its parked calls, FIFO */
+	uint32_t wait_pass;	/* the svc_resume pass that left it waiting */
+	uint64_t penalty_until; /* its host's penalty (rpc/admit.h) */
 	struct svc_conn *next;
 	uint32_t inline_send, inline_recv;
 	bool peer_inv_ok;
@@ -215,7 +218,7 @@ struct rr_svc {
 	struct svc_scratch scratch; /* the loop thread's, for inline handlers */
 	struct svc_pool pool;
 	struct rr_drc drc;
-	struct svc_req *wait_head, *wait_tail;
+	uint64_t park_seq; /* parked calls so far: their order across conns */
 	uint32_t resume_pass;
 	bool pool_wait;	     /* a parked call waits for the shared pool */
 	uint32_t bulk_share; /* opts.bulk_share, or the current equal share */

@@ -163,14 +163,16 @@ static enum svc_wait bulk_take(struct svc_conn *cn, struct svc_req *r,
 /* Parks r at the FIFO's tail, waiting for w. */
 static void park(struct rr_svc *s, struct svc_req *r, enum svc_wait w)
 {
+	struct svc_conn *cn = r->conn;
+
 	s->pool_wait |= w == SVC_WAIT_POOL;
+	r->park_seq = ++s->park_seq;
 	r->qnext = NULL;
-	if (s->wait_tail)
-		s->wait_tail->qnext = r;
+	if (cn->wait_tail)
+		cn->wait_tail->qnext = r;
 	else
-		s->wait_head = r;
-	s->wait_tail = r;
-	r->conn->nparked++;
+		cn->wait_head = r;
+	cn->wait_tail = r;
 }
 
 /* The request is finished with: its buffers go back, its receive too. */
@@ -594,49 +596,62 @@ void svc_read_done(struct svc_conn *cn, struct svc_req *r)
 		park(cn->s, r, w);
 }
 
-/* Whether r must stay parked in this pass without being tried. */
-static bool held_back(const struct rr_svc *s, const struct svc_req *r)
+/*
+ * The connection whose first parked call is the oldest of those that may
+ * be tried in this pass: not dead, not left waiting earlier in the pass,
+ * and not needing a bulk buffer while an older call waits for the pool.
+ */
+static struct svc_conn *next_to_try(struct rr_svc *s)
 {
-	return r->conn->wait_pass == s->resume_pass ||
-	       (s->pool_wait && needs_bulk(r));
+	struct svc_conn *best = NULL;
+
+	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
+		struct svc_req *r = cn->wait_head;
+
+		if (!r || cn->dead || cn->wait_pass == s->resume_pass ||
+		    (s->pool_wait && needs_bulk(r)))
+			continue;
+		if (!best || r->park_seq < best->wait_head->park_seq)
+			best = cn;
+	}
+	return best;
+}
+
+static void unpark_head(struct svc_conn *cn)
+{
+	cn->wait_head = cn->wait_head->qnext;
+	if (!cn->wait_head)
+		cn->wait_tail = NULL;
 }
 
 /*
- * One pass over the parked calls, oldest first: each goes on if it can,
- * unless an earlier call of its connection still waits (their order is
- * kept), or it needs a bulk buffer and an earlier call waits for the
- * pool. A call that still waits keeps its place.
+ * One pass over the parked calls, oldest first across connections: each
+ * goes on if it can; one that must still wait keeps its place at the
+ * head of its connection's queue, and that connection is done for this
+ * pass (its calls' order is kept). Each step moves a call on or ends a
+ * connection's turn, and costs a look at each connection.
  */
 void svc_resume(struct rr_svc *s)
 {
-	struct svc_req **pp = &s->wait_head, *r, *last = NULL;
+	struct svc_conn *cn;
 
 	s->resume_pass++;
 	s->pool_wait = false;
-	while ((r = *pp)) {
-		struct svc_conn *cn = r->conn;
-		enum svc_wait w = SVC_WAIT_CONN;
+	while ((cn = next_to_try(s))) {
+		struct svc_req *r = cn->wait_head;
+		enum svc_wait w;
 
-		if (!cn->dead && !held_back(s, r)) {
-			*pp = r->qnext;
-			cn->nparked--;
-			w = advance(cn, r);
-			if (w == SVC_GO)
-				continue;
-			r->qnext = *pp;
-			*pp = r;
-			cn->nparked++;
-		} else if (cn->dead) {
-			*pp = r->qnext; /* conn_close frees what it held */
-			cn->nparked--;
+		unpark_head(cn);
+		w = advance(cn, r);
+		if (w == SVC_GO)
 			continue;
-		}
+		r->qnext = cn->wait_head;
+		cn->wait_head = r;
+		if (!cn->wait_tail)
+			cn->wait_tail = r;
 		cn->wait_pass = s->resume_pass;
 		s->pool_wait |= w == SVC_WAIT_POOL;
-		last = r;
-		pp = &r->qnext;
 	}
-	s->wait_tail = last;
 }
 
 void svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
@@ -674,7 +689,7 @@ void svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 	if (++cn->calls_in > cn->s->o.credits)
 		cn->s->st.credit_overruns++;
 	/* FIFO: not past its connection's parked calls, nor for the pool */
-	if (cn->nparked || (cn->s->pool_wait && needs_bulk(r)))
+	if (cn->wait_head || (cn->s->pool_wait && needs_bulk(r)))
 		w = SVC_WAIT_CONN;
 	else
 		w = advance(cn, r);
