@@ -138,6 +138,17 @@ struct rr_xprt_stats {
 	 * an overrun that happened in flight.
 	 */
 	uint64_t credit_overruns;
+	/*
+	 * Server, RDMA bulk buffers (rr_svc_opts.bulk_share, penalty_ms):
+	 * calls that waited because their connection held its share, those
+	 * among them whose host was under penalty, connections dropped for
+	 * holding bulk buffers past the stall bound, and the penalties that
+	 * followed (one per offence of a host).
+	 */
+	uint64_t bulk_share_waits;
+	uint64_t penalty_waits;
+	uint64_t bulk_stalls;
+	uint64_t peers_penalised;
 };
 
 /* Every field of struct rr_xprt_stats, in order, to print them by name. */
@@ -182,7 +193,11 @@ struct rr_xprt_stats {
 	X(accept_errors)                                                       \
 	X(reply_too_large)                                                     \
 	X(garbage_args)                                                        \
-	X(credit_overruns)
+	X(credit_overruns)                                                     \
+	X(bulk_share_waits)                                                    \
+	X(penalty_waits)                                                       \
+	X(bulk_stalls)                                                         \
+	X(peers_penalised)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {
@@ -398,6 +413,25 @@ struct rr_svc_opts {
 	 * while it is read and written). Default 16, at most 32.
 	 */
 	uint32_t bulk_bufs;
+	/*
+	 * Bulk buffers one connection may hold at once; a call that would
+	 * go past it waits without holding up other connections' calls (a
+	 * connection holding none may always take what one call needs).
+	 * 0: an equal share that leaves a newcomer its own,
+	 * max(1, bulk_bufs / (connections + 1)).
+	 */
+	uint32_t bulk_share;
+	/*
+	 * A host whose connection was dropped for holding bulk buffers past
+	 * the stall bound (an RDMA Read it does not answer, Writes it does
+	 * not take) gets none, on any of its connections, for penalty_ms
+	 * (default 1000), doubled on each repeat up to penalty_max_ms
+	 * (default 60000), and from penalty_ms again once it stayed clear
+	 * for penalty_max_ms. Its other calls are served. Negative: none.
+	 * Counted in bulk_stalls, peers_penalised, penalty_waits.
+	 */
+	int penalty_ms;
+	int penalty_max_ms;
 	uint32_t max_conns; /* default 32 */
 	/*
 	 * Admission, as over TCP (rr_tcp_svc_opts, rpc/admit.h): at most

@@ -15,6 +15,14 @@
  *  - Deadlines: a first whole call within first_call_ms of the accept,
  *    then one at least every idle_ms while nothing is in progress. A
  *    negative deadline is never reached.
+ *  - Penalties: a peer dropped for misbehaving (over RDMA: holding shared
+ *    bulk buffers past the stall bound) is remembered by host address for
+ *    a back-off that doubles on each repeat, from base_ms up to max_ms,
+ *    and starts again from base_ms once the peer has stayed clear of it
+ *    for max_ms after its last penalty ended. What a penalised peer may
+ *    not do is the transport's to say. The table is fixed (no allocation
+ *    a peer can cause); when it is full the entry that expired longest
+ *    ago, else the one ending soonest, is reused.
  */
 #ifndef RR_RPC_ADMIT_H
 #define RR_RPC_ADMIT_H
@@ -83,6 +91,78 @@ static inline bool rr__admit_overdue(const struct rr__admit_conn *c,
 	if (!c->last_call_ms)
 		return rr__admit_past(first_call_ms, c->born_ms, now);
 	return rr__admit_past(idle_ms, c->last_call_ms, now);
+}
+
+/* One host's penalty record; until_ms 0: the slot is free. */
+struct rr__admit_penalty {
+	struct sockaddr_storage host;
+	uint64_t until_ms;
+	uint32_t backoff_ms;
+};
+
+/* The entry of peer in t[0..n), or NULL. */
+static inline struct rr__admit_penalty *
+rr__admit_penalty_of(struct rr__admit_penalty *t, uint32_t n,
+		     const struct sockaddr_storage *peer)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (t[i].until_ms && rr__admit_same_host(&t[i].host, peer))
+			return &t[i];
+	return NULL;
+}
+
+/* A slot for a new entry: free, else the one ending first. */
+static inline struct rr__admit_penalty *
+rr__admit_penalty_slot(struct rr__admit_penalty *t, uint32_t n)
+{
+	struct rr__admit_penalty *best = &t[0];
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (!t[i].until_ms)
+			return &t[i];
+		if (t[i].until_ms < best->until_ms)
+			best = &t[i];
+	}
+	return best;
+}
+
+/* Until when a penalty of peer runs (0: none now). */
+static inline uint64_t
+rr__admit_penalty_until(struct rr__admit_penalty *t, uint32_t n,
+			const struct sockaddr_storage *peer, uint64_t now)
+{
+	const struct rr__admit_penalty *p = rr__admit_penalty_of(t, n, peer);
+
+	return p && p->until_ms > now ? p->until_ms : 0;
+}
+
+/*
+ * Penalises peer from now; returns until when. A peer already under
+ * penalty keeps the one it has: its connections dropped together (in one
+ * scan) are one offence.
+ */
+static inline uint64_t rr__admit_penalise(struct rr__admit_penalty *t,
+					  uint32_t n,
+					  const struct sockaddr_storage *peer,
+					  uint64_t now, uint32_t base_ms,
+					  uint32_t max_ms)
+{
+	struct rr__admit_penalty *p = rr__admit_penalty_of(t, n, peer);
+	uint32_t b = base_ms;
+
+	if (p && now < p->until_ms)
+		return p->until_ms;
+	if (p && now < p->until_ms + max_ms)
+		b = p->backoff_ms < max_ms / 2 ? 2 * p->backoff_ms : max_ms;
+	if (!p) {
+		p = rr__admit_penalty_slot(t, n);
+		p->host = *peer;
+	}
+	if (b < base_ms)
+		b = base_ms;
+	p->backoff_ms = b;
+	p->until_ms = now + b;
+	return p->until_ms;
 }
 
 #endif

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -180,6 +181,21 @@ static int open_fabric(struct rr_clnt *c)
 
 static void *bg_main(void *arg);
 
+/*
+ * Where a client's xids start: random, so that two clients of one host
+ * made in the same second (a remount) do not send the same xids, which a
+ * server's duplicate request cache, keyed by host and xid, would answer
+ * from the first one's replies (a WRITE then never written).
+ */
+static uint32_t first_xid_seq(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == sizeof(v))
+		return v;
+	return (uint32_t)rr_mono_ms() ^ ((uint32_t)getpid() << 12);
+}
+
 int rr_clnt_create(const char *host, uint16_t port,
 		   const struct rr_clnt_opts *opts, struct rr_clnt **out)
 {
@@ -200,7 +216,7 @@ int rr_clnt_create(const char *host, uint16_t port,
 		pthread_condattr_destroy(&ca);
 	}
 	gethostname(c->machine, sizeof(c->machine) - 1);
-	c->xid_seq = (uint32_t)time(NULL);
+	c->xid_seq = first_xid_seq();
 	c->gen = 1;
 	rc = resolve(host, port, &c->peer, &c->peer_len);
 	if (!rc)

@@ -57,6 +57,12 @@ static void opts_defaults(struct rr_svc_opts *o, const struct rr_svc_opts *in)
 		o->idle_ms = 360000;
 	if (!o->drc_entries)
 		o->drc_entries = 1024;
+	if (!o->penalty_ms)
+		o->penalty_ms = 1000;
+	if (!o->penalty_max_ms)
+		o->penalty_max_ms = 60000;
+	if (o->penalty_max_ms < o->penalty_ms)
+		o->penalty_max_ms = o->penalty_ms;
 }
 
 /*
@@ -320,6 +326,8 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 		return;
 	}
 	cn->born_ms = rr_coarse_ms();
+	cn->penalty_until = rr__admit_penalty_until(
+		s->penalties, SVC_PENALTY_HOSTS, &ev->peer, cn->born_ms);
 	rr_xprt_negotiate(ev->private_data, ev->private_data_len,
 			  s->o.inline_size, &cn->inline_send, &cn->inline_recv,
 			  &cn->peer_inv_ok);
@@ -336,6 +344,7 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 	cn->next = s->conns;
 	s->conns = cn;
 	s->nconns++;
+	svc_share_update(s);
 }
 
 /* Work requests and receives of cn not yet completed or flushed. */
@@ -366,8 +375,6 @@ static bool drained(const struct svc_conn *cn)
  */
 static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 {
-	struct svc_req **pp;
-
 	if (!drained(cn)) {
 		s->st.teardown_unbalanced++;
 		rr_err_rl("svc: connection torn down undrained: sends %llu "
@@ -377,25 +384,16 @@ static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 			  cn->drain_sq ? "back" : "out",
 			  cn->drain_rq ? "back" : "out");
 	}
-	for (pp = &s->wait_head; *pp;) {
-		if ((*pp)->conn == cn)
-			*pp = (*pp)->qnext;
-		else
-			pp = &(*pp)->qnext;
-	}
-	s->wait_tail = NULL;
-	for (struct svc_req *q = s->wait_head; q; q = q->qnext)
-		s->wait_tail = q;
 	/* Destroying the QP first: no Read or Write can touch them after. */
 	rr_qp_destroy(cn->qp);
 	cn->qp = NULL;
 	for (uint32_t i = 0; i < cn->nrecv; i++) {
-		svc_bulk_put(s, cn->reqs[i].bulk);
-		svc_bulk_put(s, cn->reqs[i].res_bulk);
+		svc_bulk_put(cn, cn->reqs[i].bulk);
+		svc_bulk_put(cn, cn->reqs[i].res_bulk);
 	}
 	for (uint32_t i = 0; i < cn->nsctx; i++)
 		if (cn->sctx[i].busy)
-			svc_bulk_put(s, cn->sctx[i].bulk);
+			svc_bulk_put(cn, cn->sctx[i].bulk);
 	for (struct svc_conn **cp = &s->conns; *cp; cp = &(*cp)->next)
 		if (*cp == cn) {
 			*cp = cn->next;
@@ -434,6 +432,28 @@ static bool stalled(const struct svc_conn *cn, uint64_t now)
 	return false;
 }
 
+/*
+ * cn's host held bulk buffers past the bound: every connection of it gets
+ * none until its penalty ends (rr_svc_opts.penalty_ms), those it has now
+ * too, so that reconnecting at once gains it nothing.
+ */
+static void penalise(struct rr_svc *s, const struct svc_conn *cn, uint64_t now)
+{
+	uint64_t until;
+
+	if (s->o.penalty_ms < 0)
+		return;
+	if (!rr__admit_penalty_until(s->penalties, SVC_PENALTY_HOSTS, &cn->peer,
+				     now))
+		s->st.peers_penalised++;
+	until = rr__admit_penalise(s->penalties, SVC_PENALTY_HOSTS, &cn->peer,
+				   now, (uint32_t)s->o.penalty_ms,
+				   (uint32_t)s->o.penalty_max_ms);
+	for (struct svc_conn *c = s->conns; c; c = c->next)
+		if (rr__admit_same_host(&c->peer, &cn->peer))
+			c->penalty_until = until;
+}
+
 /* A few times per SVC_STALL_MS: stalled peers are treated as dead. */
 static void find_stalled(struct rr_svc *s, uint64_t now)
 {
@@ -447,6 +467,8 @@ static void find_stalled(struct rr_svc *s, uint64_t now)
 				   "buffers held: dropping it",
 				   SVC_STALL_MS);
 			cn->dead = true;
+			s->st.bulk_stalls++;
+			penalise(s, cn, now);
 		}
 	}
 }
@@ -586,6 +608,7 @@ static void loop_once(struct rr_svc *s, bool force_reap)
 		rr_cq_wait(s->cq, LOOP_WAIT_MS);
 	n = rr_cq_poll(s->cq, wc, POLL_BATCH);
 	pthread_mutex_lock(&s->mu);
+	svc_share_update(s);
 	s->batching = true;
 	for (int i = 0; i < n; i++)
 		dispatch(s, &wc[i]);

@@ -19,6 +19,18 @@
  * FIFO and is resumed when a completion frees one. Bulk buffers
  * (registered, max_bulk each) are shared by all connections.
  *
+ * Fairness of the FIFO (svc_resume): each connection parks its calls in
+ * its own queue, taken in the order they came; across connections the
+ * oldest head goes first. A connection that must wait (its send queue is
+ * full, it holds its share of bulk buffers, its host is under penalty)
+ * holds up only its own calls, and a pass costs a look at each connection,
+ * not at each parked call. A call waiting for the shared pool itself
+ * holds up every later call that needs a bulk buffer, so it is not
+ * overtaken for one, and no other. A connection's share (opts.bulk_share)
+ * leaves a newcomer its own; a host dropped for holding bulk buffers past
+ * SVC_STALL_MS gets none for a back-off (rpc/admit.h's penalties), so
+ * reconnecting at once gains it nothing.
+ *
  * A connection found dead is disconnected (every work request flushes),
  * drained until each of its queues has nothing outstanding, and only then
  * destroyed; a drain that cannot finish is counted (teardown_unbalanced).
@@ -32,6 +44,7 @@
 #ifndef RR_RPCRDMA_SVC_H
 #define RR_RPCRDMA_SVC_H
 
+#include "rpc/admit.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/msg.h"
@@ -55,6 +68,8 @@
  * others of bulk buffers (and, through the FIFO, of everything).
  */
 #define SVC_STALL_MS 3000
+/* Hosts whose penalties are remembered (rpc/admit.h). */
+#define SVC_PENALTY_HOSTS 64
 /* Send-queue slots a reply may use: chunk Writes and the Send. */
 #define SVC_REPLY_WRS (2 * RR_RDMA_MAX_CHUNK_SEGS + 1)
 /*
@@ -101,7 +116,9 @@ struct svc_req {
 	bool recv_out;
 	struct rr_reply_hdr rh;	  /* the handler's verdict */
 	bool drop;		  /* a duplicate of a call still running */
-	struct svc_req *qnext;	  /* FIFO of calls waiting for resources */
+	bool share_waited;	  /* counted in bulk_share_waits */
+	struct svc_req *qnext;	  /* its connection's parked calls */
+	uint64_t park_seq;	  /* when parked, in the server's order */
 	struct svc_req *worknext; /* the workers' queue, then s->ready */
 	bool *posted;		  /* the waiting worker's flag (post_in_loop) */
 };
@@ -136,6 +153,10 @@ struct svc_conn {
 	uint64_t born_ms;	 /* accepted (admission, rpc/admit.h) */
 	uint64_t last_call_ms;	 /* last call received; 0: none yet */
 	uint32_t recv_posted;	 /* receives outstanding */
+	uint32_t bulk_held;	 /* bulk buffers its calls and Sends hold */
+	struct svc_req *wait_head, *wait_tail; /* its parked calls, FIFO */
+	uint32_t wait_pass;	/* the svc_resume pass that left it waiting */
+	uint64_t penalty_until; /* its host's penalty (rpc/admit.h) */
 	struct svc_conn *next;
 	uint32_t inline_send, inline_recv;
 	bool peer_inv_ok;
@@ -197,7 +218,11 @@ struct rr_svc {
 	struct svc_scratch scratch; /* the loop thread's, for inline handlers */
 	struct svc_pool pool;
 	struct rr_drc drc;
-	struct svc_req *wait_head, *wait_tail;
+	uint64_t park_seq; /* parked calls so far: their order across conns */
+	uint32_t resume_pass;
+	bool pool_wait;	     /* a parked call waits for the shared pool */
+	uint32_t bulk_share; /* opts.bulk_share, or the current equal share */
+	struct rr__admit_penalty penalties[SVC_PENALTY_HOSTS];
 	/* post_in_loop: replies the workers ran, for the loop to post */
 	bool post_in_loop;
 	/*
@@ -230,9 +255,9 @@ void svc_run_handler(struct rr_svc *s, struct svc_req *r,
 void svc_finish(struct svc_conn *cn, struct svc_req *r);
 void svc_reply_ready(struct rr_svc *s);
 bool svc_pool_busy(struct rr_svc *s);
-int svc_bulk_get(struct rr_svc *s);
-void svc_bulk_put(struct rr_svc *s, int i);
+void svc_bulk_put(struct svc_conn *cn, int i);
 uint8_t *svc_bulk_at(struct rr_svc *s, int i);
+void svc_share_update(struct rr_svc *s);
 
 /* svc_reply.c: posting replies and errors */
 bool svc_sq_room(struct svc_conn *cn, uint32_t need);

@@ -46,21 +46,33 @@ void svc_post_recv(struct svc_conn *cn, uint32_t i)
 
 /* ------------------------------------------------------ bulk buffers */
 
-int svc_bulk_get(struct rr_svc *s)
+/* Why a call cannot go on now (see svc.h on the FIFO's fairness). */
+enum svc_wait {
+	SVC_GO,
+	SVC_WAIT_CONN, /* its connection's room, share or penalty */
+	SVC_WAIT_POOL, /* the shared pool is empty */
+};
+
+static int bulk_get(struct svc_conn *cn)
 {
+	struct rr_svc *s = cn->s;
+
 	for (uint32_t i = 0; i < s->bulk.count; i++) {
 		if (s->bulk_free & (1u << i)) {
 			s->bulk_free &= ~(1u << i);
+			cn->bulk_held++;
 			return (int)i;
 		}
 	}
 	return -1;
 }
 
-void svc_bulk_put(struct rr_svc *s, int i)
+void svc_bulk_put(struct svc_conn *cn, int i)
 {
-	if (i >= 0)
-		s->bulk_free |= 1u << i;
+	if (i < 0)
+		return;
+	cn->s->bulk_free |= 1u << i;
+	cn->bulk_held -= cn->bulk_held > 0;
 }
 
 uint8_t *svc_bulk_at(struct rr_svc *s, int i)
@@ -68,47 +80,106 @@ uint8_t *svc_bulk_at(struct rr_svc *s, int i)
 	return rr_bufpool_at(&s->bulk, (uint32_t)i);
 }
 
+/*
+ * The share of each connection: opts.bulk_share, else an equal one that
+ * keeps a newcomer's free. Called under s->mu once per pass of the loop
+ * and when a connection is taken.
+ */
+void svc_share_update(struct rr_svc *s)
+{
+	uint32_t live = 0;
+
+	if (s->o.bulk_share) {
+		s->bulk_share = s->o.bulk_share;
+		return;
+	}
+	for (const struct svc_conn *cn = s->conns; cn; cn = cn->next)
+		live += !cn->dead;
+	s->bulk_share = s->o.bulk_bufs / (live + 1);
+	if (!s->bulk_share)
+		s->bulk_share = 1;
+}
+
 static bool wants_res_bulk(const struct svc_req *r)
 {
 	return r->h.nwrite || r->h.has_reply;
 }
 
+/* Whether r's next step takes a bulk buffer. */
+static bool needs_bulk(const struct svc_req *r)
+{
+	if (r->state == SREQ_RECEIVED && r->h.nread)
+		return true;
+	return wants_res_bulk(r) && r->res_bulk < 0;
+}
+
+/*
+ * Whether cn may take n more bulk buffers: within its share, or holding
+ * none (one call must always be able to go on), and its host not under
+ * penalty. Counted once per call that had to wait.
+ */
+static bool within_share(struct svc_conn *cn, struct svc_req *r, uint32_t n)
+{
+	struct rr_svc *s = cn->s;
+	bool penalised = cn->penalty_until > rr_coarse_ms();
+
+	if (!penalised &&
+	    (!cn->bulk_held || cn->bulk_held + n <= s->bulk_share))
+		return true;
+	if (!r->share_waited) {
+		r->share_waited = true;
+		s->st.bulk_share_waits++;
+		s->st.penalty_waits += penalised;
+	}
+	return false;
+}
+
 /* Takes the bulk buffers r needs, all or none. */
-static bool bulk_take(struct rr_svc *s, struct svc_req *r, bool for_args)
+static enum svc_wait bulk_take(struct svc_conn *cn, struct svc_req *r,
+			       bool for_args)
 {
 	bool res = wants_res_bulk(r) && r->res_bulk < 0;
 	int a = -1, b = -1;
 
-	if (for_args && (a = svc_bulk_get(s)) < 0)
-		return false;
-	if (res && (b = svc_bulk_get(s)) < 0) {
-		svc_bulk_put(s, a);
-		return false;
+	if (!for_args && !res)
+		return SVC_GO;
+	if (!within_share(cn, r, (uint32_t)for_args + res))
+		return SVC_WAIT_CONN;
+	if (for_args && (a = bulk_get(cn)) < 0)
+		return SVC_WAIT_POOL;
+	if (res && (b = bulk_get(cn)) < 0) {
+		svc_bulk_put(cn, a);
+		return SVC_WAIT_POOL;
 	}
 	if (for_args)
 		r->bulk = a;
 	if (res)
 		r->res_bulk = b;
-	return true;
+	return SVC_GO;
 }
 
 /* ---------------------------------------------------------- waiting */
 
-static void park(struct rr_svc *s, struct svc_req *r)
+/* Parks r at the FIFO's tail, waiting for w. */
+static void park(struct rr_svc *s, struct svc_req *r, enum svc_wait w)
 {
+	struct svc_conn *cn = r->conn;
+
+	s->pool_wait |= w == SVC_WAIT_POOL;
+	r->park_seq = ++s->park_seq;
 	r->qnext = NULL;
-	if (s->wait_tail)
-		s->wait_tail->qnext = r;
+	if (cn->wait_tail)
+		cn->wait_tail->qnext = r;
 	else
-		s->wait_head = r;
-	s->wait_tail = r;
+		cn->wait_head = r;
+	cn->wait_tail = r;
 }
 
 /* The request is finished with: its buffers go back, its receive too. */
 void svc_finish(struct svc_conn *cn, struct svc_req *r)
 {
-	svc_bulk_put(cn->s, r->bulk);
-	svc_bulk_put(cn->s, r->res_bulk);
+	svc_bulk_put(cn, r->bulk);
+	svc_bulk_put(cn, r->res_bulk);
 	r->bulk = r->res_bulk = -1;
 	r->state = SREQ_FREE;
 	cn->calls_in -= cn->calls_in > 0;
@@ -171,14 +242,19 @@ void svc_run_handler(struct rr_svc *s, struct svc_req *r,
 	run_cached(s, r);
 }
 
-/* Reserves the reply's resources; false: r must wait. */
-static bool reserve_reply(struct svc_conn *cn, struct svc_req *r)
+/* Reserves the reply's resources, or says what r waits for. */
+static enum svc_wait reserve_reply(struct svc_conn *cn, struct svc_req *r)
 {
-	if (!svc_sq_room(cn, SVC_REPLY_WRS) || !bulk_take(cn->s, r, false))
-		return false;
+	enum svc_wait w;
+
+	if (!svc_sq_room(cn, SVC_REPLY_WRS))
+		return SVC_WAIT_CONN;
+	w = bulk_take(cn, r, false);
+	if (w != SVC_GO)
+		return w;
 	cn->sq_resv += SVC_REPLY_WRS;
 	cn->sctx_resv++;
-	return true;
+	return SVC_GO;
 }
 
 /*
@@ -430,17 +506,21 @@ static int parse_call(struct svc_conn *cn, struct svc_req *r)
  * 1 MiB WRITE in eight. One chain, one post (one doorbell). Only the
  * last is signaled: its completion covers the chain.
  */
-static int pull(struct svc_conn *cn, struct svc_req *r)
+static enum svc_wait pull(struct svc_conn *cn, struct svc_req *r)
 {
 	struct rr_svc *s = cn->s;
 	uint32_t n = r->h.nread, off[RR_RDMA_MAX_READ_SEGS];
 	struct rr_sge sge[RR_RDMA_MAX_READ_SEGS];
 	struct rr_send_wr wr[RR_RDMA_MAX_READ_SEGS], *bad = NULL;
+	enum svc_wait w;
 	uint8_t *dst;
 	int rc;
 
-	if (!svc_sq_room(cn, n) || !bulk_take(s, r, true))
-		return -EAGAIN;
+	if (!svc_sq_room(cn, n))
+		return SVC_WAIT_CONN;
+	w = bulk_take(cn, r, true);
+	if (w != SVC_GO)
+		return w;
 	dst = svc_bulk_at(s, r->bulk) + r->stream_off;
 	seg_places(r, off);
 	r->seq++;
@@ -465,40 +545,42 @@ static int pull(struct svc_conn *cn, struct svc_req *r)
 	cn->reads_out += rc ? (uint32_t)(bad ? bad - wr : 0) : n;
 	if (rc) {
 		cn->dead = true; /* conn_close gives r->bulk back */
-		return -ENOTCONN;
+		return SVC_GO;
 	}
 	r->read_mark = cn->sq_posted;
 	r->state = SREQ_PULLING;
 	r->pull_ms = rr_coarse_ms();
 	s->st.read_chunks++;
-	return 0;
+	return SVC_GO;
 }
 
-/* Moves r as far as it can go; parks it when a resource is missing. */
-static void advance(struct svc_conn *cn, struct svc_req *r)
+/*
+ * Moves r as far as it can go, or says what it waits for (the caller
+ * parks it). SVC_GO: it is pulling, running, answered or dropped.
+ */
+static enum svc_wait advance(struct svc_conn *cn, struct svc_req *r)
 {
-	if (r->state == SREQ_RECEIVED && r->h.nread) {
-		/* On success svc_read_done resumes it. */
-		if (pull(cn, r) == -EAGAIN)
-			park(cn->s, r);
-		return;
-	}
+	enum svc_wait w;
+
+	if (r->state == SREQ_RECEIVED && r->h.nread)
+		return pull(cn, r); /* on success svc_read_done resumes it */
 	if (r->state != SREQ_READY && parse_call(cn, r)) {
 		cn->s->st.bad_headers++;
 		svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
 		svc_finish(cn, r);
-		return;
+		return SVC_GO;
 	}
 	r->state = SREQ_READY;
-	if (!reserve_reply(cn, r)) {
-		park(cn->s, r);
-		return;
-	}
-	run(cn, r);
+	w = reserve_reply(cn, r);
+	if (w == SVC_GO)
+		run(cn, r);
+	return w;
 }
 
 void svc_read_done(struct svc_conn *cn, struct svc_req *r)
 {
+	enum svc_wait w;
+
 	svc_sq_retire(cn, r->read_mark);
 	cn->reads_out -= r->h.nread;
 	fill_stream(cn, r, svc_bulk_at(cn->s, r->bulk) + r->stream_off);
@@ -509,40 +591,66 @@ void svc_read_done(struct svc_conn *cn, struct svc_req *r)
 		return;
 	}
 	r->state = SREQ_READY;
-	advance(cn, r);
+	w = advance(cn, r);
+	if (w != SVC_GO)
+		park(cn->s, r, w);
 }
 
-/* Parked calls, oldest first, while they make progress. */
+/*
+ * The connection whose first parked call is the oldest of those that may
+ * be tried in this pass: not dead, not left waiting earlier in the pass,
+ * and not needing a bulk buffer while an older call waits for the pool.
+ */
+static struct svc_conn *next_to_try(struct rr_svc *s)
+{
+	struct svc_conn *best = NULL;
+
+	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
+		struct svc_req *r = cn->wait_head;
+
+		if (!r || cn->dead || cn->wait_pass == s->resume_pass ||
+		    (s->pool_wait && needs_bulk(r)))
+			continue;
+		if (!best || r->park_seq < best->wait_head->park_seq)
+			best = cn;
+	}
+	return best;
+}
+
+static void unpark_head(struct svc_conn *cn)
+{
+	cn->wait_head = cn->wait_head->qnext;
+	if (!cn->wait_head)
+		cn->wait_tail = NULL;
+}
+
+/*
+ * One pass over the parked calls, oldest first across connections: each
+ * goes on if it can; one that must still wait keeps its place at the
+ * head of its connection's queue, and that connection is done for this
+ * pass (its calls' order is kept). Each step moves a call on or ends a
+ * connection's turn, and costs a look at each connection.
+ */
 void svc_resume(struct rr_svc *s)
 {
-	while (s->wait_head) {
-		struct svc_req *r = s->wait_head;
-		struct svc_conn *cn = r->conn;
+	struct svc_conn *cn;
 
-		s->wait_head = r->qnext;
-		if (!s->wait_head)
-			s->wait_tail = NULL;
-		if (cn->dead)
+	s->resume_pass++;
+	s->pool_wait = false;
+	while ((cn = next_to_try(s))) {
+		struct svc_req *r = cn->wait_head;
+		enum svc_wait w;
+
+		unpark_head(cn);
+		w = advance(cn, r);
+		if (w == SVC_GO)
 			continue;
-		advance(cn, r);
-		if (s->wait_tail == r) {
-			/* Still blocked: back to the head, order kept. */
-			struct svc_req *q = s->wait_head;
-
-			if (q == r) {
-				s->wait_head = s->wait_tail = NULL;
-			} else {
-				while (q->qnext != r)
-					q = q->qnext;
-				q->qnext = NULL;
-				s->wait_tail = q;
-			}
-			r->qnext = s->wait_head;
-			s->wait_head = r;
-			if (!s->wait_tail)
-				s->wait_tail = r;
-			return;
-		}
+		r->qnext = cn->wait_head;
+		cn->wait_head = r;
+		if (!cn->wait_tail)
+			cn->wait_tail = r;
+		cn->wait_pass = s->resume_pass;
+		s->pool_wait |= w == SVC_WAIT_POOL;
 	}
 }
 
@@ -550,11 +658,13 @@ void svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 {
 	struct svc_req *r = &cn->reqs[i];
 	const uint8_t *buf = rr_bufpool_at(&cn->recvbufs, i);
+	enum svc_wait w;
 	int rc;
 
 	r->recv_idx = i;
 	r->len = len;
 	r->bulk = r->res_bulk = -1;
+	r->share_waited = false;
 	r->hlen = rr_rdma_hdr_decode(buf, len, &r->h);
 	if (r->hlen == -EPROTONOSUPPORT) {
 		cn->s->st.bad_headers++;
@@ -578,8 +688,11 @@ void svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 	cn->last_call_ms = rr_coarse_ms();
 	if (++cn->calls_in > cn->s->o.credits)
 		cn->s->st.credit_overruns++;
-	if (cn->s->wait_head)
-		park(cn->s, r); /* FIFO: nobody overtakes a parked call */
+	/* FIFO: not past its connection's parked calls, nor for the pool */
+	if (cn->wait_head || (cn->s->pool_wait && needs_bulk(r)))
+		w = SVC_WAIT_CONN;
 	else
-		advance(cn, r);
+		w = advance(cn, r);
+	if (w != SVC_GO)
+		park(cn->s, r, w);
 }

@@ -39,7 +39,7 @@ void svc_sq_retire(struct svc_conn *cn, uint64_t mark)
 
 		if (sc->sq_mark > cn->sq_retired)
 			break;
-		svc_bulk_put(cn->s, sc->bulk);
+		svc_bulk_put(cn, sc->bulk);
 		sc->bulk = -1;
 		sc->busy = false;
 		cn->sctx_head++;
@@ -397,7 +397,7 @@ void svc_reply(struct svc_conn *cn, struct svc_req *r)
 	cn->sq_resv -= SVC_REPLY_WRS;
 	cn->sctx_resv--;
 	if (r->drop) {
-		svc_bulk_put(cn->s, r->res_bulk);
+		svc_bulk_put(cn, r->res_bulk);
 		r->res_bulk = -1;
 		return;
 	}
@@ -408,6 +408,6 @@ void svc_reply(struct svc_conn *cn, struct svc_req *r)
 	if (r->rh.stat == RR_MSG_ACCEPTED && r->rh.accept == RR_GARBAGE_ARGS)
 		cn->s->st.garbage_args++;
 	cn->s->st.calls++;
-	svc_bulk_put(cn->s, r->res_bulk);
+	svc_bulk_put(cn, r->res_bulk);
 	r->res_bulk = -1;
 }

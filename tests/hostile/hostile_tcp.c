@@ -184,38 +184,14 @@ static void judge(struct fx *f, const char *attack)
 		fail_msg("%s: the daemon logged %ld bytes", attack, log);
 }
 
-/*
- * The daemon's live counter of transport xprt ("nfs3 over tcp", ...):
- * SIGUSR1 makes it print every counter; this waits (10 s at most) for
- * the line to appear in its log after what the log held before.
- */
+/* The daemon's live counter of transport xprt ("nfs3 over tcp", ...). */
 static long live_counter(struct fx *f, const char *xprt, const char *name)
 {
-	long from = rr_t_daemon_log_bytes(&f->d);
-	uint64_t end = rr_t_now_ms() + 10000;
-	char line[4096], key[128], want[128];
+	long v = rr_t_daemon_counter(&f->d, xprt, name);
 
-	snprintf(want, sizeof(want), "nfsrdmad: %s:", xprt);
-	snprintf(key, sizeof(key), " %s=", name);
-	assert_int_equal(kill(f->d.pid, SIGUSR1), 0);
-	while (rr_t_now_ms() < end) {
-		FILE *fp = fopen(f->d.log, "r");
-
-		assert_non_null(fp);
-		fseek(fp, from, SEEK_SET);
-		while (fgets(line, sizeof(line), fp)) {
-			char *k = strstr(line, key);
-
-			if (strstr(line, want) && k) {
-				fclose(fp);
-				return atol(k + strlen(key));
-			}
-		}
-		fclose(fp);
-		poll(NULL, 0, 10); /* the daemon writes the line on its own */
-	}
-	fail_msg("no live counters from the daemon within 10 s");
-	return -1;
+	if (v < 0)
+		fail_msg("no live counter %s of %s within 10 s", name, xprt);
+	return v;
 }
 
 /* -------------------------------------------------------- attackers */

@@ -172,3 +172,44 @@ long rr_t_daemon_log_bytes(const struct rr_t_daemon *d)
 
 	return stat(d->log, &st) ? -1 : (long)st.st_size;
 }
+
+/* The value of " name=" on a line of xprt's counters from byte from on. */
+static long counter_since(const struct rr_t_daemon *d, long from,
+			  const char *want, const char *key)
+{
+	char line[4096];
+	long v = -1;
+	FILE *fp = fopen(d->log, "r");
+
+	if (!fp)
+		return -1;
+	fseek(fp, from, SEEK_SET);
+	while (v < 0 && fgets(line, sizeof(line), fp)) {
+		char *k = strstr(line, key);
+
+		if (strstr(line, want) && k)
+			v = atol(k + strlen(key));
+	}
+	fclose(fp);
+	return v;
+}
+
+long rr_t_daemon_counter(const struct rr_t_daemon *d, const char *xprt,
+			 const char *name)
+{
+	long from = rr_t_daemon_log_bytes(d), v = -1;
+	uint64_t end = rr_t_now_ms() + 10000;
+	char key[128], want[128];
+
+	snprintf(want, sizeof(want), "nfsrdmad: %s:", xprt);
+	snprintf(key, sizeof(key), " %s=", name);
+	if (kill(d->pid, SIGUSR1))
+		return -1;
+	while (v < 0 && rr_t_now_ms() < end) {
+		v = counter_since(d, from, want, key);
+		/* the daemon writes the line on its own: look again soon */
+		if (v < 0)
+			poll(NULL, 0, 10);
+	}
+	return v;
+}

@@ -38,6 +38,14 @@ int rr_t_daemon_stop(struct rr_t_daemon *d);
 long rr_t_daemon_status_kb(const struct rr_t_daemon *d, const char *field);
 /* Peak resident set (VmHWM) of the running daemon in KiB, or -1. */
 long rr_t_daemon_peak_rss_kb(const struct rr_t_daemon *d);
+/*
+ * A counter of the running daemon: SIGUSR1 makes it print every counter
+ * of each transport by name; this waits (10 s at most) for the line of
+ * transport xprt ("nfs3 over tcp", "nfs3+mount3 over rdma") to appear in
+ * its log and returns the value of name there, or -1.
+ */
+long rr_t_daemon_counter(const struct rr_t_daemon *d, const char *xprt,
+			 const char *name);
 /* Bytes it has written to stderr so far. */
 long rr_t_daemon_log_bytes(const struct rr_t_daemon *d);
 

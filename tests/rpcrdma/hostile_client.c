@@ -656,11 +656,14 @@ static struct rr_xprt_stats stats(struct env *e)
 /*
  * Waits for the server to count `want` lost connections more than at
  * the start. The server notices a drop asynchronously, so this re-reads
- * its counters after each further good call (an event, bounded).
+ * its counters after each further good call (an event), for HC_WAIT_MS
+ * at most: a drop by the stall bound comes seconds later, while the
+ * good client's calls, not held up, take microseconds.
  */
 static void wait_conn_lost(struct env *e, uint64_t want)
 {
-	for (int i = 0; i < 200; i++) {
+	for (uint64_t end = hc_now_us() + (uint64_t)HC_WAIT_MS * 1000;
+	     hc_now_us() < end;) {
 		if (stats(e).conn_lost - e->before.conn_lost >= want)
 			return;
 		assert_true(good_wait(&e->g, 1));
@@ -1351,10 +1354,11 @@ static void connect_and_vanish(void **state)
  * A client that sends calls with large chunks and then stops, as a frozen
  * or malicious host would: the server's RDMA Reads of it (read chunks) or
  * Writes to it (write chunks, once the socket buffers are full) cannot
- * finish, and each holds one of the server's shared bulk buffers. That
- * must not hold up anyone else beyond the server's stated bound
- * (SVC_STALL_MS, 3 s): the good client's calls all succeed within their
- * 5 s timeout, and the stalled connection is dropped and counted.
+ * finish, and each holds one of the server's shared bulk buffers, up to
+ * its connection's share. That must not hold up anyone else: the good
+ * client's calls all succeed within their 5 s timeout (before the shares,
+ * they waited for the drop, up to SVC_STALL_MS), and the stalled
+ * connection is dropped at that bound, counted, and its host penalised.
  */
 /*
  * A process of its own (forked before any thread exists, as TSan
@@ -1425,6 +1429,10 @@ static void stalled_client(struct env *e, bool reads, const char *name)
 	/* The stalled client holds what it holds; others go on. */
 	assert_true(good_wait(&e->g, 2 * GOOD_AFTER));
 	wait_conn_lost(e, 1); /* dropped while still frozen */
+	assert_int_equal(DELTA(stats(e), e, bulk_stalls), 1);
+	assert_int_equal(DELTA(stats(e), e, peers_penalised), 1);
+	if (reads)
+		assert_true(DELTA(stats(e), e, bulk_share_waits) >= 1);
 	kill(e->helper, SIGKILL);
 	assert_int_equal(waitpid(e->helper, &st, 0), e->helper);
 	e->helper = 0;

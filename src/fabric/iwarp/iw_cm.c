@@ -206,6 +206,23 @@ int iw_listener_close(struct rr_listener *lb)
 	return 0;
 }
 
+/*
+ * Frees a pending request, unless a closing listener took it meanwhile
+ * (r->dead): that one frees it, after the progress loop is done with it.
+ */
+static void connreq_unpend(struct iw_device *dev, struct iw_connreq *r)
+{
+	bool ours;
+
+	pthread_mutex_lock(&dev->mu);
+	ours = !r->dead;
+	if (ours)
+		unlink_req(&dev->pending, r);
+	pthread_mutex_unlock(&dev->mu);
+	if (ours)
+		iw_cm_connreq_free(r);
+}
+
 void iw_cm_listener_ready(struct iw_listener *l)
 {
 	struct iw_device *dev = to_iw_dev(l->base.dev);
@@ -235,12 +252,8 @@ void iw_cm_listener_ready(struct iw_listener *l)
 		r->next = dev->pending;
 		dev->pending = r;
 		pthread_mutex_unlock(&dev->mu);
-		if (iw_epoll_add(dev, fd, &r->poll, EPOLLIN)) {
-			pthread_mutex_lock(&dev->mu);
-			unlink_req(&dev->pending, r);
-			pthread_mutex_unlock(&dev->mu);
-			iw_cm_connreq_free(r);
-		}
+		if (iw_epoll_add(dev, fd, &r->poll, EPOLLIN))
+			connreq_unpend(dev, r);
 	}
 }
 
@@ -261,10 +274,7 @@ static void connreq_drop(struct iw_device *dev, struct iw_connreq *r)
 {
 	IW_COUNT(dev, conn_failed);
 	iw_epoll_del(dev, r->fd);
-	pthread_mutex_lock(&dev->mu);
-	unlink_req(&dev->pending, r);
-	pthread_mutex_unlock(&dev->mu);
-	iw_cm_connreq_free(r);
+	connreq_unpend(dev, r);
 }
 
 void iw_cm_connreq_ready(struct iw_connreq *r)
