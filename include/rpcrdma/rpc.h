@@ -56,7 +56,7 @@ struct rr_clnt;
 enum rr_registration { RR_REG_AUTO = 0, RR_REG_WINDOWS, RR_REG_PER_CALL };
 
 struct rr_clnt_opts {
-	const char *provider; /* default "iwarp" */
+	const char *provider; /* NULL: rr_fabric_default_provider() */
 	const struct rr_device_opts *dev_opts;
 	uint32_t credits;	/* calls in flight we ask for; default 128 */
 	uint32_t inline_size;	/* default 4096 (the peer may lower it) */
@@ -157,7 +157,7 @@ struct rr_device *rr_clnt_device(struct rr_clnt *c);
 
 struct rr_svc;
 struct rr_svc_opts {
-	const char *provider; /* default "iwarp" */
+	const char *provider; /* NULL: rr_fabric_default_provider() */
 	const struct rr_device_opts *dev_opts;
 	uint32_t credits;     /* granted to each client; default 128 */
 	uint32_t inline_size; /* default 4096 */

@@ -32,8 +32,6 @@ static void opts_defaults(struct rr_clnt_opts *o, const struct rr_clnt_opts *in)
 		*o = *in;
 	else
 		memset(o, 0, sizeof(*o));
-	if (!o->provider)
-		o->provider = "iwarp";
 	if (!o->credits)
 		o->credits = 128;
 	if (o->credits > 4096)

@@ -73,7 +73,7 @@ static int f_device_open(const struct rr_device_opts *opts,
 			 struct rr_device **out)
 {
 	struct rr_device_opts in = {0};
-	const char *name = "iwarp";
+	const char *name = NULL; /* the fabric's default */
 	struct f_device *dev;
 	int rc;
 
