@@ -468,7 +468,6 @@ void iw_epoll_mod(struct iw_device *dev, int fd, struct iw_pollable *p,
 void iw_qp_waiter_enter(struct iw_qp *qp);
 void iw_qp_waiter_leave(struct iw_qp *qp);
 void iw_qp_take_back(struct iw_device *dev);
-void iw_qp_unhand(struct iw_qp *qp);
 void iw_qp_want_out(struct iw_qp *qp, bool on);
 void iw_qp_arm_established(struct iw_qp *qp);
 void iw_wake(struct iw_device *dev);
@@ -476,9 +475,6 @@ void iw_wake(struct iw_device *dev);
 /* iw_mem.c */
 int iw_stag_table_init(struct iw_stag_table *t);
 void iw_stag_table_fini(struct iw_stag_table *t);
-int iw_stag_alloc(struct iw_device *dev, uint32_t *idx);
-void iw_stag_release(struct iw_device *dev, uint32_t idx);
-struct iw_stag *iw_stag_at(struct iw_device *dev, uint32_t idx);
 int iw_stag_acquire(struct iw_device *dev, uint32_t stag, struct rr_pd *pd,
 		    unsigned access, uint64_t to, uint64_t len,
 		    struct iw_stag **out);
@@ -533,8 +529,6 @@ void iw_cm_connreq_free(struct iw_connreq *r);
 void iw_cm_unlist(struct iw_qp *qp);
 
 /* provider op implementations, spread over the files above */
-int iw_pd_alloc(struct rr_device *dev, struct rr_pd **out);
-int iw_pd_free(struct rr_pd *pd);
 int iw_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
 	      struct rr_mr **out);
 int iw_mr_dereg(struct rr_mr *mr);

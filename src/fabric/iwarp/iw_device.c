@@ -239,7 +239,7 @@ static int iw_device_counters(struct rr_device *d,
 	return 0;
 }
 
-int iw_pd_alloc(struct rr_device *d, struct rr_pd **out)
+static int iw_pd_alloc(struct rr_device *d, struct rr_pd **out)
 {
 	struct iw_pd *pd = rr_calloc(1, sizeof(*pd));
 
@@ -250,7 +250,7 @@ int iw_pd_alloc(struct rr_device *d, struct rr_pd **out)
 	return 0;
 }
 
-int iw_pd_free(struct rr_pd *p)
+static int iw_pd_free(struct rr_pd *p)
 {
 	struct iw_pd *pd = to_iw_pd(p);
 

@@ -60,7 +60,18 @@ static int grow(struct iw_stag_table *t)
 	return 0;
 }
 
-int iw_stag_alloc(struct iw_device *dev, uint32_t *idx)
+static struct iw_stag *iw_stag_at(struct iw_device *dev, uint32_t idx)
+{
+	uint32_t c = idx / IW_STAG_CHUNK;
+	struct iw_stag *ch;
+
+	if (c >= IW_STAG_CHUNKS)
+		return NULL;
+	ch = atomic_load_explicit(&dev->stags.chunk[c], memory_order_acquire);
+	return ch ? &ch[idx % IW_STAG_CHUNK] : NULL;
+}
+
+static int iw_stag_alloc(struct iw_device *dev, uint32_t *idx)
 {
 	struct iw_stag_table *t = &dev->stags;
 	int rc = 0;
@@ -74,7 +85,7 @@ int iw_stag_alloc(struct iw_device *dev, uint32_t *idx)
 	return rc;
 }
 
-void iw_stag_release(struct iw_device *dev, uint32_t idx)
+static void iw_stag_release(struct iw_device *dev, uint32_t idx)
 {
 	struct iw_stag *s = iw_stag_at(dev, idx);
 
@@ -85,17 +96,6 @@ void iw_stag_release(struct iw_device *dev, uint32_t idx)
 	pthread_mutex_lock(&dev->mu);
 	dev->stags.free[dev->stags.nfree++] = idx;
 	pthread_mutex_unlock(&dev->mu);
-}
-
-struct iw_stag *iw_stag_at(struct iw_device *dev, uint32_t idx)
-{
-	uint32_t c = idx / IW_STAG_CHUNK;
-	struct iw_stag *ch;
-
-	if (c >= IW_STAG_CHUNKS)
-		return NULL;
-	ch = atomic_load_explicit(&dev->stags.chunk[c], memory_order_acquire);
-	return ch ? &ch[idx % IW_STAG_CHUNK] : NULL;
 }
 
 /*

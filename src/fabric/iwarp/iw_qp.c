@@ -368,7 +368,7 @@ static bool unlist_handed(struct iw_qp *qp)
 	return true;
 }
 
-void iw_qp_unhand(struct iw_qp *qp)
+static void iw_qp_unhand(struct iw_qp *qp)
 {
 	bool put;
 

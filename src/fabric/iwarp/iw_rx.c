@@ -442,7 +442,7 @@ static void crc_iov(struct iw_rx *rx, const struct iovec *iov, int n,
 	}
 }
 
-int iw_rx_deliver(struct iw_qp *qp);
+static int iw_rx_deliver(struct iw_qp *qp);
 
 static bool rx_mo_wrong(const struct iw_rx *rx)
 {
@@ -648,7 +648,7 @@ static int deliver_terminate(struct iw_qp *qp)
 	return RX_ERR;
 }
 
-int iw_rx_deliver(struct iw_qp *qp)
+static int iw_rx_deliver(struct iw_qp *qp)
 {
 	struct iw_rx *rx = &qp->rx;
 	int rc = 0;

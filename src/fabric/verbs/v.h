@@ -301,7 +301,6 @@ int v_evch_create(struct rr_device *dev, struct rr_evch **out);
 int v_evch_destroy(struct rr_evch *ch);
 int v_evch_fd(struct rr_evch *ch);
 int v_evch_get(struct rr_evch *ch, struct rr_cm_event *ev, int timeout_ms);
-void v_evch_push(struct v_evch *ch, const struct rr_cm_event *ev);
 void v_evch_purge(struct v_evch *ch, const struct v_qp *qp);
 void v_evch_drain(struct v_evch *ch);
 void v_cq_watch(struct v_cq *c, struct v_evch *ch, bool on);

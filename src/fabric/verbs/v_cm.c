@@ -53,7 +53,7 @@ static void push_locked(struct v_evch *ch, const struct rr_cm_event *ev)
 	v_efd_set(ch->efd, true);
 }
 
-void v_evch_push(struct v_evch *ch, const struct rr_cm_event *ev)
+static void v_evch_push(struct v_evch *ch, const struct rr_cm_event *ev)
 {
 	pthread_mutex_lock(&ch->mu);
 	push_locked(ch, ev);
