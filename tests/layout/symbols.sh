@@ -86,9 +86,11 @@ make_archive()
 self_test()
 {
 	local nm=$1 cc=$2 ar=$3 tmp good leak bad=0
+	# The allow-list's mechanism, whatever the list holds today.
+	PENDING=([librpcrdma.a]="pend_")
 	tmp=$(mktemp -d)
 	good=$(make_archive "$cc" "$ar" "$tmp" good \
-		'int rr_api(void) { return 0; } int rr__internal; static int local; int svc_pending(void) { return local; }')
+		'int rr_api(void) { return 0; } int rr__internal; static int local; int pend_x(void) { return local; }')
 	leak=$(make_archive "$cc" "$ar" "$tmp" leak \
 		'int rr_api(void) { return 0; } int iw_leaked(void) { return 1; }')
 	if [ -z "$good" ] || [ -z "$leak" ]; then
@@ -97,7 +99,7 @@ self_test()
 		return 1
 	fi
 	if ! check_libs "$nm" "$good" >/dev/null; then
-		echo "self-test: rr_, rr__, static and pending svc_ symbols were refused"
+		echo "self-test: rr_, rr__, static or pending symbols were refused"
 		bad=1
 	fi
 	if check_libs "$nm" "$leak" >/dev/null; then
