@@ -119,7 +119,7 @@ struct rr_fault_plan;
 
 struct rr_device_opts {
 	uint32_t flags; /* reserved, 0 */
-	/* "faults" only: the provider it wraps (default "iwarp") and what to
+	/* "faults" only: the provider it wraps (NULL: the default) and what to
 	 * inject (include/rpcrdma/faults.h; NULL injects nothing). */
 	const char *inner;
 	const struct rr_fault_plan *faults;
@@ -127,9 +127,12 @@ struct rr_device_opts {
 
 /*
  * Provider names: "iwarp" (TCP, siw-compatible); "faults" (wraps another
- * provider and injects faults deterministically from a seed, for tests).
- * opts may be NULL for defaults.
+ * provider and injects faults deterministically from a seed, for tests);
+ * "verbs" (rdma-core) where built. NULL: rr_fabric_default_provider(),
+ * so that the layers above need not name one. opts may be NULL for
+ * defaults.
  */
+const char *rr_fabric_default_provider(void);
 int rr_device_open(const char *provider, const struct rr_device_opts *opts,
 		   struct rr_device **out);
 /* All objects created on the device must have been destroyed. */

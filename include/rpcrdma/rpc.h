@@ -20,11 +20,16 @@
  *  - a call is posted only with a credit and send-queue room for every
  *    work request it needs; waiters are served in FIFO order;
  *  - every work request is accounted for by exactly one completion.
+
+ *
+ * Calls, programs, handlers and counters are those of <rpcrdma/oncrpc.h>,
+ * shared with the TCP transport.
  */
 #ifndef RPCRDMA_RPC_H
 #define RPCRDMA_RPC_H
 
 #include <rpcrdma/fabric.h>
+#include <rpcrdma/oncrpc.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,180 +38,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ONC RPC status codes (RFC 5531 section 9). */
-enum rr_reply_stat { RR_MSG_ACCEPTED = 0, RR_MSG_DENIED = 1 };
-enum rr_accept_stat {
-	RR_SUCCESS = 0,
-	RR_PROG_UNAVAIL = 1,
-	RR_PROG_MISMATCH = 2,
-	RR_PROC_UNAVAIL = 3,
-	RR_GARBAGE_ARGS = 4,
-	RR_SYSTEM_ERR = 5,
-};
-enum rr_reject_stat { RR_RPC_MISMATCH = 0, RR_AUTH_ERROR = 1 };
-enum rr_auth_flavor { RR_AUTH_NONE = 0, RR_AUTH_SYS = 1 };
-enum rr_auth_stat {
-	RR_AUTH_OK = 0,
-	RR_AUTH_BADCRED = 1,
-	RR_AUTH_REJECTEDCRED = 2,
-	RR_AUTH_BADVERF = 3,
-	RR_AUTH_REJECTEDVERF = 4,
-	RR_AUTH_TOOWEAK = 5,
-};
-
-/* Counters of one transport (client) or of all connections (server). */
-struct rr_xprt_stats {
-	uint64_t calls; /* client: calls completed; server: served */
-	uint64_t retransmits;
-	uint64_t bad_xids;		/* replies naming no call in flight */
-	uint64_t credit_waits;		/* a call waited for a credit */
-	uint64_t sq_waits;		/* a call waited for send-queue room */
-	uint64_t reply_before_send_cqe; /* reply seen before its Send completed
-					 */
-	uint64_t local_invs;		/* keys invalidated by LOCAL_INV */
-	uint64_t remote_invs;	  /* keys invalidated by the peer (checked) */
-	uint64_t bad_remote_invs; /* Send With Invalidate naming a wrong key */
-	uint64_t regs;		  /* memory windows bound */
-	uint64_t bounce_copies;	  /* bulk copied through a bounce buffer */
-	uint64_t unknown_cqes;	  /* completions with an id we never issued */
-	uint64_t stale_cqes;	  /* ids of an older connection or use */
-	uint64_t rdma_errors_sent;
-	uint64_t rdma_errors_received;
-	uint64_t bad_headers;  /* malformed RPC-over-RDMA headers received */
-	uint64_t read_chunks;  /* server: chunks pulled with RDMA Read */
-	uint64_t write_chunks; /* server: chunks pushed with RDMA Write */
-	uint64_t reply_chunks;
-	uint64_t send_with_inv; /* server: replies sent with invalidate */
-	uint64_t timeouts;
-	uint64_t cancels;
-	uint64_t conn_lost;
-	uint64_t connects; /* client: connection attempts, the first included */
-	uint64_t drc_replays; /* server: calls answered from the cache */
-	uint64_t drc_drops;   /* server: duplicates of a call still running */
-	uint64_t registered_bytes; /* memory registered with the device now */
-	/*
-	 * Connections torn down with work requests or receives still
-	 * outstanding after the drain (each should have completed or
-	 * flushed exactly once). Always 0 unless a provider loses one.
-	 */
-	uint64_t teardown_unbalanced;
-	/*
-	 * Client: NULL calls sent because nothing had arrived for the
-	 * keepalive period, and those that got no reply in time (which
-	 * drops the connection they went out on, if it is still the one).
-	 * Probes count in calls and timeouts too.
-	 */
-	uint64_t keepalive_probes;
-	uint64_t keepalive_timeouts;
-	/* client, registration per call: keys killed by deregistering */
-	uint64_t sync_invs;
-	/*
-	 * Server with a worker pool: calls of a program's nowait_procs run
-	 * at once on the thread that received them (inline_calls), and those
-	 * whose handler answered RR_SVC_DEFER went to a worker after all
-	 * (deferred_calls).
-	 */
-	uint64_t inline_calls;
-	uint64_t deferred_calls;
-	/*
-	 * Client: keys of calls in flight killed when their connection was
-	 * lost (rr_mw_fence), not by a work request or the server.
-	 */
-	uint64_t loss_fences;
-	/*
-	 * Server admission (rr_tcp_svc_opts): connections closed at accept
-	 * (table or peer's share full), closed to make room for a newcomer,
-	 * closed by a deadline; accepts that failed for want of descriptors.
-	 */
-	uint64_t conn_refused;
-	uint64_t conn_evicted;
-	uint64_t conn_timeouts;
-	uint64_t accept_errors;
-	/*
-	 * Server: replies that fitted neither inline nor in a chunk the call
-	 * offered, answered RDMA_ERROR ERR_CHUNK instead (also counted in
-	 * rdma_errors_sent); and calls answered GARBAGE_ARGS (arguments that
-	 * did not decode: on RDMA, often a DDP-eligible item misplaced).
-	 */
-	uint64_t reply_too_large;
-	uint64_t garbage_args;
-	/*
-	 * Server: calls that arrived while the client already had as many
-	 * unanswered as it was granted (the client ignored its credits).
-	 * Seen only while calls wait here: a call answered at once hides
-	 * an overrun that happened in flight.
-	 */
-	uint64_t credit_overruns;
-	/*
-	 * Server, RDMA bulk buffers (rr_svc_opts.bulk_share, penalty_ms):
-	 * calls that waited because their connection held its share, those
-	 * among them whose host was under penalty, connections dropped for
-	 * holding bulk buffers past the stall bound, and the penalties that
-	 * followed (one per offence of a host).
-	 */
-	uint64_t bulk_share_waits;
-	uint64_t penalty_waits;
-	uint64_t bulk_stalls;
-	uint64_t peers_penalised;
-};
-
-/* Every field of struct rr_xprt_stats, in order, to print them by name. */
-#define RR_XPRT_STATS_FIELDS(X)                                                \
-	X(calls)                                                               \
-	X(retransmits)                                                         \
-	X(bad_xids)                                                            \
-	X(credit_waits)                                                        \
-	X(sq_waits)                                                            \
-	X(reply_before_send_cqe)                                               \
-	X(local_invs)                                                          \
-	X(remote_invs)                                                         \
-	X(bad_remote_invs)                                                     \
-	X(regs)                                                                \
-	X(bounce_copies)                                                       \
-	X(unknown_cqes)                                                        \
-	X(stale_cqes)                                                          \
-	X(rdma_errors_sent)                                                    \
-	X(rdma_errors_received)                                                \
-	X(bad_headers)                                                         \
-	X(read_chunks)                                                         \
-	X(write_chunks)                                                        \
-	X(reply_chunks)                                                        \
-	X(send_with_inv)                                                       \
-	X(timeouts)                                                            \
-	X(cancels)                                                             \
-	X(conn_lost)                                                           \
-	X(connects)                                                            \
-	X(drc_replays)                                                         \
-	X(drc_drops)                                                           \
-	X(registered_bytes)                                                    \
-	X(teardown_unbalanced)                                                 \
-	X(keepalive_probes)                                                    \
-	X(keepalive_timeouts)                                                  \
-	X(sync_invs)                                                           \
-	X(inline_calls)                                                        \
-	X(deferred_calls)                                                      \
-	X(loss_fences)                                                         \
-	X(conn_refused)                                                        \
-	X(conn_evicted)                                                        \
-	X(conn_timeouts)                                                       \
-	X(accept_errors)                                                       \
-	X(reply_too_large)                                                     \
-	X(garbage_args)                                                        \
-	X(credit_overruns)                                                     \
-	X(bulk_share_waits)                                                    \
-	X(penalty_waits)                                                       \
-	X(bulk_stalls)                                                         \
-	X(peers_penalised)
-
-/* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
-struct rr_cred {
-	uint32_t uid;
-	uint32_t gid;
-	uint32_t ngids;
-	uint32_t gids[16];
-	const char *machine; /* NULL: gethostname() */
-};
 
 /* ------------------------------------------------------------- client */
 
@@ -225,7 +56,7 @@ struct rr_clnt;
 enum rr_registration { RR_REG_AUTO = 0, RR_REG_WINDOWS, RR_REG_PER_CALL };
 
 struct rr_clnt_opts {
-	const char *provider; /* default "iwarp" */
+	const char *provider; /* NULL: rr_fabric_default_provider() */
 	const struct rr_device_opts *dev_opts;
 	uint32_t credits;	/* calls in flight we ask for; default 128 */
 	uint32_t inline_size;	/* default 4096 (the peer may lower it) */
@@ -285,44 +116,6 @@ int rr_clnt_destroy(struct rr_clnt *c);
 int rr_clnt_mem_reg(struct rr_clnt *c, void *addr, size_t len);
 int rr_clnt_mem_unreg(struct rr_clnt *c, void *addr);
 
-struct rr_call;
-typedef void (*rr_call_done_fn)(struct rr_call *call, int rc, void *arg);
-
-struct rr_call {
-	uint32_t prog, vers, proc;
-	const struct rr_cred *cred;
-	/* XDR arguments; a DDP-eligible item's bytes (arg_bulk) follow them */
-	const void *args;
-	size_t args_len;
-	const void *arg_bulk;
-	size_t arg_bulk_len;
-	/* XDR results land in res; a DDP-eligible result item in res_bulk */
-	void *res;
-	size_t res_cap;
-	void *res_bulk;
-	size_t res_bulk_cap;
-	int timeout_ms; /* 0: the client's default; -1: none */
-
-	/* out */
-	size_t res_len;
-	size_t res_bulk_len;
-	uint32_t accept_stat; /* enum rr_accept_stat when MSG_ACCEPTED */
-	uint32_t reply_stat;  /* enum rr_reply_stat */
-	uint32_t mismatch_low, mismatch_high;
-
-	/* private to the transport: the call's place while it waits */
-	struct {
-		void *req;
-		struct rr_call *next;
-		rr_call_done_fn done;
-		void *arg;
-		void *waiter;
-		uint64_t deadline_ms;
-		bool cancel;
-		uint8_t waited; /* counted in credit_waits (1), sq_waits (2) */
-	} priv_;
-};
-
 /*
  * Synchronous call. Returns 0 when the reply arrived (check accept_stat
  * and reply_stat; -EREMOTEIO is returned too when the call was not accepted
@@ -363,46 +156,8 @@ struct rr_device *rr_clnt_device(struct rr_clnt *c);
 /* ------------------------------------------------------------- server */
 
 struct rr_svc;
-struct rr_svc_req;
-
-/*
- * A procedure handler. It reads its arguments with rr_svc_args/_arg_bulk,
- * encodes results into rr_svc_res_buf and returns an accept_stat
- * (RR_SUCCESS with results, or RR_GARBAGE_ARGS, RR_SYSTEM_ERR, ...).
- * For RR_SUCCESS it sets the results' length with rr_svc_set_res.
- */
-typedef uint32_t (*rr_svc_fn)(struct rr_svc_req *req, void *arg);
-
-struct rr_svc_prog {
-	uint32_t prog;
-	uint32_t vers;
-	uint32_t nprocs;
-	const rr_svc_fn *procs; /* NULL entries: PROC_UNAVAIL */
-	void *arg;
-	/*
-	 * Procedures that must not run twice (bit p: procedure p), e.g. NFS
-	 * CREATE or REMOVE: a call sent again after a reconnect gets the
-	 * first run's reply from the server's duplicate request cache.
-	 */
-	uint64_t drc_procs;
-	/*
-	 * Procedures whose handler can tell when it would block (bit p:
-	 * procedure p; never one of drc_procs). With a worker pool, such a
-	 * call is first run on the thread that received it, with
-	 * rr_svc_req_nowait() true, saving the hand-off to a worker. The
-	 * handler must then neither block (I/O not already in memory, locks
-	 * held for long) nor change its thread's credentials; when it would
-	 * have to, it returns RR_SVC_DEFER, its results are dropped and a
-	 * worker runs it again, as any other call.
-	 */
-	uint64_t nowait_procs;
-};
-
-/* A handler's answer under rr_svc_req_nowait(): run me in a worker. */
-#define RR_SVC_DEFER 0x7fff0001u
-
 struct rr_svc_opts {
-	const char *provider; /* default "iwarp" */
+	const char *provider; /* NULL: rr_fabric_default_provider() */
 	const struct rr_device_opts *dev_opts;
 	uint32_t credits;     /* granted to each client; default 128 */
 	uint32_t inline_size; /* default 4096 */
@@ -482,40 +237,6 @@ int rr_svc_shutdown(struct rr_svc *s);
 int rr_svc_destroy(struct rr_svc *s);
 int rr_svc_stats(struct rr_svc *s, struct rr_xprt_stats *out);
 struct rr_device *rr_svc_device(struct rr_svc *s);
-
-/* Handler side. Pointers stay valid until the handler returns. */
-uint32_t rr_svc_req_proc(const struct rr_svc_req *r);
-uint32_t rr_svc_req_vers(const struct rr_svc_req *r);
-/*
- * The caller's address (its port too), or NULL where the transport has
- * none. MOUNT keeps its list per client with it.
- */
-const struct sockaddr *rr_svc_req_peer(const struct rr_svc_req *r);
-/* True while the handler runs where it must not block (nowait_procs). */
-bool rr_svc_req_nowait(const struct rr_svc_req *r);
-/*
- * The arguments. When the transport carried the last one apart (a read
- * chunk), rr_svc_args ends at its length word and rr_svc_arg_bulk has
- * its bytes; rr_svc_args_xdr is then all of them as one XDR stream, the
- * item in place with its roundup (what a decoder that knows no
- * DDP-eligible items wants). Otherwise the three agree: no bulk.
- */
-const void *rr_svc_args(const struct rr_svc_req *r, size_t *len);
-const void *rr_svc_args_xdr(const struct rr_svc_req *r, size_t *len);
-const void *rr_svc_arg_bulk(const struct rr_svc_req *r, size_t *len);
-/* AUTH_SYS identity when the call carried one (uid/gid/gids), else NULL. */
-const struct rr_cred *rr_svc_cred(const struct rr_svc_req *r);
-void *rr_svc_res_buf(struct rr_svc_req *r, size_t *cap);
-/*
- * Room for a DDP-eligible result (at least max_bulk bytes). Building the
- * result here (e.g. pread for NFS READ) saves the transport a copy. Other
- * memory works too if it stays valid after the handler returns, until the
- * next call runs on this thread (never the handler's stack).
- */
-void *rr_svc_bulk_buf(struct rr_svc_req *r, size_t *cap);
-/* Results: res_len bytes of XDR, then optionally a DDP-eligible item. */
-int rr_svc_set_res(struct rr_svc_req *r, size_t res_len, const void *bulk,
-		   size_t bulk_len);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
  * client and server transports, for peers that do not speak RDMA (the
  * kernel's MOUNT and NFS over TCP, libnfs, libtirpc).
  *
- * The programs, handlers and calls are the ones of <rpcrdma/rpc.h>: a
+ * The programs, handlers and calls are the ones of <rpcrdma/oncrpc.h>: a
  * struct rr_svc_prog registered here is served exactly as over RDMA, and a
  * struct rr_call has the same fields and the same return codes. The one
  * difference is where a DDP-eligible item goes: over TCP it is inline.
@@ -17,7 +17,7 @@
 #ifndef RPCRDMA_RPC_TCP_H
 #define RPCRDMA_RPC_TCP_H
 
-#include <rpcrdma/rpc.h>
+#include <rpcrdma/oncrpc.h>
 
 #include <stdint.h>
 #include <sys/socket.h>

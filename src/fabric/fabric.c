@@ -17,11 +17,18 @@ static const struct rr_provider_ops *const providers[] = {
 #endif
 };
 
+const char *rr_fabric_default_provider(void)
+{
+	return "iwarp";
+}
+
 int rr_device_open(const char *provider, const struct rr_device_opts *opts,
 		   struct rr_device **out)
 {
-	if (!provider || !out)
+	if (!out)
 		return -EINVAL;
+	if (!provider)
+		provider = rr_fabric_default_provider();
 	for (size_t i = 0; i < sizeof(providers) / sizeof(providers[0]); i++)
 		if (strcmp(providers[i]->name, provider) == 0)
 			return providers[i]->device_open(opts, out);

@@ -12,7 +12,7 @@
  * (rr_svc_req_parse), points res at a results buffer it owns, calls
  * rr_dispatch, then sends what rr_reply_encode writes (or, for RDMA, moves
  * the DDP-eligible result by RDMA Write instead of inline). Handlers see
- * only the accessors in <rpcrdma/rpc.h>, so a program is written once.
+ * only the accessors in <rpcrdma/oncrpc.h>, so a program is written once.
  */
 #ifndef RR_RPC_DISPATCH_H
 #define RR_RPC_DISPATCH_H

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <rpcrdma/rpc.h> /* reply/accept/reject/auth status codes */
+#include <rpcrdma/oncrpc.h> /* reply/accept/reject/auth status codes */
 
 #define RR_RPC_VERSION	 2
 #define RR_AUTH_MAX_BODY 400 /* RFC 5531: opaque_auth body <= 400 bytes */

@@ -33,8 +33,6 @@ static void opts_defaults(struct rr_clnt_opts *o, const struct rr_clnt_opts *in)
 		*o = *in;
 	else
 		memset(o, 0, sizeof(*o));
-	if (!o->provider)
-		o->provider = "iwarp";
 	if (!o->credits)
 		o->credits = 128;
 	if (o->credits > 4096)
@@ -205,7 +203,7 @@ int rr_clnt_create(const char *host, uint16_t port,
 	if (!c)
 		return -ENOMEM;
 	opts_defaults(&c->o, opts);
-	clnt_ka_init(c);
+	rr__clnt_ka_init(c);
 	pthread_mutex_init(&c->mu, NULL);
 	{
 		pthread_condattr_t ca;
@@ -224,7 +222,7 @@ int rr_clnt_create(const char *host, uint16_t port,
 	if (!rc)
 		rc = alloc_pools(c);
 	if (!rc)
-		rc = clnt_conn_first(c);
+		rc = rr__clnt_conn_first(c);
 	if (!rc)
 		rc = -pthread_create(&c->bg, NULL, bg_main, c);
 	if (rc) {
@@ -269,10 +267,10 @@ int rr_clnt_shutdown(struct rr_clnt *c)
 	pthread_mutex_lock(&c->mu);
 	c->stop = true;
 	c->shut = true;
-	clnt_fail_all(c, -ECANCELED);
+	rr__clnt_fail_all(c, -ECANCELED);
 	pthread_cond_broadcast(&c->bg_cv);
 	pthread_mutex_unlock(&c->mu);
-	clnt_run_callbacks(c);
+	rr__clnt_run_callbacks(c);
 	if (c->bg)
 		pthread_join(c->bg, NULL);
 	c->bg = 0;
@@ -283,8 +281,8 @@ int rr_clnt_shutdown(struct rr_clnt *c)
 	if (c->qp_in_use && rr_qp_state(c->qp) != RR_QPS_ERROR)
 		rr_qp_disconnect(c->qp);
 	if (c->qp_in_use)
-		clnt_drain(c);
-	clnt_run_callbacks(c);
+		rr__clnt_drain(c);
+	rr__clnt_run_callbacks(c);
 	return 0;
 }
 
@@ -310,21 +308,21 @@ int rr_clnt_destroy(struct rr_clnt *c)
  * to be sent again, those not sent yet. For shutdown and for a connection
  * lost for good. Caller holds mu.
  */
-void clnt_fail_all(struct rr_clnt *c, int rc)
+void rr__clnt_fail_all(struct rr_clnt *c, int rc)
 {
-	clnt_conn_lost(c, rc);
+	rr__clnt_conn_lost(c, rc);
 	while (c->resend_head) {
 		struct clnt_req *r = c->resend_head;
 
 		c->resend_head = r->rnext;
 		r->final_rc = rc;
 		r->state = REQ_FENCING;
-		c->in_flight++; /* clnt_req_finish gives the slot back */
-		clnt_req_finish(c, r);
+		c->in_flight++; /* rr__clnt_req_finish gives the slot back */
+		rr__clnt_req_finish(c, r);
 	}
 	c->resend_tail = NULL;
 	while (c->wait_head)
-		clnt_unqueue(c, c->wait_head, rc);
+		rr__clnt_unqueue(c, c->wait_head, rc);
 }
 
 /* ---------------------------------------------------------- progress */
@@ -379,7 +377,7 @@ static void *bg_main(void *arg)
 
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
-		int ka = clnt_ka_tick(c); /* a probe, when one is due */
+		int ka = rr__clnt_ka_tick(c); /* a probe, when one is due */
 
 		if (!c->async_out &&
 		    rr_mono_ms() - c->last_async_ms >= BG_PARK_MS) {
@@ -399,7 +397,7 @@ static void *bg_main(void *arg)
 		}
 		c->driving = true;
 		pthread_mutex_unlock(&c->mu);
-		clnt_drive(c, BG_SLICE_MS);
+		rr__clnt_drive(c, BG_SLICE_MS);
 		pthread_mutex_lock(&c->mu);
 		c->driving = false;
 		if (c->sync_waiters)
@@ -416,7 +414,7 @@ static void wait_done(struct rr_clnt *c, struct clnt_waiter *w)
 		if (!c->driving && !c->stop) {
 			c->driving = true;
 			pthread_mutex_unlock(&c->mu);
-			clnt_drive(c, DRIVE_SLICE_MS);
+			rr__clnt_drive(c, DRIVE_SLICE_MS);
 			pthread_mutex_lock(&c->mu);
 			c->driving = false;
 			continue;
@@ -439,14 +437,14 @@ int rr_clnt_call(struct rr_clnt *c, struct rr_call *call)
 		return -EINVAL;
 	pthread_cond_init(&w.cv, NULL);
 	pthread_mutex_lock(&c->mu);
-	clnt_ka_note(c, call);
-	rc = clnt_start(c, call, NULL, NULL, &w);
+	rr__clnt_ka_note(c, call);
+	rc = rr__clnt_start(c, call, NULL, NULL, &w);
 	if (!rc) {
 		wait_done(c, &w);
 		rc = w.rc;
 	}
 	pthread_mutex_unlock(&c->mu);
-	clnt_run_callbacks(c);
+	rr__clnt_run_callbacks(c);
 	pthread_cond_destroy(&w.cv);
 	return rc;
 }
@@ -464,12 +462,12 @@ int rr_clnt_call_async(struct rr_clnt *c, struct rr_call *call,
 		c->last_drive_ms = rr_mono_ms();
 		c->last_async_ms = c->last_drive_ms;
 	}
-	clnt_ka_note(c, call);
-	rc = clnt_start(c, call, done, arg, NULL);
+	rr__clnt_ka_note(c, call);
+	rc = rr__clnt_start(c, call, done, arg, NULL);
 	if (!rc && c->bg_parked)
 		pthread_cond_signal(&c->bg_cv); /* start its timer */
 	pthread_mutex_unlock(&c->mu);
-	clnt_run_callbacks(c);
+	rr__clnt_run_callbacks(c);
 	return rc;
 }
 
@@ -478,7 +476,7 @@ int rr_clnt_cancel(struct rr_clnt *c, struct rr_call *call)
 	int rc = 0;
 
 	pthread_mutex_lock(&c->mu);
-	if (!clnt_unqueue(c, call, -ECANCELED)) {
+	if (!rr__clnt_unqueue(c, call, -ECANCELED)) {
 		if (call->priv_.req)
 			call->priv_.cancel = true; /* fenced by the driver */
 		else
@@ -487,7 +485,7 @@ int rr_clnt_cancel(struct rr_clnt *c, struct rr_call *call)
 		c->st.cancels++;
 	}
 	pthread_mutex_unlock(&c->mu);
-	clnt_run_callbacks(c);
+	rr__clnt_run_callbacks(c);
 	return rc;
 }
 
@@ -534,7 +532,7 @@ static int drive_until(struct rr_clnt *c, uint64_t calls, int timeout_ms)
 		uint64_t now = rr_mono_ms();
 		int left =
 			timeout_ms < 0 ? -1 : (int)(end > now ? end - now : 0);
-		int rc = clnt_drive(c, left);
+		int rc = rr__clnt_drive(c, left);
 		bool done;
 
 		if (rc < 0 && rc != -ETIMEDOUT)
@@ -584,9 +582,9 @@ int rr_clnt_disconnect(struct rr_clnt *c)
 	if (!c)
 		return -EINVAL;
 	pthread_mutex_lock(&c->mu);
-	clnt_conn_lost(c, -ECONNRESET);
+	rr__clnt_conn_lost(c, -ECONNRESET);
 	pthread_mutex_unlock(&c->mu);
-	clnt_run_callbacks(c);
+	rr__clnt_run_callbacks(c);
 	return 0;
 }
 

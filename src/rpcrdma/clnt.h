@@ -193,37 +193,35 @@ struct rr_clnt {
 };
 
 /* clnt_call.c */
-int clnt_start(struct rr_clnt *c, struct rr_call *call, rr_call_done_fn done,
-	       void *arg, struct clnt_waiter *w);
-void clnt_kick_queue(struct rr_clnt *c);
-void clnt_req_finish(struct rr_clnt *c, struct clnt_req *r);
-void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc);
-void clnt_fail_all(struct rr_clnt *c, int rc);
-void clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r);
-void clnt_req_resend(struct rr_clnt *c, struct clnt_req *r);
-bool clnt_unqueue(struct rr_clnt *c, struct rr_call *call, int rc);
-int clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r, const uint8_t *rpc,
-		      size_t len);
+int rr__clnt_start(struct rr_clnt *c, struct rr_call *call,
+		   rr_call_done_fn done, void *arg, struct clnt_waiter *w);
+void rr__clnt_kick_queue(struct rr_clnt *c);
+void rr__clnt_req_finish(struct rr_clnt *c, struct clnt_req *r);
+void rr__clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc);
+void rr__clnt_fail_all(struct rr_clnt *c, int rc);
+void rr__clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r);
+void rr__clnt_req_resend(struct rr_clnt *c, struct clnt_req *r);
+bool rr__clnt_unqueue(struct rr_clnt *c, struct rr_call *call, int rc);
+int rr__clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r,
+			  const uint8_t *rpc, size_t len);
 
 /* clnt_reply.c */
-int clnt_drive(struct rr_clnt *c, int timeout_ms);
-void clnt_run_callbacks(struct rr_clnt *c);
-void clnt_post_recv(struct rr_clnt *c, uint32_t i);
-void clnt_post_recv_on(struct rr_clnt *c, uint32_t i);
-void clnt_drain(struct rr_clnt *c);
+int rr__clnt_drive(struct rr_clnt *c, int timeout_ms);
+void rr__clnt_run_callbacks(struct rr_clnt *c);
+void rr__clnt_post_recv_on(struct rr_clnt *c, uint32_t i);
+void rr__clnt_drain(struct rr_clnt *c);
 
 /* clnt_conn.c */
-int clnt_conn_first(struct rr_clnt *c);
-int clnt_conn_start(struct rr_clnt *c);
-int clnt_conn_step(struct rr_clnt *c);
-void clnt_conn_lost(struct rr_clnt *c, int rc);
-bool clnt_drained(const struct rr_clnt *c);
-void clnt_drain_now(struct rr_clnt *c);
-void clnt_post_drain(struct rr_clnt *c);
+int rr__clnt_conn_first(struct rr_clnt *c);
+int rr__clnt_conn_step(struct rr_clnt *c);
+void rr__clnt_conn_lost(struct rr_clnt *c, int rc);
+bool rr__clnt_drained(const struct rr_clnt *c);
+void rr__clnt_drain_now(struct rr_clnt *c);
+void rr__clnt_post_drain(struct rr_clnt *c);
 
 /* clnt_keepalive.c */
-void clnt_ka_init(struct rr_clnt *c);
-void clnt_ka_note(struct rr_clnt *c, const struct rr_call *call);
-int clnt_ka_tick(struct rr_clnt *c);
+void rr__clnt_ka_init(struct rr_clnt *c);
+void rr__clnt_ka_note(struct rr_clnt *c, const struct rr_call *call);
+int rr__clnt_ka_tick(struct rr_clnt *c);
 
 #endif

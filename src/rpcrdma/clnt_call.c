@@ -527,7 +527,7 @@ static bool req_exposes(const struct clnt_req *r)
  * after its REGs went out may have them queued. Losing the connection is
  * the only fence besides invalidation (invariant 1).
  */
-void clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r)
+void rr__clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r)
 {
 	if (req_exposes(r) && c->qp_in_use && rr_qp_state(c->qp) == RR_QPS_RTS)
 		rr_qp_disconnect(c->qp);
@@ -551,7 +551,7 @@ void clnt_req_unexpose(struct rr_clnt *c, struct clnt_req *r)
 }
 
 /* r keeps its slot and xid and waits for the next connection. */
-void clnt_req_resend(struct rr_clnt *c, struct clnt_req *r)
+void rr__clnt_req_resend(struct rr_clnt *c, struct clnt_req *r)
 {
 	span_release(c, &r->arg_span);
 	span_release(c, &r->res_span);
@@ -598,14 +598,14 @@ static bool kick_resends(struct rr_clnt *c)
 		}
 		if (rc < 0 && connection_failed(c, rc)) {
 			/* Not sent after all: it stays first in line. */
-			clnt_req_unexpose(c, r);
+			rr__clnt_req_unexpose(c, r);
 			span_release(c, &r->arg_span);
 			span_release(c, &r->res_span);
 			span_release(c, &r->reply_span);
 			sq_reserve(c, r, 0);
 			r->nmw = 0;
 			c->in_flight--;
-			clnt_conn_lost(c, -ECONNRESET);
+			rr__clnt_conn_lost(c, -ECONNRESET);
 			return false;
 		}
 		c->resend_head = r->rnext;
@@ -617,16 +617,16 @@ static bool kick_resends(struct rr_clnt *c)
 		}
 		r->final_rc = rc;
 		r->state = REQ_FENCING;
-		clnt_req_unexpose(c, r);
-		clnt_req_finish(c, r);
+		rr__clnt_req_unexpose(c, r);
+		rr__clnt_req_finish(c, r);
 		if (rc != -EMSGSIZE)
-			clnt_conn_lost(c, -ECONNRESET);
+			rr__clnt_conn_lost(c, -ECONNRESET);
 	}
 	return !c->resend_head;
 }
 
 /* Posts the queued calls at the head of the FIFO while resources last. */
-void clnt_kick_queue(struct rr_clnt *c)
+void rr__clnt_kick_queue(struct rr_clnt *c)
 {
 	if (!kick_resends(c))
 		return;
@@ -649,12 +649,12 @@ void clnt_kick_queue(struct rr_clnt *c)
 		if (rc < 0 && connection_failed(c, rc)) {
 			/* Not sent: it waits, first in line, for the next one.
 			 */
-			clnt_req_unexpose(c, r);
+			rr__clnt_req_unexpose(c, r);
 			span_release(c, &r->arg_span);
 			span_release(c, &r->res_span);
 			span_release(c, &r->reply_span);
 			req_put(c, r);
-			clnt_conn_lost(c, -ECONNRESET);
+			rr__clnt_conn_lost(c, -ECONNRESET);
 			return;
 		}
 		queue_pop(c);
@@ -664,11 +664,11 @@ void clnt_kick_queue(struct rr_clnt *c)
 		}
 		/* A call that cannot be carried fails alone; a failed post
 		 * means the connection is unusable. */
-		clnt_req_unexpose(c, r);
+		rr__clnt_req_unexpose(c, r);
 		req_put(c, r);
 		deliver_call(c, call, rc);
 		if (rc != -EMSGSIZE)
-			clnt_conn_lost(c, -ECONNRESET);
+			rr__clnt_conn_lost(c, -ECONNRESET);
 	}
 }
 
@@ -680,8 +680,8 @@ static uint64_t deadline_of(struct rr_clnt *c, const struct rr_call *call)
 }
 
 /* Queues a call (FIFO) and posts what the resources allow. Caller holds mu. */
-int clnt_start(struct rr_clnt *c, struct rr_call *call, rr_call_done_fn done,
-	       void *arg, struct clnt_waiter *w)
+int rr__clnt_start(struct rr_clnt *c, struct rr_call *call,
+		   rr_call_done_fn done, void *arg, struct clnt_waiter *w)
 {
 	if (c->down)
 		return -ECONNRESET;
@@ -702,12 +702,12 @@ int clnt_start(struct rr_clnt *c, struct rr_call *call, rr_call_done_fn done,
 	else
 		c->wait_head = call;
 	c->wait_tail = call;
-	clnt_kick_queue(c);
+	rr__clnt_kick_queue(c);
 	return 0;
 }
 
 /* The call leaves the wait queue without having been posted. */
-bool clnt_unqueue(struct rr_clnt *c, struct rr_call *call, int rc)
+bool rr__clnt_unqueue(struct rr_clnt *c, struct rr_call *call, int rc)
 {
 	for (struct rr_call **pp = &c->wait_head; *pp;
 	     pp = &(*pp)->priv_.next) {
@@ -731,7 +731,7 @@ bool clnt_unqueue(struct rr_clnt *c, struct rr_call *call, int rc)
  * buffers, give the slot back (unless the server still owes the reply),
  * and hand the result over.
  */
-void clnt_req_finish(struct rr_clnt *c, struct clnt_req *r)
+void rr__clnt_req_finish(struct rr_clnt *c, struct clnt_req *r)
 {
 	struct rr_call *call = r->call;
 	int rc = r->final_rc;
@@ -742,7 +742,7 @@ void clnt_req_finish(struct rr_clnt *c, struct clnt_req *r)
 			       (void *)(uintptr_t)r->res_span.addr,
 			       call->res_bulk_len);
 		if (r->reply_in_chunk)
-			rc = clnt_decode_reply(
+			rc = rr__clnt_decode_reply(
 				c, r, (void *)(uintptr_t)r->reply_span.addr,
 				r->reply_chunk_len);
 	}
@@ -788,11 +788,11 @@ static bool fence_now(struct rr_clnt *c, struct clnt_req *r)
 	if (!failed || c->dead) /* no connection: nothing can reach it */
 		return true;
 	rr_warn_rl("rpcrdma: deregistration failed: tearing down");
-	clnt_conn_lost(c, -ECONNRESET);
+	rr__clnt_conn_lost(c, -ECONNRESET);
 	return false;
 }
 
-void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
+void rr__clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
 {
 	struct rr_send_wr wr[CLNT_MAX_MW], *bad = NULL;
 	uint32_t n = 0;
@@ -815,7 +815,7 @@ void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
 		n++;
 	}
 	if (!n) {
-		clnt_req_finish(c, r);
+		rr__clnt_req_finish(c, r);
 		return;
 	}
 	wr[n - 1].flags = RR_SEND_SIGNALED;
@@ -824,7 +824,7 @@ void clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
 		/* Cannot fence by invalidation: the connection goes. */
 		rr_warn_rl("rpcrdma: LOCAL_INV not posted (%d): tearing down",
 			   prc);
-		clnt_conn_lost(c, -ECONNRESET);
+		rr__clnt_conn_lost(c, -ECONNRESET);
 		return;
 	}
 	c->sq_posted += n;

@@ -26,7 +26,7 @@
  * fails. A provider that cannot reset (verbs may fail to, for rdma-core
  * allocates) gets its QP destroyed and a new one made on the next try.
  *
- * Nothing here blocks: whoever drives the client (clnt_drive) steps this
+ * Nothing here blocks: whoever drives the client (rr__clnt_drive) steps this
  * machine. Caller holds c->mu throughout.
  */
 #include "rpcrdma/clnt.h"
@@ -71,7 +71,7 @@ static void backoff(struct rr_clnt *c)
 	if (c->stop || c->o.no_reconnect) {
 		c->down = true;
 		set_state(c, CLNT_DOWN);
-		clnt_fail_all(c, -ECONNRESET);
+		rr__clnt_fail_all(c, -ECONNRESET);
 		return;
 	}
 	set_state(c, CLNT_BACKOFF);
@@ -85,7 +85,7 @@ static void backoff(struct rr_clnt *c)
  * The QP (made the first time only), its receives posted, the connection
  * asked for.
  */
-int clnt_conn_start(struct rr_clnt *c)
+static int clnt_conn_start(struct rr_clnt *c)
 {
 	struct rr_qp_attr a = c->qp_attr;
 	uint8_t pd[RR_CPARAMS_LEN];
@@ -100,7 +100,7 @@ int clnt_conn_start(struct rr_clnt *c)
 	c->qp_in_use = true;
 	c->gen = (uint16_t)(c->gen + 1) ? (uint16_t)(c->gen + 1) : 1;
 	for (uint32_t i = 0; i < c->nrecv; i++)
-		clnt_post_recv_on(c, i);
+		rr__clnt_post_recv_on(c, i);
 	/*
 	 * Windows welcome Send With Invalidate (it saves a LOCAL_INV per
 	 * call); a region registered per call may refuse it (rxe does).
@@ -166,11 +166,11 @@ static void cm_events(struct rr_clnt *c)
 							    : -EHOSTUNREACH));
 		else if (ev.type == RR_CM_DISCONNECTED ||
 			 ev.type == RR_CM_QP_ERROR)
-			clnt_conn_lost(c, -ECONNRESET);
+			rr__clnt_conn_lost(c, -ECONNRESET);
 	}
 }
 
-void clnt_post_drain(struct rr_clnt *c)
+void rr__clnt_post_drain(struct rr_clnt *c)
 {
 	if (rr_qp_drain(c->qp, rr_wrid(c->gen, RR_WRK_DRAIN, 0, 0),
 			rr_wrid(c->gen, RR_WRK_DRAIN, 1, 0)))
@@ -179,7 +179,7 @@ void clnt_post_drain(struct rr_clnt *c)
 	c->sq_posted++;
 }
 
-bool clnt_drained(const struct rr_clnt *c)
+bool rr__clnt_drained(const struct rr_clnt *c)
 {
 	if (!c->drain_sq || !c->drain_rq || c->sq_posted != c->sq_retired)
 		return false;
@@ -195,10 +195,10 @@ static void drain_step(struct rr_clnt *c)
 	uint64_t now = rr_mono_ms();
 
 	if (!c->drain_posted)
-		clnt_post_drain(c);
-	if (!clnt_drained(c) && now - c->state_ms < CLNT_DRAIN_MS)
+		rr__clnt_post_drain(c);
+	if (!rr__clnt_drained(c) && now - c->state_ms < CLNT_DRAIN_MS)
 		return;
-	if (!clnt_drained(c)) {
+	if (!rr__clnt_drained(c)) {
 		c->st.teardown_unbalanced++;
 		rr_err_rl("rpcrdma: connection torn down undrained: sends %llu "
 			  "outstanding, markers %s/%s",
@@ -214,7 +214,7 @@ static void drain_step(struct rr_clnt *c)
  * One step of the machine: CM events, then the timers. Returns how long
  * the caller may wait for completions before stepping again (-1: no limit).
  */
-int clnt_conn_step(struct rr_clnt *c)
+int rr__clnt_conn_step(struct rr_clnt *c)
 {
 	uint64_t now;
 	int rc;
@@ -254,7 +254,7 @@ int clnt_conn_step(struct rr_clnt *c)
  * reply complete; calls waiting for one are sent again on the next
  * connection, or fail with rc when the client is soft or stopping.
  */
-void clnt_conn_lost(struct rr_clnt *c, int rc)
+void rr__clnt_conn_lost(struct rr_clnt *c, int rc)
 {
 	bool resend = !c->stop && !c->o.no_reconnect && !c->o.soft;
 
@@ -271,22 +271,22 @@ void clnt_conn_lost(struct rr_clnt *c, int rc)
 
 		if (r->state == REQ_FREE || r->state == REQ_RESEND)
 			continue;
-		clnt_req_unexpose(c, r);
+		rr__clnt_req_unexpose(c, r);
 		r->owed = false;
 		if (r->state == REQ_SENT && resend && !r->call->priv_.cancel) {
-			clnt_req_resend(c, r);
+			rr__clnt_req_resend(c, r);
 			continue;
 		}
 		if (r->state == REQ_SENT)
 			r->final_rc = rc;
-		clnt_req_finish(c, r);
+		rr__clnt_req_finish(c, r);
 	}
 	if (!resend)
-		clnt_fail_all(c, rc);
+		rr__clnt_fail_all(c, rc);
 }
 
 /* The first connection: as any other, but waited for, and not retried. */
-int clnt_conn_first(struct rr_clnt *c)
+int rr__clnt_conn_first(struct rr_clnt *c)
 {
 	uint64_t end = rr_mono_ms() + (uint64_t)c->o.connect_timeout_ms;
 	struct rr_cm_event ev;
@@ -308,7 +308,7 @@ int clnt_conn_first(struct rr_clnt *c)
 			     : (ev.status ? ev.status : -ECONNREFUSED);
 	}
 	if (c->qp_in_use) {
-		clnt_drain_now(c);
+		rr__clnt_drain_now(c);
 		forget_qp(c);
 	}
 	c->dead = c->down = true;

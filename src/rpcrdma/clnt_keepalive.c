@@ -20,7 +20,7 @@
  * it can neither overrun the server's grant nor leak a slot. Any reply,
  * even an error, shows a live server; only silence condemns.
  *
- * The client's own thread runs the timer (clnt_ka_tick, from bg_main);
+ * The client's own thread runs the timer (rr__clnt_ka_tick, from bg_main);
  * each reply stamps last_rx_ms (clnt_reply.c). Caller holds c->mu unless
  * said otherwise.
  */
@@ -33,7 +33,7 @@
 
 #define KA_DEFAULT_MS 60000
 
-void clnt_ka_init(struct rr_clnt *c)
+void rr__clnt_ka_init(struct rr_clnt *c)
 {
 	if (!c->o.keepalive_ms)
 		c->o.keepalive_ms = KA_DEFAULT_MS;
@@ -43,7 +43,7 @@ void clnt_ka_init(struct rr_clnt *c)
 }
 
 /* The program a probe calls: the options', else the last one used. */
-void clnt_ka_note(struct rr_clnt *c, const struct rr_call *call)
+void rr__clnt_ka_note(struct rr_clnt *c, const struct rr_call *call)
 {
 	c->ka.prog = call->prog;
 	c->ka.vers = call->vers;
@@ -73,11 +73,11 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 				"rpcrdma: no reply to a keepalive probe in %d "
 				"ms: reconnecting",
 				c->o.keepalive_timeout_ms);
-			clnt_conn_lost(c, -ECONNRESET);
+			rr__clnt_conn_lost(c, -ECONNRESET);
 		}
 	}
 	pthread_mutex_unlock(&c->mu);
-	clnt_run_callbacks(c); /* of the calls the loss completed */
+	rr__clnt_run_callbacks(c); /* of the calls the loss completed */
 }
 
 static void ka_probe(struct rr_clnt *c)
@@ -92,7 +92,7 @@ static void ka_probe(struct rr_clnt *c)
 	c->ka.busy = true;
 	c->ka.gen = c->gen;
 	c->st.keepalive_probes++;
-	if (clnt_start(c, p, ka_done, c, NULL))
+	if (rr__clnt_start(c, p, ka_done, c, NULL))
 		c->ka.busy = false;
 }
 
@@ -102,7 +102,7 @@ static void ka_probe(struct rr_clnt *c)
  * connection, a probe out, no program yet) that is one period, so a
  * connection that comes up later is watched from then on.
  */
-int clnt_ka_tick(struct rr_clnt *c)
+int rr__clnt_ka_tick(struct rr_clnt *c)
 {
 	uint64_t now, due;
 

@@ -18,14 +18,14 @@
 #define POLL_BATCH 32
 
 /* Reposts a receive buffer after its message was handled. */
-void clnt_post_recv(struct rr_clnt *c, uint32_t i)
+static void clnt_post_recv(struct rr_clnt *c, uint32_t i)
 {
 	if (!c->dead)
-		clnt_post_recv_on(c, i);
+		rr__clnt_post_recv_on(c, i);
 }
 
 /* Posts receive buffer i on the current QP, connected or connecting. */
-void clnt_post_recv_on(struct rr_clnt *c, uint32_t i)
+void rr__clnt_post_recv_on(struct rr_clnt *c, uint32_t i)
 {
 	struct rr_sge sge = {.addr = (uintptr_t)rr_bufpool_at(&c->recvbufs, i),
 			     .length = c->recvbufs.size,
@@ -34,7 +34,7 @@ void clnt_post_recv_on(struct rr_clnt *c, uint32_t i)
 
 	wr.wr_id = rr_wrid(c->gen, RR_WRK_RECV, i, ++c->recv_seq[i]);
 	if (rr_qp_post_recv(c->qp, &wr, NULL)) {
-		clnt_conn_lost(c, -ECONNRESET);
+		rr__clnt_conn_lost(c, -ECONNRESET);
 		return;
 	}
 	c->recv_out[i] = true;
@@ -56,8 +56,8 @@ static void sq_retire(struct rr_clnt *c, uint64_t mark)
 }
 
 /* RPC reply header and results; the caller's result buffer gets them. */
-int clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r, const uint8_t *rpc,
-		      size_t len)
+int rr__clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r,
+			  const uint8_t *rpc, size_t len)
 {
 	struct rr_call *call = r->call;
 	struct rr_reply_hdr h;
@@ -164,7 +164,7 @@ static int handle_msg(struct rr_clnt *c, struct clnt_req *r,
 		return rc;
 	if (h->proc == RR_RDMA_NOMSG)
 		return check_reply_chunk(c, r, h);
-	return clnt_decode_reply(c, r, buf + hl, len - (uint32_t)hl);
+	return rr__clnt_decode_reply(c, r, buf + hl, len - (uint32_t)hl);
 }
 
 static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
@@ -197,7 +197,7 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 			r->state = REQ_FENCING;
 			r->final_rc = -EPROTO;
 		}
-		clnt_conn_lost(c, -EPROTO);
+		rr__clnt_conn_lost(c, -EPROTO);
 		return;
 	}
 	if (r->state != REQ_SENT) {
@@ -205,7 +205,7 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 		r->owed = false;
 		clnt_post_recv(c, i);
 		if (r->state == REQ_ABANDONED)
-			clnt_req_finish(c, r);
+			rr__clnt_req_finish(c, r);
 		return;
 	}
 	if (c->sctx[r->sctx].busy)
@@ -216,7 +216,7 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 	 * loses the connection, which sends calls still SENT again: this
 	 * one has its reply, it must not be among them.
 	 */
-	clnt_fence(c, r, rc);
+	rr__clnt_fence(c, r, rc);
 	clnt_post_recv(c, i);
 }
 
@@ -226,7 +226,7 @@ static void handle_linv(struct rr_clnt *c, struct clnt_req *r)
 	r->nlinv_out = 0;
 	for (uint32_t i = 0; i < r->nmw; i++)
 		r->mws[i].live = false;
-	clnt_req_finish(c, r);
+	rr__clnt_req_finish(c, r);
 }
 
 /*
@@ -278,7 +278,7 @@ static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
 				   "lost",
 				   rr_wc_status_str(wc->status), kind);
 		account_error(c, kind, slot, seq);
-		clnt_conn_lost(c, -ECONNRESET);
+		rr__clnt_conn_lost(c, -ECONNRESET);
 		return;
 	}
 	if (kind == RR_WRK_RECV && slot < c->nrecv && c->recv_out[slot] &&
@@ -324,8 +324,8 @@ static void expire_resends(struct rr_clnt *c, uint64_t now)
 			c->st.timeouts++;
 		r->final_rc = cancel ? -ECANCELED : -ETIMEDOUT;
 		r->state = REQ_FENCING;
-		c->in_flight++; /* clnt_req_finish gives the slot back */
-		clnt_req_finish(c, r);
+		c->in_flight++; /* rr__clnt_req_finish gives the slot back */
+		rr__clnt_req_finish(c, r);
 	}
 }
 
@@ -339,7 +339,7 @@ static void expire_queued(struct rr_clnt *c, uint64_t now)
 
 		if (call->priv_.deadline_ms && now >= call->priv_.deadline_ms) {
 			c->st.timeouts++;
-			clnt_unqueue(c, call, -ETIMEDOUT);
+			rr__clnt_unqueue(c, call, -ETIMEDOUT);
 		}
 		call = next;
 	}
@@ -362,14 +362,14 @@ static void check_timeouts(struct rr_clnt *c)
 		else
 			c->st.timeouts++;
 		r->owed = true;
-		clnt_fence(c, r, cancel ? -ECANCELED : -ETIMEDOUT);
+		rr__clnt_fence(c, r, cancel ? -ECANCELED : -ETIMEDOUT);
 	}
 	expire_resends(c, now);
 	expire_queued(c, now);
 }
 
 /* In completion order, until none is left (callbacks may complete more). */
-void clnt_run_callbacks(struct rr_clnt *c)
+void rr__clnt_run_callbacks(struct rr_clnt *c)
 {
 	struct rr_call *call;
 
@@ -398,24 +398,24 @@ void clnt_run_callbacks(struct rr_clnt *c)
  * bounded, until the drain markers are back (invariant 4), before the
  * QP is reset.
  */
-void clnt_drain_now(struct rr_clnt *c)
+void rr__clnt_drain_now(struct rr_clnt *c)
 {
 	uint64_t end = rr_mono_ms() + CLNT_DRAIN_MS;
 	struct rr_wc wc[POLL_BATCH];
 
 	c->dead = true;
 	rr_qp_disconnect(c->qp);
-	while (!clnt_drained(c) && rr_mono_ms() < end) {
+	while (!rr__clnt_drained(c) && rr_mono_ms() < end) {
 		int n;
 
 		if (!c->drain_posted)
-			clnt_post_drain(c);
+			rr__clnt_post_drain(c);
 		rr_cq_wait(c->cq, 10);
 		n = rr_cq_poll(c->cq, wc, POLL_BATCH);
 		for (int i = 0; i < n; i++)
 			dispatch(c, &wc[i]);
 	}
-	if (!clnt_drained(c))
+	if (!rr__clnt_drained(c))
 		c->st.teardown_unbalanced++;
 }
 
@@ -424,14 +424,14 @@ void clnt_drain_now(struct rr_clnt *c)
  * provider may read the socket in this very thread), dispatch them, run
  * timers, start queued calls. Returns the number of completions handled.
  */
-int clnt_drive(struct rr_clnt *c, int timeout_ms)
+int rr__clnt_drive(struct rr_clnt *c, int timeout_ms)
 {
 	struct rr_wc wc[POLL_BATCH];
 	int n, rc, step;
 
 	/* While (re)connecting, the machine's timers bound the wait. */
 	pthread_mutex_lock(&c->mu);
-	step = c->conn_state == CLNT_UP ? -1 : clnt_conn_step(c);
+	step = c->conn_state == CLNT_UP ? -1 : rr__clnt_conn_step(c);
 	pthread_mutex_unlock(&c->mu);
 	if (step >= 0 && (timeout_ms < 0 || step < timeout_ms))
 		timeout_ms = step;
@@ -443,11 +443,11 @@ int clnt_drive(struct rr_clnt *c, int timeout_ms)
 	for (int i = 0; i < n; i++)
 		dispatch(c, &wc[i]);
 	if (c->conn_state != CLNT_UP || c->dead)
-		clnt_conn_step(c);
+		rr__clnt_conn_step(c);
 	check_timeouts(c);
-	clnt_kick_queue(c);
+	rr__clnt_kick_queue(c);
 	pthread_mutex_unlock(&c->mu);
-	clnt_run_callbacks(c);
+	rr__clnt_run_callbacks(c);
 	return n < 0 ? n : n;
 }
 
@@ -456,17 +456,17 @@ int clnt_drive(struct rr_clnt *c, int timeout_ms)
  * every request into the CQ, and each queue must come back to zero
  * outstanding. No other thread drives the client any more.
  */
-void clnt_drain(struct rr_clnt *c)
+void rr__clnt_drain(struct rr_clnt *c)
 {
 	uint64_t deadline = rr_mono_ms() + CLNT_DRAIN_MS;
 	struct rr_wc wc[POLL_BATCH];
 
 	pthread_mutex_lock(&c->mu);
-	while (!clnt_drained(c) && rr_mono_ms() < deadline) {
+	while (!rr__clnt_drained(c) && rr_mono_ms() < deadline) {
 		int n;
 
 		if (!c->drain_posted)
-			clnt_post_drain(c);
+			rr__clnt_post_drain(c);
 		pthread_mutex_unlock(&c->mu);
 		rr_cq_wait(c->cq, 10);
 		n = rr_cq_poll(c->cq, wc, POLL_BATCH);
@@ -474,7 +474,7 @@ void clnt_drain(struct rr_clnt *c)
 		for (int i = 0; i < n; i++)
 			dispatch(c, &wc[i]);
 	}
-	if (!clnt_drained(c)) {
+	if (!rr__clnt_drained(c)) {
 		c->st.teardown_unbalanced++;
 		rr_err_rl("rpcrdma: client torn down undrained: sends %llu "
 			  "outstanding, markers %s/%s",

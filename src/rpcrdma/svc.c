@@ -33,8 +33,6 @@ static void opts_defaults(struct rr_svc_opts *o, const struct rr_svc_opts *in)
 		*o = *in;
 	else
 		memset(o, 0, sizeof(*o));
-	if (!o->provider)
-		o->provider = "iwarp";
 	if (!o->credits)
 		o->credits = 128;
 	if (o->credits > 1024)

@@ -152,7 +152,7 @@ static void mpa_request(int fd, bool crc, uint8_t extra_flags)
 				 .ird = 8,
 				 .ord = 8};
 	uint8_t buf[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
-	int n = iw_mpa_encode(&f, buf, sizeof(buf));
+	int n = rr__iw_mpa_encode(&f, buf, sizeof(buf));
 
 	assert_true(n > 0);
 	raw_send(fd, buf, (size_t)n);
@@ -208,13 +208,13 @@ static void send_fpdu(int fd, const struct iw_hdr *h, const void *payload,
 		      uint32_t plen, bool crc, bool corrupt)
 {
 	uint8_t b[256];
-	size_t hl = iw_hdr_encode(h, b);
+	size_t hl = rr__iw_hdr_encode(h, b);
 	uint32_t pad = iw_fpdu_pad(h->mpa_len), c;
 
 	memcpy(b + hl, payload, plen);
 	memset(b + hl + plen, 0, pad);
 	c = crc ? rr_crc32c(b, hl + plen + pad) : 0;
-	iw_crc_store(b + hl + plen + pad, corrupt ? c ^ 1 : c);
+	rr__iw_crc_store(b + hl + plen + pad, corrupt ? c ^ 1 : c);
 	raw_send(fd, b, hl + plen + pad + IW_CRC_LEN);
 }
 
@@ -239,7 +239,8 @@ static void expect_terminate(int fd, uint8_t layer, uint8_t etype,
 	uint32_t plen;
 
 	assert_int_equal(raw_recv(fd, b, sizeof(b)), sizeof(b));
-	assert_int_equal(iw_hdr_decode(b, sizeof(b), &h), IW_UNTAGGED_HDR_LEN);
+	assert_int_equal(rr__iw_hdr_decode(b, sizeof(b), &h),
+			 IW_UNTAGGED_HDR_LEN);
 	assert_int_equal(h.opcode, IW_OP_TERMINATE);
 	assert_int_equal(h.qn, IW_QN_TERMINATE);
 	plen = iw_hdr_payload_len(&h);
@@ -247,7 +248,7 @@ static void expect_terminate(int fd, uint8_t layer, uint8_t etype,
 	assert_int_equal(
 		raw_recv(fd, p, plen + iw_fpdu_pad(h.mpa_len) + IW_CRC_LEN),
 		plen + iw_fpdu_pad(h.mpa_len) + IW_CRC_LEN);
-	assert_int_equal(iw_term_decode(p, plen, &t), 0);
+	assert_int_equal(rr__iw_term_decode(p, plen, &t), 0);
 	assert_int_equal(t.layer, layer);
 	assert_int_equal(t.etype, etype);
 	assert_int_equal(t.ecode, ecode);
@@ -439,7 +440,7 @@ static void unknown_opcode_is_terminated(void **state)
 	struct rr_fabric_counters c0 = counters(e);
 	int fd = raw_connect(e);
 	struct rr_qp *qp = raw_established(e, fd, false);
-	size_t hl = iw_hdr_encode(&h, b);
+	size_t hl = rr__iw_hdr_encode(&h, b);
 
 	b[3] = (b[3] & 0xf0) | 0x9; /* RDMAP opcode 9 does not exist */
 	memcpy(b + hl, "abcd", 4);

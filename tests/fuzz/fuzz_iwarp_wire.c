@@ -17,16 +17,16 @@ static void check_mpa(const uint8_t *d, size_t n, bool reply)
 	uint16_t pd;
 	int len;
 
-	if (n < IW_MPA_HDR_LEN || iw_mpa_decode_header(d, reply, &f, &pd))
+	if (n < IW_MPA_HDR_LEN || rr__iw_mpa_decode_header(d, reply, &f, &pd))
 		return;
 	if (n - IW_MPA_HDR_LEN < pd ||
-	    iw_mpa_decode_pdata(d + IW_MPA_HDR_LEN, pd, &f))
+	    rr__iw_mpa_decode_pdata(d + IW_MPA_HDR_LEN, pd, &f))
 		return;
-	len = iw_mpa_encode(&f, buf, sizeof(buf));
+	len = rr__iw_mpa_encode(&f, buf, sizeof(buf));
 	if (len < 0)
 		return; /* e.g. a foreign layout we read but do not write */
-	if (iw_mpa_decode_header(buf, reply, &g, &pd) ||
-	    iw_mpa_decode_pdata(buf + IW_MPA_HDR_LEN, pd, &g) ||
+	if (rr__iw_mpa_decode_header(buf, reply, &g, &pd) ||
+	    rr__iw_mpa_decode_pdata(buf + IW_MPA_HDR_LEN, pd, &g) ||
 	    g.pd_len != f.pd_len || memcmp(g.pd, f.pd, f.pd_len) ||
 	    g.ird != f.ird || g.ord != f.ord || g.flags != f.flags)
 		abort();
@@ -36,14 +36,14 @@ static void check_hdr(const uint8_t *d, size_t n)
 {
 	struct iw_hdr h, g;
 	uint8_t buf[IW_UNTAGGED_HDR_LEN];
-	int len = iw_hdr_decode(d, n, &h);
+	int len = rr__iw_hdr_decode(d, n, &h);
 
 	if (len <= 0)
 		return;
-	if ((int)iw_hdr_encode(&h, buf) != len ||
-	    iw_hdr_decode(buf, (size_t)len, &g) != len || memcmp(buf, d, 2) ||
-	    g.opcode != h.opcode || g.stag != h.stag || g.msn != h.msn ||
-	    g.mo != h.mo || g.to != h.to || g.qn != h.qn)
+	if ((int)rr__iw_hdr_encode(&h, buf) != len ||
+	    rr__iw_hdr_decode(buf, (size_t)len, &g) != len ||
+	    memcmp(buf, d, 2) || g.opcode != h.opcode || g.stag != h.stag ||
+	    g.msn != h.msn || g.mo != h.mo || g.to != h.to || g.qn != h.qn)
 		abort();
 }
 
@@ -54,17 +54,17 @@ static void check_payloads(const uint8_t *d, size_t n)
 	uint8_t buf[128];
 	int len;
 
-	if (iw_read_req_decode(d, n, &r) == 0) {
-		iw_read_req_encode(&r, buf);
-		if (iw_read_req_decode(buf, IW_READ_REQ_LEN, &r2) ||
+	if (rr__iw_read_req_decode(d, n, &r) == 0) {
+		rr__iw_read_req_encode(&r, buf);
+		if (rr__iw_read_req_decode(buf, IW_READ_REQ_LEN, &r2) ||
 		    r.sink_stag != r2.sink_stag || r.sink_to != r2.sink_to ||
 		    r.size != r2.size || r.src_stag != r2.src_stag ||
 		    r.src_to != r2.src_to)
 			abort();
 	}
-	if (iw_term_decode(d, n, &t) == 0) {
-		len = iw_term_encode(&t, buf, sizeof(buf));
-		if (len >= 0 && (iw_term_decode(buf, (size_t)len, &t2) ||
+	if (rr__iw_term_decode(d, n, &t) == 0) {
+		len = rr__iw_term_encode(&t, buf, sizeof(buf));
+		if (len >= 0 && (rr__iw_term_decode(buf, (size_t)len, &t2) ||
 				 t2.layer != t.layer || t2.ecode != t.ecode ||
 				 t2.hdr_len != t.hdr_len))
 			abort();

@@ -310,10 +310,10 @@ static int mpa_handshake(struct raw *r)
 	int n;
 
 	rr_cparams_encode(&cp, f.pd);
-	n = iw_mpa_encode(&f, buf, sizeof(buf));
+	n = rr__iw_mpa_encode(&f, buf, sizeof(buf));
 	if (n <= 0 || !send_all(r->fd, buf, (size_t)n) ||
 	    !recv_all(r->fd, buf, IW_MPA_HDR_LEN) ||
-	    iw_mpa_decode_header(buf, true, &f, &pd_total) ||
+	    rr__iw_mpa_decode_header(buf, true, &f, &pd_total) ||
 	    !recv_all(r->fd, buf + IW_MPA_HDR_LEN, pd_total))
 		return -EIO;
 	if (f.flags & IW_MPA_FLAG_REJECT)
@@ -348,15 +348,15 @@ static bool raw_send(struct raw *r, const uint8_t *msg, uint32_t len)
 			   .opcode = IW_OP_SEND,
 			   .qn = IW_QN_SEND,
 			   .msn = r->msn++};
-	size_t hl = iw_hdr_encode(&h, b);
+	size_t hl = rr__iw_hdr_encode(&h, b);
 	uint32_t pad = iw_fpdu_pad(h.mpa_len);
 
 	if (hl + len + pad + IW_CRC_LEN > sizeof(b))
 		return false;
 	memcpy(b + hl, msg, len);
 	memset(b + hl + len, 0, pad);
-	iw_crc_store(b + hl + len + pad,
-		     r->crc ? rr_crc32c(b, hl + len + pad) : 0);
+	rr__iw_crc_store(b + hl + len + pad,
+			 r->crc ? rr_crc32c(b, hl + len + pad) : 0);
 	return send_all(r->fd, b, hl + len + pad + IW_CRC_LEN);
 }
 
@@ -428,7 +428,7 @@ static bool swallow(struct raw *r, atomic_bool *stop, atomic_ulong *reqs)
 			return true;
 		have += (size_t)n;
 		while (have >= IW_UNTAGGED_HDR_LEN &&
-		       iw_hdr_decode(b, have, &h) > 0) {
+		       rr__iw_hdr_decode(b, have, &h) > 0) {
 			size_t all = 2u + h.mpa_len + iw_fpdu_pad(h.mpa_len) +
 				     IW_CRC_LEN;
 

@@ -53,8 +53,8 @@ static int acquire(struct env *e, uint32_t stag, struct rr_pd *pd,
 		   unsigned access, uint64_t to, uint64_t len)
 {
 	struct iw_stag *s;
-	int rc = iw_stag_acquire(to_iw_dev(e->dev), stag, pd, access, to, len,
-				 &s);
+	int rc = rr__iw_stag_acquire(to_iw_dev(e->dev), stag, pd, access, to,
+				     len, &s);
 
 	if (rc == 0)
 		pthread_mutex_unlock(&s->mu);
@@ -123,7 +123,7 @@ static void window_is_valid_only_between_bind_and_invalidate(void **state)
 			 -ENOENT);
 	w = reg_wqe(mw, e->mr, base + 100, 200, RR_ACCESS_REMOTE_READ);
 	first = w.rkey;
-	assert_int_equal(iw_mw_bind(dev, e->pd, &w), RR_WC_SUCCESS);
+	assert_int_equal(rr__iw_mw_bind(dev, e->pd, &w), RR_WC_SUCCESS);
 	assert_int_equal(acquire(e, first, e->pd, RR_ACCESS_REMOTE_READ,
 				 base + 100, 200),
 			 0);
@@ -134,30 +134,32 @@ static void window_is_valid_only_between_bind_and_invalidate(void **state)
 	assert_int_equal(rr_mr_dereg(e->mr), -EBUSY);
 	/* Rebinding a valid window is refused: invalidate first. */
 	w = reg_wqe(mw, e->mr, base, 10, RR_ACCESS_REMOTE_READ);
-	assert_int_equal(iw_mw_bind(dev, e->pd, &w), RR_WC_MW_BIND_ERR);
-	assert_int_equal(iw_stag_invalidate(dev, e->pd, first, false), 0);
+	assert_int_equal(rr__iw_mw_bind(dev, e->pd, &w), RR_WC_MW_BIND_ERR);
+	assert_int_equal(rr__iw_stag_invalidate(dev, e->pd, first, false), 0);
 	assert_int_equal(
 		acquire(e, first, e->pd, RR_ACCESS_REMOTE_READ, base + 100, 1),
 		-ENOENT);
 	/* Remote invalidation of a key that is no longer live is refused. */
-	assert_int_equal(iw_stag_invalidate(dev, e->pd, first, true), -ENOENT);
+	assert_int_equal(rr__iw_stag_invalidate(dev, e->pd, first, true),
+			 -ENOENT);
 	/* The next registration has a different key: the old one stays dead. */
 	w = reg_wqe(mw, e->mr, base, 10, RR_ACCESS_REMOTE_READ);
 	assert_int_not_equal(w.rkey & 0xff, first & 0xff);
 	assert_int_equal(w.rkey >> 8, first >> 8);
-	assert_int_equal(iw_mw_bind(dev, e->pd, &w), RR_WC_SUCCESS);
+	assert_int_equal(rr__iw_mw_bind(dev, e->pd, &w), RR_WC_SUCCESS);
 	assert_int_equal(
 		acquire(e, first, e->pd, RR_ACCESS_REMOTE_READ, base, 1),
 		-ENOENT);
 	assert_int_equal(
 		acquire(e, w.rkey, e->pd, RR_ACCESS_REMOTE_READ, base, 10), 0);
 	/* A window of another PD cannot be invalidated through this one. */
-	assert_int_equal(iw_stag_invalidate(dev, e->pd2, w.rkey, true), -EPERM);
+	assert_int_equal(rr__iw_stag_invalidate(dev, e->pd2, w.rkey, true),
+			 -EPERM);
 	/* A region is not a window: it cannot be invalidated remotely. */
 	assert_int_equal(
-		iw_stag_invalidate(dev, e->pd, rr_mr_rkey(e->mr), true),
+		rr__iw_stag_invalidate(dev, e->pd, rr_mr_rkey(e->mr), true),
 		-ENOENT);
-	assert_int_equal(iw_stag_invalidate(dev, e->pd, w.rkey, true), 0);
+	assert_int_equal(rr__iw_stag_invalidate(dev, e->pd, w.rkey, true), 0);
 	assert_int_equal(rr_mw_free(mw), 0);
 }
 
@@ -172,11 +174,11 @@ static void bind_outside_the_region_or_across_pds_fails(void **state)
 	assert_int_equal(rr_mw_alloc(e->pd, &mw), 0);
 	assert_int_equal(rr_mw_alloc(e->pd2, &mw2), 0);
 	w = reg_wqe(mw, e->mr, base + sizeof(e->buf) - 4, 8, 0);
-	assert_int_equal(iw_mw_bind(dev, e->pd, &w), RR_WC_MW_BIND_ERR);
+	assert_int_equal(rr__iw_mw_bind(dev, e->pd, &w), RR_WC_MW_BIND_ERR);
 	w = reg_wqe(mw, e->mr, base - 1, 8, 0);
-	assert_int_equal(iw_mw_bind(dev, e->pd, &w), RR_WC_MW_BIND_ERR);
+	assert_int_equal(rr__iw_mw_bind(dev, e->pd, &w), RR_WC_MW_BIND_ERR);
 	w = reg_wqe(mw2, e->mr, base, 8, 0);
-	assert_int_equal(iw_mw_bind(dev, e->pd2, &w), RR_WC_MW_BIND_ERR);
+	assert_int_equal(rr__iw_mw_bind(dev, e->pd2, &w), RR_WC_MW_BIND_ERR);
 	assert_int_equal(rr_mw_free(mw2), 0);
 	assert_int_equal(rr_mw_free(mw), 0);
 }

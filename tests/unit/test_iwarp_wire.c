@@ -22,7 +22,7 @@
 static int hdr_decode_exact(const uint8_t *p, size_t avail, struct iw_hdr *h)
 {
 	uint8_t *c = exact_copy(p, avail);
-	int rc = iw_hdr_decode(c, avail, h);
+	int rc = rr__iw_hdr_decode(c, avail, h);
 
 	free(c);
 	return rc;
@@ -46,12 +46,12 @@ static int mpa_decode(const uint8_t *b, size_t len, bool reply,
 	int rc;
 
 	assert_true(len >= IW_MPA_HDR_LEN);
-	rc = iw_mpa_decode_header(b, reply, f, &pd_total);
+	rc = rr__iw_mpa_decode_header(b, reply, f, &pd_total);
 	if (rc)
 		return rc;
 	assert_int_equal(pd_total, len - IW_MPA_HDR_LEN);
 	pd = exact_copy(b + IW_MPA_HDR_LEN, pd_total);
-	rc = iw_mpa_decode_pdata(pd, pd_total, f);
+	rc = rr__iw_mpa_decode_pdata(pd, pd_total, f);
 	free(pd);
 	return rc;
 }
@@ -61,7 +61,7 @@ static void assert_mpa_reencodes(const struct iw_mpa_frame *f, const uint8_t *b,
 {
 	uint8_t out[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
 
-	assert_int_equal(iw_mpa_encode(f, out, sizeof(out)), (int)len);
+	assert_int_equal(rr__iw_mpa_encode(f, out, sizeof(out)), (int)len);
 	assert_memory_equal(out, b, len);
 }
 
@@ -143,7 +143,7 @@ static void test_mpa_p2p_rtr_roundtrip(void **state)
 	int n;
 
 	(void)state;
-	n = iw_mpa_encode(&f, b, sizeof(b));
+	n = rr__iw_mpa_encode(&f, b, sizeof(b));
 	assert_int_equal(n, 27);
 	assert_int_equal(b[16], 0x50);
 	assert_int_equal(b[18] << 8 | b[19], 7);
@@ -171,7 +171,7 @@ static void test_mpa_rev1_plain(void **state)
 
 	(void)state;
 	memset(f.pd, 0x5a, sizeof(f.pd));
-	assert_int_equal(iw_mpa_encode(&f, b, sizeof(b)), (int)sizeof(b));
+	assert_int_equal(rr__iw_mpa_encode(&f, b, sizeof(b)), (int)sizeof(b));
 	assert_int_equal(mpa_decode(b, sizeof(b), false, &g), 0);
 	assert_int_equal(g.rev, 1);
 	assert_int_equal(g.pd_len, IW_MPA_MAX_PD);
@@ -190,40 +190,42 @@ static void test_mpa_decode_rejects(void **state)
 		memcpy(bad, b, len);
 		bad[i] ^= 0x01;
 		assert_int_equal(
-			iw_mpa_decode_header(bad, false, &f, &pd_total),
+			rr__iw_mpa_decode_header(bad, false, &f, &pd_total),
 			-EBADMSG);
 	}
 	memcpy(bad, b, len);
 	bad[17] = 3;
-	assert_int_equal(iw_mpa_decode_header(bad, false, &f, &pd_total),
+	assert_int_equal(rr__iw_mpa_decode_header(bad, false, &f, &pd_total),
 			 -EPROTO);
 	bad[17] = 0;
-	assert_int_equal(iw_mpa_decode_header(bad, false, &f, &pd_total),
+	assert_int_equal(rr__iw_mpa_decode_header(bad, false, &f, &pd_total),
 			 -EPROTO);
 	/* Revision 1 has no enhanced mode... */
 	bad[17] = 1;
-	assert_int_equal(iw_mpa_decode_header(bad, false, &f, &pd_total),
+	assert_int_equal(rr__iw_mpa_decode_header(bad, false, &f, &pd_total),
 			 -EPROTO);
 	/* ...but is fine without it. */
 	bad[16] = 0;
-	assert_int_equal(iw_mpa_decode_header(bad, false, &f, &pd_total), 0);
+	assert_int_equal(rr__iw_mpa_decode_header(bad, false, &f, &pd_total),
+			 0);
 
 	memcpy(bad, b, len);
 	bad[18] = 0x01;
 	bad[19] = 0x01; /* 257 */
-	assert_int_equal(iw_mpa_decode_header(bad, false, &f, &pd_total),
+	assert_int_equal(rr__iw_mpa_decode_header(bad, false, &f, &pd_total),
 			 -EMSGSIZE);
 	bad[19] = 0x00; /* 256 */
-	assert_int_equal(iw_mpa_decode_header(bad, false, &f, &pd_total), 0);
+	assert_int_equal(rr__iw_mpa_decode_header(bad, false, &f, &pd_total),
+			 0);
 	assert_int_equal(pd_total, 256);
 	bad[18] = 0;
 	bad[19] = 3; /* too short for the IRD/ORD block */
-	assert_int_equal(iw_mpa_decode_header(bad, false, &f, &pd_total),
+	assert_int_equal(rr__iw_mpa_decode_header(bad, false, &f, &pd_total),
 			 -EMSGSIZE);
 
 	f.flags = IW_MPA_FLAG_ENHANCED;
-	assert_int_equal(iw_mpa_decode_pdata(b + 20, 3, &f), -EMSGSIZE);
-	assert_int_equal(iw_mpa_decode_pdata(b + 20, 257, &f), -EMSGSIZE);
+	assert_int_equal(rr__iw_mpa_decode_pdata(b + 20, 3, &f), -EMSGSIZE);
+	assert_int_equal(rr__iw_mpa_decode_pdata(b + 20, 257, &f), -EMSGSIZE);
 }
 
 static void test_mpa_encode_rejects(void **state)
@@ -233,24 +235,24 @@ static void test_mpa_encode_rejects(void **state)
 
 	(void)state;
 	f.pd_len = IW_MPA_MAX_APP_PD + 1;
-	assert_int_equal(iw_mpa_encode(&f, b, sizeof(b)), -EINVAL);
+	assert_int_equal(rr__iw_mpa_encode(&f, b, sizeof(b)), -EINVAL);
 	f.pd_len = IW_MPA_MAX_APP_PD;
-	assert_int_equal(iw_mpa_encode(&f, b, sizeof(b)), (int)sizeof(b));
-	assert_int_equal(iw_mpa_encode(&f, b, sizeof(b) - 1), -ENOSPC);
+	assert_int_equal(rr__iw_mpa_encode(&f, b, sizeof(b)), (int)sizeof(b));
+	assert_int_equal(rr__iw_mpa_encode(&f, b, sizeof(b) - 1), -ENOSPC);
 	f.pd_len = 0;
 	f.ird = 0x4000;
-	assert_int_equal(iw_mpa_encode(&f, b, sizeof(b)), -EINVAL);
+	assert_int_equal(rr__iw_mpa_encode(&f, b, sizeof(b)), -EINVAL);
 	f.ird = 0;
 	f.ord = 0x4000;
-	assert_int_equal(iw_mpa_encode(&f, b, sizeof(b)), -EINVAL);
+	assert_int_equal(rr__iw_mpa_encode(&f, b, sizeof(b)), -EINVAL);
 	f.ord = 0;
 	f.rtr = 0x0100;
-	assert_int_equal(iw_mpa_encode(&f, b, sizeof(b)), -EINVAL);
+	assert_int_equal(rr__iw_mpa_encode(&f, b, sizeof(b)), -EINVAL);
 	f.rtr = 0;
-	assert_int_equal(iw_mpa_encode(&f, b, IW_MPA_HDR_LEN + 3), -ENOSPC);
+	assert_int_equal(rr__iw_mpa_encode(&f, b, IW_MPA_HDR_LEN + 3), -ENOSPC);
 	f.flags = 0;
 	f.pd_len = IW_MPA_MAX_PD + 1;
-	assert_int_equal(iw_mpa_encode(&f, b, sizeof(b)), -EINVAL);
+	assert_int_equal(rr__iw_mpa_encode(&f, b, sizeof(b)), -EINVAL);
 }
 
 /* ---------------------------------------------------------- DDP/RDMAP */
@@ -283,7 +285,7 @@ static void test_hdr_roundtrip_all_opcodes(void **state)
 			}
 			n = h.tagged ? IW_TAGGED_HDR_LEN : IW_UNTAGGED_HDR_LEN;
 			h.mpa_len = (uint16_t)(n - 2 + 100);
-			assert_int_equal(iw_hdr_encode(&h, b), n);
+			assert_int_equal(rr__iw_hdr_encode(&h, b), n);
 			assert_int_equal(b[2], (h.tagged ? 0x80 : 0) |
 						       (last ? 0x40 : 0) | 1);
 			assert_int_equal(b[3], 0x40 | op);
@@ -299,7 +301,7 @@ static void test_hdr_roundtrip_all_opcodes(void **state)
 			assert_int_equal(g.msn, h.msn);
 			assert_int_equal(g.mo, h.mo);
 			assert_int_equal(iw_hdr_payload_len(&g), 100);
-			assert_int_equal(iw_hdr_encode(&g, c), n);
+			assert_int_equal(rr__iw_hdr_encode(&g, c), n);
 			assert_memory_equal(b, c, n);
 		}
 	}
@@ -314,12 +316,12 @@ static void test_hdr_short_input(void **state)
 	struct iw_hdr g;
 
 	(void)state;
-	iw_hdr_encode(&h, b);
+	rr__iw_hdr_encode(&h, b);
 	for (size_t n = 0; n < IW_UNTAGGED_HDR_LEN; n++)
 		assert_int_equal(hdr_decode_exact(b, n, &g), 0);
 	assert_int_equal(hdr_decode_exact(b, IW_UNTAGGED_HDR_LEN, &g),
 			 IW_UNTAGGED_HDR_LEN);
-	iw_hdr_encode(&t, b);
+	rr__iw_hdr_encode(&t, b);
 	for (size_t n = 0; n < IW_TAGGED_HDR_LEN; n++)
 		assert_int_equal(hdr_decode_exact(b, n, &g), 0);
 	assert_int_equal(hdr_decode_exact(b, IW_TAGGED_HDR_LEN, &g),
@@ -447,10 +449,10 @@ static void check_send_fpdu(const char *hex, uint16_t mpa_len, uint32_t msn,
 	assert_int_equal(be32_at(b + 28), credits);
 	assert_int_equal(be32_at(b + 32), 0);
 	/* CRC not negotiated: the trailer is zero. */
-	assert_int_equal(iw_crc_load(b + len - IW_CRC_LEN), 0);
+	assert_int_equal(rr__iw_crc_load(b + len - IW_CRC_LEN), 0);
 
 	memset(out, 0, sizeof(out));
-	assert_int_equal(iw_hdr_encode(&h, out), IW_UNTAGGED_HDR_LEN);
+	assert_int_equal(rr__iw_hdr_encode(&h, out), IW_UNTAGGED_HDR_LEN);
 	memcpy(out + IW_UNTAGGED_HDR_LEN, b + IW_UNTAGGED_HDR_LEN, pay);
 	assert_memory_equal(out, b, len);
 }
@@ -502,9 +504,9 @@ static void test_mpa_crc_vector(void **state)
 	assert_int_equal(covered, 16);
 	crc = rr_crc32c(b, covered);
 	assert_int_equal(crc, 0x5f4cd3ebu);
-	iw_crc_store(trailer, crc);
+	rr__iw_crc_store(trailer, crc);
 	assert_memory_equal(trailer, b + covered, IW_CRC_LEN);
-	assert_int_equal(iw_crc_load(b + covered), crc);
+	assert_int_equal(rr__iw_crc_load(b + covered), crc);
 }
 
 static void test_crc_store_load(void **state)
@@ -512,10 +514,10 @@ static void test_crc_store_load(void **state)
 	uint8_t b[IW_CRC_LEN];
 
 	(void)state;
-	iw_crc_store(b, 0x11223344u);
+	rr__iw_crc_store(b, 0x11223344u);
 	assert_int_equal(b[0], 0x44);
 	assert_int_equal(b[3], 0x11);
-	assert_int_equal(iw_crc_load(b), 0x11223344u);
+	assert_int_equal(rr__iw_crc_load(b), 0x11223344u);
 }
 
 /* -------------------------------------------------------- Read Request */
@@ -536,11 +538,11 @@ static void test_read_req_roundtrip(void **state)
 	uint8_t *c;
 
 	(void)state;
-	iw_read_req_encode(&r, b);
+	rr__iw_read_req_encode(&r, b);
 	assert_int_equal(unhex(want, w, sizeof(w)), IW_READ_REQ_LEN);
 	assert_memory_equal(b, w, IW_READ_REQ_LEN);
 	c = exact_copy(b, IW_READ_REQ_LEN);
-	assert_int_equal(iw_read_req_decode(c, IW_READ_REQ_LEN, &g), 0);
+	assert_int_equal(rr__iw_read_req_decode(c, IW_READ_REQ_LEN, &g), 0);
 	free(c);
 	assert_int_equal(g.sink_stag, r.sink_stag);
 	assert_true(g.sink_to == r.sink_to);
@@ -548,10 +550,10 @@ static void test_read_req_roundtrip(void **state)
 	assert_int_equal(g.src_stag, r.src_stag);
 	assert_true(g.src_to == r.src_to);
 	c = exact_copy(b, IW_READ_REQ_LEN - 1);
-	assert_int_equal(iw_read_req_decode(c, IW_READ_REQ_LEN - 1, &g),
+	assert_int_equal(rr__iw_read_req_decode(c, IW_READ_REQ_LEN - 1, &g),
 			 -EMSGSIZE);
 	free(c);
-	assert_int_equal(iw_read_req_decode(b, IW_READ_REQ_LEN + 1, &g),
+	assert_int_equal(rr__iw_read_req_decode(b, IW_READ_REQ_LEN + 1, &g),
 			 -EMSGSIZE);
 }
 
@@ -570,16 +572,16 @@ static void test_read_req_fpdu(void **state)
 	struct iw_hdr d;
 
 	(void)state;
-	iw_hdr_encode(&h, b);
-	iw_read_req_encode(&r, b + IW_UNTAGGED_HDR_LEN);
+	rr__iw_hdr_encode(&h, b);
+	rr__iw_read_req_encode(&r, b + IW_UNTAGGED_HDR_LEN);
 	assert_int_equal(b[3], 0x41);
 	assert_int_equal(hdr_decode_exact(b, sizeof(b), &d),
 			 IW_UNTAGGED_HDR_LEN);
 	assert_int_equal(d.qn, IW_QN_READ_REQ);
 	assert_int_equal(iw_hdr_payload_len(&d), IW_READ_REQ_LEN);
 	assert_int_equal(iw_fpdu_pad(d.mpa_len), 0);
-	assert_int_equal(iw_read_req_decode(b + IW_UNTAGGED_HDR_LEN,
-					    iw_hdr_payload_len(&d), &g),
+	assert_int_equal(rr__iw_read_req_decode(b + IW_UNTAGGED_HDR_LEN,
+						iw_hdr_payload_len(&d), &g),
 			 0);
 	assert_int_equal(g.size, 4096);
 }
@@ -589,7 +591,7 @@ static void test_read_req_fpdu(void **state)
 static int term_decode_exact(const uint8_t *p, size_t len, struct iw_term *t)
 {
 	uint8_t *c = exact_copy(p, len);
-	int rc = iw_term_decode(c, len, t);
+	int rc = rr__iw_term_decode(c, len, t);
 
 	free(c);
 	return rc;
@@ -626,8 +628,8 @@ static void test_term_ddp_untagged(void **state)
 	struct iw_term g;
 
 	(void)state;
-	iw_hdr_encode(&bad, t.hdr);
-	assert_int_equal(iw_term_encode(&t, b, sizeof(b)), 24);
+	rr__iw_hdr_encode(&bad, t.hdr);
+	assert_int_equal(rr__iw_term_encode(&t, b, sizeof(b)), 24);
 	assert_int_equal(b[0], 0x12);
 	assert_int_equal(b[1], 0x02);
 	assert_int_equal(b[2], 0xc0);
@@ -639,9 +641,9 @@ static void test_term_ddp_untagged(void **state)
 	assert_int_equal(term_decode_exact(b, 23, &g), -EMSGSIZE);
 	assert_int_equal(term_decode_exact(b, 4, &g), -EMSGSIZE);
 	assert_int_equal(term_decode_exact(b, 6, &g), -EMSGSIZE);
-	assert_int_equal(iw_term_encode(&t, b, 23), -ENOSPC);
+	assert_int_equal(rr__iw_term_encode(&t, b, 23), -ENOSPC);
 	t.hdr_len = 16;
-	assert_int_equal(iw_term_encode(&t, b, sizeof(b)), -EINVAL);
+	assert_int_equal(rr__iw_term_encode(&t, b, sizeof(b)), -EINVAL);
 }
 
 static void test_term_ddp_tagged(void **state)
@@ -663,8 +665,8 @@ static void test_term_ddp_tagged(void **state)
 	struct iw_term g;
 
 	(void)state;
-	iw_hdr_encode(&bad, t.hdr);
-	assert_int_equal(iw_term_encode(&t, b, sizeof(b)), 20);
+	rr__iw_hdr_encode(&bad, t.hdr);
+	assert_int_equal(rr__iw_term_encode(&t, b, sizeof(b)), 20);
 	assert_int_equal(b[0], 0x11);
 	assert_int_equal(b[1], 0x01);
 	assert_int_equal(term_decode_exact(b, 20, &g), 0);
@@ -693,9 +695,9 @@ static void test_term_rdmap_read_req(void **state)
 	struct iw_term g;
 
 	(void)state;
-	iw_hdr_encode(&rq, t.hdr);
-	iw_read_req_encode(&r, t.hdr + IW_UNTAGGED_HDR_LEN);
-	assert_int_equal(iw_term_encode(&t, b, sizeof(b)), 52);
+	rr__iw_hdr_encode(&rq, t.hdr);
+	rr__iw_read_req_encode(&r, t.hdr + IW_UNTAGGED_HDR_LEN);
+	assert_int_equal(rr__iw_term_encode(&t, b, sizeof(b)), 52);
 	assert_int_equal(b[0], 0x01);
 	assert_int_equal(b[1], 0x02);
 	assert_int_equal(b[2], 0xe0);
@@ -715,7 +717,7 @@ static void test_term_llp_no_header(void **state)
 	struct iw_term g;
 
 	(void)state;
-	assert_int_equal(iw_term_encode(&t, b, sizeof(b)), 4);
+	assert_int_equal(rr__iw_term_encode(&t, b, sizeof(b)), 4);
 	assert_int_equal(b[0], 0x20);
 	assert_int_equal(b[1], 0x02);
 	assert_int_equal(b[2], 0x00);
@@ -758,7 +760,7 @@ static void test_term_siw_le_layout(void **state)
 	struct iw_term g;
 
 	(void)state;
-	iw_hdr_encode(&bad, b + 4);
+	rr__iw_hdr_encode(&bad, b + 4);
 	assert_int_equal(term_decode_exact(b, sizeof(b), &g), 0);
 	assert_int_equal(g.layer, IW_TERM_DDP);
 	assert_int_equal(g.etype, IW_TERM_DDP_UNTAGGED);
@@ -808,7 +810,8 @@ static void test_term_siw_captured(void **state)
 		struct iw_hdr h;
 		struct iw_term g;
 
-		assert_int_equal(iw_hdr_decode(b, n, &h), IW_UNTAGGED_HDR_LEN);
+		assert_int_equal(rr__iw_hdr_decode(b, n, &h),
+				 IW_UNTAGGED_HDR_LEN);
 		assert_int_equal(h.opcode, IW_OP_TERMINATE);
 		assert_int_equal(h.qn, IW_QN_TERMINATE);
 		assert_int_equal(

@@ -113,7 +113,7 @@ static int mpa_handshake(int fd)
 	struct iw_mpa_frame rep;
 	uint8_t buf[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
 	uint16_t pd_total;
-	int n = iw_mpa_encode(&req, buf, sizeof(buf)), rc;
+	int n = rr__iw_mpa_encode(&req, buf, sizeof(buf)), rc;
 
 	if (n < 0)
 		return n;
@@ -121,11 +121,11 @@ static int mpa_handshake(int fd)
 	if (!rc)
 		rc = read_full(fd, buf, IW_MPA_HDR_LEN);
 	if (!rc)
-		rc = iw_mpa_decode_header(buf, true, &rep, &pd_total);
+		rc = rr__iw_mpa_decode_header(buf, true, &rep, &pd_total);
 	if (!rc)
 		rc = read_full(fd, buf, pd_total);
 	if (!rc)
-		rc = iw_mpa_decode_pdata(buf, pd_total, &rep);
+		rc = rr__iw_mpa_decode_pdata(buf, pd_total, &rep);
 	if (rc)
 		return rc;
 	if (rep.flags & (IW_MPA_FLAG_REJECT | IW_MPA_FLAG_CRC))
@@ -140,7 +140,7 @@ static int send_fpdu(int fd, struct iw_hdr *h, const void *pl, size_t len)
 	size_t hl = h->tagged ? IW_TAGGED_HDR_LEN : IW_UNTAGGED_HDR_LEN;
 
 	h->mpa_len = (uint16_t)(hl - 2 + len);
-	if (iw_hdr_encode(h, buf) != hl ||
+	if (rr__iw_hdr_encode(h, buf) != hl ||
 	    hl + len + 3 + IW_CRC_LEN > sizeof(buf))
 		return -EINVAL;
 	memcpy(buf + hl, pl, len);
@@ -179,7 +179,7 @@ static int read_bad_stag(int fd)
 		.sink_stag = 0x1234, .size = 64, .src_stag = BAD_STAG};
 	uint8_t pl[IW_READ_REQ_LEN];
 
-	iw_read_req_encode(&r, pl);
+	rr__iw_read_req_encode(&r, pl);
 	return send_fpdu(fd, &h, pl, sizeof(pl));
 }
 
@@ -206,7 +206,7 @@ static int recv_terminate(int fd, uint8_t *buf, size_t cap, struct iw_hdr *h)
 			return -EMSGSIZE;
 		rc = read_full(fd, buf + 2, total - 2);
 		if (!rc)
-			rc = iw_hdr_decode(buf, total, h);
+			rc = rr__iw_hdr_decode(buf, total, h);
 		if (rc < 0)
 			return rc;
 		if (h->opcode == IW_OP_TERMINATE)
@@ -250,7 +250,7 @@ static int check(const struct probe *p, const uint8_t *fpdu, size_t len,
 	if (h->qn != IW_QN_TERMINATE)
 		printf("  note: Terminate on queue %u, not 2\n", h->qn);
 	layout(p, fpdu + hl);
-	rc = iw_term_decode(fpdu + hl, iw_hdr_payload_len(h), &t);
+	rc = rr__iw_term_decode(fpdu + hl, iw_hdr_payload_len(h), &t);
 	if (rc) {
 		printf("  FAIL: our decoder refused it (%s)\n", strerror(-rc));
 		return 1;
@@ -309,7 +309,7 @@ static int send_ours(const char *addr, uint16_t port)
 	       "header copied\n");
 	if (fd < 0)
 		return 1;
-	n = iw_term_encode(&t, pl, sizeof(pl));
+	n = rr__iw_term_encode(&t, pl, sizeof(pl));
 	rc = n < 0 ? n : mpa_handshake(fd);
 	if (!rc)
 		rc = send_fpdu(fd, &h, pl, (size_t)n);

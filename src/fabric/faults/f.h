@@ -139,24 +139,24 @@ struct f_qp {
 
 /* f_hold.c: parked requests (plan.hold_invs) and test control */
 struct f_hold;
-int f_hold_init(struct f_qp *qp);
-void f_hold_fini(struct f_qp *qp);
-bool f_hold_wants(struct f_qp *qp, const struct rr_send_wr *wr);
-int f_hold_park(struct f_qp *qp, const struct rr_send_wr *user,
-		const struct rr_send_wr *translated);
-void f_hold_flush(struct f_qp *qp); /* holding qp->mu */
-void f_hold_drop(struct f_qp *qp);  /* holding qp->mu */
-void f_hold_link(struct f_qp *qp);
-void f_hold_unlink(struct f_qp *qp);
-void f_note_recv(struct f_qp *qp, const struct rr_recv_wr *wr);
+int rr__f_hold_init(struct f_qp *qp);
+void rr__f_hold_fini(struct f_qp *qp);
+bool rr__f_hold_wants(struct f_qp *qp, const struct rr_send_wr *wr);
+int rr__f_hold_park(struct f_qp *qp, const struct rr_send_wr *user,
+		    const struct rr_send_wr *translated);
+void rr__f_hold_flush(struct f_qp *qp); /* holding qp->mu */
+void rr__f_hold_drop(struct f_qp *qp);	/* holding qp->mu */
+void rr__f_hold_link(struct f_qp *qp);
+void rr__f_hold_unlink(struct f_qp *qp);
+void rr__f_note_recv(struct f_qp *qp, const struct rr_recv_wr *wr);
 
 /* f_guard.c */
 struct f_guard;
-int f_guard_init(struct f_qp *qp);
-void f_guard_fini(struct f_qp *qp);
-void f_guard_reset(struct f_qp *qp);
-void f_guard_post(struct f_qp *qp, const struct rr_send_wr *wr);
-void f_guard_complete(struct f_qp *qp, uint64_t wr_id);
+int rr__f_guard_init(struct f_qp *qp);
+void rr__f_guard_fini(struct f_qp *qp);
+void rr__f_guard_reset(struct f_qp *qp);
+void rr__f_guard_post(struct f_qp *qp, const struct rr_send_wr *wr);
+void rr__f_guard_complete(struct f_qp *qp, uint64_t wr_id);
 
 static inline struct f_device *to_f_dev(struct rr_device *d)
 {
@@ -192,33 +192,34 @@ static inline struct f_listener *to_f_listener(struct rr_listener *l)
 }
 
 /* PRNG (faults.c): splitmix64 to derive streams, xorshift64* to draw. */
-uint64_t f_stream(uint64_t seed, uint64_t salt, uint64_t index);
-bool f_roll(uint64_t *state, uint32_t ppm);
-uint64_t f_rand(uint64_t *state);
+uint64_t rr__f_stream(uint64_t seed, uint64_t salt, uint64_t index);
+bool rr__f_roll(uint64_t *state, uint32_t ppm);
+uint64_t rr__f_rand(uint64_t *state);
 
 /* f_cq.c */
-int f_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
-int f_cq_destroy(struct rr_cq *cq);
-int f_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
-int f_cq_fd(struct rr_cq *cq);
-int f_cq_wait(struct rr_cq *cq, int timeout_ms);
-int f_cq_synth(struct f_cq *cq, const struct rr_wc *wc, struct rr_qp *inner);
-int f_cq_inject(struct f_cq *cq, const struct rr_wc *wc);
-void f_cq_purge(struct f_cq *cq, struct rr_qp *qp); /* holding cq->mu */
+int rr__f_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
+int rr__f_cq_destroy(struct rr_cq *cq);
+int rr__f_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
+int rr__f_cq_fd(struct rr_cq *cq);
+int rr__f_cq_wait(struct rr_cq *cq, int timeout_ms);
+int rr__f_cq_synth(struct f_cq *cq, const struct rr_wc *wc,
+		   struct rr_qp *inner);
+int rr__f_cq_inject(struct f_cq *cq, const struct rr_wc *wc);
+void rr__f_cq_purge(struct f_cq *cq, struct rr_qp *qp); /* holding cq->mu */
 
 /* f_qp.c */
-int f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
-		struct rr_qp **out);
-int f_qp_destroy(struct rr_qp *qp);
-int f_qp_reset(struct rr_qp *qp);
-enum rr_qp_state f_qp_state(const struct rr_qp *qp);
-int f_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
-		struct rr_send_wr **bad);
-int f_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
-		struct rr_recv_wr **bad);
-int f_connect(struct rr_qp *qp, const struct sockaddr *addr, socklen_t addrlen,
-	      const void *pdata, size_t len);
-int f_disconnect(struct rr_qp *qp);
-int f_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
+int rr__f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
+		    struct rr_qp **out);
+int rr__f_qp_destroy(struct rr_qp *qp);
+int rr__f_qp_reset(struct rr_qp *qp);
+enum rr_qp_state rr__f_qp_state(const struct rr_qp *qp);
+int rr__f_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
+		    struct rr_send_wr **bad);
+int rr__f_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
+		    struct rr_recv_wr **bad);
+int rr__f_connect(struct rr_qp *qp, const struct sockaddr *addr,
+		  socklen_t addrlen, const void *pdata, size_t len);
+int rr__f_disconnect(struct rr_qp *qp);
+int rr__f_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
 
 #endif

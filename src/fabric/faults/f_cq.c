@@ -101,7 +101,7 @@ static int cq_rings(struct f_cq *cq, uint32_t depth)
 	return rc;
 }
 
-int f_cq_create(struct rr_device *d, uint32_t depth, struct rr_cq **out)
+int rr__f_cq_create(struct rr_device *d, uint32_t depth, struct rr_cq **out)
 {
 	struct f_device *dev = to_f_dev(d);
 	struct f_cq *cq = rr_calloc(1, sizeof(*cq));
@@ -121,7 +121,7 @@ int f_cq_create(struct rr_device *d, uint32_t depth, struct rr_cq **out)
 		return rc;
 	}
 	pthread_mutex_lock(&dev->mu);
-	cq->rng = f_stream(dev->plan.seed, 'R', dev->ncqs++);
+	cq->rng = rr__f_stream(dev->plan.seed, 'R', dev->ncqs++);
 	pthread_mutex_unlock(&dev->mu);
 	pthread_mutex_init(&cq->mu, NULL);
 	cq->base = (struct rr_cq){.dev = d, .depth = depth};
@@ -129,7 +129,7 @@ int f_cq_create(struct rr_device *d, uint32_t depth, struct rr_cq **out)
 	return 0;
 }
 
-int f_cq_destroy(struct rr_cq *c)
+int rr__f_cq_destroy(struct rr_cq *c)
 {
 	struct f_cq *cq = to_f_cq(c);
 	int rc = rr_cq_destroy(cq->inner);
@@ -142,7 +142,7 @@ int f_cq_destroy(struct rr_cq *c)
 }
 
 /* Caller holds cq->mu. */
-void f_cq_purge(struct f_cq *cq, struct rr_qp *qp)
+void rr__f_cq_purge(struct f_cq *cq, struct rr_qp *qp)
 {
 	if (!cq->out.e)
 		return;
@@ -157,7 +157,7 @@ void f_cq_purge(struct f_cq *cq, struct rr_qp *qp)
  * earlier work requests then reach the inner CQ before this entry is
  * visible, and the room checked for it cannot be taken meanwhile.
  */
-int f_cq_synth(struct f_cq *cq, const struct rr_wc *wc, struct rr_qp *inner)
+int rr__f_cq_synth(struct f_cq *cq, const struct rr_wc *wc, struct rr_qp *inner)
 {
 	struct f_cqe e = {.wc = *wc};
 	int rc = 0;
@@ -175,7 +175,7 @@ int f_cq_synth(struct f_cq *cq, const struct rr_wc *wc, struct rr_qp *inner)
 }
 
 /* A completion no request stands behind (rr_faults_inject). */
-int f_cq_inject(struct f_cq *cq, const struct rr_wc *wc)
+int rr__f_cq_inject(struct f_cq *cq, const struct rr_wc *wc)
 {
 	struct f_cqe e = {.wc = *wc, .injected = true};
 	int rc = 0;
@@ -223,7 +223,7 @@ static bool should_hold(struct f_cq *cq, struct f_qp *qp,
 	if (cq->held.count == cq->held.size ||
 	    rr_qp_state(qp->inner) != RR_QPS_RTS)
 		return false;
-	return f_roll(&qp->rng_cqe, ppm);
+	return rr__f_roll(&qp->rng_cqe, ppm);
 }
 
 /* Caller holds mu. Takes one inner completion: holds it or queues it. */
@@ -301,7 +301,7 @@ static void account(const struct rr_wc *wc)
 	}
 	if (wc->status == RR_WC_SUCCESS) {
 		n += atomic_exchange(&qp->unsig_out, 0);
-		f_guard_complete(qp, wc->wr_id);
+		rr__f_guard_complete(qp, wc->wr_id);
 	}
 	sq_retire(qp, n);
 }
@@ -309,7 +309,7 @@ static void account(const struct rr_wc *wc)
 static void shuffle(struct f_cq *cq, struct f_cqe *e, int n)
 {
 	for (int i = n - 1; i > 0; i--) {
-		int j = (int)(f_rand(&cq->rng) % (uint64_t)(i + 1));
+		int j = (int)(rr__f_rand(&cq->rng) % (uint64_t)(i + 1));
 		struct f_cqe t = e[i];
 
 		e[i] = e[j];
@@ -328,7 +328,7 @@ static int deliver(struct f_cq *cq, struct rr_wc *wc, int n)
 		n = 64;
 	while (got < n && cq->out.count)
 		e[got++] = ring_pop(&cq->out);
-	if (got > 1 && f_roll(&cq->rng, dev->plan.reorder_ppm)) {
+	if (got > 1 && rr__f_roll(&cq->rng, dev->plan.reorder_ppm)) {
 		shuffle(cq, e, got);
 		F_COUNT(dev, batches_reordered);
 	}
@@ -347,7 +347,7 @@ static int deliver(struct f_cq *cq, struct rr_wc *wc, int n)
 		}
 		account(&wc[i]);
 		/* A completion delivered twice: the consumer must notice. */
-		if (f_roll(&cq->rng, dev->plan.dup_cqe_ppm))
+		if (rr__f_roll(&cq->rng, dev->plan.dup_cqe_ppm))
 			ring_push(&cq->out, &copy);
 	}
 	return got;
@@ -355,7 +355,7 @@ static int deliver(struct f_cq *cq, struct rr_wc *wc, int n)
 
 /*
  * Inactive device: straight through. The lock keeps a QP being destroyed
- * (f_qp_destroy holds it) from going away while its context is read.
+ * (rr__f_qp_destroy holds it) from going away while its context is read.
  */
 static int poll_direct(struct f_cq *cq, struct rr_wc *wc, int n)
 {
@@ -369,7 +369,7 @@ static int poll_direct(struct f_cq *cq, struct rr_wc *wc, int n)
 	return r;
 }
 
-int f_cq_poll(struct rr_cq *c, struct rr_wc *wc, int n)
+int rr__f_cq_poll(struct rr_cq *c, struct rr_wc *wc, int n)
 {
 	struct f_cq *cq = to_f_cq(c);
 	int got;
@@ -389,7 +389,7 @@ int f_cq_poll(struct rr_cq *c, struct rr_wc *wc, int n)
 	return got;
 }
 
-int f_cq_fd(struct rr_cq *c)
+int rr__f_cq_fd(struct rr_cq *c)
 {
 	return rr_cq_fd(to_f_cq(c)->inner);
 }
@@ -414,7 +414,7 @@ static bool ready(struct f_cq *cq, bool take_inner)
  * the inner CQ. Inner completions are taken (and held if so decided) when
  * the inner wait returns, so a wake-up is never only for a held one.
  */
-int f_cq_wait(struct rr_cq *c, int timeout_ms)
+int rr__f_cq_wait(struct rr_cq *c, int timeout_ms)
 {
 	struct f_cq *cq = to_f_cq(c);
 	uint64_t deadline =

@@ -44,7 +44,7 @@ static uint32_t crc_of(const struct rr_sge *sge, uint32_t n)
 	return rr_crc32c_final(c);
 }
 
-int f_guard_init(struct f_qp *qp)
+int rr__f_guard_init(struct f_qp *qp)
 {
 	struct f_guard *g;
 
@@ -64,7 +64,7 @@ int f_guard_init(struct f_qp *qp)
 	return 0;
 }
 
-void f_guard_fini(struct f_qp *qp)
+void rr__f_guard_fini(struct f_qp *qp)
 {
 	if (!qp->guard)
 		return;
@@ -75,7 +75,7 @@ void f_guard_fini(struct f_qp *qp)
 }
 
 /* A reset QP: nothing of the old connection is in flight any more. */
-void f_guard_reset(struct f_qp *qp)
+void rr__f_guard_reset(struct f_qp *qp)
 {
 	struct f_guard *g = qp->guard;
 
@@ -116,7 +116,7 @@ static void check_reuse(struct f_qp *qp, const struct rr_send_wr *wr)
 }
 
 /* A send-queue request went to the inner QP. */
-void f_guard_post(struct f_qp *qp, const struct rr_send_wr *wr)
+void rr__f_guard_post(struct f_qp *qp, const struct rr_send_wr *wr)
 {
 	struct f_guard *g = qp->guard;
 	struct f_guard_ent *e;
@@ -151,7 +151,7 @@ void f_guard_post(struct f_qp *qp, const struct rr_send_wr *wr)
  * A successful send-queue completion is being delivered: every request
  * posted up to the one it names is retired; check the Sends among them.
  */
-void f_guard_complete(struct f_qp *qp, uint64_t wr_id)
+void rr__f_guard_complete(struct f_qp *qp, uint64_t wr_id)
 {
 	struct f_guard *g = qp->guard;
 	uint32_t upto = 0;

@@ -37,7 +37,7 @@ struct f_hold {
 	uint32_t n, cap, max_sge;
 };
 
-int f_hold_init(struct f_qp *qp)
+int rr__f_hold_init(struct f_qp *qp)
 {
 	const struct rr_qp_attr *a = &qp->base.attr;
 	struct f_hold *h;
@@ -61,7 +61,7 @@ int f_hold_init(struct f_qp *qp)
 	return 0;
 }
 
-void f_hold_fini(struct f_qp *qp)
+void rr__f_hold_fini(struct f_qp *qp)
 {
 	if (!qp->hold)
 		return;
@@ -72,7 +72,7 @@ void f_hold_fini(struct f_qp *qp)
 }
 
 /* Caller holds qp->mu. */
-bool f_hold_wants(struct f_qp *qp, const struct rr_send_wr *wr)
+bool rr__f_hold_wants(struct f_qp *qp, const struct rr_send_wr *wr)
 {
 	const struct rr_fault_plan *plan = &qp->dev->plan;
 
@@ -84,8 +84,8 @@ bool f_hold_wants(struct f_qp *qp, const struct rr_send_wr *wr)
 }
 
 /* Caller holds qp->mu; post_one checked the queue's room already. */
-int f_hold_park(struct f_qp *qp, const struct rr_send_wr *user,
-		const struct rr_send_wr *t)
+int rr__f_hold_park(struct f_qp *qp, const struct rr_send_wr *user,
+		    const struct rr_send_wr *t)
 {
 	struct f_hold *h = qp->hold;
 	struct f_park *p;
@@ -119,12 +119,12 @@ static void flush_one(struct f_qp *qp, const struct rr_send_wr *wr)
 			   .opcode = rr__wc_opcode_of(wr->opcode)};
 
 	/* Its slot was taken when it was parked. */
-	f_cq_synth(qp->scq, &wc, NULL);
+	rr__f_cq_synth(qp->scq, &wc, NULL);
 	F_COUNT(qp->dev, wrs_parked_flushed);
 }
 
 /* Caller holds qp->mu. */
-void f_hold_flush(struct f_qp *qp)
+void rr__f_hold_flush(struct f_qp *qp)
 {
 	struct f_hold *h = qp->hold;
 
@@ -136,7 +136,7 @@ void f_hold_flush(struct f_qp *qp)
 }
 
 /* Caller holds qp->mu: the QP was reset, its completions went with it. */
-void f_hold_drop(struct f_qp *qp)
+void rr__f_hold_drop(struct f_qp *qp)
 {
 	if (qp->hold)
 		qp->hold->n = 0;
@@ -170,7 +170,7 @@ static int release_qp(struct f_qp *qp)
 	return sent;
 }
 
-void f_hold_link(struct f_qp *qp)
+void rr__f_hold_link(struct f_qp *qp)
 {
 	struct f_device *dev = qp->dev;
 
@@ -180,7 +180,7 @@ void f_hold_link(struct f_qp *qp)
 	pthread_mutex_unlock(&dev->qps_mu);
 }
 
-void f_hold_unlink(struct f_qp *qp)
+void rr__f_hold_unlink(struct f_qp *qp)
 {
 	struct f_device *dev = qp->dev;
 
@@ -195,7 +195,7 @@ void f_hold_unlink(struct f_qp *qp)
 }
 
 /* A receive of an active device was posted: remembered for tests. */
-void f_note_recv(struct f_qp *qp, const struct rr_recv_wr *wr)
+void rr__f_note_recv(struct f_qp *qp, const struct rr_recv_wr *wr)
 {
 	pthread_mutex_lock(&qp->mu);
 	for (; wr; wr = wr->next)
@@ -269,8 +269,8 @@ int rr_faults_inject(struct rr_device *d, const struct rr_wc *wc)
 		struct f_qp *qp = dev->qps;
 
 		w.qp = &qp->base;
-		rc = f_cq_inject(w.opcode == RR_WC_RECV ? qp->rcq : qp->scq,
-				 &w);
+		rc = rr__f_cq_inject(w.opcode == RR_WC_RECV ? qp->rcq : qp->scq,
+				     &w);
 	}
 	pthread_mutex_unlock(&dev->qps_mu);
 	return rc;

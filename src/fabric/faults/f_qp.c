@@ -30,8 +30,8 @@ struct post {
 	struct rr_send_wr *user[F_CHUNK]; /* the user's, for *bad */
 };
 
-int f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
-		struct rr_qp **out)
+int rr__f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
+		    struct rr_qp **out)
 {
 	struct f_device *dev = to_f_dev(pd->dev);
 	struct f_qp *qp = rr_calloc(1, sizeof(*qp));
@@ -58,13 +58,13 @@ int f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 	pthread_mutex_lock(&dev->mu);
 	idx = dev->nqps++;
 	pthread_mutex_unlock(&dev->mu);
-	qp->rng_post = f_stream(dev->plan.seed, 'P', idx);
-	qp->rng_cqe = f_stream(dev->plan.seed, 'C', idx);
-	rc = f_guard_init(qp);
+	qp->rng_post = rr__f_stream(dev->plan.seed, 'P', idx);
+	qp->rng_cqe = rr__f_stream(dev->plan.seed, 'C', idx);
+	rc = rr__f_guard_init(qp);
 	if (!rc) {
-		rc = f_hold_init(qp);
+		rc = rr__f_hold_init(qp);
 		if (rc)
-			f_guard_fini(qp);
+			rr__f_guard_fini(qp);
 	}
 	if (rc) {
 		rr_qp_destroy(qp->inner);
@@ -72,7 +72,7 @@ int f_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
 		free(qp);
 		return rc;
 	}
-	f_hold_link(qp);
+	rr__f_hold_link(qp);
 	*out = &qp->base;
 	return 0;
 }
@@ -96,9 +96,9 @@ static int inner_gone(struct f_qp *qp, int (*op)(struct rr_qp *))
 		pthread_mutex_lock(&b->mu);
 	rc = op(qp->inner);
 	if (!rc) {
-		f_cq_purge(a, &qp->base);
+		rr__f_cq_purge(a, &qp->base);
 		if (b != a)
-			f_cq_purge(b, &qp->base);
+			rr__f_cq_purge(b, &qp->base);
 	}
 	if (b != a)
 		pthread_mutex_unlock(&b->mu);
@@ -110,7 +110,7 @@ static int inner_gone(struct f_qp *qp, int (*op)(struct rr_qp *))
  * The inner QP is reset, the wrapper's accounting of the old connection
  * is dropped with its completions: nothing is allocated either side.
  */
-int f_qp_reset(struct rr_qp *q)
+int rr__f_qp_reset(struct rr_qp *q)
 {
 	struct f_qp *qp = to_f_qp(q);
 	int rc = inner_gone(qp, rr_qp_reset);
@@ -120,61 +120,61 @@ int f_qp_reset(struct rr_qp *q)
 	pthread_mutex_lock(&qp->mu);
 	atomic_store(&qp->sq_used, 0);
 	atomic_store(&qp->unsig_out, 0);
-	f_guard_reset(qp);
-	f_hold_drop(qp);
+	rr__f_guard_reset(qp);
+	rr__f_hold_drop(qp);
 	pthread_mutex_unlock(&qp->mu);
 	return 0;
 }
 
-int f_qp_destroy(struct rr_qp *q)
+int rr__f_qp_destroy(struct rr_qp *q)
 {
 	struct f_qp *qp = to_f_qp(q);
 	int rc;
 
-	f_hold_unlink(qp);
+	rr__f_hold_unlink(qp);
 	rc = inner_gone(qp, rr_qp_destroy);
 	if (rc) {
-		f_hold_link(qp);
+		rr__f_hold_link(qp);
 		return rc;
 	}
-	f_guard_fini(qp);
-	f_hold_fini(qp);
+	rr__f_guard_fini(qp);
+	rr__f_hold_fini(qp);
 	pthread_mutex_destroy(&qp->mu);
 	free(qp);
 	return 0;
 }
 
-enum rr_qp_state f_qp_state(const struct rr_qp *q)
+enum rr_qp_state rr__f_qp_state(const struct rr_qp *q)
 {
 	return rr_qp_state(to_f_qp((struct rr_qp *)q)->inner);
 }
 
-int f_connect(struct rr_qp *q, const struct sockaddr *addr, socklen_t addrlen,
-	      const void *pdata, size_t len)
+int rr__f_connect(struct rr_qp *q, const struct sockaddr *addr,
+		  socklen_t addrlen, const void *pdata, size_t len)
 {
 	return rr_qp_connect(to_f_qp(q)->inner, addr, addrlen, pdata, len);
 }
 
 /* What is parked never reached the inner QP: it is flushed here. */
-int f_disconnect(struct rr_qp *q)
+int rr__f_disconnect(struct rr_qp *q)
 {
 	struct f_qp *qp = to_f_qp(q);
 	int rc = rr_qp_disconnect(qp->inner);
 
 	pthread_mutex_lock(&qp->mu);
-	f_hold_flush(qp);
+	rr__f_hold_flush(qp);
 	pthread_mutex_unlock(&qp->mu);
 	return rc;
 }
 
 /* The marker takes a send slot here as any request does. */
-int f_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
+int rr__f_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
 {
 	struct f_qp *qp = to_f_qp(q);
 	int rc;
 
 	pthread_mutex_lock(&qp->mu);
-	f_hold_flush(qp); /* its flushes precede the marker */
+	rr__f_hold_flush(qp); /* its flushes precede the marker */
 	if (qp->dev->active)
 		atomic_fetch_add(&qp->sq_used, 1);
 	rc = rr_qp_drain(qp->inner, sq_wr_id, rq_wr_id);
@@ -185,13 +185,14 @@ int f_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
 }
 
 /* Receives carry no object pointers: the user's chain goes as it is. */
-int f_post_recv(struct rr_qp *q, struct rr_recv_wr *wr, struct rr_recv_wr **bad)
+int rr__f_post_recv(struct rr_qp *q, struct rr_recv_wr *wr,
+		    struct rr_recv_wr **bad)
 {
 	struct f_qp *qp = to_f_qp(q);
 	int rc = rr_qp_post_recv(qp->inner, wr, bad);
 
 	if (!rc && qp->dev->active)
-		f_note_recv(qp, wr);
+		rr__f_note_recv(qp, wr);
 	return rc;
 }
 
@@ -203,12 +204,13 @@ static enum f_fault decide(struct f_qp *qp, const struct rr_send_wr *wr)
 
 	if (!qp->dev->active)
 		return F_NONE;
-	if (f_roll(&qp->rng_post, p->flush_wr_ppm))
+	if (rr__f_roll(&qp->rng_post, p->flush_wr_ppm))
 		return F_FLUSH;
-	if (wr->opcode == RR_WR_REG && f_roll(&qp->rng_post, p->fail_reg_ppm))
+	if (wr->opcode == RR_WR_REG &&
+	    rr__f_roll(&qp->rng_post, p->fail_reg_ppm))
 		return F_REG;
 	if (wr->opcode == RR_WR_LOCAL_INV &&
-	    f_roll(&qp->rng_post, p->fail_inv_ppm))
+	    rr__f_roll(&qp->rng_post, p->fail_inv_ppm))
 		return F_INV;
 	return F_NONE;
 }
@@ -317,7 +319,7 @@ static int synth(struct f_qp *qp, const struct rr_send_wr *wr,
 	 * delivered, so it never counts as unsignaled. */
 	if (qp->dev->active)
 		atomic_fetch_add(&qp->sq_used, 1);
-	rc = f_cq_synth(qp->scq, &wc, disconnect ? qp->inner : NULL);
+	rc = rr__f_cq_synth(qp->scq, &wc, disconnect ? qp->inner : NULL);
 	if (rc && qp->dev->active)
 		atomic_fetch_sub(&qp->sq_used, 1);
 	return rc;
@@ -374,26 +376,27 @@ static int post_one(struct post *p, struct rr_send_wr *wr, bool *dead,
 	rc = translate(qp, wr, &p->wr[p->n]);
 	if (rc)
 		return rc;
-	if (f_hold_wants(qp, wr)) {
+	if (rr__f_hold_wants(qp, wr)) {
 		/* ORDER: what was collected before it goes first. */
 		struct rr_send_wr t = p->wr[p->n];
 
 		rc = flush_piece(p, failed);
 		if (!rc)
-			rc = f_hold_park(qp, wr, &t);
+			rc = rr__f_hold_park(qp, wr, &t);
 		if (rc)
 			return rc;
 		sq_take(qp, wr, 1);
-		f_guard_post(qp, wr);
+		rr__f_guard_post(qp, wr);
 		return 0;
 	}
 	p->user[p->n++] = wr;
 	sq_take(qp, wr, 1);
-	f_guard_post(qp, wr);
+	rr__f_guard_post(qp, wr);
 	return p->n == F_CHUNK ? flush_piece(p, failed) : 0;
 }
 
-int f_post_send(struct rr_qp *q, struct rr_send_wr *wr, struct rr_send_wr **bad)
+int rr__f_post_send(struct rr_qp *q, struct rr_send_wr *wr,
+		    struct rr_send_wr **bad)
 {
 	struct f_qp *qp = to_f_qp(q);
 	struct rr_send_wr *failed = wr;

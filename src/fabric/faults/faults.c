@@ -27,7 +27,7 @@ static uint64_t splitmix64(uint64_t *x)
  * on the seed, the object's creation order and its own traffic, not on
  * what other QPs or threads do meanwhile.
  */
-uint64_t f_stream(uint64_t seed, uint64_t salt, uint64_t index)
+uint64_t rr__f_stream(uint64_t seed, uint64_t salt, uint64_t index)
 {
 	uint64_t x = seed ^ (salt * 0xd1b54a32d192ed03ull);
 	uint64_t s;
@@ -39,7 +39,7 @@ uint64_t f_stream(uint64_t seed, uint64_t salt, uint64_t index)
 	return s ? s : 0x2545f4914f6cdd1dull; /* xorshift must not be 0 */
 }
 
-uint64_t f_rand(uint64_t *state)
+uint64_t rr__f_rand(uint64_t *state)
 {
 	uint64_t x = *state;
 
@@ -51,13 +51,13 @@ uint64_t f_rand(uint64_t *state)
 }
 
 /* Rates 0 and RR_PPM_ALWAYS draw nothing: the stream only moves for dice. */
-bool f_roll(uint64_t *state, uint32_t ppm)
+bool rr__f_roll(uint64_t *state, uint32_t ppm)
 {
 	if (ppm == 0)
 		return false;
 	if (ppm >= RR_PPM_ALWAYS)
 		return true;
-	return f_rand(state) % RR_PPM_ALWAYS < ppm;
+	return rr__f_rand(state) % RR_PPM_ALWAYS < ppm;
 }
 
 /* --------------------------------------------------------------- device */
@@ -73,7 +73,7 @@ static int f_device_open(const struct rr_device_opts *opts,
 			 struct rr_device **out)
 {
 	struct rr_device_opts in = {0};
-	const char *name = "iwarp";
+	const char *name = NULL; /* the fabric's default */
 	struct f_device *dev;
 	int rc;
 
@@ -490,27 +490,27 @@ const struct rr_provider_ops rr__faults_ops = {
 	.mw_fence = f_mw_fence,
 	.mw_rkey_next = f_mw_rkey_next,
 	.mw_bind = f_mw_bind,
-	.cq_create = f_cq_create,
-	.cq_destroy = f_cq_destroy,
-	.cq_poll = f_cq_poll,
-	.cq_fd = f_cq_fd,
-	.cq_wait = f_cq_wait,
+	.cq_create = rr__f_cq_create,
+	.cq_destroy = rr__f_cq_destroy,
+	.cq_poll = rr__f_cq_poll,
+	.cq_fd = rr__f_cq_fd,
+	.cq_wait = rr__f_cq_wait,
 	.evch_create = f_evch_create,
 	.evch_destroy = f_evch_destroy,
 	.evch_fd = f_evch_fd,
 	.evch_get = f_evch_get,
-	.qp_create = f_qp_create,
-	.qp_destroy = f_qp_destroy,
-	.qp_reset = f_qp_reset,
-	.qp_state = f_qp_state,
-	.post_send = f_post_send,
-	.post_recv = f_post_recv,
+	.qp_create = rr__f_qp_create,
+	.qp_destroy = rr__f_qp_destroy,
+	.qp_reset = rr__f_qp_reset,
+	.qp_state = rr__f_qp_state,
+	.post_send = rr__f_post_send,
+	.post_recv = rr__f_post_recv,
 	.listen = f_listen,
 	.listener_close = f_listener_close,
 	.listener_addr = f_listener_addr,
-	.connect = f_connect,
+	.connect = rr__f_connect,
 	.accept = f_accept,
 	.reject = f_reject,
-	.disconnect = f_disconnect,
-	.drain = f_drain,
+	.disconnect = rr__f_disconnect,
+	.drain = rr__f_drain,
 };

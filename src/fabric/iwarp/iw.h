@@ -295,7 +295,7 @@ struct iw_rx {
 	 * Bytes a readv took beyond what the FPDU being read needed: the next
 	 * header, and for small messages the whole next FPDU, so a small Send
 	 * costs one syscall. Consumed before the socket is read again, and
-	 * always empty when rx_mu is let go (see iw_rx_run), so a thread
+	 * always empty when rx_mu is let go (see rr__iw_rx_run), so a thread
 	 * polling the socket never waits for bytes already read.
 	 */
 	uint32_t stash_off, stash_len;
@@ -455,122 +455,116 @@ static inline int iw_qp_state(struct iw_qp *qp)
 	return atomic_load_explicit(&qp->state, memory_order_acquire);
 }
 
-uint64_t iw_now_ms(void);
+uint64_t rr__iw_now_ms(void);
 
 /* iw_device.c */
-void iw_epoch_barrier(struct iw_device *dev);
-int iw_epoll_add(struct iw_device *dev, int fd, struct iw_pollable *p,
-		 uint32_t events);
-void iw_epoll_del(struct iw_device *dev, int fd);
-void iw_epoll_mod(struct iw_device *dev, int fd, struct iw_pollable *p,
-		  uint32_t events);
+void rr__iw_epoch_barrier(struct iw_device *dev);
+int rr__iw_epoll_add(struct iw_device *dev, int fd, struct iw_pollable *p,
+		     uint32_t events);
+void rr__iw_epoll_del(struct iw_device *dev, int fd);
+void rr__iw_epoll_mod(struct iw_device *dev, int fd, struct iw_pollable *p,
+		      uint32_t events);
 #define IW_QP_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
-void iw_qp_waiter_enter(struct iw_qp *qp);
-void iw_qp_waiter_leave(struct iw_qp *qp);
-void iw_qp_take_back(struct iw_device *dev);
-void iw_qp_unhand(struct iw_qp *qp);
-void iw_qp_want_out(struct iw_qp *qp, bool on);
-void iw_qp_arm_established(struct iw_qp *qp);
-void iw_wake(struct iw_device *dev);
+void rr__iw_qp_waiter_enter(struct iw_qp *qp);
+void rr__iw_qp_waiter_leave(struct iw_qp *qp);
+void rr__iw_qp_take_back(struct iw_device *dev);
+void rr__iw_qp_want_out(struct iw_qp *qp, bool on);
+void rr__iw_qp_arm_established(struct iw_qp *qp);
+void rr__iw_wake(struct iw_device *dev);
 
 /* iw_mem.c */
-int iw_stag_table_init(struct iw_stag_table *t);
-void iw_stag_table_fini(struct iw_stag_table *t);
-int iw_stag_alloc(struct iw_device *dev, uint32_t *idx);
-void iw_stag_release(struct iw_device *dev, uint32_t idx);
-struct iw_stag *iw_stag_at(struct iw_device *dev, uint32_t idx);
-int iw_stag_acquire(struct iw_device *dev, uint32_t stag, struct rr_pd *pd,
-		    unsigned access, uint64_t to, uint64_t len,
-		    struct iw_stag **out);
-int iw_sge_check(struct iw_device *dev, struct rr_pd *pd,
-		 const struct rr_sge *sge, uint32_t n, bool write,
-		 uint64_t *total);
-int iw_mw_bind_now(struct rr_mw *m, struct rr_mr *mr, uint64_t addr,
-		   uint64_t length, unsigned access);
-enum rr_wc_status iw_mw_bind(struct iw_device *dev, struct rr_pd *pd,
-			     const struct iw_wqe *w);
-int iw_stag_invalidate(struct iw_device *dev, struct rr_pd *pd, uint32_t rkey,
-		       bool remote);
+int rr__iw_stag_table_init(struct iw_stag_table *t);
+void rr__iw_stag_table_fini(struct iw_stag_table *t);
+int rr__iw_stag_acquire(struct iw_device *dev, uint32_t stag, struct rr_pd *pd,
+			unsigned access, uint64_t to, uint64_t len,
+			struct iw_stag **out);
+int rr__iw_sge_check(struct iw_device *dev, struct rr_pd *pd,
+		     const struct rr_sge *sge, uint32_t n, bool write,
+		     uint64_t *total);
+int rr__iw_mw_bind_now(struct rr_mw *m, struct rr_mr *mr, uint64_t addr,
+		       uint64_t length, unsigned access);
+enum rr_wc_status rr__iw_mw_bind(struct iw_device *dev, struct rr_pd *pd,
+				 const struct iw_wqe *w);
+int rr__iw_stag_invalidate(struct iw_device *dev, struct rr_pd *pd,
+			   uint32_t rkey, bool remote);
 
 /* iw_cq.c */
-void iw_cq_push(struct iw_cq *cq, const struct rr_wc *wc, uint32_t retire);
-void iw_cq_purge(struct iw_cq *cq, struct rr_qp *qp);
-int iw_cq_attach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots);
-void iw_cq_detach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots);
-void iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev,
-		  struct iw_event *res, uint32_t nres);
-void iw_evch_purge(struct iw_evch *ch, const void *obj);
-void iw_cq_purge_locked(struct iw_cq *cq, struct rr_qp *qp);
-void iw_qp_event(struct iw_qp *qp, enum rr_cm_event_type t, int status,
-		 const void *pd, size_t len);
+void rr__iw_cq_push(struct iw_cq *cq, const struct rr_wc *wc, uint32_t retire);
+void rr__iw_cq_purge(struct iw_cq *cq, struct rr_qp *qp);
+int rr__iw_cq_attach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots);
+void rr__iw_cq_detach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots);
+void rr__iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev,
+		      struct iw_event *res, uint32_t nres);
+void rr__iw_evch_purge(struct iw_evch *ch, const void *obj);
+void rr__iw_cq_purge_locked(struct iw_cq *cq, struct rr_qp *qp);
+void rr__iw_qp_event(struct iw_qp *qp, enum rr_cm_event_type t, int status,
+		     const void *pd, size_t len);
 
 /* iw_qp.c */
-void iw_qp_put(struct iw_qp *qp);
-void iw_qp_complete_send(struct iw_qp *qp, const struct iw_wqe *w,
-			 enum rr_wc_status st, uint32_t byte_len);
-void iw_qp_fail(struct iw_qp *qp, enum rr_wc_status st,
-		enum rr_cm_event_type ev, int status);
-void iw_qp_rx_try(struct iw_qp *qp, bool drain);
-void iw_qp_rx_progress(struct iw_qp *qp);
-void iw_qp_set_established(struct iw_qp *qp, int fd);
+void rr__iw_qp_put(struct iw_qp *qp);
+void rr__iw_qp_complete_send(struct iw_qp *qp, const struct iw_wqe *w,
+			     enum rr_wc_status st, uint32_t byte_len);
+void rr__iw_qp_fail(struct iw_qp *qp, enum rr_wc_status st,
+		    enum rr_cm_event_type ev, int status);
+void rr__iw_qp_rx_try(struct iw_qp *qp, bool drain);
+void rr__iw_qp_rx_progress(struct iw_qp *qp);
+void rr__iw_qp_set_established(struct iw_qp *qp, int fd);
 
 /* iw_tx.c */
-void iw_tx_run(struct iw_qp *qp);
-void iw_tx_kick(struct iw_qp *qp);
-void iw_tx_terminate(struct iw_qp *qp, const struct iw_term *t);
-void iw_tx_error(struct iw_qp *qp);
+void rr__iw_tx_run(struct iw_qp *qp);
+void rr__iw_tx_kick(struct iw_qp *qp);
+void rr__iw_tx_terminate(struct iw_qp *qp, const struct iw_term *t);
+void rr__iw_tx_error(struct iw_qp *qp);
 
 /* iw_rx.c */
-void iw_rx_run(struct iw_qp *qp, bool drain);
-void iw_rx_reset(struct iw_rx *rx);
+void rr__iw_rx_run(struct iw_qp *qp, bool drain);
+void rr__iw_rx_reset(struct iw_rx *rx);
 
 /* iw_cm.c */
-void iw_cm_listener_ready(struct iw_listener *l);
-void iw_cm_connreq_ready(struct iw_connreq *r);
-void iw_cm_connect_progress(struct iw_qp *qp, uint32_t events);
-void iw_cm_expire(struct iw_device *dev);
-void iw_cm_connreq_free(struct iw_connreq *r);
-void iw_cm_unlist(struct iw_qp *qp);
+void rr__iw_cm_listener_ready(struct iw_listener *l);
+void rr__iw_cm_connreq_ready(struct iw_connreq *r);
+void rr__iw_cm_connect_progress(struct iw_qp *qp, uint32_t events);
+void rr__iw_cm_expire(struct iw_device *dev);
+void rr__iw_cm_connreq_free(struct iw_connreq *r);
+void rr__iw_cm_unlist(struct iw_qp *qp);
 
 /* provider op implementations, spread over the files above */
-int iw_pd_alloc(struct rr_device *dev, struct rr_pd **out);
-int iw_pd_free(struct rr_pd *pd);
-int iw_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
-	      struct rr_mr **out);
-int iw_mr_dereg(struct rr_mr *mr);
-int iw_mw_alloc(struct rr_pd *pd, struct rr_mw **out);
-int iw_mw_free(struct rr_mw *mw);
-int iw_mw_fence(struct rr_mw *mw);
-uint32_t iw_mw_rkey_next(const struct rr_mw *mw);
-int iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
-int iw_cq_destroy(struct rr_cq *cq);
-int iw_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
-int iw_cq_fd(struct rr_cq *cq);
-int iw_cq_wait(struct rr_cq *cq, int timeout_ms);
-int iw_evch_create(struct rr_device *dev, struct rr_evch **out);
-int iw_evch_destroy(struct rr_evch *ch);
-int iw_evch_fd(struct rr_evch *ch);
-int iw_evch_get(struct rr_evch *ch, struct rr_cm_event *ev, int timeout_ms);
-int iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
-		 struct rr_qp **out);
-int iw_qp_destroy(struct rr_qp *qp);
-int iw_qp_reset(struct rr_qp *qp);
-enum rr_qp_state iw_qp_get_state(const struct rr_qp *qp);
-int iw_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
-		 struct rr_send_wr **bad);
-int iw_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
-		 struct rr_recv_wr **bad);
-int iw_listen(struct rr_device *dev, struct rr_evch *ch,
-	      const struct sockaddr *addr, socklen_t addrlen, int backlog,
-	      struct rr_listener **out);
-int iw_listener_close(struct rr_listener *l);
-int iw_listener_addr(struct rr_listener *l, struct sockaddr_storage *out);
-int iw_connect(struct rr_qp *qp, const struct sockaddr *addr, socklen_t addrlen,
-	       const void *pdata, size_t len);
-int iw_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
-	      size_t len);
-int iw_reject(struct rr_conn_req *req, const void *pdata, size_t len);
-int iw_disconnect(struct rr_qp *qp);
-int iw_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
+int rr__iw_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
+		  struct rr_mr **out);
+int rr__iw_mr_dereg(struct rr_mr *mr);
+int rr__iw_mw_alloc(struct rr_pd *pd, struct rr_mw **out);
+int rr__iw_mw_free(struct rr_mw *mw);
+int rr__iw_mw_fence(struct rr_mw *mw);
+uint32_t rr__iw_mw_rkey_next(const struct rr_mw *mw);
+int rr__iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
+int rr__iw_cq_destroy(struct rr_cq *cq);
+int rr__iw_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
+int rr__iw_cq_fd(struct rr_cq *cq);
+int rr__iw_cq_wait(struct rr_cq *cq, int timeout_ms);
+int rr__iw_evch_create(struct rr_device *dev, struct rr_evch **out);
+int rr__iw_evch_destroy(struct rr_evch *ch);
+int rr__iw_evch_fd(struct rr_evch *ch);
+int rr__iw_evch_get(struct rr_evch *ch, struct rr_cm_event *ev, int timeout_ms);
+int rr__iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
+		     struct rr_qp **out);
+int rr__iw_qp_destroy(struct rr_qp *qp);
+int rr__iw_qp_reset(struct rr_qp *qp);
+enum rr_qp_state rr__iw_qp_get_state(const struct rr_qp *qp);
+int rr__iw_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
+		     struct rr_send_wr **bad);
+int rr__iw_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
+		     struct rr_recv_wr **bad);
+int rr__iw_listen(struct rr_device *dev, struct rr_evch *ch,
+		  const struct sockaddr *addr, socklen_t addrlen, int backlog,
+		  struct rr_listener **out);
+int rr__iw_listener_close(struct rr_listener *l);
+int rr__iw_listener_addr(struct rr_listener *l, struct sockaddr_storage *out);
+int rr__iw_connect(struct rr_qp *qp, const struct sockaddr *addr,
+		   socklen_t addrlen, const void *pdata, size_t len);
+int rr__iw_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
+		  size_t len);
+int rr__iw_reject(struct rr_conn_req *req, const void *pdata, size_t len);
+int rr__iw_disconnect(struct rr_qp *qp);
+int rr__iw_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
 
 #endif

@@ -49,7 +49,7 @@ static int mpa_build(struct iw_mpa_frame *f, bool reply, uint8_t flags,
 	f->pd_len = (uint16_t)len;
 	if (len)
 		memcpy(f->pd, pd, len);
-	return iw_mpa_encode(f, buf, cap);
+	return rr__iw_mpa_encode(f, buf, cap);
 }
 
 /* Writes a whole handshake frame on a fresh socket, waiting a bounded time. */
@@ -87,13 +87,14 @@ static int read_frame(int fd, uint8_t *buf, uint32_t *have, bool reply,
 		int rc;
 
 		if (*have >= IW_MPA_HDR_LEN) {
-			rc = iw_mpa_decode_header(buf, reply, f, &pd_total);
+			rc = rr__iw_mpa_decode_header(buf, reply, f, &pd_total);
 			if (rc)
 				return rc;
 			need += pd_total;
 			if (*have == need)
-				return iw_mpa_decode_pdata(buf + IW_MPA_HDR_LEN,
-							   pd_total, f)
+				return rr__iw_mpa_decode_pdata(
+					       buf + IW_MPA_HDR_LEN, pd_total,
+					       f)
 					       ?: 1;
 		}
 		n = recv(fd, buf + *have, need - *have, MSG_DONTWAIT);
@@ -108,9 +109,9 @@ static int read_frame(int fd, uint8_t *buf, uint32_t *have, bool reply,
 
 /* ------------------------------------------------------------ passive */
 
-int iw_listen(struct rr_device *d, struct rr_evch *ch,
-	      const struct sockaddr *addr, socklen_t addrlen, int backlog,
-	      struct rr_listener **out)
+int rr__iw_listen(struct rr_device *d, struct rr_evch *ch,
+		  const struct sockaddr *addr, socklen_t addrlen, int backlog,
+		  struct rr_listener **out)
 {
 	struct iw_device *dev = to_iw_dev(d);
 	struct iw_listener *l = rr_calloc(1, sizeof(*l));
@@ -131,7 +132,7 @@ int iw_listen(struct rr_device *d, struct rr_evch *ch,
 	}
 	l->base = (struct rr_listener){.dev = d, .evch = ch};
 	l->poll.kind = IW_POLL_LISTENER;
-	rc = iw_epoll_add(dev, l->fd, &l->poll, EPOLLIN);
+	rc = rr__iw_epoll_add(dev, l->fd, &l->poll, EPOLLIN);
 	if (rc)
 		goto err_close;
 	*out = &l->base;
@@ -143,7 +144,7 @@ err_free:
 	return rc;
 }
 
-int iw_listener_addr(struct rr_listener *l, struct sockaddr_storage *out)
+int rr__iw_listener_addr(struct rr_listener *l, struct sockaddr_storage *out)
 {
 	socklen_t len = sizeof(*out);
 
@@ -152,7 +153,7 @@ int iw_listener_addr(struct rr_listener *l, struct sockaddr_storage *out)
 		       : 0;
 }
 
-void iw_cm_connreq_free(struct iw_connreq *r)
+void rr__iw_cm_connreq_free(struct iw_connreq *r)
 {
 	if (r->fd >= 0)
 		close(r->fd);
@@ -169,13 +170,13 @@ static void unlink_req(struct iw_connreq **head, struct iw_connreq *r)
 	}
 }
 
-int iw_listener_close(struct rr_listener *lb)
+int rr__iw_listener_close(struct rr_listener *lb)
 {
 	struct iw_listener *l = to_iw_listener(lb);
 	struct iw_device *dev = to_iw_dev(lb->dev);
 	struct iw_connreq *mine = NULL, **pp, *r;
 
-	iw_epoll_del(dev, l->fd);
+	rr__iw_epoll_del(dev, l->fd);
 	pthread_mutex_lock(&dev->mu);
 	for (pp = &dev->pending; (r = *pp);) {
 		if (r->listener != l) {
@@ -184,22 +185,22 @@ int iw_listener_close(struct rr_listener *lb)
 		}
 		*pp = r->next;
 		r->dead = true;
-		iw_epoll_del(dev, r->fd);
+		rr__iw_epoll_del(dev, r->fd);
 		r->next = mine;
 		mine = r;
 	}
 	pthread_mutex_unlock(&dev->mu);
 	/* ORDER: nothing in the progress loop may still hold these. */
-	iw_epoch_barrier(dev);
+	rr__iw_epoch_barrier(dev);
 	/* ORDER: a queued CONNECT_REQUEST lives in its request. */
-	iw_evch_purge(to_iw_evch(lb->evch), lb);
+	rr__iw_evch_purge(to_iw_evch(lb->evch), lb);
 	while ((r = mine)) {
 		mine = r->next;
-		iw_cm_connreq_free(r);
+		rr__iw_cm_connreq_free(r);
 	}
 	while ((r = l->reqs)) {
 		l->reqs = r->next;
-		iw_cm_connreq_free(r);
+		rr__iw_cm_connreq_free(r);
 	}
 	close(l->fd);
 	free(l);
@@ -220,10 +221,10 @@ static void connreq_unpend(struct iw_device *dev, struct iw_connreq *r)
 		unlink_req(&dev->pending, r);
 	pthread_mutex_unlock(&dev->mu);
 	if (ours)
-		iw_cm_connreq_free(r);
+		rr__iw_cm_connreq_free(r);
 }
 
-void iw_cm_listener_ready(struct iw_listener *l)
+void rr__iw_cm_listener_ready(struct iw_listener *l)
 {
 	struct iw_device *dev = to_iw_dev(l->base.dev);
 
@@ -247,12 +248,12 @@ void iw_cm_listener_ready(struct iw_listener *l)
 		r->listener = l;
 		r->fd = fd;
 		r->peer = peer;
-		r->deadline_ms = iw_now_ms() + IW_HANDSHAKE_MS;
+		r->deadline_ms = rr__iw_now_ms() + IW_HANDSHAKE_MS;
 		pthread_mutex_lock(&dev->mu);
 		r->next = dev->pending;
 		dev->pending = r;
 		pthread_mutex_unlock(&dev->mu);
-		if (iw_epoll_add(dev, fd, &r->poll, EPOLLIN))
+		if (rr__iw_epoll_add(dev, fd, &r->poll, EPOLLIN))
 			connreq_unpend(dev, r);
 	}
 }
@@ -273,11 +274,11 @@ static void send_reject(int fd, const struct iw_mpa_frame *req)
 static void connreq_drop(struct iw_device *dev, struct iw_connreq *r)
 {
 	IW_COUNT(dev, conn_failed);
-	iw_epoll_del(dev, r->fd);
+	rr__iw_epoll_del(dev, r->fd);
 	connreq_unpend(dev, r);
 }
 
-void iw_cm_connreq_ready(struct iw_connreq *r)
+void rr__iw_cm_connreq_ready(struct iw_connreq *r)
 {
 	struct iw_listener *l = r->listener;
 	struct iw_device *dev = to_iw_dev(l->base.dev);
@@ -296,7 +297,7 @@ void iw_cm_connreq_ready(struct iw_connreq *r)
 		connreq_drop(dev, r);
 		return;
 	}
-	iw_epoll_del(dev, r->fd);
+	rr__iw_epoll_del(dev, r->fd);
 	ev.listener = &l->base;
 	ev.req = &r->base;
 	ev.peer = r->peer;
@@ -307,15 +308,15 @@ void iw_cm_connreq_ready(struct iw_connreq *r)
 		unlink_req(&dev->pending, r);
 		r->next = l->reqs;
 		l->reqs = r;
-		iw_evch_push(to_iw_evch(l->base.evch), &ev, &r->ev, 1);
+		rr__iw_evch_push(to_iw_evch(l->base.evch), &ev, &r->ev, 1);
 	}
 	pthread_mutex_unlock(&dev->mu);
 }
 
 /* Handshakes that did not complete in time are dropped. */
-void iw_cm_expire(struct iw_device *dev)
+void rr__iw_cm_expire(struct iw_device *dev)
 {
-	uint64_t now = iw_now_ms();
+	uint64_t now = rr__iw_now_ms();
 	struct iw_connreq *r, *next, *late = NULL;
 
 	pthread_mutex_lock(&dev->mu);
@@ -331,8 +332,8 @@ void iw_cm_expire(struct iw_device *dev)
 	for (r = late; r; r = next) {
 		next = r->next;
 		IW_COUNT(dev, conn_failed);
-		iw_epoll_del(dev, r->fd);
-		iw_cm_connreq_free(r);
+		rr__iw_epoll_del(dev, r->fd);
+		rr__iw_cm_connreq_free(r);
 	}
 	expire_connecting(dev, now);
 }
@@ -348,8 +349,8 @@ static struct iw_connreq *take_req(struct rr_conn_req *req)
 	return r;
 }
 
-int iw_accept(struct rr_conn_req *req, struct rr_qp *q, const void *pdata,
-	      size_t len)
+int rr__iw_accept(struct rr_conn_req *req, struct rr_qp *q, const void *pdata,
+		  size_t len)
 {
 	struct iw_qp *qp = to_iw_qp(q);
 	struct iw_connreq *r = (struct iw_connreq *)req;
@@ -368,29 +369,29 @@ int iw_accept(struct rr_conn_req *req, struct rr_qp *q, const void *pdata,
 	rc = n < 0 ? n : write_all(r->fd, buf, (size_t)n);
 	if (rc) {
 		IW_COUNT(qp->dev, conn_failed);
-		iw_cm_connreq_free(r);
+		rr__iw_cm_connreq_free(r);
 		return rc;
 	}
 	qp->crc = crc;
 	qp->peer = r->peer;
 	pthread_mutex_lock(&qp->rx_mu);
-	iw_qp_set_established(qp, r->fd);
+	rr__iw_qp_set_established(qp, r->fd);
 	r->fd = -1;
-	rc = iw_epoll_add(qp->dev, qp->fd, &qp->poll, IW_QP_EVENTS);
+	rc = rr__iw_epoll_add(qp->dev, qp->fd, &qp->poll, IW_QP_EVENTS);
 	qp->in_epoll = rc == 0;
-	iw_qp_arm_established(qp);
+	rr__iw_qp_arm_established(qp);
 	pthread_mutex_unlock(&qp->rx_mu);
-	iw_cm_connreq_free(r);
+	rr__iw_cm_connreq_free(r);
 	IW_COUNT(qp->dev, conn_established);
-	iw_qp_event(qp, RR_CM_ESTABLISHED, 0, NULL, 0);
+	rr__iw_qp_event(qp, RR_CM_ESTABLISHED, 0, NULL, 0);
 	if (rc)
-		iw_disconnect(q);
+		rr__iw_disconnect(q);
 	else
-		iw_qp_rx_try(qp, true); /* the peer may have sent already */
+		rr__iw_qp_rx_try(qp, true); /* the peer may have sent already */
 	return 0;
 }
 
-int iw_reject(struct rr_conn_req *req, const void *pdata, size_t len)
+int rr__iw_reject(struct rr_conn_req *req, const void *pdata, size_t len)
 {
 	struct iw_connreq *r;
 	struct iw_mpa_frame f;
@@ -405,14 +406,14 @@ int iw_reject(struct rr_conn_req *req, const void *pdata, size_t len)
 	if (n > 0)
 		write_all(r->fd, buf, (size_t)n);
 	IW_COUNT(to_iw_dev(r->listener->base.dev), conn_rejected);
-	iw_cm_connreq_free(r);
+	rr__iw_cm_connreq_free(r);
 	return n < 0 ? n : 0;
 }
 
 /* ------------------------------------------------------------- active */
 
-int iw_connect(struct rr_qp *q, const struct sockaddr *addr, socklen_t addrlen,
-	       const void *pdata, size_t len)
+int rr__iw_connect(struct rr_qp *q, const struct sockaddr *addr,
+		   socklen_t addrlen, const void *pdata, size_t len)
 {
 	struct iw_qp *qp = to_iw_qp(q);
 	bool crc = q->attr.flags & RR_QP_CRC;
@@ -439,7 +440,7 @@ int iw_connect(struct rr_qp *q, const struct sockaddr *addr, socklen_t addrlen,
 	qp->cm_len = (uint32_t)n;
 	qp->cm_done = 0;
 	qp->cm_phase = CM_TCP;
-	qp->cm_deadline_ms = iw_now_ms() + IW_HANDSHAKE_MS;
+	qp->cm_deadline_ms = rr__iw_now_ms() + IW_HANDSHAKE_MS;
 	memcpy(&qp->peer, addr, addrlen);
 	atomic_store(&qp->state, RR_QPS_CONNECTING);
 	pthread_mutex_lock(&qp->dev->mu);
@@ -447,16 +448,17 @@ int iw_connect(struct rr_qp *q, const struct sockaddr *addr, socklen_t addrlen,
 	qp->dev->connecting = qp;
 	qp->cm_listed = true;
 	pthread_mutex_unlock(&qp->dev->mu);
-	rc = iw_epoll_add(qp->dev, fd, &qp->poll, IW_QP_EVENTS);
+	rc = rr__iw_epoll_add(qp->dev, fd, &qp->poll, IW_QP_EVENTS);
 	qp->in_epoll = rc == 0;
 	if (rc)
 		atomic_store(&qp->state, RR_QPS_INIT);
 	pthread_mutex_unlock(&qp->rx_mu);
-	iw_wake(qp->dev); /* the loop's timer now has a handshake to watch */
+	rr__iw_wake(
+		qp->dev); /* the loop's timer now has a handshake to watch */
 	return rc;
 }
 
-void iw_cm_unlist(struct iw_qp *qp)
+void rr__iw_cm_unlist(struct iw_qp *qp)
 {
 	struct iw_device *dev = qp->dev;
 
@@ -496,15 +498,15 @@ static void expire_connecting(struct iw_device *dev, uint64_t now)
 		    now >= late[i]->cm_deadline_ms)
 			connect_failed(late[i], -ETIMEDOUT);
 		pthread_mutex_unlock(&late[i]->rx_mu);
-		iw_cm_unlist(late[i]);
-		iw_qp_put(late[i]);
+		rr__iw_cm_unlist(late[i]);
+		rr__iw_qp_put(late[i]);
 	}
 }
 
 static void connect_failed(struct iw_qp *qp, int err)
 {
 	IW_COUNT(qp->dev, conn_failed);
-	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_UNREACHABLE, err);
+	rr__iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_UNREACHABLE, err);
 }
 
 /* The reply arrived: reject, or switch the stream to FPDUs. */
@@ -512,10 +514,10 @@ static void connect_reply(struct iw_qp *qp, const struct iw_mpa_frame *f)
 {
 	if (f->flags & IW_MPA_FLAG_REJECT) {
 		IW_COUNT(qp->dev, conn_rejected);
-		iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, (enum rr_cm_event_type) - 1,
-			   0);
-		iw_qp_event(qp, RR_CM_REJECTED, -ECONNREFUSED, f->pd,
-			    f->pd_len);
+		rr__iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR,
+			       (enum rr_cm_event_type) - 1, 0);
+		rr__iw_qp_event(qp, RR_CM_REJECTED, -ECONNREFUSED, f->pd,
+				f->pd_len);
 		return;
 	}
 	if (f->flags & IW_MPA_FLAG_MARKERS) {
@@ -525,12 +527,12 @@ static void connect_reply(struct iw_qp *qp, const struct iw_mpa_frame *f)
 	}
 	qp->crc = f->flags & IW_MPA_FLAG_CRC;
 	qp->ord = min16(qp->ord, f->ird);
-	iw_qp_set_established(qp, qp->fd);
-	iw_qp_arm_established(qp);
+	rr__iw_qp_set_established(qp, qp->fd);
+	rr__iw_qp_arm_established(qp);
 	IW_COUNT(qp->dev, conn_established);
-	iw_qp_event(qp, RR_CM_ESTABLISHED, 0, f->pd, f->pd_len);
-	iw_rx_run(qp,
-		  true); /* FPDUs may follow the reply in the same segment */
+	rr__iw_qp_event(qp, RR_CM_ESTABLISHED, 0, f->pd, f->pd_len);
+	rr__iw_rx_run(
+		qp, true); /* FPDUs may follow the reply in the same segment */
 }
 
 static int connect_step(struct iw_qp *qp, uint32_t events)
@@ -569,7 +571,7 @@ static int connect_step(struct iw_qp *qp, uint32_t events)
 	}
 }
 
-void iw_cm_connect_progress(struct iw_qp *qp, uint32_t events)
+void rr__iw_cm_connect_progress(struct iw_qp *qp, uint32_t events)
 {
 	int rc;
 
@@ -588,5 +590,5 @@ void iw_cm_connect_progress(struct iw_qp *qp, uint32_t events)
 	} while (rc > 0);
 	pthread_mutex_unlock(&qp->rx_mu);
 	if (iw_qp_state(qp) != RR_QPS_CONNECTING)
-		iw_cm_unlist(qp);
+		rr__iw_cm_unlist(qp);
 }

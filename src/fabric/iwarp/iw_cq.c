@@ -57,7 +57,7 @@ static int wait_readable(int fd, int timeout_ms)
 	return n ? 0 : -ETIMEDOUT;
 }
 
-int iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
+int rr__iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
 {
 	struct iw_cq *cq = rr_calloc(1, sizeof(*cq));
 
@@ -80,7 +80,7 @@ int iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
 	return 0;
 }
 
-int iw_cq_destroy(struct rr_cq *c)
+int rr__iw_cq_destroy(struct rr_cq *c)
 {
 	struct iw_cq *cq = to_iw_cq(c);
 
@@ -93,7 +93,7 @@ int iw_cq_destroy(struct rr_cq *c)
 	return 0;
 }
 
-int iw_cq_attach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots)
+int rr__iw_cq_attach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots)
 {
 	int rc = 0;
 
@@ -115,7 +115,7 @@ int iw_cq_attach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots)
 	return rc;
 }
 
-void iw_cq_detach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots)
+void rr__iw_cq_detach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots)
 {
 	pthread_mutex_lock(&cq->mu);
 	cq->reserved -= slots;
@@ -129,7 +129,7 @@ void iw_cq_detach(struct iw_cq *cq, struct iw_qp *qp, uint32_t slots)
 	pthread_mutex_unlock(&cq->mu);
 }
 
-void iw_cq_push(struct iw_cq *cq, const struct rr_wc *wc, uint32_t retire)
+void rr__iw_cq_push(struct iw_cq *cq, const struct rr_wc *wc, uint32_t retire)
 {
 	struct iw_cqe *e;
 
@@ -154,7 +154,7 @@ static void give_back(const struct iw_cqe *e)
 		atomic_fetch_add(&qp->sq_free, (int)e->sq_retire);
 }
 
-int iw_cq_poll(struct rr_cq *c, struct rr_wc *wc, int n)
+int rr__iw_cq_poll(struct rr_cq *c, struct rr_wc *wc, int n)
 {
 	struct iw_cq *cq = to_iw_cq(c);
 	int got = 0;
@@ -178,7 +178,7 @@ int iw_cq_poll(struct rr_cq *c, struct rr_wc *wc, int n)
  * Drops a destroyed (or reset) QP's completions, keeping the others in
  * order. Caller holds cq->mu.
  */
-void iw_cq_purge_locked(struct iw_cq *cq, struct rr_qp *qp)
+void rr__iw_cq_purge_locked(struct iw_cq *cq, struct rr_qp *qp)
 {
 	uint32_t keep = 0, d = cq->base.depth;
 
@@ -193,14 +193,14 @@ void iw_cq_purge_locked(struct iw_cq *cq, struct rr_qp *qp)
 		efd_clear(cq->efd, &cq->signaled);
 }
 
-void iw_cq_purge(struct iw_cq *cq, struct rr_qp *qp)
+void rr__iw_cq_purge(struct iw_cq *cq, struct rr_qp *qp)
 {
 	pthread_mutex_lock(&cq->mu);
-	iw_cq_purge_locked(cq, qp);
+	rr__iw_cq_purge_locked(cq, qp);
 	pthread_mutex_unlock(&cq->mu);
 }
 
-int iw_cq_fd(struct rr_cq *c)
+int rr__iw_cq_fd(struct rr_cq *c)
 {
 	struct iw_cq *cq = to_iw_cq(c);
 
@@ -247,7 +247,7 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 		if (iw_qp_state(qp) != RR_QPS_RTS)
 			continue;
 		rr_ref_get(&qp->ref);
-		iw_qp_waiter_enter(qp);
+		rr__iw_qp_waiter_enter(qp);
 		qps[nq] = qp;
 		p[1 + nq++] = (struct pollfd){.fd = qp->fd, .events = POLLIN};
 	}
@@ -259,22 +259,22 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 	for (uint32_t i = 0; i < nq; i++) {
 		struct iw_qp *qp = qps[i];
 
-		iw_qp_waiter_leave(qp);
+		rr__iw_qp_waiter_leave(qp);
 		if (atomic_exchange(&qp->rx_skipped, 0) ||
 		    (n > 0 && p[1 + i].revents))
-			iw_qp_rx_try(qp, false);
-		iw_qp_put(qp);
+			rr__iw_qp_rx_try(qp, false);
+		rr__iw_qp_put(qp);
 	}
 	if (n < 0 && errno != EINTR)
 		return -errno;
 	return n == 0 ? -ETIMEDOUT : 0;
 }
 
-int iw_cq_wait(struct rr_cq *c, int timeout_ms)
+int rr__iw_cq_wait(struct rr_cq *c, int timeout_ms)
 {
 	struct iw_cq *cq = to_iw_cq(c);
 	uint64_t deadline =
-		timeout_ms < 0 ? 0 : iw_now_ms() + (uint64_t)timeout_ms;
+		timeout_ms < 0 ? 0 : rr__iw_now_ms() + (uint64_t)timeout_ms;
 
 	for (;;) {
 		int left = -1, rc;
@@ -282,7 +282,7 @@ int iw_cq_wait(struct rr_cq *c, int timeout_ms)
 		if (cq_ready(cq))
 			return 0;
 		if (timeout_ms >= 0) {
-			uint64_t now = iw_now_ms();
+			uint64_t now = rr__iw_now_ms();
 
 			if (now >= deadline)
 				return -ETIMEDOUT;
@@ -296,7 +296,7 @@ int iw_cq_wait(struct rr_cq *c, int timeout_ms)
 
 /* ------------------------------------------------------- event channels */
 
-int iw_evch_create(struct rr_device *dev, struct rr_evch **out)
+int rr__iw_evch_create(struct rr_device *dev, struct rr_evch **out)
 {
 	struct iw_evch *ch = rr_calloc(1, sizeof(*ch));
 
@@ -323,7 +323,7 @@ static void event_release(struct iw_event *e)
 		free(e);
 }
 
-int iw_evch_destroy(struct rr_evch *c)
+int rr__iw_evch_destroy(struct rr_evch *c)
 {
 	struct iw_evch *ch = to_iw_evch(c);
 
@@ -339,7 +339,7 @@ int iw_evch_destroy(struct rr_evch *c)
 	return 0;
 }
 
-int iw_evch_fd(struct rr_evch *c)
+int rr__iw_evch_fd(struct rr_evch *c)
 {
 	return to_iw_evch(c)->efd;
 }
@@ -358,8 +358,8 @@ static struct iw_event *reserved_slot(struct iw_event *res, uint32_t nres)
  * an allocated one when the reserve is all queued (not expected: see
  * IW_QP_EV_RESERVE).
  */
-void iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev,
-		  struct iw_event *res, uint32_t nres)
+void rr__iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev,
+		      struct iw_event *res, uint32_t nres)
 {
 	struct iw_event *e;
 
@@ -389,7 +389,7 @@ void iw_evch_push(struct iw_evch *ch, const struct rr_cm_event *ev,
 }
 
 /* Drops queued events that name obj (a QP or listener being destroyed). */
-void iw_evch_purge(struct iw_evch *ch, const void *obj)
+void rr__iw_evch_purge(struct iw_evch *ch, const void *obj)
 {
 	struct iw_event **pp, *e;
 
@@ -430,11 +430,11 @@ static bool evch_pop(struct iw_evch *ch, struct rr_cm_event *ev)
 	return e != NULL;
 }
 
-int iw_evch_get(struct rr_evch *c, struct rr_cm_event *ev, int timeout_ms)
+int rr__iw_evch_get(struct rr_evch *c, struct rr_cm_event *ev, int timeout_ms)
 {
 	struct iw_evch *ch = to_iw_evch(c);
 	uint64_t deadline =
-		iw_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+		rr__iw_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 
 	for (;;) {
 		int left = -1, rc;
@@ -444,7 +444,7 @@ int iw_evch_get(struct rr_evch *c, struct rr_cm_event *ev, int timeout_ms)
 		if (timeout_ms == 0)
 			return -EAGAIN;
 		if (timeout_ms > 0) {
-			uint64_t now = iw_now_ms();
+			uint64_t now = rr__iw_now_ms();
 
 			if (now >= deadline)
 				return -ETIMEDOUT;
@@ -456,8 +456,8 @@ int iw_evch_get(struct rr_evch *c, struct rr_cm_event *ev, int timeout_ms)
 	}
 }
 
-void iw_qp_event(struct iw_qp *qp, enum rr_cm_event_type t, int status,
-		 const void *pd, size_t len)
+void rr__iw_qp_event(struct iw_qp *qp, enum rr_cm_event_type t, int status,
+		     const void *pd, size_t len)
 {
 	struct rr_cm_event ev = {.type = t, .status = status, .qp = &qp->base};
 
@@ -467,5 +467,5 @@ void iw_qp_event(struct iw_qp *qp, enum rr_cm_event_type t, int status,
 	if (len)
 		memcpy(ev.private_data, pd, len);
 	ev.private_data_len = (uint32_t)len;
-	iw_evch_push(qp->evch, &ev, qp->ev_reserve, IW_QP_EV_RESERVE);
+	rr__iw_evch_push(qp->evch, &ev, qp->ev_reserve, IW_QP_EV_RESERVE);
 }

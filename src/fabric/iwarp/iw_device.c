@@ -18,33 +18,33 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t iw_now_ms(void)
+uint64_t rr__iw_now_ms(void)
 {
 	return rr_mono_ms();
 }
 
-int iw_epoll_add(struct iw_device *dev, int fd, struct iw_pollable *p,
-		 uint32_t events)
+int rr__iw_epoll_add(struct iw_device *dev, int fd, struct iw_pollable *p,
+		     uint32_t events)
 {
 	struct epoll_event ev = {.events = events, .data.ptr = p};
 
 	return epoll_ctl(dev->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-void iw_epoll_mod(struct iw_device *dev, int fd, struct iw_pollable *p,
-		  uint32_t events)
+void rr__iw_epoll_mod(struct iw_device *dev, int fd, struct iw_pollable *p,
+		      uint32_t events)
 {
 	struct epoll_event ev = {.events = events, .data.ptr = p};
 
 	epoll_ctl(dev->epfd, EPOLL_CTL_MOD, fd, &ev);
 }
 
-void iw_epoll_del(struct iw_device *dev, int fd)
+void rr__iw_epoll_del(struct iw_device *dev, int fd)
 {
 	epoll_ctl(dev->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-void iw_wake(struct iw_device *dev)
+void rr__iw_wake(struct iw_device *dev)
 {
 	uint64_t one = 1;
 
@@ -59,7 +59,7 @@ void iw_wake(struct iw_device *dev)
  * moved past the value read here, any iteration that could have seen the
  * object is over; later epoll_waits cannot return it.
  */
-void iw_epoch_barrier(struct iw_device *dev)
+void rr__iw_epoch_barrier(struct iw_device *dev)
 {
 	uint64_t target;
 
@@ -67,7 +67,7 @@ void iw_epoch_barrier(struct iw_device *dev)
 		return; /* the loop itself holds no stale pointer here */
 	pthread_mutex_lock(&dev->mu);
 	target = dev->epoch + 1;
-	iw_wake(dev);
+	rr__iw_wake(dev);
 	while (dev->epoch < target && !atomic_load(&dev->stop))
 		pthread_cond_wait(&dev->epoch_cv, &dev->mu);
 	pthread_mutex_unlock(&dev->mu);
@@ -84,13 +84,13 @@ static void dispatch(struct iw_device *dev, struct epoll_event *ev)
 			rr_warn("iwarp: wake read: %s", strerror(errno));
 		break;
 	case IW_POLL_LISTENER:
-		iw_cm_listener_ready(
+		rr__iw_cm_listener_ready(
 			(struct iw_listener *)((char *)p -
 					       offsetof(struct iw_listener,
 							poll)));
 		break;
 	case IW_POLL_CONNREQ:
-		iw_cm_connreq_ready(
+		rr__iw_cm_connreq_ready(
 			(struct iw_connreq *)((char *)p -
 					      offsetof(struct iw_connreq,
 						       poll)));
@@ -101,13 +101,13 @@ static void dispatch(struct iw_device *dev, struct epoll_event *ev)
 					 offsetof(struct iw_qp, poll));
 
 		if (iw_qp_state(qp) == RR_QPS_CONNECTING) {
-			iw_cm_connect_progress(qp, ev->events);
+			rr__iw_cm_connect_progress(qp, ev->events);
 			break;
 		}
 		if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
-			iw_qp_rx_progress(qp);
+			rr__iw_qp_rx_progress(qp);
 		if (ev->events & EPOLLOUT)
-			iw_tx_kick(qp);
+			rr__iw_tx_kick(qp);
 		break;
 	}
 	}
@@ -132,8 +132,8 @@ static void *progress_main(void *arg)
 
 		for (int i = 0; i < n; i++)
 			dispatch(dev, &evs[i]);
-		iw_cm_expire(dev);
-		iw_qp_take_back(dev);
+		rr__iw_cm_expire(dev);
+		rr__iw_qp_take_back(dev);
 		pthread_mutex_lock(&dev->mu);
 		dev->epoch++;
 		pthread_cond_broadcast(&dev->epoch_cv);
@@ -172,7 +172,7 @@ static int iw_device_open(const struct rr_device_opts *opts,
 	dev->wake.kind = IW_POLL_WAKE;
 	pthread_mutex_init(&dev->mu, NULL);
 	pthread_cond_init(&dev->epoch_cv, NULL);
-	rc = iw_stag_table_init(&dev->stags);
+	rc = rr__iw_stag_table_init(&dev->stags);
 	if (rc)
 		goto err_free;
 	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -185,7 +185,7 @@ static int iw_device_open(const struct rr_device_opts *opts,
 		rc = -errno;
 		goto err_ep;
 	}
-	rc = iw_epoll_add(dev, dev->wake_fd, &dev->wake, EPOLLIN);
+	rc = rr__iw_epoll_add(dev, dev->wake_fd, &dev->wake, EPOLLIN);
 	if (rc)
 		goto err_wake;
 	rc = -pthread_create(&dev->thread, NULL, progress_main, dev);
@@ -199,7 +199,7 @@ err_wake:
 err_ep:
 	close(dev->epfd);
 err_stags:
-	iw_stag_table_fini(&dev->stags);
+	rr__iw_stag_table_fini(&dev->stags);
 err_free:
 	free(dev);
 	return rc;
@@ -210,17 +210,17 @@ static int iw_device_close(struct rr_device *d)
 	struct iw_device *dev = to_iw_dev(d);
 
 	atomic_store(&dev->stop, true);
-	iw_wake(dev);
+	rr__iw_wake(dev);
 	pthread_join(dev->thread, NULL);
 	while (dev->pending) {
 		struct iw_connreq *r = dev->pending;
 
 		dev->pending = r->next;
-		iw_cm_connreq_free(r);
+		rr__iw_cm_connreq_free(r);
 	}
 	close(dev->wake_fd);
 	close(dev->epfd);
-	iw_stag_table_fini(&dev->stags);
+	rr__iw_stag_table_fini(&dev->stags);
 	pthread_cond_destroy(&dev->epoch_cv);
 	pthread_mutex_destroy(&dev->mu);
 	free(dev);
@@ -239,7 +239,7 @@ static int iw_device_counters(struct rr_device *d,
 	return 0;
 }
 
-int iw_pd_alloc(struct rr_device *d, struct rr_pd **out)
+static int iw_pd_alloc(struct rr_device *d, struct rr_pd **out)
 {
 	struct iw_pd *pd = rr_calloc(1, sizeof(*pd));
 
@@ -250,7 +250,7 @@ int iw_pd_alloc(struct rr_device *d, struct rr_pd **out)
 	return 0;
 }
 
-int iw_pd_free(struct rr_pd *p)
+static int iw_pd_free(struct rr_pd *p)
 {
 	struct iw_pd *pd = to_iw_pd(p);
 
@@ -267,34 +267,34 @@ const struct rr_provider_ops rr__iwarp_ops = {
 	.device_counters = iw_device_counters,
 	.pd_alloc = iw_pd_alloc,
 	.pd_free = iw_pd_free,
-	.mr_reg = iw_mr_reg,
-	.mr_dereg = iw_mr_dereg,
-	.mw_alloc = iw_mw_alloc,
-	.mw_free = iw_mw_free,
-	.mw_fence = iw_mw_fence,
-	.mw_rkey_next = iw_mw_rkey_next,
-	.mw_bind = iw_mw_bind_now,
-	.cq_create = iw_cq_create,
-	.cq_destroy = iw_cq_destroy,
-	.cq_poll = iw_cq_poll,
-	.cq_fd = iw_cq_fd,
-	.cq_wait = iw_cq_wait,
-	.evch_create = iw_evch_create,
-	.evch_destroy = iw_evch_destroy,
-	.evch_fd = iw_evch_fd,
-	.evch_get = iw_evch_get,
-	.qp_create = iw_qp_create,
-	.qp_destroy = iw_qp_destroy,
-	.qp_reset = iw_qp_reset,
-	.qp_state = iw_qp_get_state,
-	.post_send = iw_post_send,
-	.post_recv = iw_post_recv,
-	.listen = iw_listen,
-	.listener_close = iw_listener_close,
-	.listener_addr = iw_listener_addr,
-	.connect = iw_connect,
-	.accept = iw_accept,
-	.reject = iw_reject,
-	.disconnect = iw_disconnect,
-	.drain = iw_drain,
+	.mr_reg = rr__iw_mr_reg,
+	.mr_dereg = rr__iw_mr_dereg,
+	.mw_alloc = rr__iw_mw_alloc,
+	.mw_free = rr__iw_mw_free,
+	.mw_fence = rr__iw_mw_fence,
+	.mw_rkey_next = rr__iw_mw_rkey_next,
+	.mw_bind = rr__iw_mw_bind_now,
+	.cq_create = rr__iw_cq_create,
+	.cq_destroy = rr__iw_cq_destroy,
+	.cq_poll = rr__iw_cq_poll,
+	.cq_fd = rr__iw_cq_fd,
+	.cq_wait = rr__iw_cq_wait,
+	.evch_create = rr__iw_evch_create,
+	.evch_destroy = rr__iw_evch_destroy,
+	.evch_fd = rr__iw_evch_fd,
+	.evch_get = rr__iw_evch_get,
+	.qp_create = rr__iw_qp_create,
+	.qp_destroy = rr__iw_qp_destroy,
+	.qp_reset = rr__iw_qp_reset,
+	.qp_state = rr__iw_qp_get_state,
+	.post_send = rr__iw_post_send,
+	.post_recv = rr__iw_post_recv,
+	.listen = rr__iw_listen,
+	.listener_close = rr__iw_listener_close,
+	.listener_addr = rr__iw_listener_addr,
+	.connect = rr__iw_connect,
+	.accept = rr__iw_accept,
+	.reject = rr__iw_reject,
+	.disconnect = rr__iw_disconnect,
+	.drain = rr__iw_drain,
 };

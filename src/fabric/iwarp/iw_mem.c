@@ -13,13 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int iw_stag_table_init(struct iw_stag_table *t)
+int rr__iw_stag_table_init(struct iw_stag_table *t)
 {
 	memset(t, 0, sizeof(*t));
 	return 0;
 }
 
-void iw_stag_table_fini(struct iw_stag_table *t)
+void rr__iw_stag_table_fini(struct iw_stag_table *t)
 {
 	for (uint32_t c = 0; c < t->nchunks; c++) {
 		struct iw_stag *ch = atomic_load(&t->chunk[c]);
@@ -60,7 +60,18 @@ static int grow(struct iw_stag_table *t)
 	return 0;
 }
 
-int iw_stag_alloc(struct iw_device *dev, uint32_t *idx)
+static struct iw_stag *iw_stag_at(struct iw_device *dev, uint32_t idx)
+{
+	uint32_t c = idx / IW_STAG_CHUNK;
+	struct iw_stag *ch;
+
+	if (c >= IW_STAG_CHUNKS)
+		return NULL;
+	ch = atomic_load_explicit(&dev->stags.chunk[c], memory_order_acquire);
+	return ch ? &ch[idx % IW_STAG_CHUNK] : NULL;
+}
+
+static int iw_stag_alloc(struct iw_device *dev, uint32_t *idx)
 {
 	struct iw_stag_table *t = &dev->stags;
 	int rc = 0;
@@ -74,7 +85,7 @@ int iw_stag_alloc(struct iw_device *dev, uint32_t *idx)
 	return rc;
 }
 
-void iw_stag_release(struct iw_device *dev, uint32_t idx)
+static void iw_stag_release(struct iw_device *dev, uint32_t idx)
 {
 	struct iw_stag *s = iw_stag_at(dev, idx);
 
@@ -87,25 +98,14 @@ void iw_stag_release(struct iw_device *dev, uint32_t idx)
 	pthread_mutex_unlock(&dev->mu);
 }
 
-struct iw_stag *iw_stag_at(struct iw_device *dev, uint32_t idx)
-{
-	uint32_t c = idx / IW_STAG_CHUNK;
-	struct iw_stag *ch;
-
-	if (c >= IW_STAG_CHUNKS)
-		return NULL;
-	ch = atomic_load_explicit(&dev->stags.chunk[c], memory_order_acquire);
-	return ch ? &ch[idx % IW_STAG_CHUNK] : NULL;
-}
-
 /*
  * On success the entry is returned LOCKED; the caller unlocks it when the
  * bytes have moved. Errors: -ENOENT (unknown/invalid/key), -EPERM (PD),
  * -EACCES (rights), -ERANGE (bounds).
  */
-int iw_stag_acquire(struct iw_device *dev, uint32_t stag, struct rr_pd *pd,
-		    unsigned access, uint64_t to, uint64_t len,
-		    struct iw_stag **out)
+int rr__iw_stag_acquire(struct iw_device *dev, uint32_t stag, struct rr_pd *pd,
+			unsigned access, uint64_t to, uint64_t len,
+			struct iw_stag **out)
 {
 	struct iw_stag *s = iw_stag_at(dev, stag >> 8);
 	int rc = 0;
@@ -130,9 +130,9 @@ int iw_stag_acquire(struct iw_device *dev, uint32_t stag, struct rr_pd *pd,
 }
 
 /* Local SGEs name MRs by lkey. write: the memory will be written by us. */
-int iw_sge_check(struct iw_device *dev, struct rr_pd *pd,
-		 const struct rr_sge *sge, uint32_t n, bool write,
-		 uint64_t *total)
+int rr__iw_sge_check(struct iw_device *dev, struct rr_pd *pd,
+		     const struct rr_sge *sge, uint32_t n, bool write,
+		     uint64_t *total)
 {
 	uint64_t sum = 0;
 
@@ -142,9 +142,9 @@ int iw_sge_check(struct iw_device *dev, struct rr_pd *pd,
 
 		if (!sge[i].length)
 			continue;
-		rc = iw_stag_acquire(dev, sge[i].lkey, pd,
-				     write ? RR_ACCESS_LOCAL_WRITE : 0,
-				     sge[i].addr, sge[i].length, &s);
+		rc = rr__iw_stag_acquire(dev, sge[i].lkey, pd,
+					 write ? RR_ACCESS_LOCAL_WRITE : 0,
+					 sge[i].addr, sge[i].length, &s);
 		if (rc)
 			return rc;
 		if (s->kind != IW_STAG_MR)
@@ -158,8 +158,8 @@ int iw_sge_check(struct iw_device *dev, struct rr_pd *pd,
 	return 0;
 }
 
-int iw_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
-	      struct rr_mr **out)
+int rr__iw_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
+		  struct rr_mr **out)
 {
 	struct iw_device *dev = to_iw_dev(pd->dev);
 	struct iw_mr *mr = rr_calloc(1, sizeof(*mr));
@@ -198,7 +198,7 @@ int iw_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
 	return 0;
 }
 
-int iw_mr_dereg(struct rr_mr *m)
+int rr__iw_mr_dereg(struct rr_mr *m)
 {
 	struct iw_mr *mr = to_iw_mr(m);
 
@@ -210,7 +210,7 @@ int iw_mr_dereg(struct rr_mr *m)
 	return 0;
 }
 
-int iw_mw_alloc(struct rr_pd *pd, struct rr_mw **out)
+int rr__iw_mw_alloc(struct rr_pd *pd, struct rr_mw **out)
 {
 	struct iw_device *dev = to_iw_dev(pd->dev);
 	struct iw_mw *mw = rr_calloc(1, sizeof(*mw));
@@ -239,7 +239,7 @@ int iw_mw_alloc(struct rr_pd *pd, struct rr_mw **out)
 	return 0;
 }
 
-int iw_mw_free(struct rr_mw *m)
+int rr__iw_mw_free(struct rr_mw *m)
 {
 	struct iw_mw *mw = to_iw_mw(m);
 	struct iw_device *dev = to_iw_dev(m->pd->dev);
@@ -257,7 +257,7 @@ int iw_mw_free(struct rr_mw *m)
 }
 
 /* What wqe_fill (iw_qp.c) installs at the next REG. */
-uint32_t iw_mw_rkey_next(const struct rr_mw *m)
+uint32_t rr__iw_mw_rkey_next(const struct rr_mw *m)
 {
 	const struct iw_mw *mw = (const struct iw_mw *)m;
 
@@ -272,7 +272,7 @@ uint32_t iw_mw_rkey_next(const struct rr_mw *m)
  * Invalidate naming the old one is refused, as for any window not VALID.
  * The entry, the index and the wrapper stay: nothing is allocated.
  */
-int iw_mw_fence(struct rr_mw *m)
+int rr__iw_mw_fence(struct rr_mw *m)
 {
 	struct iw_mw *mw = to_iw_mw(m);
 	struct iw_stag *s = iw_stag_at(to_iw_dev(m->pd->dev), mw->idx);
@@ -311,8 +311,8 @@ static enum rr_wc_status stag_bind(struct iw_stag *s, struct iw_mr *mr,
 }
 
 /* Executes a REG work request: the MW becomes valid under w->rkey's key. */
-enum rr_wc_status iw_mw_bind(struct iw_device *dev, struct rr_pd *pd,
-			     const struct iw_wqe *w)
+enum rr_wc_status rr__iw_mw_bind(struct iw_device *dev, struct rr_pd *pd,
+				 const struct iw_wqe *w)
 {
 	struct iw_mr *mr = w->mr;
 	uint64_t mbase = (uintptr_t)mr->base.addr;
@@ -330,8 +330,8 @@ enum rr_wc_status iw_mw_bind(struct iw_device *dev, struct rr_pd *pd,
  * rr_mw_bind: the same binding, at once (rr_mw_bind checked the range).
  * The caller owns the window, so no REG of it is queued on any QP.
  */
-int iw_mw_bind_now(struct rr_mw *m, struct rr_mr *mr, uint64_t addr,
-		   uint64_t length, unsigned access)
+int rr__iw_mw_bind_now(struct rr_mw *m, struct rr_mr *mr, uint64_t addr,
+		       uint64_t length, unsigned access)
 {
 	struct iw_mw *mw = to_iw_mw(m);
 	uint32_t rkey = mw->idx << 8 | mw->next_key;
@@ -349,8 +349,8 @@ int iw_mw_bind_now(struct rr_mw *m, struct rr_mr *mr, uint64_t addr,
  * Only memory windows of the QP's PD can be invalidated. Invalidating an
  * already invalid window whose key matches succeeds: the result is the same.
  */
-int iw_stag_invalidate(struct iw_device *dev, struct rr_pd *pd, uint32_t rkey,
-		       bool remote)
+int rr__iw_stag_invalidate(struct iw_device *dev, struct rr_pd *pd,
+			   uint32_t rkey, bool remote)
 {
 	struct iw_stag *s = iw_stag_at(dev, rkey >> 8);
 	int rc = 0;

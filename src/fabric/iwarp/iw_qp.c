@@ -38,7 +38,7 @@ static void qp_free(struct iw_qp *qp)
 	free(qp);
 }
 
-void iw_qp_put(struct iw_qp *qp)
+void rr__iw_qp_put(struct iw_qp *qp)
 {
 	if (rr_ref_put(&qp->ref))
 		qp_free(qp);
@@ -97,15 +97,15 @@ static void qp_fresh(struct iw_qp *qp)
 	qp->handed = false;
 	qp->want_out = false;
 	qp->armed = 0;
-	iw_rx_reset(&qp->rx);
+	rr__iw_rx_reset(&qp->rx);
 	qp->rq_head = qp->rq_tail = 0;
 	atomic_store(&qp->rq_free, (int)a->rq_depth);
 	qp->err_status = RR_WC_SUCCESS;
 	atomic_store_explicit(&qp->state, RR_QPS_INIT, memory_order_release);
 }
 
-int iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
-		 struct rr_qp **out)
+int rr__iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
+		     struct rr_qp **out)
 {
 	struct iw_qp *qp = rr_calloc(1, sizeof(*qp));
 	int rc;
@@ -128,12 +128,12 @@ int iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
 	qp->rcq = to_iw_cq(a->recv_cq);
 	qp->evch = to_iw_evch(a->evch);
 	qp_fresh(qp);
-	rc = iw_cq_attach(qp->scq, qp, a->sq_depth);
+	rc = rr__iw_cq_attach(qp->scq, qp, a->sq_depth);
 	if (rc)
 		goto err;
-	rc = iw_cq_attach(qp->rcq, qp, a->rq_depth);
+	rc = rr__iw_cq_attach(qp->rcq, qp, a->rq_depth);
 	if (rc) {
-		iw_cq_detach(qp->scq, qp, a->sq_depth);
+		rr__iw_cq_detach(qp->scq, qp, a->sq_depth);
 		goto err;
 	}
 	atomic_fetch_add(&to_iw_pd(pd)->users, 1);
@@ -144,14 +144,14 @@ err:
 	return rc;
 }
 
-enum rr_qp_state iw_qp_get_state(const struct rr_qp *q)
+enum rr_qp_state rr__iw_qp_get_state(const struct rr_qp *q)
 {
 	return (enum rr_qp_state)iw_qp_state(to_iw_qp((struct rr_qp *)q));
 }
 
 /* Caller holds tx_mu. */
-void iw_qp_complete_send(struct iw_qp *qp, const struct iw_wqe *w,
-			 enum rr_wc_status st, uint32_t byte_len)
+void rr__iw_qp_complete_send(struct iw_qp *qp, const struct iw_wqe *w,
+			     enum rr_wc_status st, uint32_t byte_len)
 {
 	struct rr_wc wc = {.wr_id = w->wr_id,
 			   .qp = &qp->base,
@@ -166,7 +166,7 @@ void iw_qp_complete_send(struct iw_qp *qp, const struct iw_wqe *w,
 	}
 	retire = 1 + qp->unsig_done;
 	qp->unsig_done = 0;
-	iw_cq_push(qp->scq, &wc, retire);
+	rr__iw_cq_push(qp->scq, &wc, retire);
 }
 
 static void recv_complete(struct iw_qp *qp, uint64_t wr_id,
@@ -177,7 +177,7 @@ static void recv_complete(struct iw_qp *qp, uint64_t wr_id,
 			   .status = st,
 			   .opcode = RR_WC_RECV};
 
-	iw_cq_push(qp->rcq, &wc, 0);
+	rr__iw_cq_push(qp->rcq, &wc, 0);
 }
 
 /* Caller holds rx_mu and tx_mu. */
@@ -194,18 +194,19 @@ static void flush_sends(struct iw_qp *qp)
 				   .opcode = RR_WR_RDMA_READ,
 				   .flags = RR_SEND_SIGNALED};
 
-		iw_qp_complete_send(qp, &w, first, 0);
+		rr__iw_qp_complete_send(qp, &w, first, 0);
 		first = RR_WC_WR_FLUSH_ERR;
 		atomic_store(&qp->orq_head, h + 1);
 	}
 	for (uint32_t i = 0; i < qp->tx.ndone; i++) {
-		iw_qp_complete_send(qp, &qp->tx.done[i], first, 0);
+		rr__iw_qp_complete_send(qp, &qp->tx.done[i], first, 0);
 		first = RR_WC_WR_FLUSH_ERR;
 	}
 	qp->tx.ndone = 0;
 	qp->tx.iovcnt = qp->tx.iov_first = qp->tx.nfpdu = 0;
 	while (qp->sq_tail != qp->sq_head) {
-		iw_qp_complete_send(qp, &qp->sq[qp->sq_tail % depth], first, 0);
+		rr__iw_qp_complete_send(qp, &qp->sq[qp->sq_tail % depth], first,
+					0);
 		first = RR_WC_WR_FLUSH_ERR;
 		qp->sq_tail++;
 	}
@@ -230,8 +231,8 @@ static void flush_recvs(struct iw_qp *qp)
  * of the oldest outstanding send (e.g. a remote access error reported by a
  * Terminate); ev is the CM event to report, or -1 for none (destroy).
  */
-void iw_qp_fail(struct iw_qp *qp, enum rr_wc_status st,
-		enum rr_cm_event_type ev, int status)
+void rr__iw_qp_fail(struct iw_qp *qp, enum rr_wc_status st,
+		    enum rr_cm_event_type ev, int status)
 {
 	int old = atomic_exchange(&qp->state, RR_QPS_ERROR);
 
@@ -244,7 +245,7 @@ void iw_qp_fail(struct iw_qp *qp, enum rr_wc_status st,
 	if (qp->fd >= 0)
 		shutdown(qp->fd, SHUT_RDWR);
 	if (old != RR_QPS_ERROR && (int)ev >= 0)
-		iw_qp_event(qp, ev, status, NULL, 0);
+		rr__iw_qp_event(qp, ev, status, NULL, 0);
 }
 
 /*
@@ -258,7 +259,7 @@ static void qp_fail_async(struct iw_qp *qp)
 		shutdown(qp->fd, SHUT_RDWR);
 }
 
-void iw_qp_rx_try(struct iw_qp *qp, bool drain)
+void rr__iw_qp_rx_try(struct iw_qp *qp, bool drain)
 {
 	for (;; drain = true) { /* a kick came from an edge: drain for it */
 		if (pthread_mutex_trylock(&qp->rx_mu)) {
@@ -269,7 +270,7 @@ void iw_qp_rx_try(struct iw_qp *qp, bool drain)
 		}
 		atomic_store(&qp->rx_kick, 0);
 		if (iw_qp_state(qp) == RR_QPS_RTS)
-			iw_rx_run(qp, drain);
+			rr__iw_rx_run(qp, drain);
 		pthread_mutex_unlock(&qp->rx_mu);
 		if (!atomic_load(&qp->rx_kick))
 			return;
@@ -281,14 +282,14 @@ void iw_qp_rx_try(struct iw_qp *qp, bool drain)
  * before app_waiters is read again; a leaving waiter decrements app_waiters
  * before reading rx_skipped (both seq_cst), so one of them does the work.
  */
-void iw_qp_rx_progress(struct iw_qp *qp)
+void rr__iw_qp_rx_progress(struct iw_qp *qp)
 {
 	if (atomic_load(&qp->app_waiters)) {
 		atomic_store(&qp->rx_skipped, 1);
 		if (atomic_load(&qp->app_waiters))
 			return;
 	}
-	iw_qp_rx_try(qp, true);
+	rr__iw_qp_rx_try(qp, true);
 }
 
 /*
@@ -306,11 +307,11 @@ static void arm_update(struct iw_qp *qp)
 	if (qp->want_out)
 		ev |= EPOLLOUT;
 	if (qp->in_epoll && ev != qp->armed)
-		iw_epoll_mod(qp->dev, qp->fd, &qp->poll, ev);
+		rr__iw_epoll_mod(qp->dev, qp->fd, &qp->poll, ev);
 	qp->armed = ev;
 }
 
-void iw_qp_arm_established(struct iw_qp *qp)
+void rr__iw_qp_arm_established(struct iw_qp *qp)
 {
 	pthread_mutex_lock(&qp->arm_mu);
 	qp->armed = IW_QP_EVENTS;
@@ -319,7 +320,7 @@ void iw_qp_arm_established(struct iw_qp *qp)
 }
 
 /* A thread is about to poll the socket in rr_cq_wait. */
-void iw_qp_waiter_enter(struct iw_qp *qp)
+void rr__iw_qp_waiter_enter(struct iw_qp *qp)
 {
 	struct iw_device *dev = qp->dev;
 
@@ -341,14 +342,14 @@ void iw_qp_waiter_enter(struct iw_qp *qp)
 		pthread_mutex_unlock(&dev->mu);
 		/* The loop may sleep with no timer: it must start the clock. */
 		if (first)
-			iw_wake(dev);
+			rr__iw_wake(dev);
 	}
 	pthread_mutex_unlock(&qp->arm_mu);
 }
 
-void iw_qp_waiter_leave(struct iw_qp *qp)
+void rr__iw_qp_waiter_leave(struct iw_qp *qp)
 {
-	atomic_store(&qp->app_left_ms, iw_now_ms());
+	atomic_store(&qp->app_left_ms, rr__iw_now_ms());
 	atomic_fetch_sub(&qp->app_waiters, 1);
 }
 
@@ -368,7 +369,7 @@ static bool unlist_handed(struct iw_qp *qp)
 	return true;
 }
 
-void iw_qp_unhand(struct iw_qp *qp)
+static void iw_qp_unhand(struct iw_qp *qp)
 {
 	bool put;
 
@@ -376,7 +377,7 @@ void iw_qp_unhand(struct iw_qp *qp)
 	put = unlist_handed(qp);
 	pthread_mutex_unlock(&qp->dev->mu);
 	if (put)
-		iw_qp_put(qp);
+		rr__iw_qp_put(qp);
 }
 
 /* Caller holds arm_mu. True when the list's reference must be dropped. */
@@ -397,10 +398,10 @@ static bool take_back_one(struct iw_qp *qp, uint64_t now)
 }
 
 /* Progress thread: watch again the sockets no application waits on. */
-void iw_qp_take_back(struct iw_device *dev)
+void rr__iw_qp_take_back(struct iw_device *dev)
 {
 	struct iw_qp *batch[16];
-	uint64_t now = iw_now_ms();
+	uint64_t now = rr__iw_now_ms();
 	int n = 0;
 
 	pthread_mutex_lock(&dev->mu);
@@ -416,13 +417,13 @@ void iw_qp_take_back(struct iw_device *dev)
 		put = take_back_one(batch[i], now);
 		pthread_mutex_unlock(&batch[i]->arm_mu);
 		if (put)
-			iw_qp_put(batch[i]);
-		iw_qp_put(batch[i]);
+			rr__iw_qp_put(batch[i]);
+		rr__iw_qp_put(batch[i]);
 	}
 }
 
 /* Caller holds tx_mu. */
-void iw_qp_want_out(struct iw_qp *qp, bool on)
+void rr__iw_qp_want_out(struct iw_qp *qp, bool on)
 {
 	if (qp->want_out == on)
 		return;
@@ -432,7 +433,7 @@ void iw_qp_want_out(struct iw_qp *qp, bool on)
 	pthread_mutex_unlock(&qp->arm_mu);
 }
 
-void iw_tx_error(struct iw_qp *qp)
+void rr__iw_tx_error(struct iw_qp *qp)
 {
 	qp_fail_async(qp);
 }
@@ -455,7 +456,7 @@ static uint32_t fpdu_payload_max(int fd)
 }
 
 /* Handshake done: the stream now carries FPDUs. */
-void iw_qp_set_established(struct iw_qp *qp, int fd)
+void rr__iw_qp_set_established(struct iw_qp *qp, int fd)
 {
 	int one = 1;
 
@@ -495,8 +496,8 @@ static int send_wr_check(struct iw_qp *qp, const struct rr_send_wr *wr)
 	default:
 		return -EINVAL;
 	}
-	if (iw_sge_check(qp->dev, qp->base.pd, wr->sg_list, wr->num_sge,
-			 wr->opcode == RR_WR_RDMA_READ, &total))
+	if (rr__iw_sge_check(qp->dev, qp->base.pd, wr->sg_list, wr->num_sge,
+			     wr->opcode == RR_WR_RDMA_READ, &total))
 		return -EINVAL;
 	return total > UINT32_MAX ? -EINVAL : 0;
 }
@@ -534,8 +535,8 @@ static void wqe_fill(struct iw_qp *qp, struct iw_wqe *w,
 	(void)qp;
 }
 
-int iw_post_send(struct rr_qp *q, struct rr_send_wr *wr,
-		 struct rr_send_wr **bad)
+int rr__iw_post_send(struct rr_qp *q, struct rr_send_wr *wr,
+		     struct rr_send_wr **bad)
 {
 	struct iw_qp *qp = to_iw_qp(q);
 	uint32_t depth = q->attr.sq_depth;
@@ -558,13 +559,13 @@ int iw_post_send(struct rr_qp *q, struct rr_send_wr *wr,
 	}
 	if (rc && bad)
 		*bad = wr;
-	iw_tx_run(qp);
+	rr__iw_tx_run(qp);
 	pthread_mutex_unlock(&qp->tx_mu);
 	return rc;
 }
 
-int iw_post_recv(struct rr_qp *q, struct rr_recv_wr *wr,
-		 struct rr_recv_wr **bad)
+int rr__iw_post_recv(struct rr_qp *q, struct rr_recv_wr *wr,
+		     struct rr_recv_wr **bad)
 {
 	struct iw_qp *qp = to_iw_qp(q);
 	uint32_t depth = q->attr.rq_depth;
@@ -579,8 +580,8 @@ int iw_post_recv(struct rr_qp *q, struct rr_recv_wr *wr,
 
 		if (wr->num_sge > q->attr.max_recv_sge ||
 		    (wr->num_sge && !wr->sg_list) ||
-		    iw_sge_check(qp->dev, q->pd, wr->sg_list, wr->num_sge, true,
-				 &total)) {
+		    rr__iw_sge_check(qp->dev, q->pd, wr->sg_list, wr->num_sge,
+				     true, &total)) {
 			rc = -EINVAL;
 			break;
 		}
@@ -603,12 +604,12 @@ int iw_post_recv(struct rr_qp *q, struct rr_recv_wr *wr,
 
 /* ------------------------------------------------------ close, destroy */
 
-int iw_disconnect(struct rr_qp *q)
+int rr__iw_disconnect(struct rr_qp *q)
 {
 	struct iw_qp *qp = to_iw_qp(q);
 
 	pthread_mutex_lock(&qp->rx_mu);
-	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_DISCONNECTED, 0);
+	rr__iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_DISCONNECTED, 0);
 	pthread_mutex_unlock(&qp->rx_mu);
 	return 0;
 }
@@ -618,7 +619,7 @@ int iw_disconnect(struct rr_qp *q)
  * here first, under the same locks, so each marker follows every earlier
  * request of its queue into the CQ.
  */
-int iw_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
+int rr__iw_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
 {
 	struct iw_qp *qp = to_iw_qp(q);
 	struct iw_wqe w = {.wr_id = sq_wr_id,
@@ -638,7 +639,7 @@ int iw_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
 	if (!rc) {
 		flush_sends(qp);
 		atomic_fetch_sub(&qp->sq_free, 1);
-		iw_qp_complete_send(qp, &w, RR_WC_WR_FLUSH_ERR, 0);
+		rr__iw_qp_complete_send(qp, &w, RR_WC_WR_FLUSH_ERR, 0);
 	}
 	pthread_mutex_unlock(&qp->tx_mu);
 	if (!rc) {
@@ -680,9 +681,9 @@ static int reset_locked(struct iw_qp *qp)
 	int fd = qp->fd;
 	bool put;
 
-	iw_cq_purge_locked(qp->scq, q);
+	rr__iw_cq_purge_locked(qp->scq, q);
 	if (qp->rcq != qp->scq)
-		iw_cq_purge_locked(qp->rcq, q);
+		rr__iw_cq_purge_locked(qp->rcq, q);
 	pthread_mutex_lock(&qp->dev->mu);
 	put = unlist_handed(qp);
 	pthread_mutex_unlock(&qp->dev->mu);
@@ -700,13 +701,13 @@ static int reset_locked(struct iw_qp *qp)
 static void quiesce(struct iw_qp *qp)
 {
 	pthread_mutex_lock(&qp->rx_mu);
-	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, (enum rr_cm_event_type) - 1, 0);
+	rr__iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, (enum rr_cm_event_type) - 1, 0);
 	pthread_mutex_unlock(&qp->rx_mu);
-	iw_cm_unlist(qp);
+	rr__iw_cm_unlist(qp);
 	iw_qp_unhand(qp);
 	if (qp->in_epoll) {
-		iw_epoll_del(qp->dev, qp->fd);
-		iw_epoch_barrier(qp->dev);
+		rr__iw_epoll_del(qp->dev, qp->fd);
+		rr__iw_epoch_barrier(qp->dev);
 	}
 }
 
@@ -724,13 +725,13 @@ static void quiesce(struct iw_qp *qp)
  * file the number names next: it wakes spuriously at worst (it polls the
  * CQ's eventfd too, and rechecks the QP's state before reading).
  */
-int iw_qp_reset(struct rr_qp *q)
+int rr__iw_qp_reset(struct rr_qp *q)
 {
 	struct iw_qp *qp = to_iw_qp(q);
 	int fd;
 
 	quiesce(qp);
-	iw_evch_purge(qp->evch, q);
+	rr__iw_evch_purge(qp->evch, q);
 	pthread_mutex_lock(&qp->rx_mu);
 	pthread_mutex_lock(&qp->tx_mu);
 	pthread_mutex_lock(&qp->rq_mu);
@@ -747,19 +748,19 @@ int iw_qp_reset(struct rr_qp *q)
 	return 0;
 }
 
-int iw_qp_destroy(struct rr_qp *q)
+int rr__iw_qp_destroy(struct rr_qp *q)
 {
 	struct iw_qp *qp = to_iw_qp(q);
 	const struct rr_qp_attr *a = &q->attr;
 
 	quiesce(qp);
-	iw_cq_detach(qp->scq, qp, a->sq_depth);
-	iw_cq_detach(qp->rcq, qp, a->rq_depth);
-	iw_cq_purge(qp->scq, q);
+	rr__iw_cq_detach(qp->scq, qp, a->sq_depth);
+	rr__iw_cq_detach(qp->rcq, qp, a->rq_depth);
+	rr__iw_cq_purge(qp->scq, q);
 	if (qp->rcq != qp->scq)
-		iw_cq_purge(qp->rcq, q);
-	iw_evch_purge(qp->evch, q);
+		rr__iw_cq_purge(qp->rcq, q);
+	rr__iw_evch_purge(qp->evch, q);
 	atomic_fetch_sub(&to_iw_pd(q->pd)->users, 1);
-	iw_qp_put(qp);
+	rr__iw_qp_put(qp);
 	return 0;
 }

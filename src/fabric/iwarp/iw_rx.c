@@ -26,7 +26,7 @@
 
 #define RX_ERR -EPROTO /* the QP has failed; stop reading */
 
-void iw_rx_reset(struct iw_rx *rx)
+void rr__iw_rx_reset(struct iw_rx *rx)
 {
 	memset(rx, 0, sizeof(*rx));
 	rx->phase = RX_HDR;
@@ -54,9 +54,9 @@ static int rx_terminate(struct iw_qp *qp, uint8_t layer, uint8_t etype,
 	rr_info_rl("iwarp: terminate layer %u type %u code 0x%02x", layer,
 		   etype, ecode);
 	pthread_mutex_lock(&qp->tx_mu);
-	iw_tx_terminate(qp, &t);
+	rr__iw_tx_terminate(qp, &t);
 	pthread_mutex_unlock(&qp->tx_mu);
-	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_QP_ERROR, status);
+	rr__iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_QP_ERROR, status);
 	return RX_ERR;
 }
 
@@ -97,8 +97,8 @@ static int rx_closed(struct iw_qp *qp, int err)
 
 	if (!clean)
 		IW_COUNT(qp->dev, peer_reset);
-	iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_DISCONNECTED,
-		   clean ? 0 : (err ? err : -ECONNRESET));
+	rr__iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_DISCONNECTED,
+		       clean ? 0 : (err ? err : -ECONNRESET));
 	return RX_ERR;
 }
 
@@ -111,8 +111,8 @@ static int begin_write(struct iw_qp *qp, uint32_t plen)
 	rx->tagged_addr = rx->h.to;
 	if (!plen)
 		return 0; /* zero-length Writes name no memory (RFC 5040 5.1) */
-	rc = iw_stag_acquire(qp->dev, rx->h.stag, qp->base.pd,
-			     RR_ACCESS_REMOTE_WRITE, rx->h.to, plen, &s);
+	rc = rr__iw_stag_acquire(qp->dev, rx->h.stag, qp->base.pd,
+				 RR_ACCESS_REMOTE_WRITE, rx->h.to, plen, &s);
 	if (rc)
 		return rx_bad_stag(qp, rc);
 	pthread_mutex_unlock(&s->mu);
@@ -138,8 +138,8 @@ static int begin_read_resp(struct iw_qp *qp, uint32_t plen)
 	rx->tagged_addr = rx->h.to;
 	if (!plen)
 		return 0;
-	rc = iw_stag_acquire(qp->dev, rx->h.stag, qp->base.pd,
-			     RR_ACCESS_LOCAL_WRITE, rx->h.to, plen, &s);
+	rc = rr__iw_stag_acquire(qp->dev, rx->h.stag, qp->base.pd,
+				 RR_ACCESS_LOCAL_WRITE, rx->h.to, plen, &s);
 	if (rc)
 		return rx_bad_stag(qp, rc);
 	pthread_mutex_unlock(&s->mu);
@@ -236,7 +236,7 @@ static int rx_begin(struct iw_qp *qp)
 		qp->rq_tail++;
 		pthread_mutex_unlock(&qp->rq_mu);
 		rx->rwqe = NULL;
-		iw_cq_push(qp->rcq, &wc, 0);
+		rr__iw_cq_push(qp->rcq, &wc, 0);
 		return rx_untagged_err(qp, IW_TERM_DDP_U_TOO_LONG);
 	}
 	return rc;
@@ -352,7 +352,7 @@ static int rx_header_speculate(struct iw_qp *qp)
 	h[17] = (uint8_t)(rx->mo_expect >> 16);
 	h[18] = (uint8_t)(rx->mo_expect >> 8);
 	h[19] = (uint8_t)rx->mo_expect;
-	rc = iw_hdr_decode(h, sizeof(h), &rx->h);
+	rc = rr__iw_hdr_decode(h, sizeof(h), &rx->h);
 	if (rc < 0)
 		return hdr_error(qp, rc);
 	/* The CRC covers the real MO; it equals h[16..19] or we terminate. */
@@ -372,7 +372,7 @@ static int rx_header(struct iw_qp *qp)
 		ssize_t r;
 
 		if (rx->hdr_have >= IW_TAGGED_HDR_LEN) {
-			rc = iw_hdr_decode(rx->hdr, rx->hdr_have, &rx->h);
+			rc = rr__iw_hdr_decode(rx->hdr, rx->hdr_have, &rx->h);
 			if (rc < 0)
 				return hdr_error(qp, rc);
 			if (rc > 0)
@@ -442,7 +442,7 @@ static void crc_iov(struct iw_rx *rx, const struct iovec *iov, int n,
 	}
 }
 
-int iw_rx_deliver(struct iw_qp *qp);
+static int iw_rx_deliver(struct iw_qp *qp);
 
 static bool rx_mo_wrong(const struct iw_rx *rx)
 {
@@ -478,8 +478,8 @@ static int rx_body(struct iw_qp *qp)
 		unsigned acc = rx->h.opcode == IW_OP_WRITE
 				       ? RR_ACCESS_REMOTE_WRITE
 				       : RR_ACCESS_LOCAL_WRITE;
-		rc = iw_stag_acquire(qp->dev, rx->h.stag, qp->base.pd, acc,
-				     rx->tagged_addr, rx->payload_left, &s);
+		rc = rr__iw_stag_acquire(qp->dev, rx->h.stag, qp->base.pd, acc,
+					 rx->tagged_addr, rx->payload_left, &s);
 		if (rc)
 			return rx_bad_stag(qp, rc); /* invalidated meanwhile */
 	}
@@ -543,8 +543,8 @@ static int deliver_send(struct iw_qp *qp)
 	if (!rx->h.last)
 		return 0;
 	if (inv) {
-		if (iw_stag_invalidate(qp->dev, qp->base.pd, rx->h.inval_stag,
-				       true)) {
+		if (rr__iw_stag_invalidate(qp->dev, qp->base.pd,
+					   rx->h.inval_stag, true)) {
 			IW_COUNT(qp->dev, bad_invalidate);
 			return rx_terminate(
 				qp, IW_TERM_RDMAP, IW_TERM_RDMAP_REMOTE_PROT,
@@ -563,7 +563,7 @@ static int deliver_send(struct iw_qp *qp)
 	rx->rwqe = NULL;
 	rx->msg_len = 0;
 	rx->msn[IW_QN_SEND]++;
-	iw_cq_push(qp->rcq, &wc, 0);
+	rr__iw_cq_push(qp->rcq, &wc, 0);
 	return 0;
 }
 
@@ -582,8 +582,8 @@ static int deliver_read_resp(struct iw_qp *qp)
 	w.flags = o->signaled ? RR_SEND_SIGNALED : 0;
 	pthread_mutex_lock(&qp->tx_mu);
 	atomic_store(&qp->orq_head, head + 1);
-	iw_qp_complete_send(qp, &w, RR_WC_SUCCESS, o->len);
-	iw_tx_run(qp); /* a Read may have waited for ORD room */
+	rr__iw_qp_complete_send(qp, &w, RR_WC_SUCCESS, o->len);
+	rr__iw_tx_run(qp); /* a Read may have waited for ORD room */
 	pthread_mutex_unlock(&qp->tx_mu);
 	return 0;
 }
@@ -596,7 +596,7 @@ static int deliver_read_req(struct iw_qp *qp)
 	struct iw_stag *s;
 	int rc;
 
-	if (iw_read_req_decode(rx->small, rx->placed, &rr)) {
+	if (rr__iw_read_req_decode(rx->small, rx->placed, &rr)) {
 		IW_COUNT(qp->dev, ddp_bad_header);
 		return rx_untagged_err(qp, IW_TERM_DDP_U_TOO_LONG);
 	}
@@ -606,9 +606,9 @@ static int deliver_read_req(struct iw_qp *qp)
 				    IW_TERM_ECODE_CATA_STREAM, -EPROTO);
 	}
 	if (rr.size) {
-		rc = iw_stag_acquire(qp->dev, rr.src_stag, qp->base.pd,
-				     RR_ACCESS_REMOTE_READ, rr.src_to, rr.size,
-				     &s);
+		rc = rr__iw_stag_acquire(qp->dev, rr.src_stag, qp->base.pd,
+					 RR_ACCESS_REMOTE_READ, rr.src_to,
+					 rr.size, &s);
 		if (rc)
 			return rx_bad_stag(qp, rc);
 		pthread_mutex_unlock(&s->mu);
@@ -617,7 +617,7 @@ static int deliver_read_req(struct iw_qp *qp)
 	qp->irq[tail % IW_MAX_IRD] = (struct iw_irq){.rr = rr};
 	atomic_store_explicit(&qp->irq_tail, tail + 1, memory_order_release);
 	pthread_mutex_lock(&qp->tx_mu);
-	iw_tx_run(qp);
+	rr__iw_tx_run(qp);
 	pthread_mutex_unlock(&qp->tx_mu);
 	return 0;
 }
@@ -630,7 +630,7 @@ static int deliver_terminate(struct iw_qp *qp)
 	int status = -ECONNABORTED;
 
 	IW_COUNT(qp->dev, terminate_received);
-	if (iw_term_decode(rx->small, rx->placed, &t) == 0) {
+	if (rr__iw_term_decode(rx->small, rx->placed, &t) == 0) {
 		bool prot = (t.layer == IW_TERM_RDMAP &&
 			     t.etype == IW_TERM_RDMAP_REMOTE_PROT) ||
 			    (t.layer == IW_TERM_DDP &&
@@ -644,11 +644,11 @@ static int deliver_terminate(struct iw_qp *qp)
 			status = -EACCES;
 		}
 	}
-	iw_qp_fail(qp, st, RR_CM_QP_ERROR, status);
+	rr__iw_qp_fail(qp, st, RR_CM_QP_ERROR, status);
 	return RX_ERR;
 }
 
-int iw_rx_deliver(struct iw_qp *qp)
+static int iw_rx_deliver(struct iw_qp *qp)
 {
 	struct iw_rx *rx = &qp->rx;
 	int rc = 0;
@@ -657,7 +657,7 @@ int iw_rx_deliver(struct iw_qp *qp)
 		uint32_t pad = rx->trailer_need - IW_CRC_LEN;
 		uint32_t c = rr_crc32c_update(rx->crc, rx->trailer, pad);
 
-		if (rr_crc32c_final(c) != iw_crc_load(rx->trailer + pad)) {
+		if (rr_crc32c_final(c) != rr__iw_crc_load(rx->trailer + pad)) {
 			IW_COUNT(qp->dev, crc_errors);
 			return rx_terminate(qp, IW_TERM_LLP, 0, IW_TERM_LLP_CRC,
 					    -EBADMSG);
@@ -683,7 +683,7 @@ int iw_rx_deliver(struct iw_qp *qp)
  * A drain (edge-triggered wake-up) hands the rest of a busy stream to the
  * threads polling the socket in rr_cq_wait, which would otherwise spin on a
  * socket that stays readable while the lock is held here. ORDER: Dekker
- * with iw_qp_waiter_leave: rx_skipped is stored before app_waiters is read
+ * with rr__iw_qp_waiter_leave: rx_skipped is stored before app_waiters is read
  * again, a leaving waiter decrements before reading rx_skipped, so either
  * that waiter or this thread goes on reading.
  */
@@ -695,7 +695,7 @@ static bool yield_to_waiters(struct iw_qp *qp)
 	return atomic_load(&qp->app_waiters) != 0;
 }
 
-void iw_rx_run(struct iw_qp *qp, bool drain)
+void rr__iw_rx_run(struct iw_qp *qp, bool drain)
 {
 	struct iw_rx *rx = &qp->rx;
 	int rc;

@@ -50,7 +50,7 @@ static void add_trailer(struct iw_qp *qp, uint32_t first_iov, uint16_t mpa_len)
 			c = rr_crc32c_update(c, tx->iov[i].iov_base,
 					     tx->iov[i].iov_len);
 		c = rr_crc32c_update(c, zeros, pad);
-		iw_crc_store(t + pad, rr_crc32c_final(c));
+		rr__iw_crc_store(t + pad, rr_crc32c_final(c));
 	}
 	add_iov(tx, t, pad + IW_CRC_LEN);
 	tx->nfpdu++;
@@ -121,7 +121,7 @@ static bool add_message(struct iw_qp *qp, const struct iw_wqe *w)
 			h.msn = tx->msn[IW_QN_SEND];
 			h.mo = (uint32_t)tx->msg_off;
 		}
-		hl = iw_hdr_encode(&h, tx->hdrs[tx->nfpdu]);
+		hl = rr__iw_hdr_encode(&h, tx->hdrs[tx->nfpdu]);
 		add_iov(tx, tx->hdrs[tx->nfpdu], hl);
 		add_sges(tx, w->sge, w->num_sge, tx->msg_off, len);
 		add_trailer(qp, first, h.mpa_len);
@@ -144,7 +144,7 @@ static void add_control(struct iw_qp *qp, uint8_t opcode, uint32_t qn,
 	size_t hl;
 
 	h.mpa_len = (uint16_t)(IW_UNTAGGED_HDR_LEN - 2 + plen);
-	hl = iw_hdr_encode(&h, buf);
+	hl = rr__iw_hdr_encode(&h, buf);
 	memcpy(buf + hl, payload, plen);
 	add_iov(tx, buf, hl + plen);
 	add_trailer(qp, first, h.mpa_len);
@@ -164,7 +164,7 @@ static bool add_read_request(struct iw_qp *qp, const struct iw_wqe *w)
 
 	if (tail - head >= qp->ord || !batch_room(&qp->tx, 2))
 		return false; /* ORD reached: wait for a response */
-	iw_read_req_encode(&rr, p);
+	rr__iw_read_req_encode(&rr, p);
 	add_control(qp, IW_OP_READ_REQ, IW_QN_READ_REQ, p, sizeof(p));
 	o = &qp->orq[tail % IW_MAX_ORD];
 	*o = (struct iw_orq){.wr_id = w->wr_id,
@@ -195,7 +195,7 @@ static bool add_read_response(struct iw_qp *qp, struct iw_irq *ir)
 
 		h.mpa_len = (uint16_t)(len - 2 + IW_TAGGED_HDR_LEN);
 		add_iov(tx, tx->hdrs[tx->nfpdu],
-			iw_hdr_encode(&h, tx->hdrs[tx->nfpdu]));
+			rr__iw_hdr_encode(&h, tx->hdrs[tx->nfpdu]));
 		add_iov(tx, (void *)(uintptr_t)(ir->rr.src_to + ir->sent), len);
 		add_trailer(qp, first, h.mpa_len);
 		ir->sent += len;
@@ -222,8 +222,8 @@ static void done_add(struct iw_qp *qp, const struct iw_wqe *w,
 static enum rr_wc_status run_local(struct iw_qp *qp, const struct iw_wqe *w)
 {
 	if (w->opcode == RR_WR_REG)
-		return iw_mw_bind(qp->dev, qp->base.pd, w);
-	if (iw_stag_invalidate(qp->dev, qp->base.pd, w->inval_rkey, false))
+		return rr__iw_mw_bind(qp->dev, qp->base.pd, w);
+	if (rr__iw_stag_invalidate(qp->dev, qp->base.pd, w->inval_rkey, false))
 		return RR_WC_LOC_PROT_ERR;
 	return RR_WC_SUCCESS;
 }
@@ -283,7 +283,7 @@ static void batch_finish(struct iw_qp *qp)
 	struct iw_tx *tx = &qp->tx;
 
 	for (uint32_t i = 0; i < tx->ndone; i++)
-		iw_qp_complete_send(qp, &tx->done[i], tx->done_st[i], 0);
+		rr__iw_qp_complete_send(qp, &tx->done[i], tx->done_st[i], 0);
 	__atomic_fetch_add(&qp->dev->ctr.fpdus_sent, tx->nfpdu,
 			   __ATOMIC_RELAXED);
 	batch_reset(tx);
@@ -300,9 +300,9 @@ static ssize_t sendmsg_batch(struct iw_qp *qp)
 	if (tx->src_held) {
 		/* Revalidate: the peer's right to read may have been revoked.
 		 */
-		if (iw_stag_acquire(qp->dev, tx->src_stag, qp->base.pd,
-				    RR_ACCESS_REMOTE_READ, tx->src_to,
-				    tx->src_len, &s))
+		if (rr__iw_stag_acquire(qp->dev, tx->src_stag, qp->base.pd,
+					RR_ACCESS_REMOTE_READ, tx->src_to,
+					tx->src_len, &s))
 			return -EACCES;
 	}
 	n = sendmsg(qp->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -323,13 +323,13 @@ static bool write_batch(struct iw_qp *qp)
 
 		if (n == -EAGAIN || n == -EWOULDBLOCK) {
 			tx->blocked = true;
-			iw_qp_want_out(qp, true);
+			rr__iw_qp_want_out(qp, true);
 			return false;
 		}
 		if (n < 0) {
 			rr_info_rl("iwarp: send failed: %s", strerror((int)-n));
 			tx->dead = true;
-			iw_tx_error(qp);
+			rr__iw_tx_error(qp);
 			return false;
 		}
 		while (n > 0) {
@@ -347,12 +347,12 @@ static bool write_batch(struct iw_qp *qp)
 	}
 	if (tx->blocked) {
 		tx->blocked = false;
-		iw_qp_want_out(qp, false);
+		rr__iw_qp_want_out(qp, false);
 	}
 	return true;
 }
 
-void iw_tx_run(struct iw_qp *qp)
+void rr__iw_tx_run(struct iw_qp *qp)
 {
 	struct iw_tx *tx = &qp->tx;
 
@@ -369,10 +369,10 @@ void iw_tx_run(struct iw_qp *qp)
 	}
 }
 
-void iw_tx_kick(struct iw_qp *qp)
+void rr__iw_tx_kick(struct iw_qp *qp)
 {
 	pthread_mutex_lock(&qp->tx_mu);
-	iw_tx_run(qp);
+	rr__iw_tx_run(qp);
 	pthread_mutex_unlock(&qp->tx_mu);
 }
 
@@ -380,7 +380,7 @@ void iw_tx_kick(struct iw_qp *qp)
  * Best effort: a Terminate goes out only at a batch boundary, since FPDU
  * framing must stay intact. Caller holds tx_mu.
  */
-void iw_tx_terminate(struct iw_qp *qp, const struct iw_term *t)
+void rr__iw_tx_terminate(struct iw_qp *qp, const struct iw_term *t)
 {
 	struct iw_tx *tx = &qp->tx;
 	uint8_t p[IW_TX_HDR_ROOM];
@@ -390,7 +390,7 @@ void iw_tx_terminate(struct iw_qp *qp, const struct iw_term *t)
 		return;
 	if (tx->iovcnt)
 		batch_finish(qp);
-	len = iw_term_encode(t, p, sizeof(p) - IW_UNTAGGED_HDR_LEN);
+	len = rr__iw_term_encode(t, p, sizeof(p) - IW_UNTAGGED_HDR_LEN);
 	if (len < 0)
 		return;
 	add_control(qp, IW_OP_TERMINATE, IW_QN_TERMINATE, p, (uint32_t)len);

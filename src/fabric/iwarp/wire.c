@@ -85,7 +85,7 @@ static void mpa_put_irdord(const struct iw_mpa_frame *f, uint8_t *p)
 	put_be16(p + 2, ord);
 }
 
-int iw_mpa_encode(const struct iw_mpa_frame *f, uint8_t *buf, size_t cap)
+int rr__iw_mpa_encode(const struct iw_mpa_frame *f, uint8_t *buf, size_t cap)
 {
 	bool enh = f->flags & IW_MPA_FLAG_ENHANCED;
 	size_t total = (size_t)f->pd_len + (enh ? IW_MPA_IRDORD_LEN : 0);
@@ -107,8 +107,9 @@ int iw_mpa_encode(const struct iw_mpa_frame *f, uint8_t *buf, size_t cap)
 	return (int)(IW_MPA_HDR_LEN + total);
 }
 
-int iw_mpa_decode_header(const uint8_t hdr[IW_MPA_HDR_LEN], bool expect_reply,
-			 struct iw_mpa_frame *f, uint16_t *pd_total)
+int rr__iw_mpa_decode_header(const uint8_t hdr[IW_MPA_HDR_LEN],
+			     bool expect_reply, struct iw_mpa_frame *f,
+			     uint16_t *pd_total)
 {
 	const char *key = expect_reply ? mpa_key_rep : mpa_key_req;
 	uint8_t flags = hdr[16], rev = hdr[17];
@@ -142,8 +143,8 @@ static void mpa_get_irdord(const uint8_t *p, struct iw_mpa_frame *f)
 		f->rtr |= IW_MPA_RTR_SEND;
 }
 
-int iw_mpa_decode_pdata(const uint8_t *pd, uint16_t pd_total,
-			struct iw_mpa_frame *f)
+int rr__iw_mpa_decode_pdata(const uint8_t *pd, uint16_t pd_total,
+			    struct iw_mpa_frame *f)
 {
 	if (pd_total > IW_MPA_MAX_PD)
 		return -EMSGSIZE;
@@ -167,7 +168,7 @@ static bool op_is_tagged(uint8_t op)
 	return op == IW_OP_WRITE || op == IW_OP_READ_RESP;
 }
 
-size_t iw_hdr_encode(const struct iw_hdr *h, uint8_t *buf)
+size_t rr__iw_hdr_encode(const struct iw_hdr *h, uint8_t *buf)
 {
 	uint8_t ddp = IW_DDP_VERSION;
 
@@ -207,7 +208,7 @@ static int hdr_check_ctrl(uint8_t ddp, uint8_t rdmap)
 	return 0;
 }
 
-int iw_hdr_decode(const uint8_t *buf, size_t avail, struct iw_hdr *h)
+int rr__iw_hdr_decode(const uint8_t *buf, size_t avail, struct iw_hdr *h)
 {
 	size_t hlen;
 	int rc;
@@ -242,8 +243,8 @@ int iw_hdr_decode(const uint8_t *buf, size_t avail, struct iw_hdr *h)
 	return (int)hlen;
 }
 
-void iw_read_req_encode(const struct iw_read_req *r,
-			uint8_t buf[IW_READ_REQ_LEN])
+void rr__iw_read_req_encode(const struct iw_read_req *r,
+			    uint8_t buf[IW_READ_REQ_LEN])
 {
 	put_be32(buf, r->sink_stag);
 	put_be64(buf + 4, r->sink_to);
@@ -252,7 +253,8 @@ void iw_read_req_encode(const struct iw_read_req *r,
 	put_be64(buf + 20, r->src_to);
 }
 
-int iw_read_req_decode(const uint8_t *buf, size_t len, struct iw_read_req *r)
+int rr__iw_read_req_decode(const uint8_t *buf, size_t len,
+			   struct iw_read_req *r)
 {
 	if (len != IW_READ_REQ_LEN)
 		return -EMSGSIZE;
@@ -287,7 +289,7 @@ static int term_hdr_len(bool m, bool d, bool r, const uint8_t *hdr, size_t have)
 	return len;
 }
 
-int iw_term_encode(const struct iw_term *t, uint8_t *buf, size_t cap)
+int rr__iw_term_encode(const struct iw_term *t, uint8_t *buf, size_t cap)
 {
 	int want = term_hdr_len(t->hdr_mpa, t->hdr_ddp, t->hdr_rdmap, t->hdr,
 				t->hdr_len);
@@ -333,7 +335,7 @@ static void term_ctrl_get(const uint8_t *b, struct iw_term *t)
 	t->hdr_rdmap = b[2] & TERM_R;
 }
 
-int iw_term_decode(const uint8_t *buf, size_t len, struct iw_term *t)
+int rr__iw_term_decode(const uint8_t *buf, size_t len, struct iw_term *t)
 {
 	size_t have;
 	int want;
@@ -356,7 +358,7 @@ int iw_term_decode(const uint8_t *buf, size_t len, struct iw_term *t)
 
 /* ---------------------------------------------------------------- CRC */
 
-void iw_crc_store(uint8_t out[IW_CRC_LEN], uint32_t crc)
+void rr__iw_crc_store(uint8_t out[IW_CRC_LEN], uint32_t crc)
 {
 	out[0] = crc;
 	out[1] = crc >> 8;
@@ -364,7 +366,7 @@ void iw_crc_store(uint8_t out[IW_CRC_LEN], uint32_t crc)
 	out[3] = crc >> 24;
 }
 
-uint32_t iw_crc_load(const uint8_t in[IW_CRC_LEN])
+uint32_t rr__iw_crc_load(const uint8_t in[IW_CRC_LEN])
 {
 	return (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 |
 	       (uint32_t)in[3] << 24;

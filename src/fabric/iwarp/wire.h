@@ -60,7 +60,7 @@ struct iw_mpa_frame {
  * Encodes header + private data into buf. Returns the byte count or
  * -ENOSPC (buffer) / -EINVAL (pd_len too large for the mode).
  */
-int iw_mpa_encode(const struct iw_mpa_frame *f, uint8_t *buf, size_t cap);
+int rr__iw_mpa_encode(const struct iw_mpa_frame *f, uint8_t *buf, size_t cap);
 /*
  * Decodes the fixed 20-byte header. Checks the key (request or reply, as
  * expect_reply says), rev == 2 (rev 1 accepted only without ENHANCED), and
@@ -68,11 +68,12 @@ int iw_mpa_encode(const struct iw_mpa_frame *f, uint8_t *buf, size_t cap);
  * Sets *pd_total to the number of private data bytes that follow.
  * Returns 0, -EBADMSG (wrong key), -EPROTO (rev/flags), -EMSGSIZE (length).
  */
-int iw_mpa_decode_header(const uint8_t hdr[IW_MPA_HDR_LEN], bool expect_reply,
-			 struct iw_mpa_frame *f, uint16_t *pd_total);
+int rr__iw_mpa_decode_header(const uint8_t hdr[IW_MPA_HDR_LEN],
+			     bool expect_reply, struct iw_mpa_frame *f,
+			     uint16_t *pd_total);
 /* Parses the private data that followed the header (IRD/ORD block + app). */
-int iw_mpa_decode_pdata(const uint8_t *pd, uint16_t pd_total,
-			struct iw_mpa_frame *f);
+int rr__iw_mpa_decode_pdata(const uint8_t *pd, uint16_t pd_total,
+			    struct iw_mpa_frame *f);
 
 /* ---------------------------------------------------------- DDP/RDMAP */
 
@@ -120,7 +121,7 @@ struct iw_hdr {
 };
 
 /* Encodes the header (MPA length first). Returns its length (16 or 20). */
-size_t iw_hdr_encode(const struct iw_hdr *h, uint8_t *buf);
+size_t rr__iw_hdr_encode(const struct iw_hdr *h, uint8_t *buf);
 /*
  * Decodes a header from avail bytes. Returns the header length (16 or 20)
  * when complete, 0 when more bytes are needed, or a negative errno:
@@ -129,7 +130,7 @@ size_t iw_hdr_encode(const struct iw_hdr *h, uint8_t *buf);
  * Read Response are tagged, the rest untagged), -EMSGSIZE when mpa_len is
  * shorter than the header.
  */
-int iw_hdr_decode(const uint8_t *buf, size_t avail, struct iw_hdr *h);
+int rr__iw_hdr_decode(const uint8_t *buf, size_t avail, struct iw_hdr *h);
 /* Payload bytes carried by an FPDU whose header is h. */
 static inline uint32_t iw_hdr_payload_len(const struct iw_hdr *h)
 {
@@ -151,10 +152,11 @@ struct iw_read_req {
 	uint32_t src_stag;
 	uint64_t src_to;
 };
-void iw_read_req_encode(const struct iw_read_req *r,
-			uint8_t buf[IW_READ_REQ_LEN]);
+void rr__iw_read_req_encode(const struct iw_read_req *r,
+			    uint8_t buf[IW_READ_REQ_LEN]);
 /* len is the whole payload: 0, or -EMSGSIZE unless it is IW_READ_REQ_LEN. */
-int iw_read_req_decode(const uint8_t *buf, size_t len, struct iw_read_req *r);
+int rr__iw_read_req_decode(const uint8_t *buf, size_t len,
+			   struct iw_read_req *r);
 
 /* Terminate (RFC 5040 section 4.8). Layers and error types/codes. */
 enum iw_term_layer { IW_TERM_RDMAP = 0, IW_TERM_DDP = 1, IW_TERM_LLP = 2 };
@@ -225,19 +227,19 @@ struct iw_term {
  * 28-byte Read Request header. hdr_len must match what the bits announce.
  * Encode returns the length, -EINVAL (hdr_len/bits mismatch) or -ENOSPC.
  */
-int iw_term_encode(const struct iw_term *t, uint8_t *buf, size_t cap);
+int rr__iw_term_encode(const struct iw_term *t, uint8_t *buf, size_t cap);
 /*
  * len is the whole payload. Returns 0, -EMSGSIZE when len disagrees with the
  * header-control bits, -EPROTO for a layer above LLP.
  */
-int iw_term_decode(const uint8_t *buf, size_t len, struct iw_term *t);
+int rr__iw_term_decode(const uint8_t *buf, size_t len, struct iw_term *t);
 
 /*
  * The MPA CRC trailer carries the final CRC32c least significant byte first:
  * the zero-length Write FPDU 00 0e c1 40 00 00 00 01 00*8 has CRC
  * 0x5f4cd3eb and trailer eb d3 4c 5f (as Linux siw sends it).
  */
-void iw_crc_store(uint8_t out[IW_CRC_LEN], uint32_t crc);
-uint32_t iw_crc_load(const uint8_t in[IW_CRC_LEN]);
+void rr__iw_crc_store(uint8_t out[IW_CRC_LEN], uint32_t crc);
+uint32_t rr__iw_crc_load(const uint8_t in[IW_CRC_LEN]);
 
 #endif

@@ -88,7 +88,7 @@ struct v_device {
 	 * siw: rdma-core posts to queues mapped into our memory, and the
 	 * kernel flushes them only as the QP enters ERROR; a request posted
 	 * after that stays queued for ever. rr_qp_drain's markers, and such
-	 * requests, are then completed here instead (v_cq_soft_flush).
+	 * requests, are then completed here instead (rr__v_cq_soft_flush).
 	 */
 	bool soft_drain;
 	/*
@@ -177,7 +177,7 @@ struct v_ring {
 	uint32_t uns_head; /* oldest; under the CQ's mu */
 	uint32_t uns_tail; /* next to add; under v_qp.mu */
 	atomic_uint nuns;
-	struct v_slot **order; /* room for v_ring_before; the CQ's mu */
+	struct v_slot **order; /* room for rr__v_ring_before; the CQ's mu */
 };
 
 struct v_qp {
@@ -212,7 +212,8 @@ struct v_cq {
 	uint32_t reserved; /* slots of the attached queues */
 	struct ibv_wc *bl; /* backlog: taken from the device, not delivered */
 	uint32_t bl_head, bl_count, bl_size;
-	struct v_evch *watch; /* CM channel of the attached QPs (v_cq_wait) */
+	struct v_evch
+		*watch; /* CM channel of the attached QPs (rr__v_cq_wait) */
 };
 
 static inline struct v_device *to_v_dev(struct rr_device *d)
@@ -243,80 +244,79 @@ extern const struct rr_provider_ops rr__verbs_ops;
  * at every device open, perhaps while another device's threads trace:
  * hence relaxed atomics.
  */
-extern int v_trace;
+extern int rr__v_trace;
 #define V_TRACE(...)                                                           \
 	do {                                                                   \
-		if (__atomic_load_n(&v_trace, __ATOMIC_RELAXED))               \
+		if (__atomic_load_n(&rr__v_trace, __ATOMIC_RELAXED))           \
 			fprintf(stderr, "verbs[%d]: " __VA_ARGS__);            \
 	} while (0)
 
 /* v_shim.c: foreign conventions -> 0 / negative errno, our enums */
-int v_ibv_rc(int rc);	     /* ibverbs: 0 or a positive errno */
-int v_cm_rc(int rc);	     /* rdmacm: 0 or -1 with errno set */
-int v_ptr_rc(const void *p); /* NULL with errno set -> -errno, else 0 */
-enum rr_wc_status v_wc_status(enum ibv_wc_status s);
-int v_fd_nonblock(int fd);
-int v_epoll_pair(int a, int b); /* an epoll fd watching both for input */
-void v_efd_set(int efd, bool readable);
+int rr__v_ibv_rc(int rc);	 /* ibverbs: 0 or a positive errno */
+int rr__v_cm_rc(int rc);	 /* rdmacm: 0 or -1 with errno set */
+int rr__v_ptr_rc(const void *p); /* NULL with errno set -> -errno, else 0 */
+enum rr_wc_status rr__v_wc_status(enum ibv_wc_status s);
+int rr__v_fd_nonblock(int fd);
+int rr__v_epoll_pair(int a, int b); /* an epoll fd watching both for input */
+void rr__v_efd_set(int efd, bool readable);
 
 /* v_cq.c */
-int v_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
-int v_cq_destroy(struct rr_cq *cq);
-int v_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
-int v_cq_fd(struct rr_cq *cq);
-int v_cq_wait(struct rr_cq *cq, int timeout_ms);
-void v_cq_purge(struct v_cq *cq, const struct v_qp *qp);
-void v_cq_soft_flush(struct v_cq *c, struct v_slot *marker);
+int rr__v_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
+int rr__v_cq_destroy(struct rr_cq *cq);
+int rr__v_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
+int rr__v_cq_fd(struct rr_cq *cq);
+int rr__v_cq_wait(struct rr_cq *cq, int timeout_ms);
+void rr__v_cq_purge(struct v_cq *cq, const struct v_qp *qp);
+void rr__v_cq_soft_flush(struct v_cq *c, struct v_slot *marker);
 
 /* v_ring.c */
-int v_ring_init(struct v_ring *r, uint32_t size);
-void v_ring_fini(struct v_ring *r);
-void v_ring_reset(struct v_ring *r);
-uint32_t v_ring_used(struct v_ring *r);
-struct v_slot *v_slot_take(struct v_ring *r, uint32_t k);
-void v_slot_fill(struct v_slot *s, struct v_qp *qp, uint64_t wr_id,
-		 uint32_t len, uint8_t op, bool signaled);
-void v_slot_publish(struct v_ring *r, struct v_slot *s, uint32_t k);
-void v_slot_commit(struct v_ring *r, uint32_t n, uint32_t done);
-void v_ring_retire(struct v_ring *r, struct v_slot *s);
-uint32_t v_ring_before(struct v_ring *r, const struct v_slot *marker);
+int rr__v_ring_init(struct v_ring *r, uint32_t size);
+void rr__v_ring_fini(struct v_ring *r);
+void rr__v_ring_reset(struct v_ring *r);
+uint32_t rr__v_ring_used(struct v_ring *r);
+struct v_slot *rr__v_slot_take(struct v_ring *r, uint32_t k);
+void rr__v_slot_fill(struct v_slot *s, struct v_qp *qp, uint64_t wr_id,
+		     uint32_t len, uint8_t op, bool signaled);
+void rr__v_slot_publish(struct v_ring *r, struct v_slot *s, uint32_t k);
+void rr__v_slot_commit(struct v_ring *r, uint32_t n, uint32_t done);
+void rr__v_ring_retire(struct v_ring *r, struct v_slot *s);
+uint32_t rr__v_ring_before(struct v_ring *r, const struct v_slot *marker);
 
 /* v_qp.c */
-int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
-		struct rr_qp **out);
-int v_qp_destroy(struct rr_qp *qp);
-int v_qp_reset(struct rr_qp *qp);
-enum rr_qp_state v_qp_state(const struct rr_qp *qp);
-int v_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
-		struct rr_send_wr **bad);
-int v_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
-		struct rr_recv_wr **bad);
-int v_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
-int v_qp_to_error(struct v_qp *qp);
-void v_mw_unlink(struct v_mw *mw);
-int v_qp_modify_cm(struct v_qp *qp, enum ibv_qp_state to, int rd_atomic);
+int rr__v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *attr,
+		    struct rr_qp **out);
+int rr__v_qp_destroy(struct rr_qp *qp);
+int rr__v_qp_reset(struct rr_qp *qp);
+enum rr_qp_state rr__v_qp_state(const struct rr_qp *qp);
+int rr__v_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
+		    struct rr_send_wr **bad);
+int rr__v_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
+		    struct rr_recv_wr **bad);
+int rr__v_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
+int rr__v_qp_to_error(struct v_qp *qp);
+void rr__v_mw_unlink(struct v_mw *mw);
+int rr__v_qp_modify_cm(struct v_qp *qp, enum ibv_qp_state to, int rd_atomic);
 
 /* v_cm.c */
-int v_evch_create(struct rr_device *dev, struct rr_evch **out);
-int v_evch_destroy(struct rr_evch *ch);
-int v_evch_fd(struct rr_evch *ch);
-int v_evch_get(struct rr_evch *ch, struct rr_cm_event *ev, int timeout_ms);
-void v_evch_push(struct v_evch *ch, const struct rr_cm_event *ev);
-void v_evch_purge(struct v_evch *ch, const struct v_qp *qp);
-void v_evch_drain(struct v_evch *ch);
-void v_cq_watch(struct v_cq *c, struct v_evch *ch, bool on);
-void v_qp_down(struct v_qp *qp, enum rr_cm_event_type type, int status);
-void v_qp_comm_est(struct v_qp *qp);
-int v_listen(struct rr_device *dev, struct rr_evch *ch,
-	     const struct sockaddr *addr, socklen_t addrlen, int backlog,
-	     struct rr_listener **out);
-int v_listener_close(struct rr_listener *l);
-int v_listener_addr(struct rr_listener *l, struct sockaddr_storage *out);
-int v_connect(struct rr_qp *qp, const struct sockaddr *addr, socklen_t addrlen,
-	      const void *pdata, size_t len);
-int v_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
-	     size_t len);
-int v_reject(struct rr_conn_req *req, const void *pdata, size_t len);
-int v_disconnect(struct rr_qp *qp);
+int rr__v_evch_create(struct rr_device *dev, struct rr_evch **out);
+int rr__v_evch_destroy(struct rr_evch *ch);
+int rr__v_evch_fd(struct rr_evch *ch);
+int rr__v_evch_get(struct rr_evch *ch, struct rr_cm_event *ev, int timeout_ms);
+void rr__v_evch_purge(struct v_evch *ch, const struct v_qp *qp);
+void rr__v_evch_drain(struct v_evch *ch);
+void rr__v_cq_watch(struct v_cq *c, struct v_evch *ch, bool on);
+void rr__v_qp_down(struct v_qp *qp, enum rr_cm_event_type type, int status);
+void rr__v_qp_comm_est(struct v_qp *qp);
+int rr__v_listen(struct rr_device *dev, struct rr_evch *ch,
+		 const struct sockaddr *addr, socklen_t addrlen, int backlog,
+		 struct rr_listener **out);
+int rr__v_listener_close(struct rr_listener *l);
+int rr__v_listener_addr(struct rr_listener *l, struct sockaddr_storage *out);
+int rr__v_connect(struct rr_qp *qp, const struct sockaddr *addr,
+		  socklen_t addrlen, const void *pdata, size_t len);
+int rr__v_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
+		 size_t len);
+int rr__v_reject(struct rr_conn_req *req, const void *pdata, size_t len);
+int rr__v_disconnect(struct rr_qp *qp);
 
 #endif

@@ -7,7 +7,7 @@
  * that need no user decision (address and route resolution, the external
  * QP's RTR/RTS transitions, rdma_establish, answering a DREQ) happen
  * there and surface nothing; the rest become rr_cm_events. A completion
- * that fails a QP queues QP_ERROR here too (v_qp_down); its eventfd keeps
+ * that fails a QP queues QP_ERROR here too (rr__v_qp_down); its eventfd keeps
  * the channel's fd readable. Each QP reports going down once.
  *
  * Connections use RDMA_PS_TCP and rnr_retry_count 0: a Send that finds no
@@ -50,10 +50,10 @@ static void push_locked(struct v_evch *ch, const struct rr_cm_event *ev)
 	else
 		ch->head = e;
 	ch->tail = e;
-	v_efd_set(ch->efd, true);
+	rr__v_efd_set(ch->efd, true);
 }
 
-void v_evch_push(struct v_evch *ch, const struct rr_cm_event *ev)
+static void v_evch_push(struct v_evch *ch, const struct rr_cm_event *ev)
 {
 	pthread_mutex_lock(&ch->mu);
 	push_locked(ch, ev);
@@ -70,13 +70,13 @@ static bool pop_locked(struct v_evch *ch, struct rr_cm_event *ev)
 	ch->head = e->next;
 	if (!ch->head) {
 		ch->tail = NULL;
-		v_efd_set(ch->efd, false);
+		rr__v_efd_set(ch->efd, false);
 	}
 	free(e);
 	return true;
 }
 
-void v_evch_purge(struct v_evch *ch, const struct v_qp *qp)
+void rr__v_evch_purge(struct v_evch *ch, const struct v_qp *qp)
 {
 	struct v_event **pp, *e;
 
@@ -92,7 +92,7 @@ void v_evch_purge(struct v_evch *ch, const struct v_qp *qp)
 		}
 	}
 	if (!ch->head)
-		v_efd_set(ch->efd, false);
+		rr__v_efd_set(ch->efd, false);
 	pthread_mutex_unlock(&ch->mu);
 }
 
@@ -107,7 +107,7 @@ static void down(struct v_qp *qp, enum rr_cm_event_type type, int status,
 	V_TRACE("qp %u down: %s %d\n", getpid(), qp->qp->qp_num,
 		rr_cm_event_str(type), status);
 	atomic_store(&qp->state, RR_QPS_ERROR);
-	v_qp_to_error(qp);
+	rr__v_qp_to_error(qp);
 	if (atomic_exchange(&qp->down, true))
 		return;
 	if (locked)
@@ -117,7 +117,7 @@ static void down(struct v_qp *qp, enum rr_cm_event_type type, int status,
 }
 
 /* A completion failed the QP: tell the user, and the peer. */
-void v_qp_down(struct v_qp *qp, enum rr_cm_event_type type, int status)
+void rr__v_qp_down(struct v_qp *qp, enum rr_cm_event_type type, int status)
 {
 	bool first = !atomic_load(&qp->down);
 
@@ -128,7 +128,7 @@ void v_qp_down(struct v_qp *qp, enum rr_cm_event_type type, int status)
 
 /* --------------------------------------------------------- event channel */
 
-int v_evch_create(struct rr_device *dev, struct rr_evch **out)
+int rr__v_evch_create(struct rr_device *dev, struct rr_evch **out)
 {
 	struct v_evch *ch = rr_calloc(1, sizeof(*ch));
 	int rc;
@@ -137,19 +137,19 @@ int v_evch_create(struct rr_device *dev, struct rr_evch **out)
 		return -ENOMEM;
 	ch->efd = ch->epfd = -1;
 	ch->ch = rdma_create_event_channel();
-	rc = v_ptr_rc(ch->ch);
+	rc = rr__v_ptr_rc(ch->ch);
 	if (!rc)
-		rc = v_fd_nonblock(ch->ch->fd);
+		rc = rr__v_fd_nonblock(ch->ch->fd);
 	if (!rc) {
 		ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		rc = ch->efd < 0 ? -errno : 0;
 	}
 	if (!rc) {
-		ch->epfd = v_epoll_pair(ch->ch->fd, ch->efd);
+		ch->epfd = rr__v_epoll_pair(ch->ch->fd, ch->efd);
 		rc = ch->epfd < 0 ? ch->epfd : 0;
 	}
 	if (rc) {
-		v_evch_destroy(&ch->base);
+		rr__v_evch_destroy(&ch->base);
 		return rc;
 	}
 	pthread_mutex_init(&ch->mu, NULL);
@@ -158,7 +158,7 @@ int v_evch_create(struct rr_device *dev, struct rr_evch **out)
 	return 0;
 }
 
-int v_evch_destroy(struct rr_evch *c)
+int rr__v_evch_destroy(struct rr_evch *c)
 {
 	struct v_evch *ch = to_v_evch(c);
 	struct rr_cm_event ev;
@@ -175,7 +175,7 @@ int v_evch_destroy(struct rr_evch *c)
 	return 0;
 }
 
-int v_evch_fd(struct rr_evch *c)
+int rr__v_evch_fd(struct rr_evch *c)
 {
 	return to_v_evch(c)->epfd;
 }
@@ -236,7 +236,7 @@ static void fail_connect(struct v_qp *qp, enum rr_cm_event_type type,
 		copy_pdata(&ev, e);
 	atomic_store(&qp->state, RR_QPS_ERROR);
 	atomic_store(&qp->down, true);
-	v_qp_to_error(qp);
+	rr__v_qp_to_error(qp);
 	push_locked(qp->evch, &ev);
 }
 
@@ -259,7 +259,7 @@ static void established(struct v_qp *qp, const struct rdma_cm_event *e)
  * COMM_EST async event would) and report ESTABLISHED now, so the reply to
  * that message can be posted. The late rdma_cm event then finds RTS.
  */
-void v_qp_comm_est(struct v_qp *qp)
+void rr__v_qp_comm_est(struct v_qp *qp)
 {
 	struct rr_cm_event ev = {.type = RR_CM_ESTABLISHED, .qp = &qp->base};
 	int connecting = RR_QPS_CONNECTING;
@@ -278,9 +278,9 @@ static int route_resolved(struct v_qp *qp)
 	const struct rr_qp_attr *a = &qp->base.attr;
 	struct rdma_conn_param p =
 		conn_param(qp, qp->pdata, qp->pdata_len, a->ird, a->ord);
-	int rc = v_qp_modify_cm(qp, IBV_QPS_INIT, 0);
+	int rc = rr__v_qp_modify_cm(qp, IBV_QPS_INIT, 0);
 
-	return rc ? rc : v_cm_rc(rdma_connect(qp->id, &p));
+	return rc ? rc : rr__v_cm_rc(rdma_connect(qp->id, &p));
 }
 
 /*
@@ -298,13 +298,13 @@ static int connect_response(struct v_qp *qp, const struct rdma_cm_event *e)
 
 	if (e->param.conn.initiator_depth < ord) /* the acceptor's IRD */
 		ord = e->param.conn.initiator_depth;
-	rc = v_qp_modify_cm(qp, IBV_QPS_INIT, 0);
+	rc = rr__v_qp_modify_cm(qp, IBV_QPS_INIT, 0);
 	if (!rc)
-		rc = v_qp_modify_cm(qp, IBV_QPS_RTR, qp->base.attr.ird);
+		rc = rr__v_qp_modify_cm(qp, IBV_QPS_RTR, qp->base.attr.ird);
 	if (!rc)
-		rc = v_qp_modify_cm(qp, IBV_QPS_RTS, ord);
+		rc = rr__v_qp_modify_cm(qp, IBV_QPS_RTS, ord);
 	if (!rc)
-		rc = v_cm_rc(rdma_establish(qp->id));
+		rc = rr__v_cm_rc(rdma_establish(qp->id));
 	if (!rc)
 		established(qp, e);
 	return rc;
@@ -340,7 +340,8 @@ static void qp_event(struct v_qp *qp, const struct rdma_cm_event *e)
 	switch (e->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		rc = same_device(e->id, qp->dev)
-			     ? v_cm_rc(rdma_resolve_route(e->id, V_RESOLVE_MS))
+			     ? rr__v_cm_rc(
+				       rdma_resolve_route(e->id, V_RESOLVE_MS))
 			     : -ENODEV; /* another device has that address */
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
@@ -446,8 +447,8 @@ static void drain_cm(struct v_evch *ch)
 	}
 }
 
-/* For v_cq_wait: what rdma_cm has queued is taken now (a DREQ flushes). */
-void v_evch_drain(struct v_evch *ch)
+/* For rr__v_cq_wait: what rdma_cm has queued is taken now (a DREQ flushes). */
+void rr__v_evch_drain(struct v_evch *ch)
 {
 	pthread_mutex_lock(&ch->mu);
 	drain_cm(ch);
@@ -462,7 +463,7 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int v_evch_get(struct rr_evch *c, struct rr_cm_event *ev, int timeout_ms)
+int rr__v_evch_get(struct rr_evch *c, struct rr_cm_event *ev, int timeout_ms)
 {
 	struct v_evch *ch = to_v_evch(c);
 	/* no clock for a look: it is a system call where the vDSO has none */
@@ -494,9 +495,9 @@ int v_evch_get(struct rr_evch *c, struct rr_cm_event *ev, int timeout_ms)
 
 /* ------------------------------------------------------------- listeners */
 
-int v_listen(struct rr_device *dev, struct rr_evch *c,
-	     const struct sockaddr *addr, socklen_t addrlen, int backlog,
-	     struct rr_listener **out)
+int rr__v_listen(struct rr_device *dev, struct rr_evch *c,
+		 const struct sockaddr *addr, socklen_t addrlen, int backlog,
+		 struct rr_listener **out)
 {
 	struct v_listener *l = rr_calloc(1, sizeof(*l));
 	int rc;
@@ -505,12 +506,13 @@ int v_listen(struct rr_device *dev, struct rr_evch *c,
 	if (!l)
 		return -ENOMEM;
 	l->kind = V_LISTENER;
-	rc = v_cm_rc(rdma_create_id(to_v_evch(c)->ch, &l->id, &l->kind,
-				    RDMA_PS_TCP));
+	rc = rr__v_cm_rc(rdma_create_id(to_v_evch(c)->ch, &l->id, &l->kind,
+					RDMA_PS_TCP));
 	if (!rc)
-		rc = v_cm_rc(rdma_bind_addr(l->id, (struct sockaddr *)addr));
+		rc = rr__v_cm_rc(
+			rdma_bind_addr(l->id, (struct sockaddr *)addr));
 	if (!rc)
-		rc = v_cm_rc(rdma_listen(l->id, backlog));
+		rc = rr__v_cm_rc(rdma_listen(l->id, backlog));
 	if (rc) {
 		if (l->id)
 			rdma_destroy_id(l->id);
@@ -523,10 +525,10 @@ int v_listen(struct rr_device *dev, struct rr_evch *c,
 	return 0;
 }
 
-int v_listener_close(struct rr_listener *ls)
+int rr__v_listener_close(struct rr_listener *ls)
 {
 	struct v_listener *l = (struct v_listener *)ls;
-	int rc = v_cm_rc(rdma_destroy_id(l->id));
+	int rc = rr__v_cm_rc(rdma_destroy_id(l->id));
 
 	if (rc)
 		return rc;
@@ -534,7 +536,7 @@ int v_listener_close(struct rr_listener *ls)
 	return 0;
 }
 
-int v_listener_addr(struct rr_listener *ls, struct sockaddr_storage *out)
+int rr__v_listener_addr(struct rr_listener *ls, struct sockaddr_storage *out)
 {
 	struct v_listener *l = (struct v_listener *)ls;
 	const struct sockaddr *sa = rdma_get_local_addr(l->id);
@@ -548,8 +550,8 @@ int v_listener_addr(struct rr_listener *ls, struct sockaddr_storage *out)
 
 /* ------------------------------------------------------------ connections */
 
-int v_connect(struct rr_qp *q, const struct sockaddr *addr, socklen_t addrlen,
-	      const void *pdata, size_t len)
+int rr__v_connect(struct rr_qp *q, const struct sockaddr *addr,
+		  socklen_t addrlen, const void *pdata, size_t len)
 {
 	struct v_qp *qp = to_v_qp(q);
 	int rc;
@@ -563,11 +565,11 @@ int v_connect(struct rr_qp *q, const struct sockaddr *addr, socklen_t addrlen,
 	if (len)
 		memcpy(qp->pdata, pdata, len);
 	qp->pdata_len = (uint32_t)len;
-	rc = v_cm_rc(
+	rc = rr__v_cm_rc(
 		rdma_create_id(qp->evch->ch, &qp->id, &qp->kind, RDMA_PS_TCP));
 	if (!rc) {
 		atomic_store(&qp->state, RR_QPS_CONNECTING);
-		rc = v_cm_rc(rdma_resolve_addr(
+		rc = rr__v_cm_rc(rdma_resolve_addr(
 			qp->id, NULL, (struct sockaddr *)addr, V_RESOLVE_MS));
 	}
 	if (rc) {
@@ -591,25 +593,25 @@ static int accept_steps(struct v_qp *qp, struct v_req *req, const void *pdata,
 	int rc = 0;
 
 	if (req->id->channel != qp->evch->ch)
-		rc = v_cm_rc(rdma_migrate_id(req->id, qp->evch->ch));
+		rc = rr__v_cm_rc(rdma_migrate_id(req->id, qp->evch->ch));
 	if (rc)
 		return rc;
 	qp->id = req->id;
 	req->id->context = &qp->kind;
-	rc = v_qp_modify_cm(qp, IBV_QPS_INIT, 0);
+	rc = rr__v_qp_modify_cm(qp, IBV_QPS_INIT, 0);
 	if (!rc)
-		rc = v_qp_modify_cm(qp, IBV_QPS_RTR, ird);
+		rc = rr__v_qp_modify_cm(qp, IBV_QPS_RTR, ird);
 	if (!rc)
-		rc = v_qp_modify_cm(qp, IBV_QPS_RTS, ord);
+		rc = rr__v_qp_modify_cm(qp, IBV_QPS_RTS, ord);
 	if (!rc) {
 		atomic_store(&qp->state, RR_QPS_CONNECTING);
-		rc = v_cm_rc(rdma_accept(req->id, &p));
+		rc = rr__v_cm_rc(rdma_accept(req->id, &p));
 	}
 	return rc;
 }
 
-int v_accept(struct rr_conn_req *r, struct rr_qp *q, const void *pdata,
-	     size_t len)
+int rr__v_accept(struct rr_conn_req *r, struct rr_qp *q, const void *pdata,
+		 size_t len)
 {
 	struct v_req *req = (struct v_req *)r;
 	struct v_qp *qp = to_v_qp(q);
@@ -626,14 +628,14 @@ int v_accept(struct rr_conn_req *r, struct rr_qp *q, const void *pdata,
 		rdma_destroy_id(req->id);
 		qp->id = NULL;
 		atomic_store(&qp->state, RR_QPS_ERROR);
-		v_qp_to_error(qp);
+		rr__v_qp_to_error(qp);
 	}
 	pthread_mutex_unlock(&qp->mu);
 	free(req);
 	return rc;
 }
 
-int v_reject(struct rr_conn_req *r, const void *pdata, size_t len)
+int rr__v_reject(struct rr_conn_req *r, const void *pdata, size_t len)
 {
 	struct v_req *req = (struct v_req *)r;
 	int rc;
@@ -641,7 +643,7 @@ int v_reject(struct rr_conn_req *r, const void *pdata, size_t len)
 	/* checked before anything is consumed, as for connect and accept */
 	if (len > r->dev->attr.max_private_data)
 		return -EINVAL;
-	rc = v_cm_rc(rdma_reject(req->id, pdata, (uint8_t)len));
+	rc = rr__v_cm_rc(rdma_reject(req->id, pdata, (uint8_t)len));
 
 	rdma_destroy_id(req->id);
 	free(req);
@@ -653,7 +655,7 @@ int v_reject(struct rr_conn_req *r, const void *pdata, size_t len)
  * answers the DREQ (or it times out, seconds later); the QP is flushed
  * already, so the event is ours to give at once.
  */
-int v_disconnect(struct rr_qp *q)
+int rr__v_disconnect(struct rr_qp *q)
 {
 	struct v_qp *qp = to_v_qp(q);
 	int prev;
@@ -661,7 +663,7 @@ int v_disconnect(struct rr_qp *q)
 	V_TRACE("qp %u disconnect\n", getpid(), qp->qp->qp_num);
 	pthread_mutex_lock(&qp->mu);
 	prev = atomic_exchange(&qp->state, RR_QPS_ERROR);
-	v_qp_to_error(qp);
+	rr__v_qp_to_error(qp);
 	if (qp->id && (prev == RR_QPS_RTS || prev == RR_QPS_CONNECTING))
 		rdma_disconnect(qp->id);
 	pthread_mutex_unlock(&qp->mu);

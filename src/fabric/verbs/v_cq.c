@@ -51,25 +51,25 @@ static int cq_open(struct v_cq *c, struct ibv_context *ctx, uint32_t depth)
 	int rc;
 
 	c->cc = ibv_create_comp_channel(ctx);
-	rc = v_ptr_rc(c->cc);
+	rc = rr__v_ptr_rc(c->cc);
 	if (!rc)
-		rc = v_fd_nonblock(c->cc->fd);
+		rc = rr__v_fd_nonblock(c->cc->fd);
 	if (rc)
 		return rc;
 	c->cq = ibv_create_cq(ctx, (int)depth, c, c->cc, 0);
-	rc = v_ptr_rc(c->cq);
+	rc = rr__v_ptr_rc(c->cq);
 	if (rc)
 		return rc;
 	c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (c->efd < 0)
 		return -errno;
-	c->epfd = v_epoll_pair(c->cc->fd, c->efd);
+	c->epfd = rr__v_epoll_pair(c->cc->fd, c->efd);
 	if (c->epfd < 0)
 		return c->epfd;
-	return v_ibv_rc(ibv_req_notify_cq(c->cq, 0));
+	return rr__v_ibv_rc(ibv_req_notify_cq(c->cq, 0));
 }
 
-int v_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
+int rr__v_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
 {
 	struct v_cq *c = rr_calloc(1, sizeof(*c));
 	int rc;
@@ -90,10 +90,10 @@ int v_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out)
 	return 0;
 }
 
-int v_cq_destroy(struct rr_cq *cq)
+int rr__v_cq_destroy(struct rr_cq *cq)
 {
 	struct v_cq *c = to_v_cq(cq);
-	int rc = v_ibv_rc(ibv_destroy_cq(c->cq));
+	int rc = rr__v_ibv_rc(ibv_destroy_cq(c->cq));
 
 	if (rc)
 		return rc == -EINVAL ? -EBUSY : rc;
@@ -125,11 +125,11 @@ static void flag(struct v_cq *c)
 	bool on = c->bl_count > 0;
 
 	if (on != c->efd_on)
-		v_efd_set(c->efd, on);
+		rr__v_efd_set(c->efd, on);
 	c->efd_on = on;
 }
 
-/* The acquire pairs with v_ring.c's v_slot_publish. */
+/* The acquire pairs with v_ring.c's rr__v_slot_publish. */
 static struct v_slot *slot_of(const struct ibv_wc *wc)
 {
 	struct v_slot *s = (struct v_slot *)(uintptr_t)wc->wr_id;
@@ -164,7 +164,7 @@ static int bl_pull(struct v_cq *c)
 				room < V_POLL_BATCH ? (int)room : V_POLL_BATCH,
 				wc);
 		if (n < 0)
-			return v_ibv_rc(n);
+			return rr__v_ibv_rc(n);
 		c->polled_since_arm |= n > 0;
 		for (int i = 0; i < n; i++)
 			if (!late(&wc[i]))
@@ -209,7 +209,7 @@ static void flush_owed(struct v_cq *c, const struct v_slot *marker)
 		if (s->qp == marker->qp && (s->op == RR_V_RECV) == recv)
 			s->queued = true;
 	}
-	before = v_ring_before(r, marker);
+	before = rr__v_ring_before(r, marker);
 	for (uint32_t i = 0; i < before; i++) {
 		struct v_slot *s = r->order[i];
 
@@ -232,7 +232,7 @@ static void flush_owed(struct v_cq *c, const struct v_slot *marker)
  * never will (flush_owed); what the device reports for that queue later
  * is dropped.
  */
-void v_cq_soft_flush(struct v_cq *c, struct v_slot *marker)
+void rr__v_cq_soft_flush(struct v_cq *c, struct v_slot *marker)
 {
 	pthread_mutex_lock(&c->mu);
 	bl_pull(c);
@@ -245,7 +245,7 @@ void v_cq_soft_flush(struct v_cq *c, struct v_slot *marker)
 	pthread_mutex_unlock(&c->mu);
 }
 
-void v_cq_purge(struct v_cq *c, const struct v_qp *qp)
+void rr__v_cq_purge(struct v_cq *c, const struct v_qp *qp)
 {
 	uint32_t keep = 0;
 
@@ -293,7 +293,7 @@ static void translate(const struct ibv_wc *in, struct rr_wc *out)
 	*out = (struct rr_wc){
 		.wr_id = s->wr_id,
 		.qp = &qp->base,
-		.status = v_wc_status(in->status),
+		.status = rr__v_wc_status(in->status),
 		/* a flushed completion's opcode is undefined in ibverbs */
 		.opcode = recv ? RR_WC_RECV : rr__wc_opcode_of(s->op),
 	};
@@ -305,20 +305,20 @@ static void translate(const struct ibv_wc *in, struct rr_wc *out)
 		out->flags |= RR_WC_WITH_INV;
 		out->invalidated_rkey = in->invalidated_rkey;
 	}
-	v_ring_retire(recv ? &qp->rq : &qp->sq, s);
+	rr__v_ring_retire(recv ? &qp->rq : &qp->sq, s);
 	V_TRACE("qp %u wc op %d status %d vendor %#x len %u flags %#x\n",
 		getpid(), qp->qp->qp_num, out->opcode, in->status,
 		in->vendor_err, in->byte_len, in->wc_flags);
 	if (in->status == IBV_WC_SUCCESS) {
 		if (recv && atomic_load(&qp->state) == RR_QPS_CONNECTING)
-			v_qp_comm_est(qp);
+			rr__v_qp_comm_est(qp);
 		return;
 	}
 	if (in->status == IBV_WC_LOC_LEN_ERR && recv)
 		V_COUNT(qp->dev, recv_too_small);
 	/* An error, or a flush nobody asked for: the device failed the QP. */
 	if (atomic_load(&qp->state) == RR_QPS_RTS)
-		v_qp_down(qp, RR_CM_QP_ERROR, -EIO);
+		rr__v_qp_down(qp, RR_CM_QP_ERROR, -EIO);
 }
 
 /*
@@ -345,7 +345,7 @@ static int rearm(struct v_cq *c)
 		ibv_ack_cq_events(ecq, 1);
 	else if (!c->polled_since_arm)
 		return 0;
-	rc = v_ibv_rc(ibv_req_notify_cq(c->cq, 0));
+	rc = rr__v_ibv_rc(ibv_req_notify_cq(c->cq, 0));
 	/* a failed arm is made again at the next short poll */
 	c->polled_since_arm = rc != 0;
 	if (!rc)
@@ -370,7 +370,7 @@ static int poll_locked(struct v_cq *c, struct rr_wc *wc, int n)
 
 		k = ibv_poll_cq(c->cq, want, tmp);
 		if (k < 0)
-			return v_ibv_rc(k);
+			return rr__v_ibv_rc(k);
 		c->polled_since_arm |= k > 0;
 		for (int i = 0; i < k; i++)
 			if (!late(&tmp[i]) && !stale(&tmp[i]))
@@ -394,7 +394,7 @@ static int poll_locked(struct v_cq *c, struct rr_wc *wc, int n)
 	return got;
 }
 
-int v_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n)
+int rr__v_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n)
 {
 	struct v_cq *c = to_v_cq(cq);
 	int rc;
@@ -407,7 +407,7 @@ int v_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n)
 	return rc;
 }
 
-int v_cq_fd(struct rr_cq *cq)
+int rr__v_cq_fd(struct rr_cq *cq)
 {
 	return to_v_cq(cq)->epfd;
 }
@@ -422,7 +422,7 @@ int v_cq_fd(struct rr_cq *cq)
  * second channel on the same CQ are not watched, and say so. The channel
  * must outlive the CQ's QPs, and no wait may run across their teardown.
  */
-void v_cq_watch(struct v_cq *c, struct v_evch *ch, bool on)
+void rr__v_cq_watch(struct v_cq *c, struct v_evch *ch, bool on)
 {
 	pthread_mutex_lock(&c->mu);
 	if (on && c->watch && c->watch != ch)
@@ -436,7 +436,7 @@ void v_cq_watch(struct v_cq *c, struct v_evch *ch, bool on)
 	pthread_mutex_unlock(&c->mu);
 }
 
-int v_cq_wait(struct rr_cq *cq, int timeout_ms)
+int rr__v_cq_wait(struct rr_cq *cq, int timeout_ms)
 {
 	struct v_cq *c = to_v_cq(cq);
 	struct v_evch *ch;
@@ -455,6 +455,6 @@ int v_cq_wait(struct rr_cq *cq, int timeout_ms)
 	if (rc < 0)
 		return -errno;
 	if (p[1].revents & POLLIN)
-		v_evch_drain(ch);
+		rr__v_evch_drain(ch);
 	return rc ? 0 : -ETIMEDOUT;
 }

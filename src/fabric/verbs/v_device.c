@@ -25,7 +25,7 @@
  */
 #define V_IW_PDATA 251
 
-int v_trace;
+int rr__v_trace;
 
 static struct ibv_device *pick(struct ibv_device **list, int n)
 {
@@ -49,7 +49,7 @@ static int query(struct v_device *d)
 {
 	struct ibv_device_attr_ex x;
 	struct rr_device_attr *a = &d->base.attr;
-	int rc = v_ibv_rc(ibv_query_device_ex(d->ctx, NULL, &x));
+	int rc = rr__v_ibv_rc(ibv_query_device_ex(d->ctx, NULL, &x));
 
 	if (rc)
 		return rc;
@@ -97,7 +97,7 @@ static int v_device_open(const struct rr_device_opts *opts,
 
 	if (opts && opts->flags)
 		return -EINVAL;
-	__atomic_store_n(&v_trace,
+	__atomic_store_n(&rr__v_trace,
 			 getenv("RR_VERBS_TRACE") &&
 				 *getenv("RR_VERBS_TRACE") == '1',
 			 __ATOMIC_RELAXED);
@@ -105,11 +105,11 @@ static int v_device_open(const struct rr_device_opts *opts,
 	if (!d)
 		return -ENOMEM;
 	list = ibv_get_device_list(&n);
-	rc = v_ptr_rc(list);
+	rc = rr__v_ptr_rc(list);
 	if (!rc) {
 		dev = pick(list, n);
 		d->ctx = dev ? ibv_open_device(dev) : NULL;
-		rc = dev ? v_ptr_rc(d->ctx) : -ENODEV;
+		rc = dev ? rr__v_ptr_rc(d->ctx) : -ENODEV;
 		ibv_free_device_list(list);
 	}
 	if (!rc && (rc = query(d)))
@@ -126,7 +126,7 @@ static int v_device_open(const struct rr_device_opts *opts,
 static int v_device_close(struct rr_device *dev)
 {
 	struct v_device *d = to_v_dev(dev);
-	int rc = v_ibv_rc(ibv_close_device(d->ctx));
+	int rc = rr__v_ibv_rc(ibv_close_device(d->ctx));
 
 	if (rc)
 		return rc;
@@ -153,7 +153,7 @@ static int v_pd_alloc(struct rr_device *dev, struct rr_pd **out)
 	if (!p)
 		return -ENOMEM;
 	p->pd = ibv_alloc_pd(to_v_dev(dev)->ctx);
-	rc = v_ptr_rc(p->pd);
+	rc = rr__v_ptr_rc(p->pd);
 	if (rc) {
 		free(p);
 		return rc;
@@ -166,7 +166,7 @@ static int v_pd_alloc(struct rr_device *dev, struct rr_pd **out)
 static int v_pd_free(struct rr_pd *pd)
 {
 	struct v_pd *p = to_v_pd(pd);
-	int rc = v_ibv_rc(ibv_dealloc_pd(p->pd));
+	int rc = rr__v_ibv_rc(ibv_dealloc_pd(p->pd));
 
 	if (rc)
 		return rc;
@@ -201,7 +201,7 @@ static int reg_rc(const void *mr, size_t len)
 {
 	static atomic_bool told;
 	struct rlimit rl;
-	int rc = v_ptr_rc(mr);
+	int rc = rr__v_ptr_rc(mr);
 
 	if (rc == -ENOMEM && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
 	    rl.rlim_cur != RLIM_INFINITY && !atomic_exchange(&told, true))
@@ -245,7 +245,7 @@ static int v_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
 static int v_mr_dereg(struct rr_mr *mr)
 {
 	struct v_mr *m = (struct v_mr *)mr;
-	int rc = v_ibv_rc(ibv_dereg_mr(m->mr));
+	int rc = rr__v_ibv_rc(ibv_dereg_mr(m->mr));
 
 	/* rxe says EINVAL while windows are bound; the contract says EBUSY */
 	if (rc == -EINVAL)
@@ -272,7 +272,7 @@ static int v_mw_alloc(struct rr_pd *pd, struct rr_mw **out)
 	w->base.pd = pd;
 	if (to_v_dev(pd->dev)->has_mw) {
 		w->mw = ibv_alloc_mw(to_v_pd(pd)->pd, IBV_MW_TYPE_2);
-		rc = v_ptr_rc(w->mw);
+		rc = rr__v_ptr_rc(w->mw);
 		if (rc) {
 			free(w);
 			return rc;
@@ -322,7 +322,7 @@ static uint32_t v_mw_rkey_next(const struct rr_mw *mw)
 /* Registration per call: the key dies with the region. */
 static int unreg(struct v_mw *w)
 {
-	int rc = w->reg ? v_ibv_rc(ibv_dereg_mr(w->reg)) : 0;
+	int rc = w->reg ? rr__v_ibv_rc(ibv_dereg_mr(w->reg)) : 0;
 
 	if (!rc)
 		w->reg = NULL;
@@ -337,10 +337,10 @@ static int v_mw_free(struct rr_mw *mw)
 
 	if (qp) {
 		pthread_mutex_lock(&qp->mu);
-		v_mw_unlink(w);
+		rr__v_mw_unlink(w);
 		pthread_mutex_unlock(&qp->mu);
 	}
-	rc = w->mw ? v_ibv_rc(ibv_dealloc_mw(w->mw)) : unreg(w);
+	rc = w->mw ? rr__v_ibv_rc(ibv_dealloc_mw(w->mw)) : unreg(w);
 	if (rc)
 		return rc;
 	free(w);
@@ -365,17 +365,17 @@ static int v_mw_fence(struct rr_mw *mw)
 		return unreg(w);
 	if (qp) {
 		pthread_mutex_lock(&qp->mu);
-		v_mw_unlink(w);
+		rr__v_mw_unlink(w);
 		pthread_mutex_unlock(&qp->mu);
 	}
 	if (w->mw) {
-		rc = v_ibv_rc(ibv_dealloc_mw(w->mw));
+		rc = rr__v_ibv_rc(ibv_dealloc_mw(w->mw));
 		if (rc)
 			return rc; /* still bound: only a teardown fences it */
 		w->mw = NULL;
 	}
 	fresh = ibv_alloc_mw(to_v_pd(mw->pd)->pd, IBV_MW_TYPE_2);
-	rc = v_ptr_rc(fresh);
+	rc = rr__v_ptr_rc(fresh);
 	if (rc)
 		return rc;
 	w->mw = fresh;
@@ -397,27 +397,27 @@ const struct rr_provider_ops rr__verbs_ops = {
 	.mw_fence = v_mw_fence,
 	.mw_rkey_next = v_mw_rkey_next,
 	.mw_bind = v_mw_bind,
-	.cq_create = v_cq_create,
-	.cq_destroy = v_cq_destroy,
-	.cq_poll = v_cq_poll,
-	.cq_fd = v_cq_fd,
-	.cq_wait = v_cq_wait,
-	.evch_create = v_evch_create,
-	.evch_destroy = v_evch_destroy,
-	.evch_fd = v_evch_fd,
-	.evch_get = v_evch_get,
-	.qp_create = v_qp_create,
-	.qp_destroy = v_qp_destroy,
-	.qp_reset = v_qp_reset,
-	.qp_state = v_qp_state,
-	.post_send = v_post_send,
-	.post_recv = v_post_recv,
-	.listen = v_listen,
-	.listener_close = v_listener_close,
-	.listener_addr = v_listener_addr,
-	.connect = v_connect,
-	.accept = v_accept,
-	.reject = v_reject,
-	.disconnect = v_disconnect,
-	.drain = v_drain,
+	.cq_create = rr__v_cq_create,
+	.cq_destroy = rr__v_cq_destroy,
+	.cq_poll = rr__v_cq_poll,
+	.cq_fd = rr__v_cq_fd,
+	.cq_wait = rr__v_cq_wait,
+	.evch_create = rr__v_evch_create,
+	.evch_destroy = rr__v_evch_destroy,
+	.evch_fd = rr__v_evch_fd,
+	.evch_get = rr__v_evch_get,
+	.qp_create = rr__v_qp_create,
+	.qp_destroy = rr__v_qp_destroy,
+	.qp_reset = rr__v_qp_reset,
+	.qp_state = rr__v_qp_state,
+	.post_send = rr__v_post_send,
+	.post_recv = rr__v_post_recv,
+	.listen = rr__v_listen,
+	.listener_close = rr__v_listener_close,
+	.listener_addr = rr__v_listener_addr,
+	.connect = rr__v_connect,
+	.accept = rr__v_accept,
+	.reject = rr__v_reject,
+	.disconnect = rr__v_disconnect,
+	.drain = rr__v_drain,
 };

@@ -87,30 +87,30 @@ static int to_init(struct ibv_qp *q)
 			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
 	};
 
-	return v_ibv_rc(ibv_modify_qp(q, &at,
-				      IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					      IBV_QP_PORT |
-					      IBV_QP_ACCESS_FLAGS));
+	return rr__v_ibv_rc(ibv_modify_qp(q, &at,
+					  IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						  IBV_QP_PORT |
+						  IBV_QP_ACCESS_FLAGS));
 }
 
 static void qp_free(struct v_qp *qp)
 {
-	v_ring_fini(&qp->sq);
-	v_ring_fini(&qp->rq);
+	rr__v_ring_fini(&qp->sq);
+	rr__v_ring_fini(&qp->rq);
 	free(qp);
 }
 
-int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
-		struct rr_qp **out)
+int rr__v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
+		    struct rr_qp **out)
 {
 	struct v_qp *qp = rr_calloc(1, sizeof(*qp));
 	int rc;
 
 	if (!qp)
 		return -ENOMEM;
-	rc = v_ring_init(&qp->sq, a->sq_depth);
+	rc = rr__v_ring_init(&qp->sq, a->sq_depth);
 	if (!rc)
-		rc = v_ring_init(&qp->rq, a->rq_depth);
+		rc = rr__v_ring_init(&qp->rq, a->rq_depth);
 	if (!rc)
 		rc = reserve(a);
 	if (rc) {
@@ -118,7 +118,7 @@ int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
 		return rc;
 	}
 	qp->qp = make_qp(to_v_pd(pd), a, &qp->max_inline);
-	rc = v_ptr_rc(qp->qp);
+	rc = rr__v_ptr_rc(qp->qp);
 	if (!rc && (rc = to_init(qp->qp)))
 		ibv_destroy_qp(qp->qp);
 	if (rc) {
@@ -134,13 +134,13 @@ int v_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
 	atomic_init(&qp->down, false);
 	qp->base.pd = pd;
 	qp->base.attr = *a;
-	v_cq_watch(to_v_cq(a->send_cq), qp->evch, true);
-	v_cq_watch(to_v_cq(a->recv_cq), qp->evch, true);
+	rr__v_cq_watch(to_v_cq(a->send_cq), qp->evch, true);
+	rr__v_cq_watch(to_v_cq(a->recv_cq), qp->evch, true);
 	*out = &qp->base;
 	return 0;
 }
 
-int v_qp_destroy(struct rr_qp *q)
+int rr__v_qp_destroy(struct rr_qp *q)
 {
 	struct v_qp *qp = to_v_qp(q);
 	struct v_cq *s = to_v_cq(q->attr.send_cq),
@@ -154,16 +154,16 @@ int v_qp_destroy(struct rr_qp *q)
 	pthread_mutex_lock(&qp->mu);
 	release_windows(qp);
 	pthread_mutex_unlock(&qp->mu);
-	rc = v_ibv_rc(ibv_destroy_qp(qp->qp));
+	rc = rr__v_ibv_rc(ibv_destroy_qp(qp->qp));
 	if (rc)
 		return rc;
-	v_cq_purge(s, qp);
+	rr__v_cq_purge(s, qp);
 	if (r != s)
-		v_cq_purge(r, qp);
-	v_evch_purge(qp->evch, qp);
+		rr__v_cq_purge(r, qp);
+	rr__v_evch_purge(qp->evch, qp);
 	unreserve(&q->attr);
-	v_cq_watch(s, qp->evch, false);
-	v_cq_watch(r, qp->evch, false);
+	rr__v_cq_watch(s, qp->evch, false);
+	rr__v_cq_watch(r, qp->evch, false);
 	pthread_mutex_destroy(&qp->mu);
 	qp_free(qp);
 	return 0;
@@ -175,10 +175,10 @@ static void rings_reset(struct v_qp *qp)
 		    *r = to_v_cq(qp->base.attr.recv_cq);
 
 	pthread_mutex_lock(&s->mu);
-	v_ring_reset(&qp->sq);
+	rr__v_ring_reset(&qp->sq);
 	pthread_mutex_unlock(&s->mu);
 	pthread_mutex_lock(&r->mu);
-	v_ring_reset(&qp->rq);
+	rr__v_ring_reset(&qp->rq);
 	pthread_mutex_unlock(&r->mu);
 }
 
@@ -191,14 +191,14 @@ static void rings_reset(struct v_qp *qp)
  * QP is made first: if that fails the old one stays, in ERROR, and the
  * reset may be tried again.
  */
-int v_qp_reset(struct rr_qp *q)
+int rr__v_qp_reset(struct rr_qp *q)
 {
 	struct v_qp *qp = to_v_qp(q);
 	struct v_cq *s = to_v_cq(q->attr.send_cq);
 	struct v_cq *r = to_v_cq(q->attr.recv_cq);
 	uint32_t inl = 0;
 	struct ibv_qp *fresh = make_qp(to_v_pd(q->pd), &q->attr, &inl);
-	int rc = v_ptr_rc(fresh);
+	int rc = rr__v_ptr_rc(fresh);
 
 	if (!rc && (rc = to_init(fresh)))
 		ibv_destroy_qp(fresh);
@@ -211,15 +211,15 @@ int v_qp_reset(struct rr_qp *q)
 	atomic_store(&qp->state, RR_QPS_ERROR);
 	release_windows(qp);
 	pthread_mutex_unlock(&qp->mu);
-	rc = v_ibv_rc(ibv_destroy_qp(qp->qp));
+	rc = rr__v_ibv_rc(ibv_destroy_qp(qp->qp));
 	if (rc) {
 		ibv_destroy_qp(fresh);
 		return rc;
 	}
-	v_cq_purge(s, qp);
+	rr__v_cq_purge(s, qp);
 	if (r != s)
-		v_cq_purge(r, qp);
-	v_evch_purge(qp->evch, qp);
+		rr__v_cq_purge(r, qp);
+	rr__v_evch_purge(qp->evch, qp);
 	pthread_mutex_lock(&qp->mu);
 	qp->qp = fresh;
 	qp->max_inline = inl;
@@ -233,33 +233,33 @@ int v_qp_reset(struct rr_qp *q)
 	return 0;
 }
 
-enum rr_qp_state v_qp_state(const struct rr_qp *q)
+enum rr_qp_state rr__v_qp_state(const struct rr_qp *q)
 {
 	return (enum rr_qp_state)atomic_load(
 		&to_v_qp((struct rr_qp *)q)->state);
 }
 
-int v_qp_to_error(struct v_qp *qp)
+int rr__v_qp_to_error(struct v_qp *qp)
 {
 	struct ibv_qp_attr at = {.qp_state = IBV_QPS_ERR};
 
-	return v_ibv_rc(ibv_modify_qp(qp->qp, &at, IBV_QP_STATE));
+	return rr__v_ibv_rc(ibv_modify_qp(qp->qp, &at, IBV_QP_STATE));
 }
 
 /* One step of the handshake with the attributes rdma_cm computed. */
-int v_qp_modify_cm(struct v_qp *qp, enum ibv_qp_state to, int rd_atomic)
+int rr__v_qp_modify_cm(struct v_qp *qp, enum ibv_qp_state to, int rd_atomic)
 {
 	struct ibv_qp_attr at = {.qp_state = to};
 	int mask = 0, rc;
 
-	rc = v_cm_rc(rdma_init_qp_attr(qp->id, &at, &mask));
+	rc = rr__v_cm_rc(rdma_init_qp_attr(qp->id, &at, &mask));
 	if (rc)
 		return rc;
 	if (to == IBV_QPS_RTR)
 		at.max_dest_rd_atomic = (uint8_t)rd_atomic;
 	if (to == IBV_QPS_RTS)
 		at.max_rd_atomic = (uint8_t)rd_atomic;
-	rc = v_ibv_rc(ibv_modify_qp(qp->qp, &at, mask));
+	rc = rr__v_ibv_rc(ibv_modify_qp(qp->qp, &at, mask));
 	V_TRACE("qp %u -> %d rc %d mask %#x access %#x rd_atomic %u/%u\n",
 		getpid(), qp->qp->qp_num, to, rc, mask, at.qp_access_flags,
 		at.max_rd_atomic, at.max_dest_rd_atomic);
@@ -357,7 +357,7 @@ static void bound(struct v_qp *qp, struct v_mw *mw, uint32_t rkey)
 	if (mw->bound == qp)
 		return;
 	if (mw->bound) /* rebound through another QP: forget the first */
-		v_mw_unlink(mw);
+		rr__v_mw_unlink(mw);
 	mw->bound = qp;
 	mw->bnext = qp->bound_mws;
 	qp->bound_mws = mw;
@@ -391,7 +391,7 @@ static void release_windows(struct v_qp *qp)
 	}
 }
 
-void v_mw_unlink(struct v_mw *mw)
+void rr__v_mw_unlink(struct v_mw *mw)
 {
 	struct v_qp *qp = mw->bound;
 	struct v_mw **pp;
@@ -439,16 +439,16 @@ static int batch_add(struct v_qp *qp, struct v_batch *b, struct rr_send_wr *wr)
 	*w = (struct ibv_send_wr){0};
 	total = sge_copy(sge, wr->sg_list, wr->num_sge);
 	rc = fill_send(qp, w, wr, total, &b->rkey[b->n]);
-	s = rc ? NULL : v_slot_take(&qp->sq, b->n);
+	s = rc ? NULL : rr__v_slot_take(&qp->sq, b->n);
 	if (!s) {
 		V_TRACE("qp %u post op %d refused: %d (used %u of %u)\n",
 			getpid(), qp->qp->qp_num, wr->opcode, rc ? rc : -ENOMEM,
-			v_ring_used(&qp->sq), qp->sq.size);
+			rr__v_ring_used(&qp->sq), qp->sq.size);
 		return rc ? rc : -ENOMEM;
 	}
-	v_slot_fill(s, qp, wr->wr_id, total, (uint8_t)wr->opcode,
-		    !!(wr->flags & RR_SEND_SIGNALED));
-	v_slot_publish(&qp->sq, s, b->n);
+	rr__v_slot_fill(s, qp, wr->wr_id, total, (uint8_t)wr->opcode,
+			!!(wr->flags & RR_SEND_SIGNALED));
+	rr__v_slot_publish(&qp->sq, s, b->n);
 	w->wr_id = (uintptr_t)s;
 	w->sg_list = sge;
 	w->num_sge = (int)wr->num_sge;
@@ -482,10 +482,10 @@ static uint32_t batch_post(struct v_qp *qp, struct v_batch *b, int *rc)
 	struct ibv_send_wr *bad = NULL;
 	uint32_t done = b->n;
 
-	*rc = b->n ? v_ibv_rc(ibv_post_send(qp->qp, b->w, &bad)) : 0;
+	*rc = b->n ? rr__v_ibv_rc(ibv_post_send(qp->qp, b->w, &bad)) : 0;
 	if (*rc)
 		done = bad ? (uint32_t)(bad - b->w) : 0;
-	v_slot_commit(&qp->sq, b->n, done);
+	rr__v_slot_commit(&qp->sq, b->n, done);
 	for (uint32_t i = 0; i < done; i++) {
 		trace_posted(qp, b, i);
 		if (b->wr[i]->opcode == RR_WR_REG)
@@ -494,7 +494,7 @@ static uint32_t batch_post(struct v_qp *qp, struct v_batch *b, int *rc)
 	if (*rc)
 		V_TRACE("qp %u post op %d failed: %d (used %u of %u)\n",
 			getpid(), qp->qp->qp_num, b->wr[done]->opcode, *rc,
-			v_ring_used(&qp->sq), qp->sq.size);
+			rr__v_ring_used(&qp->sq), qp->sq.size);
 	return done;
 }
 
@@ -525,7 +525,8 @@ static int post_sends(struct v_qp *qp, struct rr_send_wr *wr,
 	return rc;
 }
 
-int v_post_send(struct rr_qp *q, struct rr_send_wr *wr, struct rr_send_wr **bad)
+int rr__v_post_send(struct rr_qp *q, struct rr_send_wr *wr,
+		    struct rr_send_wr **bad)
 {
 	struct v_qp *qp = to_v_qp(q);
 	int rc;
@@ -548,24 +549,26 @@ static int post_one_recv(struct v_qp *qp, const struct rr_recv_wr *wr)
 	if (wr->num_sge > qp->base.attr.max_recv_sge ||
 	    wr->num_sge > V_MAX_SGE || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
-	s = v_slot_take(&qp->rq, 0);
+	s = rr__v_slot_take(&qp->rq, 0);
 	if (!s)
 		return -ENOMEM;
-	v_slot_fill(s, qp, wr->wr_id, sge_copy(sge, wr->sg_list, wr->num_sge),
-		    RR_V_RECV, true);
-	v_slot_publish(&qp->rq, s, 0);
+	rr__v_slot_fill(s, qp, wr->wr_id,
+			sge_copy(sge, wr->sg_list, wr->num_sge), RR_V_RECV,
+			true);
+	rr__v_slot_publish(&qp->rq, s, 0);
 	w.wr_id = (uintptr_t)s;
 	w.sg_list = sge;
 	w.num_sge = (int)wr->num_sge;
-	rc = v_ibv_rc(ibv_post_recv(qp->qp, &w, &bad));
-	v_slot_commit(&qp->rq, 1, !rc);
+	rc = rr__v_ibv_rc(ibv_post_recv(qp->qp, &w, &bad));
+	rr__v_slot_commit(&qp->rq, 1, !rc);
 	if (rc)
 		return rc;
 	V_TRACE("qp %u post recv len %u\n", getpid(), qp->qp->qp_num, s->len);
 	return 0;
 }
 
-int v_post_recv(struct rr_qp *q, struct rr_recv_wr *wr, struct rr_recv_wr **bad)
+int rr__v_post_recv(struct rr_qp *q, struct rr_recv_wr *wr,
+		    struct rr_recv_wr **bad)
 {
 	struct v_qp *qp = to_v_qp(q);
 	int rc = 0;
@@ -587,23 +590,23 @@ static int post_markers(struct v_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 				 .send_flags = IBV_SEND_SIGNALED},
 			   *sbad;
 	struct ibv_recv_wr rw = {0}, *rbad;
-	struct v_slot *s = v_slot_take(&qp->sq, 0),
-		      *r = v_slot_take(&qp->rq, 0);
+	struct v_slot *s = rr__v_slot_take(&qp->sq, 0),
+		      *r = rr__v_slot_take(&qp->rq, 0);
 	int rc;
 
 	if (!s || !r)
 		return -ENOMEM;
-	v_slot_fill(s, qp, sq_wr_id, 0, RR_WR_SEND, true);
-	v_slot_fill(r, qp, rq_wr_id, 0, RR_V_RECV, true);
-	v_slot_publish(&qp->sq, s, 0);
-	v_slot_publish(&qp->rq, r, 0);
+	rr__v_slot_fill(s, qp, sq_wr_id, 0, RR_WR_SEND, true);
+	rr__v_slot_fill(r, qp, rq_wr_id, 0, RR_V_RECV, true);
+	rr__v_slot_publish(&qp->sq, s, 0);
+	rr__v_slot_publish(&qp->rq, r, 0);
 	sw.wr_id = (uintptr_t)s;
 	rw.wr_id = (uintptr_t)r;
-	rc = v_ibv_rc(ibv_post_recv(qp->qp, &rw, &rbad));
-	v_slot_commit(&qp->rq, 1, !rc);
+	rc = rr__v_ibv_rc(ibv_post_recv(qp->qp, &rw, &rbad));
+	rr__v_slot_commit(&qp->rq, 1, !rc);
 	if (!rc)
-		rc = v_ibv_rc(ibv_post_send(qp->qp, &sw, &sbad));
-	v_slot_commit(&qp->sq, 1, !rc);
+		rc = rr__v_ibv_rc(ibv_post_send(qp->qp, &sw, &sbad));
+	rr__v_slot_commit(&qp->sq, 1, !rc);
 	return rc;
 }
 
@@ -614,26 +617,26 @@ static int soft_drain(struct v_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 	int rc;
 
 	pthread_mutex_lock(&qp->mu);
-	s = v_slot_take(&qp->sq, 0);
-	r = v_slot_take(&qp->rq, 0);
-	rc = s && r ? v_qp_to_error(qp) : -ENOMEM;
+	s = rr__v_slot_take(&qp->sq, 0);
+	r = rr__v_slot_take(&qp->rq, 0);
+	rc = s && r ? rr__v_qp_to_error(qp) : -ENOMEM;
 	if (!rc) {
-		v_slot_fill(s, qp, sq_wr_id, 0, RR_WR_SEND, true);
-		v_slot_fill(r, qp, rq_wr_id, 0, RR_V_RECV, true);
-		v_slot_publish(&qp->sq, s, 0);
-		v_slot_publish(&qp->rq, r, 0);
-		v_slot_commit(&qp->sq, 1, 1);
-		v_slot_commit(&qp->rq, 1, 1);
+		rr__v_slot_fill(s, qp, sq_wr_id, 0, RR_WR_SEND, true);
+		rr__v_slot_fill(r, qp, rq_wr_id, 0, RR_V_RECV, true);
+		rr__v_slot_publish(&qp->sq, s, 0);
+		rr__v_slot_publish(&qp->rq, r, 0);
+		rr__v_slot_commit(&qp->sq, 1, 1);
+		rr__v_slot_commit(&qp->rq, 1, 1);
 	}
 	pthread_mutex_unlock(&qp->mu);
 	if (rc)
 		return rc;
-	v_cq_soft_flush(to_v_cq(qp->base.attr.send_cq), s);
-	v_cq_soft_flush(to_v_cq(qp->base.attr.recv_cq), r);
+	rr__v_cq_soft_flush(to_v_cq(qp->base.attr.send_cq), s);
+	rr__v_cq_soft_flush(to_v_cq(qp->base.attr.recv_cq), r);
 	return 0;
 }
 
-int v_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
+int rr__v_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
 {
 	struct v_qp *qp = to_v_qp(q);
 	int rc;
@@ -646,7 +649,7 @@ int v_drain(struct rr_qp *q, uint64_t sq_wr_id, uint64_t rq_wr_id)
 	pthread_mutex_lock(&qp->mu);
 	rc = post_markers(qp, sq_wr_id, rq_wr_id);
 	if (!rc)
-		rc = v_qp_to_error(qp);
+		rc = rr__v_qp_to_error(qp);
 	pthread_mutex_unlock(&qp->mu);
 	return rc;
 }

@@ -22,7 +22,7 @@
 
 #include <stdlib.h>
 
-int v_ring_init(struct v_ring *r, uint32_t size)
+int rr__v_ring_init(struct v_ring *r, uint32_t size)
 {
 	r->s = rr_calloc(size, sizeof(*r->s));
 	r->free = rr_calloc(size, sizeof(*r->free));
@@ -30,14 +30,14 @@ int v_ring_init(struct v_ring *r, uint32_t size)
 	r->order = rr_calloc(size, sizeof(*r->order));
 	r->size = size;
 	if (!r->s || !r->free || !r->uns || !r->order) {
-		v_ring_fini(r);
+		rr__v_ring_fini(r);
 		return -ENOMEM;
 	}
-	v_ring_reset(r);
+	rr__v_ring_reset(r);
 	return 0;
 }
 
-void v_ring_fini(struct v_ring *r)
+void rr__v_ring_fini(struct v_ring *r)
 {
 	free(r->s);
 	free(r->free);
@@ -49,7 +49,7 @@ void v_ring_fini(struct v_ring *r)
 }
 
 /* Caller holds the CQ's mu and v_qp.mu; nothing is posted. */
-void v_ring_reset(struct v_ring *r)
+void rr__v_ring_reset(struct v_ring *r)
 {
 	for (uint32_t i = 0; i < r->size; i++) {
 		r->s[i].live = false;
@@ -62,7 +62,7 @@ void v_ring_reset(struct v_ring *r)
 	atomic_store(&r->nuns, 0);
 }
 
-uint32_t v_ring_used(struct v_ring *r)
+uint32_t rr__v_ring_used(struct v_ring *r)
 {
 	return r->size - atomic_load(&r->nfree);
 }
@@ -70,7 +70,7 @@ uint32_t v_ring_used(struct v_ring *r)
 /* ------------------------------------------------------ posting side */
 
 /* The k-th free slot, for the k-th request of one post; NULL: none. */
-struct v_slot *v_slot_take(struct v_ring *r, uint32_t k)
+struct v_slot *rr__v_slot_take(struct v_ring *r, uint32_t k)
 {
 	if (k >= atomic_load_explicit(&r->nfree, memory_order_acquire))
 		return NULL;
@@ -78,11 +78,11 @@ struct v_slot *v_slot_take(struct v_ring *r, uint32_t k)
 }
 
 /*
- * Fills a slot taken; its seq and live are v_slot_publish's, and its
+ * Fills a slot taken; its seq and live are rr__v_slot_publish's, and its
  * queued is the CQ side's.
  */
-void v_slot_fill(struct v_slot *s, struct v_qp *qp, uint64_t wr_id,
-		 uint32_t len, uint8_t op, bool signaled)
+void rr__v_slot_fill(struct v_slot *s, struct v_qp *qp, uint64_t wr_id,
+		     uint32_t len, uint8_t op, bool signaled)
 {
 	s->qp = qp;
 	s->wr_id = wr_id;
@@ -92,18 +92,18 @@ void v_slot_fill(struct v_slot *s, struct v_qp *qp, uint64_t wr_id,
 }
 
 /*
- * Makes the k-th slot taken, filled (v_slot_fill), live before its
+ * Makes the k-th slot taken, filled (rr__v_slot_fill), live before its
  * request goes to the device. The release pairs with v_cq.c's slot_of:
  * the device orders the two (rdma-core's barriers around the doorbell and
  * the CQ ring), but a race detector cannot see that. An unsignaled
  * request joins the FIFO now, so that a completion polled in another
  * thread the moment it is posted finds it.
  */
-void v_slot_publish(struct v_ring *r, struct v_slot *s, uint32_t k)
+void rr__v_slot_publish(struct v_ring *r, struct v_slot *s, uint32_t k)
 {
 	/*
 	 * Atomic, as a completion being retired in another thread may read
-	 * it (v_ring_retire) while this slot, given back by an earlier post
+	 * it (rr__v_ring_retire) while this slot, given back by an earlier post
 	 * that failed, is taken again; either value lies past that
 	 * completion's.
 	 */
@@ -122,7 +122,7 @@ void v_slot_publish(struct v_ring *r, struct v_slot *s, uint32_t k)
  * among them leave the FIFO's tail (no completion can pop them, as each
  * lies past every posted request).
  */
-void v_slot_commit(struct v_ring *r, uint32_t n, uint32_t done)
+void rr__v_slot_commit(struct v_ring *r, uint32_t n, uint32_t done)
 {
 	for (uint32_t k = done; k < n; k++) {
 		struct v_slot *s = &r->s[r->free[(r->free_head + k) % r->size]];
@@ -153,7 +153,7 @@ static void give_back(struct v_ring *r, struct v_slot *s)
  * before it; signaled ones before it keep their slots until their own
  * completions. Caller holds the CQ's mu.
  */
-void v_ring_retire(struct v_ring *r, struct v_slot *s)
+void rr__v_ring_retire(struct v_ring *r, struct v_slot *s)
 {
 	uint32_t n = atomic_load_explicit(&r->nuns, memory_order_acquire),
 		 popped = 0;
@@ -184,7 +184,7 @@ static int by_seq(const void *a, const void *b)
  * The live requests posted before marker, in posting order, in r->order;
  * returns their count. Caller holds the CQ's mu.
  */
-uint32_t v_ring_before(struct v_ring *r, const struct v_slot *marker)
+uint32_t rr__v_ring_before(struct v_ring *r, const struct v_slot *marker)
 {
 	struct v_slot **out = r->order;
 	uint32_t n = 0;
@@ -193,7 +193,7 @@ uint32_t v_ring_before(struct v_ring *r, const struct v_slot *marker)
 		struct v_slot *s = &r->s[i];
 
 		/* a post may be publishing a slot meanwhile: read as
-		 * v_slot_publish writes */
+		 * rr__v_slot_publish writes */
 		if (__atomic_load_n(&s->live, __ATOMIC_ACQUIRE) &&
 		    s != marker &&
 		    __atomic_load_n(&s->seq, __ATOMIC_RELAXED) < marker->seq)

@@ -14,7 +14,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-int v_ibv_rc(int rc)
+int rr__v_ibv_rc(int rc)
 {
 	if (rc == 0)
 		return 0;
@@ -23,21 +23,21 @@ int v_ibv_rc(int rc)
 	return -rc;
 }
 
-int v_cm_rc(int rc)
+int rr__v_cm_rc(int rc)
 {
 	if (rc == 0)
 		return 0;
 	return errno ? -errno : -EIO;
 }
 
-int v_ptr_rc(const void *p)
+int rr__v_ptr_rc(const void *p)
 {
 	if (p)
 		return 0;
 	return errno ? -errno : -ENOMEM;
 }
 
-enum rr_wc_status v_wc_status(enum ibv_wc_status s)
+enum rr_wc_status rr__v_wc_status(enum ibv_wc_status s)
 {
 	switch (s) {
 	case IBV_WC_SUCCESS:
@@ -66,7 +66,7 @@ enum rr_wc_status v_wc_status(enum ibv_wc_status s)
 	}
 }
 
-int v_fd_nonblock(int fd)
+int rr__v_fd_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
@@ -75,7 +75,7 @@ int v_fd_nonblock(int fd)
 	return 0;
 }
 
-int v_epoll_pair(int a, int b)
+int rr__v_epoll_pair(int a, int b)
 {
 	struct epoll_event e = {.events = EPOLLIN};
 	int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -93,7 +93,7 @@ int v_epoll_pair(int a, int b)
 }
 
 /* An eventfd used as a flag: counter 1 is readable, 0 is not. */
-void v_efd_set(int efd, bool readable)
+void rr__v_efd_set(int efd, bool readable)
 {
 	uint64_t v = 1;
 
