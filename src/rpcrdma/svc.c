@@ -118,11 +118,11 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 	s->kick_fd = -1;
 	s->next_gen = 1;
 	depth = s->o.max_conns * (conn_sq_depth(s) + conn_rq_depth(s));
-	rc = svc_scratch_alloc(&s->scratch, s->o.max_bulk);
+	rc = rr__svc_scratch_alloc(&s->scratch, s->o.max_bulk);
 	if (!rc)
 		rc = rr_drc_init(&s->drc, s->o.drc_entries, SVC_DRC_MAX_RES);
 	if (!rc && s->o.threads)
-		rc = svc_pool_start(s, s->o.threads);
+		rc = rr__svc_pool_start(s, s->o.threads);
 	if (!rc)
 		rc = rr_device_open(s->o.provider, s->o.dev_opts, &s->dev);
 	if (!rc)
@@ -331,7 +331,7 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 			  &cn->peer_inv_ok);
 	cn->peer = ev->peer;
 	for (uint32_t i = 0; i < cn->nrecv; i++)
-		svc_post_recv(cn, i);
+		rr__svc_post_recv(cn, i);
 	/* We never ask clients to invalidate for us: we expose nothing. */
 	rr_xprt_cparams(pd, s->o.inline_size, false);
 	rc = rr_accept(ev->req, cn->qp, pd, sizeof(pd));
@@ -342,7 +342,7 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 	cn->next = s->conns;
 	s->conns = cn;
 	s->nconns++;
-	svc_share_update(s);
+	rr__svc_share_update(s);
 }
 
 /* Work requests and receives of cn not yet completed or flushed. */
@@ -386,12 +386,12 @@ static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 	rr_qp_destroy(cn->qp);
 	cn->qp = NULL;
 	for (uint32_t i = 0; i < cn->nrecv; i++) {
-		svc_bulk_put(cn, cn->reqs[i].bulk);
-		svc_bulk_put(cn, cn->reqs[i].res_bulk);
+		rr__svc_bulk_put(cn, cn->reqs[i].bulk);
+		rr__svc_bulk_put(cn, cn->reqs[i].res_bulk);
 	}
 	for (uint32_t i = 0; i < cn->nsctx; i++)
 		if (cn->sctx[i].busy)
-			svc_bulk_put(cn, cn->sctx[i].bulk);
+			rr__svc_bulk_put(cn, cn->sctx[i].bulk);
 	for (struct svc_conn **cp = &s->conns; *cp; cp = &(*cp)->next)
 		if (*cp == cn) {
 			*cp = cn->next;
@@ -512,7 +512,7 @@ static void account_error(struct svc_conn *cn, unsigned kind, uint32_t slot,
 	if (kind == RR_WRK_DRAIN && cn->drain_posted) {
 		if (slot == 0 && !cn->drain_sq) {
 			cn->drain_sq = true;
-			svc_sq_retire(cn, cn->sq_posted);
+			rr__svc_sq_retire(cn, cn->sq_posted);
 			cn->reads_out = 0;
 		} else if (slot == 1 && !cn->drain_rq) {
 			cn->drain_rq = true;
@@ -538,7 +538,7 @@ static void account_error(struct svc_conn *cn, unsigned kind, uint32_t slot,
 		cn->sctx[slot].cqe_seen = true;
 	}
 	if (cn->sq_retired < cn->sq_posted)
-		svc_sq_retire(cn, cn->sq_retired + 1);
+		rr__svc_sq_retire(cn, cn->sq_retired + 1);
 }
 
 static void dispatch(struct rr_svc *s, const struct rr_wc *wc)
@@ -560,15 +560,15 @@ static void dispatch(struct rr_svc *s, const struct rr_wc *wc)
 	    cn->reqs[slot].recv_out && cn->reqs[slot].recv_seq == seq) {
 		cn->reqs[slot].recv_out = false;
 		cn->recv_posted--;
-		svc_recv(cn, slot, wc->byte_len);
+		rr__svc_recv(cn, slot, wc->byte_len);
 	} else if (kind == RR_WRK_SEND && slot < cn->nsctx &&
 		   cn->sctx[slot].seq == seq && !cn->sctx[slot].cqe_seen) {
 		cn->sctx[slot].cqe_seen = true;
-		svc_sq_retire(cn, cn->sctx[slot].sq_mark);
+		rr__svc_sq_retire(cn, cn->sctx[slot].sq_mark);
 	} else if (kind == RR_WRK_READ && slot < cn->nrecv &&
 		   cn->reqs[slot].seq == seq &&
 		   cn->reqs[slot].state == SREQ_PULLING) {
-		svc_read_done(cn, &cn->reqs[slot]);
+		rr__svc_read_done(cn, &cn->reqs[slot]);
 	} else if (kind >= RR_WRK_SEND && kind <= RR_WRK_READ) {
 		s->st.stale_cqes++; /* a use already completed: duplicate */
 	} else {
@@ -606,14 +606,14 @@ static void loop_once(struct rr_svc *s, bool force_reap)
 		rr_cq_wait(s->cq, LOOP_WAIT_MS);
 	n = rr_cq_poll(s->cq, wc, POLL_BATCH);
 	pthread_mutex_lock(&s->mu);
-	svc_share_update(s);
+	rr__svc_share_update(s);
 	s->batching = true;
 	for (int i = 0; i < n; i++)
 		dispatch(s, &wc[i]);
-	svc_reply_ready(s);
-	svc_resume(s);
+	rr__svc_reply_ready(s);
+	rr__svc_resume(s);
 	for (struct svc_conn *cn = s->conns; cn; cn = cn->next)
-		svc_flush(cn);
+		rr__svc_flush(cn);
 	s->batching = false;
 	if (!s->post_in_loop || s->cm_ready || force_reap)
 		cm_events(s);
@@ -641,7 +641,7 @@ static void drain_workers(struct rr_svc *s)
 	s->pool.stop = true;
 	pthread_cond_broadcast(&s->pool.cv);
 	pthread_mutex_unlock(&s->pool.mu);
-	while (svc_pool_busy(s))
+	while (rr__svc_pool_busy(s))
 		loop_once(s, false);
 }
 
@@ -657,7 +657,7 @@ int rr_svc_shutdown(struct rr_svc *s)
 	/* The workers finish every call they were given, replies included. */
 	if (s->post_in_loop)
 		drain_workers(s);
-	svc_pool_stop(s);
+	rr__svc_pool_stop(s);
 	deadline = rr_mono_ms() + SVC_DRAIN_MS;
 	pthread_mutex_lock(&s->mu);
 	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
@@ -679,7 +679,7 @@ int rr_svc_destroy(struct rr_svc *s)
 		return -EINVAL;
 	if (s->cq)
 		rr_svc_shutdown(s);
-	svc_pool_stop(s);
+	rr__svc_pool_stop(s);
 	if (s->l)
 		rr_listener_close(s->l);
 	rr_bufpool_fini(&s->bulk);
@@ -691,7 +691,7 @@ int rr_svc_destroy(struct rr_svc *s)
 		rr_pd_free(s->pd);
 	if (s->dev)
 		rr_device_close(s->dev);
-	svc_scratch_free(&s->scratch);
+	rr__svc_scratch_free(&s->scratch);
 	rr_drc_fini(&s->drc);
 	if (s->kick_fd >= 0)
 		close(s->kick_fd);

@@ -19,7 +19,7 @@
  * FIFO and is resumed when a completion frees one. Bulk buffers
  * (registered, max_bulk each) are shared by all connections.
  *
- * Fairness of the FIFO (svc_resume): each connection parks its calls in
+ * Fairness of the FIFO (rr__svc_resume): each connection parks its calls in
  * its own queue, taken in the order they came; across connections the
  * oldest head goes first. A connection that must wait (its send queue is
  * full, it holds its share of bulk buffers, its host is under penalty)
@@ -37,7 +37,7 @@
  *
  * Locking: s->mu covers all of it. The loop holds it while it dispatches a
  * batch; workers hold it only to post their reply. The replies the loop
- * makes during a batch are posted together at its end (svc_flush): one
+ * makes during a batch are posted together at its end (rr__svc_flush): one
  * post per connection, which on iwarp is one sendmsg for all of them and
  * wakes the client once.
  */
@@ -155,7 +155,7 @@ struct svc_conn {
 	uint32_t recv_posted;	 /* receives outstanding */
 	uint32_t bulk_held;	 /* bulk buffers its calls and Sends hold */
 	struct svc_req *wait_head, *wait_tail; /* its parked calls, FIFO */
-	uint32_t wait_pass;	/* the svc_resume pass that left it waiting */
+	uint32_t wait_pass; /* the rr__svc_resume pass that left it waiting */
 	uint64_t penalty_until; /* its host's penalty (rpc/admit.h) */
 	struct svc_conn *next;
 	uint32_t inline_send, inline_recv;
@@ -237,7 +237,7 @@ struct rr_svc {
 	/*
 	 * The loop is dispatching a batch (under s->mu): small replies wait
 	 * in their connection's pend[] and go out in one post at the end of
-	 * the pass (svc_flush), before anything else is posted on that
+	 * the pass (rr__svc_flush), before anything else is posted on that
 	 * connection, so the send queue's order stays the accounting order.
 	 */
 	bool batching;
@@ -246,32 +246,32 @@ struct rr_svc {
 };
 
 /* svc_call.c: a call from its receive to its handler */
-void svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len);
-void svc_read_done(struct svc_conn *cn, struct svc_req *r);
-void svc_resume(struct rr_svc *s);
-void svc_post_recv(struct svc_conn *cn, uint32_t i);
-void svc_run_handler(struct rr_svc *s, struct svc_req *r,
-		     const struct svc_scratch *sc);
-void svc_finish(struct svc_conn *cn, struct svc_req *r);
-void svc_reply_ready(struct rr_svc *s);
-bool svc_pool_busy(struct rr_svc *s);
-void svc_bulk_put(struct svc_conn *cn, int i);
-uint8_t *svc_bulk_at(struct rr_svc *s, int i);
-void svc_share_update(struct rr_svc *s);
+void rr__svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len);
+void rr__svc_read_done(struct svc_conn *cn, struct svc_req *r);
+void rr__svc_resume(struct rr_svc *s);
+void rr__svc_post_recv(struct svc_conn *cn, uint32_t i);
+void rr__svc_run_handler(struct rr_svc *s, struct svc_req *r,
+			 const struct svc_scratch *sc);
+void rr__svc_finish(struct svc_conn *cn, struct svc_req *r);
+void rr__svc_reply_ready(struct rr_svc *s);
+bool rr__svc_pool_busy(struct rr_svc *s);
+void rr__svc_bulk_put(struct svc_conn *cn, int i);
+uint8_t *rr__svc_bulk_at(struct rr_svc *s, int i);
+void rr__svc_share_update(struct rr_svc *s);
 
-/* svc_reply.c: posting replies and errors */
-bool svc_sq_room(struct svc_conn *cn, uint32_t need);
-void svc_sq_retire(struct svc_conn *cn, uint64_t mark);
-void svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
-		    uint32_t err);
-void svc_reply(struct svc_conn *cn, struct svc_req *r);
-void svc_flush(struct svc_conn *cn);
+/* rr__svc_reply.c: posting replies and errors */
+bool rr__svc_sq_room(struct svc_conn *cn, uint32_t need);
+void rr__svc_sq_retire(struct svc_conn *cn, uint64_t mark);
+void rr__svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
+			uint32_t err);
+void rr__svc_reply(struct svc_conn *cn, struct svc_req *r);
+void rr__svc_flush(struct svc_conn *cn);
 
 /* svc_pool.c: worker threads */
-int svc_pool_start(struct rr_svc *s, uint32_t n);
-void svc_pool_stop(struct rr_svc *s);
-void svc_pool_submit(struct rr_svc *s, struct svc_req *r);
-int svc_scratch_alloc(struct svc_scratch *sc, size_t max_bulk);
-void svc_scratch_free(struct svc_scratch *sc);
+int rr__svc_pool_start(struct rr_svc *s, uint32_t n);
+void rr__svc_pool_stop(struct rr_svc *s);
+void rr__svc_pool_submit(struct rr_svc *s, struct svc_req *r);
+int rr__svc_scratch_alloc(struct svc_scratch *sc, size_t max_bulk);
+void rr__svc_scratch_free(struct svc_scratch *sc);
 
 #endif

@@ -26,7 +26,7 @@
 #include <errno.h>
 #include <string.h>
 
-void svc_post_recv(struct svc_conn *cn, uint32_t i)
+void rr__svc_post_recv(struct svc_conn *cn, uint32_t i)
 {
 	struct rr_sge sge = {.addr = (uintptr_t)rr_bufpool_at(&cn->recvbufs, i),
 			     .length = cn->recvbufs.size,
@@ -67,7 +67,7 @@ static int bulk_get(struct svc_conn *cn)
 	return -1;
 }
 
-void svc_bulk_put(struct svc_conn *cn, int i)
+void rr__svc_bulk_put(struct svc_conn *cn, int i)
 {
 	if (i < 0)
 		return;
@@ -75,7 +75,7 @@ void svc_bulk_put(struct svc_conn *cn, int i)
 	cn->bulk_held -= cn->bulk_held > 0;
 }
 
-uint8_t *svc_bulk_at(struct rr_svc *s, int i)
+uint8_t *rr__svc_bulk_at(struct rr_svc *s, int i)
 {
 	return rr_bufpool_at(&s->bulk, (uint32_t)i);
 }
@@ -85,7 +85,7 @@ uint8_t *svc_bulk_at(struct rr_svc *s, int i)
  * keeps a newcomer's free. Called under s->mu once per pass of the loop
  * and when a connection is taken.
  */
-void svc_share_update(struct rr_svc *s)
+void rr__svc_share_update(struct rr_svc *s)
 {
 	uint32_t live = 0;
 
@@ -148,7 +148,7 @@ static enum svc_wait bulk_take(struct svc_conn *cn, struct svc_req *r,
 	if (for_args && (a = bulk_get(cn)) < 0)
 		return SVC_WAIT_POOL;
 	if (res && (b = bulk_get(cn)) < 0) {
-		svc_bulk_put(cn, a);
+		rr__svc_bulk_put(cn, a);
 		return SVC_WAIT_POOL;
 	}
 	if (for_args)
@@ -176,14 +176,14 @@ static void park(struct rr_svc *s, struct svc_req *r, enum svc_wait w)
 }
 
 /* The request is finished with: its buffers go back, its receive too. */
-void svc_finish(struct svc_conn *cn, struct svc_req *r)
+void rr__svc_finish(struct svc_conn *cn, struct svc_req *r)
 {
-	svc_bulk_put(cn, r->bulk);
-	svc_bulk_put(cn, r->res_bulk);
+	rr__svc_bulk_put(cn, r->bulk);
+	rr__svc_bulk_put(cn, r->res_bulk);
 	r->bulk = r->res_bulk = -1;
 	r->state = SREQ_FREE;
 	cn->calls_in -= cn->calls_in > 0;
-	svc_post_recv(cn, r->recv_idx);
+	rr__svc_post_recv(cn, r->recv_idx);
 }
 
 /* ---------------------------------------------------------- handlers */
@@ -224,15 +224,15 @@ static void handler_bufs(struct rr_svc *s, struct svc_req *r,
 	r->rq.res_cap = SVC_RES_SCRATCH;
 	r->rq.max_bulk = s->o.max_bulk;
 	if (r->res_bulk >= 0)
-		r->rq.bulk_buf = svc_bulk_at(s, r->res_bulk);
+		r->rq.bulk_buf = rr__svc_bulk_at(s, r->res_bulk);
 	else
 		r->rq.bulk_buf = sc->bulk;
 	r->rq.bulk_cap = s->o.max_bulk;
 	r->drop = false;
 }
 
-void svc_run_handler(struct rr_svc *s, struct svc_req *r,
-		     const struct svc_scratch *sc)
+void rr__svc_run_handler(struct rr_svc *s, struct svc_req *r,
+			 const struct svc_scratch *sc)
 {
 	handler_bufs(s, r, sc);
 	if (!rr_progtab_drc(&s->progs, &r->rq.call)) {
@@ -247,7 +247,7 @@ static enum svc_wait reserve_reply(struct svc_conn *cn, struct svc_req *r)
 {
 	enum svc_wait w;
 
-	if (!svc_sq_room(cn, SVC_REPLY_WRS))
+	if (!rr__svc_sq_room(cn, SVC_REPLY_WRS))
 		return SVC_WAIT_CONN;
 	w = bulk_take(cn, r, false);
 	if (w != SVC_GO)
@@ -287,13 +287,13 @@ static void run(struct svc_conn *cn, struct svc_req *r)
 	r->state = SREQ_RUNNING;
 	if (s->pool.n && !try_inline(s, r)) {
 		cn->running++;
-		svc_pool_submit(s, r);
+		rr__svc_pool_submit(s, r);
 		return;
 	}
 	if (!s->pool.n)
-		svc_run_handler(s, r, &s->scratch);
-	svc_reply(cn, r);
-	svc_finish(cn, r);
+		rr__svc_run_handler(s, r, &s->scratch);
+	rr__svc_reply(cn, r);
+	rr__svc_finish(cn, r);
 }
 
 /* ----------------------------------------------------------- parsing */
@@ -486,7 +486,7 @@ static int parse_call(struct svc_conn *cn, struct svc_req *r)
 			&r->rq,
 			rr_bufpool_at(&cn->recvbufs, r->recv_idx) + r->hlen,
 			r->len - (size_t)r->hlen);
-	msg = svc_bulk_at(cn->s, r->bulk) + r->stream_off;
+	msg = rr__svc_bulk_at(cn->s, r->bulk) + r->stream_off;
 	if (!r->ddp_len)
 		return rr_svc_req_parse(&r->rq, msg, r->stream_len);
 	/* the item's length word ends the arguments the handler sees */
@@ -516,12 +516,12 @@ static enum svc_wait pull(struct svc_conn *cn, struct svc_req *r)
 	uint8_t *dst;
 	int rc;
 
-	if (!svc_sq_room(cn, n))
+	if (!rr__svc_sq_room(cn, n))
 		return SVC_WAIT_CONN;
 	w = bulk_take(cn, r, true);
 	if (w != SVC_GO)
 		return w;
-	dst = svc_bulk_at(s, r->bulk) + r->stream_off;
+	dst = rr__svc_bulk_at(s, r->bulk) + r->stream_off;
 	seg_places(r, off);
 	r->seq++;
 	for (uint32_t i = 0; i < n; i++) {
@@ -539,7 +539,7 @@ static enum svc_wait pull(struct svc_conn *cn, struct svc_req *r)
 			.rdma = {.remote_addr = seg->offset,
 				 .rkey = seg->handle}};
 	}
-	svc_flush(cn); /* ORDER: replies accounted before these go first */
+	rr__svc_flush(cn); /* ORDER: replies accounted before these go first */
 	rc = cn->dead ? -ENOTCONN : rr_qp_post_send(cn->qp, wr, &bad);
 	/* what did go out is accounted, so the drain balances */
 	cn->reads_out += rc ? (uint32_t)(bad ? bad - wr : 0) : n;
@@ -563,11 +563,12 @@ static enum svc_wait advance(struct svc_conn *cn, struct svc_req *r)
 	enum svc_wait w;
 
 	if (r->state == SREQ_RECEIVED && r->h.nread)
-		return pull(cn, r); /* on success svc_read_done resumes it */
+		return pull(cn,
+			    r); /* on success rr__svc_read_done resumes it */
 	if (r->state != SREQ_READY && parse_call(cn, r)) {
 		cn->s->st.bad_headers++;
-		svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
-		svc_finish(cn, r);
+		rr__svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
+		rr__svc_finish(cn, r);
 		return SVC_GO;
 	}
 	r->state = SREQ_READY;
@@ -577,17 +578,17 @@ static enum svc_wait advance(struct svc_conn *cn, struct svc_req *r)
 	return w;
 }
 
-void svc_read_done(struct svc_conn *cn, struct svc_req *r)
+void rr__svc_read_done(struct svc_conn *cn, struct svc_req *r)
 {
 	enum svc_wait w;
 
-	svc_sq_retire(cn, r->read_mark);
+	rr__svc_sq_retire(cn, r->read_mark);
 	cn->reads_out -= r->h.nread;
-	fill_stream(cn, r, svc_bulk_at(cn->s, r->bulk) + r->stream_off);
+	fill_stream(cn, r, rr__svc_bulk_at(cn->s, r->bulk) + r->stream_off);
 	if (parse_call(cn, r)) {
 		cn->s->st.bad_headers++;
-		svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
-		svc_finish(cn, r);
+		rr__svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
+		rr__svc_finish(cn, r);
 		return;
 	}
 	r->state = SREQ_READY;
@@ -631,7 +632,7 @@ static void unpark_head(struct svc_conn *cn)
  * pass (its calls' order is kept). Each step moves a call on or ends a
  * connection's turn, and costs a look at each connection.
  */
-void svc_resume(struct rr_svc *s)
+void rr__svc_resume(struct rr_svc *s)
 {
 	struct svc_conn *cn;
 
@@ -654,7 +655,7 @@ void svc_resume(struct rr_svc *s)
 	}
 }
 
-void svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
+void rr__svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 {
 	struct svc_req *r = &cn->reqs[i];
 	const uint8_t *buf = rr_bufpool_at(&cn->recvbufs, i);
@@ -668,19 +669,19 @@ void svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 	r->hlen = rr_rdma_hdr_decode(buf, len, &r->h);
 	if (r->hlen == -EPROTONOSUPPORT) {
 		cn->s->st.bad_headers++;
-		svc_send_error(cn, r->h.xid, r->h.vers, RR_ERR_VERS);
-		svc_post_recv(cn, i);
+		rr__svc_send_error(cn, r->h.xid, r->h.vers, RR_ERR_VERS);
+		rr__svc_post_recv(cn, i);
 		return;
 	}
 	rc = r->hlen < 0 ? r->hlen : check_chunks(cn, r);
 	if (rc) {
 		cn->s->st.bad_headers++;
 		if (len >= RR_RDMA_HDR_MIN && r->h.proc != RR_RDMA_ERROR)
-			svc_send_error(cn, r->h.xid, RR_RDMA_VERSION,
-				       RR_ERR_CHUNK);
+			rr__svc_send_error(cn, r->h.xid, RR_RDMA_VERSION,
+					   RR_ERR_CHUNK);
 		else if (r->h.proc == RR_RDMA_ERROR)
 			cn->s->st.rdma_errors_received++;
-		svc_post_recv(cn, i);
+		rr__svc_post_recv(cn, i);
 		return;
 	}
 	r->state = SREQ_RECEIVED;

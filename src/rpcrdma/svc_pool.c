@@ -29,24 +29,24 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-int svc_scratch_alloc(struct svc_scratch *sc, size_t max_bulk)
+int rr__svc_scratch_alloc(struct svc_scratch *sc, size_t max_bulk)
 {
 	sc->res = rr_malloc(SVC_RES_SCRATCH);
 	sc->bulk = rr_malloc(max_bulk);
 	if (sc->res && sc->bulk)
 		return 0;
-	svc_scratch_free(sc);
+	rr__svc_scratch_free(sc);
 	return -ENOMEM;
 }
 
-void svc_scratch_free(struct svc_scratch *sc)
+void rr__svc_scratch_free(struct svc_scratch *sc)
 {
 	free(sc->res);
 	free(sc->bulk);
 	sc->res = sc->bulk = NULL;
 }
 
-void svc_pool_submit(struct rr_svc *s, struct svc_req *r)
+void rr__svc_pool_submit(struct rr_svc *s, struct svc_req *r)
 {
 	struct svc_pool *p = &s->pool;
 
@@ -103,7 +103,7 @@ static void hand_to_loop(struct rr_svc *s, struct svc_req *r)
 }
 
 /* The loop thread (s->mu held): posts what the workers finished. */
-void svc_reply_ready(struct rr_svc *s)
+void rr__svc_reply_ready(struct rr_svc *s)
 {
 	struct svc_req *r;
 	bool any = false;
@@ -115,17 +115,17 @@ void svc_reply_ready(struct rr_svc *s)
 		if (!s->ready_head)
 			s->ready_tail = NULL;
 		cn->running--;
-		svc_reply(cn, r);
+		rr__svc_reply(cn, r);
 		*r->posted = true;
 		r->posted = NULL;
-		svc_finish(cn, r);
+		rr__svc_finish(cn, r);
 		any = true;
 	}
 	if (any)
 		pthread_cond_broadcast(&s->posted_cv);
 }
 
-bool svc_pool_busy(struct rr_svc *s)
+bool rr__svc_pool_busy(struct rr_svc *s)
 {
 	bool busy;
 
@@ -151,15 +151,15 @@ static void *worker_main(void *arg)
 	while ((r = take(p))) {
 		struct svc_conn *cn = r->conn;
 
-		svc_run_handler(s, r, sc);
+		rr__svc_run_handler(s, r, sc);
 		pthread_mutex_lock(&s->mu);
 		if (s->post_in_loop) {
 			hand_to_loop(s, r);
 		} else {
 			cn->running--;
-			svc_reply(cn, r);
-			svc_finish(cn, r);
-			svc_resume(s);
+			rr__svc_reply(cn, r);
+			rr__svc_finish(cn, r);
+			rr__svc_resume(s);
 		}
 		pthread_mutex_unlock(&s->mu);
 	}
@@ -169,7 +169,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int svc_pool_start(struct rr_svc *s, uint32_t n)
+int rr__svc_pool_start(struct rr_svc *s, uint32_t n)
 {
 	struct svc_pool *p = &s->pool;
 	int rc = 0;
@@ -182,7 +182,7 @@ int svc_pool_start(struct rr_svc *s, uint32_t n)
 		return -ENOMEM;
 	p->cap = n;
 	for (uint32_t i = 0; i < n && !rc; i++)
-		rc = svc_scratch_alloc(&p->scratch[i], s->o.max_bulk);
+		rc = rr__svc_scratch_alloc(&p->scratch[i], s->o.max_bulk);
 	for (uint32_t i = 0; i < n && !rc; i++) {
 		rc = -pthread_create(&p->threads[i], NULL, worker_main, s);
 		if (!rc)
@@ -192,7 +192,7 @@ int svc_pool_start(struct rr_svc *s, uint32_t n)
 }
 
 /* Stops the workers once they have run every call queued to them. */
-void svc_pool_stop(struct rr_svc *s)
+void rr__svc_pool_stop(struct rr_svc *s)
 {
 	struct svc_pool *p = &s->pool;
 
@@ -205,7 +205,7 @@ void svc_pool_stop(struct rr_svc *s)
 	for (uint32_t i = 0; i < p->n; i++)
 		pthread_join(p->threads[i], NULL);
 	for (uint32_t i = 0; p->scratch && i < p->cap; i++)
-		svc_scratch_free(&p->scratch[i]);
+		rr__svc_scratch_free(&p->scratch[i]);
 	free(p->threads);
 	free(p->scratch);
 	p->threads = NULL;

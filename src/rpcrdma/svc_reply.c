@@ -22,7 +22,7 @@
 #include <errno.h>
 #include <string.h>
 
-bool svc_sq_room(struct svc_conn *cn, uint32_t need)
+bool rr__svc_sq_room(struct svc_conn *cn, uint32_t need)
 {
 	return cn->sq_posted - cn->sq_retired + cn->reads_out + cn->sq_resv +
 			       need <=
@@ -30,7 +30,7 @@ bool svc_sq_room(struct svc_conn *cn, uint32_t need)
 	       cn->sctx_tail - cn->sctx_head + cn->sctx_resv < cn->nsctx;
 }
 
-void svc_sq_retire(struct svc_conn *cn, uint64_t mark)
+void rr__svc_sq_retire(struct svc_conn *cn, uint64_t mark)
 {
 	if (mark > cn->sq_retired)
 		cn->sq_retired = mark;
@@ -39,7 +39,7 @@ void svc_sq_retire(struct svc_conn *cn, uint64_t mark)
 
 		if (sc->sq_mark > cn->sq_retired)
 			break;
-		svc_bulk_put(cn, sc->bulk);
+		rr__svc_bulk_put(cn, sc->bulk);
 		sc->bulk = -1;
 		sc->busy = false;
 		cn->sctx_head++;
@@ -53,7 +53,7 @@ static uint32_t next_sctx(struct svc_conn *cn)
 
 /*
  * The loop is batching: copies the chain (its work requests and their one
- * SGE each) into cn's batch, to be posted by svc_flush. false: post it now.
+ * SGE each) into cn's batch, to be posted by rr__svc_flush. false: post it now.
  */
 static bool queue(struct svc_conn *cn, const struct rr_send_wr *first,
 		  uint32_t nwr)
@@ -67,7 +67,7 @@ static bool queue(struct svc_conn *cn, const struct rr_send_wr *first,
 		if (w->num_sge != 1)
 			return false;
 	if (cn->npend == SVC_PEND_MAX)
-		svc_flush(cn);
+		rr__svc_flush(cn);
 	pe = &cn->pend[cn->npend++];
 	for (const struct rr_send_wr *w = first; w; w = w->next, i++) {
 		pe->wr[i] = *w;
@@ -84,7 +84,7 @@ static bool queue(struct svc_conn *cn, const struct rr_send_wr *first,
  * meanwhile) will never complete: it leaves the send queue's count, and
  * its send contexts' bulk buffers go back when the connection is closed.
  */
-void svc_flush(struct svc_conn *cn)
+void rr__svc_flush(struct svc_conn *cn)
 {
 	struct rr_send_wr *first = &cn->pend[0].wr[0], *last = NULL, *bad;
 	uint32_t n = cn->npend, lost = 0;
@@ -133,7 +133,7 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 	if (queue(cn, first, nwr)) {
 		rc = 0;
 	} else {
-		svc_flush(cn); /* ORDER: posted in the order accounted */
+		rr__svc_flush(cn); /* ORDER: posted in the order accounted */
 		rc = cn->dead ? -ENOTCONN
 			      : rr_qp_post_send(cn->qp, first, NULL);
 	}
@@ -150,8 +150,8 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 }
 
 /* RDMA_ERROR for xid: ERR_VERS names the one version we speak. */
-void svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
-		    uint32_t err)
+void rr__svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
+			uint32_t err)
 {
 	uint8_t *buf = rr_bufpool_at(&cn->sendbufs, next_sctx(cn));
 	struct rr_rdma_hdr h = {.xid = xid,
@@ -166,7 +166,7 @@ void svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
 		.opcode = RR_WR_SEND, .sg_list = &sge, .num_sge = 1};
 	int n;
 
-	if (cn->dead || !svc_sq_room(cn, 1))
+	if (cn->dead || !rr__svc_sq_room(cn, 1))
 		return; /* the peer overran us; it gets no answer */
 	n = rr_rdma_hdr_encode(&h, buf, cn->sendbufs.size);
 	if (n < 0)
@@ -269,7 +269,7 @@ static int plan_write_chunk(struct svc_conn *cn, struct svc_req *r,
 			    struct reply_plan *p)
 {
 	struct rr_svc *s = cn->s;
-	uint8_t *b = svc_bulk_at(s, r->res_bulk);
+	uint8_t *b = rr__svc_bulk_at(s, r->res_bulk);
 	int n;
 
 	if (chunk_len(&r->h.writes[0]) < r->rq.res_bulk_len)
@@ -298,7 +298,7 @@ static int plan_reply_chunk(struct svc_conn *cn, struct svc_req *r,
 
 	if (!r->h.has_reply || r->res_bulk < 0)
 		return -EMSGSIZE;
-	b = svc_bulk_at(s, r->res_bulk) + off;
+	b = rr__svc_bulk_at(s, r->res_bulk) + off;
 	len = rr_reply_encode(&r->rq, &r->rh, inline_bulk, b,
 			      s->bulk.size - off);
 	if (len < 0 || (uint64_t)len > chunk_len(&r->h.reply))
@@ -392,22 +392,22 @@ static int send_reply(struct svc_conn *cn, struct svc_req *r)
  * The handler has run: release what was reserved for the reply and use
  * it. Caller holds s->mu; r's connection may have died meanwhile.
  */
-void svc_reply(struct svc_conn *cn, struct svc_req *r)
+void rr__svc_reply(struct svc_conn *cn, struct svc_req *r)
 {
 	cn->sq_resv -= SVC_REPLY_WRS;
 	cn->sctx_resv--;
 	if (r->drop) {
-		svc_bulk_put(cn, r->res_bulk);
+		rr__svc_bulk_put(cn, r->res_bulk);
 		r->res_bulk = -1;
 		return;
 	}
 	if (!cn->dead && send_reply(cn, r) == -EMSGSIZE) {
 		cn->s->st.reply_too_large++;
-		svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
+		rr__svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
 	}
 	if (r->rh.stat == RR_MSG_ACCEPTED && r->rh.accept == RR_GARBAGE_ARGS)
 		cn->s->st.garbage_args++;
 	cn->s->st.calls++;
-	svc_bulk_put(cn, r->res_bulk);
+	rr__svc_bulk_put(cn, r->res_bulk);
 	r->res_bulk = -1;
 }

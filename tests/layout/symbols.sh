@@ -12,12 +12,11 @@
 #                                      archive with one unprefixed symbol
 set -u
 
-# TEMPORARY (issue 16): prefixes not renamed yet, per library. The svc_
-# functions of src/rpcrdma/svc*.c and the nfs3 libraries (src/nfs3/server,
-# src/nfs3/client, rpcgen's xdr_ routines) are renamed after the work in
-# progress on those files is merged; remove each entry with its rename.
+# TEMPORARY (issue 16): prefixes not renamed yet, per library: the nfs3
+# libraries (src/nfs3/server, src/nfs3/client, rpcgen's xdr_ routines)
+# are renamed after the work in progress on those files is merged;
+# remove each entry with its rename.
 declare -A PENDING=(
-	[librpcrdma.a]="svc_"
 	[librr_nfs3_server.a]="nfsd_"
 	[librr_nfs3_client.a]="nfsc_"
 	[librr_nfs3_xdr.a]="xdr_"
