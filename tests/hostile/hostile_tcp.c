@@ -872,6 +872,7 @@ static void deep_lookups(struct fx *f, struct rr_tcp_clnt *c, long *rss0)
  * 20 000 files at depth 15, each looked up once: the daemon's resident
  * set grows by what the handle cache keeps per object, which is measured
  * after a warm-up (the allocator's first arenas, the workers' stacks).
+ * 76 B measured (184 B under ASan), 78 B before the cache was bounded.
  */
 static void handle_cache_costs_little_per_object(void **state)
 {
@@ -1208,6 +1209,33 @@ static int setup_small_files(void **state)
 	return start(state, &small, two_threads);
 }
 
+/*
+ * A daemon whose resident set grows only by what it keeps: under ASan,
+ * without the quarantine of freed memory (each call's arena would stay
+ * resident until 256 MiB of them had been freed).
+ */
+static int setup_exact_rss(void **state)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	const char *was = getenv("ASAN_OPTIONS");
+	char *saved = was ? strdup(was) : NULL, opts[1024];
+	int rc;
+
+	snprintf(opts, sizeof(opts), "%.900s%squarantine_size_mb=0",
+		 was ? was : "", was && *was ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
+	rc = start(state, NULL, two_threads);
+	if (saved)
+		setenv("ASAN_OPTIONS", saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(saved);
+	return rc;
+#else
+	return start(state, NULL, two_threads);
+#endif
+}
+
 static int setup_small_cache(void **state)
 {
 	static const char *const extra[] = {"--threads", "2",
@@ -1238,7 +1266,9 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		T(stale_handle_flood),
-		T(handle_cache_costs_little_per_object),
+		cmocka_unit_test_setup_teardown(
+			handle_cache_costs_little_per_object, setup_exact_rss,
+			teardown),
 		cmocka_unit_test_setup_teardown(handle_cache_holds_its_bound,
 						setup_small_cache, teardown),
 		T(never_reading_pipelines),
