@@ -19,10 +19,11 @@
  * inode and birth time. A miss (after a restart, or a rename elsewhere)
  * walks the tree, as far as the walk budget allows (walk_budget.c): a
  * walk it refuses is answered JUKEBOX, and only a walk that read the
- * whole tree makes a handle STALE. All opens go through openat2 with RESOLVE_BENEATH and
- * RESOLVE_NO_SYMLINKS, a path longer than PATH_MAX a piece at a time
- * from the directory the piece before opened: no path we build can leave
- * the export, whatever a client (or a local user) has done to the tree.
+ * whole tree makes a handle STALE. All opens go through openat2 with
+ * RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS, a path longer than PATH_MAX a
+ * piece at a time from the directory the piece before opened: no path we
+ * build can leave the export, whatever a client (or a local user) has
+ * done to the tree.
  *
  * Not open_by_handle_at: it needs CAP_DAC_READ_SEARCH, which a server
  * run by a user lacks; the kernel's handle would have to be in ours
@@ -54,7 +55,9 @@
 #define CACHE_BUCKETS 4096	 /* to start with: they grow with the entries */
 #define SEARCH_MAX    (1u << 22) /* directories walked before giving up */
 #define NEG_SLOTS     4096	 /* 128 KiB */
-#define NEG_TTL_MS    5000
+/* entries a walk reads that cost as much as one more directory */
+#define WALK_ENTRIES_PER_DIR 1024
+#define NEG_TTL_MS	     5000
 
 /* ---------------------------------------------------------- SipHash */
 
@@ -461,13 +464,16 @@ static void cache_drop(struct nfsd_pathcache *pc, struct cent **pp)
 	free(e);
 }
 
-/* Twice the buckets, when they are fewer than the entries and it fits. */
+/*
+ * Twice the buckets, when they are fewer than the entries and the table
+ * stays within an eighth of what the cache may hold.
+ */
 static void cache_grow(struct nfsd_pathcache *pc)
 {
 	size_t nb = pc->nb * 2, more = pc->nb * sizeof(*pc->b);
 	struct cent **b;
 
-	if (pc->n < pc->nb || pc->bytes + more > pc->max_bytes / 8)
+	if (pc->n < pc->nb || nb * sizeof(*b) > pc->max_bytes / 8)
 		return;
 	b = calloc(nb, sizeof(*b));
 	if (!b)
@@ -525,8 +531,12 @@ static bool same_place(const struct cent *e, uint64_t pdev, uint64_t pino,
 	       !strcmp(e->name, name);
 }
 
+/*
+ * The cache learns (dev, ino)'s place; used: by a client's call (what a
+ * walk only saw is the first to go).
+ */
 static void place_put(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
-		      uint64_t pdev, uint64_t pino, const char *name)
+		      uint64_t pdev, uint64_t pino, const char *name, bool used)
 {
 	struct nfsd_pathcache *pc = s->cache;
 	size_t len = strlen(name) + 1;
@@ -540,7 +550,7 @@ static void place_put(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
 	pthread_mutex_lock(&pc->lock);
 	e = *cache_find(pc, dev, ino);
 	known = same_place(e, pdev, pino, name);
-	if (known)
+	if (known && used)
 		e->used = true;
 	pthread_mutex_unlock(&pc->lock);
 	if (known)
@@ -553,7 +563,7 @@ static void place_put(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
 	e->pino = pino;
 	e->dev = (uint32_t)dev;
 	e->pdev = (uint32_t)pdev;
-	e->used = true;
+	e->used = used;
 	memcpy(e->name, name, len);
 	pthread_mutex_lock(&pc->lock);
 	pp = cache_find(pc, dev, ino);
@@ -573,7 +583,7 @@ void nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
 		    uint64_t pdev, uint64_t pino, const char *name)
 {
 	place_put(s, (uint64_t)st->st_dev, (uint64_t)st->st_ino, pdev, pino,
-		  name);
+		  name, true);
 }
 
 /*
@@ -721,6 +731,7 @@ struct wnode {
 struct walk {
 	struct wnode *v;
 	size_t head, n, cap;
+	size_t seen; /* entries read */
 };
 
 static int walk_push(struct walk *q, size_t up, const char *name)
@@ -778,7 +789,7 @@ static void walk_remember(struct rr_nfs3_server *s, const struct walk *q,
 	for (; i; i = q->v[i].up) {
 		const struct wnode *d = &q->v[i], *up = &q->v[d->up];
 
-		place_put(s, d->dev, d->ino, up->dev, up->ino, d->name);
+		place_put(s, d->dev, d->ino, up->dev, up->ino, d->name, true);
 	}
 }
 
@@ -799,7 +810,7 @@ static bool walk_found(struct nfsd_call *c, const struct walk *q, size_t i,
 		return false;
 	}
 	walk_remember(c->s, q, i);
-	place_put(c->s, w->dev, w->ino, q->v[i].dev, q->v[i].ino, name);
+	place_put(c->s, w->dev, w->ino, q->v[i].dev, q->v[i].ino, name, true);
 	o->path = path;
 	o->name = NULL;
 	o->fd = fd;
@@ -831,6 +842,14 @@ static int walk_dir(struct nfsd_call *c, struct walk *q, size_t i,
 	while (rc == 0 && (d = readdir(dp))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
+		/*
+		 * Every entry read enters the cache (its inode as the
+		 * directory tells it, proven when used): after a restart
+		 * one walk finds the handles of all that it passed.
+		 */
+		q->seen++;
+		place_put(c->s, st.st_dev, d->d_ino, st.st_dev, st.st_ino,
+			  d->d_name, false);
 		if (d->d_ino == w->ino &&
 		    walk_found(c, q, i, dirfd(dp), d->d_name, w, o))
 			rc = 1;
@@ -857,8 +876,13 @@ static int search(struct nfsd_call *c, const struct want *w, struct nfsd_obj *o)
 		return -EAGAIN;
 	rc = walk_push(&q, 0, NULL);
 	while (rc == 0 && q.head < q.n && q.head < max) {
+		size_t seen = q.seen;
+
 		rc = walk_dir(c, &q, q.head++, w, o);
-		nfsd_walk_pay(s, slot, 1);
+		/* a directory, and its entries by WALK_ENTRIES_PER_DIR */
+		nfsd_walk_pay(
+			s, slot,
+			1 + (uint32_t)((q.seen - seen) / WALK_ENTRIES_PER_DIR));
 	}
 	nfsd_walk_end(s);
 	if (rc == 0 && q.head < q.n)
