@@ -38,7 +38,8 @@ struct rr_nfs3_server_opts {
 	/*
 	 * Handles the caches do not know (after a restart, a move behind
 	 * the server's back, or of removed files) are found by walking the
-	 * export. Directories all walks may read per second (0: 20000), one
+	 * export. Directories all walks may read per second (0: 20000; one
+	 * that takes long, or holds many entries, counts as several), one
 	 * client address's share of that (0: a quarter), walks at once (0:
 	 * 1: the other handler threads stay free) and directories one walk
 	 * reads before it gives up (0: 4 Mi). A walk the budget refuses is
@@ -47,8 +48,8 @@ struct rr_nfs3_server_opts {
 	uint32_t walk_dirs_per_s, walk_dirs_per_peer_s, walks_at_once;
 	uint32_t walk_dirs_max;
 	/*
-	 * Memory the handle-to-path cache may hold, least recently used
-	 * entries going first (0: 64 MiB, about 700 000 objects).
+	 * Memory the handle-to-path cache may hold, entries not used lately
+	 * going first (0: 64 MiB, some 800 000 objects).
 	 */
 	uint64_t handle_cache_bytes;
 };

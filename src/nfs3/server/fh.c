@@ -57,7 +57,9 @@
 #define NEG_SLOTS     4096	 /* 128 KiB */
 /* entries a walk reads that cost as much as one more directory */
 #define WALK_ENTRIES_PER_DIR 1024
-#define NEG_TTL_MS	     5000
+/* the time a directory is taken to cost (one costs 5-10 us on tmpfs) */
+#define WALK_NS_PER_DIR 10000
+#define NEG_TTL_MS	5000
 
 /* ---------------------------------------------------------- SipHash */
 
@@ -860,6 +862,29 @@ static int walk_dir(struct nfsd_call *c, struct walk *q, size_t i,
 	return rc;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * What reading one directory costs the budget, in directories: one, and
+ * one for each WALK_ENTRIES_PER_DIR entries, or the time it took in
+ * WALK_NS_PER_DIR when more (a slow disk, a slow machine): the budget
+ * then bounds the walks' share of the CPU whatever a directory costs.
+ */
+static uint32_t walk_cost(size_t entries, uint64_t ns)
+{
+	uint64_t by_size = 1 + entries / WALK_ENTRIES_PER_DIR;
+	uint64_t by_time = ns / WALK_NS_PER_DIR;
+	uint64_t n = by_time > by_size ? by_time : by_size;
+
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 /*
  * Walks the export for w, paid from the walk budget (walk_budget.c):
  * 1 found (o filled), 0 not in the export, -EAGAIN not known (refused by
@@ -877,13 +902,13 @@ static int search(struct nfsd_call *c, const struct want *w, struct nfsd_obj *o)
 	rc = walk_push(&q, 0, NULL);
 	while (rc == 0 && q.head < q.n && q.head < max) {
 		size_t seen = q.seen;
+		uint64_t t0 = mono_ns();
 
 		rc = walk_dir(c, &q, q.head++, w, o);
-		/* a directory, and its entries by WALK_ENTRIES_PER_DIR */
-		nfsd_walk_pay(
-			s, slot,
-			1 + (uint32_t)((q.seen - seen) / WALK_ENTRIES_PER_DIR));
+		nfsd_walk_pay(s, slot,
+			      walk_cost(q.seen - seen, mono_ns() - t0));
 	}
+	atomic_fetch_add(&s->walk_dirs, q.head);
 	nfsd_walk_end(s);
 	if (rc == 0 && q.head < q.n)
 		rc = -EAGAIN; /* cut short: not proven absent */

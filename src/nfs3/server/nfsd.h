@@ -192,7 +192,7 @@ void nfsd_walk_budget_destroy(struct nfsd_walk_budget *wb);
  */
 int nfsd_walk_begin(struct rr_nfs3_server *s, const struct sockaddr *peer,
 		    size_t *slot);
-/* The walk read dirs more directories. */
+/* The walk spent dirs more directories of the budget. */
 void nfsd_walk_pay(struct rr_nfs3_server *s, size_t slot, uint32_t dirs);
 void nfsd_walk_end(struct rr_nfs3_server *s);
 

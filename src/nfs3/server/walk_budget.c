@@ -5,7 +5,8 @@
  * sending handles of removed files, each different, made the server read
  * the whole tree for each of them and starved everyone else.
  *
- * So directories read by walks are paid from token buckets: one for the
+ * So directories read by walks are paid from token buckets (fh.c says
+ * what one costs: more when it is large or slow): one for the
  * whole server (walk_dirs_per_s, so all walks together cost a bounded
  * share of the CPU) and one per client address (walk_dirs_per_peer_s,
  * its fair share of that). Each holds a second of its rate at most. A
@@ -148,7 +149,6 @@ void nfsd_walk_pay(struct rr_nfs3_server *s, size_t slot, uint32_t dirs)
 	wb->all.level -= (int64_t)dirs * 1000;
 	wb->peer[slot].level -= (int64_t)dirs * 1000;
 	pthread_mutex_unlock(&wb->lock);
-	atomic_fetch_add(&s->walk_dirs, dirs);
 }
 
 void nfsd_walk_end(struct rr_nfs3_server *s)
