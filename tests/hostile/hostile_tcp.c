@@ -932,6 +932,7 @@ static void handle_cache_holds_its_bound(void **state)
 #define FLOOD_HANDLES 400
 #define FLOOD_CONNS   8
 #define FLOOD_GAP_US  2000
+#define FLOOD_MIN     500
 #define PROBES	      100
 #define WALK_RATE     20000 /* nfsrdmad's walk-dirs-per-sec by default */
 
@@ -987,9 +988,10 @@ static int reply_status(int fd)
 /*
  * One attacking connection: GETATTRs of the stale handles, one at a time,
  * FLOOD_GAP_US apart at most (8 of them: 56 times the rate that starved
- * a client before). Paced, so that what is measured is what the handles
- * cost, not how the transport shares its workers among connections
- * that never pause.
+ * a client before), FLOOD_MIN of them at least (the flood lasts 1 s and
+ * more, whatever the good client takes). Paced, so that what is measured is
+ * what the handles cost, not how the transport shares its workers among
+ * connections that never pause.
  */
 static void *flood_main(void *arg)
 {
@@ -999,7 +1001,7 @@ static void *flood_main(void *arg)
 	uint8_t buf[256];
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (uint32_t k = 0; !atomic_load(&fl->stop); k++) {
+	for (uint32_t k = 0; k < FLOOD_MIN || !atomic_load(&fl->stop); k++) {
 		next.tv_nsec += FLOOD_GAP_US * 1000;
 		if (next.tv_nsec >= 1000000000) {
 			next.tv_sec++;
