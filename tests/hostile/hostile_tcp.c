@@ -819,7 +819,11 @@ static int getattr_settled(struct fx *f, const nfs_fh3 *fh, int ms);
  * of the daemon (entry, name, index, allocator): before it was compacted
  * an object cost about 4 KiB.
  */
+#if defined(__SANITIZE_THREAD__)
+#define CACHE_OBJ_BYTES 2048 /* TSan's shadow is resident too: 540 B */
+#else
 #define CACHE_OBJ_BYTES 512
+#endif
 
 /* Of every CACHE_EVERY-th file, the handle deep_lookups saw. */
 #define CACHE_EVERY 100
