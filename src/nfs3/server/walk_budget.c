@@ -28,6 +28,7 @@
  * share one share its rate.
  */
 #include "nfs3/server/nfsd.h"
+#include "base/alloc.h"
 #include "base/clock.h"
 
 #include <errno.h>
@@ -65,7 +66,7 @@ static void refill(struct bucket *b, uint32_t rate, uint64_t now)
 int nfsd_walk_budget_create(const struct rr_nfs3_server_opts *o,
 			    struct nfsd_walk_budget **out)
 {
-	struct nfsd_walk_budget *wb = calloc(1, sizeof(*wb));
+	struct nfsd_walk_budget *wb = rr_calloc(1, sizeof(*wb));
 	uint64_t now = rr_coarse_ms();
 
 	if (!wb)
