@@ -35,6 +35,23 @@ struct rr_nfs3_server_opts {
 	 * NULL: a fresh key per server, so handles die with the process.
 	 */
 	const char *state_dir;
+	/*
+	 * Handles the caches do not know (after a restart, a move behind
+	 * the server's back, or of removed files) are found by walking the
+	 * export. Directories all walks may read per second (0: 20000; one
+	 * that takes long, or holds many entries, counts as several), one
+	 * client address's share of that (0: a quarter), walks at once (0:
+	 * 1: the other handler threads stay free) and directories one walk
+	 * reads before it gives up (0: 4 Mi). A walk the budget refuses is
+	 * answered NFS3ERR_JUKEBOX, so the client asks again later.
+	 */
+	uint32_t walk_dirs_per_s, walk_dirs_per_peer_s, walks_at_once;
+	uint32_t walk_dirs_max;
+	/*
+	 * Memory the handle-to-path cache may hold, entries not used lately
+	 * going first (0: 64 MiB, some 800 000 objects).
+	 */
+	uint64_t handle_cache_bytes;
 };
 
 int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
@@ -51,7 +68,11 @@ struct rr_nfs3_server_stats {
 	uint64_t garbage_args;
 	uint64_t bad_handles;
 	uint64_t stale_handles;
-	uint64_t handle_searches; /* handles resolved by walking the tree */
+	uint64_t handle_searches; /* walks of the tree for a handle */
+	uint64_t walk_dirs;	  /* directories they read */
+	uint64_t walks_refused;	  /* answered JUKEBOX: over budget, cut */
+	uint64_t handle_cache_entries, handle_cache_bytes;
+	uint64_t handle_cache_evicted;
 };
 void rr_nfs3_server_stats(struct rr_nfs3_server *s,
 			  struct rr_nfs3_server_stats *out);

@@ -30,6 +30,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,12 +279,12 @@ static size_t read_call(uint8_t *buf, uint32_t xid, const nfs_fh3 *fh,
 
 /* ------------------------------------------------ handles, the rpcgen way */
 
-static void call(uint16_t port, uint32_t prog, uint32_t proc, xdrproc_t xa,
-		 void *a, xdrproc_t xr, void *r)
+/* One call on c, its results decoded into r (xdr_free them after). */
+static void one_call(struct rr_tcp_clnt *c, uint32_t prog, uint32_t proc,
+		     xdrproc_t xa, void *a, xdrproc_t xr, void *r)
 {
 	static uint8_t res[64 << 10];
 	struct rr_cred me = {.uid = 0, .gid = 0};
-	struct rr_tcp_clnt *c;
 	char args[1024];
 	struct rr_call rc = {.prog = prog,
 			     .vers = 3,
@@ -293,13 +295,21 @@ static void call(uint16_t port, uint32_t prog, uint32_t proc, xdrproc_t xa,
 			     .res_cap = sizeof(res)};
 	XDR x;
 
-	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", port, NULL, &c), 0);
 	xdrmem_create(&x, args, sizeof(args), XDR_ENCODE);
 	assert_true(xa(&x, a));
 	rc.args_len = xdr_getpos(&x);
 	assert_int_equal(rr_tcp_clnt_call(c, &rc), 0);
 	xdrmem_create(&x, (char *)res, (u_int)rc.res_len, XDR_DECODE);
 	assert_true(xr(&x, r));
+}
+
+static void call(uint16_t port, uint32_t prog, uint32_t proc, xdrproc_t xa,
+		 void *a, xdrproc_t xr, void *r)
+{
+	struct rr_tcp_clnt *c;
+
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", port, NULL, &c), 0);
+	one_call(c, prog, proc, xa, a, xr, r);
 	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
 }
 
@@ -734,13 +744,427 @@ static void write_that_partly_fits_answers_the_count_written(void **state)
 	assert_int_equal(st.st_size, FSIZE_LIMIT);
 }
 
+/* ------------------------------------------------- handle resolution */
+
+/* LOOKUP of name in dir on c: its status; the handle into fh, buf. */
+static int lookup_on(struct rr_tcp_clnt *c, const nfs_fh3 *dir,
+		     const char *name, nfs_fh3 *fh, char *buf)
+{
+	LOOKUP3args la = {.what = {.dir = *dir, .name = (char *)name}};
+	LOOKUP3res lr;
+	int st;
+
+	memset(&lr, 0, sizeof(lr));
+	one_call(c, NFS_PROGRAM, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args,
+		 &la, (xdrproc_t)xdr_LOOKUP3res, &lr);
+	st = (int)lr.status;
+	if (st == NFS3_OK) {
+		fh->data.data_len = lr.LOOKUP3res_u.resok.object.data.data_len;
+		memcpy(buf, lr.LOOKUP3res_u.resok.object.data.data_val,
+		       fh->data.data_len);
+		fh->data.data_val = buf;
+	}
+	xdr_free((xdrproc_t)xdr_LOOKUP3res, (char *)&lr);
+	return st;
+}
+
+static struct rr_tcp_clnt *nfs_clnt(struct fx *f)
+{
+	struct rr_tcp_clnt_opts o = {.timeout_ms = 20000};
+	struct rr_tcp_clnt *c;
+
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", f->d.tcp, &o, &c), 0);
+	return c;
+}
+
+static void touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+static int getattr_settled(struct fx *f, const nfs_fh3 *fh, int ms);
+
+#define CACHE_DEPTH 15
+#define CACHE_FILES 20000
+#define CACHE_WARM  1000
+/*
+ * What the handle cache may cost per object it knows, in resident bytes
+ * of the daemon (entry, name, index, allocator): before it was compacted
+ * an object cost about 4 KiB.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define CACHE_OBJ_BYTES 2048 /* TSan's shadow is resident too: 540 B */
+#else
+#define CACHE_OBJ_BYTES 512
+#endif
+
+/* Of every CACHE_EVERY-th file, the handle deep_lookups saw. */
+#define CACHE_EVERY 100
+static char cache_fhs[CACHE_FILES / CACHE_EVERY][NFS3_FHSIZE];
+static uint32_t cache_fhlen;
+
+/*
+ * Makes CACHE_FILES files at depth CACHE_DEPTH and looks each up once on
+ * c, keeping some handles (cache_fhs); the daemon's VmRSS after the
+ * first CACHE_WARM lookups into *rss0.
+ */
+static void deep_lookups(struct fx *f, struct rr_tcp_clnt *c, long *rss0)
+{
+	char path[PATH_MAX], fhbuf[2][NFS3_FHSIZE], leafbuf[NFS3_FHSIZE];
+	size_t n = (size_t)snprintf(path, sizeof(path), "%s", f->exp);
+	nfs_fh3 dir, leaf, fh;
+
+	root_handle(f, &dir, fhbuf[0]);
+	for (int d = 0; d < CACHE_DEPTH; d++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "level%02d", d);
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "/%s", name);
+		assert_int_equal(mkdir(path, 0755), 0);
+		assert_int_equal(lookup_on(c, &dir, name, &leaf, leafbuf), 0);
+		memcpy(fhbuf[(d + 1) & 1], leafbuf, leaf.data.data_len);
+		dir.data.data_val = fhbuf[(d + 1) & 1];
+		dir.data.data_len = leaf.data.data_len;
+	}
+	for (int i = 0; i < CACHE_FILES; i++) {
+		snprintf(path + n, sizeof(path) - n, "/file-with-a-name-%05d",
+			 i);
+		touch(path);
+	}
+	for (int i = 0; i < CACHE_FILES; i++) {
+		char name[64];
+
+		if (i == CACHE_WARM)
+			*rss0 = rr_t_daemon_status_kb(&f->d, "VmRSS");
+		snprintf(name, sizeof(name), "file-with-a-name-%05d", i);
+		assert_int_equal(lookup_on(c, &dir, name, &fh, leafbuf), 0);
+		if (i % CACHE_EVERY == 0)
+			memcpy(cache_fhs[i / CACHE_EVERY], leafbuf,
+			       fh.data.data_len);
+		cache_fhlen = fh.data.data_len;
+	}
+}
+
+/*
+ * 20 000 files at depth 15, each looked up once: the daemon's resident
+ * set grows by what the handle cache keeps per object, which is measured
+ * after a warm-up (the allocator's first arenas, the workers' stacks).
+ * 76 B measured (184 B under ASan), 78 B before the cache was bounded.
+ */
+static void handle_cache_costs_little_per_object(void **state)
+{
+	struct fx *f = *state;
+	struct rr_tcp_clnt *c = nfs_clnt(f);
+	long rss0 = -1, rss1;
+	double per;
+
+	deep_lookups(f, c, &rss0);
+	rss1 = rr_t_daemon_status_kb(&f->d, "VmRSS");
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+	per = (double)(rss1 - rss0) * 1024 / (CACHE_FILES - CACHE_WARM);
+	printf("hostile: %u files at depth %u looked up: daemon VmRSS "
+	       "%ld -> %ld KiB, %.0f B per object\n",
+	       CACHE_FILES, CACHE_DEPTH, rss0, rss1, per);
+	assert_true(rss0 > 0 && rss1 > 0);
+	if (per > CACHE_OBJ_BYTES)
+		fail_msg("the handle cache costs %.0f B per object > %u", per,
+			 CACHE_OBJ_BYTES);
+	judge(f, "20 000 objects cached");
+}
+
+/*
+ * The same under --handle-cache-mb 1: the cache holds 1 MiB, letting go
+ * of what was not used since the clock last passed, and the handles it
+ * forgot still resolve (by walks), never STALE.
+ */
+static void handle_cache_holds_its_bound(void **state)
+{
+	struct fx *f = *state;
+	struct rr_tcp_clnt *c = nfs_clnt(f);
+	long rss0 = -1, bytes, entries, walks;
+
+	deep_lookups(f, c, &rss0);
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+	bytes = live_counter(f, "nfs3 handles", "cache_bytes");
+	entries = live_counter(f, "nfs3 handles", "cache_entries");
+	printf("hostile: 1 MiB handle cache after %u lookups: %ld entries, "
+	       "%ld bytes, %ld evicted\n",
+	       CACHE_FILES + CACHE_DEPTH, entries, bytes,
+	       live_counter(f, "nfs3 handles", "cache_evicted"));
+	assert_true(bytes > 0 && bytes <= (1L << 20));
+	assert_true(entries > 0 && entries < CACHE_FILES);
+	assert_true(live_counter(f, "nfs3 handles", "cache_evicted") > 0);
+	walks = live_counter(f, "nfs3 handles", "walks");
+	for (int i = 0; i < CACHE_FILES / CACHE_EVERY; i++) {
+		nfs_fh3 fh = {.data = {cache_fhlen, cache_fhs[i]}};
+
+		assert_int_equal(getattr_settled(f, &fh, 10000), NFS3_OK);
+	}
+	/* some were forgotten: walks found them */
+	assert_true(live_counter(f, "nfs3 handles", "walks") > walks);
+	judge(f, "1 MiB handle cache, full");
+}
+
+#define FLOOD_DIRS    2000
+#define FLOOD_HANDLES 400
+#define FLOOD_CONNS   8
+#define FLOOD_GAP_US  2000
+#define FLOOD_MIN     500
+#define PROBES	      100
+#define WALK_RATE     20000 /* nfsrdmad's walk-dirs-per-sec by default */
+
+struct flood {
+	char (*fhs)[NFS3_FHSIZE];
+	uint32_t fhlen;
+	atomic_bool stop;
+	atomic_ulong stale, jukebox, other;
+};
+
+struct flooder {
+	struct flood *fl;
+	int fd, i;
+	pthread_t th;
+};
+
+/* A GETATTR of fh (a record) into buf: its length. */
+static size_t getattr_call(uint8_t *buf, uint32_t xid, const void *fh,
+			   uint32_t fhlen)
+{
+	uint8_t *p = call_hdr(buf, xid, NFS_PROGRAM, NFSPROC3_GETATTR);
+
+	put_bytes(&p, fh, fhlen);
+	return call_end(buf, p);
+}
+
+/*
+ * One reply on fd: the NFS status after an accepted SUCCESS, -1 when
+ * there is none (or another accept_stat).
+ */
+static int reply_status(int fd)
+{
+	uint8_t body[8192];
+	uint32_t mark, len, vlen, w;
+
+	if (recv(fd, &mark, 4, MSG_WAITALL) != 4)
+		return -1;
+	len = ntohl(mark) & 0x7fffffffu;
+	if (len < 28 || len > sizeof(body) ||
+	    recv(fd, body, len, MSG_WAITALL) != (ssize_t)len)
+		return -1;
+	memcpy(&vlen, body + 16, 4);
+	vlen = (ntohl(vlen) + 3) & ~3u;
+	if (28 + vlen > len)
+		return -1;
+	memcpy(&w, body + 20 + vlen, 4);
+	if (ntohl(w) != RR_SUCCESS)
+		return -1;
+	memcpy(&w, body + 24 + vlen, 4);
+	return (int)ntohl(w);
+}
+
+/*
+ * One attacking connection: GETATTRs of the stale handles, one at a time,
+ * FLOOD_GAP_US apart at most (8 of them: 56 times the rate that starved
+ * a client before), FLOOD_MIN of them at least (the flood lasts 1 s and
+ * more, whatever the good client takes). Paced, so that what is measured is
+ * what the handles cost, not how the transport shares its workers among
+ * connections that never pause.
+ */
+static void *flood_main(void *arg)
+{
+	struct flooder *me = arg;
+	struct flood *fl = me->fl;
+	struct timespec next;
+	uint8_t buf[256];
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (uint32_t k = 0; k < FLOOD_MIN || !atomic_load(&fl->stop); k++) {
+		next.tv_nsec += FLOOD_GAP_US * 1000;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		uint32_t h = (k + (uint32_t)me->i * 53) % FLOOD_HANDLES;
+		size_t len = getattr_call(buf, k, fl->fhs[h], fl->fhlen);
+		int st;
+
+		if (send(me->fd, buf, len, MSG_NOSIGNAL) != (ssize_t)len) {
+			atomic_fetch_add(&fl->other, 1);
+			break;
+		}
+		st = reply_status(me->fd);
+		if (st == NFS3ERR_STALE)
+			atomic_fetch_add(&fl->stale, 1);
+		else if (st == NFS3ERR_JUKEBOX)
+			atomic_fetch_add(&fl->jukebox, 1);
+		else
+			atomic_fetch_add(&fl->other, 1);
+	}
+	return NULL;
+}
+
+/* p99 in ms of PROBES calls of buf[0..len) on one connection, all OK. */
+static double probe_p99(struct fx *f, const uint8_t *buf, size_t len)
+{
+	static double lat[PROBES];
+	int fd = attacker(f, 1, f->d.tcp); /* 127.0.0.1: the good client's */
+	struct timeval tmo = {.tv_sec = 20};
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
+	for (int i = 0; i < PROBES; i++) {
+		double t0 = now_us();
+
+		assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), len);
+		assert_int_equal(reply_status(fd), NFS3_OK);
+		lat[i] = (now_us() - t0) / 1e3;
+	}
+	qsort(lat, PROBES, sizeof(lat[0]), cmp_double);
+	return lat[PROBES * 99 / 100];
+}
+
+/* GETATTR and 4 KiB READ of "data", the good client's own: their p99. */
+static void probe(struct fx *f, const char *when)
+{
+	char fhbuf[NFS3_FHSIZE];
+	uint8_t buf[256];
+	nfs_fh3 fh;
+	double ga, rd;
+
+	data_handle(f, &fh, fhbuf);
+	ga = probe_p99(
+		f, buf,
+		getattr_call(buf, 1, fh.data.data_val, fh.data.data_len));
+	rd = probe_p99(f, buf, read_call(buf, 2, &fh, IO_LEN));
+	printf("hostile: %s: GETATTR p99 %.2f ms, 4 KiB READ p99 %.2f ms\n",
+	       when, ga, rd);
+}
+
+/*
+ * The status of a GETATTR of fh from 127.0.0.1 once it is no longer
+ * JUKEBOX (try again later: RFC 1813), within ms; JUKEBOX after that.
+ */
+static int getattr_settled(struct fx *f, const nfs_fh3 *fh, int ms)
+{
+	uint64_t end = rr_t_now_ms() + (uint64_t)ms;
+	uint8_t buf[256];
+	size_t len = getattr_call(buf, 7, fh->data.data_val, fh->data.data_len);
+	struct raw_res r;
+	int st;
+
+	do {
+		raw_call(f->d.tcp, buf, len, &r);
+		assert_int_equal(r.accept, RR_SUCCESS);
+		st = (int)word_at(&r, 0);
+		if (st != NFS3ERR_JUKEBOX)
+			return st;
+		poll(NULL, 0,
+		     20); /* the client's back-off, not a wait for state */
+	} while (rr_t_now_ms() < end);
+	return st;
+}
+
+/*
+ * An export of 2000 directories and 400 handles of files since removed:
+ * before, each GETATTR of one walked the whole export (10 ms) and 400 of
+ * them defeated the negative cache, so 8 connections sending them pushed
+ * a good client's GETATTR from 0.04 ms to 730 ms. Now walks are bounded
+ * per second (per client address and in all) and at once; what the
+ * budget refuses is JUKEBOX, what a walk proves absent STALE, and
+ * nothing else. A handle whose file exists where the cache does not
+ * know it (moved behind the server's back) still resolves.
+ */
+static void stale_handle_flood(void **state)
+{
+	/* static: a failed assertion leaves the threads running on them */
+	static char fhs[FLOOD_HANDLES][NFS3_FHSIZE];
+	static struct flooder th[FLOOD_CONNS];
+	static struct flood fl = {.fhs = fhs};
+	struct fx *f = *state;
+	char path[PATH_MAX + 64], to[PATH_MAX + 64], rootbuf[NFS3_FHSIZE];
+	char dirbuf[NFS3_FHSIZE], keepbuf[NFS3_FHSIZE];
+	struct rr_tcp_clnt *c;
+	nfs_fh3 root, dir, fh, keep;
+	long dirs0, dirs;
+	uint64_t t0;
+	double secs;
+	int st;
+
+	for (int d = 0; d < FLOOD_DIRS; d++) {
+		snprintf(path, sizeof(path), "%.3000s/d%04d", f->exp, d);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	root_handle(f, &root, rootbuf);
+	c = nfs_clnt(*state);
+	for (int h = 0; h < FLOOD_HANDLES; h++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "d%04d", h * 5);
+		assert_int_equal(lookup_on(c, &root, name, &dir, dirbuf), 0);
+		snprintf(path, sizeof(path), "%.3000s/%s/gone", f->exp, name);
+		touch(path);
+		assert_int_equal(lookup_on(c, &dir, "gone", &fh, fhs[h]), 0);
+		fl.fhlen = fh.data.data_len;
+		assert_int_equal(unlink(path), 0);
+	}
+	assert_int_equal(lookup_on(c, &root, "d0007", &dir, dirbuf), 0);
+	snprintf(path, sizeof(path), "%.3000s/d0007/keep", f->exp);
+	touch(path);
+	assert_int_equal(lookup_on(c, &dir, "keep", &keep, keepbuf), 0);
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+	/* moved behind the server's back: the cache knows the old place */
+	snprintf(to, sizeof(to), "%.3000s/d1993/kept", f->exp);
+	assert_int_equal(rename(path, to), 0);
+
+	probe(f, "before the flood");
+	dirs0 = live_counter(f, "nfs3 handles", "walk_dirs");
+	t0 = rr_t_now_ms();
+	for (int i = 0; i < FLOOD_CONNS; i++) {
+		struct timeval tmo = {.tv_sec = 30};
+
+		th[i] = (struct flooder){.fl = &fl, .i = i};
+		th[i].fd = attacker(f, 2 + (unsigned)i, f->d.tcp);
+		setsockopt(th[i].fd, SOL_SOCKET, SO_RCVTIMEO, &tmo,
+			   sizeof(tmo));
+		assert_int_equal(
+			pthread_create(&th[i].th, NULL, flood_main, &th[i]), 0);
+	}
+	probe(f, "stale-handle flood");
+	judge(f, "stale-handle flood");
+	st = getattr_settled(f, &keep, 5000);
+	printf("hostile: moved file's handle during the flood: %d\n", st);
+	assert_true(st == NFS3_OK || st == NFS3ERR_JUKEBOX);
+	atomic_store(&fl.stop, true);
+	for (int i = 0; i < FLOOD_CONNS; i++)
+		pthread_join(th[i].th, NULL);
+	secs = (double)(rr_t_now_ms() - t0) / 1e3;
+	dirs = live_counter(f, "nfs3 handles", "walk_dirs") - dirs0;
+	printf("hostile: flood answers: %lu STALE, %lu JUKEBOX, %lu other; "
+	       "walks read %ld directories in %.1f s\n",
+	       atomic_load(&fl.stale), atomic_load(&fl.jukebox),
+	       atomic_load(&fl.other), dirs, secs);
+	assert_true(live_counter(f, "nfs3 handles", "walks_refused") > 0);
+	/* the default 20000 a second, a second of burst and one of debt */
+	assert_true(dirs <= (long)(WALK_RATE * (secs + 2)) + FLOOD_DIRS);
+	assert_int_equal(atomic_load(&fl.other), 0);
+	assert_true(atomic_load(&fl.stale) > 0);
+	if (st != NFS3_OK)
+		st = getattr_settled(f, &keep, 10000);
+	assert_int_equal(st, NFS3_OK);
+}
+
 /* ----------------------------------------------------------- fixture */
 
-static int start(void **state, const struct rr_t_limits *lim)
+static const char *const two_threads[] = {"--threads", "2", NULL};
+
+static int start(void **state, const struct rr_t_limits *lim,
+		 const char *const *extra)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	const char *tmp = getenv("TMPDIR");
-	static const char *const extra[] = {"--threads", "2", NULL};
 	char data[PATH_MAX + 8];
 
 	if (!f)
@@ -765,21 +1189,66 @@ static int start(void **state, const struct rr_t_limits *lim)
 
 static int setup(void **state)
 {
-	return start(state, NULL);
+	return start(state, NULL, two_threads);
 }
 
 static int setup_few_fds(void **state)
 {
 	static const struct rr_t_limits few_fds = {.nofile = 128};
 
-	return start(state, &few_fds);
+	return start(state, &few_fds, two_threads);
 }
 
 static int setup_small_files(void **state)
 {
 	static const struct rr_t_limits small = {.fsize = FSIZE_LIMIT};
 
-	return start(state, &small);
+	return start(state, &small, two_threads);
+}
+
+/*
+ * A daemon whose resident set grows only by what it keeps: under ASan,
+ * without the quarantine of freed memory (each call's arena would stay
+ * resident until 256 MiB of them had been freed).
+ */
+static int setup_exact_rss(void **state)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	const char *was = getenv("ASAN_OPTIONS");
+	char *saved = was ? strdup(was) : NULL, opts[1024];
+	int rc;
+
+	snprintf(opts, sizeof(opts), "%.900s%squarantine_size_mb=0",
+		 was ? was : "", was && *was ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
+	rc = start(state, NULL, two_threads);
+	if (saved)
+		setenv("ASAN_OPTIONS", saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(saved);
+	return rc;
+#else
+	return start(state, NULL, two_threads);
+#endif
+}
+
+static int setup_small_cache(void **state)
+{
+	/*
+	 * Walks unbounded by their budget (a client's share would make
+	 * finding 200 forgotten handles in a leaf of 20 000 entries take
+	 * minutes under TSan): the test is of the cache.
+	 */
+	static const char *const extra[] = {"--threads",
+					    "2",
+					    "--handle-cache-mb",
+					    "1",
+					    "--walk-dirs-per-sec",
+					    "100000000",
+					    NULL};
+
+	return start(state, NULL, extra);
 }
 
 static int teardown(void **state)
@@ -803,6 +1272,12 @@ static int teardown(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		T(stale_handle_flood),
+		cmocka_unit_test_setup_teardown(
+			handle_cache_costs_little_per_object, setup_exact_rss,
+			teardown),
+		cmocka_unit_test_setup_teardown(handle_cache_holds_its_bound,
+						setup_small_cache, teardown),
 		T(never_reading_pipelines),
 		T(never_reading_pipelines_of_small_reads),
 		T(idle_connections_one_address),
@@ -823,5 +1298,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	daemon_path = argv[1];
+	if (argc > 2) /* one test (or a glob of them) by hand */
+		cmocka_set_test_filter(argv[2]);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,8 @@
  *            [--threads N] [--bulk-bufs N] [--root-squash]
  *            [--state-dir DIR]
  *            [--address A] [--max-conns N] [--max-conns-per-host N]
- *            [--idle-timeout SEC]
+ *            [--idle-timeout SEC] [--handle-cache-mb N]
+ *            [--walk-dirs-per-sec N]
  *
  * A port of 0 takes an ephemeral one (printed at start); "off" turns that
  * transport off.
@@ -59,7 +60,13 @@ static void usage(FILE *f)
 		"                   connections from one address (TCP 32,\n"
 		"                   RDMA 16)\n"
 		"  --idle-timeout S close a TCP connection idle for S seconds\n"
-		"                   (360; 0: never)\n");
+		"                   (360; 0: never)\n"
+		"  --handle-cache-mb N\n"
+		"                   memory of the handle-to-path cache (64)\n"
+		"  --walk-dirs-per-sec N\n"
+		"                   directories walks for unknown handles\n"
+		"                   may read per second (20000; a client\n"
+		"                   address a quarter)\n");
 }
 
 static int port_arg(const char *s, int *out)
@@ -121,7 +128,9 @@ enum {
 	O_BULK,
 	O_MAXC,
 	O_PERH,
-	O_IDLE
+	O_IDLE,
+	O_HCMB,
+	O_WALK
 };
 
 static const struct option longopts[] = {
@@ -139,6 +148,8 @@ static const struct option longopts[] = {
 	{"max-conns", required_argument, NULL, O_MAXC},
 	{"max-conns-per-host", required_argument, NULL, O_PERH},
 	{"idle-timeout", required_argument, NULL, O_IDLE},
+	{"handle-cache-mb", required_argument, NULL, O_HCMB},
+	{"walk-dirs-per-sec", required_argument, NULL, O_WALK},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -182,6 +193,10 @@ static int parse_one(int c, const char *arg, struct nfsrdmad_opts *o)
 		return count_arg(arg, 1, 65536, &o->max_conns);
 	case O_PERH:
 		return count_arg(arg, 1, 65536, &o->max_per_host);
+	case O_HCMB:
+		return count_arg(arg, 1, 1u << 20, &o->handle_cache_mb);
+	case O_WALK:
+		return count_arg(arg, 1, 1u << 30, &o->walk_dirs_per_s);
 	case O_IDLE: {
 		uint32_t sec;
 

@@ -243,6 +243,17 @@ static void print_nfs_stats(struct rr_nfs3_server *s)
 		(unsigned long long)st.bad_handles,
 		(unsigned long long)st.stale_handles,
 		(unsigned long long)st.handle_searches);
+	fprintf(stderr,
+		"nfsrdmad: nfs3 handles: walks=%llu walk_dirs=%llu "
+		"walks_refused=%llu stale=%llu cache_entries=%llu "
+		"cache_bytes=%llu cache_evicted=%llu\n",
+		(unsigned long long)st.handle_searches,
+		(unsigned long long)st.walk_dirs,
+		(unsigned long long)st.walks_refused,
+		(unsigned long long)st.stale_handles,
+		(unsigned long long)st.handle_cache_entries,
+		(unsigned long long)st.handle_cache_bytes,
+		(unsigned long long)st.handle_cache_evicted);
 }
 
 static void print_all_stats(const struct daemon *d)
@@ -304,10 +315,13 @@ static int wait_signal(const struct daemon *d)
 static int open_server(const struct nfsrdmad_opts *o,
 		       struct rr_nfs3_server **out)
 {
-	struct rr_nfs3_server_opts no = {.export_path = o->export_path,
-					 .read_only = o->read_only,
-					 .root_squash = o->root_squash,
-					 .state_dir = o->state_dir};
+	struct rr_nfs3_server_opts no = {
+		.export_path = o->export_path,
+		.read_only = o->read_only,
+		.root_squash = o->root_squash,
+		.state_dir = o->state_dir,
+		.walk_dirs_per_s = o->walk_dirs_per_s,
+		.handle_cache_bytes = (uint64_t)o->handle_cache_mb << 20};
 	int rc = o->state_dir ? mkdir_p(o->state_dir) : 0;
 
 	if (rc) {

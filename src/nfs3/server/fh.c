@@ -17,10 +17,13 @@
  * names up to the root, as long as the tree is deep. A path so built is
  * only trusted after the object it opens proves to have the handle's
  * inode and birth time. A miss (after a restart, or a rename elsewhere)
- * walks the tree. All opens go through openat2 with RESOLVE_BENEATH and
- * RESOLVE_NO_SYMLINKS, a path longer than PATH_MAX a piece at a time
- * from the directory the piece before opened: no path we build can leave
- * the export, whatever a client (or a local user) has done to the tree.
+ * walks the tree, as far as the walk budget allows (walk_budget.c): a
+ * walk it refuses is answered JUKEBOX, and only a walk that read the
+ * whole tree makes a handle STALE. All opens go through openat2 with
+ * RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS, a path longer than PATH_MAX a
+ * piece at a time from the directory the piece before opened: no path we
+ * build can leave the export, whatever a client (or a local user) has
+ * done to the tree.
  *
  * Not open_by_handle_at: it needs CAP_DAC_READ_SEARCH, which a server
  * run by a user lacks; the kernel's handle would have to be in ours
@@ -39,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,11 +52,14 @@
 #include <unistd.h>
 
 #define FH_MAC_OFF    28
-#define CACHE_BUCKETS 4096
-#define CACHE_MAX     (1u << 20)
+#define CACHE_BUCKETS 4096	 /* to start with: they grow with the entries */
 #define SEARCH_MAX    (1u << 22) /* directories walked before giving up */
-#define NEG_SLOTS     256
-#define NEG_TTL_MS    5000
+#define NEG_SLOTS     4096	 /* 128 KiB */
+/* entries a walk reads that cost as much as one more directory */
+#define WALK_ENTRIES_PER_DIR 1024
+/* the time a directory is taken to cost (one costs 5-10 us on tmpfs) */
+#define WALK_NS_PER_DIR 10000
+#define NEG_TTL_MS	5000
 
 /* ---------------------------------------------------------- SipHash */
 
@@ -341,10 +348,20 @@ static char *call_keeps(struct nfsd_call *c, char *p)
  * name there. An object's path is its directory's path and its name, up
  * to the root, so a path has no length limit, renaming a directory moves
  * everything below it at once, and an entry costs its name, not a path.
+ *
+ * The cache is bounded by the memory it holds (handle_cache_bytes: its
+ * entries as the allocator counts them, and the bucket table): a clock
+ * sweeps the buckets, taking entries not used since it last passed, so
+ * that what clients use stays (a miss costs a walk). An entry is one
+ * allocation, name included, and as small as that allows: devices in 32
+ * bits, as the kernel keeps them (an object of a device past that is not
+ * cached; the walk finds it), no links but its bucket's.
  */
 struct cent {
-	uint64_t dev, ino, pdev, pino;
-	struct cent *next;
+	uint64_t ino, pino;
+	uint32_t dev, pdev;
+	struct cent *next; /* in its bucket */
+	bool used;	   /* since the clock last passed */
 	char name[];
 };
 
@@ -359,25 +376,38 @@ struct negent {
 
 struct nfsd_pathcache {
 	pthread_mutex_t lock;
-	size_t n;
-	struct cent *b[CACHE_BUCKETS];
+	size_t n, bytes, max_bytes;
+	size_t nb;   /* buckets, a power of two */
+	size_t hand; /* the clock's bucket */
+	struct cent **b;
+	uint64_t evicted;
 	struct negent neg[NEG_SLOTS];
 };
 
-int nfsd_cache_create(struct nfsd_pathcache **out)
+int nfsd_cache_create(struct nfsd_pathcache **out, size_t max_bytes)
 {
 	struct nfsd_pathcache *pc = calloc(1, sizeof(*pc));
 
 	if (!pc)
 		return -ENOMEM;
+	pc->nb = CACHE_BUCKETS;
+	pc->b = calloc(pc->nb, sizeof(*pc->b));
+	if (!pc->b) {
+		free(pc);
+		return -ENOMEM;
+	}
+	pc->max_bytes = max_bytes ? max_bytes : NFSD_HANDLE_CACHE_BYTES;
+	pc->bytes = pc->nb * sizeof(*pc->b);
 	pthread_mutex_init(&pc->lock, NULL);
 	*out = pc;
 	return 0;
 }
 
-static void cache_clear(struct nfsd_pathcache *pc)
+void nfsd_cache_destroy(struct nfsd_pathcache *pc)
 {
-	for (size_t i = 0; i < CACHE_BUCKETS; i++) {
+	if (!pc)
+		return;
+	for (size_t i = 0; i < pc->nb; i++) {
 		while (pc->b[i]) {
 			struct cent *e = pc->b[i];
 
@@ -385,32 +415,115 @@ static void cache_clear(struct nfsd_pathcache *pc)
 			free(e);
 		}
 	}
-	pc->n = 0;
-}
-
-void nfsd_cache_destroy(struct nfsd_pathcache *pc)
-{
-	if (!pc)
-		return;
-	cache_clear(pc);
+	free(pc->b);
 	pthread_mutex_destroy(&pc->lock);
 	free(pc);
 }
 
-static size_t bucket(uint64_t dev, uint64_t ino)
+void nfsd_cache_stats(struct nfsd_pathcache *pc, uint64_t *entries,
+		      uint64_t *bytes, uint64_t *evicted)
 {
-	return (size_t)((ino * 0x9e3779b97f4a7c15ull) ^ dev) % CACHE_BUCKETS;
+	pthread_mutex_lock(&pc->lock);
+	*entries = pc->n;
+	*bytes = pc->bytes;
+	*evicted = pc->evicted;
+	pthread_mutex_unlock(&pc->lock);
+}
+
+static size_t hash(uint64_t dev, uint64_t ino)
+{
+	return (size_t)((ino * 0x9e3779b97f4a7c15ull) ^ dev);
 }
 
 /* Caller holds the lock. */
 static struct cent **cache_find(struct nfsd_pathcache *pc, uint64_t dev,
 				uint64_t ino)
 {
-	struct cent **pp = &pc->b[bucket(dev, ino)];
+	struct cent **pp = &pc->b[hash(dev, ino) & (pc->nb - 1)];
 
 	while (*pp && !((*pp)->dev == dev && (*pp)->ino == ino))
 		pp = &(*pp)->next;
 	return pp;
+}
+
+/* What e costs: its allocation, rounded as malloc does, and its header. */
+static size_t cent_bytes(const struct cent *e)
+{
+	size_t n = offsetof(struct cent, name) + strlen(e->name) + 1 +
+		   sizeof(size_t);
+
+	return (n + 15) & ~(size_t)15;
+}
+
+/* Takes *pp out and frees it. Caller holds the lock. */
+static void cache_drop(struct nfsd_pathcache *pc, struct cent **pp)
+{
+	struct cent *e = *pp;
+
+	*pp = e->next;
+	pc->n--;
+	pc->bytes -= cent_bytes(e);
+	free(e);
+}
+
+/*
+ * Twice the buckets, when they are fewer than the entries and the table
+ * stays within an eighth of what the cache may hold.
+ */
+static void cache_grow(struct nfsd_pathcache *pc)
+{
+	size_t nb = pc->nb * 2, more = pc->nb * sizeof(*pc->b);
+	struct cent **b;
+
+	if (pc->n < pc->nb || nb * sizeof(*b) > pc->max_bytes / 8)
+		return;
+	b = calloc(nb, sizeof(*b));
+	if (!b)
+		return; /* longer chains, still correct */
+	for (size_t i = 0; i < pc->nb; i++) {
+		while (pc->b[i]) {
+			struct cent *e = pc->b[i];
+			size_t k = hash(e->dev, e->ino) & (nb - 1);
+
+			pc->b[i] = e->next;
+			e->next = b[k];
+			b[k] = e;
+		}
+	}
+	free(pc->b);
+	pc->b = b;
+	pc->nb = nb;
+	pc->hand = 0;
+	pc->bytes += more;
+}
+
+/* One bucket under the clock: the unused go, the others lose their mark. */
+static void clock_bucket(struct nfsd_pathcache *pc, struct cent **pp,
+			 size_t need)
+{
+	while (*pp && pc->bytes + need > pc->max_bytes) {
+		if ((*pp)->used) {
+			(*pp)->used = false;
+			pp = &(*pp)->next;
+			continue;
+		}
+		cache_drop(pc, pp);
+		pc->evicted++;
+	}
+}
+
+/*
+ * Room for need more bytes. Twice round the clock at most: the first
+ * turn may only take marks away. Caller holds the lock.
+ */
+static void cache_make_room(struct nfsd_pathcache *pc, size_t need)
+{
+	for (size_t k = 0;
+	     k < 2 * pc->nb && pc->n && pc->bytes + need > pc->max_bytes; k++) {
+		clock_bucket(pc, &pc->b[pc->hand], need);
+		if (pc->bytes + need > pc->max_bytes)
+			pc->hand = (pc->hand + 1) & (pc->nb - 1);
+	}
 }
 
 static bool same_place(const struct cent *e, uint64_t pdev, uint64_t pino,
@@ -420,8 +533,12 @@ static bool same_place(const struct cent *e, uint64_t pdev, uint64_t pino,
 	       !strcmp(e->name, name);
 }
 
+/*
+ * The cache learns (dev, ino)'s place; used: by a client's call (what a
+ * walk only saw is the first to go).
+ */
 static void place_put(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
-		      uint64_t pdev, uint64_t pino, const char *name)
+		      uint64_t pdev, uint64_t pino, const char *name, bool used)
 {
 	struct nfsd_pathcache *pc = s->cache;
 	size_t len = strlen(name) + 1;
@@ -430,29 +547,37 @@ static void place_put(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
 
 	if (is_root_key(s, dev, ino))
 		return; /* the root has no place: it is where paths start */
+	if (dev > UINT32_MAX || pdev > UINT32_MAX)
+		return; /* see struct cent */
 	pthread_mutex_lock(&pc->lock);
-	known = same_place(*cache_find(pc, dev, ino), pdev, pino, name);
+	e = *cache_find(pc, dev, ino);
+	known = same_place(e, pdev, pino, name);
+	if (known && used)
+		e->used = true;
 	pthread_mutex_unlock(&pc->lock);
 	if (known)
 		return; /* what LOOKUP and READDIRPLUS mostly find */
-	e = malloc(sizeof(*e) + len);
+	/* not sizeof: the name begins in the padding after used */
+	e = malloc(offsetof(struct cent, name) + len);
 	if (!e)
 		return; /* a cache: the tree walk still finds it */
-	*e = (struct cent){.dev = dev, .ino = ino, .pdev = pdev, .pino = pino};
+	e->ino = ino;
+	e->pino = pino;
+	e->dev = (uint32_t)dev;
+	e->pdev = (uint32_t)pdev;
+	e->used = used;
 	memcpy(e->name, name, len);
 	pthread_mutex_lock(&pc->lock);
-	if (pc->n >= CACHE_MAX)
-		cache_clear(pc);
 	pp = cache_find(pc, dev, ino);
-	if (*pp) {
-		e->next = (*pp)->next;
-		free(*pp);
-		pc->n--;
-	} else {
-		e->next = NULL;
-	}
+	if (*pp)
+		cache_drop(pc, pp);
+	cache_make_room(pc, cent_bytes(e));
+	pp = cache_find(pc, dev, ino);
+	e->next = *pp;
 	*pp = e;
 	pc->n++;
+	pc->bytes += cent_bytes(e);
+	cache_grow(pc);
 	pthread_mutex_unlock(&pc->lock);
 }
 
@@ -460,7 +585,7 @@ void nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
 		    uint64_t pdev, uint64_t pino, const char *name)
 {
 	place_put(s, (uint64_t)st->st_dev, (uint64_t)st->st_ino, pdev, pino,
-		  name);
+		  name, true);
 }
 
 /*
@@ -479,6 +604,7 @@ static size_t chain_len(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino)
 
 		if (!e)
 			return 0;
+		e->used = true;
 		len += strlen(e->name) + 1;
 		if (len > NFSD_PATH_CAP)
 			return 0;
@@ -544,7 +670,7 @@ struct want {
 
 static struct negent *neg_slot(struct nfsd_pathcache *pc, const struct want *w)
 {
-	return &pc->neg[bucket(w->dev, w->ino ^ w->birth) % NEG_SLOTS];
+	return &pc->neg[hash(w->dev, w->ino ^ w->birth) % NEG_SLOTS];
 }
 
 static bool neg_hit(struct rr_nfs3_server *s, const struct want *w)
@@ -607,6 +733,7 @@ struct wnode {
 struct walk {
 	struct wnode *v;
 	size_t head, n, cap;
+	size_t seen; /* entries read */
 };
 
 static int walk_push(struct walk *q, size_t up, const char *name)
@@ -664,7 +791,7 @@ static void walk_remember(struct rr_nfs3_server *s, const struct walk *q,
 	for (; i; i = q->v[i].up) {
 		const struct wnode *d = &q->v[i], *up = &q->v[d->up];
 
-		place_put(s, d->dev, d->ino, up->dev, up->ino, d->name);
+		place_put(s, d->dev, d->ino, up->dev, up->ino, d->name, true);
 	}
 }
 
@@ -685,7 +812,7 @@ static bool walk_found(struct nfsd_call *c, const struct walk *q, size_t i,
 		return false;
 	}
 	walk_remember(c->s, q, i);
-	place_put(c->s, w->dev, w->ino, q->v[i].dev, q->v[i].ino, name);
+	place_put(c->s, w->dev, w->ino, q->v[i].dev, q->v[i].ino, name, true);
 	o->path = path;
 	o->name = NULL;
 	o->fd = fd;
@@ -717,6 +844,14 @@ static int walk_dir(struct nfsd_call *c, struct walk *q, size_t i,
 	while (rc == 0 && (d = readdir(dp))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
+		/*
+		 * Every entry read enters the cache (its inode as the
+		 * directory tells it, proven when used): after a restart
+		 * one walk finds the handles of all that it passed.
+		 */
+		q->seen++;
+		place_put(c->s, st.st_dev, d->d_ino, st.st_dev, st.st_ino,
+			  d->d_name, false);
 		if (d->d_ino == w->ino &&
 		    walk_found(c, q, i, dirfd(dp), d->d_name, w, o))
 			rc = 1;
@@ -727,17 +862,60 @@ static int walk_dir(struct nfsd_call *c, struct walk *q, size_t i,
 	return rc;
 }
 
-static bool search(struct nfsd_call *c, const struct want *w,
-		   struct nfsd_obj *o)
+static uint64_t mono_ns(void)
 {
-	struct walk q = {0};
-	int rc = walk_push(&q, 0, NULL);
+	struct timespec ts;
 
-	atomic_fetch_add(&c->s->searches, 1);
-	while (rc == 0 && q.head < q.n && q.head < SEARCH_MAX)
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * What reading one directory costs the budget, in directories: one, and
+ * one for each WALK_ENTRIES_PER_DIR entries, or the time it took in
+ * WALK_NS_PER_DIR when more (a slow disk, a slow machine): the budget
+ * then bounds the walks' share of the CPU whatever a directory costs.
+ */
+static uint32_t walk_cost(size_t entries, uint64_t ns)
+{
+	uint64_t by_size = 1 + entries / WALK_ENTRIES_PER_DIR;
+	uint64_t by_time = ns / WALK_NS_PER_DIR;
+	uint64_t n = by_time > by_size ? by_time : by_size;
+
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/*
+ * Walks the export for w, paid from the walk budget (walk_budget.c):
+ * 1 found (o filled), 0 not in the export, -EAGAIN not known (refused by
+ * the budget, cut at SEARCH_MAX, or out of memory): the client asks again.
+ */
+static int search(struct nfsd_call *c, const struct want *w, struct nfsd_obj *o)
+{
+	struct rr_nfs3_server *s = c->s;
+	struct walk q = {0};
+	size_t slot, max = s->o.walk_dirs_max ? s->o.walk_dirs_max : SEARCH_MAX;
+	int rc;
+
+	if (nfsd_walk_begin(s, c->req ? rr_svc_req_peer(c->req) : NULL, &slot))
+		return -EAGAIN;
+	rc = walk_push(&q, 0, NULL);
+	while (rc == 0 && q.head < q.n && q.head < max) {
+		size_t seen = q.seen;
+		uint64_t t0 = mono_ns();
+
 		rc = walk_dir(c, &q, q.head++, w, o);
+		nfsd_walk_pay(s, slot,
+			      walk_cost(q.seen - seen, mono_ns() - t0));
+	}
+	atomic_fetch_add(&s->walk_dirs, q.head);
+	nfsd_walk_end(s);
+	if (rc == 0 && q.head < q.n)
+		rc = -EAGAIN; /* cut short: not proven absent */
 	walk_free(&q);
-	return rc == 1;
+	if (rc < 0)
+		atomic_fetch_add(&s->walks_refused, 1);
+	return rc < 0 ? -EAGAIN : rc;
 }
 
 /* Does path (below the root) still name the wanted object? */
@@ -865,10 +1043,11 @@ static void remember(struct nfsd_call *c, struct nfsd_obj *o,
 
 /*
  * By the path the handle cache knows, else by walking the tree (which
- * enters what it finds, and the directories above, in the cache).
+ * enters what it finds, and the directories above, in the cache): 1
+ * found, 0 not in the export, -EAGAIN not known now (search).
  */
-static bool by_path(struct nfsd_call *c, const struct want *w,
-		    struct nfsd_obj *o)
+static int by_path(struct nfsd_call *c, const struct want *w,
+		   struct nfsd_obj *o)
 {
 	struct rr_nfs3_server *s = c->s;
 	const char *path;
@@ -877,8 +1056,8 @@ static bool by_path(struct nfsd_call *c, const struct want *w,
 		return try_path(s, "", w, o);
 	path = cache_path(c, w->dev, w->ino);
 	if (path && try_path(s, path, w, o))
-		return true;
-	return !neg_hit(s, w) && search(c, w, o);
+		return 1;
+	return neg_hit(s, w) ? 0 : search(c, w, o);
 }
 
 static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
@@ -888,6 +1067,7 @@ static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	struct timespec t0;
 	struct want w;
 	nfsstat3 st;
+	int rc;
 
 	if (nfsd_fh_verify(s->key, fh->data.data_val, fh->data.data_len, &w.dev,
 			   &w.ino, &w.birth)) {
@@ -899,7 +1079,10 @@ static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	if (c->nowait) /* resolving by the path walks directories */
 		return nfsd_errno(nfsd_defer(c));
 	clock_gettime(CLOCK_REALTIME, &t0);
-	if (!by_path(c, &w, o))
+	rc = by_path(c, &w, o);
+	if (rc < 0)
+		return NFS3ERR_JUKEBOX; /* never STALE: that is final */
+	if (rc == 0)
 		return stale(s, &w);
 	remember(c, o, &t0);
 	return NFS3_OK;

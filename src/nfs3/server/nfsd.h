@@ -25,8 +25,12 @@
 #define NFSD_ANON	     65534u
 /* the longest path below the root we build: a bound, not PATH_MAX */
 #define NFSD_PATH_CAP (1u << 20)
+/* defaults of rr_nfs3_server_opts (nfs3_server.h says what they bound) */
+#define NFSD_WALK_DIRS_PER_S	20000
+#define NFSD_HANDLE_CACHE_BYTES (64u << 20)
 
 struct nfsd_pathcache;
+struct nfsd_walk_budget;
 struct nfsd_fcache;
 struct nfsd_file;
 
@@ -44,7 +48,8 @@ struct rr_nfs3_server {
 	int ngroups;
 	gid_t egid;
 	struct nfsd_pathcache *cache;
-	struct nfsd_fcache *files; /* open files by handle, fcache.c */
+	struct nfsd_walk_budget *walks; /* walk_budget.c */
+	struct nfsd_fcache *files;	/* open files by handle, fcache.c */
 	pthread_mutex_t mnt_lock;
 	struct nfsd_mnt *mounts; /* MOUNT's DUMP list, newest first */
 	uint32_t nmounts;
@@ -54,7 +59,7 @@ struct rr_nfs3_server {
 	 */
 	atomic_uint_fast64_t mem_fs_dev;
 	atomic_uint_fast64_t calls, garbage_args, bad_handles, stale_handles,
-		searches;
+		searches, walk_dirs, walks_refused;
 };
 
 /* The identity a call acts as, after squashing. */
@@ -171,8 +176,25 @@ void nfsd_fd_path(int fd, char out[32]);
 /* The handle cache learns that st's object is name in (pdev, pino). */
 void nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
 		    uint64_t pdev, uint64_t pino, const char *name);
-int nfsd_cache_create(struct nfsd_pathcache **out);
+/* max_bytes: what the cache may hold (0: NFSD_HANDLE_CACHE_BYTES). */
+int nfsd_cache_create(struct nfsd_pathcache **out, size_t max_bytes);
 void nfsd_cache_destroy(struct nfsd_pathcache *pc);
+void nfsd_cache_stats(struct nfsd_pathcache *pc, uint64_t *entries,
+		      uint64_t *bytes, uint64_t *evicted);
+
+/* walk_budget.c: what walks of the export may cost */
+int nfsd_walk_budget_create(const struct rr_nfs3_server_opts *o,
+			    struct nfsd_walk_budget **out);
+void nfsd_walk_budget_destroy(struct nfsd_walk_budget *wb);
+/*
+ * May a call from peer (NULL: unknown) walk now? 0 (then *slot is its
+ * bucket, for nfsd_walk_pay, and nfsd_walk_end must follow) or -EAGAIN.
+ */
+int nfsd_walk_begin(struct rr_nfs3_server *s, const struct sockaddr *peer,
+		    size_t *slot);
+/* The walk spent dirs more directories of the budget. */
+void nfsd_walk_pay(struct rr_nfs3_server *s, size_t slot, uint32_t dirs);
+void nfsd_walk_end(struct rr_nfs3_server *s);
 
 /* fcache.c: open files by handle, shared by the handler threads */
 struct nfsd_fcache_stats {

@@ -145,7 +145,9 @@ int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
 	if (!rc)
 		rc = random_bytes(s->write_verf, sizeof(s->write_verf));
 	if (!rc)
-		rc = nfsd_cache_create(&s->cache);
+		rc = nfsd_cache_create(&s->cache, o->handle_cache_bytes);
+	if (!rc)
+		rc = nfsd_walk_budget_create(o, &s->walks);
 	if (!rc)
 		rc = nfsd_fcache_create(&s->files, files_max());
 	if (rc) {
@@ -165,6 +167,7 @@ void rr_nfs3_server_destroy(struct rr_nfs3_server *s)
 	nfsd_mounts_free(s);
 	nfsd_fcache_destroy(s->files);
 	nfsd_cache_destroy(s->cache);
+	nfsd_walk_budget_destroy(s->walks);
 	if (s->root_fd >= 0)
 		close(s->root_fd);
 	pthread_mutex_destroy(&s->mnt_lock);
@@ -181,4 +184,8 @@ void rr_nfs3_server_stats(struct rr_nfs3_server *s,
 	out->bad_handles = atomic_load(&s->bad_handles);
 	out->stale_handles = atomic_load(&s->stale_handles);
 	out->handle_searches = atomic_load(&s->searches);
+	out->walk_dirs = atomic_load(&s->walk_dirs);
+	out->walks_refused = atomic_load(&s->walks_refused);
+	nfsd_cache_stats(s->cache, &out->handle_cache_entries,
+			 &out->handle_cache_bytes, &out->handle_cache_evicted);
 }
