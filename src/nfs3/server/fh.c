@@ -36,6 +36,7 @@
  * are proven again when their file may have changed.
  */
 #include "nfs3/server/nfsd.h"
+#include "base/alloc.h"
 #include "base/clock.h"
 
 #include <dirent.h>
@@ -386,12 +387,12 @@ struct nfsd_pathcache {
 
 int nfsd_cache_create(struct nfsd_pathcache **out, size_t max_bytes)
 {
-	struct nfsd_pathcache *pc = calloc(1, sizeof(*pc));
+	struct nfsd_pathcache *pc = rr_calloc(1, sizeof(*pc));
 
 	if (!pc)
 		return -ENOMEM;
 	pc->nb = CACHE_BUCKETS;
-	pc->b = calloc(pc->nb, sizeof(*pc->b));
+	pc->b = rr_calloc(pc->nb, sizeof(*pc->b));
 	if (!pc->b) {
 		free(pc);
 		return -ENOMEM;
@@ -477,7 +478,7 @@ static void cache_grow(struct nfsd_pathcache *pc)
 
 	if (pc->n < pc->nb || nb * sizeof(*b) > pc->max_bytes / 8)
 		return;
-	b = calloc(nb, sizeof(*b));
+	b = rr_calloc(nb, sizeof(*b));
 	if (!b)
 		return; /* longer chains, still correct */
 	for (size_t i = 0; i < pc->nb; i++) {
@@ -558,7 +559,7 @@ static void place_put(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
 	if (known)
 		return; /* what LOOKUP and READDIRPLUS mostly find */
 	/* not sizeof: the name begins in the padding after used */
-	e = malloc(offsetof(struct cent, name) + len);
+	e = rr_malloc(offsetof(struct cent, name) + len);
 	if (!e)
 		return; /* a cache: the tree walk still finds it */
 	e->ino = ino;
@@ -655,7 +656,7 @@ static char *cache_path(struct nfsd_call *c, uint64_t dev, uint64_t ino)
 	pthread_mutex_lock(&pc->lock);
 	len = chain_len(c->s, dev, ino);
 	if (len)
-		p = malloc(len);
+		p = rr_malloc(len);
 	if (p)
 		chain_write(c->s, dev, ino, p, len);
 	pthread_mutex_unlock(&pc->lock);
@@ -742,14 +743,14 @@ static int walk_push(struct walk *q, size_t up, const char *name)
 
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 64;
-		struct wnode *v = realloc(q->v, cap * sizeof(*v));
+		struct wnode *v = rr_realloc(q->v, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
 		q->v = v;
 		q->cap = cap;
 	}
-	if (name && !(dup = strdup(name)))
+	if (name && !(dup = rr_strdup(name)))
 		return -ENOMEM;
 	q->v[q->n++] = (struct wnode){.up = up, .name = dup};
 	return 0;
@@ -772,7 +773,7 @@ static char *walk_path(const struct walk *q, size_t i, const char *name)
 		len += strlen(q->v[k].name) + 1;
 	if (len > NFSD_PATH_CAP)
 		return NULL;
-	p = malloc(len + 1);
+	p = rr_malloc(len + 1);
 	if (!p)
 		return NULL;
 	pos = len ? len - 1 : 0;
@@ -834,10 +835,16 @@ static int walk_dir(struct nfsd_call *c, struct walk *q, size_t i,
 	free(path);
 	if (fd < 0)
 		return fd == -ENOMEM ? fd : 0; /* unreadable or gone */
-	dp = fstat(fd, &st) ? NULL : fdopendir(fd);
-	if (!dp) {
+	if (fstat(fd, &st)) {
 		close(fd);
 		return 0;
+	}
+	/* Out of memory is not "gone": a walk that skipped it proves nothing.
+	 */
+	dp = RR_ALLOC_FAILS() ? NULL : fdopendir(fd);
+	if (!dp) {
+		close(fd);
+		return -ENOMEM;
 	}
 	q->v[i].dev = (uint64_t)st.st_dev;
 	q->v[i].ino = (uint64_t)st.st_ino;
@@ -1260,7 +1267,8 @@ int nfsd_obj_parent(struct nfsd_call *c, const struct nfsd_obj *dir,
 	if (!dir->path)
 		return -ESTALE; /* only regular files resolve without one */
 	slash = strrchr(dir->path, '/');
-	up = call_keeps(c, strndup(dir->path, slash ? slash - dir->path : 0));
+	up = call_keeps(c,
+			rr_strndup(dir->path, slash ? slash - dir->path : 0));
 	return up ? nfsd_obj_at(c, up, o) : -ENOMEM;
 }
 
