@@ -1,5 +1,5 @@
 # What `cmake --install` puts where (GNUInstallDirs), and how an outside
-# program finds it: pkg-config files. The libraries are
+# program finds it: pkg-config files and a CMake package. The libraries are
 # static archives for now; shared ones wait for every exported symbol to
 # carry the rr_ prefix, so that a version script can name them.
 include(GNUInstallDirs)
@@ -27,10 +27,10 @@ install(FILES
 get_target_property(RR_RPCRDMA_DEPS rpcrdma INTERFACE_LINK_LIBRARIES)
 if("PkgConfig::RR_VERBS" IN_LIST RR_RPCRDMA_DEPS)
   set(RR_PC_VERBS "libibverbs librdmacm")
-
+  set(RR_CONFIG_VERBS ON)
 else()
   set(RR_PC_VERBS "")
-
+  set(RR_CONFIG_VERBS OFF)
 endif()
 # The prefix is the one `cmake --install --prefix` is given, known only
 # when installing: the first pass fills in all else and keeps
@@ -47,3 +47,17 @@ foreach(pc rpcrdma rpcrdma-nfs3)
     configure_file(\"${RR_PC_DIR}/${pc}.pc.in\" \"\${_pc}\" @ONLY)
     list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${_pc}\")")
 endforeach()
+
+include(CMakePackageConfigHelpers)
+set(RR_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rpcrdma)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/rpcrdmaConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/rpcrdmaConfig.cmake
+  INSTALL_DESTINATION ${RR_CMAKE_DIR}
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_LIBDIR)
+# 0.x: any change may break callers, so only the same minor version fits.
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/cmake/rpcrdmaConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/cmake/rpcrdmaConfig.cmake
+              ${PROJECT_BINARY_DIR}/cmake/rpcrdmaConfigVersion.cmake
+        DESTINATION ${RR_CMAKE_DIR})
