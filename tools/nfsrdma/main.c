@@ -51,16 +51,16 @@ static int usage(void)
 	return 2;
 }
 
+/*
+ * Not rr_nfs_error(): what failed may be local, and that text may describe
+ * an earlier remote call the command expected to fail (a probe for a
+ * directory), so this failure's own errno is what is said.
+ */
 int cli_fail(const char *what, int err)
 {
-	const char *why = rr_nfs_error();
-
 	if (err < 0)
 		err = -err;
-	if (why[0])
-		fprintf(stderr, "nfsrdma: %s: %s\n", what, why);
-	else
-		fprintf(stderr, "nfsrdma: %s: %s\n", what, strerror(err));
+	fprintf(stderr, "nfsrdma: %s: %s\n", what, strerror(err));
 	return 1;
 }
 
