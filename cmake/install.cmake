@@ -9,17 +9,15 @@ install(TARGETS nfsrdma rpcrdma-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR
 install(TARGETS rpcrdma rr_nfs3_xdr rr_nfs3_client rr_nfs3_server
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
-# alloc_inject.h stays out: it steers the library's own allocations for
-# tests. faults.h goes in: rr_device_opts names its plan, and "faults" is
-# a provider any caller may open by name.
-install(FILES
-  ${PROJECT_SOURCE_DIR}/include/rpcrdma/fabric.h
-  ${PROJECT_SOURCE_DIR}/include/rpcrdma/faults.h
-  ${PROJECT_SOURCE_DIR}/include/rpcrdma/rpc.h
-  ${PROJECT_SOURCE_DIR}/include/rpcrdma/rpc_tcp.h
-  ${PROJECT_SOURCE_DIR}/include/rpcrdma/nfs3.h
-  ${PROJECT_SOURCE_DIR}/include/rpcrdma/nfs3_server.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rpcrdma)
+# Every public header but alloc_inject.h, which steers the library's own
+# allocations for tests. faults.h goes in: rr_device_opts names its plan,
+# and "faults" is a provider any caller may open by name.
+file(GLOB RR_PUBLIC_HEADERS CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/include/rpcrdma/*.h)
+list(REMOVE_ITEM RR_PUBLIC_HEADERS
+     ${PROJECT_SOURCE_DIR}/include/rpcrdma/alloc_inject.h)
+install(FILES ${RR_PUBLIC_HEADERS}
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rpcrdma)
 
 # The archives' own dependencies, spelled for pkg-config and for the CMake
 # package alike.

@@ -45,6 +45,21 @@ done
 export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig"
 flags=$(pkg-config --cflags --libs --static rpcrdma-nfs3) ||
 	fail "pkg-config rpcrdma-nfs3 (in $PKG_CONFIG_PATH)"
+cflags_rr=$(pkg-config --cflags rpcrdma) || fail "pkg-config rpcrdma"
+
+# Every public header is there (alloc_inject.h is the tests' own) and
+# compiles alone from the prefix: what it includes was installed too.
+for h in "$src"/include/rpcrdma/*.h; do
+	h=${h##*/}
+	[ "$h" = alloc_inject.h ] && continue
+	[ -f "$prefix/include/rpcrdma/$h" ] || fail "rpcrdma/$h not installed"
+	# shellcheck disable=SC2086
+	echo "#include <rpcrdma/$h>" |
+		"$cc" $cflags_rr -Wall -Werror -fsyntax-only -x c - ||
+		fail "rpcrdma/$h does not compile alone from the prefix"
+done
+[ ! -e "$prefix/include/rpcrdma/alloc_inject.h" ] ||
+	fail "alloc_inject.h, a test control, was installed"
 # shellcheck disable=SC2086 # word splitting of flags is the point
 "$cc" $cflags -Wall -Wextra -Werror -o "$tmp/outside-pc" \
 	"$src/tests/install/outside.c" $flags || fail "build against pkg-config"
