@@ -114,7 +114,10 @@ uint32_t rr_nfs_max_write(const struct rr_nfs *n);
  */
 struct rr_xprt_stats;
 int rr_nfs_xprt_stats(const struct rr_nfs *n, struct rr_xprt_stats *out);
-/* One line about this thread's last failure ("" if none). */
+/*
+ * One line about this thread's last failure ("" if none): every failing
+ * call above sets it, naming the call, its path where it has one, and why.
+ */
 const char *rr_nfs_error(void);
 
 int rr_nfs_stat(struct rr_nfs *n, const char *path, struct stat *st);

@@ -35,6 +35,7 @@ static const char usage_text[] =
 	"  --depth N         READ/WRITE calls in flight (default 16)\n"
 	"  --timeout MS      per call (default 60000)\n"
 	"  -q, --quiet       no progress bar or summary\n"
+	"  -V, --version     print the version and exit\n"
 	"  --stats           the RDMA transport's counters on stderr at the\n"
 	"                    end, one 'name value' a line\n"
 	"  --json            bench: one JSON object\n"
@@ -50,16 +51,16 @@ static int usage(void)
 	return 2;
 }
 
+/*
+ * Not rr_nfs_error(): what failed may be local, and that text may describe
+ * an earlier remote call the command expected to fail (a probe for a
+ * directory), so this failure's own errno is what is said.
+ */
 int cli_fail(const char *what, int err)
 {
-	const char *why = rr_nfs_error();
-
 	if (err < 0)
 		err = -err;
-	if (why[0])
-		fprintf(stderr, "nfsrdma: %s: %s\n", what, why);
-	else
-		fprintf(stderr, "nfsrdma: %s: %s\n", what, strerror(err));
+	fprintf(stderr, "nfsrdma: %s: %s\n", what, strerror(err));
 	return 1;
 }
 
@@ -191,6 +192,7 @@ static const struct option longopts[] = {
 	{"json", no_argument, NULL, O_JSON},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -269,9 +271,13 @@ int main(int argc, char **argv)
 	struct cli c = {.rw = "read", .size = 1 << 20, .seconds = 5};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "qhV", longopts, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(usage_text, stdout);
+			return 0;
+		}
+		if (opt == 'V') {
+			printf("nfsrdma %s\n", RR_VERSION);
 			return 0;
 		}
 		if (opt == '?' || parse_opt(&c, opt, optarg))

@@ -66,7 +66,8 @@ static void usage(FILE *f)
 		"  --walk-dirs-per-sec N\n"
 		"                   directories walks for unknown handles\n"
 		"                   may read per second (20000; a client\n"
-		"                   address a quarter)\n");
+		"                   address a quarter)\n"
+		"  -V, --version    print the version and exit\n");
 }
 
 static int port_arg(const char *s, int *out)
@@ -151,6 +152,7 @@ static const struct option longopts[] = {
 	{"handle-cache-mb", required_argument, NULL, O_HCMB},
 	{"walk-dirs-per-sec", required_argument, NULL, O_WALK},
 	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -220,9 +222,13 @@ int main(int argc, char **argv)
 	char sdir[4096];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "e:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:hV", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
+			return 0;
+		}
+		if (c == 'V') {
+			printf("nfsrdmad %s\n", RR_VERSION);
 			return 0;
 		}
 		if (parse_one(c, optarg, &o)) {

@@ -5,5 +5,6 @@ add_executable(nfsrdmad
   ${CMAKE_CURRENT_LIST_DIR}/rpcbind.c)
 target_link_libraries(nfsrdmad PRIVATE rr_nfs3_server rpcrdma
   PkgConfig::TIRPC Threads::Threads)
+target_compile_definitions(nfsrdmad PRIVATE RR_VERSION="${PROJECT_VERSION}")
 set_target_properties(nfsrdmad PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)

@@ -32,8 +32,8 @@ static void usage(FILE *f)
 	for (i = 0; i < sizeof(bench_cmds) / sizeof(bench_cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", bench_cmds[i].name,
 			bench_cmds[i].summary);
-	fprintf(f,
-		"\n'rpcrdma-bench <command> --help' describes its options.\n");
+	fprintf(f, "\n'rpcrdma-bench <command> --help' describes its options;\n"
+		   "'rpcrdma-bench --version' prints the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -49,6 +49,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("rpcrdma-bench %s\n", RR_VERSION);
 		return 0;
 	}
 	for (i = 0; i < sizeof(bench_cmds) / sizeof(bench_cmds[0]); i++) {

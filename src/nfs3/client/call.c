@@ -15,6 +15,7 @@
 #include "nfsc.h"
 
 static __thread char last_error[256];
+static __thread unsigned fail_count;
 
 int nfsc_fail(int err, const char *fmt, ...)
 {
@@ -23,7 +24,26 @@ int nfsc_fail(int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
+	fail_count++;
 	return err;
+}
+
+unsigned nfsc_fail_mark(void)
+{
+	return fail_count;
+}
+
+int nfsc_said(int err, unsigned mark, const char *fmt, ...)
+{
+	char what[192];
+	va_list ap;
+
+	if (err >= 0 || mark != fail_count)
+		return err;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return nfsc_fail(err, "%s: %s", what, strerror(-err));
 }
 
 const char *rr_nfs_error(void)

@@ -161,7 +161,8 @@ static int read_all(struct rr_nfs *n, const struct nfsc_fh *fh,
 	return rc;
 }
 
-int rr_nfs_opendir(struct rr_nfs *n, const char *path, struct rr_nfs_dir **out)
+static int do_opendir(struct rr_nfs *n, const char *path,
+		      struct rr_nfs_dir **out)
 {
 	struct rr_nfs_dir *d;
 	struct nfsc_fh fh;
@@ -182,6 +183,11 @@ int rr_nfs_opendir(struct rr_nfs *n, const char *path, struct rr_nfs_dir **out)
 	}
 	*out = d;
 	return 0;
+}
+
+int rr_nfs_opendir(struct rr_nfs *n, const char *path, struct rr_nfs_dir **out)
+{
+	return NFSC_SAY(do_opendir(n, path, out), "opendir %s", path);
 }
 
 const struct rr_nfs_dirent *rr_nfs_readdir(struct rr_nfs_dir *d)

@@ -93,8 +93,8 @@ static int open_fh(struct rr_nfs *n, const char *path, int flags, mode_t mode,
 	return 0;
 }
 
-int rr_nfs_open(struct rr_nfs *n, const char *path, int flags, mode_t mode,
-		struct rr_nfs_file **out)
+static int do_open(struct rr_nfs *n, const char *path, int flags, mode_t mode,
+		   struct rr_nfs_file **out)
 {
 	struct rr_nfs_file *f;
 	bool created;
@@ -122,10 +122,16 @@ int rr_nfs_open(struct rr_nfs *n, const char *path, int flags, mode_t mode,
 	return 0;
 }
 
+int rr_nfs_open(struct rr_nfs *n, const char *path, int flags, mode_t mode,
+		struct rr_nfs_file **out)
+{
+	return NFSC_SAY(do_open(n, path, flags, mode, out), "open %s", path);
+}
+
 int rr_nfs_fstat(struct rr_nfs_file *f, struct stat *st)
 {
 	fattr3 attr;
-	int rc = nfsc_getattr(f->n, &f->fh, &attr);
+	int rc = NFSC_SAY(nfsc_getattr(f->n, &f->fh, &attr), "fstat");
 
 	if (!rc)
 		nfsc_fattr_to_stat(&attr, st);
@@ -134,9 +140,11 @@ int rr_nfs_fstat(struct rr_nfs_file *f, struct stat *st)
 
 int rr_nfs_ftruncate(struct rr_nfs_file *f, uint64_t len)
 {
-	if ((f->flags & O_ACCMODE) == O_RDONLY)
-		return -EBADF;
-	return nfsc_setsize(f->n, &f->fh, len);
+	int rc = (f->flags & O_ACCMODE) == O_RDONLY
+			 ? -EBADF
+			 : nfsc_setsize(f->n, &f->fh, len);
+
+	return NFSC_SAY(rc, "ftruncate to %llu", (unsigned long long)len);
 }
 
 static int commit(struct rr_nfs_file *f, uint8_t *verf)
@@ -157,7 +165,15 @@ static int commit(struct rr_nfs_file *f, uint8_t *verf)
 	return rc;
 }
 
-int rr_nfs_fsync(struct rr_nfs_file *f)
+/* Said apart from a plain EIO: the data may need sending again. */
+static int writes_lost(void)
+{
+	return nfsc_fail(-EIO,
+			 "the server restarted (its write verifier "
+			 "changed): writes not yet committed may be lost");
+}
+
+static int do_fsync(struct rr_nfs_file *f)
 {
 	uint8_t verf[NFS3_WRITEVERFSIZE];
 	bool lost;
@@ -167,7 +183,7 @@ int rr_nfs_fsync(struct rr_nfs_file *f)
 	lost = f->verf_lost;
 	pthread_mutex_unlock(&f->mu);
 	if (lost)
-		return -EIO;
+		return writes_lost();
 	rc = commit(f, verf);
 	if (rc)
 		return rc;
@@ -178,18 +194,28 @@ int rr_nfs_fsync(struct rr_nfs_file *f)
 	if (!lost)
 		f->dirty = false;
 	pthread_mutex_unlock(&f->mu);
-	return lost ? -EIO : 0;
+	return lost ? writes_lost() : 0;
 }
 
-int rr_nfs_close(struct rr_nfs_file *f)
+int rr_nfs_fsync(struct rr_nfs_file *f)
+{
+	return NFSC_SAY(do_fsync(f), "fsync");
+}
+
+static int do_close(struct rr_nfs_file *f)
 {
 	int rc = 0;
 
 	if (!f)
 		return 0;
 	if (f->dirty || f->verf_lost)
-		rc = rr_nfs_fsync(f);
+		rc = do_fsync(f);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
 	return rc;
+}
+
+int rr_nfs_close(struct rr_nfs_file *f)
+{
+	return NFSC_SAY(do_close(f), "close");
 }

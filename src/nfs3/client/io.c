@@ -464,7 +464,7 @@ static bool mem_reg(struct nfsc_xprt *x, void *buf, size_t len)
 	       !x->ops->mem_reg(x, buf, len);
 }
 
-int rr_nfs_mem_reg(struct rr_nfs *n, void *buf, size_t len)
+static int do_mem_reg(struct rr_nfs *n, void *buf, size_t len)
 {
 	if (!n || !buf || !len)
 		return -EINVAL;
@@ -473,13 +473,23 @@ int rr_nfs_mem_reg(struct rr_nfs *n, void *buf, size_t len)
 	return n->x->ops->mem_reg(n->x, buf, len);
 }
 
-int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf)
+int rr_nfs_mem_reg(struct rr_nfs *n, void *buf, size_t len)
+{
+	return NFSC_SAY(do_mem_reg(n, buf, len), "register %zu bytes", len);
+}
+
+static int do_mem_unreg(struct rr_nfs *n, void *buf)
 {
 	if (!n || !buf)
 		return -EINVAL;
 	if (!n->x->ops->mem_unreg)
 		return -EOPNOTSUPP;
 	return n->x->ops->mem_unreg(n->x, buf);
+}
+
+int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf)
+{
+	return NFSC_SAY(do_mem_unreg(n, buf), "unregister");
 }
 
 static ssize_t io_run(struct rr_nfs_file *f, bool write, void *buf, size_t len,
@@ -524,7 +534,8 @@ ssize_t rr_nfs_pread(struct rr_nfs_file *f, void *buf, size_t len, uint64_t off)
 {
 	int rc = check_mode(f, false);
 
-	return rc ? rc : io_run(f, false, buf, len, off);
+	return NFSC_SAY(rc ? rc : io_run(f, false, buf, len, off),
+			"read %zu bytes at %llu", len, (unsigned long long)off);
 }
 
 ssize_t rr_nfs_pwrite(struct rr_nfs_file *f, const void *buf, size_t len,
@@ -532,12 +543,14 @@ ssize_t rr_nfs_pwrite(struct rr_nfs_file *f, const void *buf, size_t len,
 {
 	int rc = check_mode(f, true);
 
-	return rc ? rc : io_run(f, true, (void *)buf, len, off);
+	return NFSC_SAY(rc ? rc : io_run(f, true, (void *)buf, len, off),
+			"write %zu bytes at %llu", len,
+			(unsigned long long)off);
 }
 
-int rr_nfs_stream(struct rr_nfs_file *f, bool write, uint32_t depth,
-		  bool (*next)(void *arg, struct rr_nfs_io *io),
-		  void (*done)(void *arg, struct rr_nfs_io *io), void *arg)
+static int do_stream(struct rr_nfs_file *f, bool write, uint32_t depth,
+		     bool (*next)(void *arg, struct rr_nfs_io *io),
+		     void (*done)(void *arg, struct rr_nfs_io *io), void *arg)
 {
 	struct io_run run = {.next_fn = next, .done_fn = done, .arg = arg};
 	int rc = check_mode(f, write);
@@ -551,4 +564,12 @@ int rr_nfs_stream(struct rr_nfs_file *f, bool write, uint32_t depth,
 		rc = run_pipe(&run);
 	run_fini(&run);
 	return rc;
+}
+
+int rr_nfs_stream(struct rr_nfs_file *f, bool write, uint32_t depth,
+		  bool (*next)(void *arg, struct rr_nfs_io *io),
+		  void (*done)(void *arg, struct rr_nfs_io *io), void *arg)
+{
+	return NFSC_SAY(do_stream(f, write, depth, next, done, arg),
+			"%s stream", write ? "write" : "read");
 }

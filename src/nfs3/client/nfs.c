@@ -198,7 +198,7 @@ int rr_nfs_mount(const char *url, const struct rr_nfs_opts *o,
 	return 0;
 }
 
-int rr_nfs_umount(struct rr_nfs *n)
+static int do_umount(struct rr_nfs *n)
 {
 	int rc;
 
@@ -209,6 +209,11 @@ int rr_nfs_umount(struct rr_nfs *n)
 	nfsc_mount_umnt(n);
 	nfs_free(n);
 	return rc;
+}
+
+int rr_nfs_umount(struct rr_nfs *n)
+{
+	return NFSC_SAY(do_umount(n), "umount");
 }
 
 const char *rr_nfs_url_path(const struct rr_nfs *n)
@@ -233,7 +238,7 @@ uint32_t rr_nfs_max_write(const struct rr_nfs *n)
 
 int rr_nfs_xprt_stats(const struct rr_nfs *n, struct rr_xprt_stats *out)
 {
-	if (!n->x->ops->stats)
-		return -ENOTSUP;
-	return n->x->ops->stats(n->x, out);
+	int rc = n->x->ops->stats ? n->x->ops->stats(n->x, out) : -ENOTSUP;
+
+	return NFSC_SAY(rc, "transport counters");
 }

@@ -68,6 +68,26 @@ int nfsc_rpc_errno(int rc, const struct rr_call *call);
 /* Sets this thread's rr_nfs_error() text; returns err. */
 int nfsc_fail(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* How many times nfsc_fail has run in this thread. */
+unsigned nfsc_fail_mark(void);
+/*
+ * A failing public call says so: when err < 0 and nothing deeper set a
+ * message since mark, the text is fmt's then strerror. Returns err.
+ */
+int nfsc_said(int err, unsigned mark, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * call, with its failure described by fmt (rr_nfs_error) unless what it
+ * called described it already: every public function returns through it.
+ */
+#define NFSC_SAY(call, ...)                                                    \
+	({                                                                     \
+		unsigned mark_ = nfsc_fail_mark();                             \
+		__typeof__(call) rc_ = (call);                                 \
+		if (rc_ < 0)                                                   \
+			nfsc_said((int)rc_, mark_, __VA_ARGS__);               \
+		rc_;                                                           \
+	})
 
 /* XDR helpers (libtirpc xdrmem). */
 #define NFSC_ARGS_MAX 8192 /* the largest non-WRITE arguments: SYMLINK */

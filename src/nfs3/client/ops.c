@@ -25,12 +25,12 @@ static int stat_path(struct rr_nfs *n, const char *path, bool follow,
 
 int rr_nfs_stat(struct rr_nfs *n, const char *path, struct stat *st)
 {
-	return stat_path(n, path, true, st);
+	return NFSC_SAY(stat_path(n, path, true, st), "stat %s", path);
 }
 
 int rr_nfs_lstat(struct rr_nfs *n, const char *path, struct stat *st)
 {
-	return stat_path(n, path, false, st);
+	return NFSC_SAY(stat_path(n, path, false, st), "lstat %s", path);
 }
 
 static sattr3 mode_attr(mode_t mode)
@@ -42,7 +42,7 @@ static sattr3 mode_attr(mode_t mode)
 	return s;
 }
 
-int rr_nfs_mkdir(struct rr_nfs *n, const char *path, mode_t mode)
+static int do_mkdir(struct rr_nfs *n, const char *path, mode_t mode)
 {
 	MKDIR3args a = {.attributes = mode_attr(mode)};
 	MKDIR3res r = {0};
@@ -62,6 +62,11 @@ int rr_nfs_mkdir(struct rr_nfs *n, const char *path, mode_t mode)
 	rc = rr_nfs_errno(r.status);
 	xdr_free((xdrproc_t)xdr_MKDIR3res, &r);
 	return rc;
+}
+
+int rr_nfs_mkdir(struct rr_nfs *n, const char *path, mode_t mode)
+{
+	return NFSC_SAY(do_mkdir(n, path, mode), "mkdir %s", path);
 }
 
 /* REMOVE and RMDIR share their argument and result shapes. */
@@ -89,15 +94,17 @@ static int remove_common(struct rr_nfs *n, const char *path, uint32_t proc)
 
 int rr_nfs_unlink(struct rr_nfs *n, const char *path)
 {
-	return remove_common(n, path, NFSPROC3_REMOVE);
+	return NFSC_SAY(remove_common(n, path, NFSPROC3_REMOVE), "unlink %s",
+			path);
 }
 
 int rr_nfs_rmdir(struct rr_nfs *n, const char *path)
 {
-	return remove_common(n, path, NFSPROC3_RMDIR);
+	return NFSC_SAY(remove_common(n, path, NFSPROC3_RMDIR), "rmdir %s",
+			path);
 }
 
-int rr_nfs_rename(struct rr_nfs *n, const char *from, const char *to)
+static int do_rename(struct rr_nfs *n, const char *from, const char *to)
 {
 	RENAME3args a;
 	RENAME3res r = {0};
@@ -124,7 +131,12 @@ int rr_nfs_rename(struct rr_nfs *n, const char *from, const char *to)
 	return rc;
 }
 
-int rr_nfs_symlink(struct rr_nfs *n, const char *target, const char *path)
+int rr_nfs_rename(struct rr_nfs *n, const char *from, const char *to)
+{
+	return NFSC_SAY(do_rename(n, from, to), "rename %s to %s", from, to);
+}
+
+static int do_symlink(struct rr_nfs *n, const char *target, const char *path)
 {
 	SYMLINK3args a = {.symlink.symlink_attributes = mode_attr(0777),
 			  .symlink.symlink_data = (char *)target};
@@ -150,8 +162,13 @@ int rr_nfs_symlink(struct rr_nfs *n, const char *target, const char *path)
 	return rc;
 }
 
-ssize_t rr_nfs_readlink(struct rr_nfs *n, const char *path, char *buf,
-			size_t size)
+int rr_nfs_symlink(struct rr_nfs *n, const char *target, const char *path)
+{
+	return NFSC_SAY(do_symlink(n, target, path), "symlink %s", path);
+}
+
+static ssize_t do_readlink(struct rr_nfs *n, const char *path, char *buf,
+			   size_t size)
 {
 	struct nfsc_fh fh;
 	fattr3 attr;
@@ -177,6 +194,12 @@ ssize_t rr_nfs_readlink(struct rr_nfs *n, const char *path, char *buf,
 	return (ssize_t)len;
 }
 
+ssize_t rr_nfs_readlink(struct rr_nfs *n, const char *path, char *buf,
+			size_t size)
+{
+	return NFSC_SAY(do_readlink(n, path, buf, size), "readlink %s", path);
+}
+
 static void fsstat_to_statvfs(const FSSTAT3resok *ok, uint32_t bsize,
 			      struct statvfs *sv)
 {
@@ -192,7 +215,7 @@ static void fsstat_to_statvfs(const FSSTAT3resok *ok, uint32_t bsize,
 	sv->f_namemax = NAME_MAX;
 }
 
-int rr_nfs_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv)
+static int do_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv)
 {
 	FSSTAT3args a;
 	FSSTAT3res r = {0};
@@ -213,6 +236,11 @@ int rr_nfs_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv)
 	return rc;
 }
 
+int rr_nfs_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv)
+{
+	return NFSC_SAY(do_statvfs(n, path, sv), "statvfs %s", path);
+}
+
 int nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len)
 {
 	SETATTR3args a = {0};
@@ -231,7 +259,7 @@ int nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len)
 	return rc;
 }
 
-int rr_nfs_truncate(struct rr_nfs *n, const char *path, uint64_t len)
+static int do_truncate(struct rr_nfs *n, const char *path, uint64_t len)
 {
 	struct nfsc_fh fh;
 	fattr3 attr;
@@ -240,4 +268,9 @@ int rr_nfs_truncate(struct rr_nfs *n, const char *path, uint64_t len)
 	if (!rc && attr.type == NF3DIR)
 		rc = -EISDIR;
 	return rc ? rc : nfsc_setsize(n, &fh, len);
+}
+
+int rr_nfs_truncate(struct rr_nfs *n, const char *path, uint64_t len)
+{
+	return NFSC_SAY(do_truncate(n, path, len), "truncate %s", path);
 }

@@ -11,6 +11,7 @@
 #include <rpcrdma/nfs3.h>
 
 #include "base/alloc.h"
+#include "nfsc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -228,7 +229,7 @@ static int parse_query(const char *q, struct rr_nfs_url *u)
 	return 0;
 }
 
-int rr_nfs_url_parse(const char *url, struct rr_nfs_url *u)
+static int do_url_parse(const char *url, struct rr_nfs_url *u)
 {
 	const char *a, *slash, *query;
 	size_t plen;
@@ -257,6 +258,11 @@ int rr_nfs_url_parse(const char *url, struct rr_nfs_url *u)
 	if (rc)
 		rr_nfs_url_free(u);
 	return rc;
+}
+
+int rr_nfs_url_parse(const char *url, struct rr_nfs_url *u)
+{
+	return NFSC_SAY(do_url_parse(url, u), "bad URL '%s'", url ? url : "");
 }
 
 void rr_nfs_url_free(struct rr_nfs_url *u)

@@ -728,6 +728,46 @@ static void errors_are_errnos(void **state)
 	assert_null(m);
 }
 
+/* rr_nfs_error() names the call, its path and the errno's text. */
+static void assert_said(const char *what, const char *path, int err)
+{
+	const char *said = rr_nfs_error();
+
+	if (!strstr(said, what) || !strstr(said, path) ||
+	    !strstr(said, strerror(err)))
+		fail_msg("want '%s', '%s' and '%s' in '%s'", what, path,
+			 strerror(err), said);
+}
+
+static void every_failure_leaves_a_message(void **state)
+{
+	struct rr_nfs *n = mount_it(state);
+	struct rr_nfs_file *f;
+	struct stat st;
+	char dir[64], path[128], buf[8];
+
+	test_dir(state, "said", dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/absent", dir);
+	assert_int_equal(rr_nfs_open(n, path, O_RDONLY, 0, &f), -ENOENT);
+	assert_said("open", path, ENOENT);
+	/* a later failure replaces the earlier one's text */
+	assert_int_equal(rr_nfs_mkdir(n, path, 0755), -ENOENT);
+	assert_said("mkdir", path, ENOENT);
+	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
+	assert_int_equal(rr_nfs_lstat(n, path, &st), -ENOENT);
+	assert_said("lstat", path, ENOENT);
+	assert_int_equal(rr_nfs_open(n, dir, O_WRONLY, 0, &f), -EISDIR);
+	assert_said("open", dir, EISDIR);
+	/* a failure found before any call goes out, on an open file */
+	assert_int_equal(rr_nfs_open(n, path, O_WRONLY | O_CREAT, 0644, &f), 0);
+	assert_int_equal(rr_nfs_pread(f, buf, sizeof(buf), 0), -EBADF);
+	assert_said("read", "8 bytes", EBADF);
+	assert_int_equal(rr_nfs_close(f), 0);
+	assert_int_equal(rr_nfs_rmdir(n, dir), -ENOTEMPTY);
+	assert_said("rmdir", dir, ENOTEMPTY);
+	assert_int_equal(rr_nfs_umount(n), 0);
+}
+
 static void permission_is_the_callers(void **state)
 {
 	char dir[64], path[128], extra[64];
@@ -1145,6 +1185,7 @@ int main(int argc, char **argv)
 		BOTH(big_directory_listing),
 		BOTH(statvfs_reports_space),
 		BOTH(errors_are_errnos),
+		BOTH(every_failure_leaves_a_message),
 		BOTH(permission_is_the_callers),
 		BOTH(concurrent_writers),
 		BOTH(stream_random_reads),
