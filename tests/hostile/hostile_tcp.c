@@ -320,14 +320,15 @@ static void root_handle(struct fx *f, nfs_fh3 *fh, char *buf)
 	mountres3 mr;
 
 	memset(&mr, 0, sizeof(mr));
-	call(f->d.mount, MOUNT_PROGRAM, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath,
-	     &path, (xdrproc_t)xdr_mountres3, &mr);
+	call(f->d.mount, MOUNT_PROGRAM, MOUNTPROC3_MNT,
+	     (xdrproc_t)rr__xdr_dirpath, &path, (xdrproc_t)rr__xdr_mountres3,
+	     &mr);
 	assert_int_equal(mr.fhs_status, MNT3_OK);
 	fh->data.data_len = mr.mountres3_u.mountinfo.fhandle.fhandle3_len;
 	memcpy(buf, mr.mountres3_u.mountinfo.fhandle.fhandle3_val,
 	       fh->data.data_len);
 	fh->data.data_val = buf;
-	xdr_free((xdrproc_t)xdr_mountres3, (char *)&mr);
+	xdr_free((xdrproc_t)rr__xdr_mountres3, (char *)&mr);
 }
 
 /* The handle of "data", through MNT and LOOKUP; fh points into buf. */
@@ -340,14 +341,15 @@ static void data_handle(struct fx *f, nfs_fh3 *fh, char *buf)
 	root_handle(f, &la.what.dir, rootbuf);
 	la.what.name = "data";
 	memset(&lr, 0, sizeof(lr));
-	call(f->d.tcp, NFS_PROGRAM, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args,
-	     &la, (xdrproc_t)xdr_LOOKUP3res, &lr);
+	call(f->d.tcp, NFS_PROGRAM, NFSPROC3_LOOKUP,
+	     (xdrproc_t)rr__xdr_LOOKUP3args, &la, (xdrproc_t)rr__xdr_LOOKUP3res,
+	     &lr);
 	assert_int_equal(lr.status, NFS3_OK);
 	fh->data.data_len = lr.LOOKUP3res_u.resok.object.data.data_len;
 	memcpy(buf, lr.LOOKUP3res_u.resok.object.data.data_val,
 	       fh->data.data_len);
 	fh->data.data_val = buf;
-	xdr_free((xdrproc_t)xdr_LOOKUP3res, (char *)&lr);
+	xdr_free((xdrproc_t)rr__xdr_LOOKUP3res, (char *)&lr);
 }
 
 /* A raw call's reply, whole: accept_stat and where the results start. */
@@ -596,13 +598,13 @@ static void dump_counts(struct fx *f, unsigned *all, unsigned *mine)
 	char dummy;
 
 	call(f->d.mount, MOUNT_PROGRAM, MOUNTPROC3_DUMP, (xdrproc_t)xvoid,
-	     &dummy, (xdrproc_t)xdr_mountlist, &ml);
+	     &dummy, (xdrproc_t)rr__xdr_mountlist, &ml);
 	*all = *mine = 0;
 	for (mountlist m = ml; m; m = m->ml_next) {
 		(*all)++;
 		*mine += !strcmp(m->ml_hostname, "127.0.0.1");
 	}
-	xdr_free((xdrproc_t)xdr_mountlist, (char *)&ml);
+	xdr_free((xdrproc_t)rr__xdr_mountlist, (char *)&ml);
 }
 
 /*
@@ -755,8 +757,9 @@ static int lookup_on(struct rr_tcp_clnt *c, const nfs_fh3 *dir,
 	int st;
 
 	memset(&lr, 0, sizeof(lr));
-	one_call(c, NFS_PROGRAM, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args,
-		 &la, (xdrproc_t)xdr_LOOKUP3res, &lr);
+	one_call(c, NFS_PROGRAM, NFSPROC3_LOOKUP,
+		 (xdrproc_t)rr__xdr_LOOKUP3args, &la,
+		 (xdrproc_t)rr__xdr_LOOKUP3res, &lr);
 	st = (int)lr.status;
 	if (st == NFS3_OK) {
 		fh->data.data_len = lr.LOOKUP3res_u.resok.object.data.data_len;
@@ -764,7 +767,7 @@ static int lookup_on(struct rr_tcp_clnt *c, const nfs_fh3 *dir,
 		       fh->data.data_len);
 		fh->data.data_val = buf;
 	}
-	xdr_free((xdrproc_t)xdr_LOOKUP3res, (char *)&lr);
+	xdr_free((xdrproc_t)rr__xdr_LOOKUP3res, (char *)&lr);
 	return st;
 }
 

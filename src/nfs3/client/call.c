@@ -17,7 +17,7 @@
 static __thread char last_error[256];
 static __thread unsigned fail_count;
 
-int nfsc_fail(int err, const char *fmt, ...)
+int rr__nfsc_fail(int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -28,12 +28,12 @@ int nfsc_fail(int err, const char *fmt, ...)
 	return err;
 }
 
-unsigned nfsc_fail_mark(void)
+unsigned rr__nfsc_fail_mark(void)
 {
 	return fail_count;
 }
 
-int nfsc_said(int err, unsigned mark, const char *fmt, ...)
+int rr__nfsc_said(int err, unsigned mark, const char *fmt, ...)
 {
 	char what[192];
 	va_list ap;
@@ -43,7 +43,7 @@ int nfsc_said(int err, unsigned mark, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return nfsc_fail(err, "%s: %s", what, strerror(-err));
+	return rr__nfsc_fail(err, "%s: %s", what, strerror(-err));
 }
 
 const char *rr_nfs_error(void)
@@ -100,7 +100,7 @@ int rr_nfs_errno(uint32_t st)
 	return -EIO; /* a status the RFC does not define */
 }
 
-int nfsc_rpc_errno(int rc, const struct rr_call *call)
+int rr__nfsc_rpc_errno(int rc, const struct rr_call *call)
 {
 	if (rc != -EREMOTEIO)
 		return rc;
@@ -186,36 +186,37 @@ static int xcall(struct nfsc_xprt *xp, const struct rr_cred *cred,
 	call.res = rr_malloc(call.res_cap);
 	if (!call.res)
 		return -ENOMEM;
-	rc = nfsc_rpc_errno(xp->ops->call(xp, &call), &call);
+	rc = rr__nfsc_rpc_errno(xp->ops->call(xp, &call), &call);
 	if (!rc)
 		rc = decode(xres, res, call.res, call.res_len);
 	free(call.res);
 	return rc;
 }
 
-int nfsc_xcall(struct nfsc_xprt *xp, const struct rr_cred *cred, uint32_t prog,
-	       uint32_t vers, uint32_t proc, xdrproc_t xargs, void *args,
-	       xdrproc_t xres, void *res, size_t res_cap)
+int rr__nfsc_xcall(struct nfsc_xprt *xp, const struct rr_cred *cred,
+		   uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
+		   void *args, xdrproc_t xres, void *res, size_t res_cap)
 {
 	return xcall(xp, cred, prog, vers, proc, xargs, args, xres, res,
 		     res_cap, 0);
 }
 
-int nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
-	      xdrproc_t xres, void *res, size_t res_cap)
+int rr__nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
+		  xdrproc_t xres, void *res, size_t res_cap)
 {
 	return xcall(n->x, &n->cred, NFS_PROGRAM, NFS_V3, proc, xargs, args,
 		     xres, res, res_cap, 0);
 }
 
-int nfsc_call_ddp(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
-		  size_t item_len, xdrproc_t xres, void *res, size_t res_cap)
+int rr__nfsc_call_ddp(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs,
+		      void *args, size_t item_len, xdrproc_t xres, void *res,
+		      size_t res_cap)
 {
 	return xcall(n->x, &n->cred, NFS_PROGRAM, NFS_V3, proc, xargs, args,
 		     xres, res, res_cap, item_len);
 }
 
-int nfsc_fh_set(struct nfsc_fh *fh, const nfs_fh3 *w)
+int rr__nfsc_fh_set(struct nfsc_fh *fh, const nfs_fh3 *w)
 {
 	if (w->data.data_len > NFS3_FHSIZE || !w->data.data_len)
 		return -EPROTO;
@@ -249,7 +250,7 @@ static struct timespec ts_of(const nfstime3 *t)
 	return (struct timespec){.tv_sec = t->seconds, .tv_nsec = t->nseconds};
 }
 
-void nfsc_fattr_to_stat(const fattr3 *a, struct stat *st)
+void rr__nfsc_fattr_to_stat(const fattr3 *a, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_mode = type_bits(a->type) | (a->mode & 07777);

@@ -62,7 +62,7 @@ static int add_entry(struct rr_nfs_dir *d, const entryplus3 *e)
 		return rc;
 	de->has_attr = pa->attributes_follow;
 	if (de->has_attr)
-		nfsc_fattr_to_stat(&pa->post_op_attr_u.attributes, &de->st);
+		rr__nfsc_fattr_to_stat(&pa->post_op_attr_u.attributes, &de->st);
 	return 0;
 }
 
@@ -79,9 +79,10 @@ static int rdp_round(struct rr_nfs *n, const struct nfsc_fh *fh,
 
 	nfsc_fh_arg(&a.dir, fh);
 	memcpy(a.cookieverf, verf, NFS3_COOKIEVERFSIZE);
-	rc = nfsc_call(n, NFSPROC3_READDIRPLUS, (xdrproc_t)xdr_READDIRPLUS3args,
-		       &a, (xdrproc_t)xdr_READDIRPLUS3res, &r,
-		       RDP_MAXCOUNT + 1024);
+	rc = rr__nfsc_call(n, NFSPROC3_READDIRPLUS,
+			   (xdrproc_t)rr__xdr_READDIRPLUS3args, &a,
+			   (xdrproc_t)rr__xdr_READDIRPLUS3res, &r,
+			   RDP_MAXCOUNT + 1024);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
@@ -98,7 +99,7 @@ static int rdp_round(struct rr_nfs *n, const struct nfsc_fh *fh,
 			*cookie = e->cookie;
 		}
 	}
-	xdr_free((xdrproc_t)xdr_READDIRPLUS3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_READDIRPLUS3res, &r);
 	return rc;
 }
 
@@ -114,8 +115,9 @@ static int rd_round(struct rr_nfs *n, const struct nfsc_fh *fh,
 
 	nfsc_fh_arg(&a.dir, fh);
 	memcpy(a.cookieverf, verf, NFS3_COOKIEVERFSIZE);
-	rc = nfsc_call(n, NFSPROC3_READDIR, (xdrproc_t)xdr_READDIR3args, &a,
-		       (xdrproc_t)xdr_READDIR3res, &r, RDP_MAXCOUNT + 1024);
+	rc = rr__nfsc_call(n, NFSPROC3_READDIR, (xdrproc_t)rr__xdr_READDIR3args,
+			   &a, (xdrproc_t)rr__xdr_READDIR3res, &r,
+			   RDP_MAXCOUNT + 1024);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
@@ -132,7 +134,7 @@ static int rd_round(struct rr_nfs *n, const struct nfsc_fh *fh,
 			*cookie = e->cookie;
 		}
 	}
-	xdr_free((xdrproc_t)xdr_READDIR3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_READDIR3res, &r);
 	return rc;
 }
 
@@ -167,7 +169,7 @@ static int do_opendir(struct rr_nfs *n, const char *path,
 	struct rr_nfs_dir *d;
 	struct nfsc_fh fh;
 	fattr3 attr;
-	int rc = nfsc_lookup_path(n, path, true, &fh, &attr);
+	int rc = rr__nfsc_lookup_path(n, path, true, &fh, &attr);
 
 	if (!rc && attr.type != NF3DIR)
 		rc = -ENOTDIR;

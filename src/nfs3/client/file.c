@@ -23,7 +23,7 @@ static int create_file(struct rr_nfs *n, const char *path, int flags,
 	CREATE3res r = {0};
 	struct nfsc_fh dir;
 	char *name;
-	int rc = nfsc_lookup_parent(n, path, &dir, &name);
+	int rc = rr__nfsc_lookup_parent(n, path, &dir, &name);
 
 	if (rc)
 		return rc;
@@ -32,20 +32,20 @@ static int create_file(struct rr_nfs *n, const char *path, int flags,
 	a.how.mode = flags & O_EXCL ? GUARDED : UNCHECKED;
 	a.how.createhow3_u.obj_attributes.mode.set_it = TRUE;
 	a.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = mode & 07777;
-	rc = nfsc_call(n, NFSPROC3_CREATE, (xdrproc_t)xdr_CREATE3args, &a,
-		       (xdrproc_t)xdr_CREATE3res, &r, 0);
+	rc = rr__nfsc_call(n, NFSPROC3_CREATE, (xdrproc_t)rr__xdr_CREATE3args,
+			   &a, (xdrproc_t)rr__xdr_CREATE3res, &r, 0);
 	free(name);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
 	fh->len = 0;
 	if (!rc && r.CREATE3res_u.resok.obj.handle_follows)
-		rc = nfsc_fh_set(
+		rc = rr__nfsc_fh_set(
 			fh, &r.CREATE3res_u.resok.obj.post_op_fh3_u.handle);
-	xdr_free((xdrproc_t)xdr_CREATE3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_CREATE3res, &r);
 	/* RFC 1813 lets the server leave the handle out: look it up */
 	if (!rc && !fh->len)
-		rc = nfsc_lookup_path(n, path, false, fh, NULL);
+		rc = rr__nfsc_lookup_path(n, path, false, fh, NULL);
 	return rc;
 }
 
@@ -59,14 +59,14 @@ static int check_access(struct rr_nfs *n, const struct nfsc_fh *fh, int flags)
 	int rc;
 
 	nfsc_fh_arg(&a.object, fh);
-	rc = nfsc_call(n, NFSPROC3_ACCESS, (xdrproc_t)xdr_ACCESS3args, &a,
-		       (xdrproc_t)xdr_ACCESS3res, &r, 0);
+	rc = rr__nfsc_call(n, NFSPROC3_ACCESS, (xdrproc_t)rr__xdr_ACCESS3args,
+			   &a, (xdrproc_t)rr__xdr_ACCESS3res, &r, 0);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
 	if (!rc && (r.ACCESS3res_u.resok.access & want) != want)
 		rc = -EACCES;
-	xdr_free((xdrproc_t)xdr_ACCESS3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_ACCESS3res, &r);
 	return rc;
 }
 
@@ -75,7 +75,7 @@ static int open_fh(struct rr_nfs *n, const char *path, int flags, mode_t mode,
 		   struct nfsc_fh *fh, bool *created)
 {
 	fattr3 attr;
-	int rc = nfsc_lookup_path(n, path, true, fh, &attr);
+	int rc = rr__nfsc_lookup_path(n, path, true, fh, &attr);
 
 	*created = false;
 	if (rc == -ENOENT && (flags & O_CREAT)) {
@@ -112,7 +112,7 @@ static int do_open(struct rr_nfs *n, const char *path, int flags, mode_t mode,
 	if (!rc && !created)
 		rc = check_access(n, &f->fh, flags);
 	if (!rc && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY)
-		rc = nfsc_setsize(n, &f->fh, 0);
+		rc = rr__nfsc_setsize(n, &f->fh, 0);
 	if (rc) {
 		free(f);
 		return rc;
@@ -131,10 +131,10 @@ int rr_nfs_open(struct rr_nfs *n, const char *path, int flags, mode_t mode,
 int rr_nfs_fstat(struct rr_nfs_file *f, struct stat *st)
 {
 	fattr3 attr;
-	int rc = NFSC_SAY(nfsc_getattr(f->n, &f->fh, &attr), "fstat");
+	int rc = NFSC_SAY(rr__nfsc_getattr(f->n, &f->fh, &attr), "fstat");
 
 	if (!rc)
-		nfsc_fattr_to_stat(&attr, st);
+		rr__nfsc_fattr_to_stat(&attr, st);
 	return rc;
 }
 
@@ -142,7 +142,7 @@ int rr_nfs_ftruncate(struct rr_nfs_file *f, uint64_t len)
 {
 	int rc = (f->flags & O_ACCMODE) == O_RDONLY
 			 ? -EBADF
-			 : nfsc_setsize(f->n, &f->fh, len);
+			 : rr__nfsc_setsize(f->n, &f->fh, len);
 
 	return NFSC_SAY(rc, "ftruncate to %llu", (unsigned long long)len);
 }
@@ -154,23 +154,24 @@ static int commit(struct rr_nfs_file *f, uint8_t *verf)
 	int rc;
 
 	nfsc_fh_arg(&a.file, &f->fh);
-	rc = nfsc_call(f->n, NFSPROC3_COMMIT, (xdrproc_t)xdr_COMMIT3args, &a,
-		       (xdrproc_t)xdr_COMMIT3res, &r, 0);
+	rc = rr__nfsc_call(f->n, NFSPROC3_COMMIT,
+			   (xdrproc_t)rr__xdr_COMMIT3args, &a,
+			   (xdrproc_t)rr__xdr_COMMIT3res, &r, 0);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
 	if (!rc)
 		memcpy(verf, r.COMMIT3res_u.resok.verf, NFS3_WRITEVERFSIZE);
-	xdr_free((xdrproc_t)xdr_COMMIT3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_COMMIT3res, &r);
 	return rc;
 }
 
 /* Said apart from a plain EIO: the data may need sending again. */
 static int writes_lost(void)
 {
-	return nfsc_fail(-EIO,
-			 "the server restarted (its write verifier "
-			 "changed): writes not yet committed may be lost");
+	return rr__nfsc_fail(-EIO,
+			     "the server restarted (its write verifier "
+			     "changed): writes not yet committed may be lost");
 }
 
 static int do_fsync(struct rr_nfs_file *f)

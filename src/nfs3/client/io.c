@@ -100,7 +100,7 @@ static int encode_read(struct io_run *run, struct io_slot *s)
 	READ3args a = {.offset = s->io.off, .count = (count3)s->io.len};
 
 	nfsc_fh_arg(&a.file, &run->f->fh);
-	return xdr_encode_args(s, (xdrproc_t)xdr_READ3args, &a);
+	return xdr_encode_args(s, (xdrproc_t)rr__xdr_READ3args, &a);
 }
 
 /* WRITE3args with an empty data<>, then its length word set to count. */
@@ -112,7 +112,7 @@ static int encode_write(struct io_run *run, struct io_slot *s)
 	int rc;
 
 	nfsc_fh_arg(&a.file, &run->f->fh);
-	rc = xdr_encode_args(s, (xdrproc_t)xdr_WRITE3args, &a);
+	rc = xdr_encode_args(s, (xdrproc_t)rr__xdr_WRITE3args, &a);
 	if (!rc)
 		put_be32(s->args + s->call.args_len - 4, (uint32_t)s->io.len);
 	return rc;
@@ -130,7 +130,7 @@ static int decode_read(struct io_slot *s, uint32_t *got, bool *eof)
 	int rc = -EPROTO;
 
 	xdrmem_create(&x, s->res, (u_int)s->call.res_len, XDR_DECODE);
-	if (!xdr_nfsstat3(&x, &st) || !xdr_post_op_attr(&x, &pa))
+	if (!rr__xdr_nfsstat3(&x, &st) || !rr__xdr_post_op_attr(&x, &pa))
 		goto out;
 	rc = rr_nfs_errno(st);
 	if (rc)
@@ -178,10 +178,10 @@ static int decode_write(struct io_run *run, struct io_slot *s, uint32_t *got)
 	int rc;
 
 	xdrmem_create(&x, s->res, (u_int)s->call.res_len, XDR_DECODE);
-	ok = xdr_WRITE3res(&x, &r);
+	ok = rr__xdr_WRITE3res(&x, &r);
 	xdr_destroy(&x);
 	if (!ok) {
-		xdr_free((xdrproc_t)xdr_WRITE3res, &r);
+		xdr_free((xdrproc_t)rr__xdr_WRITE3res, &r);
 		return -EPROTO;
 	}
 	rc = rr_nfs_errno(r.status);
@@ -191,7 +191,7 @@ static int decode_write(struct io_run *run, struct io_slot *s, uint32_t *got)
 		*got = r.WRITE3res_u.resok.count;
 		note_verf(run->f, &r.WRITE3res_u.resok);
 	}
-	xdr_free((xdrproc_t)xdr_WRITE3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, &r);
 	return rc;
 }
 
@@ -378,7 +378,7 @@ static void complete(struct io_run *run, struct io_slot *s)
 {
 	uint32_t got = 0;
 	bool eof = false;
-	int rc = nfsc_rpc_errno(s->rc, &s->call);
+	int rc = rr__nfsc_rpc_errno(s->rc, &s->call);
 
 	run->inflight--;
 	if (!rc)

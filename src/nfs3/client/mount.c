@@ -47,8 +47,8 @@ static int mnt_errno(mountstat3 st)
 	}
 }
 
-uint16_t nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
-			   int timeout_ms)
+uint16_t rr__nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
+			       int timeout_ms)
 {
 	struct nfsc_xprt_opts o = {.timeout_ms = timeout_ms,
 				   .connect_timeout_ms = timeout_ms,
@@ -58,11 +58,11 @@ uint16_t nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
 	struct nfsc_xprt *x;
 	u_int port = 0;
 
-	if (nfsc_xprt_tcp(host, RPCBIND_PORT, &o, &x))
+	if (rr__nfsc_xprt_tcp(host, RPCBIND_PORT, &o, &x))
 		return 0;
-	if (nfsc_xcall(x, NULL, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT,
-		       (xdrproc_t)xdr_pmap, &args, (xdrproc_t)xdr_u_int, &port,
-		       0))
+	if (rr__nfsc_xcall(x, NULL, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT,
+			   (xdrproc_t)xdr_pmap, &args, (xdrproc_t)xdr_u_int,
+			   &port, 0))
 		port = 0;
 	nfsc_xprt_destroy(x);
 	return port <= 65535 ? (uint16_t)port : 0;
@@ -71,8 +71,8 @@ uint16_t nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
 static int mount_call(struct rr_nfs *n, struct nfsc_xprt *x, uint32_t proc,
 		      xdrproc_t xa, void *a, xdrproc_t xr, void *r, size_t cap)
 {
-	return nfsc_xcall(x, &n->cred, MOUNT_PROGRAM, MOUNT_V3, proc, xa, a, xr,
-			  r, cap);
+	return rr__nfsc_xcall(x, &n->cred, MOUNT_PROGRAM, MOUNT_V3, proc, xa, a,
+			      xr, r, cap);
 }
 
 /* Is ex a leading path of path, component-wise? */
@@ -107,9 +107,9 @@ static char *pick_export(exports list, const char *path)
 					       e->ex_dir);
 	}
 	if (!pick) {
-		nfsc_fail(-ENOENT,
-			  "export not found for %s (server exports: %s)", path,
-			  nl ? names : "none");
+		rr__nfsc_fail(-ENOENT,
+			      "export not found for %s (server exports: %s)",
+			      path, nl ? names : "none");
 		return NULL;
 	}
 	return rr_strdup(pick);
@@ -121,12 +121,12 @@ static int choose_export(struct rr_nfs *n, struct nfsc_xprt *x,
 {
 	exports list = NULL;
 	int rc = mount_call(n, x, MOUNTPROC3_EXPORT, (xdrproc_t)xdr_none, NULL,
-			    (xdrproc_t)xdr_exports, &list, EXPORT_RES_CAP);
+			    (xdrproc_t)rr__xdr_exports, &list, EXPORT_RES_CAP);
 
 	if (rc)
 		return rc;
 	*export = pick_export(list, path);
-	xdr_free((xdrproc_t)xdr_exports, &list);
+	xdr_free((xdrproc_t)rr__xdr_exports, &list);
 	if (!*export)
 		return -ENOENT;
 	return 0;
@@ -150,8 +150,8 @@ static int mnt(struct rr_nfs *n, struct nfsc_xprt *x, const char *dir,
 {
 	mountres3 r = {0};
 	dirpath d = (char *)dir;
-	int rc = mount_call(n, x, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath, &d,
-			    (xdrproc_t)xdr_mountres3, &r, 0);
+	int rc = mount_call(n, x, MOUNTPROC3_MNT, (xdrproc_t)rr__xdr_dirpath,
+			    &d, (xdrproc_t)rr__xdr_mountres3, &r, 0);
 
 	if (rc)
 		return rc;
@@ -161,9 +161,9 @@ static int mnt(struct rr_nfs *n, struct nfsc_xprt *x, const char *dir,
 		nfs_fh3 fh = {.data.data_len = ok->fhandle.fhandle3_len,
 			      .data.data_val = ok->fhandle.fhandle3_val};
 
-		rc = flavor_ok(ok) ? nfsc_fh_set(root, &fh) : -EACCES;
+		rc = flavor_ok(ok) ? rr__nfsc_fh_set(root, &fh) : -EACCES;
 	}
-	xdr_free((xdrproc_t)xdr_mountres3, &r);
+	xdr_free((xdrproc_t)rr__xdr_mountres3, &r);
 	return rc;
 }
 
@@ -205,35 +205,36 @@ static int mount_over(struct rr_nfs *n, struct nfsc_xprt *x, const char *path,
 		return mnt_prefixes(n, x, path, root, export);
 	rc = mnt(n, x, *export, root);
 	if (rc) {
-		nfsc_fail(rc, "MOUNT of %s refused: %s", *export,
-			  strerror(-rc));
+		rr__nfsc_fail(rc, "MOUNT of %s refused: %s", *export,
+			      strerror(-rc));
 		free(*export);
 		*export = NULL;
 	}
 	return rc;
 }
 
-int nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
-		      const char *path, struct nfsc_fh *root, char **export)
+int rr__nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
+			  const char *path, struct nfsc_fh *root, char **export)
 {
 	struct nfsc_xprt_opts o = {.timeout_ms = n->timeout_ms,
 				   .connect_timeout_ms = n->connect_timeout_ms,
 				   .max_bulk = 4096};
 	struct nfsc_xprt *x;
-	int rc = nfsc_xprt_tcp(host, port, &o, &x);
+	int rc = rr__nfsc_xprt_tcp(host, port, &o, &x);
 
 	if (rc)
-		return nfsc_fail(rc,
-				 "cannot reach MOUNT service at %s port %u: %s",
-				 host, port, strerror(-rc));
+		return rr__nfsc_fail(
+			rc, "cannot reach MOUNT service at %s port %u: %s",
+			host, port, strerror(-rc));
 	rc = mount_over(n, x, path, root, export);
 	nfsc_xprt_destroy(x);
 	if (rc && !rr_nfs_error()[0])
-		nfsc_fail(rc, "MOUNT of %s failed: %s", path, strerror(-rc));
+		rr__nfsc_fail(rc, "MOUNT of %s failed: %s", path,
+			      strerror(-rc));
 	return rc;
 }
 
-void nfsc_mount_umnt(struct rr_nfs *n)
+void rr__nfsc_mount_umnt(struct rr_nfs *n)
 {
 	struct nfsc_xprt_opts o = {.timeout_ms = n->timeout_ms,
 				   .connect_timeout_ms = n->connect_timeout_ms,
@@ -242,9 +243,9 @@ void nfsc_mount_umnt(struct rr_nfs *n)
 	struct nfsc_xprt *x;
 
 	/* Best effort: the server's mount list is advisory (RFC 1813 5.2). */
-	if (nfsc_xprt_tcp(n->host, n->mountport, &o, &x))
+	if (rr__nfsc_xprt_tcp(n->host, n->mountport, &o, &x))
 		return;
-	mount_call(n, x, MOUNTPROC3_UMNT, (xdrproc_t)xdr_dirpath, &d,
+	mount_call(n, x, MOUNTPROC3_UMNT, (xdrproc_t)rr__xdr_dirpath, &d,
 		   (xdrproc_t)xdr_none, NULL, 0);
 	nfsc_xprt_destroy(x);
 }

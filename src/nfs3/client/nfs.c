@@ -42,13 +42,13 @@ static void set_ports(const struct rr_nfs_url *u, uint16_t *nfs, uint16_t *mnt)
 	*nfs = u->nfsport;
 	*mnt = u->mountport;
 	if (!*mnt)
-		*mnt = nfsc_rpcbind_port(u->host, MOUNT_PROGRAM, MOUNT_V3,
-					 RPCBIND_TIMEOUT_MS);
+		*mnt = rr__nfsc_rpcbind_port(u->host, MOUNT_PROGRAM, MOUNT_V3,
+					     RPCBIND_TIMEOUT_MS);
 	if (!*mnt)
 		*mnt = RR_NFS_PORT_MOUNT;
 	if (!*nfs && tcp)
-		*nfs = nfsc_rpcbind_port(u->host, NFS_PROGRAM, NFS_V3,
-					 RPCBIND_TIMEOUT_MS);
+		*nfs = rr__nfsc_rpcbind_port(u->host, NFS_PROGRAM, NFS_V3,
+					     RPCBIND_TIMEOUT_MS);
 	if (!*nfs)
 		*nfs = tcp ? RR_NFS_PORT_TCP : RR_NFS_PORT_RDMA;
 }
@@ -71,8 +71,8 @@ static int fsinfo(struct rr_nfs *n, uint32_t max_io)
 	int rc;
 
 	nfsc_fh_arg(&a.fsroot, &n->root);
-	rc = nfsc_call(n, NFSPROC3_FSINFO, (xdrproc_t)xdr_FSINFO3args, &a,
-		       (xdrproc_t)xdr_FSINFO3res, &r, 0);
+	rc = rr__nfsc_call(n, NFSPROC3_FSINFO, (xdrproc_t)rr__xdr_FSINFO3args,
+			   &a, (xdrproc_t)rr__xdr_FSINFO3res, &r, 0);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
@@ -83,7 +83,7 @@ static int fsinfo(struct rr_nfs *n, uint32_t max_io)
 		n->wtmax = clamp_io(ok->wtmax, ok->wtpref, max_io);
 		n->dtpref = ok->dtpref ? ok->dtpref : 8192;
 	}
-	xdr_free((xdrproc_t)xdr_FSINFO3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_FSINFO3res, &r);
 	return rc;
 }
 
@@ -96,19 +96,19 @@ static int connect_nfs(struct rr_nfs *n, const struct rr_nfs_url *u,
 				   .depth = n->depth,
 				   .max_bulk = max_io};
 	bool tcp = u->proto == RR_NFS_PROTO_TCP;
-	int rc = tcp ? nfsc_xprt_tcp(u->host, port, &o, &n->x)
-		     : nfsc_xprt_rdma(u->host, port, &o, &n->x);
+	int rc = tcp ? rr__nfsc_xprt_tcp(u->host, port, &o, &n->x)
+		     : rr__nfsc_xprt_rdma(u->host, port, &o, &n->x);
 
 	if (rc)
-		return nfsc_fail(rc,
-				 "cannot reach NFS service at %s port %u "
-				 "over %s: %s",
-				 u->host, port, tcp ? "tcp" : "rdma",
-				 strerror(-rc));
+		return rr__nfsc_fail(rc,
+				     "cannot reach NFS service at %s port %u "
+				     "over %s: %s",
+				     u->host, port, tcp ? "tcp" : "rdma",
+				     strerror(-rc));
 	rc = fsinfo(n, max_io);
 	if (rc)
-		nfsc_fail(rc, "FSINFO of the export's root failed: %s",
-			  strerror(-rc));
+		rr__nfsc_fail(rc, "FSINFO of the export's root failed: %s",
+			      strerror(-rc));
 	return rc;
 }
 
@@ -145,8 +145,8 @@ static int mount_url(struct rr_nfs *n, const struct rr_nfs_url *u,
 	n->mountport = mntport;
 	if (!n->host)
 		return -ENOMEM;
-	rc = nfsc_mount_export(n, u->host, mntport, u->path, &n->root,
-			       &n->export);
+	rc = rr__nfsc_mount_export(n, u->host, mntport, u->path, &n->root,
+				   &n->export);
 	if (rc)
 		return rc;
 	n->url_path = rel_path(u->path, n->export);
@@ -172,13 +172,13 @@ int rr_nfs_mount(const char *url, const struct rr_nfs_opts *o,
 	uint32_t max_io;
 	int rc;
 
-	nfsc_fail(0, "%s", "");
+	rr__nfsc_fail(0, "%s", "");
 	rc = rr_nfs_url_parse(url, &u);
 	if (rc)
-		return nfsc_fail(rc,
-				 "bad URL '%s' (want nfs://host[:port]/"
-				 "export/path[?args])",
-				 url ? url : "");
+		return rr__nfsc_fail(rc,
+				     "bad URL '%s' (want nfs://host[:port]/"
+				     "export/path[?args])",
+				     url ? url : "");
 	n = rr_calloc(1, sizeof(*n));
 	if (!n) {
 		rr_nfs_url_free(&u);
@@ -189,11 +189,11 @@ int rr_nfs_mount(const char *url, const struct rr_nfs_opts *o,
 	rr_nfs_url_free(&u);
 	if (rc) {
 		if (n->x)
-			nfsc_mount_umnt(n);
+			rr__nfsc_mount_umnt(n);
 		nfs_free(n);
 		return rc;
 	}
-	nfsc_fail(0, "%s", ""); /* a fallback on the way may have failed */
+	rr__nfsc_fail(0, "%s", ""); /* a fallback on the way may have failed */
 	*out = n;
 	return 0;
 }
@@ -206,7 +206,7 @@ static int do_umount(struct rr_nfs *n)
 		return 0;
 	rc = nfsc_xprt_destroy(n->x);
 	n->x = NULL;
-	nfsc_mount_umnt(n);
+	rr__nfsc_mount_umnt(n);
 	nfs_free(n);
 	return rc;
 }

@@ -53,28 +53,28 @@ struct nfsc_xprt_opts {
 	uint32_t max_bulk;
 };
 
-int nfsc_xprt_rdma(const char *host, uint16_t port,
-		   const struct nfsc_xprt_opts *o, struct nfsc_xprt **out);
-int nfsc_xprt_tcp(const char *host, uint16_t port,
-		  const struct nfsc_xprt_opts *o, struct nfsc_xprt **out);
+int rr__nfsc_xprt_rdma(const char *host, uint16_t port,
+		       const struct nfsc_xprt_opts *o, struct nfsc_xprt **out);
+int rr__nfsc_xprt_tcp(const char *host, uint16_t port,
+		      const struct nfsc_xprt_opts *o, struct nfsc_xprt **out);
 static inline int nfsc_xprt_destroy(struct nfsc_xprt *x)
 {
 	return x ? x->ops->destroy(x) : 0;
 }
 
 /* What the RPC layer said, as an errno: accept/reject status mapped. */
-int nfsc_rpc_errno(int rc, const struct rr_call *call);
+int rr__nfsc_rpc_errno(int rc, const struct rr_call *call);
 
 /* Sets this thread's rr_nfs_error() text; returns err. */
-int nfsc_fail(int err, const char *fmt, ...)
+int rr__nfsc_fail(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* How many times nfsc_fail has run in this thread. */
-unsigned nfsc_fail_mark(void);
+/* How many times rr__nfsc_fail has run in this thread. */
+unsigned rr__nfsc_fail_mark(void);
 /*
  * A failing public call says so: when err < 0 and nothing deeper set a
  * message since mark, the text is fmt's then strerror. Returns err.
  */
-int nfsc_said(int err, unsigned mark, const char *fmt, ...)
+int rr__nfsc_said(int err, unsigned mark, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /*
  * call, with its failure described by fmt (rr_nfs_error) unless what it
@@ -82,10 +82,10 @@ int nfsc_said(int err, unsigned mark, const char *fmt, ...)
  */
 #define NFSC_SAY(call, ...)                                                    \
 	({                                                                     \
-		unsigned mark_ = nfsc_fail_mark();                             \
+		unsigned mark_ = rr__nfsc_fail_mark();                         \
 		__typeof__(call) rc_ = (call);                                 \
 		if (rc_ < 0)                                                   \
-			nfsc_said((int)rc_, mark_, __VA_ARGS__);               \
+			rr__nfsc_said((int)rc_, mark_, __VA_ARGS__);           \
 		rc_;                                                           \
 	})
 
@@ -106,9 +106,9 @@ int nfsc_said(int err, unsigned mark, const char *fmt, ...)
  * negative errno (transport or RPC errors; the NFS status is the caller's to
  * read).
  */
-int nfsc_xcall(struct nfsc_xprt *x, const struct rr_cred *cred, uint32_t prog,
-	       uint32_t vers, uint32_t proc, xdrproc_t xargs, void *args,
-	       xdrproc_t xres, void *res, size_t res_cap);
+int rr__nfsc_xcall(struct nfsc_xprt *x, const struct rr_cred *cred,
+		   uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
+		   void *args, xdrproc_t xres, void *res, size_t res_cap);
 
 struct nfsc_fh {
 	uint32_t len;
@@ -147,43 +147,46 @@ static inline void nfsc_fh_arg(nfs_fh3 *a, const struct nfsc_fh *fh)
 }
 
 /* Copies a handle from the wire; -EPROTO if it is too long. */
-int nfsc_fh_set(struct nfsc_fh *fh, const nfs_fh3 *w);
+int rr__nfsc_fh_set(struct nfsc_fh *fh, const nfs_fh3 *w);
 
 /* SETATTR of the size alone. */
-int nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len);
+int rr__nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len);
 
-void nfsc_fattr_to_stat(const fattr3 *a, struct stat *st);
+void rr__nfsc_fattr_to_stat(const fattr3 *a, struct stat *st);
 
 /* NFS calls on the mount (NFS_PROGRAM, NFS_V3). */
-int nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
-	      xdrproc_t xres, void *res, size_t res_cap);
+int rr__nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
+		  xdrproc_t xres, void *res, size_t res_cap);
 /*
- * nfsc_call whose last argument is a DDP-eligible item of item_len bytes
+ * rr__nfsc_call whose last argument is a DDP-eligible item of item_len bytes
  * (SYMLINK's path, RFC 8267 section 4): it travels in a read chunk at its
  * position when the call does not fit inline.
  */
-int nfsc_call_ddp(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
-		  size_t item_len, xdrproc_t xres, void *res, size_t res_cap);
+int rr__nfsc_call_ddp(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs,
+		      void *args, size_t item_len, xdrproc_t xres, void *res,
+		      size_t res_cap);
 
 /*
- * Path resolution inside the export. nfsc_lookup_path finds the object
- * (following a final symlink when follow); nfsc_lookup_parent the
+ * Path resolution inside the export. rr__nfsc_lookup_path finds the object
+ * (following a final symlink when follow); rr__nfsc_lookup_parent the
  * directory that holds the last component, whose name it returns in
  * *name (malloc'd).
  */
-int nfsc_lookup_path(struct rr_nfs *n, const char *path, bool follow,
-		     struct nfsc_fh *fh, fattr3 *attr);
-int nfsc_lookup_parent(struct rr_nfs *n, const char *path, struct nfsc_fh *dir,
-		       char **name);
-int nfsc_readlink_fh(struct rr_nfs *n, const struct nfsc_fh *fh, char **target);
-int nfsc_getattr(struct rr_nfs *n, const struct nfsc_fh *fh, fattr3 *attr);
+int rr__nfsc_lookup_path(struct rr_nfs *n, const char *path, bool follow,
+			 struct nfsc_fh *fh, fattr3 *attr);
+int rr__nfsc_lookup_parent(struct rr_nfs *n, const char *path,
+			   struct nfsc_fh *dir, char **name);
+int rr__nfsc_readlink_fh(struct rr_nfs *n, const struct nfsc_fh *fh,
+			 char **target);
+int rr__nfsc_getattr(struct rr_nfs *n, const struct nfsc_fh *fh, fattr3 *attr);
 
 /* MOUNT over TCP: the export list, MNT and UMNT. */
-int nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
-		      const char *path, struct nfsc_fh *root, char **export);
-void nfsc_mount_umnt(struct rr_nfs *n);
+int rr__nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
+			  const char *path, struct nfsc_fh *root,
+			  char **export);
+void rr__nfsc_mount_umnt(struct rr_nfs *n);
 /* rpcbind (PMAP v2 GETPORT over TCP): 0 when none answers. */
-uint16_t nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
-			   int timeout_ms);
+uint16_t rr__nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
+			       int timeout_ms);
 
 #endif

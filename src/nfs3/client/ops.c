@@ -16,10 +16,10 @@ static int stat_path(struct rr_nfs *n, const char *path, bool follow,
 {
 	struct nfsc_fh fh;
 	fattr3 attr;
-	int rc = nfsc_lookup_path(n, path, follow, &fh, &attr);
+	int rc = rr__nfsc_lookup_path(n, path, follow, &fh, &attr);
 
 	if (!rc)
-		nfsc_fattr_to_stat(&attr, st);
+		rr__nfsc_fattr_to_stat(&attr, st);
 	return rc;
 }
 
@@ -48,19 +48,19 @@ static int do_mkdir(struct rr_nfs *n, const char *path, mode_t mode)
 	MKDIR3res r = {0};
 	char *name;
 	struct nfsc_fh dir;
-	int rc = nfsc_lookup_parent(n, path, &dir, &name);
+	int rc = rr__nfsc_lookup_parent(n, path, &dir, &name);
 
 	if (rc)
 		return rc;
 	nfsc_fh_arg(&a.where.dir, &dir);
 	a.where.name = name;
-	rc = nfsc_call(n, NFSPROC3_MKDIR, (xdrproc_t)xdr_MKDIR3args, &a,
-		       (xdrproc_t)xdr_MKDIR3res, &r, 0);
+	rc = rr__nfsc_call(n, NFSPROC3_MKDIR, (xdrproc_t)rr__xdr_MKDIR3args, &a,
+			   (xdrproc_t)rr__xdr_MKDIR3res, &r, 0);
 	free(name);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
-	xdr_free((xdrproc_t)xdr_MKDIR3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_MKDIR3res, &r);
 	return rc;
 }
 
@@ -76,19 +76,19 @@ static int remove_common(struct rr_nfs *n, const char *path, uint32_t proc)
 	REMOVE3res r = {0};
 	struct nfsc_fh dir;
 	char *name;
-	int rc = nfsc_lookup_parent(n, path, &dir, &name);
+	int rc = rr__nfsc_lookup_parent(n, path, &dir, &name);
 
 	if (rc)
 		return rc;
 	nfsc_fh_arg(&a.object.dir, &dir);
 	a.object.name = name;
-	rc = nfsc_call(n, proc, (xdrproc_t)xdr_REMOVE3args, &a,
-		       (xdrproc_t)xdr_REMOVE3res, &r, 0);
+	rc = rr__nfsc_call(n, proc, (xdrproc_t)rr__xdr_REMOVE3args, &a,
+			   (xdrproc_t)rr__xdr_REMOVE3res, &r, 0);
 	free(name);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
-	xdr_free((xdrproc_t)xdr_REMOVE3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_REMOVE3res, &r);
 	return rc;
 }
 
@@ -110,24 +110,25 @@ static int do_rename(struct rr_nfs *n, const char *from, const char *to)
 	RENAME3res r = {0};
 	struct nfsc_fh fdir, tdir;
 	char *fname = NULL, *tname = NULL;
-	int rc = nfsc_lookup_parent(n, from, &fdir, &fname);
+	int rc = rr__nfsc_lookup_parent(n, from, &fdir, &fname);
 
 	if (!rc)
-		rc = nfsc_lookup_parent(n, to, &tdir, &tname);
+		rc = rr__nfsc_lookup_parent(n, to, &tdir, &tname);
 	if (!rc) {
 		nfsc_fh_arg(&a.from.dir, &fdir);
 		nfsc_fh_arg(&a.to.dir, &tdir);
 		a.from.name = fname;
 		a.to.name = tname;
-		rc = nfsc_call(n, NFSPROC3_RENAME, (xdrproc_t)xdr_RENAME3args,
-			       &a, (xdrproc_t)xdr_RENAME3res, &r, 0);
+		rc = rr__nfsc_call(n, NFSPROC3_RENAME,
+				   (xdrproc_t)rr__xdr_RENAME3args, &a,
+				   (xdrproc_t)rr__xdr_RENAME3res, &r, 0);
 	}
 	free(fname);
 	free(tname);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
-	xdr_free((xdrproc_t)xdr_RENAME3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_RENAME3res, &r);
 	return rc;
 }
 
@@ -147,18 +148,19 @@ static int do_symlink(struct rr_nfs *n, const char *target, const char *path)
 
 	if (!target || !*target || strlen(target) >= NFSC_ARGS_MAX - 1024)
 		return -EINVAL;
-	rc = nfsc_lookup_parent(n, path, &dir, &name);
+	rc = rr__nfsc_lookup_parent(n, path, &dir, &name);
 	if (rc)
 		return rc;
 	nfsc_fh_arg(&a.where.dir, &dir);
 	a.where.name = name;
-	rc = nfsc_call_ddp(n, NFSPROC3_SYMLINK, (xdrproc_t)xdr_SYMLINK3args, &a,
-			   strlen(target), (xdrproc_t)xdr_SYMLINK3res, &r, 0);
+	rc = rr__nfsc_call_ddp(
+		n, NFSPROC3_SYMLINK, (xdrproc_t)rr__xdr_SYMLINK3args, &a,
+		strlen(target), (xdrproc_t)rr__xdr_SYMLINK3res, &r, 0);
 	free(name);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
-	xdr_free((xdrproc_t)xdr_SYMLINK3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_SYMLINK3res, &r);
 	return rc;
 }
 
@@ -174,12 +176,12 @@ static ssize_t do_readlink(struct rr_nfs *n, const char *path, char *buf,
 	fattr3 attr;
 	char *target = NULL;
 	size_t len;
-	int rc = nfsc_lookup_path(n, path, false, &fh, &attr);
+	int rc = rr__nfsc_lookup_path(n, path, false, &fh, &attr);
 
 	if (!rc && attr.type != NF3LNK)
 		rc = -EINVAL;
 	if (!rc)
-		rc = nfsc_readlink_fh(n, &fh, &target);
+		rc = rr__nfsc_readlink_fh(n, &fh, &target);
 	if (rc)
 		return rc;
 	len = strlen(target);
@@ -220,19 +222,19 @@ static int do_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv)
 	FSSTAT3args a;
 	FSSTAT3res r = {0};
 	struct nfsc_fh fh;
-	int rc = nfsc_lookup_path(n, path, true, &fh, NULL);
+	int rc = rr__nfsc_lookup_path(n, path, true, &fh, NULL);
 
 	if (rc)
 		return rc;
 	nfsc_fh_arg(&a.fsroot, &fh);
-	rc = nfsc_call(n, NFSPROC3_FSSTAT, (xdrproc_t)xdr_FSSTAT3args, &a,
-		       (xdrproc_t)xdr_FSSTAT3res, &r, 0);
+	rc = rr__nfsc_call(n, NFSPROC3_FSSTAT, (xdrproc_t)rr__xdr_FSSTAT3args,
+			   &a, (xdrproc_t)rr__xdr_FSSTAT3res, &r, 0);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
 	if (!rc)
 		fsstat_to_statvfs(&r.FSSTAT3res_u.resok, 4096, sv);
-	xdr_free((xdrproc_t)xdr_FSSTAT3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_FSSTAT3res, &r);
 	return rc;
 }
 
@@ -241,7 +243,7 @@ int rr_nfs_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv)
 	return NFSC_SAY(do_statvfs(n, path, sv), "statvfs %s", path);
 }
 
-int nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len)
+int rr__nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len)
 {
 	SETATTR3args a = {0};
 	SETATTR3res r = {0};
@@ -250,12 +252,12 @@ int nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len)
 	nfsc_fh_arg(&a.object, fh);
 	a.new_attributes.size.set_it = TRUE;
 	a.new_attributes.size.set_size3_u.size = len;
-	rc = nfsc_call(n, NFSPROC3_SETATTR, (xdrproc_t)xdr_SETATTR3args, &a,
-		       (xdrproc_t)xdr_SETATTR3res, &r, 0);
+	rc = rr__nfsc_call(n, NFSPROC3_SETATTR, (xdrproc_t)rr__xdr_SETATTR3args,
+			   &a, (xdrproc_t)rr__xdr_SETATTR3res, &r, 0);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
-	xdr_free((xdrproc_t)xdr_SETATTR3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_SETATTR3res, &r);
 	return rc;
 }
 
@@ -263,11 +265,11 @@ static int do_truncate(struct rr_nfs *n, const char *path, uint64_t len)
 {
 	struct nfsc_fh fh;
 	fattr3 attr;
-	int rc = nfsc_lookup_path(n, path, true, &fh, &attr);
+	int rc = rr__nfsc_lookup_path(n, path, true, &fh, &attr);
 
 	if (!rc && attr.type == NF3DIR)
 		rc = -EISDIR;
-	return rc ? rc : nfsc_setsize(n, &fh, len);
+	return rc ? rc : rr__nfsc_setsize(n, &fh, len);
 }
 
 int rr_nfs_truncate(struct rr_nfs *n, const char *path, uint64_t len)

@@ -25,21 +25,21 @@ static bool fh_eq(const struct nfsc_fh *a, const struct nfsc_fh *b)
 	return a->len == b->len && !memcmp(a->data, b->data, a->len);
 }
 
-int nfsc_getattr(struct rr_nfs *n, const struct nfsc_fh *fh, fattr3 *attr)
+int rr__nfsc_getattr(struct rr_nfs *n, const struct nfsc_fh *fh, fattr3 *attr)
 {
 	GETATTR3args a;
 	GETATTR3res r = {0};
 	int rc;
 
 	nfsc_fh_arg(&a.object, fh);
-	rc = nfsc_call(n, NFSPROC3_GETATTR, (xdrproc_t)xdr_GETATTR3args, &a,
-		       (xdrproc_t)xdr_GETATTR3res, &r, 0);
+	rc = rr__nfsc_call(n, NFSPROC3_GETATTR, (xdrproc_t)rr__xdr_GETATTR3args,
+			   &a, (xdrproc_t)rr__xdr_GETATTR3res, &r, 0);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
 	if (!rc)
 		*attr = r.GETATTR3res_u.resok.obj_attributes;
-	xdr_free((xdrproc_t)xdr_GETATTR3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_GETATTR3res, &r);
 	return rc;
 }
 
@@ -53,22 +53,22 @@ static int lookup1(struct rr_nfs *n, const struct nfsc_fh *dir,
 	int rc;
 
 	nfsc_fh_arg(&a.what.dir, dir);
-	rc = nfsc_call(n, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args, &a,
-		       (xdrproc_t)xdr_LOOKUP3res, &r, 0);
+	rc = rr__nfsc_call(n, NFSPROC3_LOOKUP, (xdrproc_t)rr__xdr_LOOKUP3args,
+			   &a, (xdrproc_t)rr__xdr_LOOKUP3res, &r, 0);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
 	if (!rc) {
 		LOOKUP3resok *ok = &r.LOOKUP3res_u.resok;
 
-		rc = nfsc_fh_set(fh, &ok->object);
+		rc = rr__nfsc_fh_set(fh, &ok->object);
 		have_attr = ok->obj_attributes.attributes_follow;
 		if (have_attr)
 			*attr = ok->obj_attributes.post_op_attr_u.attributes;
 	}
-	xdr_free((xdrproc_t)xdr_LOOKUP3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_LOOKUP3res, &r);
 	if (!rc && !have_attr)
-		rc = nfsc_getattr(n, fh, attr);
+		rc = rr__nfsc_getattr(n, fh, attr);
 	return rc;
 }
 
@@ -80,8 +80,9 @@ static int readlink_fh(struct rr_nfs *n, const struct nfsc_fh *fh,
 	int rc;
 
 	nfsc_fh_arg(&a.symlink, fh);
-	rc = nfsc_call(n, NFSPROC3_READLINK, (xdrproc_t)xdr_READLINK3args, &a,
-		       (xdrproc_t)xdr_READLINK3res, &r, 8192);
+	rc = rr__nfsc_call(n, NFSPROC3_READLINK,
+			   (xdrproc_t)rr__xdr_READLINK3args, &a,
+			   (xdrproc_t)rr__xdr_READLINK3res, &r, 8192);
 	if (rc)
 		return rc;
 	rc = rr_nfs_errno(r.status);
@@ -90,11 +91,12 @@ static int readlink_fh(struct rr_nfs *n, const struct nfsc_fh *fh,
 		if (!*target)
 			rc = -ENOMEM;
 	}
-	xdr_free((xdrproc_t)xdr_READLINK3res, &r);
+	xdr_free((xdrproc_t)rr__xdr_READLINK3res, &r);
 	return rc;
 }
 
-int nfsc_readlink_fh(struct rr_nfs *n, const struct nfsc_fh *fh, char **target)
+int rr__nfsc_readlink_fh(struct rr_nfs *n, const struct nfsc_fh *fh,
+			 char **target)
 {
 	return readlink_fh(n, fh, target);
 }
@@ -165,7 +167,7 @@ static int follow_link(struct walk *w, const struct nfsc_fh *link)
 	rc = readlink_fh(w->n, link, &target);
 	if (!rc && target[0] == '/') {
 		w->cur = w->n->root;
-		rc = nfsc_getattr(w->n, &w->cur, &w->cur_attr);
+		rc = rr__nfsc_getattr(w->n, &w->cur, &w->cur_attr);
 	}
 	if (!rc)
 		rc = splice_link(&w->buf, &w->rest, target);
@@ -195,8 +197,8 @@ static int walk_step(struct walk *w, const char *name, bool follow)
 	return 0;
 }
 
-int nfsc_lookup_path(struct rr_nfs *n, const char *path, bool follow,
-		     struct nfsc_fh *fh, fattr3 *attr)
+int rr__nfsc_lookup_path(struct rr_nfs *n, const char *path, bool follow,
+			 struct nfsc_fh *fh, fattr3 *attr)
 {
 	struct walk w = {.n = n, .cur = n->root};
 	char name[NAME_MAX + 1];
@@ -206,7 +208,7 @@ int nfsc_lookup_path(struct rr_nfs *n, const char *path, bool follow,
 	if (!w.buf)
 		return -ENOMEM;
 	w.rest = w.buf;
-	rc = nfsc_getattr(n, &w.cur, &w.cur_attr);
+	rc = rr__nfsc_getattr(n, &w.cur, &w.cur_attr);
 	while (!rc && next_comp(&w, name, sizeof(name), &rc))
 		rc = walk_step(&w, name, follow);
 	free(w.buf);
@@ -218,8 +220,8 @@ int nfsc_lookup_path(struct rr_nfs *n, const char *path, bool follow,
 	return 0;
 }
 
-int nfsc_lookup_parent(struct rr_nfs *n, const char *path, struct nfsc_fh *dir,
-		       char **name)
+int rr__nfsc_lookup_parent(struct rr_nfs *n, const char *path,
+			   struct nfsc_fh *dir, char **name)
 {
 	char *p = rr_strdup(path ? path : ""), *slash, *base;
 	size_t len = strlen(p ? p : "");
@@ -245,7 +247,7 @@ int nfsc_lookup_parent(struct rr_nfs *n, const char *path, struct nfsc_fh *dir,
 		slash[1] = '\0';
 	else
 		p[0] = '\0';
-	rc = *name ? nfsc_lookup_path(n, p, true, dir, &attr) : -ENOMEM;
+	rc = *name ? rr__nfsc_lookup_path(n, p, true, dir, &attr) : -ENOMEM;
 	if (!rc && attr.type != NF3DIR)
 		rc = -ENOTDIR;
 	free(p);

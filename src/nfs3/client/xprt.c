@@ -79,8 +79,8 @@ static const struct nfsc_xprt_ops rdma_ops = {
 	.destroy = rdma_destroy,
 };
 
-int nfsc_xprt_rdma(const char *host, uint16_t port,
-		   const struct nfsc_xprt_opts *o, struct nfsc_xprt **out)
+int rr__nfsc_xprt_rdma(const char *host, uint16_t port,
+		       const struct nfsc_xprt_opts *o, struct nfsc_xprt **out)
 {
 	struct rr_clnt_opts co = {
 		.provider = o->provider,
@@ -141,8 +141,8 @@ static const struct nfsc_xprt_ops tcp_ops = {
 	.destroy = tcp_destroy,
 };
 
-int nfsc_xprt_tcp(const char *host, uint16_t port,
-		  const struct nfsc_xprt_opts *o, struct nfsc_xprt **out)
+int rr__nfsc_xprt_tcp(const char *host, uint16_t port,
+		      const struct nfsc_xprt_opts *o, struct nfsc_xprt **out)
 {
 	struct rr_tcp_clnt_opts to = {
 		.timeout_ms = o->timeout_ms < 0 ? 0 : o->timeout_ms,

@@ -19,7 +19,7 @@ struct nfsd_arena {
 	max_align_t data[];
 };
 
-void *nfsd_alloc(struct nfsd_call *c, size_t n)
+void *rr__nfsd_alloc(struct nfsd_call *c, size_t n)
 {
 	struct nfsd_arena *a = c->arena;
 	void *p;
@@ -40,17 +40,17 @@ void *nfsd_alloc(struct nfsd_call *c, size_t n)
 	return p;
 }
 
-char *nfsd_strdup(struct nfsd_call *c, const char *s)
+char *rr__nfsd_strdup(struct nfsd_call *c, const char *s)
 {
 	size_t n = strlen(s) + 1;
-	char *p = nfsd_alloc(c, n);
+	char *p = rr__nfsd_alloc(c, n);
 
 	if (p)
 		memcpy(p, s, n);
 	return p;
 }
 
-void nfsd_arena_free(struct nfsd_call *c)
+void rr__nfsd_arena_free(struct nfsd_call *c)
 {
 	while (c->arena) {
 		struct nfsd_arena *a = c->arena;

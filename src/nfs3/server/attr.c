@@ -36,7 +36,7 @@ static nfstime3 ntime(const struct timespec *ts)
 			  .nseconds = (uint32)ts->tv_nsec};
 }
 
-void nfsd_fattr(const struct stat *st, fattr3 *a)
+void rr__nfsd_fattr(const struct stat *st, fattr3 *a)
 {
 	a->type = ftype(st->st_mode);
 	a->mode = st->st_mode & 07777;
@@ -54,22 +54,22 @@ void nfsd_fattr(const struct stat *st, fattr3 *a)
 	a->ctime = ntime(&st->st_ctim);
 }
 
-void nfsd_post_attr(const struct stat *st, post_op_attr *p)
+void rr__nfsd_post_attr(const struct stat *st, post_op_attr *p)
 {
 	p->attributes_follow = TRUE;
-	nfsd_fattr(st, &p->post_op_attr_u.attributes);
+	rr__nfsd_fattr(st, &p->post_op_attr_u.attributes);
 }
 
-void nfsd_post_attr_fd(int fd, post_op_attr *p)
+void rr__nfsd_post_attr_fd(int fd, post_op_attr *p)
 {
 	struct stat st;
 
 	p->attributes_follow = fd >= 0 && fstat(fd, &st) == 0;
 	if (p->attributes_follow)
-		nfsd_fattr(&st, &p->post_op_attr_u.attributes);
+		rr__nfsd_fattr(&st, &p->post_op_attr_u.attributes);
 }
 
-void nfsd_pre_attr(const struct stat *st, pre_op_attr *p)
+void rr__nfsd_pre_attr(const struct stat *st, pre_op_attr *p)
 {
 	wcc_attr *w = &p->pre_op_attr_u.attributes;
 
@@ -79,12 +79,12 @@ void nfsd_pre_attr(const struct stat *st, pre_op_attr *p)
 	w->ctime = ntime(&st->st_ctim);
 }
 
-void nfsd_wcc(const struct stat *pre, int fd, wcc_data *w)
+void rr__nfsd_wcc(const struct stat *pre, int fd, wcc_data *w)
 {
 	w->before.attributes_follow = FALSE;
 	if (pre)
-		nfsd_pre_attr(pre, &w->before);
-	nfsd_post_attr_fd(fd, &w->after);
+		rr__nfsd_pre_attr(pre, &w->before);
+	rr__nfsd_post_attr_fd(fd, &w->after);
 }
 
 static struct timespec set_time(time_how how, const nfstime3 *t)
@@ -114,7 +114,7 @@ static nfsstat3 may_sattr(struct nfsd_call *c, const struct stat *st,
 	    !owner)
 		return NFS3ERR_PERM;
 	if (a->size.set_it || a->atime.set_it || a->mtime.set_it)
-		return owner ? NFS3_OK : nfsd_may(c, st, ACCESS3_MODIFY);
+		return owner ? NFS3_OK : rr__nfsd_may(c, st, ACCESS3_MODIFY);
 	return NFS3_OK;
 }
 
@@ -161,8 +161,8 @@ static nfsstat3 size_ok(const struct stat *st, const sattr3 *a)
  * nfsd does: Linux keeps no mode on symlinks and clients send one with
  * every SETATTR they build from a chmod-less utimes.
  */
-nfsstat3 nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
-		    const sattr3 *a)
+nfsstat3 rr__nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
+			const sattr3 *a)
 {
 	nfsstat3 ns = may_sattr(c, st, a);
 	char p[32];
@@ -172,7 +172,7 @@ nfsstat3 nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
 		ns = size_ok(st, a);
 	if (ns)
 		return ns;
-	nfsd_fd_path(fd, p);
+	rr__nfsd_fd_path(fd, p);
 	if (a->uid.set_it || a->gid.set_it) {
 		uid_t u = a->uid.set_it ? a->uid.set_uid3_u.uid : (uid_t)-1;
 		gid_t g = a->gid.set_it ? a->gid.set_gid3_u.gid : (gid_t)-1;
@@ -187,5 +187,5 @@ nfsstat3 nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
 		rc = apply_size(p, a->size.set_size3_u.size);
 	if (!rc)
 		rc = apply_times(fd, p, st, a);
-	return nfsd_errno(rc);
+	return rr__nfsd_errno(rc);
 }

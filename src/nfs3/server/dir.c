@@ -22,27 +22,27 @@ struct dirop {
 static nfsstat3 dirop_begin(struct nfsd_call *c, const diropargs3 *a,
 			    struct dirop *d)
 {
-	nfsstat3 st = nfsd_resolve(c, &a->dir, &d->dir);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->dir, &d->dir);
 
 	d->fd = -1;
 	if (st)
 		return st;
-	d->fd = nfsd_obj_fd(c, &d->dir);
+	d->fd = rr__nfsd_obj_fd(c, &d->dir);
 	if (d->fd < 0)
-		return nfsd_errno(d->fd);
+		return rr__nfsd_errno(d->fd);
 	if (!S_ISDIR(d->dir.st.st_mode))
 		return NFS3ERR_NOTDIR;
 	if (c->s->o.read_only)
 		return NFS3ERR_ROFS;
-	st = nfsd_name_ok(a->name);
+	st = rr__nfsd_name_ok(a->name);
 	if (st)
 		return st;
-	return nfsd_may(c, &d->dir.st, ACCESS3_MODIFY | ACCESS3_LOOKUP);
+	return rr__nfsd_may(c, &d->dir.st, ACCESS3_MODIFY | ACCESS3_LOOKUP);
 }
 
 static void dirop_end(struct dirop *d, wcc_data *w)
 {
-	nfsd_wcc(d->fd >= 0 ? &d->dir.st : NULL, d->fd, w);
+	rr__nfsd_wcc(d->fd >= 0 ? &d->dir.st : NULL, d->fd, w);
 }
 
 /* The new object's handle and attributes (post_op: may be left out). */
@@ -53,12 +53,12 @@ static void new_obj(struct nfsd_call *c, struct dirop *d, const char *name,
 
 	fh->handle_follows = FALSE;
 	attr->attributes_follow = FALSE;
-	nfsd_obj_place(&o, &d->dir, name);
-	if (nfsd_stat(d->fd, name, &o.st, &o.birth))
+	rr__nfsd_obj_place(&o, &d->dir, name);
+	if (rr__nfsd_stat(d->fd, name, &o.st, &o.birth))
 		return;
-	nfsd_post_attr(&o.st, attr);
+	rr__nfsd_post_attr(&o.st, attr);
 	fh->handle_follows =
-		nfsd_make_fh(c, &o, &fh->post_op_fh3_u.handle) == 0;
+		rr__nfsd_make_fh(c, &o, &fh->post_op_fh3_u.handle) == 0;
 }
 
 /* sattr3 on the child just made (mode included: the umask ate some). */
@@ -71,10 +71,10 @@ static nfsstat3 set_child(struct nfsd_call *c, struct dirop *d,
 	int fd = openat(d->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
-		return nfsd_errno(errno);
-	ns = nfsd_errno(nfsd_stat(fd, "", &st, &birth));
+		return rr__nfsd_errno(errno);
+	ns = rr__nfsd_errno(rr__nfsd_stat(fd, "", &st, &birth));
 	if (!ns)
-		ns = nfsd_sattr(c, fd, &st, a);
+		ns = rr__nfsd_sattr(c, fd, &st, a);
 	close(fd);
 	return ns;
 }
@@ -104,10 +104,10 @@ static nfsstat3 create_excl(struct dirop *d, const char *name,
 	verf_times(v, ts);
 	if (mknodat(d->fd, name, S_IFREG | 0600, 0) == 0)
 		return utimensat(d->fd, name, ts, AT_SYMLINK_NOFOLLOW)
-			       ? nfsd_errno(errno)
+			       ? rr__nfsd_errno(errno)
 			       : NFS3_OK;
 	if (errno != EEXIST)
-		return nfsd_errno(errno);
+		return rr__nfsd_errno(errno);
 	/* a retransmission of our own create succeeds again */
 	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode) && st.st_atim.tv_sec == ts[0].tv_sec &&
@@ -128,16 +128,16 @@ static nfsstat3 create_file(struct nfsd_call *c, struct dirop *d,
 		return NFS3ERR_INVAL;
 	if (mknodat(d->fd, name, S_IFREG | mode_of(a, 0644), 0)) {
 		if (errno != EEXIST || how->mode == GUARDED)
-			return nfsd_errno(errno);
+			return rr__nfsd_errno(errno);
 		if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW))
-			return nfsd_errno(errno);
+			return rr__nfsd_errno(errno);
 		if (!S_ISREG(st.st_mode))
 			return NFS3ERR_EXIST;
 	}
 	return set_child(c, d, name, a);
 }
 
-nfsstat3 nfsd_create(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_create(struct nfsd_call *c, void *args, void *res)
 {
 	CREATE3args *a = args;
 	CREATE3res *r = res;
@@ -153,7 +153,7 @@ nfsstat3 nfsd_create(struct nfsd_call *c, void *args, void *res)
 	return st;
 }
 
-nfsstat3 nfsd_mkdir(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_mkdir(struct nfsd_call *c, void *args, void *res)
 {
 	MKDIR3args *a = args;
 	MKDIR3res *r = res;
@@ -163,7 +163,7 @@ nfsstat3 nfsd_mkdir(struct nfsd_call *c, void *args, void *res)
 	nfsstat3 st = dirop_begin(c, &a->where, &d);
 
 	if (!st && mkdirat(d.fd, name, mode_of(&a->attributes, 0755)))
-		st = nfsd_errno(errno);
+		st = rr__nfsd_errno(errno);
 	if (!st)
 		st = set_child(c, &d, name, &a->attributes);
 	if (!st)
@@ -172,7 +172,7 @@ nfsstat3 nfsd_mkdir(struct nfsd_call *c, void *args, void *res)
 	return st;
 }
 
-nfsstat3 nfsd_symlink(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_symlink(struct nfsd_call *c, void *args, void *res)
 {
 	SYMLINK3args *a = args;
 	SYMLINK3res *r = res;
@@ -185,7 +185,7 @@ nfsstat3 nfsd_symlink(struct nfsd_call *c, void *args, void *res)
 	if (!st && !*a->symlink.symlink_data)
 		st = NFS3ERR_INVAL;
 	if (!st && symlinkat(a->symlink.symlink_data, d.fd, name))
-		st = nfsd_errno(errno);
+		st = rr__nfsd_errno(errno);
 	if (!st)
 		new_obj(c, &d, name, &ok->obj, &ok->obj_attributes);
 	dirop_end(&d, st ? &r->SYMLINK3res_u.resfail.dir_wcc : &ok->dir_wcc);
@@ -217,11 +217,11 @@ static nfsstat3 make_node(struct nfsd_call *c, struct dirop *d,
 		return NFS3ERR_BADTYPE;
 	}
 	if (mknodat(d->fd, name, kind | mode_of(a, 0644), dev))
-		return nfsd_errno(errno);
+		return rr__nfsd_errno(errno);
 	return set_child(c, d, name, a);
 }
 
-nfsstat3 nfsd_mknod(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_mknod(struct nfsd_call *c, void *args, void *res)
 {
 	MKNOD3args *a = args;
 	MKNOD3res *r = res;
@@ -254,7 +254,7 @@ static struct stat named(int dirfd, const char *name)
 static void forget(struct nfsd_call *c, const struct stat *st)
 {
 	if (st->st_dev || st->st_ino)
-		nfsd_fcache_forget(c->s->files, st->st_dev, st->st_ino);
+		rr__nfsd_fcache_forget(c->s->files, st->st_dev, st->st_ino);
 }
 
 static nfsstat3 unlink_op(struct nfsd_call *c, const diropargs3 *a, int flags,
@@ -273,26 +273,26 @@ static nfsstat3 unlink_op(struct nfsd_call *c, const diropargs3 *a, int flags,
 	if (!st)
 		gone = named(d.fd, a->name);
 	if (!st && unlinkat(d.fd, a->name, flags))
-		st = nfsd_errno(errno);
+		st = rr__nfsd_errno(errno);
 	if (!st)
 		forget(c, &gone);
 	dirop_end(&d, w);
 	return st;
 }
 
-nfsstat3 nfsd_remove(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_remove(struct nfsd_call *c, void *args, void *res)
 {
 	return unlink_op(c, &((REMOVE3args *)args)->object, 0,
 			 &((REMOVE3res *)res)->REMOVE3res_u.resok.dir_wcc);
 }
 
-nfsstat3 nfsd_rmdir(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_rmdir(struct nfsd_call *c, void *args, void *res)
 {
 	return unlink_op(c, &((RMDIR3args *)args)->object, AT_REMOVEDIR,
 			 &((RMDIR3res *)res)->RMDIR3res_u.resok.dir_wcc);
 }
 
-nfsstat3 nfsd_rename(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_rename(struct nfsd_call *c, void *args, void *res)
 {
 	RENAME3args *a = args;
 	RENAME3resok *ok = &((RENAME3res *)res)->RENAME3res_u.resok;
@@ -307,13 +307,13 @@ nfsstat3 nfsd_rename(struct nfsd_call *c, void *args, void *res)
 	if (!st)
 		gone = named(to.fd, a->to.name); /* replaced, if anything */
 	if (!st && renameat(from.fd, a->from.name, to.fd, a->to.name))
-		st = nfsd_errno(errno);
+		st = rr__nfsd_errno(errno);
 	if (!st)
 		forget(c, &gone);
 	/* the moved object's handle finds it at once under its new name */
-	if (!st && !nfsd_stat(to.fd, a->to.name, &o.st, &o.birth)) {
-		nfsd_cache_put(c->s, &o.st, (uint64_t)to.dir.st.st_dev,
-			       (uint64_t)to.dir.st.st_ino, a->to.name);
+	if (!st && !rr__nfsd_stat(to.fd, a->to.name, &o.st, &o.birth)) {
+		rr__nfsd_cache_put(c->s, &o.st, (uint64_t)to.dir.st.st_dev,
+				   (uint64_t)to.dir.st.st_ino, a->to.name);
 		forget(c, &o.st); /* its entry holds the old path */
 	}
 	dirop_end(&from, &ok->fromdir_wcc);
@@ -321,29 +321,29 @@ nfsstat3 nfsd_rename(struct nfsd_call *c, void *args, void *res)
 	return st;
 }
 
-nfsstat3 nfsd_link(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_link(struct nfsd_call *c, void *args, void *res)
 {
 	LINK3args *a = args;
 	LINK3resok *ok = &((LINK3res *)res)->LINK3res_u.resok;
 	struct nfsd_obj file;
 	struct dirop d = {.fd = -1};
 	char p[32];
-	nfsstat3 st = nfsd_resolve(c, &a->file, &file);
-	int fd = st ? -1 : nfsd_obj_fd(c, &file);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->file, &file);
+	int fd = st ? -1 : rr__nfsd_obj_fd(c, &file);
 
 	if (!st && fd < 0)
-		st = nfsd_errno(fd);
+		st = rr__nfsd_errno(fd);
 	if (!st && S_ISDIR(file.st.st_mode))
 		st = NFS3ERR_ISDIR;
 	if (!st)
 		st = dirop_begin(c, &a->link, &d);
 	if (!st) {
 		/* linking an fd needs no privilege through /proc */
-		nfsd_fd_path(fd, p);
+		rr__nfsd_fd_path(fd, p);
 		if (linkat(AT_FDCWD, p, d.fd, a->link.name, AT_SYMLINK_FOLLOW))
-			st = nfsd_errno(errno);
+			st = rr__nfsd_errno(errno);
 	}
-	nfsd_post_attr_fd(fd, &ok->file_attributes);
+	rr__nfsd_post_attr_fd(fd, &ok->file_attributes);
 	dirop_end(&d, &ok->linkdir_wcc);
 	return st;
 }

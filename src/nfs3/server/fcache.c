@@ -5,7 +5,7 @@
  * closes both and switches back: a dozen system calls around one pread.
  * With it a handle in use finds a descriptor kept from an earlier call,
  * and READ and WRITE decide permissions from the mode bits where that
- * gives the kernel's answer (ident.c, nfsd_mode_decides).
+ * gives the kernel's answer (ident.c, rr__nfsd_mode_decides).
  *
  * An entry is a regular file (fh.c says why only those), keyed by what a
  * handle names (dev, ino, birth). It holds an O_PATH descriptor opened
@@ -85,7 +85,7 @@ struct nfsd_fcache {
 	uint32_t max, n, idle_ms, reval_ms;
 	struct nfsd_file *b[FC_BUCKETS];
 	struct nfsd_file lru; /* lru.next: most recently used */
-	struct nfsd_fcache_stats st;
+	struct rr__nfsd_fcache_stats st;
 };
 
 /* ----------------------------------------------------------- table */
@@ -199,18 +199,18 @@ static bool same_time(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
-bool nfsd_has_acl(int fd)
+bool rr__nfsd_has_acl(int fd)
 {
 	char p[32];
 
-	nfsd_fd_path(fd, p);
+	rr__nfsd_fd_path(fd, p);
 	if (getxattr(p, "system.posix_acl_access", NULL, 0) >= 0)
 		return true;
 	return errno != ENODATA && errno != EOPNOTSUPP;
 }
 
-int nfsd_file_current(struct nfsd_fcache *fc, struct nfsd_file *f,
-		      const struct stat *st, uint64_t now_ms, bool *acl)
+int rr__nfsd_file_current(struct nfsd_fcache *fc, struct nfsd_file *f,
+			  const struct stat *st, uint64_t now_ms, bool *acl)
 {
 	int ok;
 
@@ -226,9 +226,9 @@ int nfsd_file_current(struct nfsd_fcache *fc, struct nfsd_file *f,
 	return ok;
 }
 
-void nfsd_file_proven(struct nfsd_fcache *fc, struct nfsd_file *f,
-		      const struct stat *st, const struct timespec *t0,
-		      bool acl)
+void rr__nfsd_file_proven(struct nfsd_fcache *fc, struct nfsd_file *f,
+			  const struct stat *st, const struct timespec *t0,
+			  bool acl)
 {
 	uint64_t now = rr_coarse_ms();
 
@@ -240,17 +240,18 @@ void nfsd_file_proven(struct nfsd_fcache *fc, struct nfsd_file *f,
 	pthread_mutex_unlock(&fc->lock);
 }
 
-int nfsd_file_pfd(const struct nfsd_file *f)
+int rr__nfsd_file_pfd(const struct nfsd_file *f)
 {
 	return f->pfd;
 }
 
-const char *nfsd_file_path(const struct nfsd_file *f)
+const char *rr__nfsd_file_path(const struct nfsd_file *f)
 {
 	return f->path;
 }
 
-int nfsd_file_fd_made(struct nfsd_fcache *fc, struct nfsd_file *f, int flags)
+int rr__nfsd_file_fd_made(struct nfsd_fcache *fc, struct nfsd_file *f,
+			  int flags)
 {
 	int fd;
 
@@ -260,7 +261,7 @@ int nfsd_file_fd_made(struct nfsd_fcache *fc, struct nfsd_file *f, int flags)
 	return fd >= 0 ? fd : -EAGAIN;
 }
 
-int nfsd_file_fd(struct nfsd_fcache *fc, struct nfsd_file *f, int flags)
+int rr__nfsd_file_fd(struct nfsd_fcache *fc, struct nfsd_file *f, int flags)
 {
 	int *slot = flags == O_RDONLY ? &f->rfd : &f->wfd;
 	int fd, mine;
@@ -270,7 +271,7 @@ int nfsd_file_fd(struct nfsd_fcache *fc, struct nfsd_file *f, int flags)
 	pthread_mutex_unlock(&fc->lock);
 	if (fd >= 0)
 		return fd;
-	mine = nfsd_reopen(f->pfd, flags);
+	mine = rr__nfsd_reopen(f->pfd, flags);
 	if (mine < 0)
 		return mine;
 	pthread_mutex_lock(&fc->lock);
@@ -287,8 +288,8 @@ int nfsd_file_fd(struct nfsd_fcache *fc, struct nfsd_file *f, int flags)
 
 /* ------------------------------------------------------ get and put */
 
-struct nfsd_file *nfsd_fcache_get(struct nfsd_fcache *fc, uint64_t dev,
-				  uint64_t ino, uint64_t birth)
+struct nfsd_file *rr__nfsd_fcache_get(struct nfsd_fcache *fc, uint64_t dev,
+				      uint64_t ino, uint64_t birth)
 {
 	uint64_t now = rr_coarse_ms();
 	struct nfsd_file *f;
@@ -337,9 +338,9 @@ static struct nfsd_file *file_new(const struct nfsd_obj *o,
 	return f;
 }
 
-struct nfsd_file *nfsd_fcache_add(struct nfsd_fcache *fc,
-				  const struct nfsd_obj *o,
-				  const struct timespec *t0)
+struct nfsd_file *rr__nfsd_fcache_add(struct nfsd_fcache *fc,
+				      const struct nfsd_obj *o,
+				      const struct timespec *t0)
 {
 	struct nfsd_file *f = file_new(o, t0), *old, *dead = NULL;
 	size_t h;
@@ -367,7 +368,7 @@ struct nfsd_file *nfsd_fcache_add(struct nfsd_fcache *fc,
 	return f;
 }
 
-void nfsd_fcache_put(struct nfsd_fcache *fc, struct nfsd_file *f)
+void rr__nfsd_fcache_put(struct nfsd_fcache *fc, struct nfsd_file *f)
 {
 	bool last;
 
@@ -378,7 +379,7 @@ void nfsd_fcache_put(struct nfsd_fcache *fc, struct nfsd_file *f)
 		file_free(f);
 }
 
-void nfsd_fcache_forget(struct nfsd_fcache *fc, uint64_t dev, uint64_t ino)
+void rr__nfsd_fcache_forget(struct nfsd_fcache *fc, uint64_t dev, uint64_t ino)
 {
 	struct nfsd_file *dead = NULL, *f, *next;
 
@@ -394,7 +395,7 @@ void nfsd_fcache_forget(struct nfsd_fcache *fc, uint64_t dev, uint64_t ino)
 	free_dead(dead);
 }
 
-void nfsd_fcache_sweep(struct nfsd_fcache *fc, uint64_t now_ms)
+void rr__nfsd_fcache_sweep(struct nfsd_fcache *fc, uint64_t now_ms)
 {
 	struct nfsd_file *dead = NULL, *f;
 
@@ -414,7 +415,8 @@ void nfsd_fcache_sweep(struct nfsd_fcache *fc, uint64_t now_ms)
 	free_dead(dead);
 }
 
-void nfsd_fcache_stats(struct nfsd_fcache *fc, struct nfsd_fcache_stats *out)
+void rr__nfsd_fcache_stats(struct nfsd_fcache *fc,
+			   struct rr__nfsd_fcache_stats *out)
 {
 	pthread_mutex_lock(&fc->lock);
 	*out = fc->st;
@@ -455,7 +457,7 @@ static void *reaper(void *arg)
 		    ETIMEDOUT)
 			continue; /* stopped, or new timings */
 		pthread_mutex_unlock(&fc->lock);
-		nfsd_fcache_sweep(fc, rr_coarse_ms());
+		rr__nfsd_fcache_sweep(fc, rr_coarse_ms());
 		pthread_mutex_lock(&fc->lock);
 	}
 	pthread_mutex_unlock(&fc->lock);
@@ -476,7 +478,7 @@ static int reaper_start(struct nfsd_fcache *fc)
 	return -rc;
 }
 
-int nfsd_fcache_create(struct nfsd_fcache **out, uint32_t max)
+int rr__nfsd_fcache_create(struct nfsd_fcache **out, uint32_t max)
 {
 	struct nfsd_fcache *fc = rr_calloc(1, sizeof(*fc));
 	pthread_condattr_t ca;
@@ -495,15 +497,15 @@ int nfsd_fcache_create(struct nfsd_fcache **out, uint32_t max)
 	pthread_condattr_destroy(&ca);
 	rc = reaper_start(fc);
 	if (rc) {
-		nfsd_fcache_destroy(fc);
+		rr__nfsd_fcache_destroy(fc);
 		return rc;
 	}
 	*out = fc;
 	return 0;
 }
 
-void nfsd_fcache_tune(struct nfsd_fcache *fc, uint32_t idle_ms,
-		      uint32_t reval_ms)
+void rr__nfsd_fcache_tune(struct nfsd_fcache *fc, uint32_t idle_ms,
+			  uint32_t reval_ms)
 {
 	pthread_mutex_lock(&fc->lock);
 	fc->idle_ms = idle_ms;
@@ -512,7 +514,7 @@ void nfsd_fcache_tune(struct nfsd_fcache *fc, uint32_t idle_ms,
 	pthread_mutex_unlock(&fc->lock);
 }
 
-void nfsd_fcache_destroy(struct nfsd_fcache *fc)
+void rr__nfsd_fcache_destroy(struct nfsd_fcache *fc)
 {
 	struct nfsd_file *dead = NULL;
 

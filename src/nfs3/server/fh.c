@@ -101,8 +101,8 @@ static void sip_absorb(uint64_t v[4], uint64_t m)
 }
 
 /* SipHash-2-4 (Aumasson and Bernstein, 2012), 64-bit output. */
-void nfsd_siphash(const uint8_t key[16], const void *data, size_t len,
-		  uint8_t out[8])
+void rr__nfsd_siphash(const uint8_t key[16], const void *data, size_t len,
+		      uint8_t out[8])
 {
 	const uint8_t *p = data;
 	uint64_t k0 = le64(key), k1 = le64(key + 8), last;
@@ -142,8 +142,8 @@ static uint64_t get64(const uint8_t *p)
 	return v;
 }
 
-int nfsd_fh_encode(const uint8_t key[NFSD_KEY_LEN], const struct stat *st,
-		   uint64_t birth, uint8_t out[NFSD_FH_LEN])
+int rr__nfsd_fh_encode(const uint8_t key[NFSD_KEY_LEN], const struct stat *st,
+		       uint64_t birth, uint8_t out[NFSD_FH_LEN])
 {
 	out[0] = 'R';
 	out[1] = 'N';
@@ -152,12 +152,13 @@ int nfsd_fh_encode(const uint8_t key[NFSD_KEY_LEN], const struct stat *st,
 	put64(out + 4, (uint64_t)st->st_dev);
 	put64(out + 12, (uint64_t)st->st_ino);
 	put64(out + 20, birth);
-	nfsd_siphash(key, out, FH_MAC_OFF, out + FH_MAC_OFF);
+	rr__nfsd_siphash(key, out, FH_MAC_OFF, out + FH_MAC_OFF);
 	return NFSD_FH_LEN;
 }
 
-int nfsd_fh_verify(const uint8_t key[NFSD_KEY_LEN], const void *fh, size_t len,
-		   uint64_t *dev, uint64_t *ino, uint64_t *birth)
+int rr__nfsd_fh_verify(const uint8_t key[NFSD_KEY_LEN], const void *fh,
+		       size_t len, uint64_t *dev, uint64_t *ino,
+		       uint64_t *birth)
 {
 	const uint8_t *p = fh;
 	uint8_t mac[8];
@@ -166,7 +167,7 @@ int nfsd_fh_verify(const uint8_t key[NFSD_KEY_LEN], const void *fh, size_t len,
 	if (len != NFSD_FH_LEN || p[0] != 'R' || p[1] != 'N' || p[2] != 1 ||
 	    p[3] != 0)
 		return NFS3ERR_BADHANDLE;
-	nfsd_siphash(key, p, FH_MAC_OFF, mac);
+	rr__nfsd_siphash(key, p, FH_MAC_OFF, mac);
 	/* constant time: a forger learns nothing from how long we took */
 	for (int i = 0; i < 8; i++)
 		diff |= mac[i] ^ p[FH_MAC_OFF + i];
@@ -216,7 +217,7 @@ static int stat_x(int dirfd, const char *name, struct statx *x, struct stat *st,
 	return 0;
 }
 
-int nfsd_stat(int dirfd, const char *name, struct stat *st, uint64_t *birth)
+int rr__nfsd_stat(int dirfd, const char *name, struct stat *st, uint64_t *birth)
 {
 	struct statx x;
 
@@ -234,7 +235,7 @@ static int stat_obj(int fd, struct nfsd_obj *o)
 	return rc;
 }
 
-nfsstat3 nfsd_name_ok(const char *name)
+nfsstat3 rr__nfsd_name_ok(const char *name)
 {
 	size_t n = strnlen(name, NAME_MAX + 1);
 
@@ -298,8 +299,8 @@ static int open_pieces(struct rr_nfs3_server *s, const char **path)
 	return dfd;
 }
 
-int nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
-	      const struct stat *want)
+int rr__nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
+		  const struct stat *want)
 {
 	struct stat st;
 	int dfd = open_pieces(s, &path), fd;
@@ -319,7 +320,7 @@ int nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
 	return fd;
 }
 
-bool nfsd_is_root(const struct rr_nfs3_server *s, const struct stat *st)
+bool rr__nfsd_is_root(const struct rr_nfs3_server *s, const struct stat *st)
 {
 	return st->st_dev == s->root_dev && st->st_ino == s->root_ino;
 }
@@ -385,7 +386,7 @@ struct nfsd_pathcache {
 	struct negent neg[NEG_SLOTS];
 };
 
-int nfsd_cache_create(struct nfsd_pathcache **out, size_t max_bytes)
+int rr__nfsd_cache_create(struct nfsd_pathcache **out, size_t max_bytes)
 {
 	struct nfsd_pathcache *pc = rr_calloc(1, sizeof(*pc));
 
@@ -404,7 +405,7 @@ int nfsd_cache_create(struct nfsd_pathcache **out, size_t max_bytes)
 	return 0;
 }
 
-void nfsd_cache_destroy(struct nfsd_pathcache *pc)
+void rr__nfsd_cache_destroy(struct nfsd_pathcache *pc)
 {
 	if (!pc)
 		return;
@@ -421,8 +422,8 @@ void nfsd_cache_destroy(struct nfsd_pathcache *pc)
 	free(pc);
 }
 
-void nfsd_cache_stats(struct nfsd_pathcache *pc, uint64_t *entries,
-		      uint64_t *bytes, uint64_t *evicted)
+void rr__nfsd_cache_stats(struct nfsd_pathcache *pc, uint64_t *entries,
+			  uint64_t *bytes, uint64_t *evicted)
 {
 	pthread_mutex_lock(&pc->lock);
 	*entries = pc->n;
@@ -582,8 +583,8 @@ static void place_put(struct rr_nfs3_server *s, uint64_t dev, uint64_t ino,
 	pthread_mutex_unlock(&pc->lock);
 }
 
-void nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
-		    uint64_t pdev, uint64_t pino, const char *name)
+void rr__nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
+			uint64_t pdev, uint64_t pino, const char *name)
 {
 	place_put(s, (uint64_t)st->st_dev, (uint64_t)st->st_ino, pdev, pino,
 		  name, true);
@@ -702,7 +703,7 @@ static void neg_put(struct rr_nfs3_server *s, const struct want *w)
 static bool try_path(struct rr_nfs3_server *s, const char *path,
 		     const struct want *w, struct nfsd_obj *o)
 {
-	int fd = nfsd_open(s, path, O_PATH | O_NOFOLLOW, NULL);
+	int fd = rr__nfsd_open(s, path, O_PATH | O_NOFOLLOW, NULL);
 	bool ok;
 
 	if (fd < 0)
@@ -825,7 +826,7 @@ static int walk_dir(struct nfsd_call *c, struct walk *q, size_t i,
 		    const struct want *w, struct nfsd_obj *o)
 {
 	char *path = walk_path(q, i, NULL);
-	int fd = path ? nfsd_open(c->s, path, O_RDONLY | O_DIRECTORY, NULL)
+	int fd = path ? rr__nfsd_open(c->s, path, O_RDONLY | O_DIRECTORY, NULL)
 		      : -ENOMEM;
 	struct dirent *d;
 	struct stat st;
@@ -904,7 +905,8 @@ static int search(struct nfsd_call *c, const struct want *w, struct nfsd_obj *o)
 	size_t slot, max = s->o.walk_dirs_max ? s->o.walk_dirs_max : SEARCH_MAX;
 	int rc;
 
-	if (nfsd_walk_begin(s, c->req ? rr_svc_req_peer(c->req) : NULL, &slot))
+	if (rr__nfsd_walk_begin(s, c->req ? rr_svc_req_peer(c->req) : NULL,
+				&slot))
 		return -EAGAIN;
 	rc = walk_push(&q, 0, NULL);
 	while (rc == 0 && q.head < q.n && q.head < max) {
@@ -912,11 +914,11 @@ static int search(struct nfsd_call *c, const struct want *w, struct nfsd_obj *o)
 		uint64_t t0 = mono_ns();
 
 		rc = walk_dir(c, &q, q.head++, w, o);
-		nfsd_walk_pay(s, slot,
-			      walk_cost(q.seen - seen, mono_ns() - t0));
+		rr__nfsd_walk_pay(s, slot,
+				  walk_cost(q.seen - seen, mono_ns() - t0));
 	}
 	atomic_fetch_add(&s->walk_dirs, q.head);
-	nfsd_walk_end(s);
+	rr__nfsd_walk_end(s);
 	if (rc == 0 && q.head < q.n)
 		rc = -EAGAIN; /* cut short: not proven absent */
 	walk_free(&q);
@@ -960,7 +962,7 @@ static enum hit hit(struct nfsd_call *c, struct nfsd_file *f,
 		    const struct want *w, struct nfsd_obj *o)
 {
 	struct rr_nfs3_server *s = c->s;
-	int fd = nfsd_file_pfd(f), cur;
+	int fd = rr__nfsd_file_pfd(f), cur;
 	struct timespec t0;
 	bool acl;
 
@@ -968,7 +970,7 @@ static enum hit hit(struct nfsd_call *c, struct nfsd_file *f,
 		return c->nowait ? HIT_DEFER : HIT_AGAIN;
 	if (o->st.st_nlink == 0)
 		return c->nowait ? HIT_DEFER : HIT_STALE; /* unlinked */
-	cur = nfsd_file_current(s->files, f, &o->st, rr_coarse_ms(), &acl);
+	cur = rr__nfsd_file_current(s->files, f, &o->st, rr_coarse_ms(), &acl);
 	if (cur <= 0 && c->nowait)
 		return HIT_DEFER; /* proving walks the path */
 	if (cur < 0)
@@ -976,12 +978,12 @@ static enum hit hit(struct nfsd_call *c, struct nfsd_file *f,
 	if (cur == 0) {
 		/* ORDER: t0 before the proof, see fcache.c on racy proofs */
 		clock_gettime(CLOCK_REALTIME, &t0);
-		if (!path_names(s, nfsd_file_path(f), w))
+		if (!path_names(s, rr__nfsd_file_path(f), w))
 			return HIT_AGAIN;
-		acl = nfsd_has_acl(fd);
-		nfsd_file_proven(s->files, f, &o->st, &t0, acl);
+		acl = rr__nfsd_has_acl(fd);
+		rr__nfsd_file_proven(s->files, f, &o->st, &t0, acl);
 	}
-	o->path = nfsd_file_path(f); /* fixed while the call holds f */
+	o->path = rr__nfsd_file_path(f); /* fixed while the call holds f */
 	o->name = NULL;
 	o->birth = w->birth;
 	o->acl = acl;
@@ -1000,7 +1002,7 @@ static bool cached(struct nfsd_call *c, const struct want *w,
 
 	if (c->nheld == HELD_MAX)
 		return false;
-	f = nfsd_fcache_get(s->files, w->dev, w->ino, w->birth);
+	f = rr__nfsd_fcache_get(s->files, w->dev, w->ino, w->birth);
 	if (!f)
 		return false;
 	h = hit(c, f, w, o);
@@ -1010,12 +1012,12 @@ static bool cached(struct nfsd_call *c, const struct want *w,
 		return true;
 	}
 	if (h == HIT_DEFER) {
-		nfsd_fcache_put(s->files, f);
-		*st = nfsd_errno(nfsd_defer(c));
+		rr__nfsd_fcache_put(s->files, f);
+		*st = rr__nfsd_errno(rr__nfsd_defer(c));
 		return true;
 	}
-	nfsd_fcache_forget(s->files, w->dev, w->ino);
-	nfsd_fcache_put(s->files, f);
+	rr__nfsd_fcache_forget(s->files, w->dev, w->ino);
+	rr__nfsd_fcache_put(s->files, f);
 	o->fd = -1;
 	o->file = NULL;
 	if (h == HIT_AGAIN)
@@ -1039,12 +1041,12 @@ static void remember(struct nfsd_call *c, struct nfsd_obj *o,
 	if (o->fd < 0 || !o->path || !S_ISREG(o->st.st_mode) ||
 	    c->nheld == HELD_MAX)
 		return;
-	o->acl = nfsd_has_acl(o->fd);
-	f = nfsd_fcache_add(c->s->files, o, t0);
+	o->acl = rr__nfsd_has_acl(o->fd);
+	f = rr__nfsd_fcache_add(c->s->files, o, t0);
 	if (!f)
 		return; /* o->fd is still the call's */
 	c->held[c->nheld++] = f;
-	o->fd = nfsd_file_pfd(f);
+	o->fd = rr__nfsd_file_pfd(f);
 	o->file = f;
 }
 
@@ -1076,15 +1078,15 @@ static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	nfsstat3 st;
 	int rc;
 
-	if (nfsd_fh_verify(s->key, fh->data.data_val, fh->data.data_len, &w.dev,
-			   &w.ino, &w.birth)) {
+	if (rr__nfsd_fh_verify(s->key, fh->data.data_val, fh->data.data_len,
+			       &w.dev, &w.ino, &w.birth)) {
 		atomic_fetch_add(&s->bad_handles, 1);
 		return NFS3ERR_BADHANDLE;
 	}
 	if (cached(c, &w, o, &st))
 		return st;
 	if (c->nowait) /* resolving by the path walks directories */
-		return nfsd_errno(nfsd_defer(c));
+		return rr__nfsd_errno(rr__nfsd_defer(c));
 	clock_gettime(CLOCK_REALTIME, &t0);
 	rc = by_path(c, &w, o);
 	if (rc < 0)
@@ -1095,17 +1097,17 @@ static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	return NFS3_OK;
 }
 
-int nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o, nfs_fh3 *fh)
+int rr__nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o, nfs_fh3 *fh)
 {
-	uint8_t *p = nfsd_alloc(c, NFSD_FH_LEN);
+	uint8_t *p = rr__nfsd_alloc(c, NFSD_FH_LEN);
 
 	if (!p)
 		return -ENOMEM;
-	nfsd_fh_encode(c->s->key, &o->st, o->birth, p);
+	rr__nfsd_fh_encode(c->s->key, &o->st, o->birth, p);
 	fh->data.data_val = (char *)p;
 	fh->data.data_len = NFSD_FH_LEN;
 	if (o->name)
-		nfsd_cache_put(c->s, &o->st, o->pdev, o->pino, o->name);
+		rr__nfsd_cache_put(c->s, &o->st, o->pdev, o->pino, o->name);
 	return 0;
 }
 
@@ -1115,12 +1117,12 @@ static bool as_server(struct nfsd_call *c)
 	bool was = c->as_caller;
 
 	if (was)
-		nfsd_ident_leave(c->s);
+		rr__nfsd_ident_leave(c->s);
 	c->as_caller = false;
 	return was;
 }
 
-int nfsd_defer(struct nfsd_call *c)
+int rr__nfsd_defer(struct nfsd_call *c)
 {
 	c->defer = true;
 	return -EAGAIN;
@@ -1136,10 +1138,10 @@ static int as_caller(struct nfsd_call *c)
 	if (c->as_caller)
 		return 0;
 	if (c->nowait) {
-		nfsd_defer(c);
+		rr__nfsd_defer(c);
 		return -EACCES;
 	}
-	if (nfsd_ident_enter(c->s, &c->id))
+	if (rr__nfsd_ident_enter(c->s, &c->id))
 		return -EACCES;
 	c->as_caller = true;
 	return 0;
@@ -1161,8 +1163,8 @@ static int track(struct nfsd_call *c, int fd)
  * caller may search on the way there (RFC 1813 checks the object itself).
  * A call that already acts as the caller goes back to that afterwards.
  */
-nfsstat3 nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
-		      struct nfsd_obj *o)
+nfsstat3 rr__nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
+			  struct nfsd_obj *o)
 {
 	nfsstat3 st;
 
@@ -1181,16 +1183,16 @@ nfsstat3 nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	return st;
 }
 
-int nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o)
+int rr__nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o)
 {
 	int fd = o->fd;
 
 	if (fd < 0 && c->nowait)
-		return nfsd_defer(c); /* opening walks the path */
+		return rr__nfsd_defer(c); /* opening walks the path */
 	if (fd < 0) {
 		as_server(c); /* and the caller right after, in any case */
-		fd = o->path ? nfsd_open(c->s, o->path, O_PATH | O_NOFOLLOW,
-					 &o->st)
+		fd = o->path ? rr__nfsd_open(c->s, o->path, O_PATH | O_NOFOLLOW,
+					     &o->st)
 			     : -ESTALE;
 		if (fd >= 0 && track(c, fd))
 			fd = -EMFILE;
@@ -1201,38 +1203,38 @@ int nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o)
 	return fd;
 }
 
-void nfsd_call_close(struct nfsd_call *c)
+void rr__nfsd_call_close(struct nfsd_call *c)
 {
 	as_server(c);
 	while (c->nfds)
 		close(c->fds[--c->nfds]);
 	while (c->nheld)
-		nfsd_fcache_put(c->s->files, c->held[--c->nheld]);
+		rr__nfsd_fcache_put(c->s->files, c->held[--c->nheld]);
 	while (c->npaths)
 		free(c->paths[--c->npaths]);
 }
 
-void nfsd_as_server(struct nfsd_call *c)
+void rr__nfsd_as_server(struct nfsd_call *c)
 {
 	as_server(c);
 }
 
-void nfsd_fd_path(int fd, char out[32])
+void rr__nfsd_fd_path(int fd, char out[32])
 {
 	snprintf(out, 32, "/proc/self/fd/%d", fd);
 }
 
-int nfsd_reopen(int fd, int flags)
+int rr__nfsd_reopen(int fd, int flags)
 {
 	char p[32];
 	int nfd;
 
-	nfsd_fd_path(fd, p);
+	rr__nfsd_fd_path(fd, p);
 	nfd = open(p, flags | O_CLOEXEC | O_NOCTTY);
 	return nfd < 0 ? -errno : nfd;
 }
 
-int nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o)
+int rr__nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o)
 {
 	bool was = as_server(c);
 	int fd, rc;
@@ -1242,8 +1244,8 @@ int nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o)
 	o->acl = true;
 	o->name = NULL;
 	o->path = NULL;
-	fd = nfsd_open(c->s, path, O_PATH | O_NOFOLLOW, NULL);
-	rc = fd < 0 ? fd : nfsd_stat(fd, "", &o->st, &o->birth);
+	fd = rr__nfsd_open(c->s, path, O_PATH | O_NOFOLLOW, NULL);
+	rc = fd < 0 ? fd : rr__nfsd_stat(fd, "", &o->st, &o->birth);
 	if (fd >= 0)
 		close(fd);
 	if (rc == 0)
@@ -1253,13 +1255,13 @@ int nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o)
 	return rc;
 }
 
-int nfsd_obj_parent(struct nfsd_call *c, const struct nfsd_obj *dir,
-		    struct nfsd_obj *o)
+int rr__nfsd_obj_parent(struct nfsd_call *c, const struct nfsd_obj *dir,
+			struct nfsd_obj *o)
 {
 	const char *slash;
 	char *up;
 
-	if (nfsd_is_root(c->s, &dir->st)) {
+	if (rr__nfsd_is_root(c->s, &dir->st)) {
 		*o = *dir;
 		o->name = NULL;
 		return 0;
@@ -1269,11 +1271,11 @@ int nfsd_obj_parent(struct nfsd_call *c, const struct nfsd_obj *dir,
 	slash = strrchr(dir->path, '/');
 	up = call_keeps(c,
 			rr_strndup(dir->path, slash ? slash - dir->path : 0));
-	return up ? nfsd_obj_at(c, up, o) : -ENOMEM;
+	return up ? rr__nfsd_obj_at(c, up, o) : -ENOMEM;
 }
 
-void nfsd_obj_place(struct nfsd_obj *o, const struct nfsd_obj *dir,
-		    const char *name)
+void rr__nfsd_obj_place(struct nfsd_obj *o, const struct nfsd_obj *dir,
+			const char *name)
 {
 	o->path = NULL;
 	o->pdev = (uint64_t)dir->st.st_dev;

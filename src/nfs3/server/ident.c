@@ -26,7 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-nfsstat3 nfsd_errno(int err)
+nfsstat3 rr__nfsd_errno(int err)
 {
 	switch (err < 0 ? -err : err) {
 	case 0:
@@ -81,8 +81,8 @@ nfsstat3 nfsd_errno(int err)
 	}
 }
 
-void nfsd_ident_from_cred(const struct rr_nfs3_server *s,
-			  const struct rr_cred *cr, struct nfsd_ident *id)
+void rr__nfsd_ident_from_cred(const struct rr_nfs3_server *s,
+			      const struct rr_cred *cr, struct nfsd_ident *id)
 {
 	uint32_t n = 0;
 
@@ -100,8 +100,8 @@ void nfsd_ident_from_cred(const struct rr_nfs3_server *s,
 	id->ngids = n;
 }
 
-int nfsd_ident_enter(const struct rr_nfs3_server *s,
-		     const struct nfsd_ident *id)
+int rr__nfsd_ident_enter(const struct rr_nfs3_server *s,
+			 const struct nfsd_ident *id)
 {
 	gid_t g[16];
 
@@ -116,13 +116,13 @@ int nfsd_ident_enter(const struct rr_nfs3_server *s,
 	/* setfsuid reports no error; asking again does */
 	if ((uint32_t)setfsuid((uid_t)-1) != id->uid ||
 	    (uint32_t)setfsgid((gid_t)-1) != id->gid) {
-		nfsd_ident_leave(s);
+		rr__nfsd_ident_leave(s);
 		return -EPERM;
 	}
 	return 0;
 }
 
-void nfsd_ident_leave(const struct rr_nfs3_server *s)
+void rr__nfsd_ident_leave(const struct rr_nfs3_server *s)
 {
 	if (!s->as_root)
 		return;
@@ -155,9 +155,9 @@ static uint32_t from_bits(unsigned rwx, bool dir)
 	return a;
 }
 
-uint32_t nfsd_access(const struct rr_nfs3_server *s,
-		     const struct nfsd_ident *id, const struct stat *st,
-		     uint32_t want)
+uint32_t rr__nfsd_access(const struct rr_nfs3_server *s,
+			 const struct nfsd_ident *id, const struct stat *st,
+			 uint32_t want)
 {
 	bool dir = S_ISDIR(st->st_mode);
 	unsigned rwx;
@@ -179,16 +179,16 @@ uint32_t nfsd_access(const struct rr_nfs3_server *s,
 	return have & want;
 }
 
-nfsstat3 nfsd_may(const struct nfsd_call *c, const struct stat *st,
-		  uint32_t want)
+nfsstat3 rr__nfsd_may(const struct nfsd_call *c, const struct stat *st,
+		      uint32_t want)
 {
 	if (c->s->as_root)
 		return NFS3_OK; /* the kernel decides, as the caller */
-	return nfsd_access(c->s, &c->id, st, want) == want ? NFS3_OK
-							   : NFS3ERR_ACCES;
+	return rr__nfsd_access(c->s, &c->id, st, want) == want ? NFS3_OK
+							       : NFS3ERR_ACCES;
 }
 
-bool nfsd_mode_decides(const struct nfsd_obj *o, bool write)
+bool rr__nfsd_mode_decides(const struct nfsd_obj *o, bool write)
 {
 	const uint64_t flags = STATX_ATTR_IMMUTABLE | STATX_ATTR_APPEND;
 

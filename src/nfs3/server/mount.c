@@ -58,7 +58,7 @@ static const char *below(const struct rr_nfs3_server *s, const char *dir)
  */
 static int mnt_walk(struct nfsd_call *c, char *path, struct nfsd_obj *o)
 {
-	int rc = nfsd_obj_at(c, "", o);
+	int rc = rr__nfsd_obj_at(c, "", o);
 	size_t i = 0;
 
 	while (!rc && path[i]) {
@@ -75,11 +75,12 @@ static int mnt_walk(struct nfsd_call *c, char *path, struct nfsd_obj *o)
 		path[i] = '\0';
 		if (start == i)
 			break; /* trailing slashes */
-		rc = nfsd_name_ok(path + start) ? -EACCES
-						: nfsd_obj_at(c, path, o);
+		rc = rr__nfsd_name_ok(path + start)
+			     ? -EACCES
+			     : rr__nfsd_obj_at(c, path, o);
 		if (!rc)
-			nfsd_cache_put(c->s, &o->st, (uint64_t)dir.st_dev,
-				       (uint64_t)dir.st_ino, path + start);
+			rr__nfsd_cache_put(c->s, &o->st, (uint64_t)dir.st_dev,
+					   (uint64_t)dir.st_ino, path + start);
 		path[i] = save;
 	}
 	o->path = NULL; /* path is ours */
@@ -187,7 +188,7 @@ static void mnt_forget(struct nfsd_call *c, const char *dir)
 	pthread_mutex_unlock(&c->s->mnt_lock);
 }
 
-void nfsd_mounts_free(struct rr_nfs3_server *s)
+void rr__nfsd_mounts_free(struct rr_nfs3_server *s)
 {
 	pthread_mutex_lock(&s->mnt_lock);
 	mnt_drop(s, NULL, NULL);
@@ -204,7 +205,7 @@ static bool_t dirpath_whole(XDR *in, dirpath *dir)
 	u_int start = xdr_getpos(in);
 	size_t n;
 
-	if (!xdr_dirpath(in, dir))
+	if (!rr__xdr_dirpath(in, dir))
 		return FALSE;
 	n = strlen(*dir);
 	return xdr_getpos(in) - start == 4 + ((n + 3) & ~(size_t)3);
@@ -218,14 +219,14 @@ static bool_t mnt(struct nfsd_call *c, XDR *in, XDR *out)
 	bool_t ok;
 
 	if (!dirpath_whole(in, &dir)) {
-		xdr_free((xdrproc_t)xdr_dirpath, (char *)&dir);
+		xdr_free((xdrproc_t)rr__xdr_dirpath, (char *)&dir);
 		return FALSE;
 	}
 	r.fhs_status = mnt_resolve(c, dir, &o);
 	if (r.fhs_status == MNT3_OK) {
 		nfs_fh3 fh;
 
-		if (nfsd_make_fh(c, &o, &fh)) {
+		if (rr__nfsd_make_fh(c, &o, &fh)) {
 			r.fhs_status = MNT3ERR_SERVERFAULT;
 		} else {
 			r.mountres3_u.mountinfo.fhandle.fhandle3_len =
@@ -239,8 +240,8 @@ static bool_t mnt(struct nfsd_call *c, XDR *in, XDR *out)
 			mnt_record(c, dir);
 		}
 	}
-	ok = xdr_mountres3(out, &r);
-	xdr_free((xdrproc_t)xdr_dirpath, (char *)&dir);
+	ok = rr__xdr_mountres3(out, &r);
+	xdr_free((xdrproc_t)rr__xdr_dirpath, (char *)&dir);
 	return ok;
 }
 
@@ -251,19 +252,19 @@ static bool_t dump(struct nfsd_call *c, XDR *out)
 
 	pthread_mutex_lock(&c->s->mnt_lock);
 	for (struct nfsd_mnt *m = c->s->mounts; m && ok; m = m->next) {
-		struct mountbody *b = nfsd_alloc(c, sizeof(*b));
+		struct mountbody *b = rr__nfsd_alloc(c, sizeof(*b));
 
 		ok = b != NULL;
 		if (ok) {
-			b->ml_hostname = nfsd_strdup(c, m->host);
-			b->ml_directory = nfsd_strdup(c, m->dir);
+			b->ml_hostname = rr__nfsd_strdup(c, m->host);
+			b->ml_directory = rr__nfsd_strdup(c, m->dir);
 			ok = b->ml_hostname && b->ml_directory;
 			*tail = b;
 			tail = &b->ml_next;
 		}
 	}
 	pthread_mutex_unlock(&c->s->mnt_lock);
-	return ok && xdr_mountlist(out, &head);
+	return ok && rr__xdr_mountlist(out, &head);
 }
 
 static bool_t umnt(struct nfsd_call *c, XDR *in)
@@ -273,7 +274,7 @@ static bool_t umnt(struct nfsd_call *c, XDR *in)
 
 	if (ok)
 		mnt_forget(c, dir);
-	xdr_free((xdrproc_t)xdr_dirpath, (char *)&dir);
+	xdr_free((xdrproc_t)rr__xdr_dirpath, (char *)&dir);
 	return ok;
 }
 
@@ -285,7 +286,7 @@ static bool_t export(struct nfsd_call *c, XDR *out)
 						 : c->s->export_real};
 	exports head = &e;
 
-	return xdr_exports(out, &head);
+	return rr__xdr_exports(out, &head);
 }
 
 static uint32_t answer(struct nfsd_call *c, uint32_t proc, XDR *in, XDR *out)
@@ -309,7 +310,7 @@ static uint32_t answer(struct nfsd_call *c, uint32_t proc, XDR *in, XDR *out)
 	}
 }
 
-uint32_t nfsd_mount_handler(struct rr_svc_req *req, void *arg)
+uint32_t rr__nfsd_mount_handler(struct rr_svc_req *req, void *arg)
 {
 	struct nfsd_call c = {.s = arg, .req = req};
 	size_t len, cap;
@@ -329,7 +330,7 @@ uint32_t nfsd_mount_handler(struct rr_svc_req *req, void *arg)
 		atomic_fetch_add(&c.s->garbage_args, 1);
 	if (rc == RR_SUCCESS && rr_svc_set_res(req, xdr_getpos(&out), NULL, 0))
 		rc = RR_SYSTEM_ERR;
-	nfsd_call_close(&c);
-	nfsd_arena_free(&c);
+	rr__nfsd_call_close(&c);
+	rr__nfsd_arena_free(&c);
 	return rc;
 }

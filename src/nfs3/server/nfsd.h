@@ -84,7 +84,8 @@ struct nfsd_call {
 	/*
 	 * Acting as the caller yet? A call starts as the server (resolving
 	 * handles) and becomes the caller when it first asks for an object's
-	 * descriptor to act on (nfsd_obj_fd), as every acting procedure does.
+	 * descriptor to act on (rr__nfsd_obj_fd), as every acting procedure
+	 * does.
 	 */
 	bool as_caller;
 	/*
@@ -105,7 +106,7 @@ struct nfsd_obj {
 	 */
 	const char *path;
 	/*
-	 * Where a lookup just saw it, for the handle cache (nfsd_make_fh):
+	 * Where a lookup just saw it, for the handle cache (rr__nfsd_make_fh):
 	 * its directory's dev and ino and its name there; name NULL: the
 	 * cache knows already, or nothing to tell it.
 	 */
@@ -116,200 +117,207 @@ struct nfsd_obj {
 	uint64_t attrs; /* statx attributes (immutable, append) */
 	uint64_t attrs_mask;
 	bool acl; /* has (or may have) a POSIX access ACL */
-	int fd;	  /* O_PATH, the call's or the cache's (nfsd_resolve), or -1 */
-	/* the cache's entry (nfsd_resolve only; the call holds it), or NULL */
+	int fd;	  /* O_PATH, the call's or the cache's (rr__nfsd_resolve), or -1
+		   */
+	/* the cache's entry (rr__nfsd_resolve only; the call holds it), or NULL
+	 */
 	struct nfsd_file *file;
 };
 
 /* arena.c */
-void *nfsd_alloc(struct nfsd_call *c, size_t n);
-char *nfsd_strdup(struct nfsd_call *c, const char *s);
-void nfsd_arena_free(struct nfsd_call *c);
+void *rr__nfsd_alloc(struct nfsd_call *c, size_t n);
+char *rr__nfsd_strdup(struct nfsd_call *c, const char *s);
+void rr__nfsd_arena_free(struct nfsd_call *c);
 
 /* fh.c: handles and resolving them */
-void nfsd_siphash(const uint8_t key[16], const void *data, size_t len,
-		  uint8_t out[8]);
-int nfsd_fh_encode(const uint8_t key[NFSD_KEY_LEN], const struct stat *st,
-		   uint64_t birth, uint8_t out[NFSD_FH_LEN]);
+void rr__nfsd_siphash(const uint8_t key[16], const void *data, size_t len,
+		      uint8_t out[8]);
+int rr__nfsd_fh_encode(const uint8_t key[NFSD_KEY_LEN], const struct stat *st,
+		       uint64_t birth, uint8_t out[NFSD_FH_LEN]);
 /* 0, or NFS3ERR_BADHANDLE; fills dev/ino/birth. */
-int nfsd_fh_verify(const uint8_t key[NFSD_KEY_LEN], const void *fh, size_t len,
-		   uint64_t *dev, uint64_t *ino, uint64_t *birth);
+int rr__nfsd_fh_verify(const uint8_t key[NFSD_KEY_LEN], const void *fh,
+		       size_t len, uint64_t *dev, uint64_t *ino,
+		       uint64_t *birth);
 /* fstatat without following, plus the birth time handles carry. */
-int nfsd_stat(int dirfd, const char *name, struct stat *st, uint64_t *birth);
+int rr__nfsd_stat(int dirfd, const char *name, struct stat *st,
+		  uint64_t *birth);
 /* 0 or NFS3ERR_INVAL/NAMETOOLONG/ACCES for a name a client sent. */
-nfsstat3 nfsd_name_ok(const char *name);
-nfsstat3 nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
-		      struct nfsd_obj *o);
-int nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o, nfs_fh3 *fh);
+nfsstat3 rr__nfsd_name_ok(const char *name);
+nfsstat3 rr__nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
+			  struct nfsd_obj *o);
+int rr__nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o,
+		     nfs_fh3 *fh);
 /*
  * Opens path below the root (any length; O_PATH and such; never through a
  * symlink, never above the root) as the server; want: the object must
  * still be that one.
  */
-int nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
-	      const struct stat *want);
-bool nfsd_is_root(const struct rr_nfs3_server *s, const struct stat *st);
+int rr__nfsd_open(struct rr_nfs3_server *s, const char *path, int flags,
+		  const struct stat *want);
+bool rr__nfsd_is_root(const struct rr_nfs3_server *s, const struct stat *st);
 /*
  * Fills o for path below the root, looked up as the server; o->path is
  * path itself, which must live as long as o.
  */
-int nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o);
+int rr__nfsd_obj_at(struct nfsd_call *c, const char *path, struct nfsd_obj *o);
 /* ".." of dir (resolved): its parent, or the root for the root. */
-int nfsd_obj_parent(struct nfsd_call *c, const struct nfsd_obj *dir,
-		    struct nfsd_obj *o);
+int rr__nfsd_obj_parent(struct nfsd_call *c, const struct nfsd_obj *dir,
+			struct nfsd_obj *o);
 /* o is name in dir (a lookup saw it there); its attributes still to fill. */
-void nfsd_obj_place(struct nfsd_obj *o, const struct nfsd_obj *dir,
-		    const char *name);
+void rr__nfsd_obj_place(struct nfsd_obj *o, const struct nfsd_obj *dir,
+			const char *name);
 /*
- * O_PATH fd of o (from nfsd_resolve), opened as the server. It belongs to
- * the call: nfsd_call_close closes it, callers never do.
+ * O_PATH fd of o (from rr__nfsd_resolve), opened as the server. It belongs to
+ * the call: rr__nfsd_call_close closes it, callers never do.
  */
-int nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o);
+int rr__nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o);
 /* Closes the call's descriptors and gives the server's identity back. */
-void nfsd_call_close(struct nfsd_call *c);
+void rr__nfsd_call_close(struct nfsd_call *c);
 /* Acts as the server again (for opens the server makes for itself). */
-void nfsd_as_server(struct nfsd_call *c);
+void rr__nfsd_as_server(struct nfsd_call *c);
 /* Opens what fd names with flags, as the caller: the permission check. */
-int nfsd_reopen(int fd, int flags);
+int rr__nfsd_reopen(int fd, int flags);
 /* "/proc/self/fd/N": operations that take no fd still reach the object */
-void nfsd_fd_path(int fd, char out[32]);
+void rr__nfsd_fd_path(int fd, char out[32]);
 /* The handle cache learns that st's object is name in (pdev, pino). */
-void nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
-		    uint64_t pdev, uint64_t pino, const char *name);
+void rr__nfsd_cache_put(struct rr_nfs3_server *s, const struct stat *st,
+			uint64_t pdev, uint64_t pino, const char *name);
 /* max_bytes: what the cache may hold (0: NFSD_HANDLE_CACHE_BYTES). */
-int nfsd_cache_create(struct nfsd_pathcache **out, size_t max_bytes);
-void nfsd_cache_destroy(struct nfsd_pathcache *pc);
-void nfsd_cache_stats(struct nfsd_pathcache *pc, uint64_t *entries,
-		      uint64_t *bytes, uint64_t *evicted);
+int rr__nfsd_cache_create(struct nfsd_pathcache **out, size_t max_bytes);
+void rr__nfsd_cache_destroy(struct nfsd_pathcache *pc);
+void rr__nfsd_cache_stats(struct nfsd_pathcache *pc, uint64_t *entries,
+			  uint64_t *bytes, uint64_t *evicted);
 
 /* walk_budget.c: what walks of the export may cost */
-int nfsd_walk_budget_create(const struct rr_nfs3_server_opts *o,
-			    struct nfsd_walk_budget **out);
-void nfsd_walk_budget_destroy(struct nfsd_walk_budget *wb);
+int rr__nfsd_walk_budget_create(const struct rr_nfs3_server_opts *o,
+				struct nfsd_walk_budget **out);
+void rr__nfsd_walk_budget_destroy(struct nfsd_walk_budget *wb);
 /*
  * May a call from peer (NULL: unknown) walk now? 0 (then *slot is its
- * bucket, for nfsd_walk_pay, and nfsd_walk_end must follow) or -EAGAIN.
+ * bucket, for rr__nfsd_walk_pay, and rr__nfsd_walk_end must follow) or -EAGAIN.
  */
-int nfsd_walk_begin(struct rr_nfs3_server *s, const struct sockaddr *peer,
-		    size_t *slot);
+int rr__nfsd_walk_begin(struct rr_nfs3_server *s, const struct sockaddr *peer,
+			size_t *slot);
 /* The walk spent dirs more directories of the budget. */
-void nfsd_walk_pay(struct rr_nfs3_server *s, size_t slot, uint32_t dirs);
-void nfsd_walk_end(struct rr_nfs3_server *s);
+void rr__nfsd_walk_pay(struct rr_nfs3_server *s, size_t slot, uint32_t dirs);
+void rr__nfsd_walk_end(struct rr_nfs3_server *s);
 
 /* fcache.c: open files by handle, shared by the handler threads */
-struct nfsd_fcache_stats {
+struct rr__nfsd_fcache_stats {
 	uint64_t hits, misses, forgotten, evicted, swept, open;
 };
-int nfsd_fcache_create(struct nfsd_fcache **out, uint32_t max);
+int rr__nfsd_fcache_create(struct nfsd_fcache **out, uint32_t max);
 /* Stops the reaper and closes every file (no call may hold one). */
-void nfsd_fcache_destroy(struct nfsd_fcache *fc);
+void rr__nfsd_fcache_destroy(struct nfsd_fcache *fc);
 /* How long an idle file stays open, and between proofs of its path. */
-void nfsd_fcache_tune(struct nfsd_fcache *fc, uint32_t idle_ms,
-		      uint32_t reval_ms);
+void rr__nfsd_fcache_tune(struct nfsd_fcache *fc, uint32_t idle_ms,
+			  uint32_t reval_ms);
 /* A held entry for the key, or NULL. */
-struct nfsd_file *nfsd_fcache_get(struct nfsd_fcache *fc, uint64_t dev,
-				  uint64_t ino, uint64_t birth);
+struct nfsd_file *rr__nfsd_fcache_get(struct nfsd_fcache *fc, uint64_t dev,
+				      uint64_t ino, uint64_t birth);
 /*
  * Enters o, proven by its path and its ACL looked at from t0 on
  * (CLOCK_REALTIME), and returns it held. The entry then owns o->fd (and
  * closes it at once when the key had one already). NULL (no memory):
  * o->fd is still the caller's.
  */
-struct nfsd_file *nfsd_fcache_add(struct nfsd_fcache *fc,
-				  const struct nfsd_obj *o,
-				  const struct timespec *t0);
-void nfsd_fcache_put(struct nfsd_fcache *fc, struct nfsd_file *f);
+struct nfsd_file *rr__nfsd_fcache_add(struct nfsd_fcache *fc,
+				      const struct nfsd_obj *o,
+				      const struct timespec *t0);
+void rr__nfsd_fcache_put(struct nfsd_fcache *fc, struct nfsd_file *f);
 /* Drops every entry of (dev, ino): closed once no call holds it. */
-void nfsd_fcache_forget(struct nfsd_fcache *fc, uint64_t dev, uint64_t ino);
+void rr__nfsd_fcache_forget(struct nfsd_fcache *fc, uint64_t dev, uint64_t ino);
 /* Closes what has been idle for idle_ms at now_ms (the reaper's work). */
-void nfsd_fcache_sweep(struct nfsd_fcache *fc, uint64_t now_ms);
-void nfsd_fcache_stats(struct nfsd_fcache *fc, struct nfsd_fcache_stats *out);
+void rr__nfsd_fcache_sweep(struct nfsd_fcache *fc, uint64_t now_ms);
+void rr__nfsd_fcache_stats(struct nfsd_fcache *fc,
+			   struct rr__nfsd_fcache_stats *out);
 /* The entry's O_PATH descriptor and the path that proved it. */
-int nfsd_file_pfd(const struct nfsd_file *f);
-const char *nfsd_file_path(const struct nfsd_file *f);
+int rr__nfsd_file_pfd(const struct nfsd_file *f);
+const char *rr__nfsd_file_path(const struct nfsd_file *f);
 /*
  * 1: the entry still stands for st (fresh from its descriptor) as last
- * proven; 0: its path and ACL must be proven again (nfsd_file_proven);
+ * proven; 0: its path and ACL must be proven again (rr__nfsd_file_proven);
  * -1: its type, mode or owner changed: forget it and resolve again.
  */
-int nfsd_file_current(struct nfsd_fcache *fc, struct nfsd_file *f,
-		      const struct stat *st, uint64_t now_ms, bool *acl);
-void nfsd_file_proven(struct nfsd_fcache *fc, struct nfsd_file *f,
-		      const struct stat *st, const struct timespec *t0,
-		      bool acl);
+int rr__nfsd_file_current(struct nfsd_fcache *fc, struct nfsd_file *f,
+			  const struct stat *st, uint64_t now_ms, bool *acl);
+void rr__nfsd_file_proven(struct nfsd_fcache *fc, struct nfsd_file *f,
+			  const struct stat *st, const struct timespec *t0,
+			  bool acl);
 /* Does the object fd names carry a POSIX access ACL? (errors: yes) */
-bool nfsd_has_acl(int fd);
+bool rr__nfsd_has_acl(int fd);
 /*
  * The entry's descriptor opened with flags (O_RDONLY or O_WRONLY), made
  * once as the server and kept with the entry: callers never close it.
  */
-int nfsd_file_fd(struct nfsd_fcache *fc, struct nfsd_file *f, int flags);
+int rr__nfsd_file_fd(struct nfsd_fcache *fc, struct nfsd_file *f, int flags);
 /* The same when already made, else -EAGAIN (opening might block). */
-int nfsd_file_fd_made(struct nfsd_fcache *fc, struct nfsd_file *f, int flags);
+int rr__nfsd_file_fd_made(struct nfsd_fcache *fc, struct nfsd_file *f,
+			  int flags);
 /* Marks c to be run again in a worker; the error for its caller to return. */
-int nfsd_defer(struct nfsd_call *c);
+int rr__nfsd_defer(struct nfsd_call *c);
 
 /* ident.c */
-nfsstat3 nfsd_errno(int err);
-void nfsd_ident_from_cred(const struct rr_nfs3_server *s,
-			  const struct rr_cred *cr, struct nfsd_ident *id);
-int nfsd_ident_enter(const struct rr_nfs3_server *s,
-		     const struct nfsd_ident *id);
-void nfsd_ident_leave(const struct rr_nfs3_server *s);
+nfsstat3 rr__nfsd_errno(int err);
+void rr__nfsd_ident_from_cred(const struct rr_nfs3_server *s,
+			      const struct rr_cred *cr, struct nfsd_ident *id);
+int rr__nfsd_ident_enter(const struct rr_nfs3_server *s,
+			 const struct nfsd_ident *id);
+void rr__nfsd_ident_leave(const struct rr_nfs3_server *s);
 /* ACCESS3_* bits the identity has on st (mode bits; root gets all). */
-uint32_t nfsd_access(const struct rr_nfs3_server *s,
-		     const struct nfsd_ident *id, const struct stat *st,
-		     uint32_t want);
+uint32_t rr__nfsd_access(const struct rr_nfs3_server *s,
+			 const struct nfsd_ident *id, const struct stat *st,
+			 uint32_t want);
 /* 0 or NFS3ERR_ACCES: the mode-bit check when we cannot act as the caller */
-nfsstat3 nfsd_may(const struct nfsd_call *c, const struct stat *st,
-		  uint32_t want);
+nfsstat3 rr__nfsd_may(const struct nfsd_call *c, const struct stat *st,
+		      uint32_t want);
 /*
  * May READ (write false) or WRITE through a descriptor the server opened
- * be decided from the mode bits, as nfsd_access does, and give the answer
+ * be decided from the mode bits, as rr__nfsd_access does, and give the answer
  * acting as the caller would? Not when an ACL, set-id bits (a write must
  * clear them as the caller) or the immutable and append-only flags are in
  * play: those calls take the kernel's path.
  */
-bool nfsd_mode_decides(const struct nfsd_obj *o, bool write);
+bool rr__nfsd_mode_decides(const struct nfsd_obj *o, bool write);
 
 /* attr.c */
-void nfsd_fattr(const struct stat *st, fattr3 *a);
-void nfsd_post_attr(const struct stat *st, post_op_attr *p);
-void nfsd_post_attr_fd(int fd, post_op_attr *p);
-void nfsd_pre_attr(const struct stat *st, pre_op_attr *p);
+void rr__nfsd_fattr(const struct stat *st, fattr3 *a);
+void rr__nfsd_post_attr(const struct stat *st, post_op_attr *p);
+void rr__nfsd_post_attr_fd(int fd, post_op_attr *p);
+void rr__nfsd_pre_attr(const struct stat *st, pre_op_attr *p);
 /* wcc_data: pre from st (NULL: none), post from fd (-1: none) */
-void nfsd_wcc(const struct stat *pre, int fd, wcc_data *w);
+void rr__nfsd_wcc(const struct stat *pre, int fd, wcc_data *w);
 /* Applies a sattr3 to what fd (O_PATH) names, as the caller. */
-nfsstat3 nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
-		    const sattr3 *a);
+nfsstat3 rr__nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
+			const sattr3 *a);
 
 /* ops.c, dir.c, rw.c, readdir.c: the procedures */
 typedef nfsstat3 (*nfsd_op_fn)(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_getattr(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_setattr(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_lookup(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_access_op(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_readlink(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_create(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_mkdir(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_symlink(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_mknod(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_remove(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_rmdir(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_rename(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_link(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_readdir(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_readdirplus(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_fsstat(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_fsinfo(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_pathconf(struct nfsd_call *c, void *args, void *res);
-nfsstat3 nfsd_commit(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_getattr(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_setattr(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_lookup(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_access_op(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_readlink(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_create(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_mkdir(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_symlink(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_mknod(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_remove(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_rmdir(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_rename(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_link(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_readdir(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_readdirplus(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_fsstat(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_fsinfo(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_pathconf(struct nfsd_call *c, void *args, void *res);
+nfsstat3 rr__nfsd_commit(struct nfsd_call *c, void *args, void *res);
 /* READ and WRITE: hand-coded XDR around the DDP-eligible data. */
-uint32_t nfsd_read(struct nfsd_call *c);
-uint32_t nfsd_write(struct nfsd_call *c);
+uint32_t rr__nfsd_read(struct nfsd_call *c);
+uint32_t rr__nfsd_write(struct nfsd_call *c);
 
 /* mount.c */
-uint32_t nfsd_mount_handler(struct rr_svc_req *req, void *arg);
-void nfsd_mounts_free(struct rr_nfs3_server *s);
+uint32_t rr__nfsd_mount_handler(struct rr_svc_req *req, void *arg);
+void rr__nfsd_mounts_free(struct rr_nfs3_server *s);
 
 #endif

@@ -12,15 +12,15 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-nfsstat3 nfsd_getattr(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_getattr(struct nfsd_call *c, void *args, void *res)
 {
 	GETATTR3args *a = args;
 	GETATTR3res *r = res;
 	struct nfsd_obj o;
-	nfsstat3 st = nfsd_resolve(c, &a->object, &o);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->object, &o);
 
 	if (st == NFS3_OK)
-		nfsd_fattr(&o.st, &r->GETATTR3res_u.resok.obj_attributes);
+		rr__nfsd_fattr(&o.st, &r->GETATTR3res_u.resok.obj_attributes);
 	return st;
 }
 
@@ -30,27 +30,27 @@ static bool ctime_is(const struct stat *st, const nfstime3 *t)
 	       (uint32)st->st_ctim.tv_nsec == t->nseconds;
 }
 
-nfsstat3 nfsd_setattr(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_setattr(struct nfsd_call *c, void *args, void *res)
 {
 	SETATTR3args *a = args;
 	wcc_data *w = &((SETATTR3res *)res)->SETATTR3res_u.resok.obj_wcc;
 	struct nfsd_obj o;
-	nfsstat3 st = nfsd_resolve(c, &a->object, &o);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->object, &o);
 	int fd;
 
 	if (st)
 		return st;
-	fd = nfsd_obj_fd(c, &o);
+	fd = rr__nfsd_obj_fd(c, &o);
 	if (fd < 0)
-		return nfsd_errno(fd);
+		return rr__nfsd_errno(fd);
 	if (c->s->o.read_only)
 		st = NFS3ERR_ROFS;
 	else if (a->guard.check &&
 		 !ctime_is(&o.st, &a->guard.sattrguard3_u.obj_ctime))
 		st = NFS3ERR_NOT_SYNC;
 	else
-		st = nfsd_sattr(c, fd, &o.st, &a->new_attributes);
-	nfsd_wcc(&o.st, fd, w);
+		st = rr__nfsd_sattr(c, fd, &o.st, &a->new_attributes);
+	rr__nfsd_wcc(&o.st, fd, w);
 	return st;
 }
 
@@ -64,103 +64,103 @@ static nfsstat3 lookup_child(struct nfsd_call *c, const struct nfsd_obj *dir,
 		return NFS3_OK;
 	}
 	if (!strcmp(name, "..")) /* never above the root */
-		return nfsd_errno(nfsd_obj_parent(c, dir, o));
-	st = nfsd_name_ok(name);
+		return rr__nfsd_errno(rr__nfsd_obj_parent(c, dir, o));
+	st = rr__nfsd_name_ok(name);
 	if (st)
 		return st;
-	nfsd_obj_place(o, dir, name);
-	return nfsd_errno(nfsd_stat(dirfd, name, &o->st, &o->birth));
+	rr__nfsd_obj_place(o, dir, name);
+	return rr__nfsd_errno(rr__nfsd_stat(dirfd, name, &o->st, &o->birth));
 }
 
-nfsstat3 nfsd_lookup(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_lookup(struct nfsd_call *c, void *args, void *res)
 {
 	diropargs3 *a = &((LOOKUP3args *)args)->what;
 	LOOKUP3res *r = res;
 	LOOKUP3resok *ok = &r->LOOKUP3res_u.resok;
 	struct nfsd_obj dir, o;
-	nfsstat3 st = nfsd_resolve(c, &a->dir, &dir);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->dir, &dir);
 	int dirfd;
 
 	if (st)
 		return st;
 	if (!S_ISDIR(dir.st.st_mode))
 		return NFS3ERR_NOTDIR;
-	dirfd = nfsd_obj_fd(c, &dir);
+	dirfd = rr__nfsd_obj_fd(c, &dir);
 	if (dirfd < 0)
-		return nfsd_errno(dirfd);
-	st = nfsd_may(c, &dir.st, ACCESS3_LOOKUP);
+		return rr__nfsd_errno(dirfd);
+	st = rr__nfsd_may(c, &dir.st, ACCESS3_LOOKUP);
 	if (!st)
 		st = lookup_child(c, &dir, dirfd, a->name, &o);
-	if (!st && nfsd_make_fh(c, &o, &ok->object))
+	if (!st && rr__nfsd_make_fh(c, &o, &ok->object))
 		st = NFS3ERR_SERVERFAULT;
 	if (st) {
-		nfsd_post_attr_fd(dirfd,
-				  &r->LOOKUP3res_u.resfail.dir_attributes);
+		rr__nfsd_post_attr_fd(dirfd,
+				      &r->LOOKUP3res_u.resfail.dir_attributes);
 	} else {
-		nfsd_post_attr(&o.st, &ok->obj_attributes);
-		nfsd_post_attr_fd(dirfd, &ok->dir_attributes);
+		rr__nfsd_post_attr(&o.st, &ok->obj_attributes);
+		rr__nfsd_post_attr_fd(dirfd, &ok->dir_attributes);
 	}
 	return st;
 }
 
-nfsstat3 nfsd_access_op(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_access_op(struct nfsd_call *c, void *args, void *res)
 {
 	ACCESS3args *a = args;
 	ACCESS3resok *ok = &((ACCESS3res *)res)->ACCESS3res_u.resok;
 	struct nfsd_obj o;
-	nfsstat3 st = nfsd_resolve(c, &a->object, &o);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->object, &o);
 
 	if (st)
 		return st;
-	nfsd_post_attr(&o.st, &ok->obj_attributes);
-	ok->access = nfsd_access(c->s, &c->id, &o.st, a->access);
+	rr__nfsd_post_attr(&o.st, &ok->obj_attributes);
+	ok->access = rr__nfsd_access(c->s, &c->id, &o.st, a->access);
 	return NFS3_OK;
 }
 
-nfsstat3 nfsd_readlink(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_readlink(struct nfsd_call *c, void *args, void *res)
 {
 	READLINK3args *a = args;
 	READLINK3resok *ok = &((READLINK3res *)res)->READLINK3res_u.resok;
-	char *buf = nfsd_alloc(c, PATH_MAX + 1);
+	char *buf = rr__nfsd_alloc(c, PATH_MAX + 1);
 	struct nfsd_obj o;
-	nfsstat3 st = nfsd_resolve(c, &a->symlink, &o);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->symlink, &o);
 	ssize_t n;
 	int fd;
 
 	if (st)
 		return st;
-	nfsd_post_attr(&o.st, &ok->symlink_attributes);
+	rr__nfsd_post_attr(&o.st, &ok->symlink_attributes);
 	if (!S_ISLNK(o.st.st_mode))
 		return NFS3ERR_INVAL;
 	if (!buf)
 		return NFS3ERR_SERVERFAULT;
-	fd = nfsd_obj_fd(c, &o);
+	fd = rr__nfsd_obj_fd(c, &o);
 	if (fd < 0)
-		return nfsd_errno(fd);
+		return rr__nfsd_errno(fd);
 	n = readlinkat(fd, "", buf, PATH_MAX);
-	st = n < 0 ? nfsd_errno(errno) : NFS3_OK;
+	st = n < 0 ? rr__nfsd_errno(errno) : NFS3_OK;
 	if (n >= 0)
 		buf[n] = '\0';
 	ok->data = buf;
 	return st;
 }
 
-nfsstat3 nfsd_fsstat(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_fsstat(struct nfsd_call *c, void *args, void *res)
 {
 	FSSTAT3args *a = args;
 	FSSTAT3resok *ok = &((FSSTAT3res *)res)->FSSTAT3res_u.resok;
 	struct statvfs v;
 	struct nfsd_obj o;
-	nfsstat3 st = nfsd_resolve(c, &a->fsroot, &o);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->fsroot, &o);
 	int fd;
 
 	if (st)
 		return st;
-	nfsd_post_attr(&o.st, &ok->obj_attributes);
-	fd = nfsd_obj_fd(c, &o);
+	rr__nfsd_post_attr(&o.st, &ok->obj_attributes);
+	fd = rr__nfsd_obj_fd(c, &o);
 	if (fd < 0)
-		return nfsd_errno(fd);
-	st = fstatvfs(fd, &v) ? nfsd_errno(errno) : NFS3_OK;
+		return rr__nfsd_errno(fd);
+	st = fstatvfs(fd, &v) ? rr__nfsd_errno(errno) : NFS3_OK;
 	if (st)
 		return st;
 	ok->tbytes = (uint64)v.f_blocks * v.f_frsize;
@@ -173,20 +173,20 @@ nfsstat3 nfsd_fsstat(struct nfsd_call *c, void *args, void *res)
 	return NFS3_OK;
 }
 
-nfsstat3 nfsd_fsinfo(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_fsinfo(struct nfsd_call *c, void *args, void *res)
 {
 	FSINFO3args *a = args;
 	FSINFO3resok *ok = &((FSINFO3res *)res)->FSINFO3res_u.resok;
 	size_t cap;
 	struct nfsd_obj o;
-	nfsstat3 st = nfsd_resolve(c, &a->fsroot, &o);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->fsroot, &o);
 	uint32 io;
 
 	if (st)
 		return st;
 	rr_svc_bulk_buf(c->req, &cap);
 	io = cap < NFSD_MAX_IO ? (uint32)cap : NFSD_MAX_IO;
-	nfsd_post_attr(&o.st, &ok->obj_attributes);
+	rr__nfsd_post_attr(&o.st, &ok->obj_attributes);
 	ok->rtmax = ok->rtpref = ok->wtmax = ok->wtpref = io;
 	ok->rtmult = ok->wtmult = 4096;
 	ok->dtpref = 64 << 10;
@@ -197,21 +197,21 @@ nfsstat3 nfsd_fsinfo(struct nfsd_call *c, void *args, void *res)
 	return NFS3_OK;
 }
 
-nfsstat3 nfsd_pathconf(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_pathconf(struct nfsd_call *c, void *args, void *res)
 {
 	PATHCONF3args *a = args;
 	PATHCONF3resok *ok = &((PATHCONF3res *)res)->PATHCONF3res_u.resok;
 	struct nfsd_obj o;
-	nfsstat3 st = nfsd_resolve(c, &a->object, &o);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->object, &o);
 	long lm, nm;
 	int fd;
 
 	if (st)
 		return st;
-	nfsd_post_attr(&o.st, &ok->obj_attributes);
-	fd = nfsd_obj_fd(c, &o);
+	rr__nfsd_post_attr(&o.st, &ok->obj_attributes);
+	fd = rr__nfsd_obj_fd(c, &o);
 	if (fd < 0)
-		return nfsd_errno(fd);
+		return rr__nfsd_errno(fd);
 	lm = fpathconf(fd, _PC_LINK_MAX);
 	nm = fpathconf(fd, _PC_NAME_MAX);
 	ok->linkmax = lm > 0 ? (uint32)lm : 1;
@@ -223,29 +223,31 @@ nfsstat3 nfsd_pathconf(struct nfsd_call *c, void *args, void *res)
 	return NFS3_OK;
 }
 
-nfsstat3 nfsd_commit(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_commit(struct nfsd_call *c, void *args, void *res)
 {
 	COMMIT3args *a = args;
 	COMMIT3res *r = res;
 	struct nfsd_obj o;
-	nfsstat3 st = nfsd_resolve(c, &a->file, &o);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->file, &o);
 	int pfd, fd;
 
 	if (st)
 		return st;
 	if (!S_ISREG(o.st.st_mode))
 		return S_ISDIR(o.st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
-	pfd = nfsd_obj_fd(c, &o);
+	pfd = rr__nfsd_obj_fd(c, &o);
 	if (pfd < 0)
-		return nfsd_errno(pfd);
+		return rr__nfsd_errno(pfd);
 	/* fsync needs an open file; reading it is enough to sync it */
-	fd = nfsd_reopen(pfd, O_RDONLY);
+	fd = rr__nfsd_reopen(pfd, O_RDONLY);
 	if (fd < 0)
-		fd = nfsd_reopen(pfd, O_WRONLY);
-	st = fd < 0 ? nfsd_errno(fd) : fsync(fd) ? nfsd_errno(errno) : NFS3_OK;
+		fd = rr__nfsd_reopen(pfd, O_WRONLY);
+	st = fd < 0	 ? rr__nfsd_errno(fd)
+	     : fsync(fd) ? rr__nfsd_errno(errno)
+			 : NFS3_OK;
 	if (fd >= 0)
 		close(fd);
-	nfsd_wcc(&o.st, pfd, &r->COMMIT3res_u.resok.file_wcc);
+	rr__nfsd_wcc(&o.st, pfd, &r->COMMIT3res_u.resok.file_wcc);
 	memcpy(r->COMMIT3res_u.resok.verf, c->s->write_verf,
 	       NFS3_WRITEVERFSIZE);
 	return st;

@@ -19,30 +19,31 @@ struct nfsd_proc {
 
 #define P(name, fn)                                                            \
 	{                                                                      \
-		(xdrproc_t) xdr_##name##3args, (xdrproc_t)xdr_##name##3res,    \
-			sizeof(name##3args), sizeof(name##3res), fn            \
+		(xdrproc_t) rr__xdr_##name##3args,                             \
+			(xdrproc_t)rr__xdr_##name##3res, sizeof(name##3args),  \
+			sizeof(name##3res), fn                                 \
 	}
 
 static const struct nfsd_proc procs[] = {
-	[NFSPROC3_GETATTR] = P(GETATTR, nfsd_getattr),
-	[NFSPROC3_SETATTR] = P(SETATTR, nfsd_setattr),
-	[NFSPROC3_LOOKUP] = P(LOOKUP, nfsd_lookup),
-	[NFSPROC3_ACCESS] = P(ACCESS, nfsd_access_op),
-	[NFSPROC3_READLINK] = P(READLINK, nfsd_readlink),
-	[NFSPROC3_CREATE] = P(CREATE, nfsd_create),
-	[NFSPROC3_MKDIR] = P(MKDIR, nfsd_mkdir),
-	[NFSPROC3_SYMLINK] = P(SYMLINK, nfsd_symlink),
-	[NFSPROC3_MKNOD] = P(MKNOD, nfsd_mknod),
-	[NFSPROC3_REMOVE] = P(REMOVE, nfsd_remove),
-	[NFSPROC3_RMDIR] = P(RMDIR, nfsd_rmdir),
-	[NFSPROC3_RENAME] = P(RENAME, nfsd_rename),
-	[NFSPROC3_LINK] = P(LINK, nfsd_link),
-	[NFSPROC3_READDIR] = P(READDIR, nfsd_readdir),
-	[NFSPROC3_READDIRPLUS] = P(READDIRPLUS, nfsd_readdirplus),
-	[NFSPROC3_FSSTAT] = P(FSSTAT, nfsd_fsstat),
-	[NFSPROC3_FSINFO] = P(FSINFO, nfsd_fsinfo),
-	[NFSPROC3_PATHCONF] = P(PATHCONF, nfsd_pathconf),
-	[NFSPROC3_COMMIT] = P(COMMIT, nfsd_commit),
+	[NFSPROC3_GETATTR] = P(GETATTR, rr__nfsd_getattr),
+	[NFSPROC3_SETATTR] = P(SETATTR, rr__nfsd_setattr),
+	[NFSPROC3_LOOKUP] = P(LOOKUP, rr__nfsd_lookup),
+	[NFSPROC3_ACCESS] = P(ACCESS, rr__nfsd_access_op),
+	[NFSPROC3_READLINK] = P(READLINK, rr__nfsd_readlink),
+	[NFSPROC3_CREATE] = P(CREATE, rr__nfsd_create),
+	[NFSPROC3_MKDIR] = P(MKDIR, rr__nfsd_mkdir),
+	[NFSPROC3_SYMLINK] = P(SYMLINK, rr__nfsd_symlink),
+	[NFSPROC3_MKNOD] = P(MKNOD, rr__nfsd_mknod),
+	[NFSPROC3_REMOVE] = P(REMOVE, rr__nfsd_remove),
+	[NFSPROC3_RMDIR] = P(RMDIR, rr__nfsd_rmdir),
+	[NFSPROC3_RENAME] = P(RENAME, rr__nfsd_rename),
+	[NFSPROC3_LINK] = P(LINK, rr__nfsd_link),
+	[NFSPROC3_READDIR] = P(READDIR, rr__nfsd_readdir),
+	[NFSPROC3_READDIRPLUS] = P(READDIRPLUS, rr__nfsd_readdirplus),
+	[NFSPROC3_FSSTAT] = P(FSSTAT, rr__nfsd_fsstat),
+	[NFSPROC3_FSINFO] = P(FSINFO, rr__nfsd_fsinfo),
+	[NFSPROC3_PATHCONF] = P(PATHCONF, rr__nfsd_pathconf),
+	[NFSPROC3_COMMIT] = P(COMMIT, rr__nfsd_commit),
 };
 
 #define NPROCS (NFSPROC3_COMMIT + 1)
@@ -59,7 +60,7 @@ static const struct nfsd_proc procs[] = {
 static int args_intact(struct nfsd_call *c, const struct nfsd_proc *p,
 		       void *args, const void *in, u_int decoded)
 {
-	char *buf = nfsd_alloc(c, decoded ? decoded : 1);
+	char *buf = rr__nfsd_alloc(c, decoded ? decoded : 1);
 	XDR x;
 
 	if (!buf)
@@ -82,7 +83,7 @@ static int set_res(struct nfsd_call *c, const struct nfsd_proc *p, void *res,
 	const READLINK3res *rl = res;
 	size_t n, tail;
 
-	if (p->fn != nfsd_readlink || rl->status != NFS3_OK)
+	if (p->fn != rr__nfsd_readlink || rl->status != NFS3_OK)
 		return rr_svc_set_res(c->req, len, NULL, 0);
 	n = strlen(rl->READLINK3res_u.resok.data);
 	tail = n + (-n & 3); /* and its XDR roundup */
@@ -97,8 +98,8 @@ static uint32_t run(struct nfsd_call *c, const struct nfsd_proc *p)
 	/* DDP-eligible arguments (SYMLINK's path) in place: one XDR stream */
 	const void *in = rr_svc_args_xdr(c->req, &len);
 	void *out = rr_svc_res_buf(c->req, &cap);
-	void *args = nfsd_alloc(c, p->args_size);
-	void *res = nfsd_alloc(c, p->res_size);
+	void *args = rr__nfsd_alloc(c, p->args_size);
+	void *res = rr__nfsd_alloc(c, p->res_size);
 	uint32_t rc = RR_SYSTEM_ERR;
 	int irc = 0;
 	XDR x;
@@ -131,9 +132,9 @@ static uint32_t call(struct nfsd_call *c, uint32_t proc)
 		return rr_svc_set_res(c->req, 0, NULL, 0) ? RR_SYSTEM_ERR
 							  : RR_SUCCESS;
 	case NFSPROC3_READ:
-		return nfsd_read(c);
+		return rr__nfsd_read(c);
 	case NFSPROC3_WRITE:
-		return nfsd_write(c);
+		return rr__nfsd_write(c);
 	default:
 		if (proc >= NPROCS || !procs[proc].fn)
 			return RR_PROC_UNAVAIL;
@@ -147,10 +148,10 @@ static uint32_t nfs_handler(struct rr_svc_req *req, void *arg)
 	uint32_t rc;
 
 	c.nowait = rr_svc_req_nowait(req);
-	nfsd_ident_from_cred(c.s, rr_svc_cred(req), &c.id);
+	rr__nfsd_ident_from_cred(c.s, rr_svc_cred(req), &c.id);
 	rc = call(&c, rr_svc_req_proc(req));
-	nfsd_call_close(&c);
-	nfsd_arena_free(&c);
+	rr__nfsd_call_close(&c);
+	rr__nfsd_arena_free(&c);
 	if (c.defer)
 		return RR_SVC_DEFER; /* counted when a worker runs it */
 	atomic_fetch_add(&c.s->calls, 1);
@@ -162,7 +163,7 @@ static const rr_svc_fn nfs_table[NPROCS] = {
 };
 
 static const rr_svc_fn mount_table[MOUNTPROC3_EXPORT + 1] = {
-	[0 ... MOUNTPROC3_EXPORT] = nfsd_mount_handler,
+	[0 ... MOUNTPROC3_EXPORT] = rr__nfsd_mount_handler,
 };
 
 /*

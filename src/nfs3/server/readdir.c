@@ -45,7 +45,7 @@ static void cookie_verf(struct nfsd_call *c, const struct stat *st,
 {
 	uint64_t id[2] = {(uint64_t)st->st_dev, (uint64_t)st->st_ino};
 
-	nfsd_siphash(c->s->key, id, sizeof(id), (uint8_t *)out);
+	rr__nfsd_siphash(c->s->key, id, sizeof(id), (uint8_t *)out);
 }
 
 static size_t xdr_len(size_t n)
@@ -65,7 +65,7 @@ static nfsstat3 rd_open(struct nfsd_call *c, const nfs_fh3 *fh, cookie3 ck,
 			const cookieverf3 verf, struct rd *r)
 {
 	cookieverf3 ours;
-	nfsstat3 st = nfsd_resolve(c, fh, &r->dir);
+	nfsstat3 st = rr__nfsd_resolve(c, fh, &r->dir);
 	int fd;
 
 	r->s = c->s;
@@ -78,15 +78,15 @@ static nfsstat3 rd_open(struct nfsd_call *c, const nfs_fh3 *fh, cookie3 ck,
 	cookie_verf(c, &r->dir.st, ours);
 	if (ck && memcmp(verf, ours, NFS3_COOKIEVERFSIZE))
 		return NFS3ERR_BAD_COOKIE;
-	r->pfd = nfsd_obj_fd(c, &r->dir);
+	r->pfd = rr__nfsd_obj_fd(c, &r->dir);
 	if (r->pfd < 0)
-		return nfsd_errno(r->pfd);
-	st = nfsd_may(c, &r->dir.st, ACCESS3_READ);
+		return rr__nfsd_errno(r->pfd);
+	st = rr__nfsd_may(c, &r->dir.st, ACCESS3_READ);
 	if (st)
 		return st;
-	fd = nfsd_reopen(r->pfd, O_RDONLY | O_DIRECTORY);
+	fd = rr__nfsd_reopen(r->pfd, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
-		return nfsd_errno(fd);
+		return rr__nfsd_errno(fd);
 	/* fdopendir allocates its DIR: it fails when the injector says so */
 	r->dp = RR_ALLOC_FAILS() ? NULL : fdopendir(fd);
 	if (!r->dp) {
@@ -100,7 +100,7 @@ static nfsstat3 rd_open(struct nfsd_call *c, const nfs_fh3 *fh, cookie3 ck,
 
 static void rd_close(struct rd *r, post_op_attr *attr)
 {
-	nfsd_post_attr_fd(r->pfd, attr);
+	rr__nfsd_post_attr_fd(r->pfd, attr);
 	if (r->dp)
 		closedir(r->dp);
 }
@@ -139,18 +139,18 @@ static nfsstat3 rd_status(struct rd *r, bool any)
 {
 	if (any || r->eof)
 		return NFS3_OK;
-	return r->err ? nfsd_errno(r->err) : NFS3ERR_TOOSMALL;
+	return r->err ? rr__nfsd_errno(r->err) : NFS3ERR_TOOSMALL;
 }
 
 /* "." and ".." report the directory and its parent; the root's is itself. */
 static fileid3 entry_id(const struct rd *r, const struct dirent *d)
 {
-	if (!strcmp(d->d_name, "..") && nfsd_is_root(r->s, &r->dir.st))
+	if (!strcmp(d->d_name, "..") && rr__nfsd_is_root(r->s, &r->dir.st))
 		return (fileid3)r->dir.st.st_ino;
 	return (fileid3)d->d_ino;
 }
 
-nfsstat3 nfsd_readdir(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_readdir(struct nfsd_call *c, void *args, void *res)
 {
 	READDIR3args *a = args;
 	READDIR3res *out = res;
@@ -163,9 +163,9 @@ nfsstat3 nfsd_readdir(struct nfsd_call *c, void *args, void *res)
 	size_t n;
 
 	while (!st && (d = rd_next(&r, &n, 0))) {
-		entry3 *e = nfsd_alloc(c, sizeof(*e));
+		entry3 *e = rr__nfsd_alloc(c, sizeof(*e));
 
-		if (!e || !(e->name = nfsd_strdup(c, d->d_name))) {
+		if (!e || !(e->name = rr__nfsd_strdup(c, d->d_name))) {
 			st = NFS3ERR_SERVERFAULT;
 			break;
 		}
@@ -198,19 +198,20 @@ static void plus_attrs(struct nfsd_call *c, struct rd *r, entryplus3 *e)
 		o = r->dir;
 		rc = 0;
 	} else if (!strcmp(e->name, "..")) {
-		rc = nfsd_obj_parent(c, &r->dir, &o);
+		rc = rr__nfsd_obj_parent(c, &r->dir, &o);
 	} else {
-		nfsd_obj_place(&o, &r->dir, e->name);
-		rc = nfsd_stat(dirfd(r->dp), e->name, &o.st, &o.birth);
+		rr__nfsd_obj_place(&o, &r->dir, e->name);
+		rc = rr__nfsd_stat(dirfd(r->dp), e->name, &o.st, &o.birth);
 	}
 	if (rc)
 		return;
-	nfsd_post_attr(&o.st, &e->name_attributes);
+	rr__nfsd_post_attr(&o.st, &e->name_attributes);
 	e->name_handle.handle_follows =
-		nfsd_make_fh(c, &o, &e->name_handle.post_op_fh3_u.handle) == 0;
+		rr__nfsd_make_fh(c, &o, &e->name_handle.post_op_fh3_u.handle) ==
+		0;
 }
 
-nfsstat3 nfsd_readdirplus(struct nfsd_call *c, void *args, void *res)
+nfsstat3 rr__nfsd_readdirplus(struct nfsd_call *c, void *args, void *res)
 {
 	READDIRPLUS3args *a = args;
 	READDIRPLUS3res *out = res;
@@ -225,9 +226,9 @@ nfsstat3 nfsd_readdirplus(struct nfsd_call *c, void *args, void *res)
 	size_t n;
 
 	while (!st && (d = rd_next(&r, &n, POSTATTR + POSTFH_XDR))) {
-		entryplus3 *e = nfsd_alloc(c, sizeof(*e));
+		entryplus3 *e = rr__nfsd_alloc(c, sizeof(*e));
 
-		if (!e || !(e->name = nfsd_strdup(c, d->d_name))) {
+		if (!e || !(e->name = rr__nfsd_strdup(c, d->d_name))) {
 			st = NFS3ERR_SERVERFAULT;
 			break;
 		}

@@ -43,9 +43,9 @@ static uint32_t read_fail(struct nfsd_call *c, nfsstat3 st, int fd)
 	READ3res r = {.status = st};
 	XDR x;
 
-	nfsd_post_attr_fd(fd, &r.READ3res_u.resfail.file_attributes);
+	rr__nfsd_post_attr_fd(fd, &r.READ3res_u.resfail.file_attributes);
 	res_xdr(c, &x);
-	return finish(c, &x, xdr_READ3res(&x, &r), NULL, 0);
+	return finish(c, &x, rr__xdr_READ3res(&x, &r), NULL, 0);
 }
 
 /*
@@ -64,10 +64,11 @@ static uint32_t read_ok(struct nfsd_call *c, const struct stat *sb,
 	XDR x;
 	bool ok;
 
-	nfsd_post_attr(sb, &pa);
+	rr__nfsd_post_attr(sb, &pa);
 	res_xdr(c, &x);
-	ok = xdr_nfsstat3(&x, &st) && xdr_post_op_attr(&x, &pa) &&
-	     xdr_count3(&x, &cnt) && xdr_bool(&x, &e) && xdr_u_int(&x, &len);
+	ok = rr__xdr_nfsstat3(&x, &st) && rr__xdr_post_op_attr(&x, &pa) &&
+	     rr__xdr_count3(&x, &cnt) && xdr_bool(&x, &e) &&
+	     xdr_u_int(&x, &len);
 	return finish(c, &x, ok, data, n);
 }
 
@@ -91,27 +92,29 @@ static nfsstat3 io_fd(struct nfsd_call *c, struct nfsd_obj *o, int flags,
 
 	*own = false;
 	*fd = -1;
-	if (nfsd_mode_decides(o, flags != O_RDONLY)) {
-		if (nfsd_access(c->s, &c->id, &o->st, want) != want)
+	if (rr__nfsd_mode_decides(o, flags != O_RDONLY)) {
+		if (rr__nfsd_access(c->s, &c->id, &o->st, want) != want)
 			return NFS3ERR_ACCES;
-		nfsd_as_server(c); /* the check is made: open as ourselves */
-		*fd = c->nowait ? nfsd_file_fd_made(c->s->files, o->file, flags)
-				: nfsd_file_fd(c->s->files, o->file, flags);
+		rr__nfsd_as_server(
+			c); /* the check is made: open as ourselves */
+		*fd = c->nowait ? rr__nfsd_file_fd_made(c->s->files, o->file,
+							flags)
+				: rr__nfsd_file_fd(c->s->files, o->file, flags);
 		if (*fd == -EAGAIN && c->nowait)
-			nfsd_defer(c);
-		return *fd < 0 ? nfsd_errno(*fd) : NFS3_OK;
+			rr__nfsd_defer(c);
+		return *fd < 0 ? rr__nfsd_errno(*fd) : NFS3_OK;
 	}
 	if (c->nowait) /* the caller's identity decides: a worker's job */
-		return nfsd_errno(nfsd_defer(c));
-	pfd = nfsd_obj_fd(c, o);
+		return rr__nfsd_errno(rr__nfsd_defer(c));
+	pfd = rr__nfsd_obj_fd(c, o);
 	if (pfd < 0)
-		return nfsd_errno(pfd);
-	st = nfsd_may(c, &o->st, want);
+		return rr__nfsd_errno(pfd);
+	st = rr__nfsd_may(c, &o->st, want);
 	if (st)
 		return st;
-	*fd = nfsd_reopen(pfd, flags);
+	*fd = rr__nfsd_reopen(pfd, flags);
 	if (*fd < 0)
-		return nfsd_errno(*fd);
+		return rr__nfsd_errno(*fd);
 	*own = true;
 	return NFS3_OK;
 }
@@ -165,7 +168,7 @@ static ssize_t read_at(struct nfsd_call *c, int fd, void *buf, size_t n,
 		return pread(fd, buf, n, off);
 	got = read_cached(c, fd, &iov, off, st->st_dev);
 	if (got < 0 || ((size_t)got < n && off + got < size)) {
-		errno = -nfsd_defer(c);
+		errno = -rr__nfsd_defer(c);
 		return -1;
 	}
 	return got;
@@ -177,7 +180,7 @@ static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 	uint8_t *buf = rr_svc_bulk_buf(c->req, &cap);
 	uint32_t want = a->count;
 	struct nfsd_obj o;
-	nfsstat3 st = nfsd_resolve(c, &a->file, &o);
+	nfsstat3 st = rr__nfsd_resolve(c, &a->file, &o);
 	ssize_t n = 0;
 	uint32_t rc;
 	bool own = false;
@@ -194,7 +197,7 @@ static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 	if (!st && want && a->offset <= (uint64)INT64_MAX)
 		n = read_at(c, fd, buf, want, (off_t)a->offset, &o.st);
 	if (!st && n < 0)
-		st = nfsd_errno(errno);
+		st = rr__nfsd_errno(errno);
 	if (c->defer)
 		rc = RR_SYSTEM_ERR; /* not an answer: a worker reads it all */
 	else if (st)
@@ -207,7 +210,7 @@ static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 	return rc;
 }
 
-uint32_t nfsd_read(struct nfsd_call *c)
+uint32_t rr__nfsd_read(struct nfsd_call *c)
 {
 	size_t len;
 	const void *args = rr_svc_args_xdr(c->req, &len);
@@ -216,8 +219,8 @@ uint32_t nfsd_read(struct nfsd_call *c)
 	XDR x;
 
 	xdrmem_create(&x, (char *)args, (u_int)len, XDR_DECODE);
-	if (!xdr_READ3args(&x, &a)) {
-		xdr_free((xdrproc_t)xdr_READ3args, (char *)&a);
+	if (!rr__xdr_READ3args(&x, &a)) {
+		xdr_free((xdrproc_t)rr__xdr_READ3args, (char *)&a);
 		atomic_fetch_add(&c->s->garbage_args, 1);
 		return RR_GARBAGE_ARGS;
 	}
@@ -227,12 +230,12 @@ uint32_t nfsd_read(struct nfsd_call *c)
 	 * keeps to small ones.
 	 */
 	if (c->nowait && a.count > NFSD_NOWAIT_READ_MAX) {
-		nfsd_defer(c);
+		rr__nfsd_defer(c);
 		rc = RR_SYSTEM_ERR; /* not an answer: a worker reads it */
 	} else {
 		rc = do_read(c, &a);
 	}
-	xdr_free((xdrproc_t)xdr_READ3args, (char *)&a);
+	xdr_free((xdrproc_t)rr__xdr_READ3args, (char *)&a);
 	return rc;
 }
 
@@ -255,9 +258,10 @@ static bool write_decode(struct nfsd_call *c, struct wargs *w)
 	XDR x;
 
 	xdrmem_create(&x, (char *)args, (u_int)len, XDR_DECODE);
-	if (!xdr_nfs_fh3(&x, &w->file) || !xdr_offset3(&x, &w->offset) ||
-	    !xdr_count3(&x, &w->count) || !xdr_stable_how(&x, &w->stable) ||
-	    !xdr_u_int(&x, &w->len))
+	if (!rr__xdr_nfs_fh3(&x, &w->file) ||
+	    !rr__xdr_offset3(&x, &w->offset) ||
+	    !rr__xdr_count3(&x, &w->count) ||
+	    !rr__xdr_stable_how(&x, &w->stable) || !xdr_u_int(&x, &w->len))
 		return false;
 	pos = xdr_getpos(&x);
 	if (bulk) {
@@ -284,7 +288,7 @@ static nfsstat3 write_data(int fd, const struct wargs *w, count3 *written)
 				   (off_t)(w->offset + done));
 
 		if (n < 0 && errno != EINTR)
-			st = nfsd_errno(errno);
+			st = rr__nfsd_errno(errno);
 		else if (n > 0)
 			done += (size_t)n;
 	}
@@ -292,9 +296,9 @@ static nfsstat3 write_data(int fd, const struct wargs *w, count3 *written)
 		st = NFS3_OK;
 	*written = (count3)done;
 	if (!st && w->stable == FILE_SYNC && fsync(fd))
-		st = nfsd_errno(errno);
+		st = rr__nfsd_errno(errno);
 	if (!st && w->stable == DATA_SYNC && fdatasync(fd))
-		st = nfsd_errno(errno);
+		st = rr__nfsd_errno(errno);
 	return st;
 }
 
@@ -311,7 +315,7 @@ static nfsstat3 write_check(struct nfsd_call *c, const struct wargs *w,
 		return NFS3ERR_INVAL;
 	if (w->offset > (uint64)INT64_MAX - w->count)
 		return NFS3ERR_FBIG;
-	return nfsd_may(c, &o->st, ACCESS3_MODIFY);
+	return rr__nfsd_may(c, &o->st, ACCESS3_MODIFY);
 }
 
 static uint32_t do_write(struct nfsd_call *c, const struct wargs *w)
@@ -323,7 +327,7 @@ static uint32_t do_write(struct nfsd_call *c, const struct wargs *w)
 	int fd = -1;
 	XDR x;
 
-	r.status = nfsd_resolve(c, &w->file, &o);
+	r.status = rr__nfsd_resolve(c, &w->file, &o);
 	if (r.status)
 		o.fd = -1;
 	else
@@ -335,24 +339,24 @@ static uint32_t do_write(struct nfsd_call *c, const struct wargs *w)
 	if (own)
 		close(fd);
 	if (o.fd >= 0)
-		nfsd_wcc(&o.st, o.fd, &ok->file_wcc);
+		rr__nfsd_wcc(&o.st, o.fd, &ok->file_wcc);
 	ok->committed = w->stable;
 	memcpy(ok->verf, c->s->write_verf, NFS3_WRITEVERFSIZE);
 	res_xdr(c, &x);
-	return finish(c, &x, xdr_WRITE3res(&x, &r), NULL, 0);
+	return finish(c, &x, rr__xdr_WRITE3res(&x, &r), NULL, 0);
 }
 
-uint32_t nfsd_write(struct nfsd_call *c)
+uint32_t rr__nfsd_write(struct nfsd_call *c)
 {
 	struct wargs w = {0};
 	uint32_t rc;
 
 	if (!write_decode(c, &w)) {
-		xdr_free((xdrproc_t)xdr_nfs_fh3, (char *)&w.file);
+		xdr_free((xdrproc_t)rr__xdr_nfs_fh3, (char *)&w.file);
 		atomic_fetch_add(&c->s->garbage_args, 1);
 		return RR_GARBAGE_ARGS;
 	}
 	rc = do_write(c, &w);
-	xdr_free((xdrproc_t)xdr_nfs_fh3, (char *)&w.file);
+	xdr_free((xdrproc_t)rr__xdr_nfs_fh3, (char *)&w.file);
 	return rc;
 }

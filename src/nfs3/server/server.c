@@ -145,11 +145,11 @@ int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
 	if (!rc)
 		rc = random_bytes(s->write_verf, sizeof(s->write_verf));
 	if (!rc)
-		rc = nfsd_cache_create(&s->cache, o->handle_cache_bytes);
+		rc = rr__nfsd_cache_create(&s->cache, o->handle_cache_bytes);
 	if (!rc)
-		rc = nfsd_walk_budget_create(o, &s->walks);
+		rc = rr__nfsd_walk_budget_create(o, &s->walks);
 	if (!rc)
-		rc = nfsd_fcache_create(&s->files, files_max());
+		rc = rr__nfsd_fcache_create(&s->files, files_max());
 	if (rc) {
 		rr_nfs3_server_destroy(s);
 		return rc;
@@ -164,10 +164,10 @@ void rr_nfs3_server_destroy(struct rr_nfs3_server *s)
 {
 	if (!s)
 		return;
-	nfsd_mounts_free(s);
-	nfsd_fcache_destroy(s->files);
-	nfsd_cache_destroy(s->cache);
-	nfsd_walk_budget_destroy(s->walks);
+	rr__nfsd_mounts_free(s);
+	rr__nfsd_fcache_destroy(s->files);
+	rr__nfsd_cache_destroy(s->cache);
+	rr__nfsd_walk_budget_destroy(s->walks);
 	if (s->root_fd >= 0)
 		close(s->root_fd);
 	pthread_mutex_destroy(&s->mnt_lock);
@@ -186,6 +186,7 @@ void rr_nfs3_server_stats(struct rr_nfs3_server *s,
 	out->handle_searches = atomic_load(&s->searches);
 	out->walk_dirs = atomic_load(&s->walk_dirs);
 	out->walks_refused = atomic_load(&s->walks_refused);
-	nfsd_cache_stats(s->cache, &out->handle_cache_entries,
-			 &out->handle_cache_bytes, &out->handle_cache_evicted);
+	rr__nfsd_cache_stats(s->cache, &out->handle_cache_entries,
+			     &out->handle_cache_bytes,
+			     &out->handle_cache_evicted);
 }

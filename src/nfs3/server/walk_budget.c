@@ -63,8 +63,8 @@ static void refill(struct bucket *b, uint32_t rate, uint64_t now)
 		b->level = full;
 }
 
-int nfsd_walk_budget_create(const struct rr_nfs3_server_opts *o,
-			    struct nfsd_walk_budget **out)
+int rr__nfsd_walk_budget_create(const struct rr_nfs3_server_opts *o,
+				struct nfsd_walk_budget **out)
 {
 	struct nfsd_walk_budget *wb = rr_calloc(1, sizeof(*wb));
 	uint64_t now = rr_coarse_ms();
@@ -85,7 +85,7 @@ int nfsd_walk_budget_create(const struct rr_nfs3_server_opts *o,
 	return 0;
 }
 
-void nfsd_walk_budget_destroy(struct nfsd_walk_budget *wb)
+void rr__nfsd_walk_budget_destroy(struct nfsd_walk_budget *wb)
 {
 	if (!wb)
 		return;
@@ -110,12 +110,12 @@ static size_t peer_slot(const struct rr_nfs3_server *s,
 	}
 	if (!len)
 		return 0;
-	nfsd_siphash(s->key, addr, len, h);
+	rr__nfsd_siphash(s->key, addr, len, h);
 	return (size_t)(h[0] | h[1] << 8) % PEER_SLOTS;
 }
 
-int nfsd_walk_begin(struct rr_nfs3_server *s, const struct sockaddr *peer,
-		    size_t *slot)
+int rr__nfsd_walk_begin(struct rr_nfs3_server *s, const struct sockaddr *peer,
+			size_t *slot)
 {
 	struct nfsd_walk_budget *wb = s->walks;
 	uint64_t now = rr_coarse_ms();
@@ -142,7 +142,7 @@ int nfsd_walk_begin(struct rr_nfs3_server *s, const struct sockaddr *peer,
 	return 0;
 }
 
-void nfsd_walk_pay(struct rr_nfs3_server *s, size_t slot, uint32_t dirs)
+void rr__nfsd_walk_pay(struct rr_nfs3_server *s, size_t slot, uint32_t dirs)
 {
 	struct nfsd_walk_budget *wb = s->walks;
 
@@ -152,7 +152,7 @@ void nfsd_walk_pay(struct rr_nfs3_server *s, size_t slot, uint32_t dirs)
 	pthread_mutex_unlock(&wb->lock);
 }
 
-void nfsd_walk_end(struct rr_nfs3_server *s)
+void rr__nfsd_walk_end(struct rr_nfs3_server *s)
 {
 	struct nfsd_walk_budget *wb = s->walks;
 

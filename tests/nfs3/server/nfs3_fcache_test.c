@@ -251,7 +251,7 @@ static void bytes_and_attributes_follow_changes_made_anywhere(void **state)
 	check_attr(
 		&wr.WRITE3res_u.resok.file_wcc.after.post_op_attr_u.attributes,
 		p);
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 	fd = open(p, O_RDONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(pread(fd, back, sizeof(back), 0), 10);
@@ -366,7 +366,7 @@ static void compare_with_kernel(struct fx *f)
 			nfsstat3 w = write_as(f, &ids[i], &h, 0, "x", 1,
 					      UNSTABLE, &wr);
 
-			xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+			xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 			if ((r == NFS3_OK) != kernel_may(p, O_RDONLY, &k))
 				fail_msg("READ %s as %u/%u: %d", name,
 					 ids[i].uid, ids[i].gid, r);
@@ -451,7 +451,7 @@ static void an_acl_is_left_to_the_kernel(void **state)
 	assert_int_equal(read_as(f, &other, &h, 0, 1, &n, &eof, NULL), NFS3_OK);
 	assert_int_equal(write_as(f, &owner, &h, 0, "y", 1, UNSTABLE, &wr),
 			 NFS3_OK);
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 	assert_int_equal(removexattr(p, "system.posix_acl_access"), 0);
 	assert_int_equal(read_as(f, &denied, &h, 0, 1, &n, &eof, NULL),
 			 NFS3_OK);
@@ -473,7 +473,7 @@ static void a_write_by_another_user_clears_set_id_bits(void **state)
 	assert_int_equal(lookup(f, &f->root, "s", &h, NULL), NFS3_OK);
 	assert_int_equal(write_as(f, &writer, &h, 0, "y", 1, UNSTABLE, &wr),
 			 NFS3_OK);
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 	assert_int_equal(stat(p, &st), 0);
 	/* as a local write by that user would have done */
 	assert_int_equal(st.st_mode & 07777, 0776);
@@ -511,7 +511,7 @@ static void start_reads(struct fx *f, struct conc *cs, struct fh *h,
 
 		c->cred = i & 1 ? *no : *yes;
 		xdrmem_create(&x, c->args, sizeof(c->args), XDR_ENCODE);
-		assert_true(xdr_READ3args(&x, &a));
+		assert_true(rr__xdr_READ3args(&x, &a));
 		c->call = (struct rr_call){.prog = NFS_PROGRAM,
 					   .vers = 3,
 					   .proc = NFSPROC3_READ,

@@ -93,8 +93,8 @@ static void obj_of(const struct dir *d, const char *name, struct nfsd_obj *o)
 
 static struct nfsd_file *get(struct nfsd_fcache *fc, const struct nfsd_obj *o)
 {
-	return nfsd_fcache_get(fc, (uint64_t)o->st.st_dev,
-			       (uint64_t)o->st.st_ino, o->birth);
+	return rr__nfsd_fcache_get(fc, (uint64_t)o->st.st_dev,
+				   (uint64_t)o->st.st_ino, o->birth);
 }
 
 /* Checked right after the close it expects, before anything opens. */
@@ -107,8 +107,8 @@ static struct nfsd_fcache *cache(uint32_t max)
 {
 	struct nfsd_fcache *fc;
 
-	assert_int_equal(nfsd_fcache_create(&fc, max), 0);
-	nfsd_fcache_tune(fc, HOUR_MS, HOUR_MS); /* the test sweeps */
+	assert_int_equal(rr__nfsd_fcache_create(&fc, max), 0);
+	rr__nfsd_fcache_tune(fc, HOUR_MS, HOUR_MS); /* the test sweeps */
 	return fc;
 }
 
@@ -123,7 +123,7 @@ static void
 entries_are_shared_and_closed_when_the_last_holder_goes(void **state)
 {
 	struct nfsd_fcache *fc = cache(8);
-	struct nfsd_fcache_stats st;
+	struct rr__nfsd_fcache_stats st;
 	struct nfsd_file *f, *g;
 	struct nfsd_obj o;
 	struct timespec t0;
@@ -131,34 +131,35 @@ entries_are_shared_and_closed_when_the_last_holder_goes(void **state)
 
 	obj_of(*state, "a", &o);
 	now_real(&t0);
-	f = nfsd_fcache_add(fc, &o, &t0);
+	f = rr__nfsd_fcache_add(fc, &o, &t0);
 	assert_non_null(f);
 	pfd = o.fd;
-	assert_int_equal(nfsd_file_pfd(f), pfd);
-	assert_string_equal(nfsd_file_path(f), "a");
+	assert_int_equal(rr__nfsd_file_pfd(f), pfd);
+	assert_string_equal(rr__nfsd_file_path(f), "a");
 	g = get(fc, &o);
 	assert_ptr_equal(g, f);
-	nfsd_fcache_put(fc, g);
-	nfsd_fcache_stats(fc, &st);
+	rr__nfsd_fcache_put(fc, g);
+	rr__nfsd_fcache_stats(fc, &st);
 	assert_int_equal(st.open, 1);
 	assert_int_equal(st.hits, 1);
 
 	/* one descriptor to read with, made once */
-	rfd = nfsd_file_fd(fc, f, O_RDONLY);
+	rfd = rr__nfsd_file_fd(fc, f, O_RDONLY);
 	assert_true(rfd >= 0);
-	assert_int_equal(nfsd_file_fd(fc, f, O_RDONLY), rfd);
+	assert_int_equal(rr__nfsd_file_fd(fc, f, O_RDONLY), rfd);
 
 	/* forgotten while held: no longer found, still open for its holder */
-	nfsd_fcache_forget(fc, (uint64_t)o.st.st_dev, (uint64_t)o.st.st_ino);
+	rr__nfsd_fcache_forget(fc, (uint64_t)o.st.st_dev,
+			       (uint64_t)o.st.st_ino);
 	assert_null(get(fc, &o));
 	assert_true(is_open(pfd) && is_open(rfd));
-	nfsd_fcache_put(fc, f);
+	rr__nfsd_fcache_put(fc, f);
 	assert_false(is_open(pfd));
 	assert_false(is_open(rfd));
-	nfsd_fcache_stats(fc, &st);
+	rr__nfsd_fcache_stats(fc, &st);
 	assert_int_equal(st.open, 0);
 	assert_int_equal(st.forgotten, 1);
-	nfsd_fcache_destroy(fc);
+	rr__nfsd_fcache_destroy(fc);
 }
 
 static void a_second_entry_for_a_key_gives_way_to_the_first(void **state)
@@ -171,18 +172,18 @@ static void a_second_entry_for_a_key_gives_way_to_the_first(void **state)
 
 	obj_of(*state, "a", &o);
 	now_real(&t0);
-	f = nfsd_fcache_add(fc, &o, &t0);
+	f = rr__nfsd_fcache_add(fc, &o, &t0);
 	o2 = o;
 	snprintf(p, sizeof(p), "%s/a", ((struct dir *)*state)->path);
 	o2.fd = open(p, O_PATH | O_CLOEXEC);
 	assert_true(o2.fd >= 0);
-	g = nfsd_fcache_add(fc, &o2, &t0);
+	g = rr__nfsd_fcache_add(fc, &o2, &t0);
 	assert_ptr_equal(g, f);
 	assert_false(is_open(o2.fd)); /* ours was not needed */
 	assert_true(is_open(o.fd));
-	nfsd_fcache_put(fc, g);
-	nfsd_fcache_put(fc, f);
-	nfsd_fcache_destroy(fc);
+	rr__nfsd_fcache_put(fc, g);
+	rr__nfsd_fcache_put(fc, f);
+	rr__nfsd_fcache_destroy(fc);
 	assert_false(is_open(o.fd)); /* closed with the cache */
 }
 
@@ -194,7 +195,7 @@ static struct nfsd_file *add_put(struct nfsd_fcache *fc, void *state,
 
 	obj_of(state, name, o);
 	now_real(&t0);
-	f = nfsd_fcache_add(fc, o, &t0);
+	f = rr__nfsd_fcache_add(fc, o, &t0);
 	assert_non_null(f);
 	return f;
 }
@@ -202,59 +203,59 @@ static struct nfsd_file *add_put(struct nfsd_fcache *fc, void *state,
 static void room_is_made_from_the_least_recently_used_idle_entry(void **state)
 {
 	struct nfsd_fcache *fc = cache(2);
-	struct nfsd_fcache_stats st;
+	struct rr__nfsd_fcache_stats st;
 	struct nfsd_obj a, b, c, d;
 	struct nfsd_file *fa, *fc_, *fd_;
 
-	nfsd_fcache_put(fc, add_put(fc, *state, "a", &a));
-	nfsd_fcache_put(fc, add_put(fc, *state, "b", &b));
-	nfsd_fcache_put(fc, get(fc, &a)); /* b is now the coldest */
+	rr__nfsd_fcache_put(fc, add_put(fc, *state, "a", &a));
+	rr__nfsd_fcache_put(fc, add_put(fc, *state, "b", &b));
+	rr__nfsd_fcache_put(fc, get(fc, &a)); /* b is now the coldest */
 	fc_ = add_put(fc, *state, "c", &c);
 	assert_false(is_open(b.fd));
 	assert_null(get(fc, &b));
 	fa = get(fc, &a);
 	assert_non_null(fa);
-	nfsd_fcache_stats(fc, &st);
+	rr__nfsd_fcache_stats(fc, &st);
 	assert_int_equal(st.evicted, 1);
 	assert_int_equal(st.open, 2);
 
 	/* all held: nothing may go, the table grows past its bound */
 	fd_ = add_put(fc, *state, "d", &d);
 	assert_true(is_open(a.fd) && is_open(c.fd));
-	nfsd_fcache_stats(fc, &st);
+	rr__nfsd_fcache_stats(fc, &st);
 	assert_int_equal(st.open, 3);
-	nfsd_fcache_put(fc, fa);
-	nfsd_fcache_put(fc, fc_);
-	nfsd_fcache_put(fc, fd_);
-	nfsd_fcache_destroy(fc);
+	rr__nfsd_fcache_put(fc, fa);
+	rr__nfsd_fcache_put(fc, fc_);
+	rr__nfsd_fcache_put(fc, fd_);
+	rr__nfsd_fcache_destroy(fc);
 	assert_false(is_open(a.fd));
 }
 
 static void idle_entries_are_swept_and_held_ones_kept(void **state)
 {
 	struct nfsd_fcache *fc = cache(8);
-	struct nfsd_fcache_stats st;
+	struct rr__nfsd_fcache_stats st;
 	struct nfsd_obj a, b;
 	struct nfsd_file *held;
 	uint64_t now;
 
-	nfsd_fcache_tune(fc, 1000, HOUR_MS);
-	nfsd_fcache_put(fc, add_put(fc, *state, "a", &a));
+	rr__nfsd_fcache_tune(fc, 1000, HOUR_MS);
+	rr__nfsd_fcache_put(fc, add_put(fc, *state, "a", &a));
 	held = add_put(fc, *state, "b", &b);
 	now = rr_mono_ms();
-	nfsd_fcache_sweep(fc, now + 500);
+	rr__nfsd_fcache_sweep(fc, now + 500);
 	assert_true(is_open(a.fd) && is_open(b.fd));
-	nfsd_fcache_sweep(fc, now + 5000);
+	rr__nfsd_fcache_sweep(fc, now + 5000);
 	assert_false(is_open(a.fd));
 	assert_true(is_open(b.fd));
-	nfsd_fcache_put(fc, held);
+	rr__nfsd_fcache_put(fc, held);
 	assert_true(is_open(b.fd)); /* idle now, not yet swept */
-	nfsd_fcache_sweep(fc, now + 5000);
+	rr__nfsd_fcache_sweep(fc, now + 5000);
 	assert_false(is_open(b.fd));
-	nfsd_fcache_stats(fc, &st);
+	rr__nfsd_fcache_stats(fc, &st);
 	assert_int_equal(st.swept, 2);
 	assert_int_equal(st.open, 0);
-	nfsd_fcache_destroy(fc);
+	rr__nfsd_fcache_destroy(fc);
 }
 
 /* =========================================================== proofs */
@@ -270,46 +271,50 @@ an_entry_is_proven_again_when_its_file_may_have_changed(void **state)
 	uint64_t now;
 	bool acl = true;
 
-	nfsd_fcache_tune(fc, HOUR_MS, 1000);
+	rr__nfsd_fcache_tune(fc, HOUR_MS, 1000);
 	obj_of(*state, "a", &o);
 	o.st.st_ctim = (struct timespec){.tv_sec = 1000, .tv_nsec = 5};
-	f = nfsd_fcache_add(fc, &o, &t0);
+	f = rr__nfsd_fcache_add(fc, &o, &t0);
 	now = rr_mono_ms();
 	st = o.st;
-	assert_int_equal(nfsd_file_current(fc, f, &st, now, &acl), 1);
+	assert_int_equal(rr__nfsd_file_current(fc, f, &st, now, &acl), 1);
 	assert_false(acl);
 	/* ctime moved: renamed, linked, unlinked, chmod, an ACL... */
 	st.st_ctim.tv_nsec = 6;
-	assert_int_equal(nfsd_file_current(fc, f, &st, now, &acl), 0);
+	assert_int_equal(rr__nfsd_file_current(fc, f, &st, now, &acl), 0);
 	/* what the descriptors were opened under changed: a new entry */
 	st = o.st;
 	st.st_mode ^= 0004;
-	assert_int_equal(nfsd_file_current(fc, f, &st, now, &acl), -1);
+	assert_int_equal(rr__nfsd_file_current(fc, f, &st, now, &acl), -1);
 	st = o.st;
 	st.st_uid++;
-	assert_int_equal(nfsd_file_current(fc, f, &st, now, &acl), -1);
+	assert_int_equal(rr__nfsd_file_current(fc, f, &st, now, &acl), -1);
 	st = o.st;
 	st.st_gid++;
-	assert_int_equal(nfsd_file_current(fc, f, &st, now, &acl), -1);
+	assert_int_equal(rr__nfsd_file_current(fc, f, &st, now, &acl), -1);
 	/* a directory above may have moved: proven again after reval_ms */
 	st = o.st;
-	assert_int_equal(nfsd_file_current(fc, f, &st, now + 5000, &acl), 0);
+	assert_int_equal(rr__nfsd_file_current(fc, f, &st, now + 5000, &acl),
+			 0);
 
 	/* racy: proven 10 ms after the ctime it saw, in the same tick */
 	t0 = (struct timespec){.tv_sec = 1000, .tv_nsec = 10000005};
-	nfsd_file_proven(fc, f, &st, &t0, false);
-	assert_int_equal(nfsd_file_current(fc, f, &st, rr_mono_ms(), &acl), 0);
+	rr__nfsd_file_proven(fc, f, &st, &t0, false);
+	assert_int_equal(rr__nfsd_file_current(fc, f, &st, rr_mono_ms(), &acl),
+			 0);
 	/* whole-second timestamps need two seconds */
 	st.st_ctim = (struct timespec){.tv_sec = 2000};
 	t0 = (struct timespec){.tv_sec = 2001};
-	nfsd_file_proven(fc, f, &st, &t0, false);
-	assert_int_equal(nfsd_file_current(fc, f, &st, rr_mono_ms(), &acl), 0);
+	rr__nfsd_file_proven(fc, f, &st, &t0, false);
+	assert_int_equal(rr__nfsd_file_current(fc, f, &st, rr_mono_ms(), &acl),
+			 0);
 	t0.tv_sec = 2002;
-	nfsd_file_proven(fc, f, &st, &t0, true);
-	assert_int_equal(nfsd_file_current(fc, f, &st, rr_mono_ms(), &acl), 1);
+	rr__nfsd_file_proven(fc, f, &st, &t0, true);
+	assert_int_equal(rr__nfsd_file_current(fc, f, &st, rr_mono_ms(), &acl),
+			 1);
 	assert_true(acl); /* as the proof found it */
-	nfsd_fcache_put(fc, f);
-	nfsd_fcache_destroy(fc);
+	rr__nfsd_fcache_put(fc, f);
+	rr__nfsd_fcache_destroy(fc);
 }
 
 /* A POSIX ACL xattr (version 2): user::rw- user:uid:--- group::r--
@@ -347,7 +352,7 @@ static void an_access_acl_is_seen(void **state)
 	char p[PATH_MAX];
 
 	obj_of(*state, "a", &o);
-	assert_false(nfsd_has_acl(o.fd));
+	assert_false(rr__nfsd_has_acl(o.fd));
 	snprintf(p, sizeof(p), "%s/a", ((struct dir *)*state)->path);
 	if (setxattr(p, "system.posix_acl_access", acl, n, 0)) {
 		close(o.fd);
@@ -355,7 +360,7 @@ static void an_access_acl_is_seen(void **state)
 			SKIP("no ACLs on this file system");
 		fail_msg("setxattr: %s", strerror(errno));
 	}
-	assert_true(nfsd_has_acl(o.fd)); /* through an O_PATH descriptor */
+	assert_true(rr__nfsd_has_acl(o.fd)); /* through an O_PATH descriptor */
 	close(o.fd);
 }
 
@@ -369,30 +374,30 @@ static void only_what_mode_bits_can_answer_is_decided_by_them(void **state)
 			     .file = (struct nfsd_file *)&o};
 
 	(void)state;
-	assert_true(nfsd_mode_decides(&o, false));
-	assert_true(nfsd_mode_decides(&o, true));
+	assert_true(rr__nfsd_mode_decides(&o, false));
+	assert_true(rr__nfsd_mode_decides(&o, true));
 	o.acl = true;
-	assert_false(nfsd_mode_decides(&o, false));
+	assert_false(rr__nfsd_mode_decides(&o, false));
 	o.acl = false;
 	o.file = NULL; /* not from the cache: acts as the caller */
-	assert_false(nfsd_mode_decides(&o, false));
+	assert_false(rr__nfsd_mode_decides(&o, false));
 	o.file = (struct nfsd_file *)&o;
 	o.st.st_mode = S_IFDIR | 0755;
-	assert_false(nfsd_mode_decides(&o, false));
+	assert_false(rr__nfsd_mode_decides(&o, false));
 	o.st.st_mode = S_IFREG | S_ISUID | 0755;
-	assert_true(nfsd_mode_decides(&o, false));
-	assert_false(nfsd_mode_decides(&o, true));
+	assert_true(rr__nfsd_mode_decides(&o, false));
+	assert_false(rr__nfsd_mode_decides(&o, true));
 	o.st.st_mode = S_IFREG | S_ISGID | 0775;
-	assert_false(nfsd_mode_decides(&o, true));
+	assert_false(rr__nfsd_mode_decides(&o, true));
 	o.st.st_mode = S_IFREG | 0666;
 	o.attrs = STATX_ATTR_IMMUTABLE;
-	assert_false(nfsd_mode_decides(&o, true));
+	assert_false(rr__nfsd_mode_decides(&o, true));
 	o.attrs = STATX_ATTR_APPEND;
-	assert_false(nfsd_mode_decides(&o, true));
+	assert_false(rr__nfsd_mode_decides(&o, true));
 	o.attrs = 0;
 	o.attrs_mask = STATX_ATTR_IMMUTABLE; /* append-only unknown */
-	assert_false(nfsd_mode_decides(&o, true));
-	assert_true(nfsd_mode_decides(&o, false));
+	assert_false(rr__nfsd_mode_decides(&o, true));
+	assert_true(rr__nfsd_mode_decides(&o, false));
 }
 
 #define NMODES	 512
@@ -499,7 +504,7 @@ static void mode_bits_decide_as_the_kernel_does(void **state)
 						 .anon_gid = NFSD_ANON}};
 		struct nfsd_ident id;
 
-		nfsd_ident_from_cred(&s, &who[w].cr, &id);
+		rr__nfsd_ident_from_cred(&s, &who[w].cr, &id);
 		assert_true(kernel_answers(d, &id, k));
 		/* the directory itself must not be in the way */
 		if (!(k[0666] & R_OK_BIT))
@@ -508,8 +513,8 @@ static void mode_bits_decide_as_the_kernel_does(void **state)
 			struct stat st = {.st_mode = S_IFREG | (mode_t)m,
 					  .st_uid = F_UID,
 					  .st_gid = F_GID};
-			uint32_t a = nfsd_access(&s, &id, &st,
-						 ACCESS3_READ | ACCESS3_MODIFY);
+			uint32_t a = rr__nfsd_access(
+				&s, &id, &st, ACCESS3_READ | ACCESS3_MODIFY);
 			uint8_t ours = (a & ACCESS3_READ ? R_OK_BIT : 0) |
 				       (a & ACCESS3_MODIFY ? W_OK_BIT : 0);
 
@@ -518,7 +523,7 @@ static void mode_bits_decide_as_the_kernel_does(void **state)
 					 who[w].what, m, ours, k[m]);
 			/* a read-only export never lets anyone modify */
 			s.o.read_only = true;
-			a = nfsd_access(&s, &id, &st, ACCESS3_MODIFY);
+			a = rr__nfsd_access(&s, &id, &st, ACCESS3_MODIFY);
 			assert_int_equal(a, 0);
 			s.o.read_only = false;
 		}

@@ -15,7 +15,7 @@
  */
 #include "srv_fixture.h"
 
-#include "nfs3/server/nfsd.h" /* nfsd_fcache_tune */
+#include "nfs3/server/nfsd.h" /* rr__nfsd_fcache_tune */
 #include <rpcrdma/rpc_tcp.h>
 
 #include <errno.h>
@@ -98,7 +98,7 @@ static int serve(struct env *e)
 	if (rc)
 		return rc;
 	/* no file is closed or proven again while a test looks */
-	nfsd_fcache_tune(e->ns->files, SLOW_IDLE_MS, SLOW_IDLE_MS);
+	rr__nfsd_fcache_tune(e->ns->files, SLOW_IDLE_MS, SLOW_IDLE_MS);
 	rr_nfs3_server_progs(e->ns, &nfs, &mnt);
 	rc = rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &so, &e->rdma);
 	if (!rc)
@@ -300,13 +300,13 @@ static nfsstat3 read_tcp(struct env *e, const struct rr_cred *cr, struct fh *h,
 			    .res_cap = RES_CAP};
 
 	xdrmem_create(&x, args, sizeof(args), XDR_ENCODE);
-	assert_true(xdr_READ3args(&x, &a));
+	assert_true(rr__xdr_READ3args(&x, &a));
 	c.args_len = xdr_getpos(&x);
 	assert_int_equal(rr_tcp_clnt_call(e->tc, &c), 0);
 	xdrmem_create(&x, (char *)e->f.res, (u_int)c.res_len, XDR_DECODE);
-	assert_true(xdr_nfsstat3(&x, &st) && xdr_post_op_attr(&x, &pa));
+	assert_true(rr__xdr_nfsstat3(&x, &st) && rr__xdr_post_op_attr(&x, &pa));
 	if (st == NFS3_OK) {
-		assert_true(xdr_count3(&x, n) && xdr_bool(&x, &eof) &&
+		assert_true(rr__xdr_count3(&x, n) && xdr_bool(&x, &eof) &&
 			    xdr_u_int(&x, &len));
 		assert_int_equal(len, *n);
 		assert_true(xdr_getpos(&x) + len <= c.res_len);

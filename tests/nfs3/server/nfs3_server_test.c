@@ -45,51 +45,51 @@ static void mount_protocol_answers_mnt_export_dump_umnt(void **state)
 				 &dummy),
 			 0);
 	assert_int_equal(call_as(f, &f->me, MOUNT_PROGRAM, MOUNTPROC3_MNT,
-				 (xdrproc_t)xdr_dirpath, &bad,
-				 (xdrproc_t)xdr_mountres3, &mr),
+				 (xdrproc_t)rr__xdr_dirpath, &bad,
+				 (xdrproc_t)rr__xdr_mountres3, &mr),
 			 0);
 	assert_int_equal(mr.fhs_status, MNT3ERR_NOENT);
-	xdr_free((xdrproc_t)xdr_mountres3, (char *)&mr);
+	xdr_free((xdrproc_t)rr__xdr_mountres3, (char *)&mr);
 	/* the root handle names the export */
 	assert_int_equal(getattr(f, &f->root, &a), NFS3_OK);
 	check_attr(&a, f->exp);
 	/* flavors offered: AUTH_SYS and AUTH_NONE */
 	assert_int_equal(call_as(f, &f->me, MOUNT_PROGRAM, MOUNTPROC3_MNT,
-				 (xdrproc_t)xdr_dirpath, &path,
-				 (xdrproc_t)xdr_mountres3, &mr),
+				 (xdrproc_t)rr__xdr_dirpath, &path,
+				 (xdrproc_t)rr__xdr_mountres3, &mr),
 			 0);
 	assert_int_equal(mr.fhs_status, MNT3_OK);
 	assert_int_equal(mr.mountres3_u.mountinfo.auth_flavors.auth_flavors_len,
 			 2);
 	assert_int_equal(
 		mr.mountres3_u.mountinfo.auth_flavors.auth_flavors_val[0], 1);
-	xdr_free((xdrproc_t)xdr_mountres3, (char *)&mr);
+	xdr_free((xdrproc_t)rr__xdr_mountres3, (char *)&mr);
 	assert_int_equal(call_as(f, &f->me, MOUNT_PROGRAM, MOUNTPROC3_EXPORT,
 				 (xdrproc_t)xvoid, &dummy,
-				 (xdrproc_t)xdr_exports, &ex),
+				 (xdrproc_t)rr__xdr_exports, &ex),
 			 0);
 	assert_non_null(ex);
 	assert_string_equal(ex->ex_dir, f->exp);
 	assert_null(ex->ex_next);
-	xdr_free((xdrproc_t)xdr_exports, (char *)&ex);
+	xdr_free((xdrproc_t)rr__xdr_exports, (char *)&ex);
 	assert_int_equal(call_as(f, &f->me, MOUNT_PROGRAM, MOUNTPROC3_DUMP,
 				 (xdrproc_t)xvoid, &dummy,
-				 (xdrproc_t)xdr_mountlist, &ml),
+				 (xdrproc_t)rr__xdr_mountlist, &ml),
 			 0);
 	assert_non_null(ml);
 	assert_string_equal(ml->ml_directory, f->exp);
-	xdr_free((xdrproc_t)xdr_mountlist, (char *)&ml);
+	xdr_free((xdrproc_t)rr__xdr_mountlist, (char *)&ml);
 	assert_int_equal(call_as(f, &f->me, MOUNT_PROGRAM, MOUNTPROC3_UMNTALL,
 				 (xdrproc_t)xvoid, &dummy, (xdrproc_t)xvoid,
 				 &dummy),
 			 0);
 	assert_int_equal(call_as(f, &f->me, MOUNT_PROGRAM, MOUNTPROC3_UMNT,
-				 (xdrproc_t)xdr_dirpath, &path,
+				 (xdrproc_t)rr__xdr_dirpath, &path,
 				 (xdrproc_t)xvoid, &dummy),
 			 0);
 	assert_int_equal(call_as(f, &f->me, MOUNT_PROGRAM, MOUNTPROC3_DUMP,
 				 (xdrproc_t)xvoid, &dummy,
-				 (xdrproc_t)xdr_mountlist, &ml),
+				 (xdrproc_t)rr__xdr_mountlist, &ml),
 			 0);
 	assert_null(ml);
 }
@@ -160,7 +160,7 @@ static void write_read_commit_round_trip(void **state)
 	assert_int_equal(wr.WRITE3res_u.resok.count, 100);
 	assert_int_equal(wr.WRITE3res_u.resok.committed, FILE_SYNC);
 	memcpy(v, wr.WRITE3res_u.resok.verf, sizeof(v));
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 	assert_int_equal(
 		write_at(f, &h, 100, data + 100, big - 100, UNSTABLE, &wr),
 		NFS3_OK);
@@ -170,14 +170,14 @@ static void write_read_commit_round_trip(void **state)
 				 .attributes.size,
 			 big);
 	assert_memory_equal(v, wr.WRITE3res_u.resok.verf, sizeof(v));
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 	/* rewriting the middle, DATA_SYNC */
 	assert_int_equal(
 		write_at(f, &h, 5000, data + 5000, 3000, DATA_SYNC, &wr),
 		NFS3_OK);
 	assert_int_equal(wr.WRITE3res_u.resok.committed, DATA_SYNC);
 	assert_int_equal(wr.WRITE3res_u.resok.count, 3000);
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 	cma = (COMMIT3args){.file = H(&h)};
 	NFS(f, COMMIT, cma, cmr);
 	assert_int_equal(cmr.status, NFS3_OK);
@@ -205,7 +205,7 @@ static void write_read_commit_round_trip(void **state)
 	/* offsets past 4 GiB: 64 bits all the way to the file */
 	assert_int_equal(write_at(f, &h, 5ull << 30, "tail", 4, FILE_SYNC, &wr),
 			 NFS3_OK);
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 	assert_int_equal(read_at(f, &h, (5ull << 30) + 1, 100, &n, &eof),
 			 NFS3_OK);
 	assert_int_equal(n, 3);
@@ -645,7 +645,7 @@ static void handles_survive_a_restart_and_the_verifier_changes(void **state)
 	assert_int_equal(lookup(f, &h, "file", &deep, NULL), NFS3_OK);
 	assert_int_equal(write_at(f, &deep, 0, "x", 1, UNSTABLE, &wr), NFS3_OK);
 	memcpy(v1, wr.WRITE3res_u.resok.verf, 8);
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 
 	assert_int_equal(rr_clnt_destroy(f->c), 0);
 	f->c = NULL;
@@ -658,7 +658,7 @@ static void handles_survive_a_restart_and_the_verifier_changes(void **state)
 	check_attr(&a, p);
 	assert_int_equal(write_at(f, &deep, 1, "y", 1, UNSTABLE, &wr), NFS3_OK);
 	assert_memory_not_equal(v1, wr.WRITE3res_u.resok.verf, 8);
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 }
 
 static void read_only_export_answers_rofs(void **state)
@@ -683,7 +683,7 @@ static void read_only_export_answers_rofs(void **state)
 	FREE(CREATE, cr);
 	assert_int_equal(write_at(f, &h, 0, "x", 1, FILE_SYNC, &wr),
 			 NFS3ERR_ROFS);
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 	sa.object = H(&h);
 	sa.new_attributes.mode.set_it = TRUE;
 	NFS(f, SETATTR, sa, sr);
@@ -713,11 +713,11 @@ static void root_squash_maps_uid_0_to_anonymous(void **state)
 	a = (READ3args){.file = H(&h), .count = 100};
 	/* READ's data is not DDP here: no bulk buffer, ACCES is all there is */
 	assert_int_equal(call_as(f, &root, NFS_PROGRAM, NFSPROC3_READ,
-				 (xdrproc_t)xdr_READ3args, &a,
-				 (xdrproc_t)xdr_READ3res, &r),
+				 (xdrproc_t)rr__xdr_READ3args, &a,
+				 (xdrproc_t)rr__xdr_READ3res, &r),
 			 0);
 	assert_int_equal(r.status, NFS3ERR_ACCES);
-	xdr_free((xdrproc_t)xdr_READ3res, (char *)&r);
+	xdr_free((xdrproc_t)rr__xdr_READ3res, (char *)&r);
 	/* what squashed root creates belongs to the anonymous user */
 	if (geteuid() == 0) {
 		CREATE3args ca = {.where = {.dir = H(&f->root), .name = "anon"},
@@ -727,11 +727,11 @@ static void root_squash_maps_uid_0_to_anonymous(void **state)
 
 		assert_int_equal(chmod(f->exp, 0777), 0);
 		assert_int_equal(call_as(f, &root, NFS_PROGRAM, NFSPROC3_CREATE,
-					 (xdrproc_t)xdr_CREATE3args, &ca,
-					 (xdrproc_t)xdr_CREATE3res, &cr),
+					 (xdrproc_t)rr__xdr_CREATE3args, &ca,
+					 (xdrproc_t)rr__xdr_CREATE3res, &cr),
 				 0);
 		assert_int_equal(cr.status, NFS3_OK);
-		xdr_free((xdrproc_t)xdr_CREATE3res, (char *)&cr);
+		xdr_free((xdrproc_t)rr__xdr_CREATE3res, (char *)&cr);
 		path_of(f, "anon", p);
 		assert_int_equal(stat(p, &st), 0);
 		assert_int_equal(st.st_uid, 65534);
@@ -754,8 +754,8 @@ static void auth_sys_identity_decides_permissions(void **state)
 	aa = (ACCESS3args){.object = H(&h),
 			   .access = ACCESS3_READ | ACCESS3_MODIFY};
 	assert_int_equal(call_as(f, &other, NFS_PROGRAM, NFSPROC3_ACCESS,
-				 (xdrproc_t)xdr_ACCESS3args, &aa,
-				 (xdrproc_t)xdr_ACCESS3res, &ar),
+				 (xdrproc_t)rr__xdr_ACCESS3args, &aa,
+				 (xdrproc_t)rr__xdr_ACCESS3res, &ar),
 			 0);
 	assert_int_equal(ar.status, NFS3_OK);
 	assert_int_equal(ar.ACCESS3res_u.resok.access, ACCESS3_READ);
@@ -763,8 +763,8 @@ static void auth_sys_identity_decides_permissions(void **state)
 	sa.object = H(&h);
 	sa.new_attributes.size.set_it = TRUE;
 	assert_int_equal(call_as(f, &other, NFS_PROGRAM, NFSPROC3_SETATTR,
-				 (xdrproc_t)xdr_SETATTR3args, &sa,
-				 (xdrproc_t)xdr_SETATTR3res, &sr),
+				 (xdrproc_t)rr__xdr_SETATTR3args, &sa,
+				 (xdrproc_t)rr__xdr_SETATTR3res, &sr),
 			 0);
 	assert_true(sr.status == NFS3ERR_ACCES || sr.status == NFS3ERR_PERM);
 	FREE(SETATTR, sr);
@@ -820,7 +820,7 @@ static void concurrent_calls_keep_their_own_identity(void **state)
 		c->cred = (struct rr_cred){.uid = 3000 + (uint32_t)(i & 1),
 					   .gid = 3000};
 		xdrmem_create(&x, c->args, sizeof(c->args), XDR_ENCODE);
-		assert_true(xdr_CREATE3args(&x, &a));
+		assert_true(rr__xdr_CREATE3args(&x, &a));
 		c->call = (struct rr_call){.prog = NFS_PROGRAM,
 					   .vers = 3,
 					   .proc = NFSPROC3_CREATE,
@@ -912,18 +912,18 @@ static void readlink_result_goes_in_an_offered_write_chunk(void **state)
 	assert_int_equal(lookup(f, &f->root, "long-link", &l, NULL), NFS3_OK);
 	a = (READLINK3args){.symlink = H(&l)};
 	xdrmem_create(&x, args, sizeof(args), XDR_ENCODE);
-	assert_true(xdr_READLINK3args(&x, &a));
+	assert_true(rr__xdr_READLINK3args(&x, &a));
 	c.args_len = xdr_getpos(&x);
 	assert_int_equal(rr_clnt_call(f->c, &c), 0);
 	assert_int_equal(c.res_bulk_len, sizeof(target) - 1);
 	assert_memory_equal(f->bulk, target, sizeof(target) - 1);
 	xdrmem_create(&x, (char *)f->res, (u_int)c.res_len, XDR_DECODE);
-	assert_true(xdr_nfsstat3(&x, &st) && xdr_post_op_attr(&x, &pa));
+	assert_true(rr__xdr_nfsstat3(&x, &st) && rr__xdr_post_op_attr(&x, &pa));
 	assert_int_equal(st, NFS3_OK);
 	assert_true(xdr_u_int(&x, &len));
 	assert_int_equal(len, sizeof(target) - 1);
 	assert_int_equal(xdr_getpos(&x), c.res_len);
-	xdr_free((xdrproc_t)xdr_post_op_attr, (char *)&pa);
+	xdr_free((xdrproc_t)rr__xdr_post_op_attr, (char *)&pa);
 }
 
 int main(void)

@@ -47,8 +47,8 @@ static void errno_maps_to_nfsstat3(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		assert_int_equal(nfsd_errno(t[i].err), t[i].st);
-		assert_int_equal(nfsd_errno(-t[i].err), t[i].st);
+		assert_int_equal(rr__nfsd_errno(t[i].err), t[i].st);
+		assert_int_equal(rr__nfsd_errno(-t[i].err), t[i].st);
 	}
 }
 
@@ -64,7 +64,7 @@ static void siphash_matches_reference_vector(void **state)
 		key[i] = (uint8_t)i;
 	for (int i = 0; i < 15; i++)
 		msg[i] = (uint8_t)i;
-	nfsd_siphash(key, msg, sizeof(msg), out);
+	rr__nfsd_siphash(key, msg, sizeof(msg), out);
 	assert_memory_equal(out, want, 8);
 }
 
@@ -77,9 +77,9 @@ static void handle_verifies_only_as_made(void **state)
 	uint64_t dev, ino, birth;
 
 	(void)state;
-	assert_int_equal(nfsd_fh_encode(key, &st, 42, fh), NFSD_FH_LEN);
+	assert_int_equal(rr__nfsd_fh_encode(key, &st, 42, fh), NFSD_FH_LEN);
 	assert_int_equal(
-		nfsd_fh_verify(key, fh, sizeof(fh), &dev, &ino, &birth), 0);
+		rr__nfsd_fh_verify(key, fh, sizeof(fh), &dev, &ino, &birth), 0);
 	assert_int_equal(dev, 0x801);
 	assert_int_equal(ino, 123456789);
 	assert_int_equal(birth, 42);
@@ -87,17 +87,17 @@ static void handle_verifies_only_as_made(void **state)
 	for (size_t i = 0; i < sizeof(fh) * 8; i++) {
 		memcpy(bad, fh, sizeof(fh));
 		bad[i / 8] ^= (uint8_t)(1u << (i % 8));
-		assert_int_equal(nfsd_fh_verify(key, bad, sizeof(bad), &dev,
-						&ino, &birth),
+		assert_int_equal(rr__nfsd_fh_verify(key, bad, sizeof(bad), &dev,
+						    &ino, &birth),
 				 NFS3ERR_BADHANDLE);
 	}
 	assert_int_equal(
-		nfsd_fh_verify(other, fh, sizeof(fh), &dev, &ino, &birth),
+		rr__nfsd_fh_verify(other, fh, sizeof(fh), &dev, &ino, &birth),
 		NFS3ERR_BADHANDLE);
 	assert_int_equal(
-		nfsd_fh_verify(key, fh, sizeof(fh) - 1, &dev, &ino, &birth),
+		rr__nfsd_fh_verify(key, fh, sizeof(fh) - 1, &dev, &ino, &birth),
 		NFS3ERR_BADHANDLE);
-	assert_int_equal(nfsd_fh_verify(key, fh, 0, &dev, &ino, &birth),
+	assert_int_equal(rr__nfsd_fh_verify(key, fh, 0, &dev, &ino, &birth),
 			 NFS3ERR_BADHANDLE);
 }
 
@@ -108,12 +108,12 @@ static void client_names_are_checked(void **state)
 	(void)state;
 	memset(longname, 'a', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
-	assert_int_equal(nfsd_name_ok("file"), NFS3_OK);
-	assert_int_equal(nfsd_name_ok(""), NFS3ERR_INVAL);
-	assert_int_equal(nfsd_name_ok("."), NFS3ERR_INVAL);
-	assert_int_equal(nfsd_name_ok(".."), NFS3ERR_INVAL);
-	assert_int_equal(nfsd_name_ok("a/b"), NFS3ERR_INVAL);
-	assert_int_equal(nfsd_name_ok(longname), NFS3ERR_NAMETOOLONG);
+	assert_int_equal(rr__nfsd_name_ok("file"), NFS3_OK);
+	assert_int_equal(rr__nfsd_name_ok(""), NFS3ERR_INVAL);
+	assert_int_equal(rr__nfsd_name_ok("."), NFS3ERR_INVAL);
+	assert_int_equal(rr__nfsd_name_ok(".."), NFS3ERR_INVAL);
+	assert_int_equal(rr__nfsd_name_ok("a/b"), NFS3ERR_INVAL);
+	assert_int_equal(rr__nfsd_name_ok(longname), NFS3ERR_NAMETOOLONG);
 }
 
 static void root_squash_maps_identity(void **state)
@@ -125,15 +125,15 @@ static void root_squash_maps_identity(void **state)
 	struct nfsd_ident id;
 
 	(void)state;
-	nfsd_ident_from_cred(&s, &cr, &id);
+	rr__nfsd_ident_from_cred(&s, &cr, &id);
 	assert_int_equal(id.uid, 65534);
 	assert_int_equal(id.gid, 65533);
 	assert_int_equal(id.ngids, 1);
 	assert_int_equal(id.gids[0], 7);
-	nfsd_ident_from_cred(&s, NULL, &id); /* AUTH_NONE */
+	rr__nfsd_ident_from_cred(&s, NULL, &id); /* AUTH_NONE */
 	assert_int_equal(id.uid, 65534);
 	s.o.root_squash = false;
-	nfsd_ident_from_cred(&s, &cr, &id);
+	rr__nfsd_ident_from_cred(&s, &cr, &id);
 	assert_int_equal(id.uid, 0);
 	assert_int_equal(id.ngids, 2);
 }

@@ -201,7 +201,7 @@ static void write_read_compare(struct fx *f, struct fh *h, int bottom)
 	assert_int_equal(write_at(f, h, 0, data, DATA_LEN, FILE_SYNC, &wr),
 			 NFS3_OK);
 	assert_int_equal(wr.WRITE3res_u.resok.count, DATA_LEN);
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 	assert_int_equal(read_at(f, h, 0, DATA_LEN, &n, &eof), NFS3_OK);
 	assert_int_equal(n, DATA_LEN);
 	assert_memory_equal(f->bulk, data, DATA_LEN);
@@ -273,8 +273,8 @@ static struct fh forged_outside(struct fx *f)
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(nfsd_stat(AT_FDCWD, p, &st, &birth), 0);
-	assert_int_equal(nfsd_fh_encode(key, &st, birth, (uint8_t *)h.b),
+	assert_int_equal(rr__nfsd_stat(AT_FDCWD, p, &st, &birth), 0);
+	assert_int_equal(rr__nfsd_fh_encode(key, &st, birth, (uint8_t *)h.b),
 			 NFSD_FH_LEN);
 	return h;
 }
@@ -443,7 +443,7 @@ static void paths_around_path_max_resolve(void **state)
 			assert_int_equal(write_at(f, &file[i], 0, data,
 						  (uint32_t)dl, FILE_SYNC, &wr),
 					 NFS3_OK);
-			xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&wr);
+			xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
 			assert_int_equal(read_at(f, &file[i], 0, 32, &n, &eof),
 					 NFS3_OK);
 			assert_int_equal(n, dl);

@@ -35,20 +35,20 @@ static int setup(void **state)
 	inet_pton(AF_INET, "192.0.2.1", &f.a.sin_addr);
 	inet_pton(AF_INET, "192.0.2.2", &f.b.sin_addr);
 	*state = &f;
-	return nfsd_walk_budget_create(&o, &f.s.walks) ? -1 : 0;
+	return rr__nfsd_walk_budget_create(&o, &f.s.walks) ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
 	struct bfx *f = *state;
 
-	nfsd_walk_budget_destroy(f->s.walks);
+	rr__nfsd_walk_budget_destroy(f->s.walks);
 	return 0;
 }
 
 static int begin(struct bfx *f, const struct sockaddr_in *who, size_t *slot)
 {
-	return nfsd_walk_begin(&f->s, (const struct sockaddr *)who, slot);
+	return rr__nfsd_walk_begin(&f->s, (const struct sockaddr *)who, slot);
 }
 
 /* One walk at a time: the second is refused until the first ends. */
@@ -59,9 +59,9 @@ static void walks_at_once_are_bounded(void **state)
 
 	assert_int_equal(begin(f, &f->a, &sa), 0);
 	assert_int_equal(begin(f, &f->b, &sb), -EAGAIN);
-	nfsd_walk_end(&f->s);
+	rr__nfsd_walk_end(&f->s);
 	assert_int_equal(begin(f, &f->b, &sb), 0);
-	nfsd_walk_end(&f->s);
+	rr__nfsd_walk_end(&f->s);
 	assert_int_equal(atomic_load(&f->s.walks_refused), 1);
 	assert_int_equal(atomic_load(&f->s.searches), 2);
 }
@@ -73,11 +73,11 @@ static void a_client_in_debt_waits_alone(void **state)
 	size_t sa, sb;
 
 	assert_int_equal(begin(f, &f->a, &sa), 0);
-	nfsd_walk_pay(&f->s, sa, 60); /* its share is 50 a second */
-	nfsd_walk_end(&f->s);
+	rr__nfsd_walk_pay(&f->s, sa, 60); /* its share is 50 a second */
+	rr__nfsd_walk_end(&f->s);
 	assert_int_equal(begin(f, &f->a, &sa), -EAGAIN);
 	assert_int_equal(begin(f, &f->b, &sb), 0);
-	nfsd_walk_end(&f->s);
+	rr__nfsd_walk_end(&f->s);
 }
 
 /*
@@ -92,16 +92,16 @@ static void an_idle_client_walks_while_the_server_is_in_debt(void **state)
 	size_t sa, sb, sc;
 
 	assert_int_equal(begin(f, &f->a, &sa), 0);
-	nfsd_walk_pay(&f->s, sa, 10);
-	nfsd_walk_end(&f->s);
+	rr__nfsd_walk_pay(&f->s, sa, 10);
+	rr__nfsd_walk_end(&f->s);
 	assert_int_equal(begin(f, &f->b, &sb), 0);
-	nfsd_walk_pay(&f->s, sb, 150); /* the server: 100 - 160 */
-	nfsd_walk_end(&f->s);
+	rr__nfsd_walk_pay(&f->s, sb, 150); /* the server: 100 - 160 */
+	rr__nfsd_walk_end(&f->s);
 	assert_int_equal(begin(f, &f->a, &sa), -EAGAIN); /* not idle */
 	inet_pton(AF_INET, "198.51.100.7", &c.sin_addr);
 	assert_int_equal(begin(f, &c, &sc), 0); /* idle */
-	nfsd_walk_pay(&f->s, sc, 50);		/* the server: -110 */
-	nfsd_walk_end(&f->s);
+	rr__nfsd_walk_pay(&f->s, sc, 50);	/* the server: -110 */
+	rr__nfsd_walk_end(&f->s);
 	inet_pton(AF_INET, "198.51.100.8", &c.sin_addr);
 	assert_int_equal(begin(f, &c, &sc), -EAGAIN);
 }

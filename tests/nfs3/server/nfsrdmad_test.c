@@ -210,14 +210,15 @@ static void mount_root(struct fx *f, nfs_fh3 *root, char *buf)
 
 	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", f->d.mount, NULL, &mc),
 			 0);
-	call(f, mc, true, MOUNT_PROGRAM, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath,
-	     &path, (xdrproc_t)xdr_mountres3, &mr, sizeof(mr));
+	call(f, mc, true, MOUNT_PROGRAM, MOUNTPROC3_MNT,
+	     (xdrproc_t)rr__xdr_dirpath, &path, (xdrproc_t)rr__xdr_mountres3,
+	     &mr, sizeof(mr));
 	assert_int_equal(mr.fhs_status, MNT3_OK);
 	root->data.data_len = mr.mountres3_u.mountinfo.fhandle.fhandle3_len;
 	memcpy(buf, mr.mountres3_u.mountinfo.fhandle.fhandle3_val,
 	       root->data.data_len);
 	root->data.data_val = buf;
-	xdr_free((xdrproc_t)xdr_mountres3, (char *)&mr);
+	xdr_free((xdrproc_t)rr__xdr_mountres3, (char *)&mr);
 	assert_int_equal(rr_tcp_clnt_destroy(mc), 0);
 }
 
@@ -232,11 +233,12 @@ static void tcp_write(struct fx *f, struct rr_tcp_clnt *c, nfs_fh3 *fh,
 				 .data_val = (char *)data}};
 	WRITE3res r;
 
-	call(f, c, true, NFS_PROGRAM, NFSPROC3_WRITE, (xdrproc_t)xdr_WRITE3args,
-	     &a, (xdrproc_t)xdr_WRITE3res, &r, sizeof(r));
+	call(f, c, true, NFS_PROGRAM, NFSPROC3_WRITE,
+	     (xdrproc_t)rr__xdr_WRITE3args, &a, (xdrproc_t)rr__xdr_WRITE3res,
+	     &r, sizeof(r));
 	assert_int_equal(r.status, NFS3_OK);
 	assert_int_equal(r.WRITE3res_u.resok.count, strlen(data));
-	xdr_free((xdrproc_t)xdr_WRITE3res, (char *)&r);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&r);
 }
 
 static void serves_mount_tcp_and_rdma_then_stops_cleanly(void **state)
@@ -265,35 +267,36 @@ static void serves_mount_tcp_and_rdma_then_stops_cleanly(void **state)
 	ca = (CREATE3args){.where = {.dir = root, .name = "f"},
 			   .how = {.mode = UNCHECKED}};
 	call(f, tc, true, NFS_PROGRAM, NFSPROC3_CREATE,
-	     (xdrproc_t)xdr_CREATE3args, &ca, (xdrproc_t)xdr_CREATE3res, &cr,
-	     sizeof(cr));
+	     (xdrproc_t)rr__xdr_CREATE3args, &ca, (xdrproc_t)rr__xdr_CREATE3res,
+	     &cr, sizeof(cr));
 	assert_int_equal(cr.status, NFS3_OK);
 	file = cr.CREATE3res_u.resok.obj.post_op_fh3_u.handle;
 	memcpy(fbuf, file.data.data_val, file.data.data_len);
 	file.data.data_val = fbuf;
-	xdr_free((xdrproc_t)xdr_CREATE3res, (char *)&cr);
+	xdr_free((xdrproc_t)rr__xdr_CREATE3res, (char *)&cr);
 	tcp_write(f, tc, &file, "hello over tcp");
 	/* READ over TCP: the data comes inline, as rpcgen expects */
 	ra = (READ3args){.file = file, .count = 100};
-	call(f, tc, true, NFS_PROGRAM, NFSPROC3_READ, (xdrproc_t)xdr_READ3args,
-	     &ra, (xdrproc_t)xdr_READ3res, &rr, sizeof(rr));
+	call(f, tc, true, NFS_PROGRAM, NFSPROC3_READ,
+	     (xdrproc_t)rr__xdr_READ3args, &ra, (xdrproc_t)rr__xdr_READ3res,
+	     &rr, sizeof(rr));
 	assert_int_equal(rr.status, NFS3_OK);
 	assert_true(rr.READ3res_u.resok.eof);
 	assert_int_equal(rr.READ3res_u.resok.data.data_len, 14);
 	assert_memory_equal(rr.READ3res_u.resok.data.data_val, "hello over tcp",
 			    14);
-	xdr_free((xdrproc_t)xdr_READ3res, (char *)&rr);
+	xdr_free((xdrproc_t)rr__xdr_READ3res, (char *)&rr);
 	assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
 
 	/* the same file over RDMA */
 	assert_int_equal(rr_clnt_create("127.0.0.1", f->d.rdma, &ro, &rc), 0);
 	ga = (GETATTR3args){.object = file};
 	call(f, rc, false, NFS_PROGRAM, NFSPROC3_GETATTR,
-	     (xdrproc_t)xdr_GETATTR3args, &ga, (xdrproc_t)xdr_GETATTR3res, &gr,
-	     sizeof(gr));
+	     (xdrproc_t)rr__xdr_GETATTR3args, &ga,
+	     (xdrproc_t)rr__xdr_GETATTR3res, &gr, sizeof(gr));
 	assert_int_equal(gr.status, NFS3_OK);
 	assert_int_equal(gr.GETATTR3res_u.resok.obj_attributes.size, 14);
-	xdr_free((xdrproc_t)xdr_GETATTR3res, (char *)&gr);
+	xdr_free((xdrproc_t)rr__xdr_GETATTR3res, (char *)&gr);
 	assert_int_equal(rr_clnt_destroy(rc), 0);
 	assert_int_equal(daemon_stop(f), 0);
 
@@ -302,10 +305,10 @@ static void serves_mount_tcp_and_rdma_then_stops_cleanly(void **state)
 	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", f->d.tcp, NULL, &tc),
 			 0);
 	call(f, tc, true, NFS_PROGRAM, NFSPROC3_GETATTR,
-	     (xdrproc_t)xdr_GETATTR3args, &ga, (xdrproc_t)xdr_GETATTR3res, &gr,
-	     sizeof(gr));
+	     (xdrproc_t)rr__xdr_GETATTR3args, &ga,
+	     (xdrproc_t)rr__xdr_GETATTR3res, &gr, sizeof(gr));
 	assert_int_equal(gr.status, NFS3_OK);
-	xdr_free((xdrproc_t)xdr_GETATTR3res, (char *)&gr);
+	xdr_free((xdrproc_t)rr__xdr_GETATTR3res, (char *)&gr);
 	assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
 	assert_int_equal(daemon_stop(f), 0);
 }

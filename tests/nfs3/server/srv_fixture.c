@@ -78,9 +78,9 @@ static void child(struct fx *f, int out, pid_t parent)
 		_exit(5);
 	}
 	/* files stay open for as long as a test looks, unless it is quick */
-	nfsd_fcache_tune(ns->files,
-			 f->flags & OPT_QUICK ? QUICK_IDLE_MS : SLOW_IDLE_MS,
-			 f->flags & OPT_PROVE ? 0 : 1000);
+	rr__nfsd_fcache_tune(
+		ns->files, f->flags & OPT_QUICK ? QUICK_IDLE_MS : SLOW_IDLE_MS,
+		f->flags & OPT_PROVE ? 0 : 1000);
 	rr_nfs3_server_progs(ns, &nfs, &mnt);
 	if (rr_svc_register(s, &nfs) || rr_svc_register(s, &mnt) ||
 	    rr_svc_port(s, &port))
@@ -238,14 +238,14 @@ void mount_root(struct fx *f)
 	mountres3 r = {0};
 
 	assert_int_equal(call_as(f, &f->me, MOUNT_PROGRAM, MOUNTPROC3_MNT,
-				 (xdrproc_t)xdr_dirpath, &path,
-				 (xdrproc_t)xdr_mountres3, &r),
+				 (xdrproc_t)rr__xdr_dirpath, &path,
+				 (xdrproc_t)rr__xdr_mountres3, &r),
 			 0);
 	assert_int_equal(r.fhs_status, MNT3_OK);
 	f->root.len = r.mountres3_u.mountinfo.fhandle.fhandle3_len;
 	memcpy(f->root.b, r.mountres3_u.mountinfo.fhandle.fhandle3_val,
 	       f->root.len);
-	xdr_free((xdrproc_t)xdr_mountres3, (char *)&r);
+	xdr_free((xdrproc_t)rr__xdr_mountres3, (char *)&r);
 }
 
 nfsstat3 lookup(struct fx *f, struct fh *dir, const char *name, struct fh *out,
@@ -348,14 +348,14 @@ nfsstat3 write_as(struct fx *f, const struct rr_cred *cr, struct fh *h,
 			    .res_cap = RES_CAP};
 
 	xdrmem_create(&x, args, sizeof(args), XDR_ENCODE);
-	assert_true(xdr_nfs_fh3(&x, &fh) && xdr_offset3(&x, &off) &&
-		    xdr_count3(&x, &n) && xdr_stable_how(&x, &how) &&
+	assert_true(rr__xdr_nfs_fh3(&x, &fh) && rr__xdr_offset3(&x, &off) &&
+		    rr__xdr_count3(&x, &n) && rr__xdr_stable_how(&x, &how) &&
 		    xdr_u_int(&x, &n));
 	c.args_len = xdr_getpos(&x);
 	assert_int_equal(rr_clnt_call(f->c, &c), 0);
 	memset(r, 0, sizeof(*r));
 	xdrmem_create(&x, (char *)f->res, (u_int)c.res_len, XDR_DECODE);
-	assert_true(xdr_WRITE3res(&x, r));
+	assert_true(rr__xdr_WRITE3res(&x, r));
 	return r->status;
 }
 
@@ -387,13 +387,13 @@ nfsstat3 read_as(struct fx *f, const struct rr_cred *cr, struct fh *h,
 			    .res_bulk_cap = BULK_CAP};
 
 	xdrmem_create(&x, args, sizeof(args), XDR_ENCODE);
-	assert_true(xdr_READ3args(&x, &a));
+	assert_true(rr__xdr_READ3args(&x, &a));
 	c.args_len = xdr_getpos(&x);
 	assert_int_equal(rr_clnt_call(f->c, &c), 0);
 	xdrmem_create(&x, (char *)f->res, (u_int)c.res_len, XDR_DECODE);
-	assert_true(xdr_nfsstat3(&x, &st) && xdr_post_op_attr(&x, &pa));
+	assert_true(rr__xdr_nfsstat3(&x, &st) && rr__xdr_post_op_attr(&x, &pa));
 	if (st == NFS3_OK) {
-		assert_true(xdr_count3(&x, n) && xdr_bool(&x, eof) &&
+		assert_true(rr__xdr_count3(&x, n) && xdr_bool(&x, eof) &&
 			    xdr_u_int(&x, &len));
 		assert_int_equal(len, *n);
 		assert_int_equal(c.res_bulk_len, len);

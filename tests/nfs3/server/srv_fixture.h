@@ -66,10 +66,11 @@ struct fx {
 	call_sz(f, cr, prog, proc, xa, a, xr, r, sizeof(*(r)))
 #define NFS(f, P, a, r)                                                        \
 	assert_int_equal(call_sz(f, &(f)->me, NFS_PROGRAM, NFSPROC3_##P,       \
-				 (xdrproc_t)xdr_##P##3args, &(a),              \
-				 (xdrproc_t)xdr_##P##3res, &(r), sizeof(r)),   \
+				 (xdrproc_t)rr__xdr_##P##3args, &(a),          \
+				 (xdrproc_t)rr__xdr_##P##3res, &(r),           \
+				 sizeof(r)),                                   \
 			 0)
-#define FREE(P, r) xdr_free((xdrproc_t)xdr_##P##3res, (char *)&(r))
+#define FREE(P, r) xdr_free((xdrproc_t)rr__xdr_##P##3res, (char *)&(r))
 
 uint64_t now_ms(void);
 int server_start(struct fx *f);
