@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Allocation-failure injection, for tests (DESIGN.md invariant 6).
+ * Allocation-failure injection, for tests (architecture.md invariant 6).
  *
  * Every allocation the library makes (src/base/alloc.h: rr_malloc,
  * rr_calloc, rr_realloc, rr_strdup, and the mmap of buffer pools) first

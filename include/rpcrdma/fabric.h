@@ -193,7 +193,7 @@ uint32_t rr_mw_rkey_next(const struct rr_mw *mw);
  * a new REG binds it (under a new key, as always). It fences memory
  * exposed on a connection that is gone, where no LOCAL_INV can be posted,
  * and, unlike rr_mw_free + rr_mw_alloc, it allocates nothing (iwarp,
- * faults): a reconnect under memory pressure can still fence (DESIGN.md
+ * faults): a reconnect under memory pressure can still fence (architecture.md
  * invariants 1 and 6). No REG of the window may be outstanding on a QP in
  * RTS (a QP in ERROR has flushed its REGs). Synchronous: when it returns,
  * no access through the window is in progress. Returns 0 or a negative
@@ -390,7 +390,7 @@ int rr_qp_destroy(struct rr_qp *qp);
 /*
  * Returns the QP to INIT with the attributes it was created with and keeps
  * its memory, so that a connection can be made again without allocating
- * (a client reconnects on the QP it was created with: DESIGN.md invariant
+ * (a client reconnects on the QP it was created with: architecture.md invariant
  * 6). Works in any state, as rr_qp_destroy does: disconnects if needed,
  * flushes, waits for the provider to let go of the old connection, closes
  * it, and drops this QP's completions and CM events not yet taken (so poll

@@ -11,7 +11,7 @@
  * transport moves it by RDMA (a read chunk for arguments, a write chunk for
  * results) and, when the peer offers no chunk, inline.
  *
- * What the transport guarantees (rpcrdma DESIGN.md section 3):
+ * What the transport guarantees (docs/architecture.md section 7):
  *  - no memory exposed to the server for a call is remotely accessible
  *    after the call's result, error, timeout or cancellation reaches the
  *    caller (the server's Send With Invalidate, checked, or a local
@@ -44,7 +44,7 @@ extern "C" {
 struct rr_clnt;
 
 /*
- * How the client exposes a call's chunk memory to the server (DESIGN.md
+ * How the client exposes a call's chunk memory to the server (architecture.md
  * invariant 1: no key outlives its call). WINDOWS: memory windows bound
  * by a work request and invalidated by LOCAL_INV, or by the server's Send
  * With Invalidate, which the client then invites. PER_CALL: the range is

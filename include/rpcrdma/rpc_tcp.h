@@ -31,7 +31,7 @@ extern "C" {
 struct rr_tcp_svc;
 
 /*
- * Admission and bounds (DESIGN.md invariant 8): no client can hold more
+ * Admission and bounds (architecture.md invariant 8): no client can hold more
  * than its share of connections, memory or the loop's time.
  *  - Connections: at most max_conns, and max_per_peer from one address.
  *    When the table is full, a newcomer takes the slot of the connection

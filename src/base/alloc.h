@@ -2,8 +2,8 @@
 /*
  * The library's allocator: malloc and friends behind one check, so tests
  * can make any allocation fail (include/rpcrdma/alloc_inject.h) and prove
- * that every failure is handled (DESIGN.md invariant 6). Each macro passes
- * its call site, which names the allocation in the injector's counts.
+ * that every failure is handled (architecture.md invariant 6). Each macro
+ * passes its call site, which names the allocation in the injector's counts.
  *
  * Use these instead of the libc calls everywhere in src/; free() stays.
  * An allocation that is not a malloc (an mmap, say) asks RR_ALLOC_FAILS()

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Connection admission, shared by the server transports (DESIGN.md
+ * Connection admission, shared by the server transports (architecture.md
  * invariant 8): which connections count as one peer's, which one a
  * newcomer may replace when the table is full, and which have missed a
  * deadline. Each transport keeps its own table and asks these; the

@@ -3,8 +3,9 @@
  * Pieces shared by the client and server transports: work-request ids,
  * registered buffer pools, and the connection parameters exchange.
  *
- * Work-request ids (DESIGN.md invariant 4) carry the connection generation,
- * the kind of request, the slot it belongs to and that slot's use count:
+ * Work-request ids (architecture.md invariant 4) carry the connection
+ * generation, the kind of request, the slot it belongs to and that slot's use
+ * count:
  *
  *   63      48 47  44 43        28 27                 0
  *   | gen(16) |kind(4)| slot(16) |      seq (28)       |

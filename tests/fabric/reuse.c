@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Reuse without allocation (DESIGN.md invariant 6): rr_qp_reset gives a
+ * Reuse without allocation (architecture.md invariant 6): rr_qp_reset gives a
  * QP back for another connection, rr_mw_fence kills a window's key
  * without a work request and without freeing the window.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * nfsrdmad against hostile RPC-over-RDMA clients on the iwarp provider
- * (DESIGN.md invariant 8; issue 15 item 6). Each test starts the daemon
+ * (architecture.md invariant 8; issue 15 item 6). Each test starts the daemon
  * as a process, measures a good client (our NFSv3 library over RDMA:
  * GETATTR, a READ by write chunk, a WRITE by read chunk and its READ back,
  * every byte checked) alone, then sets up one attack from other loopback

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * nfsrdmad against hostile TCP clients (DESIGN.md invariant 8). Each test
+ * nfsrdmad against hostile TCP clients (architecture.md invariant 8). Each test
  * starts the daemon as a process, measures a good client (our library over
  * TCP: LOOKUP, READ and WRITE in a loop, every byte checked) alone, then
  * sets up one attack from another loopback address (127.0.0.2 and up) and

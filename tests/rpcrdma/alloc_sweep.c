@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The allocation-failure sweep (DESIGN.md invariant 6, issue 4).
+ * The allocation-failure sweep (architecture.md invariant 6, issue 4).
  *
  * A scenario runs in one process: a server and a client (iwarp, or
  * RR_PROVIDER) on 127.0.0.1, a call of every shape (tests/rpcrdma/

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Forward progress without fresh memory (DESIGN.md invariant 6, issue 4):
+ * Forward progress without fresh memory (architecture.md invariant 6, issue 4):
  * once the client is up, every allocation in this process is made to fail
  * (include/rpcrdma/alloc_inject.h), and the client must still reconnect
  * to a server that was killed and started again, and complete calls of

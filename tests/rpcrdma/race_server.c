@@ -816,7 +816,7 @@ static void result_waits_for_held_invalidations(void **state)
 
 /*
  * The same for a call that times out: it parks until its invalidations
- * complete (DESIGN.md invariant 1), though the caller has waited enough.
+ * complete (architecture.md invariant 1), though the caller has waited enough.
  */
 static void timed_out_call_waits_for_held_invalidations(void **state)
 {

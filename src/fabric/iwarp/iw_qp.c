@@ -3,11 +3,11 @@
  * Queue pairs: creation, posting, completion accounting, and the error
  * transition that flushes every work request not yet retired.
  *
- * Accounting (DESIGN.md invariant 4): a posted send WR is in exactly one of
- * the SQ ring, the transmit batch, or the ORQ (a Read awaiting its
- * response) until it completes; a receive is in the RQ ring. The flush walks
- * all of them, so every WR gets exactly one completion or is covered by a
- * later one (successful unsignaled WRs, retired by the next completion).
+ * Accounting (architecture.md invariant 4): a posted send WR is in exactly one
+ * of the SQ ring, the transmit batch, or the ORQ (a Read awaiting its response)
+ * until it completes; a receive is in the RQ ring. The flush walks all of them,
+ * so every WR gets exactly one completion or is covered by a later one
+ * (successful unsignaled WRs, retired by the next completion).
  */
 #include "fabric/iwarp/iw.h"
 #include "base/alloc.h"

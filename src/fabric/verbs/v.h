@@ -43,7 +43,7 @@
  *    or RR_VERBS_MW=0) a window is registration per call: rr_mw_bind
  *    registers the range as a region of its own, rr_mw_fence
  *    deregisters it, and RR_WR_REG / LOCAL_INV are refused.
- *  - rr_qp_reset and rr_mw_fence allocate (DESIGN.md invariant 6 asks
+ *  - rr_qp_reset and rr_mw_fence allocate (architecture.md invariant 6 asks
  *    for neither): a QP in ERROR cannot be connected again, and a window
  *    cannot be invalidated without a QP in RTS, so both replace the
  *    device object, and rdma-core allocates the replacement. Our own
