@@ -52,7 +52,10 @@ for bin in $traced; do
 done
 
 echo "tracing: $prog $*"
-perf record -q -e 'sdt_rpcrdma:*' -o "$work/perf.data" -- "$prog" "$@" \
+# One clock for all CPUs: perf's default clock is per CPU, and a skew
+# between two of them could order a completion before its post.
+perf record -q -k CLOCK_MONOTONIC -e 'sdt_rpcrdma:*' -o "$work/perf.data" \
+	-- "$prog" "$@" \
 	>"$work/run.log" 2>&1
 rc=$?
 if [ $rc -ne 0 ]; then
