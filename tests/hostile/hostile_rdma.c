@@ -2,15 +2,10 @@
 /*
  * nfsrdmad against hostile RPC-over-RDMA clients on the iwarp provider
  * (architecture.md invariant 8; issue 15 item 6). Each test starts the daemon
- * as a process, measures a good client (our NFSv3 library over RDMA:
- * GETATTR, a READ by write chunk, a WRITE by read chunk and its READ back,
- * every byte checked) alone, then sets up one attack from other loopback
- * addresses (127.0.0.2 and up) and runs the same loop beside it. The good
- * client must see no failure, its p99 latency must stay within 5x of its
- * own baseline (with a floor of STARVED_MS: scheduler noise on a shared
- * machine is no failure, a starved client waiting seconds is), and the
- * daemon's peak RSS must stay under RSS_BOUND_KB and its log under
- * LOG_BOUND bytes. The figures are printed: they are the evidence.
+ * as a process, measures the good client (good_client.h, over RDMA: the
+ * READ by write chunk, the WRITE by read chunk) alone, then sets up one
+ * attack from other loopback addresses (127.0.0.2 and up) and runs the
+ * same client beside it, which good_judge holds to its bounds.
  *
  * The attackers are raw peers: TCP sockets speaking MPA and DDP/RDMAP by
  * hand (the provider's own wire codecs), carrying RPC-over-RDMA calls
@@ -28,6 +23,7 @@
 #include <rpcrdma/rpc.h>
 
 #include "daemon.h"
+#include "good_client.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,25 +47,13 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#define FILE_LEN (1u << 20)
 /* Past the 4 KiB inline size: WRITE goes by read chunk, READ by write. */
-#define IO_LEN	   (16u << 10)
-#define ROUNDS	   150
-#define STARVED_MS 250
+#define IO_LEN (16u << 10)
 /*
  * Under attack the good client runs this long at least: the first stall
  * drop (3 s), the reconnect into a penalty (1 s), the second drop.
  */
 #define ATTACK_MS 9000
-/* ... and this long at most: a starved client stops here. */
-#define GOOD_MAX_MS 30000
-#define MAX_LAT	    (1u << 16)
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define RSS_BOUND_KB (1024L << 10)
-#else
-#define RSS_BOUND_KB (256L << 10)
-#endif
-#define LOG_BOUND (64L << 10)
 #define WAIT_MS	  10000
 /* Each attacking connection: calls with a read chunk of CHUNK_LEN. */
 #define CALLS_PER_CONN 16
@@ -102,133 +86,26 @@ struct fx {
 	atomic_bool stop;
 };
 
-static uint8_t pat(size_t i)
-{
-	return (uint8_t)(i * 7 + (i >> 9));
-}
-
-static void make_file(const char *path)
-{
-	static uint8_t buf[FILE_LEN];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	assert_true(fd >= 0);
-	for (size_t i = 0; i < FILE_LEN; i++)
-		buf[i] = pat(i);
-	assert_int_equal(write(fd, buf, FILE_LEN), FILE_LEN);
-	close(fd);
-}
-
-/* ------------------------------------------------------ good client */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static void one_round(struct rr_nfs_file *in, struct rr_nfs_file *out,
-		      struct rr_nfs *n, unsigned i)
-{
-	static uint8_t buf[IO_LEN], back[IO_LEN];
-	uint64_t off = (uint64_t)(i * 7919u % (FILE_LEN / IO_LEN)) * IO_LEN;
-	struct stat st;
-
-	assert_int_equal(rr_nfs_stat(n, "data", &st), 0);
-	assert_int_equal(st.st_size, FILE_LEN);
-	assert_int_equal(rr_nfs_pread(in, buf, IO_LEN, off), IO_LEN);
-	for (size_t k = 0; k < IO_LEN; k++)
-		if (buf[k] != pat(off + k))
-			fail_msg("READ at %llu: byte %zu differs",
-				 (unsigned long long)off, k);
-	memset(buf, (int)(i & 0xff), IO_LEN);
-	assert_int_equal(rr_nfs_pwrite(out, buf, IO_LEN, off), IO_LEN);
-	assert_int_equal(rr_nfs_pread(out, back, IO_LEN, off), IO_LEN);
-	if (memcmp(buf, back, IO_LEN))
-		fail_msg("round %u: READ at %llu after WRITE: got %#x..., "
-			 "wrote %#x",
-			 i, (unsigned long long)off, back[0], buf[0]);
-}
-
 /*
- * Mounts afresh (a new connection) and runs rounds: ROUNDS, and for
- * min_ms at least, GOOD_MAX_MS at most. Their p99 in ms; *rounds: how
- * many there were.
+ * The good client over RDMA (READ by write chunk, WRITE by read chunk),
+ * mounted afresh: GOOD_ROUNDS rounds, and for min_ms at least.
  */
-static double good_client(struct fx *f, uint64_t min_ms, unsigned *rounds)
+static struct good_run rdma_good(struct fx *f, uint64_t min_ms)
 {
-	struct rr_nfs_opts o = {.timeout_ms = 20000};
-	static double lat[MAX_LAT];
-	uint64_t t0 = rr_t_now_ms();
-	struct rr_nfs_file *in, *out;
-	struct rr_nfs *n = NULL;
 	char url[PATH_MAX + 128];
-	unsigned i = 0;
-	int rc;
 
 	snprintf(url, sizeof(url),
 		 "nfs://127.0.0.1%s?proto=rdma&provider=iwarp&nfsport=%u&"
 		 "mountport=%u",
 		 f->exp, f->d.rdma, f->d.mount);
-	rc = rr_nfs_mount(url, &o, &n);
-	if (rc)
-		fail_msg("good client: mount: %d (%s)", rc, rr_nfs_error());
-	assert_int_equal(rr_nfs_open(n, "data", O_RDONLY, 0, &in), 0);
-	assert_int_equal(rr_nfs_open(n, "mine", O_RDWR | O_CREAT, 0644, &out),
-			 0);
-	for (; i < MAX_LAT; i++) {
-		uint64_t el = rr_t_now_ms() - t0;
-		double s;
-
-		if ((i >= ROUNDS && el >= min_ms) || el >= GOOD_MAX_MS)
-			break;
-		s = now_us();
-		one_round(in, out, n, i);
-		lat[i] = (now_us() - s) / 1e3;
-	}
-	assert_int_equal(rr_nfs_close(in), 0);
-	assert_int_equal(rr_nfs_close(out), 0);
-	assert_int_equal(rr_nfs_umount(n), 0);
-	*rounds = i;
-	qsort(lat, i, sizeof(lat[0]), cmp_double);
-	return i ? lat[i * 99 / 100] : 0;
+	return good_client(url, IO_LEN, min_ms);
 }
 
 /* The good client beside the attack set up by the test: the verdicts. */
 static void judge(struct fx *f, const char *attack, uint64_t min_ms)
 {
-	unsigned rounds;
-	double p99 = good_client(f, min_ms, &rounds);
-	long rss = rr_t_daemon_peak_rss_kb(&f->d);
-	long log = rr_t_daemon_log_bytes(&f->d) - f->log0;
-	double bound =
-		5 * f->base_p99 > STARVED_MS ? 5 * f->base_p99 : STARVED_MS;
-
-	printf("hostile-rdma: %-30s good p99 %.2f ms over %u rounds "
-	       "(alone %.2f ms), daemon peak RSS %ld MiB, log +%ld B\n",
-	       attack, p99, rounds, f->base_p99, rss >> 10, log);
-	fflush(stdout);
-	assert_true(rss > 0);
-	if (rounds < ROUNDS)
-		fail_msg("%s: good client starved: %u rounds in %d ms", attack,
-			 rounds, GOOD_MAX_MS);
-	if (p99 > bound)
-		fail_msg("%s: good client p99 %.1f ms > %.1f ms", attack, p99,
-			 bound);
-	if (rss > RSS_BOUND_KB)
-		fail_msg("%s: daemon peak RSS %ld KiB > %ld KiB", attack, rss,
-			 RSS_BOUND_KB);
-	if (log > LOG_BOUND)
-		fail_msg("%s: the daemon logged %ld bytes", attack, log);
+	good_judge("hostile-rdma", attack, rdma_good(f, min_ms), f->base_p99,
+		   &f->d, f->log0);
 }
 
 static long counter(struct fx *f, const char *name)
@@ -604,7 +481,6 @@ static int setup(void **state)
 	const char *tmp = getenv("TMPDIR");
 	static const char *const extra[] = {"--threads", "2", NULL};
 	char data[PATH_MAX + 8];
-	unsigned rounds;
 
 	if (!f)
 		return -1;
@@ -617,12 +493,12 @@ static int setup(void **state)
 	snprintf(data, sizeof(data), "%s/data", f->exp);
 	if (mkdir(f->exp, 0755))
 		return -1;
-	make_file(data);
+	good_make_file(data);
 	if (rr_t_daemon_start(&f->d, daemon_path, f->exp, f->state, extra,
 			      NULL))
 		return -1;
 	*state = f;
-	f->base_p99 = good_client(f, 0, &rounds);
+	f->base_p99 = rdma_good(f, 0).p99_ms;
 	f->log0 = rr_t_daemon_log_bytes(&f->d);
 	return 0;
 }

@@ -1,17 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * nfsrdmad against hostile TCP clients (architecture.md invariant 8). Each test
- * starts the daemon as a process, measures a good client (our library over
- * TCP: LOOKUP, READ and WRITE in a loop, every byte checked) alone, then
- * sets up one attack from another loopback address (127.0.0.2 and up) and
- * runs the same loop beside it. The good client must see no failure, its
- * p99 latency must stay within 5x of its own baseline (with a floor of
- * STARVED_MS, so that scheduler noise on a shared machine is no failure
- * while a starved client, waiting for seconds, is), the daemon's peak RSS
- * must stay under RSS_BOUND_KB and its log under LOG_BOUND bytes.
- *
- * The figures are printed: they are the evidence, the bounds only catch
- * starvation and unbounded growth.
+ * starts the daemon as a process, measures the good client
+ * (good_client.h, over TCP) alone, then sets up one attack from another
+ * loopback address (127.0.0.2 and up) and runs the same client beside it,
+ * which good_judge holds to its bounds.
  *
  * argv[1] is the nfsrdmad binary.
  */
@@ -20,6 +13,7 @@
 #include <rpcrdma/rpc_tcp.h>
 
 #include "daemon.h"
+#include "good_client.h"
 #include "mount3.h"
 #include "nfs3_prot.h"
 
@@ -46,21 +40,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#define FILE_LEN   (1u << 20)
+#define FILE_LEN   GOOD_FILE_LEN
 #define IO_LEN	   4096
-#define ROUNDS	   150
-#define STARVED_MS 250
-/*
- * Under ASan freed memory waits in a quarantine of up to 256 MiB, and
- * TSan adds its shadow: there the bound only tells growth without limit
- * (gigabytes on the old tree) from a daemon that holds its bounds.
- */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define RSS_BOUND_KB (1024L << 10)
-#else
-#define RSS_BOUND_KB (256L << 10)
-#endif
-#define LOG_BOUND  (64L << 10)
 #define MAX_ATTACK 1024
 /* Files of one fixture cannot grow past this (RLIMIT_FSIZE). */
 #define FSIZE_LIMIT (FILE_LEN + (64u << 10))
@@ -76,114 +57,21 @@ struct fx {
 	long log0;
 };
 
-static uint8_t pat(size_t i)
+/* The good client over TCP, mounted afresh: GOOD_ROUNDS rounds. */
+static struct good_run tcp_good(struct fx *f)
 {
-	return (uint8_t)(i * 7 + (i >> 9));
-}
-
-static void make_file(const char *path)
-{
-	static uint8_t buf[FILE_LEN];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	assert_true(fd >= 0);
-	for (size_t i = 0; i < FILE_LEN; i++)
-		buf[i] = pat(i);
-	assert_int_equal(write(fd, buf, FILE_LEN), FILE_LEN);
-	close(fd);
-}
-
-/* ------------------------------------------------------ good client */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static void one_round(struct rr_nfs_file *in, struct rr_nfs_file *out,
-		      struct rr_nfs *n, unsigned i)
-{
-	uint8_t buf[IO_LEN], back[IO_LEN];
-	uint64_t off = (uint64_t)(i * 7919u % (FILE_LEN / IO_LEN)) * IO_LEN;
-	struct stat st;
-
-	assert_int_equal(rr_nfs_stat(n, "data", &st), 0);
-	assert_int_equal(st.st_size, FILE_LEN);
-	assert_int_equal(rr_nfs_pread(in, buf, IO_LEN, off), IO_LEN);
-	for (size_t k = 0; k < IO_LEN; k++)
-		if (buf[k] != pat(off + k))
-			fail_msg("READ at %llu: byte %zu differs",
-				 (unsigned long long)off, k);
-	memset(buf, (int)(i & 0xff), IO_LEN);
-	assert_int_equal(rr_nfs_pwrite(out, buf, IO_LEN, off), IO_LEN);
-	assert_int_equal(rr_nfs_pread(out, back, IO_LEN, off), IO_LEN);
-	assert_memory_equal(buf, back, IO_LEN);
-}
-
-/* Mounts afresh (a new connection), runs ROUNDS rounds; their p99 in ms. */
-static double good_client(struct fx *f)
-{
-	struct rr_nfs_opts o = {.timeout_ms = 20000};
-	static double lat[ROUNDS];
-	struct rr_nfs_file *in, *out;
-	struct rr_nfs *n = NULL;
 	char url[PATH_MAX + 128];
-	int rc;
 
 	snprintf(url, sizeof(url),
 		 "nfs://127.0.0.1%s?proto=tcp&nfsport=%u&mountport=%u", f->exp,
 		 f->d.tcp, f->d.mount);
-	rc = rr_nfs_mount(url, &o, &n);
-	if (rc)
-		fail_msg("good client: mount: %d (%s)", rc, rr_nfs_error());
-	assert_int_equal(rr_nfs_open(n, "data", O_RDONLY, 0, &in), 0);
-	assert_int_equal(rr_nfs_open(n, "mine", O_RDWR | O_CREAT, 0644, &out),
-			 0);
-	for (unsigned i = 0; i < ROUNDS; i++) {
-		double t0 = now_us();
-
-		one_round(in, out, n, i);
-		lat[i] = (now_us() - t0) / 1e3;
-	}
-	assert_int_equal(rr_nfs_close(in), 0);
-	assert_int_equal(rr_nfs_close(out), 0);
-	assert_int_equal(rr_nfs_umount(n), 0);
-	qsort(lat, ROUNDS, sizeof(lat[0]), cmp_double);
-	return lat[ROUNDS * 99 / 100];
+	return good_client(url, IO_LEN, 0);
 }
 
 /* The good client beside the attack set up by the test: the verdicts. */
 static void judge(struct fx *f, const char *attack)
 {
-	double p99 = good_client(f);
-	long rss = rr_t_daemon_peak_rss_kb(&f->d);
-	long log = rr_t_daemon_log_bytes(&f->d) - f->log0;
-	double bound =
-		5 * f->base_p99 > STARVED_MS ? 5 * f->base_p99 : STARVED_MS;
-
-	printf("hostile: %-28s good p99 %.2f ms (alone %.2f ms), "
-	       "daemon peak RSS %ld MiB, log +%ld B\n",
-	       attack, p99, f->base_p99, rss >> 10, log);
-	fflush(stdout);
-	assert_true(rss > 0);
-	if (p99 > bound)
-		fail_msg("%s: good client p99 %.1f ms > %.1f ms", attack, p99,
-			 bound);
-	if (rss > RSS_BOUND_KB)
-		fail_msg("%s: daemon peak RSS %ld KiB > %ld KiB", attack, rss,
-			 RSS_BOUND_KB);
-	if (log > LOG_BOUND)
-		fail_msg("%s: the daemon logged %ld bytes", attack, log);
+	good_judge("hostile", attack, tcp_good(f), f->base_p99, &f->d, f->log0);
 }
 
 /* The daemon's live counter of transport xprt ("nfs3 over tcp", ...). */
@@ -1019,14 +907,13 @@ static double probe_p99(struct fx *f, const uint8_t *buf, size_t len)
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
 	for (int i = 0; i < PROBES; i++) {
-		double t0 = now_us();
+		double t0 = good_now_us();
 
 		assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), len);
 		assert_int_equal(reply_status(fd), NFS3_OK);
-		lat[i] = (now_us() - t0) / 1e3;
+		lat[i] = (good_now_us() - t0) / 1e3;
 	}
-	qsort(lat, PROBES, sizeof(lat[0]), cmp_double);
-	return lat[PROBES * 99 / 100];
+	return good_p99(lat, PROBES);
 }
 
 /* GETATTR and 4 KiB READ of "data", the good client's own: their p99. */
@@ -1181,11 +1068,11 @@ static int start(void **state, const struct rr_t_limits *lim,
 	snprintf(data, sizeof(data), "%s/data", f->exp);
 	if (mkdir(f->exp, 0755))
 		return -1;
-	make_file(data);
+	good_make_file(data);
 	if (rr_t_daemon_start(&f->d, daemon_path, f->exp, f->state, extra, lim))
 		return -1;
 	*state = f;
-	f->base_p99 = good_client(f);
+	f->base_p99 = tcp_good(f).p99_ms;
 	f->log0 = rr_t_daemon_log_bytes(&f->d);
 	return 0;
 }
