@@ -23,6 +23,7 @@
 #include <rpcrdma/rpc.h>
 
 #include "daemon.h"
+#include "io.h"
 #include "good_client.h"
 
 #include <arpa/inet.h>
@@ -506,15 +507,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[PATH_MAX + 16];
 	int rc;
 
 	stop_attackers(f);
 	for (int i = 0; i < f->nidle; i++)
 		close(f->idle[i]);
 	rc = rr_t_daemon_stop(&f->d);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%.200s'", f->top);
-	if (system(cmd) || rc != 0)
+	if (rr_t_rm_tree(f->top) || rc != 0)
 		return -1;
 	free(f);
 	return 0;

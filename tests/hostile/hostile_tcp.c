@@ -13,6 +13,7 @@
 #include <rpcrdma/rpc_tcp.h>
 
 #include "daemon.h"
+#include "io.h"
 #include "good_client.h"
 #include "mount3.h"
 #include "nfs3_prot.h"
@@ -1144,14 +1145,12 @@ static int setup_small_cache(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[PATH_MAX + 16];
 	int rc;
 
 	for (int i = 0; i < f->nfds; i++)
 		close(f->fds[i]);
 	rc = rr_t_daemon_stop(&f->d);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%.200s'", f->top);
-	if (system(cmd) || rc != 0)
+	if (rr_t_rm_tree(f->top) || rc != 0)
 		return -1;
 	free(f);
 	return 0;

@@ -3,6 +3,8 @@
 #include "daemon.h" /* rr_t_now_ms */
 
 #include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -57,4 +59,18 @@ void rr_t_write_or_exit(int fd, const void *p, size_t len)
 {
 	if (!rr_t_write_all(fd, p, len))
 		_exit(9);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p) ? -1 : 0;
+}
+
+int rr_t_rm_tree(const char *dir)
+{
+	return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) ? -1 : 0;
 }

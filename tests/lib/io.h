@@ -20,4 +20,7 @@ bool rr_t_write_all(int fd, const void *p, size_t len);
 /* A forked child's report to its parent: all of it, or the child exits 9. */
 void rr_t_write_or_exit(int fd, const void *p, size_t len);
 
+/* Removes dir and everything below it; 0, or -1 if anything stayed. */
+int rr_t_rm_tree(const char *dir);
+
 #endif

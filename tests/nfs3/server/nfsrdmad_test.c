@@ -10,6 +10,7 @@
 #include <rpcrdma/rpc.h>
 #include <rpcrdma/rpc_tcp.h>
 
+#include "io.h"
 #include "mount3.h"
 #include "nfs3_prot.h"
 
@@ -193,10 +194,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[PATH_MAX + 16];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%.200s'", f->top);
-	if (system(cmd))
+	if (rr_t_rm_tree(f->top))
 		return -1;
 	free(f);
 	return 0;

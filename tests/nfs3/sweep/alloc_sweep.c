@@ -40,6 +40,7 @@
  * site's first attempt, in this process with its output.
  */
 #include "scenario.h"
+#include "io.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -121,6 +122,6 @@ int main(void)
 	if (make_top(ns.top))
 		return 1;
 	rc = rr_t_sweep_run(&sw);
-	scenario_rm_tree(ns.top);
+	rr_t_rm_tree(ns.top);
 	return rc;
 }

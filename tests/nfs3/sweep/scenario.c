@@ -16,6 +16,7 @@
  * wherever seen.
  */
 #include "scenario.h"
+#include "io.h"
 
 #include <rpcrdma/alloc_inject.h>
 #include <rpcrdma/nfs3.h>
@@ -25,7 +26,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -384,21 +384,6 @@ static void after(struct ctx *x)
 
 /* ========================================================== the run */
 
-static int rm_one(const char *p, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(p);
-	return 0;
-}
-
-void scenario_rm_tree(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static bool setup(struct ctx *x, const char *top)
 {
 	snprintf(x->exp, sizeof(x->exp), "%s/run.XXXXXX", top);
@@ -425,7 +410,7 @@ void scenario(const char *top, const char *proto, struct rr_t_sweep_report *r)
 	}
 	rr_alloc_inject_off();
 	unserve(&x);
-	scenario_rm_tree(x.exp);
+	rr_t_rm_tree(x.exp);
 	free(x.big);
 	free(x.back);
 }

@@ -30,7 +30,4 @@ enum { X_CALLS /* NFS calls the server answered */ };
  */
 void scenario(const char *top, const char *proto, struct rr_t_sweep_report *r);
 
-/* Removes dir and everything under it. */
-void scenario_rm_tree(const char *dir);
-
 #endif
