@@ -307,6 +307,94 @@ void *rr_svc_bulk_buf(struct rr_svc_req *r, size_t *cap);
 int rr_svc_set_res(struct rr_svc_req *r, size_t res_len, const void *bulk,
 		   size_t bulk_len);
 
+/* ------------------------------------------------------ any transport */
+
+/*
+ * One client and one server interface over every transport. A transport's
+ * constructor makes the object (rr_clnt_create for RPC-over-RDMA,
+ * rr_tcp_clnt_create for TCP, likewise the servers); rr_clnt_rpc() or
+ * rr_tcp_clnt_rpc() then gives this view of it, and code written against
+ * it runs unchanged over both. Each function behaves, and returns, as the
+ * transport's own function of the same name documents; destroying through
+ * this view destroys the transport's object.
+ */
+struct rr_rpc_clnt;
+
+int rr_rpc_clnt_call(struct rr_rpc_clnt *c, struct rr_call *call);
+int rr_rpc_clnt_call_async(struct rr_rpc_clnt *c, struct rr_call *call,
+			   rr_call_done_fn done, void *arg);
+int rr_rpc_clnt_cancel(struct rr_rpc_clnt *c, struct rr_call *call);
+int rr_rpc_clnt_progress(struct rr_rpc_clnt *c, int timeout_ms);
+int rr_rpc_clnt_stats(struct rr_rpc_clnt *c, struct rr_xprt_stats *out);
+int rr_rpc_clnt_disconnect(struct rr_rpc_clnt *c);
+/*
+ * Memory the transport may expose to the server without a copy (RDMA);
+ * 0 and nothing done where the transport copies everything (TCP).
+ */
+int rr_rpc_clnt_mem_reg(struct rr_rpc_clnt *c, void *addr, size_t len);
+int rr_rpc_clnt_mem_unreg(struct rr_rpc_clnt *c, void *addr);
+/*
+ * Serves calls the server makes back over this client's connection (the
+ * reverse direction: RFC 8167 over RDMA, RFC 5531 section 11 over TCP),
+ * with the handler interface below. Handlers run on the thread that
+ * receives for the client: they must not block, and may make only
+ * asynchronous calls. Register before the first call. -ENOSPC when full,
+ * -EEXIST when prog/vers is there, -EOPNOTSUPP where the transport
+ * cannot carry calls in that direction.
+ */
+int rr_rpc_clnt_serve(struct rr_rpc_clnt *c, const struct rr_svc_prog *prog);
+int rr_rpc_clnt_destroy(struct rr_rpc_clnt *c);
+/* The transport's netid as rpcbind names it: "rdma" or "tcp". */
+const char *rr_rpc_clnt_netid(const struct rr_rpc_clnt *c);
+/*
+ * Whether a DDP-eligible result may land apart in res_bulk (RDMA). Where
+ * false it always arrives inline at the end of res.
+ */
+bool rr_rpc_clnt_ddp(const struct rr_rpc_clnt *c);
+
+struct rr_rpc_svc;
+
+int rr_rpc_svc_register(struct rr_rpc_svc *s, const struct rr_svc_prog *prog);
+int rr_rpc_svc_port(struct rr_rpc_svc *s, uint16_t *port);
+int rr_rpc_svc_run(struct rr_rpc_svc *s);
+void rr_rpc_svc_stop(struct rr_rpc_svc *s); /* async-signal-safe */
+int rr_rpc_svc_shutdown(struct rr_rpc_svc *s);
+int rr_rpc_svc_destroy(struct rr_rpc_svc *s);
+int rr_rpc_svc_stats(struct rr_rpc_svc *s, struct rr_xprt_stats *out);
+const char *rr_rpc_svc_netid(const struct rr_rpc_svc *s);
+
+/*
+ * Calling a client back: a handler takes the connection its call came on
+ * (rr_svc_req_conn, which holds a reference until rr_svc_conn_put) and
+ * may call the client over it, then or later, from any thread. The
+ * reverse direction has its own credits and receive buffers on both
+ * sides, so callbacks never take a forward call's place. Callbacks carry
+ * no DDP-eligible item apart: arguments and results travel inline.
+ * A connection that is gone fails calls with -ENOTCONN; a server never
+ * reconnects to a client, the client has to come back.
+ */
+struct rr_svc_conn;
+
+/* NULL where the transport cannot call back (then no reference taken). */
+struct rr_svc_conn *rr_svc_req_conn(struct rr_svc_req *r);
+void rr_svc_conn_put(struct rr_svc_conn *conn);
+/*
+ * As rr_rpc_clnt_call_async. timeout_ms 0 means the transport's callback
+ * default. -ENOTCONN when the connection is gone, -EOPNOTSUPP when the
+ * client said it takes no callbacks.
+ */
+int rr_svc_conn_call_async(struct rr_svc_conn *conn, struct rr_call *call,
+			   rr_call_done_fn done, void *arg);
+/*
+ * Synchronous: waits for the reply. -EDEADLK on the thread that receives
+ * this connection's messages (a handler run inline by a server without
+ * workers), where the reply could never be read.
+ */
+int rr_svc_conn_call(struct rr_svc_conn *conn, struct rr_call *call);
+int rr_svc_conn_cancel(struct rr_svc_conn *conn, struct rr_call *call);
+/* The client's address, as rr_svc_req_peer gave it. */
+const struct sockaddr *rr_svc_conn_peer(const struct rr_svc_conn *conn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -238,6 +238,10 @@ int rr_svc_destroy(struct rr_svc *s);
 int rr_svc_stats(struct rr_svc *s, struct rr_xprt_stats *out);
 struct rr_device *rr_svc_device(struct rr_svc *s);
 
+/* The transport-neutral views (<rpcrdma/oncrpc.h>, "any transport"). */
+struct rr_rpc_clnt *rr_clnt_rpc(struct rr_clnt *c);
+struct rr_rpc_svc *rr_svc_rpc(struct rr_svc *s);
+
 #ifdef __cplusplus
 }
 #endif

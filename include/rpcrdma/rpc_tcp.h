@@ -168,6 +168,10 @@ int rr_tcp_clnt_disconnect(struct rr_tcp_clnt *c);
 /* Fails calls still pending with -ECANCELED. */
 int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c);
 
+/* The transport-neutral views (<rpcrdma/oncrpc.h>, "any transport"). */
+struct rr_rpc_clnt *rr_tcp_clnt_rpc(struct rr_tcp_clnt *c);
+struct rr_rpc_svc *rr_tcp_svc_rpc(struct rr_tcp_svc *s);
+
 #ifdef __cplusplus
 }
 #endif

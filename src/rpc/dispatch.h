@@ -47,6 +47,8 @@ struct rr_svc_req {
 	bool nowait;	   /* rr_dispatch_nowait is running it */
 	uint32_t auth_err; /* set by parse: the call is refused AUTH_ERROR */
 	const struct sockaddr *peer; /* set by the transport, may be NULL */
+	/* the connection to call the client back on (rpc/api.h), or NULL */
+	struct rr_svc_conn *conn;
 };
 
 struct rr_progtab {
@@ -102,5 +104,16 @@ size_t rr_reply_len(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
  */
 int rr_reply_encode(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
 		    bool inline_bulk, uint8_t *dst, size_t cap);
+
+/*
+ * A client serving a call its server made back (rr_rpc_clnt_serve): parses
+ * msg, runs the handler with res[0..res_cap) for its results and writes
+ * the whole reply, results inline, into out. Returns the reply's length,
+ * or -EBADMSG (no call: drop it; there is no xid to answer). A reply too
+ * long for out is answered SYSTEM_ERR; a program the client does not
+ * serve, PROG_UNAVAIL, as any server does.
+ */
+int rr_cb_serve(const struct rr_progtab *t, const uint8_t *msg, size_t len,
+		uint8_t *res, size_t res_cap, uint8_t *out, size_t out_cap);
 
 #endif

@@ -854,6 +854,7 @@ int rr_tcp_clnt_create(const char *host, uint16_t port,
 	c = clnt_alloc(o);
 	if (!c)
 		return -ENOMEM;
+	c->rpc.ops = &rr__tcp_clnt_rpc_ops;
 	rc = slots_init(c);
 	if (!rc)
 		rc = (c->stage = rr_malloc(STAGE_LEN)) ? 0 : -ENOMEM;

@@ -16,6 +16,7 @@
 
 #include <rpcrdma/rpc_tcp.h>
 
+#include "rpc/api.h"
 #include "rpc/msg.h"
 #include "rpc/tcp_io.h"
 #include "rpc/tcp_record.h"
@@ -71,6 +72,7 @@ struct tc_keepalive {
 };
 
 struct rr_tcp_clnt {
+	struct rr_rpc_clnt rpc; /* the view of rpc/api.h */
 	struct rr_tcp_clnt_opts o;
 	int evfd;
 	pthread_t thr;

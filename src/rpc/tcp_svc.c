@@ -48,6 +48,7 @@
 #include "base/clock.h"
 #include "base/refcount.h"
 #include "rpc/admit.h"
+#include "rpc/api.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/tcp_io.h"
@@ -129,6 +130,7 @@ struct tcp_worker {
 };
 
 struct rr_tcp_svc {
+	struct rr_rpc_svc rpc; /* the view of rpc/api.h */
 	struct rr_tcp_svc_opts o;
 	int lfd, epfd, evfd;
 	int spare_fd; /* reserved for EMFILE: accept and close with it */
@@ -1089,6 +1091,7 @@ int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
 	s = svc_alloc(o);
 	if (!s)
 		return -ENOMEM;
+	s->rpc.ops = &rr__tcp_svc_rpc_ops;
 	rc = listen_on(s, addr, len);
 	if (!rc)
 		rc = rr_drc_init(&s->drc, 1024, 512);
@@ -1170,4 +1173,14 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 	pthread_mutex_destroy(&s->smu);
 	free(s);
 	return 0;
+}
+
+struct rr_rpc_svc *rr_tcp_svc_rpc(struct rr_tcp_svc *s)
+{
+	return s ? &s->rpc : NULL;
+}
+
+struct rr_tcp_svc *rr__tcp_svc_of(struct rr_rpc_svc *s)
+{
+	return rr_container_of(s, struct rr_tcp_svc, rpc);
 }

@@ -202,6 +202,7 @@ int rr_clnt_create(const char *host, uint16_t port,
 
 	if (!c)
 		return -ENOMEM;
+	c->rpc.ops = &rr__clnt_rpc_ops;
 	opts_defaults(&c->o, opts);
 	rr__clnt_ka_init(c);
 	pthread_mutex_init(&c->mu, NULL);

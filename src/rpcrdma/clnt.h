@@ -15,6 +15,7 @@
 #ifndef RR_RPCRDMA_CLNT_H
 #define RR_RPCRDMA_CLNT_H
 
+#include "rpc/api.h"
 #include "rpc/msg.h"
 #include "rpcrdma/hdr.h"
 #include "rpcrdma/xprt.h"
@@ -102,6 +103,7 @@ struct clnt_memreg {
 };
 
 struct rr_clnt {
+	struct rr_rpc_clnt rpc; /* the view of rpc/api.h */
 	struct rr_clnt_opts o;
 	struct rr_device *dev;
 	struct rr_pd *pd;

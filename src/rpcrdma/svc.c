@@ -112,6 +112,7 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 
 	if (!s)
 		return -ENOMEM;
+	s->rpc.ops = &rr__svc_rpc_ops;
 	opts_defaults(&s->o, opts);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->posted_cv, NULL);

@@ -45,6 +45,7 @@
 #define RR_RPCRDMA_SVC_H
 
 #include "rpc/admit.h"
+#include "rpc/api.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/msg.h"
@@ -201,6 +202,7 @@ struct svc_pool {
 };
 
 struct rr_svc {
+	struct rr_rpc_svc rpc; /* the view of rpc/api.h */
 	struct rr_svc_opts o;
 	struct rr_device *dev;
 	struct rr_pd *pd;

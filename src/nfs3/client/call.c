@@ -166,7 +166,7 @@ static void split_ddp(struct rr_call *call, size_t item_len)
 	call->arg_bulk_len = item_len;
 }
 
-static int xcall(struct nfsc_xprt *xp, const struct rr_cred *cred,
+static int xcall(struct rr_rpc_clnt *xp, const struct rr_cred *cred,
 		 uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
 		 void *args, xdrproc_t xres, void *res, size_t res_cap,
 		 size_t item_len)
@@ -186,14 +186,14 @@ static int xcall(struct nfsc_xprt *xp, const struct rr_cred *cred,
 	call.res = rr_malloc(call.res_cap);
 	if (!call.res)
 		return -ENOMEM;
-	rc = rr__nfsc_rpc_errno(xp->ops->call(xp, &call), &call);
+	rc = rr__nfsc_rpc_errno(rr_rpc_clnt_call(xp, &call), &call);
 	if (!rc)
 		rc = decode(xres, res, call.res, call.res_len);
 	free(call.res);
 	return rc;
 }
 
-int rr__nfsc_xcall(struct nfsc_xprt *xp, const struct rr_cred *cred,
+int rr__nfsc_xcall(struct rr_rpc_clnt *xp, const struct rr_cred *cred,
 		   uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
 		   void *args, xdrproc_t xres, void *res, size_t res_cap)
 {

@@ -212,7 +212,7 @@ static void io_done(struct rr_call *call, int rc, void *arg)
 
 static void slot_prepare(struct io_run *run, struct io_slot *s)
 {
-	bool ddp = run->f->n->x->ddp && s->io.len > IO_INLINE;
+	bool ddp = rr_rpc_clnt_ddp(run->f->n->x) && s->io.len > IO_INLINE;
 
 	memset(&s->call, 0, sizeof(s->call));
 	s->call.prog = NFS_PROGRAM;
@@ -235,13 +235,13 @@ static void slot_prepare(struct io_run *run, struct io_slot *s)
 
 static int slot_issue(struct io_run *run, struct io_slot *s)
 {
-	struct nfsc_xprt *x = run->f->n->x;
+	struct rr_rpc_clnt *x = run->f->n->x;
 	int rc;
 
 	slot_prepare(run, s);
 	rc = run->write ? encode_write(run, s) : encode_read(run, s);
 	if (!rc)
-		rc = x->ops->call_async(x, &s->call, io_done, s);
+		rc = rr_rpc_clnt_call_async(x, &s->call, io_done, s);
 	if (rc)
 		return rc;
 	run->inflight++;
@@ -339,18 +339,14 @@ static void cv_wait_ms(struct io_run *run, int ms)
  */
 static struct io_slot *wait_done(struct io_run *run)
 {
-	struct nfsc_xprt *x = run->f->n->x;
+	struct rr_rpc_clnt *x = run->f->n->x;
 	uint32_t idx;
 	int rc;
 
 	pthread_mutex_lock(&run->mu);
 	while (!pop_done(run, &idx)) {
-		if (!x->ops->progress) {
-			pthread_cond_wait(&run->cv, &run->mu);
-			continue;
-		}
 		pthread_mutex_unlock(&run->mu);
-		rc = x->ops->progress(x, PROGRESS_SLICE_MS);
+		rc = rr_rpc_clnt_progress(x, PROGRESS_SLICE_MS);
 		pthread_mutex_lock(&run->mu);
 		if (rc && rc != -ETIMEDOUT && run->dq_head == run->dq_tail)
 			cv_wait_ms(run, PROGRESS_SLICE_MS);
@@ -403,9 +399,9 @@ static int run_init(struct io_run *run, struct rr_nfs_file *f, bool write,
 {
 	struct rr_nfs *n = f->n;
 	uint32_t chunk = write ? n->wtmax : n->rtmax;
-	size_t rcap = write	  ? IO_RES_HDR
-		      : n->x->ddp ? IO_RES_HDR + IO_INLINE + 4
-				  : IO_RES_HDR + (size_t)chunk + 4;
+	size_t rcap = write		      ? IO_RES_HDR
+		      : rr_rpc_clnt_ddp(n->x) ? IO_RES_HDR + IO_INLINE + 4
+					      : IO_RES_HDR + (size_t)chunk + 4;
 
 	run->f = f;
 	run->write = write;
@@ -458,19 +454,19 @@ static int run_pipe(struct io_run *run)
  * READ data lands in it by RDMA Write and WRITE data is read from it, with
  * no bounce copies; when registration fails the bounce buffers serve.
  */
-static bool mem_reg(struct nfsc_xprt *x, void *buf, size_t len)
+static bool mem_reg(struct rr_rpc_clnt *x, void *buf, size_t len)
 {
-	return x->ops->mem_reg && len >= REG_MIN &&
-	       !x->ops->mem_reg(x, buf, len);
+	return rr_rpc_clnt_ddp(x) && len >= REG_MIN &&
+	       !rr_rpc_clnt_mem_reg(x, buf, len);
 }
 
 static int do_mem_reg(struct rr_nfs *n, void *buf, size_t len)
 {
 	if (!n || !buf || !len)
 		return -EINVAL;
-	if (!n->x->ops->mem_reg)
+	if (!rr_rpc_clnt_ddp(n->x)) /* the transport copies everything */
 		return -EOPNOTSUPP;
-	return n->x->ops->mem_reg(n->x, buf, len);
+	return rr_rpc_clnt_mem_reg(n->x, buf, len);
 }
 
 int rr_nfs_mem_reg(struct rr_nfs *n, void *buf, size_t len)
@@ -482,9 +478,9 @@ static int do_mem_unreg(struct rr_nfs *n, void *buf)
 {
 	if (!n || !buf)
 		return -EINVAL;
-	if (!n->x->ops->mem_unreg)
+	if (!rr_rpc_clnt_ddp(n->x))
 		return -EOPNOTSUPP;
-	return n->x->ops->mem_unreg(n->x, buf);
+	return rr_rpc_clnt_mem_unreg(n->x, buf);
 }
 
 int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf)
@@ -516,7 +512,7 @@ static ssize_t io_run(struct rr_nfs_file *f, bool write, void *buf, size_t len,
 	rc = run_pipe(&run);
 	/* ORDER: every call that exposed buf has completed (and fenced) */
 	if (reg)
-		f->n->x->ops->mem_unreg(f->n->x, buf);
+		rr_rpc_clnt_mem_unreg(f->n->x, buf);
 	run_fini(&run);
 	if (rc)
 		return rc;

@@ -55,7 +55,7 @@ uint16_t rr__nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
 				   .max_bulk = 4096};
 	struct pmap args = {
 		.pm_prog = prog, .pm_vers = vers, .pm_prot = IPPROTO_TCP};
-	struct nfsc_xprt *x;
+	struct rr_rpc_clnt *x;
 	u_int port = 0;
 
 	if (rr__nfsc_xprt_tcp(host, RPCBIND_PORT, &o, &x))
@@ -64,11 +64,11 @@ uint16_t rr__nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
 			   (xdrproc_t)xdr_pmap, &args, (xdrproc_t)xdr_u_int,
 			   &port, 0))
 		port = 0;
-	nfsc_xprt_destroy(x);
+	rr_rpc_clnt_destroy(x);
 	return port <= 65535 ? (uint16_t)port : 0;
 }
 
-static int mount_call(struct rr_nfs *n, struct nfsc_xprt *x, uint32_t proc,
+static int mount_call(struct rr_nfs *n, struct rr_rpc_clnt *x, uint32_t proc,
 		      xdrproc_t xa, void *a, xdrproc_t xr, void *r, size_t cap)
 {
 	return rr__nfsc_xcall(x, &n->cred, MOUNT_PROGRAM, MOUNT_V3, proc, xa, a,
@@ -116,7 +116,7 @@ static char *pick_export(exports list, const char *path)
 }
 
 /* EXPORT: 0 and the pick, -ENOENT (none fits), or the call's error. */
-static int choose_export(struct rr_nfs *n, struct nfsc_xprt *x,
+static int choose_export(struct rr_nfs *n, struct rr_rpc_clnt *x,
 			 const char *path, char **export)
 {
 	exports list = NULL;
@@ -145,7 +145,7 @@ static bool flavor_ok(const mountres3_ok *ok)
 	return nf == 0; /* RFC 1813: an empty list is AUTH_NONE/SYS alike */
 }
 
-static int mnt(struct rr_nfs *n, struct nfsc_xprt *x, const char *dir,
+static int mnt(struct rr_nfs *n, struct rr_rpc_clnt *x, const char *dir,
 	       struct nfsc_fh *root)
 {
 	mountres3 r = {0};
@@ -168,8 +168,8 @@ static int mnt(struct rr_nfs *n, struct nfsc_xprt *x, const char *dir,
 }
 
 /* Without EXPORT: MNT the path, then each shorter prefix. */
-static int mnt_prefixes(struct rr_nfs *n, struct nfsc_xprt *x, const char *path,
-			struct nfsc_fh *root, char **export)
+static int mnt_prefixes(struct rr_nfs *n, struct rr_rpc_clnt *x,
+			const char *path, struct nfsc_fh *root, char **export)
 {
 	char *p = rr_strdup(path);
 	int rc = -ENOENT;
@@ -194,7 +194,7 @@ static int mnt_prefixes(struct rr_nfs *n, struct nfsc_xprt *x, const char *path,
 	return rc;
 }
 
-static int mount_over(struct rr_nfs *n, struct nfsc_xprt *x, const char *path,
+static int mount_over(struct rr_nfs *n, struct rr_rpc_clnt *x, const char *path,
 		      struct nfsc_fh *root, char **export)
 {
 	int rc = choose_export(n, x, path, export);
@@ -219,7 +219,7 @@ int rr__nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
 	struct nfsc_xprt_opts o = {.timeout_ms = n->timeout_ms,
 				   .connect_timeout_ms = n->connect_timeout_ms,
 				   .max_bulk = 4096};
-	struct nfsc_xprt *x;
+	struct rr_rpc_clnt *x;
 	int rc = rr__nfsc_xprt_tcp(host, port, &o, &x);
 
 	if (rc)
@@ -227,7 +227,7 @@ int rr__nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
 			rc, "cannot reach MOUNT service at %s port %u: %s",
 			host, port, strerror(-rc));
 	rc = mount_over(n, x, path, root, export);
-	nfsc_xprt_destroy(x);
+	rr_rpc_clnt_destroy(x);
 	if (rc && !rr_nfs_error()[0])
 		rr__nfsc_fail(rc, "MOUNT of %s failed: %s", path,
 			      strerror(-rc));
@@ -240,12 +240,12 @@ void rr__nfsc_mount_umnt(struct rr_nfs *n)
 				   .connect_timeout_ms = n->connect_timeout_ms,
 				   .max_bulk = 4096};
 	dirpath d = n->export;
-	struct nfsc_xprt *x;
+	struct rr_rpc_clnt *x;
 
 	/* Best effort: the server's mount list is advisory (RFC 1813 5.2). */
 	if (rr__nfsc_xprt_tcp(n->host, n->mountport, &o, &x))
 		return;
 	mount_call(n, x, MOUNTPROC3_UMNT, (xdrproc_t)rr__xdr_dirpath, &d,
 		   (xdrproc_t)xdr_none, NULL, 0);
-	nfsc_xprt_destroy(x);
+	rr_rpc_clnt_destroy(x);
 }

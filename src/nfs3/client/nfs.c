@@ -157,7 +157,7 @@ static int mount_url(struct rr_nfs *n, const struct rr_nfs_url *u,
 
 static void nfs_free(struct rr_nfs *n)
 {
-	nfsc_xprt_destroy(n->x);
+	rr_rpc_clnt_destroy(n->x);
 	free(n->host);
 	free(n->export);
 	free(n->url_path);
@@ -204,7 +204,7 @@ static int do_umount(struct rr_nfs *n)
 
 	if (!n)
 		return 0;
-	rc = nfsc_xprt_destroy(n->x);
+	rc = rr_rpc_clnt_destroy(n->x);
 	n->x = NULL;
 	rr__nfsc_mount_umnt(n);
 	nfs_free(n);
@@ -238,7 +238,7 @@ uint32_t rr_nfs_max_write(const struct rr_nfs *n)
 
 int rr_nfs_xprt_stats(const struct rr_nfs *n, struct rr_xprt_stats *out)
 {
-	int rc = n->x->ops->stats ? n->x->ops->stats(n->x, out) : -ENOTSUP;
+	int rc = rr_rpc_clnt_stats(n->x, out);
 
 	return NFSC_SAY(rc, "transport counters");
 }

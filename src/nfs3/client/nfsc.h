@@ -7,7 +7,7 @@
 #define RR_NFS3_CLIENT_NFSC_H
 
 #include <rpcrdma/nfs3.h>
-#include <rpcrdma/rpc.h>
+#include <rpcrdma/oncrpc.h>
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -16,35 +16,12 @@
 #include "nfs3_prot.h"
 
 /*
- * A transport: the RDMA client (rr_clnt) or the TCP one (rr_tcp_clnt).
- * Both take the same struct rr_call; ddp says whether a DDP-eligible item
- * can arrive apart from the XDR (res_bulk), so READ needs room for its
- * data in res only when it is false.
+ * A transport is the RPC layer's client over RDMA (rr_clnt) or TCP
+ * (rr_tcp_clnt), seen through <rpcrdma/oncrpc.h>'s struct rr_rpc_clnt.
+ * rr_rpc_clnt_ddp says whether a DDP-eligible item can arrive apart from
+ * the XDR (res_bulk), so READ needs room for its data in res only when
+ * it is false.
  */
-struct nfsc_xprt;
-struct nfsc_xprt_ops {
-	int (*call)(struct nfsc_xprt *x, struct rr_call *call);
-	int (*call_async)(struct nfsc_xprt *x, struct rr_call *call,
-			  rr_call_done_fn done, void *arg);
-	/*
-	 * Drives completions in this thread for up to ms (async callers of
-	 * the RDMA client are expected to; its own thread only steps in
-	 * after a pause). NULL: completions arrive on their own.
-	 */
-	int (*progress)(struct nfsc_xprt *x, int ms);
-	/* Optional: expose buf to the peer without bounce copies. */
-	int (*mem_reg)(struct nfsc_xprt *x, void *buf, size_t len);
-	int (*mem_unreg)(struct nfsc_xprt *x, void *buf);
-	/* Optional: the transport's counters. */
-	int (*stats)(struct nfsc_xprt *x, struct rr_xprt_stats *out);
-	int (*destroy)(struct nfsc_xprt *x);
-};
-struct nfsc_xprt {
-	const struct nfsc_xprt_ops *ops;
-	bool ddp;
-	void *impl;
-};
-
 struct nfsc_xprt_opts {
 	const char *provider;
 	int timeout_ms;
@@ -54,13 +31,10 @@ struct nfsc_xprt_opts {
 };
 
 int rr__nfsc_xprt_rdma(const char *host, uint16_t port,
-		       const struct nfsc_xprt_opts *o, struct nfsc_xprt **out);
+		       const struct nfsc_xprt_opts *o,
+		       struct rr_rpc_clnt **out);
 int rr__nfsc_xprt_tcp(const char *host, uint16_t port,
-		      const struct nfsc_xprt_opts *o, struct nfsc_xprt **out);
-static inline int nfsc_xprt_destroy(struct nfsc_xprt *x)
-{
-	return x ? x->ops->destroy(x) : 0;
-}
+		      const struct nfsc_xprt_opts *o, struct rr_rpc_clnt **out);
 
 /* What the RPC layer said, as an errno: accept/reject status mapped. */
 int rr__nfsc_rpc_errno(int rc, const struct rr_call *call);
@@ -106,7 +80,7 @@ int rr__nfsc_said(int err, unsigned mark, const char *fmt, ...)
  * negative errno (transport or RPC errors; the NFS status is the caller's to
  * read).
  */
-int rr__nfsc_xcall(struct nfsc_xprt *x, const struct rr_cred *cred,
+int rr__nfsc_xcall(struct rr_rpc_clnt *x, const struct rr_cred *cred,
 		   uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
 		   void *args, xdrproc_t xres, void *res, size_t res_cap);
 
@@ -116,7 +90,7 @@ struct nfsc_fh {
 };
 
 struct rr_nfs {
-	struct nfsc_xprt *x;
+	struct rr_rpc_clnt *x;
 	struct rr_cred cred;
 	struct nfsc_fh root;
 	char *host;
