@@ -386,3 +386,62 @@ int rr_auth_sys_encode(const struct rr_auth_sys *a, uint8_t *buf, size_t cap)
 		p = out_u32(p, a->gids[i]);
 	return (int)need;
 }
+
+static int cred_sys_encode(const struct rr_cred *cr, const char *machine,
+			   uint8_t *buf, size_t cap)
+{
+	struct rr_auth_sys a = {.uid = cr->uid, .gid = cr->gid};
+	const char *m = cr->machine ? cr->machine : machine;
+
+	a.name_len = (uint32_t)strnlen(m, RR_AUTH_SYS_MAX_NAME);
+	memcpy(a.name, m, a.name_len);
+	a.ngids = cr->ngids > RR_AUTH_SYS_MAX_GIDS ? RR_AUTH_SYS_MAX_GIDS
+						   : cr->ngids;
+	memcpy(a.gids, cr->gids, a.ngids * sizeof(a.gids[0]));
+	return rr_auth_sys_encode(&a, buf, cap);
+}
+
+int rr_call_msg_hdr(const struct rr_call *call, uint32_t xid,
+		    const char *machine, uint8_t *buf, size_t cap)
+{
+	uint8_t cred[RR_AUTH_MAX_BODY];
+	struct rr_call_hdr h = {.xid = xid,
+				.rpcvers = RR_RPC_VERSION,
+				.prog = call->prog,
+				.vers = call->vers,
+				.proc = call->proc};
+
+	if (call->cred) {
+		int n = cred_sys_encode(call->cred, machine, cred,
+					sizeof(cred));
+
+		if (n < 0)
+			return n;
+		h.cred =
+			(struct rr_opaque_auth){RR_AUTH_SYS, (uint32_t)n, cred};
+	}
+	return rr_call_hdr_encode(&h, buf, cap);
+}
+
+int rr_reply_take(struct rr_call *call, uint32_t xid, const uint8_t *msg,
+		  size_t len)
+{
+	struct rr_reply_hdr h;
+	int n = rr_reply_hdr_decode(msg, len, &h);
+
+	if (n < 0 || h.xid != xid)
+		return -EPROTO;
+	call->reply_stat = h.stat;
+	call->accept_stat = h.accept;
+	call->mismatch_low = h.mismatch_low;
+	call->mismatch_high = h.mismatch_high;
+	call->res_len = 0;
+	if (h.stat != RR_MSG_ACCEPTED || h.accept != RR_SUCCESS)
+		return -EREMOTEIO;
+	if (len - (size_t)n > call->res_cap)
+		return -EMSGSIZE;
+	if (len > (size_t)n) /* res may be NULL when none is expected */
+		memcpy(call->res, msg + n, len - (size_t)n);
+	call->res_len = len - (size_t)n;
+	return 0;
+}

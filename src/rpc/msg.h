@@ -115,4 +115,23 @@ int rr_auth_sys_decode(const uint8_t *body, size_t len, struct rr_auth_sys *a);
  */
 int rr_rpc_peek(const uint8_t *buf, size_t len, uint32_t *xid, uint32_t *type);
 
+/*
+ * What every client (and a server calling its client back) sends before a
+ * call's arguments: the call header for call with xid, its credential
+ * AUTH_SYS when call->cred is set (machine names the host where the
+ * credential does not), else AUTH_NONE. Returns the length, or as
+ * rr_call_hdr_encode.
+ */
+int rr_call_msg_hdr(const struct rr_call *call, uint32_t xid,
+		    const char *machine, uint8_t *buf, size_t cap);
+/*
+ * A reply to call (xid) taken into the caller's struct: the status fields
+ * and the results, copied to res. 0; -EREMOTEIO when not accepted with
+ * SUCCESS (the status fields say why); -EMSGSIZE when the results exceed
+ * res_cap; -EPROTO for a malformed header or another xid (count it as a
+ * bad header). res_bulk_len is the transport's to set.
+ */
+int rr_reply_take(struct rr_call *call, uint32_t xid, const uint8_t *msg,
+		  size_t len);
+
 #endif

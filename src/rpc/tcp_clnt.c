@@ -158,41 +158,6 @@ void rr__tc_fail_all(struct rr_tcp_clnt *c, int rc, struct tc_done *l)
 
 /* ------------------------------------------------------------- sends */
 
-static int cred_encode(const struct rr_tcp_clnt *c, const struct rr_cred *cr,
-		       uint8_t *buf, size_t cap)
-{
-	struct rr_auth_sys a = {.uid = cr->uid, .gid = cr->gid};
-	const char *m = cr->machine ? cr->machine : c->machine;
-
-	a.name_len = (uint32_t)strnlen(m, RR_AUTH_SYS_MAX_NAME);
-	memcpy(a.name, m, a.name_len);
-	a.ngids = cr->ngids > RR_AUTH_SYS_MAX_GIDS ? RR_AUTH_SYS_MAX_GIDS
-						   : cr->ngids;
-	memcpy(a.gids, cr->gids, a.ngids * sizeof(a.gids[0]));
-	return rr_auth_sys_encode(&a, buf, cap);
-}
-
-static int call_hdr(const struct rr_tcp_clnt *c, const struct rr_call *call,
-		    uint32_t xid, uint8_t *buf, size_t cap)
-{
-	uint8_t cred[RR_AUTH_MAX_BODY];
-	struct rr_call_hdr h = {.xid = xid,
-				.rpcvers = RR_RPC_VERSION,
-				.prog = call->prog,
-				.vers = call->vers,
-				.proc = call->proc};
-
-	if (call->cred) {
-		int n = cred_encode(c, call->cred, cred, sizeof(cred));
-
-		if (n < 0)
-			return n;
-		h.cred =
-			(struct rr_opaque_auth){RR_AUTH_SYS, (uint32_t)n, cred};
-	}
-	return rr_call_hdr_encode(&h, buf, cap);
-}
-
 /*
  * One record: call header, arguments, then the DDP-eligible item inline
  * with its XDR padding. The whole record is built from the call each
@@ -205,7 +170,8 @@ int rr__tc_send_call(struct rr_tcp_clnt *c, struct rr_call *call, uint32_t xid)
 	uint8_t hdr[RR_RM_HDR_LEN + CALL_HDR_MAX];
 	size_t pad = rr_xdr_pad(call->arg_bulk_len), total;
 	struct iovec iov[4];
-	int n = call_hdr(c, call, xid, hdr + RR_RM_HDR_LEN, CALL_HDR_MAX);
+	int n = rr_call_msg_hdr(call, xid, c->machine, hdr + RR_RM_HDR_LEN,
+				CALL_HDR_MAX);
 
 	if (n < 0)
 		return n;
@@ -273,29 +239,14 @@ void rr__tc_pump(struct rr_tcp_clnt *c, struct tc_done *l)
 
 /* Reply header and results into the caller's buffers. */
 static int decode_reply(struct rr_tcp_clnt *c, struct rr_call *call,
-			const uint8_t *rec, size_t len)
+			uint32_t xid, const uint8_t *rec, size_t len)
 {
-	struct rr_reply_hdr h;
-	int n = rr_reply_hdr_decode(rec, len, &h);
+	int rc = rr_reply_take(call, xid, rec, len);
 
-	if (n < 0) {
+	if (rc == -EPROTO)
 		c->st.bad_headers++;
-		return -EPROTO;
-	}
-	call->reply_stat = h.stat;
-	call->accept_stat = h.accept;
-	call->mismatch_low = h.mismatch_low;
-	call->mismatch_high = h.mismatch_high;
-	call->res_len = 0;
-	call->res_bulk_len = 0;
-	if (h.stat != RR_MSG_ACCEPTED || h.accept != RR_SUCCESS)
-		return -EREMOTEIO;
-	if (len - (size_t)n > call->res_cap)
-		return -EMSGSIZE;
-	if (len > (size_t)n)
-		memcpy(call->res, rec + n, len - (size_t)n);
-	call->res_len = len - (size_t)n;
-	return 0;
+	call->res_bulk_len = 0; /* over TCP a bulk result is inline in res */
+	return rc;
 }
 
 /*
@@ -341,7 +292,7 @@ static void on_reply(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
 
 	pthread_mutex_lock(&c->mu);
 	if (c->state == TC_UP && (s = slot_of(c, rec, len)))
-		reply_done(c, s, decode_reply(c, s->call, rec, len), l);
+		reply_done(c, s, decode_reply(c, s->call, s->xid, rec, len), l);
 	pthread_mutex_unlock(&c->mu);
 }
 

@@ -26,43 +26,6 @@
 #include <string.h>
 #include <time.h>
 
-static int cred_encode(struct rr_clnt *c, const struct rr_cred *cr,
-		       uint8_t *buf, size_t cap)
-{
-	struct rr_auth_sys a = {.uid = cr->uid, .gid = cr->gid};
-	const char *m = cr->machine ? cr->machine : c->machine;
-
-	a.name_len = (uint32_t)strnlen(m, RR_AUTH_SYS_MAX_NAME);
-	memcpy(a.name, m, a.name_len);
-	a.ngids = cr->ngids > RR_AUTH_SYS_MAX_GIDS ? RR_AUTH_SYS_MAX_GIDS
-						   : cr->ngids;
-	memcpy(a.gids, cr->gids, a.ngids * sizeof(a.gids[0]));
-	return rr_auth_sys_encode(&a, buf, cap);
-}
-
-/* The RPC call header for r into buf; returns its length. */
-static int call_hdr(struct rr_clnt *c, struct clnt_req *r, uint8_t *buf,
-		    size_t cap)
-{
-	const struct rr_call *call = r->call;
-	uint8_t cred[RR_AUTH_MAX_BODY];
-	struct rr_call_hdr h = {.xid = r->xid,
-				.rpcvers = RR_RPC_VERSION,
-				.prog = call->prog,
-				.vers = call->vers,
-				.proc = call->proc};
-
-	if (call->cred) {
-		int n = cred_encode(c, call->cred, cred, sizeof(cred));
-
-		if (n < 0)
-			return n;
-		h.cred =
-			(struct rr_opaque_auth){RR_AUTH_SYS, (uint32_t)n, cred};
-	}
-	return rr_call_hdr_encode(&h, buf, cap);
-}
-
 static struct rr_mr *find_reg(struct rr_clnt *c, const void *p, size_t len)
 {
 	uintptr_t a = (uintptr_t)p;
@@ -141,7 +104,8 @@ static int plan_call(struct rr_clnt *c, struct clnt_req *r, struct plan *p)
 	r->arg_span = r->res_span = r->reply_span =
 		(struct clnt_span){.bounce = -1};
 	r->has_arg_chunk = r->has_res_chunk = r->has_reply_chunk = false;
-	p->rpc_len = call_hdr(c, r, p->rpc, sizeof(p->rpc));
+	p->rpc_len = rr_call_msg_hdr(r->call, r->xid, c->machine, p->rpc,
+				     sizeof(p->rpc));
 	if (p->rpc_len < 0)
 		return p->rpc_len;
 	msg = (size_t)p->rpc_len + call->args_len;

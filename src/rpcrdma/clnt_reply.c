@@ -59,26 +59,11 @@ static void sq_retire(struct rr_clnt *c, uint64_t mark)
 int rr__clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r,
 			  const uint8_t *rpc, size_t len)
 {
-	struct rr_call *call = r->call;
-	struct rr_reply_hdr h;
-	int n = rr_reply_hdr_decode(rpc, len, &h);
+	int rc = rr_reply_take(r->call, r->xid, rpc, len);
 
-	if (n < 0 || h.xid != r->xid) {
+	if (rc == -EPROTO)
 		c->st.bad_headers++;
-		return -EPROTO;
-	}
-	call->reply_stat = h.stat;
-	call->accept_stat = h.accept;
-	call->mismatch_low = h.mismatch_low;
-	call->mismatch_high = h.mismatch_high;
-	if (h.stat != RR_MSG_ACCEPTED || h.accept != RR_SUCCESS)
-		return -EREMOTEIO;
-	if (len - (size_t)n > call->res_cap)
-		return -EMSGSIZE;
-	if (len > (size_t)n) /* res may be NULL when none is expected */
-		memcpy(call->res, rpc + n, len - (size_t)n);
-	call->res_len = len - (size_t)n;
-	return 0;
+	return rc;
 }
 
 /* The write list of a reply: only our one chunk, at most its length. */
