@@ -221,6 +221,12 @@ struct rr_call {
 	uint32_t accept_stat; /* enum rr_accept_stat when MSG_ACCEPTED */
 	uint32_t reply_stat;  /* enum rr_reply_stat */
 	uint32_t mismatch_low, mismatch_high;
+	/*
+	 * What the call ended with: the return code of the synchronous call,
+	 * the rc done gets; set before either. Keeps it for a caller that
+	 * looks later (a list of calls completed in a batch).
+	 */
+	int status;
 
 	/* private to the transport: the call's place while it waits */
 	struct {

@@ -74,13 +74,13 @@ void rr__tc_wake(struct rr_tcp_clnt *c)
 
 /*
  * Caller holds c->mu and has taken call out of its slot or the pending
- * list. Its result waits in deadline_ms, which it no longer needs.
+ * list. Its result waits in its status.
  */
 void rr__tc_done_add(struct tc_done *l, struct rr_call *call, int rc)
 {
 	call->priv_.req = NULL;
 	call->priv_.next = NULL;
-	call->priv_.deadline_ms = (uint64_t)(int64_t)rc;
+	call->status = rc;
 	if (l->tail)
 		l->tail->priv_.next = call;
 	else
@@ -96,9 +96,7 @@ void rr__tc_done_run(struct tc_done *l)
 
 	while (call) {
 		struct rr_call *next = call->priv_.next;
-		int rc = (int)(int64_t)call->priv_.deadline_ms;
-
-		call->priv_.done(call, rc, call->priv_.arg);
+		call->priv_.done(call, call->status, call->priv_.arg);
 		call = next;
 	}
 	l->head = l->tail = NULL;

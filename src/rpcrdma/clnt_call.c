@@ -450,6 +450,7 @@ static void deliver_call(struct rr_clnt *c, struct rr_call *call, int rc)
 	c->completed++;
 	if (rc == 0 || rc == -EREMOTEIO)
 		c->st.calls++;
+	call->status = rc;
 	if (w) {
 		w->rc = rc;
 		w->done = true;
@@ -457,7 +458,6 @@ static void deliver_call(struct rr_clnt *c, struct rr_call *call, int rc)
 		return;
 	}
 	call->priv_.next = NULL;
-	call->priv_.deadline_ms = (uint64_t)(int64_t)rc; /* no longer needed */
 	if (c->cb_tail)
 		c->cb_tail->priv_.next = call;
 	else

@@ -369,9 +369,7 @@ void rr__clnt_run_callbacks(struct rr_clnt *c)
 			/* ORDER: next first: the callback may reuse it. */
 			struct rr_call *next = call->priv_.next;
 
-			call->priv_.done(call,
-					 (int)(int64_t)call->priv_.deadline_ms,
-					 call->priv_.arg);
+			call->priv_.done(call, call->status, call->priv_.arg);
 			call = next;
 		}
 	}
