@@ -38,7 +38,7 @@
  * second (sweep), and a reserved descriptor for EMFILE.
  *
  * Locking: conn->mu covers the output queue, the epoll interest, jobs and
- * closed. s->qmu covers the job queue, s->smu the counters. Neither is
+ * closed. s->q has its own lock, s->smu covers the counters. Neither is
  * held while taking the other.
  */
 #include <rpcrdma/rpc_tcp.h>
@@ -53,6 +53,7 @@
 #include "rpc/drc.h"
 #include "rpc/tcp_io.h"
 #include "rpc/tcp_record.h"
+#include "rpc/workq.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -110,7 +111,8 @@ struct tcp_conn {
 };
 
 struct tcp_job {
-	struct tcp_job *next;
+	struct rr_work work;  /* in the pool's queue */
+	struct tcp_job *next; /* parked on its connection */
 	struct tcp_conn *conn;
 	uint8_t *rec;
 	size_t len;
@@ -144,10 +146,7 @@ struct rr_tcp_svc {
 	uint8_t *stage;
 	struct tcp_ctx ctx;
 	/* worker pool */
-	pthread_mutex_t qmu;
-	pthread_cond_t qcv;
-	struct tcp_job *qhead, *qtail;
-	bool qstop;
+	struct rr_workq q;
 	struct tcp_worker *workers;
 	uint32_t nworkers;
 	struct rr_drc drc;
@@ -523,19 +522,9 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 
 static struct tcp_job *job_pop(struct rr_tcp_svc *s)
 {
-	struct tcp_job *j;
+	struct rr_work *w = rr_workq_pop(&s->q);
 
-	pthread_mutex_lock(&s->qmu);
-	while (!s->qhead && !s->qstop)
-		pthread_cond_wait(&s->qcv, &s->qmu);
-	j = s->qhead;
-	if (j) {
-		s->qhead = j->next;
-		if (!s->qhead)
-			s->qtail = NULL;
-	}
-	pthread_mutex_unlock(&s->qmu);
-	return j;
+	return w ? rr_container_of(w, struct tcp_job, work) : NULL;
 }
 
 static void svc_wake(struct rr_tcp_svc *s)
@@ -607,15 +596,7 @@ static void *worker_main(void *arg)
 
 static void job_enqueue(struct rr_tcp_svc *s, struct tcp_job *j)
 {
-	j->next = NULL;
-	pthread_mutex_lock(&s->qmu);
-	if (s->qtail)
-		s->qtail->next = j;
-	else
-		s->qhead = j;
-	s->qtail = j;
-	pthread_cond_signal(&s->qcv);
-	pthread_mutex_unlock(&s->qmu);
+	rr_workq_push(&s->q, &j->work);
 }
 
 /* c's parked calls, taken off it; with drained: only if its queue has. */
@@ -666,10 +647,7 @@ static int job_push(struct rr_tcp_svc *s, struct tcp_conn *c)
 
 static void workers_stop(struct rr_tcp_svc *s)
 {
-	pthread_mutex_lock(&s->qmu);
-	s->qstop = true;
-	pthread_cond_broadcast(&s->qcv);
-	pthread_mutex_unlock(&s->qmu);
+	rr_workq_stop(&s->q);
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		pthread_join(s->workers[i].th, NULL);
 	s->nworkers = 0;
@@ -1074,8 +1052,7 @@ static struct rr_tcp_svc *svc_alloc(const struct rr_tcp_svc_opts *o)
 	/* Taken now: when descriptors run out, there is none to take. */
 	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	atomic_init(&s->stop, false);
-	pthread_mutex_init(&s->qmu, NULL);
-	pthread_cond_init(&s->qcv, NULL);
+	rr_workq_init(&s->q);
 	pthread_mutex_init(&s->smu, NULL);
 	return s;
 }
@@ -1168,8 +1145,7 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 	close_fd(s->epfd);
 	close_fd(s->spare_fd);
 	close_fd(s->lfd);
-	pthread_mutex_destroy(&s->qmu);
-	pthread_cond_destroy(&s->qcv);
+	rr_workq_fini(&s->q);
 	pthread_mutex_destroy(&s->smu);
 	free(s);
 	return 0;

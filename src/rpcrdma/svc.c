@@ -638,10 +638,7 @@ void rr_svc_stop(struct rr_svc *s)
 /* post_in_loop: the workers' last replies need the loop to post them. */
 static void drain_workers(struct rr_svc *s)
 {
-	pthread_mutex_lock(&s->pool.mu);
-	s->pool.stop = true;
-	pthread_cond_broadcast(&s->pool.cv);
-	pthread_mutex_unlock(&s->pool.mu);
+	rr_workq_stop(&s->pool.q);
 	while (rr__svc_pool_busy(s))
 		loop_once(s, false);
 }

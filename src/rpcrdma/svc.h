@@ -49,6 +49,7 @@
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/msg.h"
+#include "rpc/workq.h"
 #include "rpcrdma/hdr.h"
 #include "rpcrdma/xprt.h"
 
@@ -120,7 +121,8 @@ struct svc_req {
 	bool share_waited;	  /* counted in bulk_share_waits */
 	struct svc_req *qnext;	  /* its connection's parked calls */
 	uint64_t park_seq;	  /* when parked, in the server's order */
-	struct svc_req *worknext; /* the workers' queue, then s->ready */
+	struct rr_work work;	  /* in the workers' queue */
+	struct svc_req *worknext; /* finished, in s->ready */
 	bool *posted;		  /* the waiting worker's flag (post_in_loop) */
 };
 
@@ -191,10 +193,8 @@ struct svc_scratch {
 };
 
 struct svc_pool {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct svc_req *head, *tail;
-	bool stop;
+	struct rr_workq q;
+	pthread_mutex_t mu; /* started, live */
 	uint32_t n, started, cap;
 	uint32_t live; /* workers not yet returned */
 	pthread_t *threads;

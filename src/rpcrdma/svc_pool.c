@@ -48,36 +48,15 @@ void rr__svc_scratch_free(struct svc_scratch *sc)
 
 void rr__svc_pool_submit(struct rr_svc *s, struct svc_req *r)
 {
-	struct svc_pool *p = &s->pool;
-
-	r->worknext = NULL;
-	pthread_mutex_lock(&p->mu);
-	if (p->tail)
-		p->tail->worknext = r;
-	else
-		p->head = r;
-	p->tail = r;
-	pthread_cond_signal(&p->cv);
-	pthread_mutex_unlock(&p->mu);
+	rr_workq_push(&s->pool.q, &r->work);
 }
 
 /* The next call to run, or NULL when the pool is stopping. */
 static struct svc_req *take(struct svc_pool *p)
 {
-	struct svc_req *r;
+	struct rr_work *w = rr_workq_pop(&p->q);
 
-	pthread_mutex_lock(&p->mu);
-	while (!p->head && !p->stop)
-		pthread_cond_wait(&p->cv, &p->mu);
-	/* Stopping: what was queued still runs; then NULL. */
-	r = p->head;
-	if (r) {
-		p->head = r->worknext;
-		if (!p->head)
-			p->tail = NULL;
-	}
-	pthread_mutex_unlock(&p->mu);
-	return r;
+	return w ? rr_container_of(w, struct svc_req, work) : NULL;
 }
 
 /* post_in_loop: the loop thread posts r's reply; we wait for that. */
@@ -175,7 +154,7 @@ int rr__svc_pool_start(struct rr_svc *s, uint32_t n)
 	int rc = 0;
 
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
+	rr_workq_init(&p->q);
 	p->threads = rr_calloc(n, sizeof(*p->threads));
 	p->scratch = rr_calloc(n, sizeof(*p->scratch));
 	if (!p->threads || !p->scratch)
@@ -198,10 +177,7 @@ void rr__svc_pool_stop(struct rr_svc *s)
 
 	if (!p->threads && !p->scratch)
 		return;
-	pthread_mutex_lock(&p->mu);
-	p->stop = true;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
+	rr_workq_stop(&p->q);
 	for (uint32_t i = 0; i < p->n; i++)
 		pthread_join(p->threads[i], NULL);
 	for (uint32_t i = 0; p->scratch && i < p->cap; i++)
@@ -211,6 +187,6 @@ void rr__svc_pool_stop(struct rr_svc *s)
 	p->threads = NULL;
 	p->scratch = NULL;
 	p->n = 0;
-	pthread_cond_destroy(&p->cv);
+	rr_workq_fini(&p->q);
 	pthread_mutex_destroy(&p->mu);
 }
