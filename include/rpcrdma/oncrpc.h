@@ -137,6 +137,11 @@ struct rr_xprt_stats {
 	uint64_t penalty_waits;
 	uint64_t bulk_stalls;
 	uint64_t peers_penalised;
+	/*
+	 * Moves of a call's or a connection's state machine that its table
+	 * does not allow (base/fsm.h). Always 0 unless we have a bug.
+	 */
+	uint64_t state_violations;
 };
 
 /* Every field of struct rr_xprt_stats, in order, to print them by name. */
@@ -185,7 +190,8 @@ struct rr_xprt_stats {
 	X(bulk_share_waits)                                                    \
 	X(penalty_waits)                                                       \
 	X(bulk_stalls)                                                         \
-	X(peers_penalised)
+	X(peers_penalised)                                                     \
+	X(state_violations)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {

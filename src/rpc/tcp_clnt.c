@@ -780,7 +780,7 @@ static struct rr_tcp_clnt *clnt_alloc(const struct rr_tcp_clnt_opts *o)
 		return NULL;
 	opts_default(&c->o, o);
 	c->fd = c->evfd = -1;
-	c->state = TC_DOWN;
+	c->state = TC_IDLE;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -841,7 +841,7 @@ int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c)
 		pthread_join(c->thr, NULL);
 	}
 	pthread_mutex_lock(&c->mu);
-	c->state = TC_DOWN;
+	rr__tc_move(c, TC_DOWN, rr_mono_ms());
 	rr__tc_fail_all(c, -ECANCELED, &l);
 	pthread_mutex_unlock(&c->mu);
 	rr__tc_done_run(&l);

@@ -44,6 +44,8 @@ enum tc_state {
 	TC_BACKOFF,
 	TC_CONNECTING,
 	TC_DOWN, /* for good: no_reconnect after a loss, or destroyed */
+	TC_IDLE, /* made, not connected yet */
+	TC_NSTATES,
 };
 
 struct tcp_slot {
@@ -139,6 +141,8 @@ bool rr__tc_io_reads(const struct rr_tcp_clnt *c, uint64_t now); /* mu */
 int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port);
 int rr__tc_connect_first(struct rr_tcp_clnt *c); /* blocks; no lock */
 void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct tc_done *l);
+/* Every move of the connection's machine (checked, traced). Holds c->mu. */
+void rr__tc_move(struct rr_tcp_clnt *c, enum tc_state s, uint64_t now);
 void rr__tc_conn_step(struct rr_tcp_clnt *c, uint64_t now,
 		      struct tc_done *l); /* I/O thread */
 void rr__tc_conn_ready(struct rr_tcp_clnt *c, uint64_t now,

@@ -31,6 +31,8 @@
  */
 #include "rpc/tcp_clnt.h"
 
+#include "base/fsm.h"
+
 #include "base/clock.h"
 #include "base/log.h"
 
@@ -44,8 +46,34 @@
 
 #define BACKOFF_FIRST_MS 100
 
-static void set_state(struct rr_tcp_clnt *c, enum tc_state s, uint64_t now)
+static const char *const tc_names[TC_NSTATES] = {
+	[TC_UP] = "UP",		  [TC_LOST] = "LOST",
+	[TC_BACKOFF] = "BACKOFF", [TC_CONNECTING] = "CONNECTING",
+	[TC_DOWN] = "DOWN",	  [TC_IDLE] = "IDLE",
+};
+
+#define TO RR_FSM_TO
+static const uint32_t tc_next[TC_NSTATES] = {
+	[TC_IDLE] = TO(TC_CONNECTING) | TO(TC_UP) | TO(TC_DOWN),
+	[TC_UP] = TO(TC_LOST) | TO(TC_DOWN),
+	[TC_LOST] = TO(TC_BACKOFF) | TO(TC_DOWN),
+	[TC_BACKOFF] = TO(TC_CONNECTING) | TO(TC_UP) | TO(TC_DOWN),
+	[TC_CONNECTING] = TO(TC_UP) | TO(TC_BACKOFF) | TO(TC_DOWN),
+	[TC_DOWN] = 0,
+};
+
+static const struct rr_fsm tc_fsm = {
+	.name = "rpc.tcp_clnt_conn",
+	.nstates = TC_NSTATES,
+	.states = tc_names,
+	.next = tc_next,
+};
+
+/* Every move of the connection. Caller holds c->mu. */
+void rr__tc_move(struct rr_tcp_clnt *c, enum tc_state s, uint64_t now)
 {
+	if (!rr_fsm_move(&tc_fsm, c->gen, c->state, s))
+		c->st.state_violations++;
 	c->state = s;
 	c->state_ms = now;
 }
@@ -109,7 +137,7 @@ static int sock_error(int fd)
 
 static void up(struct rr_tcp_clnt *c, uint64_t now)
 {
-	set_state(c, TC_UP, now);
+	rr__tc_move(c, TC_UP, now);
 	c->gen++;
 	/* idle time counts from here */
 	atomic_store_explicit(&c->ka.last_rx_ms, now, memory_order_relaxed);
@@ -170,7 +198,7 @@ void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct tc_done *l)
 
 	if (c->state != TC_UP)
 		return;
-	set_state(c, TC_LOST, rr_mono_ms());
+	rr__tc_move(c, TC_LOST, rr_mono_ms());
 	c->st.conn_lost++;
 	shutdown(c->fd, SHUT_RDWR);
 	rr__outq_free(&c->out);
@@ -198,7 +226,7 @@ static void backoff(struct rr_tcp_clnt *c, uint64_t now)
 {
 	uint32_t cap = (uint32_t)c->o.reconnect_max_ms;
 
-	set_state(c, TC_BACKOFF, now);
+	rr__tc_move(c, TC_BACKOFF, now);
 	c->retry_ms = now + c->backoff_ms;
 	c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_FIRST_MS;
 	if (c->backoff_ms > cap)
@@ -212,7 +240,7 @@ static void close_lost(struct rr_tcp_clnt *c, uint64_t now)
 	c->fd = -1;
 	rr__tc_rx_discard(c);
 	if (c->down || c->stopping)
-		set_state(c, TC_DOWN, now);
+		rr__tc_move(c, TC_DOWN, now);
 	else
 		backoff(c, now);
 }
@@ -263,7 +291,7 @@ static void attempt(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
 	}
 	c->fd = fd;
 	if (rc)
-		set_state(c, TC_CONNECTING, now);
+		rr__tc_move(c, TC_CONNECTING, now);
 	else
 		connected(c, now, l);
 }
@@ -375,6 +403,8 @@ uint64_t rr__tc_conn_timer(const struct rr_tcp_clnt *c)
 	case TC_UP:
 		return ka_due(c);
 	case TC_DOWN:
+	case TC_IDLE:
+	case TC_NSTATES:
 		break;
 	}
 	return TC_NO_DEADLINE;

@@ -317,7 +317,7 @@ void rr__clnt_fail_all(struct rr_clnt *c, int rc)
 
 		c->resend_head = r->rnext;
 		r->final_rc = rc;
-		r->state = REQ_FENCING;
+		rr__clnt_req_move(c, r, REQ_FENCING);
 		c->in_flight++; /* rr__clnt_req_finish gives the slot back */
 		rr__clnt_req_finish(c, r);
 	}

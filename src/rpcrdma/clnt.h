@@ -27,12 +27,25 @@
 #define CLNT_SIGNAL_EVERY 16   /* at least one signaled Send per this many */
 #define CLNT_DRAIN_MS	  2000 /* teardown: the flushes, at most */
 
+/*
+ * A request slot's machine (clnt_state.c has the table of its moves):
+ *
+ *   FREE -> SENT -> FENCING ---------------------------> FREE
+ *            |  \-> FENCING_OWED -> ABANDONED ----------> FREE
+ *            |        (timeout/cancel: the reply is owed; it arrives,
+ *            |         or the connection goes: -> FENCING)
+ *            \-> RESEND (connection lost) -> SENT, or FENCING (fails)
+ *   SENT -> FREE too, when its connection is lost for good (nothing of
+ *   it is exposed once the QP is gone).
+ */
 enum req_state {
 	REQ_FREE,
-	REQ_SENT,      /* waiting for the reply */
-	REQ_FENCING,   /* reply (or timeout/cancel) seen; LOCAL_INVs out */
-	REQ_ABANDONED, /* fenced and returned; the reply is still owed */
-	REQ_RESEND,    /* its connection was lost: to send again, same xid */
+	REQ_SENT,	  /* waiting for the reply */
+	REQ_FENCING,	  /* reply (or failure) seen; LOCAL_INVs out */
+	REQ_FENCING_OWED, /* timed out or cancelled: fencing, reply owed */
+	REQ_ABANDONED,	  /* fenced and returned; the reply is still owed */
+	REQ_RESEND,	  /* its connection was lost: to send again, same xid */
+	REQ_NSTATES,
 };
 
 enum clnt_conn_state {
@@ -41,6 +54,7 @@ enum clnt_conn_state {
 	CLNT_DRAINING, /* lost: the old QP flushes, then goes */
 	CLNT_BACKOFF,  /* no QP: waiting to try again */
 	CLNT_DOWN,     /* for good: no_reconnect, or shutting down */
+	CLNT_NSTATES,
 };
 
 struct clnt_waiter {
@@ -73,8 +87,7 @@ struct clnt_req {
 	enum req_state state;
 	struct rr_call *call; /* NULL once returned (ABANDONED) */
 	int final_rc;	      /* what the caller gets once fenced */
-	bool owed; /* returned early (timeout/cancel): reply still owed */
-	bool reply_in_chunk; /* RDMA_NOMSG reply: decode after the fence */
+	bool reply_in_chunk;  /* RDMA_NOMSG reply: decode after the fence */
 	uint32_t reply_chunk_len;
 	uint64_t linv_mark;   /* sq_posted after its LOCAL_INV chain */
 	uint64_t deadline_ms; /* 0: none */
@@ -225,5 +238,10 @@ void rr__clnt_post_drain(struct rr_clnt *c);
 void rr__clnt_ka_init(struct rr_clnt *c);
 void rr__clnt_ka_note(struct rr_clnt *c, const struct rr_call *call);
 int rr__clnt_ka_tick(struct rr_clnt *c);
+
+/* Every move of a request or of the connection (clnt_state.c). */
+void rr__clnt_req_move(struct rr_clnt *c, struct clnt_req *r,
+		       enum req_state to);
+void rr__clnt_conn_move(struct rr_clnt *c, enum clnt_conn_state to);
 
 #endif

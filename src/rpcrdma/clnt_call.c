@@ -374,9 +374,8 @@ static struct clnt_req *req_get(struct rr_clnt *c)
 
 static void req_put(struct rr_clnt *c, struct clnt_req *r)
 {
-	r->state = REQ_FREE;
+	rr__clnt_req_move(c, r, REQ_FREE);
 	r->call = NULL;
-	r->owed = false;
 	sq_reserve(c, r, 0);
 	c->free_reqs[c->nfree_reqs++] = r->idx;
 	c->in_flight--;
@@ -437,7 +436,7 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 		rr_warn_rl("rpcrdma: posting call xid %08x: %d", r->xid, rc);
 		return rc;
 	}
-	r->state = REQ_SENT;
+	rr__clnt_req_move(c, r, REQ_SENT);
 	return 1;
 }
 
@@ -523,7 +522,7 @@ void rr__clnt_req_resend(struct rr_clnt *c, struct clnt_req *r)
 	sq_reserve(c, r, 0);
 	r->nmw = 0;
 	r->reply_in_chunk = false;
-	r->state = REQ_RESEND;
+	rr__clnt_req_move(c, r, REQ_RESEND);
 	c->in_flight--; /* credits start again on the next connection */
 	r->rnext = NULL;
 	if (c->resend_tail)
@@ -580,7 +579,7 @@ static bool kick_resends(struct rr_clnt *c)
 			continue;
 		}
 		r->final_rc = rc;
-		r->state = REQ_FENCING;
+		rr__clnt_req_move(c, r, REQ_FENCING);
 		rr__clnt_req_unexpose(c, r);
 		rr__clnt_req_finish(c, r);
 		if (rc != -EMSGSIZE)
@@ -719,8 +718,9 @@ void rr__clnt_req_finish(struct rr_clnt *c, struct clnt_req *r)
 	if (call)
 		deliver_call(c, call, rc);
 	r->call = NULL;
-	if (r->owed) {
-		r->state = REQ_ABANDONED; /* the slot waits for the reply */
+	if (r->state == REQ_FENCING_OWED) {
+		/* the slot waits for the reply */
+		rr__clnt_req_move(c, r, REQ_ABANDONED);
 		return;
 	}
 	req_put(c, r);
@@ -762,7 +762,9 @@ void rr__clnt_fence(struct rr_clnt *c, struct clnt_req *r, int rc)
 	uint32_t n = 0;
 	int prc;
 
-	r->state = REQ_FENCING;
+	/* a call returned early stays owed its reply while it is fenced */
+	if (r->state != REQ_FENCING_OWED)
+		rr__clnt_req_move(c, r, REQ_FENCING);
 	r->final_rc = rc;
 	if (c->per_call && !fence_now(c, r))
 		return; /* as when a LOCAL_INV cannot be posted */

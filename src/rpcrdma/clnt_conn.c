@@ -39,12 +39,6 @@
 
 #define BACKOFF_FIRST_MS 100
 
-static void set_state(struct rr_clnt *c, enum clnt_conn_state s)
-{
-	c->conn_state = s;
-	c->state_ms = rr_mono_ms();
-}
-
 /* The connection is gone, its QP reset: nothing of it completes now. */
 static void forget_qp(struct rr_clnt *c)
 {
@@ -70,11 +64,11 @@ static void backoff(struct rr_clnt *c)
 
 	if (c->stop || c->o.no_reconnect) {
 		c->down = true;
-		set_state(c, CLNT_DOWN);
+		rr__clnt_conn_move(c, CLNT_DOWN);
 		rr__clnt_fail_all(c, -ECONNRESET);
 		return;
 	}
-	set_state(c, CLNT_BACKOFF);
+	rr__clnt_conn_move(c, CLNT_BACKOFF);
 	c->retry_ms = c->state_ms + c->backoff_ms;
 	c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_FIRST_MS;
 	if (c->backoff_ms > cap)
@@ -110,7 +104,7 @@ static int clnt_conn_start(struct rr_clnt *c)
 			   sizeof(pd));
 	if (rc)
 		return rc; /* the caller drains what was posted */
-	set_state(c, CLNT_CONNECTING);
+	rr__clnt_conn_move(c, CLNT_CONNECTING);
 	c->st.connects++;
 	return 0;
 }
@@ -126,7 +120,7 @@ static void up(struct rr_clnt *c, const struct rr_cm_event *ev)
 	       c->inline_send, c->inline_recv, ev->private_data_len);
 	c->granted = 1; /* until the server's first grant (RFC 8166 3.3.1) */
 	c->dead = false;
-	set_state(c, CLNT_UP);
+	rr__clnt_conn_move(c, CLNT_UP);
 	if (c->st.connects > 1)
 		rr_info_rl("rpcrdma: reconnected (attempt %llu)",
 			   (unsigned long long)c->st.connects);
@@ -145,7 +139,7 @@ static void connect_failed(struct rr_clnt *c, int why)
 		return;
 	}
 	rr_qp_disconnect(c->qp);
-	set_state(c, CLNT_DRAINING);
+	rr__clnt_conn_move(c, CLNT_DRAINING);
 }
 
 static void cm_events(struct rr_clnt *c)
@@ -225,6 +219,7 @@ int rr__clnt_conn_step(struct rr_clnt *c)
 	switch (c->conn_state) {
 	case CLNT_UP:
 	case CLNT_DOWN:
+	case CLNT_NSTATES:
 		return -1;
 	case CLNT_DRAINING:
 		drain_step(c);
@@ -264,7 +259,7 @@ void rr__clnt_conn_lost(struct rr_clnt *c, int rc)
 	c->st.conn_lost++;
 	if (c->qp_in_use) {
 		rr_qp_disconnect(c->qp);
-		set_state(c, CLNT_DRAINING);
+		rr__clnt_conn_move(c, CLNT_DRAINING);
 	}
 	for (uint32_t i = 0; i < c->nreqs; i++) {
 		struct clnt_req *r = &c->reqs[i];
@@ -272,7 +267,8 @@ void rr__clnt_conn_lost(struct rr_clnt *c, int rc)
 		if (r->state == REQ_FREE || r->state == REQ_RESEND)
 			continue;
 		rr__clnt_req_unexpose(c, r);
-		r->owed = false;
+		if (r->state == REQ_FENCING_OWED) /* its reply can never come */
+			rr__clnt_req_move(c, r, REQ_FENCING);
 		if (r->state == REQ_SENT && resend && !r->call->priv_.cancel) {
 			rr__clnt_req_resend(c, r);
 			continue;
@@ -312,6 +308,6 @@ int rr__clnt_conn_first(struct rr_clnt *c)
 		forget_qp(c);
 	}
 	c->dead = c->down = true;
-	set_state(c, CLNT_DOWN);
+	rr__clnt_conn_move(c, CLNT_DOWN);
 	return rc;
 }

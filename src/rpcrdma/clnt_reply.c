@@ -128,7 +128,7 @@ static struct clnt_req *req_of_xid(struct rr_clnt *c, uint32_t xid)
 
 	if (!r || r->xid != xid ||
 	    (r->state != REQ_SENT && r->state != REQ_ABANDONED &&
-	     !(r->state == REQ_FENCING && r->owed)))
+	     r->state != REQ_FENCING_OWED))
 		return NULL;
 	return r;
 }
@@ -179,7 +179,7 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 	if (check_remote_inv(c, r, wc)) {
 		/* This call fails (not sent again); the connection goes. */
 		if (r->state == REQ_SENT) {
-			r->state = REQ_FENCING;
+			rr__clnt_req_move(c, r, REQ_FENCING);
 			r->final_rc = -EPROTO;
 		}
 		rr__clnt_conn_lost(c, -EPROTO);
@@ -187,7 +187,8 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 	}
 	if (r->state != REQ_SENT) {
 		/* The reply owed to a call already returned: drop it. */
-		r->owed = false;
+		if (r->state == REQ_FENCING_OWED)
+			rr__clnt_req_move(c, r, REQ_FENCING);
 		clnt_post_recv(c, i);
 		if (r->state == REQ_ABANDONED)
 			rr__clnt_req_finish(c, r);
@@ -308,7 +309,7 @@ static void expire_resends(struct rr_clnt *c, uint64_t now)
 		else
 			c->st.timeouts++;
 		r->final_rc = cancel ? -ECANCELED : -ETIMEDOUT;
-		r->state = REQ_FENCING;
+		rr__clnt_req_move(c, r, REQ_FENCING);
 		c->in_flight++; /* rr__clnt_req_finish gives the slot back */
 		rr__clnt_req_finish(c, r);
 	}
@@ -346,7 +347,7 @@ static void check_timeouts(struct rr_clnt *c)
 			c->st.cancels++;
 		else
 			c->st.timeouts++;
-		r->owed = true;
+		rr__clnt_req_move(c, r, REQ_FENCING_OWED);
 		rr__clnt_fence(c, r, cancel ? -ECANCELED : -ETIMEDOUT);
 	}
 	expire_resends(c, now);

@@ -485,6 +485,7 @@ static int check_worker(const struct worker *w)
 	bad |= w->setup_rc != 0;
 	bad |= w->done != w->calls || w->wrong || w->late || w->twice;
 	bad |= w->st.unknown_cqes || w->st.teardown_unbalanced;
+	bad |= w->st.state_violations != 0; /* base/fsm.h */
 	bad |= w->fs.send_bufs_modified != 0;
 	/* Faults cost some calls their connection; most must still work. */
 	bad |= w->ok < w->calls * 9 / 10;

@@ -636,6 +636,11 @@ static int teardown(void **state)
 		fprintf(stderr, "client torn down undrained\n");
 		rc = -1;
 	}
+	if (f->c && st.state_violations) { /* base/fsm.h: a move not allowed */
+		fprintf(stderr,
+			"client state machine moved where it may not\n");
+		rc = -1;
+	}
 	if (f->c && rr_clnt_destroy(f->c))
 		rc = -1;
 	if (server_stop(&f->sv))

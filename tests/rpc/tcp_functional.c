@@ -439,6 +439,11 @@ static int teardown(void **state)
 
 	if (f->c && !rr_tcp_clnt_stats(f->c, &st))
 		print_stats("client", &st);
+	if (f->c && st.state_violations) { /* base/fsm.h */
+		fprintf(stderr,
+			"client state machine moved where it may not\n");
+		rc = -1;
+	}
 	if (f->c && rr_tcp_clnt_destroy(f->c))
 		rc = -1;
 	while (f->nflood)

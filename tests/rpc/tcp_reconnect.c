@@ -338,8 +338,15 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
+	struct rr_xprt_stats st;
 	int rc = 0;
 
+	/* base/fsm.h: every reconnect moved only where the table allows */
+	if (f->c && (rr_tcp_clnt_stats(f->c, &st) || st.state_violations)) {
+		fprintf(stderr,
+			"client state machine moved where it may not\n");
+		rc = -1;
+	}
 	if (f->c && rr_tcp_clnt_destroy(f->c))
 		rc = -1;
 	if (server_stop(&f->sv))

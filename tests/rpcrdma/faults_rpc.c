@@ -122,6 +122,7 @@ static void run_calls(const struct rr_fault_plan *planp,
 	assert_int_equal(rr_clnt_shutdown(c), 0);
 	assert_int_equal(rr_clnt_stats(c, &sst), 0);
 	assert_int_equal(sst.teardown_unbalanced, 0);
+	assert_int_equal(sst.state_violations, 0);
 	assert_int_equal(rr_clnt_destroy(c), 0);
 	rr_svc_stop(svc);
 	pthread_join(t, NULL);
