@@ -49,7 +49,6 @@
 #define MAX_IN_FLIGHT	     1024
 #define DEF_CONNECT_MS	     10000
 #define DEF_RECONNECT_MAX_MS 5000
-#define DEF_KEEPALIVE_MS     60000
 #define STAGE_LEN	     (64u << 10)
 #define CALL_HDR_MAX	     512 /* 24 + AUTH_SYS (8 + 400) + verf (8) */
 #define SYNC_SLICE_MS	     100
@@ -744,11 +743,6 @@ static void opts_default(struct rr_tcp_clnt_opts *o,
 		o->max_in_flight = MAX_IN_FLIGHT;
 	if (o->reconnect_max_ms <= 0)
 		o->reconnect_max_ms = DEF_RECONNECT_MAX_MS;
-	if (!o->keepalive_ms)
-		o->keepalive_ms = DEF_KEEPALIVE_MS;
-	if (o->keepalive_timeout_ms <= 0)
-		o->keepalive_timeout_ms =
-			o->keepalive_ms > 0 ? o->keepalive_ms : 0;
 }
 
 static int slots_init(struct rr_tcp_clnt *c)
@@ -779,6 +773,8 @@ static struct rr_tcp_clnt *clnt_alloc(const struct rr_tcp_clnt_opts *o)
 	if (!c)
 		return NULL;
 	opts_default(&c->o, o);
+	rr_ka_init(&c->ka.p, &c->o.keepalive_ms, &c->o.keepalive_timeout_ms,
+		   c->o.keepalive_prog, c->o.keepalive_vers);
 	c->fd = c->evfd = -1;
 	c->state = TC_IDLE;
 	pthread_mutex_init(&c->mu, NULL);

@@ -17,6 +17,7 @@
 #include <rpcrdma/rpc_tcp.h>
 
 #include "rpc/api.h"
+#include "rpc/keepalive.h"
 #include "rpc/msg.h"
 #include "rpc/tcp_io.h"
 #include "rpc/tcp_record.h"
@@ -66,10 +67,7 @@ struct tc_addr {
 };
 
 struct tc_keepalive {
-	struct rr_call call;	     /* the probe: procedure 0 */
-	bool busy;		     /* issued; its callback has not run yet */
-	uint32_t gen;		     /* the connection it went out on */
-	uint32_t prog, vers;	     /* those of the last call made */
+	struct rr_ka p;		     /* the probe (rpc/keepalive.h) */
 	_Atomic uint64_t last_rx_ms; /* when bytes last arrived; any reader */
 };
 

@@ -309,25 +309,16 @@ void rr__tc_conn_ready(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
 
 /* ---------------------------------------------------------- keepalive */
 
-static uint32_t ka_prog(const struct rr_tcp_clnt *c)
-{
-	return c->o.keepalive_prog ? c->o.keepalive_prog : c->ka.prog;
-}
-
 /* When the next probe is due; none before a program is known. */
 static uint64_t ka_due(const struct rr_tcp_clnt *c)
 {
-	if (c->o.keepalive_ms <= 0 || c->ka.busy || !ka_prog(c))
+	if (c->o.keepalive_ms <= 0 || !rr_ka_ready(&c->ka.p))
 		return TC_NO_DEADLINE;
 	return atomic_load_explicit(&c->ka.last_rx_ms, memory_order_relaxed) +
 	       (uint64_t)c->o.keepalive_ms;
 }
 
-/*
- * The probe's end, without c->mu. Only silence condemns the connection:
- * any reply, even an error, comes from a live server. A probe that timed
- * out after its connection was lost already says nothing of the next.
- */
+/* The probe's end, without c->mu (rpc/keepalive.h says what it means). */
 static void ka_done(struct rr_call *call, int rc, void *arg)
 {
 	struct rr_tcp_clnt *c = arg;
@@ -335,15 +326,13 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 
 	(void)call;
 	pthread_mutex_lock(&c->mu);
-	c->ka.busy = false;
-	if (rc == -ETIMEDOUT) {
+	if (rc == -ETIMEDOUT)
 		c->st.keepalive_timeouts++;
-		if (c->ka.gen == c->gen && c->state == TC_UP) {
-			rr_warn_rl("rpc/tcp: no reply to a keepalive probe in "
-				   "%d ms: reconnecting",
-				   c->o.keepalive_timeout_ms);
-			rr__tc_conn_lost(c, &l);
-		}
+	if (rr_ka_end(&c->ka.p, rc, c->state == TC_UP, c->gen)) {
+		rr_warn_rl("rpc/tcp: no reply to a keepalive probe in %d ms: "
+			   "reconnecting",
+			   c->o.keepalive_timeout_ms);
+		rr__tc_conn_lost(c, &l);
 	}
 	pthread_mutex_unlock(&c->mu);
 	rr__tc_done_run(&l);
@@ -351,26 +340,17 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 
 static void ka_tick(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
 {
-	struct rr_call *p = &c->ka.call;
 	uint64_t due = ka_due(c);
 
 	if (due == TC_NO_DEADLINE || now < due || c->stopping)
 		return;
-	*p = (struct rr_call){.prog = ka_prog(c),
-			      .vers = c->o.keepalive_prog ? c->o.keepalive_vers
-							  : c->ka.vers,
-			      .proc = 0,
-			      .timeout_ms = c->o.keepalive_timeout_ms};
-	c->ka.busy = true;
-	c->ka.gen = c->gen;
 	c->st.keepalive_probes++;
-	rr__tc_start(c, p, ka_done, c, l);
+	rr__tc_start(c, rr_ka_probe(&c->ka.p, c->gen), ka_done, c, l);
 }
 
 void rr__tc_ka_note(struct rr_tcp_clnt *c, const struct rr_call *call)
 {
-	c->ka.prog = call->prog;
-	c->ka.vers = call->vers;
+	rr_ka_note(&c->ka.p, call);
 }
 
 /* ----------------------------------------------------------- stepping */

@@ -16,6 +16,7 @@
 #define RR_RPCRDMA_CLNT_H
 
 #include "rpc/api.h"
+#include "rpc/keepalive.h"
 #include "rpc/msg.h"
 #include "rpcrdma/hdr.h"
 #include "rpcrdma/xprt.h"
@@ -198,11 +199,8 @@ struct rr_clnt {
 
 	/* liveness (clnt_keepalive.c) */
 	struct clnt_ka {
-		struct rr_call call; /* the probe: procedure 0 */
-		bool busy;	     /* issued; its callback has not run */
-		uint16_t gen;	     /* the connection it went out on */
+		struct rr_ka p;	     /* the probe (rpc/keepalive.h) */
 		uint16_t gen_seen;   /* the connection last_rx_ms is of */
-		uint32_t prog, vers; /* of the last call made */
 		uint64_t last_rx_ms; /* when a reply last arrived */
 	} ka;
 };

@@ -31,50 +31,33 @@
 
 #include <errno.h>
 
-#define KA_DEFAULT_MS 60000
-
 void rr__clnt_ka_init(struct rr_clnt *c)
 {
-	if (!c->o.keepalive_ms)
-		c->o.keepalive_ms = KA_DEFAULT_MS;
-	if (c->o.keepalive_timeout_ms <= 0)
-		c->o.keepalive_timeout_ms =
-			c->o.keepalive_ms > 0 ? c->o.keepalive_ms : 0;
+	rr_ka_init(&c->ka.p, &c->o.keepalive_ms, &c->o.keepalive_timeout_ms,
+		   c->o.keepalive_prog, c->o.keepalive_vers);
 }
 
-/* The program a probe calls: the options', else the last one used. */
 void rr__clnt_ka_note(struct rr_clnt *c, const struct rr_call *call)
 {
-	c->ka.prog = call->prog;
-	c->ka.vers = call->vers;
+	rr_ka_note(&c->ka.p, call);
 }
 
-static uint32_t ka_prog(const struct rr_clnt *c)
-{
-	return c->o.keepalive_prog ? c->o.keepalive_prog : c->ka.prog;
-}
-
-/*
- * The probe's end, without c->mu (a callback). A probe that timed out
- * after its connection was already lost says nothing of the next one.
- */
+/* The probe's end, without c->mu (a callback). */
 static void ka_done(struct rr_call *call, int rc, void *arg)
 {
 	struct rr_clnt *c = arg;
+	bool up;
 
 	(void)call;
 	pthread_mutex_lock(&c->mu);
-	c->ka.busy = false;
-	if (rc == -ETIMEDOUT) {
+	if (rc == -ETIMEDOUT)
 		c->st.keepalive_timeouts++;
-		if (c->ka.gen == c->gen && c->conn_state == CLNT_UP &&
-		    !c->dead && !c->stop) {
-			rr_warn_rl(
-				"rpcrdma: no reply to a keepalive probe in %d "
-				"ms: reconnecting",
-				c->o.keepalive_timeout_ms);
-			rr__clnt_conn_lost(c, -ECONNRESET);
-		}
+	up = c->conn_state == CLNT_UP && !c->dead && !c->stop;
+	if (rr_ka_end(&c->ka.p, rc, up, c->gen)) {
+		rr_warn_rl("rpcrdma: no reply to a keepalive probe in %d ms: "
+			   "reconnecting",
+			   c->o.keepalive_timeout_ms);
+		rr__clnt_conn_lost(c, -ECONNRESET);
 	}
 	pthread_mutex_unlock(&c->mu);
 	rr__clnt_run_callbacks(c); /* of the calls the loss completed */
@@ -82,18 +65,9 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 
 static void ka_probe(struct rr_clnt *c)
 {
-	struct rr_call *p = &c->ka.call;
-
-	*p = (struct rr_call){.prog = ka_prog(c),
-			      .vers = c->o.keepalive_prog ? c->o.keepalive_vers
-							  : c->ka.vers,
-			      .proc = 0,
-			      .timeout_ms = c->o.keepalive_timeout_ms};
-	c->ka.busy = true;
-	c->ka.gen = c->gen;
 	c->st.keepalive_probes++;
-	if (rr__clnt_start(c, p, ka_done, c, NULL))
-		c->ka.busy = false;
+	if (rr__clnt_start(c, rr_ka_probe(&c->ka.p, c->gen), ka_done, c, NULL))
+		c->ka.p.busy = false;
 }
 
 /*
@@ -109,7 +83,7 @@ int rr__clnt_ka_tick(struct rr_clnt *c)
 	if (c->o.keepalive_ms <= 0)
 		return -1;
 	if (c->stop || c->down || c->dead || c->conn_state != CLNT_UP ||
-	    c->ka.busy || !ka_prog(c))
+	    !rr_ka_ready(&c->ka.p))
 		return c->o.keepalive_ms;
 	now = rr_mono_ms();
 	if (c->ka.gen_seen != c->gen) { /* a new connection: idle from now */
