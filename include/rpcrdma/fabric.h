@@ -416,9 +416,9 @@ int rr_qp_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
 
 /* ------------------------------------------------------ connection manager */
 
-int rr_listen(struct rr_device *dev, struct rr_evch *ch,
-	      const struct sockaddr *addr, socklen_t addrlen, int backlog,
-	      struct rr_listener **out);
+int rr_listener_create(struct rr_device *dev, struct rr_evch *ch,
+		       const struct sockaddr *addr, socklen_t addrlen,
+		       int backlog, struct rr_listener **out);
 int rr_listener_close(struct rr_listener *l);
 /* The bound address (to learn an ephemeral port). */
 int rr_listener_addr(struct rr_listener *l, struct sockaddr_storage *out);
@@ -428,10 +428,11 @@ int rr_listener_addr(struct rr_listener *l, struct sockaddr_storage *out);
 int rr_qp_connect(struct rr_qp *qp, const struct sockaddr *addr,
 		  socklen_t addrlen, const void *pdata, size_t pdata_len);
 /* Consumes req. ESTABLISHED follows on the QP's channel. */
-int rr_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
-	      size_t pdata_len);
+int rr_conn_req_accept(struct rr_conn_req *req, struct rr_qp *qp,
+		       const void *pdata, size_t pdata_len);
 /* Consumes req. */
-int rr_reject(struct rr_conn_req *req, const void *pdata, size_t pdata_len);
+int rr_conn_req_reject(struct rr_conn_req *req, const void *pdata,
+		       size_t pdata_len);
 /* Moves the QP to ERROR (flushing) and closes the stream; DISCONNECTED follows.
  */
 int rr_qp_disconnect(struct rr_qp *qp);

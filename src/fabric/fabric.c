@@ -311,9 +311,9 @@ int rr_qp_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
 	return rc;
 }
 
-int rr_listen(struct rr_device *dev, struct rr_evch *ch,
-	      const struct sockaddr *addr, socklen_t addrlen, int backlog,
-	      struct rr_listener **out)
+int rr_listener_create(struct rr_device *dev, struct rr_evch *ch,
+		       const struct sockaddr *addr, socklen_t addrlen,
+		       int backlog, struct rr_listener **out)
 {
 	if (!dev || !ch || !addr || !out || ch->dev != dev)
 		return -EINVAL;
@@ -352,8 +352,8 @@ int rr_qp_connect(struct rr_qp *qp, const struct sockaddr *addr,
 	return qp->pd->dev->ops->connect(qp, addr, addrlen, pdata, len);
 }
 
-int rr_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
-	      size_t len)
+int rr_conn_req_accept(struct rr_conn_req *req, struct rr_qp *qp,
+		       const void *pdata, size_t len)
 {
 	int rc;
 
@@ -365,7 +365,7 @@ int rr_accept(struct rr_conn_req *req, struct rr_qp *qp, const void *pdata,
 	return qp->pd->dev->ops->accept(req, qp, pdata, len);
 }
 
-int rr_reject(struct rr_conn_req *req, const void *pdata, size_t len)
+int rr_conn_req_reject(struct rr_conn_req *req, const void *pdata, size_t len)
 {
 	if (!req || (len && !pdata))
 		return -EINVAL;

@@ -140,7 +140,8 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 				     RR_ACCESS_LOCAL_WRITE);
 	s->bulk_free = (uint32_t)((1ull << s->o.bulk_bufs) - 1);
 	if (!rc)
-		rc = rr_listen(s->dev, s->ch, addr, addrlen, 64, &s->l);
+		rc = rr_listener_create(s->dev, s->ch, addr, addrlen, 64,
+					&s->l);
 	if (rc) {
 		rr_svc_destroy(s);
 		return rc;
@@ -321,7 +322,7 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 	int rc;
 
 	if (!admit(s, &ev->peer) || conn_alloc(s, &cn)) {
-		rr_reject(ev->req, NULL, 0);
+		rr_conn_req_reject(ev->req, NULL, 0);
 		return;
 	}
 	cn->born_ms = rr_coarse_ms();
@@ -335,7 +336,7 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 		rr__svc_post_recv(cn, i);
 	/* We never ask clients to invalidate for us: we expose nothing. */
 	rr_xprt_cparams(pd, s->o.inline_size, false);
-	rc = rr_accept(ev->req, cn->qp, pd, sizeof(pd));
+	rc = rr_conn_req_accept(ev->req, cn->qp, pd, sizeof(pd));
 	if (rc) {
 		conn_free(cn);
 		return;

@@ -48,8 +48,9 @@ static void peer_accept_pdata(struct h_test *t, const void *arg)
 	t->qp = h_qp_new(t);
 	h_fill(pd, sizeof(pd), 2, 0);
 	/* Argument checks consume nothing: req stays usable. */
-	H_RC(rr_accept(req, t->qp, pd, t->attr.max_private_data + 1), -EINVAL);
-	H_OK(rr_accept(req, t->qp, pd, n));
+	H_RC(rr_conn_req_accept(req, t->qp, pd, t->attr.max_private_data + 1),
+	     -EINVAL);
+	H_OK(rr_conn_req_accept(req, t->qp, pd, n));
 	h_expect_event(t, RR_CM_ESTABLISHED, &ev);
 	H_CHECK(ev.qp == t->qp, "ESTABLISHED names another QP");
 	h_wait(t, M_GO);
@@ -103,8 +104,8 @@ static void peer_reject(struct h_test *t, const void *arg)
 	n = t->attr.max_private_data;
 	req = h_get_request(t, &ev);
 	h_fill(pd, sizeof(pd), 3, 0);
-	H_RC(rr_reject(req, pd, n + 1), -EINVAL);
-	H_OK(rr_reject(req, pd, n));
+	H_RC(rr_conn_req_reject(req, pd, n + 1), -EINVAL);
+	H_OK(rr_conn_req_reject(req, pd, n));
 	h_wait(t, M_GO);
 	c = h_counters(t);
 	H_EQ(c.conn_established, 0);

@@ -594,8 +594,8 @@ void h_listen(struct h_test *t)
 	uint16_t port;
 
 	h_addr(&ss, &len, 0);
-	H_OK(rr_listen(t->dev, t->evch, (struct sockaddr *)&ss, len, 16,
-		       &t->lst));
+	H_OK(rr_listener_create(t->dev, t->evch, (struct sockaddr *)&ss, len,
+				16, &t->lst));
 	h_track(t, H_T_LISTENER, t->lst);
 	H_OK(rr_listener_addr(t->lst, &bound));
 	H_EQ(bound.ss_family, AF_INET);
@@ -639,7 +639,7 @@ void h_accept(struct h_test *t, const void *pdata, size_t len,
 	if (req_ev)
 		*req_ev = ev;
 	t->qp = h_qp_new(t);
-	H_OK(rr_accept(req, t->qp, pdata, len));
+	H_OK(rr_conn_req_accept(req, t->qp, pdata, len));
 	h_expect_event(t, RR_CM_ESTABLISHED, &ev);
 	H_CHECK(ev.qp == t->qp, "ESTABLISHED names another QP");
 	H_EQ(rr_qp_state(t->qp), RR_QPS_RTS);

@@ -59,8 +59,9 @@ static int setup(void **state)
 					   RR_ACCESS_REMOTE_READ,
 				   &e->mr),
 			 0);
-	assert_int_equal(rr_listen(e->dev, e->ch, (struct sockaddr *)&sin,
-				   sizeof(sin), 16, &e->l),
+	assert_int_equal(rr_listener_create(e->dev, e->ch,
+					    (struct sockaddr *)&sin,
+					    sizeof(sin), 16, &e->l),
 			 0);
 	assert_int_equal(rr_listener_addr(e->l, &ss), 0);
 	e->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
@@ -194,7 +195,7 @@ static struct rr_qp *raw_established(struct env *e, int fd, bool crc)
 	assert_int_equal(rr_qp_post_recv(qp, &rw, NULL), 0);
 	mpa_request(fd, crc, 0);
 	expect_event(e, RR_CM_CONNECT_REQUEST, &ev);
-	assert_int_equal(rr_accept(ev.req, qp, NULL, 0), 0);
+	assert_int_equal(rr_conn_req_accept(ev.req, qp, NULL, 0), 0);
 	expect_event(e, RR_CM_ESTABLISHED, &ev);
 	assert_ptr_equal(ev.qp, qp);
 	assert_int_equal(raw_recv(fd, rep, sizeof(rep)), sizeof(rep));
@@ -295,7 +296,7 @@ static void good_connection_still_works(struct env *e)
 		rr_qp_connect(c, (struct sockaddr *)&sin, sizeof(sin), NULL, 0),
 		0);
 	expect_event(e, RR_CM_CONNECT_REQUEST, &ev);
-	assert_int_equal(rr_accept(ev.req, s, NULL, 0), 0);
+	assert_int_equal(rr_conn_req_accept(ev.req, s, NULL, 0), 0);
 	expect_event(e, RR_CM_ESTABLISHED, &ev);
 	expect_event(e, RR_CM_ESTABLISHED, &ev);
 	assert_int_equal(rr_qp_post_send(c, &sw, NULL), 0);

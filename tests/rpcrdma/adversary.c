@@ -97,8 +97,8 @@ static void adv_setup(struct adv *a)
 	qa.send_cq = qa.recv_cq = a->cq;
 	qa.evch = a->ch;
 	if ((rc = rr_qp_create(a->pd, &qa, &a->qp)) ||
-	    (rc = rr_listen(a->dev, a->ch, (struct sockaddr *)&sin, sizeof(sin),
-			    4, &a->l)) ||
+	    (rc = rr_listener_create(a->dev, a->ch, (struct sockaddr *)&sin,
+				     sizeof(sin), 4, &a->l)) ||
 	    (rc = rr_listener_addr(a->l, &ss)))
 		die("listen", rc);
 	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
@@ -137,7 +137,7 @@ static void adv_accept(struct adv *a)
 	a->invited_inv =
 		!rr_cparams_decode(ev.private_data, ev.private_data_len, &cp) &&
 		cp.rem_inv_ok;
-	if ((rc = rr_accept(ev.req, a->qp, pd, sizeof(pd))) ||
+	if ((rc = rr_conn_req_accept(ev.req, a->qp, pd, sizeof(pd))) ||
 	    (rc = rr_evch_get(a->ch, &ev, WAIT_MS)) ||
 	    ev.type != RR_CM_ESTABLISHED)
 		die("accept", rc);

@@ -121,8 +121,8 @@ static void racer_setup(struct racer *a)
 	    (rc = rr_cq_create(a->dev, 256, &a->cq)) ||
 	    (rc = rr_mr_reg(a->pd, a->buf, SRV_LEN, RR_ACCESS_LOCAL_WRITE,
 			    &a->mr)) ||
-	    (rc = rr_listen(a->dev, a->ch, (struct sockaddr *)&sin, sizeof(sin),
-			    4, &a->l)) ||
+	    (rc = rr_listener_create(a->dev, a->ch, (struct sockaddr *)&sin,
+				     sizeof(sin), 4, &a->l)) ||
 	    (rc = rr_listener_addr(a->l, &ss)))
 		die("setup", rc);
 	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
@@ -171,7 +171,7 @@ static void racer_accept(struct racer *a)
 	}
 	if (ev.type != RR_CM_CONNECT_REQUEST)
 		die("request", (int)ev.type);
-	if ((rc = rr_accept(ev.req, a->qp, pd, sizeof(pd))))
+	if ((rc = rr_conn_req_accept(ev.req, a->qp, pd, sizeof(pd))))
 		die("accept", rc);
 	/* Late events of a QP already gone are passed over. */
 	do

@@ -152,7 +152,7 @@ static void connect_qps(struct pair *p, struct rr_qp **qa, struct rr_qp **qb)
 	assert_int_equal(ev.private_data_len, 2);
 	assert_non_null(ev.req);
 	*qb = qp_new(&p->b);
-	assert_int_equal(rr_accept(ev.req, *qb, NULL, 0), 0);
+	assert_int_equal(rr_conn_req_accept(ev.req, *qb, NULL, 0), 0);
 	expect_event(&p->a, RR_CM_ESTABLISHED, *qa);
 	expect_event(&p->b, RR_CM_ESTABLISHED, *qb);
 	assert_int_equal(rr_qp_state(*qa), RR_QPS_RTS);
@@ -169,8 +169,9 @@ static void pair_open_sq(struct pair *p, const struct rr_fault_plan *plan,
 	side_open(&p->b, NULL, false);
 	p->a.sq_depth = sq_depth;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(rr_listen(p->b.dev, p->b.evch, (struct sockaddr *)&sin,
-				   sizeof(sin), 8, &p->lst),
+	assert_int_equal(rr_listener_create(p->b.dev, p->b.evch,
+					    (struct sockaddr *)&sin,
+					    sizeof(sin), 8, &p->lst),
 			 0);
 	assert_int_equal(rr_listener_addr(p->lst, &ss), 0);
 	p->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);

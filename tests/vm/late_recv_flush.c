@@ -178,7 +178,7 @@ static void take_events(struct rr_evch *ch, struct side *b, struct side *who)
 
 	while (rr_evch_get(ch, &ev, 0) == 0) {
 		if (ev.type == RR_CM_CONNECT_REQUEST) {
-			OK(rr_accept(ev.req, b->qp, NULL, 0));
+			OK(rr_conn_req_accept(ev.req, b->qp, NULL, 0));
 			continue;
 		}
 		CHECK(ev.type == RR_CM_ESTABLISHED && who,
@@ -265,7 +265,8 @@ int main(int argc, char **argv)
 	OK(rr_pd_alloc(dev, &pd));
 	OK(rr_mr_reg(pd, rbuf, sizeof(rbuf), RR_ACCESS_LOCAL_WRITE, &mr));
 	OK(rr_evch_create(dev, &lch));
-	OK(rr_listen(dev, lch, (struct sockaddr *)&sin, sizeof(sin), 4, &l));
+	OK(rr_listener_create(dev, lch, (struct sockaddr *)&sin, sizeof(sin), 4,
+			      &l));
 	OK(rr_listener_addr(l, &bound));
 	sin.sin_port = ((struct sockaddr_in *)&bound)->sin_port;
 	side_open(&a);

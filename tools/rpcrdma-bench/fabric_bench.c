@@ -449,10 +449,10 @@ static int peer_listen(struct fab *f, int notify_fd)
 	int err;
 
 	bench_sockaddr(f->o, f->o->port, &sin);
-	err = rr_listen(f->dev, f->ch, (struct sockaddr *)&sin, sizeof(sin), 1,
-			&f->lis);
+	err = rr_listener_create(f->dev, f->ch, (struct sockaddr *)&sin,
+				 sizeof(sin), 1, &f->lis);
 	if (err)
-		return fail(f, "rr_listen", err);
+		return fail(f, "rr_listener_create", err);
 	err = rr_listener_addr(f->lis, &ss);
 	if (err)
 		return fail(f, "rr_listener_addr", err);
@@ -478,13 +478,13 @@ static int peer_accept(struct fab *f)
 		return err;
 	err = fab_setup_qp(f);
 	if (err) {
-		rr_reject(ev.req, NULL, 0);
+		rr_conn_req_reject(ev.req, NULL, 0);
 		return err;
 	}
 	pdata_pack(pdata, &me);
-	err = rr_accept(ev.req, f->qp, pdata, sizeof(pdata));
+	err = rr_conn_req_accept(ev.req, f->qp, pdata, sizeof(pdata));
 	if (err)
-		return fail(f, "rr_accept", err);
+		return fail(f, "rr_conn_req_accept", err);
 	err = fab_expect(f, RR_CM_ESTABLISHED, BENCH_WAIT_MS, &ev);
 	if (err)
 		return err;

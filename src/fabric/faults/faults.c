@@ -326,7 +326,8 @@ static struct f_listener *find_listener(struct f_device *dev,
 	return NULL;
 }
 
-/* A connection request is wrapped so rr_accept/rr_reject come to us. */
+/* A connection request is wrapped so rr_conn_req_accept/rr_conn_req_reject come
+ * to us. */
 static int wrap_request(struct f_device *dev, struct rr_cm_event *ev)
 {
 	struct f_req *r = rr_calloc(1, sizeof(*r));
@@ -344,7 +345,7 @@ static int wrap_request(struct f_device *dev, struct rr_cm_event *ev)
 	pthread_mutex_unlock(&dev->mu);
 	if (r)
 		return 0;
-	rr_reject(ev->req, NULL, 0);
+	rr_conn_req_reject(ev->req, NULL, 0);
 	return -ENOMEM;
 }
 
@@ -382,8 +383,8 @@ static int f_listen(struct rr_device *d, struct rr_evch *ch,
 
 	if (!l)
 		return -ENOMEM;
-	rc = rr_listen(dev->inner, to_f_evch(ch)->inner, addr, addrlen, backlog,
-		       &l->inner);
+	rc = rr_listener_create(dev->inner, to_f_evch(ch)->inner, addr, addrlen,
+				backlog, &l->inner);
 	if (rc) {
 		free(l);
 		return rc;
@@ -463,14 +464,14 @@ static int f_accept(struct rr_conn_req *req, struct rr_qp *qp,
 
 	if (req->dev != qp->pd->dev)
 		return -EINVAL;
-	rc = rr_accept(r->inner, to_f_qp(qp)->inner, pdata, len);
+	rc = rr_conn_req_accept(r->inner, to_f_qp(qp)->inner, pdata, len);
 	req_answered(req, rc);
 	return rc;
 }
 
 static int f_reject(struct rr_conn_req *req, const void *pdata, size_t len)
 {
-	int rc = rr_reject(((struct f_req *)req)->inner, pdata, len);
+	int rc = rr_conn_req_reject(((struct f_req *)req)->inner, pdata, len);
 
 	req_answered(req, rc);
 	return rc;
