@@ -1175,6 +1175,10 @@ nfsstat3 rr__nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	o->acl = true;
 	o->path = NULL;
 	o->name = NULL;
+	if (c->denied) {
+		atomic_fetch_add(&c->s->stale_handles, 1);
+		return NFS3ERR_STALE;
+	}
 	st = resolve(c, fh, o);
 	if (was && as_caller(c))
 		st = NFS3ERR_ACCES;

@@ -142,20 +142,26 @@ static uint32_t call(struct nfsd_call *c, uint32_t proc)
 	}
 }
 
+uint32_t rr__nfsd_nfs_call(struct nfsd_call *c, const struct nfsd_policy *p)
+{
+	uint32_t rc;
+
+	c->nowait = rr_svc_req_nowait(c->req);
+	rr__nfsd_ident_from_cred(p, rr_svc_cred(c->req), &c->id);
+	rc = call(c, rr_svc_req_proc(c->req));
+	rr__nfsd_call_close(c);
+	rr__nfsd_arena_free(c);
+	if (c->defer)
+		return RR_SVC_DEFER; /* counted when a worker runs it */
+	atomic_fetch_add(&c->s->calls, 1);
+	return rc;
+}
+
 static uint32_t nfs_handler(struct rr_svc_req *req, void *arg)
 {
 	struct nfsd_call c = {.s = arg, .req = req};
-	uint32_t rc;
 
-	c.nowait = rr_svc_req_nowait(req);
-	rr__nfsd_ident_from_cred(c.s, rr_svc_cred(req), &c.id);
-	rc = call(&c, rr_svc_req_proc(req));
-	rr__nfsd_call_close(&c);
-	rr__nfsd_arena_free(&c);
-	if (c.defer)
-		return RR_SVC_DEFER; /* counted when a worker runs it */
-	atomic_fetch_add(&c.s->calls, 1);
-	return rc;
+	return rr__nfsd_nfs_call(&c, &c.s->pol);
 }
 
 static const rr_svc_fn nfs_table[NPROCS] = {
