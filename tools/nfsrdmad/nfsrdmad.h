@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 struct nfsrdmad_opts {
-	const char *export_path;
+	const char *export_path;  /* --export: one export to everyone */
+	const char *exports_file; /* --exports: what it lists */
 	const char *state_dir;
 	const char *address; /* IPv4 to bind, default 0.0.0.0 */
 	const char *provider;
