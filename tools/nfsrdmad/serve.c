@@ -13,6 +13,8 @@
 
 #include <rpcrdma/rpc_tcp.h>
 
+#include "base/log.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <malloc.h>
@@ -41,6 +43,7 @@ struct xprt {
 	pthread_t th;
 	bool running;
 	int rc;
+	struct rr__log_rl conn_rl; /* conn_log's budget */
 };
 
 struct daemon {
@@ -118,6 +121,40 @@ static void listen_error(const struct daemon *d, const struct xprt *x, int port,
 		xname[x->kind], o->address, port, opt, strerror(-rc));
 }
 
+/*
+ * One line per connection and disconnection, with the client's address
+ * and port and what ended it. Clients make these: at most RR_LOG_BURST
+ * lines per RR_LOG_WINDOW_MS for each listener, the next line saying how
+ * many were left out.
+ */
+static void conn_log(void *arg, const struct sockaddr *peer, bool up,
+		     const char *why)
+{
+	struct xprt *x = arg;
+	char host[INET6_ADDRSTRLEN] = "unknown", more[48] = "";
+	unsigned port = 0;
+	long left_out = rr__log_rl_admit(&x->conn_rl);
+
+	if (left_out < 0)
+		return;
+	if (left_out > 0)
+		snprintf(more, sizeof(more), " (%ld lines like it left out)",
+			 left_out);
+	if (peer && peer->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)peer;
+
+		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+		port = ntohs(sin->sin_port);
+	} else if (peer && peer->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)peer;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+		port = ntohs(sin6->sin6_port);
+	}
+	fprintf(stderr, "nfsrdmad: %s: %s:%u %s%s%s\n", xname[x->kind], host,
+		port, up ? "connected" : "disconnected: ", up ? "" : why, more);
+}
+
 static int idle_ms(const struct nfsrdmad_opts *o)
 {
 	return o->idle_s > 0 ? o->idle_s * 1000 : o->idle_s;
@@ -133,7 +170,9 @@ static int start_rdma(struct daemon *d, struct xprt *x, int port)
 		.handlers_change_creds = geteuid() == 0,
 		/* half the table: Linux's nconnect is 16 */
 		.max_per_peer = d->o->max_per_host ? d->o->max_per_host : 16,
-		.idle_ms = idle_ms(d->o)};
+		.idle_ms = idle_ms(d->o),
+		.on_conn = conn_log,
+		.on_conn_arg = x};
 	struct sockaddr_in sin;
 	int rc = addr_of(d->o, port, &sin);
 
@@ -180,7 +219,9 @@ static int start_tcp(struct daemon *d, struct xprt *x, int port,
 {
 	struct rr_tcp_svc_opts to = {.threads = d->o->threads,
 				     .max_per_peer = d->o->max_per_host,
-				     .idle_ms = idle_ms(d->o)};
+				     .idle_ms = idle_ms(d->o),
+				     .on_conn = conn_log,
+				     .on_conn_arg = x};
 	struct sockaddr_in sin;
 	int rc = addr_of(d->o, port, &sin);
 

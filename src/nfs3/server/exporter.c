@@ -256,18 +256,6 @@ static int member_of_fh(const struct rr_nfs3_exporter *x, const uint8_t *fh,
 	return -1;
 }
 
-static void peer_str(const struct sockaddr *sa, char *buf, size_t len)
-{
-	const void *a = NULL;
-
-	if (sa && sa->sa_family == AF_INET)
-		a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
-	else if (sa && sa->sa_family == AF_INET6)
-		a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-	if (!a || !inet_ntop(sa->sa_family, a, buf, (socklen_t)len))
-		snprintf(buf, len, "unknown");
-}
-
 /*
  * A handle no member made goes to the first, whose resolving answers
  * BADHANDLE; NULL (no handle) too. Policies where no rule applies are the
@@ -294,9 +282,9 @@ static uint32_t ex_nfs_handler(struct rr_svc_req *req, void *arg)
 		c.denied = true;
 	pthread_rwlock_unlock(&x->lock);
 	if (c.denied) {
-		char who[64];
+		char who[INET6_ADDRSTRLEN];
 
-		peer_str(peer, who, sizeof(who));
+		rr__nfsd_host_of(&c, who);
 		rr_warn_rl("nfs3: %s: not a client of export %s: STALE", who,
 			   c.s->export_path);
 	}
@@ -351,9 +339,9 @@ mountstat3 rr__nfsd_ex_route(struct nfsd_call *c, const char *dir)
 	}
 	pthread_rwlock_unlock(&x->lock);
 	if (st == MNT3ERR_ACCES) {
-		char who[64];
+		char who[INET6_ADDRSTRLEN];
 
-		peer_str(rr_svc_req_peer(c->req), who, sizeof(who));
+		rr__nfsd_host_of(c, who);
 		rr_warn_rl("mount3: %s: not a client of export %s: refused",
 			   who, c->s->export_path);
 	}

@@ -38,6 +38,7 @@
 #include "nfs3/server/nfsd.h"
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1080,7 +1081,13 @@ static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 
 	if (rr__nfsd_fh_verify(s->key, fh->data.data_val, fh->data.data_len,
 			       &w.dev, &w.ino, &w.birth)) {
+		char host[INET6_ADDRSTRLEN];
+
 		atomic_fetch_add(&s->bad_handles, 1);
+		rr__nfsd_host_of(c, host);
+		rr_warn_rl("nfs3: %s: a handle this server did not make: "
+			   "BADHANDLE",
+			   host);
 		return NFS3ERR_BADHANDLE;
 	}
 	if (cached(c, &w, o, &st))

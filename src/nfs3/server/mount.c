@@ -17,6 +17,7 @@
 #include "nfs3/server/nfsd.h"
 
 #include "base/alloc.h"
+#include "base/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -114,8 +115,7 @@ static mountstat3 mnt_resolve(struct nfsd_call *c, const char *dir,
 	return S_ISDIR(o->st.st_mode) ? MNT3_OK : MNT3ERR_NOTDIR;
 }
 
-/* The caller's host as DUMP shows it: its address, numeric. */
-static void host_of(const struct nfsd_call *c, char host[INET6_ADDRSTRLEN])
+void rr__nfsd_host_of(const struct nfsd_call *c, char host[INET6_ADDRSTRLEN])
 {
 	const struct sockaddr *sa = rr_svc_req_peer(c->req);
 	const void *a = NULL;
@@ -168,7 +168,7 @@ static void mnt_record(struct nfsd_call *c, const char *dir)
 
 	if (!m)
 		return; /* advisory: a MNT is not refused for it */
-	host_of(c, m->host);
+	rr__nfsd_host_of(c, m->host);
 	memcpy(m->dir, dir, n);
 	pthread_mutex_lock(&s->mnt_lock);
 	mnt_drop(s, m->host, dir); /* once per host and directory */
@@ -188,7 +188,7 @@ static void mnt_forget(struct nfsd_call *c, const char *dir)
 	char host[INET6_ADDRSTRLEN];
 	struct rr_nfs3_server *s = c->s;
 
-	host_of(c, host);
+	rr__nfsd_host_of(c, host);
 	for (uint32_t i = 1; s; i++) {
 		pthread_mutex_lock(&s->mnt_lock);
 		mnt_drop(s, host, dir);
@@ -362,8 +362,15 @@ static uint32_t mount_call(struct rr_svc_req *req, struct rr_nfs3_server *s,
 	xdrmem_create(&in, (char *)args, (u_int)len, XDR_DECODE);
 	xdrmem_create(&out, res, (u_int)cap, XDR_ENCODE);
 	rc = answer(&c, rr_svc_req_proc(req), &in, &out);
-	if (rc == RR_GARBAGE_ARGS)
+	if (rc == RR_GARBAGE_ARGS) {
+		char host[INET6_ADDRSTRLEN];
+
 		atomic_fetch_add(&c.s->garbage_args, 1);
+		rr__nfsd_host_of(&c, host);
+		rr_warn_rl("mount3: %s: arguments that do not decode "
+			   "(procedure %u)",
+			   host, rr_svc_req_proc(req));
+	}
 	if (rc == RR_SUCCESS && rr_svc_set_res(req, xdr_getpos(&out), NULL, 0))
 		rc = RR_SYSTEM_ERR;
 	rr__nfsd_call_close(&c);

@@ -8,6 +8,8 @@
  */
 #include "nfs3/server/nfsd.h"
 
+#include "base/log.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -109,7 +111,13 @@ static uint32_t run(struct nfsd_call *c, const struct nfsd_proc *p)
 	xdrmem_create(&x, (char *)in, (u_int)len, XDR_DECODE);
 	if (!p->xargs(&x, args) ||
 	    (irc = args_intact(c, p, args, in, xdr_getpos(&x))) == -EBADMSG) {
+		char host[INET6_ADDRSTRLEN];
+
 		atomic_fetch_add(&c->s->garbage_args, 1);
+		rr__nfsd_host_of(c, host);
+		rr_warn_rl("nfs3: %s: arguments that do not decode "
+			   "(procedure %u)",
+			   host, rr_svc_req_proc(c->req));
 		rc = RR_GARBAGE_ARGS;
 		goto out;
 	}

@@ -494,6 +494,54 @@ static void sighup_without_exports_file_changes_nothing(void **state)
 	assert_int_equal(stop(f), 0);
 }
 
+/*
+ * One line per connection and disconnection, over TCP and RDMA, and no
+ * more than the rate limit when a client opens many at once.
+ */
+static void connections_are_logged_within_a_rate_limit(void **state)
+{
+	struct fx *f = *state;
+	struct rr_tcp_clnt *tc;
+	struct rr_clnt *rc;
+	struct rr_clnt_opts ro = {.timeout_ms = TMO_MS};
+	char dummy;
+	int lines;
+
+	start(f, false);
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", f->tcp, NULL, &tc), 0);
+	assert_int_equal(call(f, tc, true, NFS_PROGRAM, NFSPROC3_NULL,
+			      (xdrproc_t)xvoid, &dummy, (xdrproc_t)xvoid,
+			      &dummy, 1),
+			 0);
+	log_wait(f, "nfs3 over tcp: 127.0.0.1:", 1);
+	assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
+	log_wait(f, "disconnected: ", 1);
+	assert_int_equal(rr_clnt_create("127.0.0.1", f->rdma, &ro, &rc), 0);
+	assert_int_equal(call(f, rc, false, NFS_PROGRAM, NFSPROC3_NULL,
+			      (xdrproc_t)xvoid, &dummy, (xdrproc_t)xvoid,
+			      &dummy, 1),
+			 0);
+	log_wait(f, "nfs3+mount3 over rdma: 127.0.0.1:", 1);
+	assert_int_equal(rr_clnt_destroy(rc), 0);
+	log_wait(f, "nfs3+mount3 over rdma: 127.0.0.1:", 2);
+
+	/* a burst of 40 connections and their ends: the limit holds */
+	for (int i = 0; i < 40; i++) {
+		assert_int_equal(
+			rr_tcp_clnt_create("127.0.0.1", f->tcp, NULL, &tc), 0);
+		assert_int_equal(call(f, tc, true, NFS_PROGRAM, NFSPROC3_NULL,
+				      (xdrproc_t)xvoid, &dummy,
+				      (xdrproc_t)xvoid, &dummy, 1),
+				 0);
+		assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
+	}
+	assert_int_equal(stop(f), 0);
+	lines = log_count(f, "nfs3 over tcp: 127.0.0.1:");
+	/* 10 a window, the first two before it; the burst fits in one */
+	if (lines < 10 || lines > 22)
+		fail_msg("%d connection lines for 41 connections", lines);
+}
+
 /* Runs nfsrdmad to its exit: the status, and its stderr must hold want. */
 static void fails_saying(struct fx *f, const char *const *argv, int want_rc,
 			 const char *const *want)
@@ -595,6 +643,9 @@ int main(int argc, char **argv)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			sighup_without_exports_file_changes_nothing, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			connections_are_logged_within_a_rate_limit, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(startup_errors_name_their_cause,
 						setup, teardown),
