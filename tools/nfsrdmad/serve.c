@@ -522,8 +522,10 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 		nfsrdmad_rpcbind_set(d.x[X_TCP].port,
 				     d.x[X_MOUNT].tcp ? d.x[X_MOUNT].port
 						      : d.x[X_TCP].port);
+		nfsrdmad_rpcbind_set_rdma(o->address, d.x[X_RDMA].port);
 		sig = wait_signal(&d);
 		fprintf(stderr, "nfsrdmad: %s, stopping\n", strsignal(sig));
+		nfsrdmad_rpcbind_unset_rdma(o->address, d.x[X_RDMA].port);
 		nfsrdmad_rpcbind_unset(d.x[X_TCP].port,
 				       d.x[X_MOUNT].tcp ? d.x[X_MOUNT].port
 							: d.x[X_TCP].port);
