@@ -28,11 +28,13 @@ struct nfsrdmad_opts {
 /* Serves until SIGTERM or SIGINT; returns the exit status. */
 int nfsrdmad_serve(const struct nfsrdmad_opts *o);
 
-/* rpcbind (portmap v2 over libtirpc) when one answers on 127.0.0.1:111 */
-void nfsrdmad_rpcbind_set(uint16_t tcp_port, uint16_t mount_port);
-void nfsrdmad_rpcbind_unset(uint16_t tcp_port, uint16_t mount_port);
-/* NFS on netid rdma at addr (IPv4, dotted) and the RDMA listener's port */
-void nfsrdmad_rpcbind_set_rdma(const char *addr, uint16_t rdma_port);
-void nfsrdmad_rpcbind_unset_rdma(const char *addr, uint16_t rdma_port);
+/* What rpcbind is told: the listeners' address and ports (0: off). */
+struct nfsrdmad_ports {
+	const char *addr; /* IPv4, dotted */
+	uint16_t tcp, mount, rdma;
+};
+/* Registers each with rpcbind, when one answers on 127.0.0.1:111. */
+void nfsrdmad_rpcbind_set(const struct nfsrdmad_ports *p);
+void nfsrdmad_rpcbind_unset(const struct nfsrdmad_ports *p);
 
 #endif

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Registration with rpcbind, so clients that ask rpcbind find NFS and
- * MOUNT on TCP (portmap version 2 calls through libtirpc) and NFS on
- * RPC-over-RDMA: an rpcbind version 4 SET of netid "rdma" with the
- * listener's universal address, as Linux's nfsd registers its RDMA port
- * (RFC 5665 names the netid; portmap version 2 has no protocol number
- * for it, so `rpcinfo` shows it and `rpcinfo -p` does not). That SET goes
- * over rpcbind's local socket, which tells rpcbind who we are. Only when
+ * MOUNT on TCP and NFS on RPC-over-RDMA: rpcbind version 4 SETs of netid
+ * "tcp", and "rdma" with the RDMA listener's universal address, as
+ * Linux's nfsd registers its RDMA port (RFC 5665 names the netid;
+ * portmap version 2 has no protocol number for it, so `rpcinfo` shows it
+ * and `rpcinfo -p` does not). They go over rpcbind's local socket, which
+ * tells rpcbind who we are (libtirpc's pmap_set would too, but leaks the
+ * address it converts on every call). Only when
  * rpcbind answers on 127.0.0.1:111 right away: without one, libtirpc would
  * retry for many seconds before giving up, and serving goes on regardless.
  * We listen on IPv4 only, so there is no "rdma6" to register.
  */
 #include "nfsrdmad.h"
 
-#include <rpc/pmap_clnt.h>
 #include <rpc/rpc.h>
 #include <rpc/rpcb_prot.h>
 
@@ -79,21 +79,22 @@ static CLIENT *local_rpcbind(void)
 	return c;
 }
 
-/* RPCBPROC_SET (set) or UNSET of NFS v3 on netid rdma at addr:port. */
-static bool rdma_call(bool set, const char *addr, uint16_t port)
+/*
+ * RPCBPROC_SET (set) or UNSET of prog v3 on netid at addr:port; UNSET
+ * with netid "" takes every netid's entry of prog v3.
+ */
+static bool rb_call(CLIENT *c, bool set, uint32_t prog, const char *netid,
+		    const char *addr, uint16_t port)
 {
-	char uaddr[64], netid[] = "rdma", owner[] = "nfsrdmad";
+	char uaddr[64], owner[] = "nfsrdmad";
 	struct timeval tmo = {.tv_sec = 2};
-	rpcb parms = {.r_prog = NFS_PROG,
+	rpcb parms = {.r_prog = prog,
 		      .r_vers = 3,
-		      .r_netid = netid,
+		      .r_netid = (char *)netid,
 		      .r_addr = uaddr,
 		      .r_owner = owner};
-	CLIENT *c = local_rpcbind();
 	bool_t ok = FALSE;
 
-	if (!c)
-		return false;
 	/* a universal address: the IPv4 address, then the port's 2 bytes */
 	snprintf(uaddr, sizeof(uaddr), "%s.%u.%u", addr, port >> 8,
 		 port & 0xff);
@@ -101,52 +102,61 @@ static bool rdma_call(bool set, const char *addr, uint16_t port)
 		      (xdrproc_t)xdr_rpcb, (char *)&parms, (xdrproc_t)xdr_bool,
 		      (char *)&ok, tmo) != RPC_SUCCESS)
 		ok = FALSE;
-	clnt_destroy(c);
 	return ok;
 }
 
-void nfsrdmad_rpcbind_set_rdma(const char *addr, uint16_t rdma_port)
+static void rb_set(CLIENT *c, uint32_t prog, const char *netid,
+		   const char *addr, uint16_t port)
 {
-	if (!rdma_port || !rpcbind_answers())
-		return;
-	rdma_call(false, addr, rdma_port); /* a stale one of ours */
-	if (rdma_call(true, addr, rdma_port))
+	const char *name = prog == NFS_PROG ? "NFS" : "MOUNT";
+
+	if (!port)
+		return; /* that listener is off */
+	if (rb_call(c, true, prog, netid, addr, port))
 		fprintf(stderr,
-			"nfsrdmad: registered NFS on rdma %s:%u with rpcbind\n",
-			addr, rdma_port);
+			"nfsrdmad: registered %s on %s %s:%u with rpcbind\n",
+			name, netid, addr, port);
 	else
-		fprintf(stderr, "nfsrdmad: rpcbind refused NFS on rdma\n");
+		fprintf(stderr, "nfsrdmad: rpcbind refused %s on %s\n", name,
+			netid);
 }
 
-void nfsrdmad_rpcbind_unset_rdma(const char *addr, uint16_t rdma_port)
+static CLIENT *reachable_rpcbind(void)
 {
-	if (rdma_port && rpcbind_answers())
-		rdma_call(false, addr, rdma_port);
+	CLIENT *c = rpcbind_answers() ? local_rpcbind() : NULL;
+
+	if (!c)
+		fprintf(stderr,
+			"nfsrdmad: no rpcbind on 127.0.0.1:111 and "
+			"%s, not registered\n",
+			_PATH_RPCBINDSOCK);
+	return c;
 }
 
-void nfsrdmad_rpcbind_set(uint16_t tcp_port, uint16_t mount_port)
+void nfsrdmad_rpcbind_set(const struct nfsrdmad_ports *p)
 {
-	if (!rpcbind_answers()) {
-		fprintf(stderr, "nfsrdmad: no rpcbind on 127.0.0.1:111, "
-				"not registered\n");
+	CLIENT *c = reachable_rpcbind();
+
+	if (!c)
 		return;
-	}
-	pmap_unset(NFS_PROG, 3);
-	pmap_unset(MOUNT_PROG, 3);
-	if (tcp_port && !pmap_set(NFS_PROG, 3, IPPROTO_TCP, tcp_port))
-		fprintf(stderr, "nfsrdmad: rpcbind refused NFS\n");
-	if (mount_port && !pmap_set(MOUNT_PROG, 3, IPPROTO_TCP, mount_port))
-		fprintf(stderr, "nfsrdmad: rpcbind refused MOUNT\n");
-	else
-		fprintf(stderr, "nfsrdmad: registered with rpcbind\n");
+	/* what an earlier run left behind, on every netid */
+	rb_call(c, false, NFS_PROG, "", p->addr, 0);
+	rb_call(c, false, MOUNT_PROG, "", p->addr, 0);
+	rb_set(c, NFS_PROG, "tcp", p->addr, p->tcp);
+	rb_set(c, MOUNT_PROG, "tcp", p->addr, p->mount);
+	rb_set(c, NFS_PROG, "rdma", p->addr, p->rdma);
+	clnt_destroy(c);
 }
 
-void nfsrdmad_rpcbind_unset(uint16_t tcp_port, uint16_t mount_port)
+void nfsrdmad_rpcbind_unset(const struct nfsrdmad_ports *p)
 {
-	if (!rpcbind_answers())
+	CLIENT *c = rpcbind_answers() ? local_rpcbind() : NULL;
+
+	if (!c)
 		return;
-	if (tcp_port)
-		pmap_unset(NFS_PROG, 3);
-	if (mount_port)
-		pmap_unset(MOUNT_PROG, 3);
+	if (p->tcp || p->rdma)
+		rb_call(c, false, NFS_PROG, "", p->addr, 0);
+	if (p->mount)
+		rb_call(c, false, MOUNT_PROG, "", p->addr, 0);
+	clnt_destroy(c);
 }

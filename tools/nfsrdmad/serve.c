@@ -519,16 +519,17 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 		fprintf(stderr, "nfsrdmad: cannot start a thread\n");
 	if (!rc) {
 		print_exports(&d);
-		nfsrdmad_rpcbind_set(d.x[X_TCP].port,
-				     d.x[X_MOUNT].tcp ? d.x[X_MOUNT].port
-						      : d.x[X_TCP].port);
-		nfsrdmad_rpcbind_set_rdma(o->address, d.x[X_RDMA].port);
+		struct nfsrdmad_ports p = {.addr = o->address,
+					   .tcp = d.x[X_TCP].port,
+					   .mount = d.x[X_MOUNT].tcp
+							    ? d.x[X_MOUNT].port
+							    : d.x[X_TCP].port,
+					   .rdma = d.x[X_RDMA].port};
+
+		nfsrdmad_rpcbind_set(&p);
 		sig = wait_signal(&d);
 		fprintf(stderr, "nfsrdmad: %s, stopping\n", strsignal(sig));
-		nfsrdmad_rpcbind_unset_rdma(o->address, d.x[X_RDMA].port);
-		nfsrdmad_rpcbind_unset(d.x[X_TCP].port,
-				       d.x[X_MOUNT].tcp ? d.x[X_MOUNT].port
-							: d.x[X_TCP].port);
+		nfsrdmad_rpcbind_unset(&p);
 	}
 	stop_all(&d);
 	rr_nfs3_exporter_destroy(d.nfs);

@@ -76,7 +76,7 @@ kill "$nd"
 wait "$nd"
 rc=$?
 nd=
-[ "$rc" = 0 ] || fail "nfsrdmad exited $rc"
+[ "$rc" = 0 ] || fail "nfsrdmad exited $rc: $(grep -v calls= "$top/err")"
 rpcinfo 127.0.0.1 >"$top/v4"
 if grep -Eq "^ +10000[35] " "$top/v4"; then
 	fail "still registered after stop: $(cat "$top/v4")"
