@@ -5,8 +5,9 @@
  * groups, handles STALE once a reload drops the client, over TCP and
  * RDMA; SIGHUP with a bad file keeps the old table, and the connections
  * stay through every reload (one client calls while tables are swapped
- * under it); SIGHUP without --exports changes nothing. And start-up
- * errors that name their cause.
+ * under it); SIGHUP without --exports changes nothing; libnfs's nfs-ls
+ * and nfs-cat see the same rules. And connection log lines within their
+ * rate limit, and start-up errors that name their cause.
  *
  * argv[1] is the nfsrdmad binary.
  */
@@ -542,6 +543,81 @@ static void connections_are_logged_within_a_rate_limit(void **state)
 		fail_msg("%d connection lines for 41 connections", lines);
 }
 
+/* Runs libnfs's tool on dir's URL: its exit status; its stdout in out. */
+static int libnfs(struct fx *f, const char *tool, const char *dir,
+		  const char *file, char *out, size_t len)
+{
+	char url[PATH_MAX + 128];
+	int p[2], status;
+	size_t n = 0;
+	pid_t pid;
+
+	snprintf(url, sizeof(url),
+		 "nfs://127.0.0.1%s%s%s?nfsport=%u&mountport=%u&version=3", dir,
+		 file ? "/" : "", file ? file : "", f->tcp, f->mount);
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(p[1], 1);
+		dup2(null, 2);
+		close(p[0]);
+		execlp(tool, tool, url, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	while (n + 1 < len && rr_t_read_within(p[0], out + n, 1, TMO_MS))
+		n++;
+	out[n] = '\0';
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* An NFS client nobody here wrote sees the same rules. */
+static void libnfs_sees_the_rules(void **state)
+{
+	struct fx *f = *state;
+	char out[4096], path[PATH_MAX + 8];
+	FILE *o;
+
+	if (access("/usr/bin/nfs-ls", X_OK) ||
+	    access("/usr/bin/nfs-cat", X_OK)) {
+		printf("# skipped: no nfs-ls, nfs-cat (libnfs-utils)\n");
+		skip();
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/file%d", f->dir[i], i);
+		o = fopen(path, "w");
+		assert_non_null(o);
+		fprintf(o, "contents %d\n", i);
+		assert_int_equal(fclose(o), 0);
+	}
+	write_exports(f, "%s 127.0.0.1(ro)\n%s 10.9.9.9(rw)\n", f->dir[0],
+		      f->dir[1]);
+	start(f, true);
+	assert_int_equal(libnfs(f, "nfs-ls", f->dir[0], NULL, out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, "file0"));
+	assert_int_equal(
+		libnfs(f, "nfs-cat", f->dir[0], "file0", out, sizeof(out)), 0);
+	assert_string_equal(out, "contents 0\n");
+	assert_int_not_equal(
+		libnfs(f, "nfs-ls", f->dir[1], NULL, out, sizeof(out)), 0);
+	assert_null(strstr(out, "file1"));
+	/* the other way round after a reload */
+	write_exports(f, "%s 10.9.9.9(ro)\n%s 127.0.0.1(rw)\n", f->dir[0],
+		      f->dir[1]);
+	hup_and_wait(f, "exports read again");
+	assert_int_not_equal(
+		libnfs(f, "nfs-cat", f->dir[0], "file0", out, sizeof(out)), 0);
+	assert_int_equal(
+		libnfs(f, "nfs-cat", f->dir[1], "file1", out, sizeof(out)), 0);
+	assert_string_equal(out, "contents 1\n");
+	assert_int_equal(stop(f), 0);
+}
+
 /* Runs nfsrdmad to its exit: the status, and its stderr must hold want. */
 static void fails_saying(struct fx *f, const char *const *argv, int want_rc,
 			 const char *const *want)
@@ -647,6 +723,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(
 			connections_are_logged_within_a_rate_limit, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(libnfs_sees_the_rules, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(startup_errors_name_their_cause,
 						setup, teardown),
 	};
