@@ -17,6 +17,16 @@
  * keeps its member, whose handles are STALE to everyone, and comes back
  * to it when the export is added again. So members are bounded by the
  * distinct paths exported since start (NFSD_MEMBERS_MAX).
+ *
+ * What a member costs is what one server costs: its open-file cache (a
+ * sixteenth of RLIMIT_NOFILE at most, and a reaper thread), its
+ * handle-to-path cache (up to handle_cache_bytes) and its walk budget are
+ * its own, not shares of one; fine for the handful of exports a server
+ * has, to be pooled before tables of hundreds are.
+ *
+ * A call's first handle picks the member; a second handle of another
+ * export (RENAME, LINK across exports) does not verify there and is
+ * answered NFS3ERR_BADHANDLE, where Linux's nfsd answers NFS3ERR_XDEV.
  */
 #include "nfs3/server/nfsd.h"
 
