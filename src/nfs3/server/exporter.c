@@ -25,8 +25,8 @@
  * has, to be pooled before tables of hundreds are.
  *
  * A call's first handle picks the member; a second handle of another
- * export (RENAME, LINK across exports) does not verify there and is
- * answered NFS3ERR_BADHANDLE, where Linux's nfsd answers NFS3ERR_XDEV.
+ * export (RENAME, LINK across exports) does not verify there, and is
+ * answered NFS3ERR_XDEV, as Linux's nfsd answers.
  */
 #include "nfs3/server/nfsd.h"
 
@@ -264,6 +264,16 @@ static int member_of_fh(const struct rr_nfs3_exporter *x, const uint8_t *fh,
 					&birth))
 			return (int)i;
 	return -1;
+}
+
+bool rr__nfsd_ex_owns_fh(struct rr_nfs3_exporter *x, const void *fh, size_t len)
+{
+	int m;
+
+	pthread_rwlock_rdlock(&x->lock);
+	m = member_of_fh(x, fh, len);
+	pthread_rwlock_unlock(&x->lock);
+	return m >= 0;
 }
 
 /*

@@ -1083,6 +1083,10 @@ static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 			       &w.dev, &w.ino, &w.birth)) {
 		char host[INET6_ADDRSTRLEN];
 
+		/* RENAME or LINK into another export: as Linux's nfsd says */
+		if (c->ex && rr__nfsd_ex_owns_fh(c->ex, fh->data.data_val,
+						 fh->data.data_len))
+			return NFS3ERR_XDEV;
 		atomic_fetch_add(&s->bad_handles, 1);
 		rr__nfsd_host_of(c, host);
 		rr_warn_rl("nfs3: %s: a handle this server did not make: "

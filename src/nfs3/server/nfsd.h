@@ -347,6 +347,9 @@ mountstat3 rr__nfsd_ex_route(struct nfsd_call *c, const char *dir);
 /* Member i of the exporter (every server it ever made), or NULL. */
 struct rr_nfs3_server *rr__nfsd_ex_member(struct rr_nfs3_exporter *x,
 					  uint32_t i);
+/* Did one of the exporter's members make the handle? */
+bool rr__nfsd_ex_owns_fh(struct rr_nfs3_exporter *x, const void *fh,
+			 size_t len);
 /* EXPORT's answer: every export with its clients, from c's arena. */
 bool rr__nfsd_ex_list(struct nfsd_call *c, XDR *out);
 

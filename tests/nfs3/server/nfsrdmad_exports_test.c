@@ -395,6 +395,20 @@ static void rules_apply_per_client_and_export(void **state)
 	assert_int_equal(create(f, tc, &h3, "made"), NFS3ERR_ACCES);
 	/* each export's handles are its own */
 	assert_true(memcmp(b0, b2, h0.data.data_len));
+	/* and a rename across exports is XDEV, as Linux's nfsd says */
+	{
+		RENAME3args ra = {.from = {.dir = h0, .name = "made"},
+				  .to = {.dir = h3, .name = "moved"}};
+		RENAME3res rr;
+
+		assert_int_equal(call(f, tc, true, NFS_PROGRAM, NFSPROC3_RENAME,
+				      (xdrproc_t)rr__xdr_RENAME3args, &ra,
+				      (xdrproc_t)rr__xdr_RENAME3res, &rr,
+				      sizeof(rr)),
+				 0);
+		assert_int_equal(rr.status, NFS3ERR_XDEV);
+		xdr_free((xdrproc_t)rr__xdr_RENAME3res, (char *)&rr);
+	}
 
 	/* over RDMA too; then a reload drops us from e0 */
 	assert_int_equal(rr_clnt_create("127.0.0.1", f->rdma, &ro, &rc), 0);
