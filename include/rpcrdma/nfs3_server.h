@@ -17,6 +17,7 @@
 #include <rpcrdma/rpc.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -76,6 +77,55 @@ struct rr_nfs3_server_stats {
 };
 void rr_nfs3_server_stats(struct rr_nfs3_server *s,
 			  struct rr_nfs3_server_stats *out);
+
+/*
+ * Several exports with rules per client: an exports table, in exports(5)
+ * syntax (the parser's comment, src/nfs3/server/exports.c, says what is
+ * implemented), served by an exporter. Each export has a server of its
+ * own (and its own file-handle key, derived from the state_dir's key and
+ * the export's path, so a handle tells which export it is of); the rule
+ * for the caller's address is looked up on every call: MNT answers
+ * MNT3ERR_ACCES to a client no rule admits, and every handle of the
+ * export is NFS3ERR_STALE to it (as Linux's nfsd answers).
+ */
+struct rr_nfs3_exports;
+/* 0, or a negative errno with "FILE:LINE: what" (or "FILE: why") in err. */
+int rr_nfs3_exports_load(const char *file, struct rr_nfs3_exports **out,
+			 char *err, size_t errlen);
+/* One export of dir to every client (rw unless read_only). */
+int rr_nfs3_exports_one(const char *dir, bool read_only, bool root_squash,
+			struct rr_nfs3_exports **out);
+void rr_nfs3_exports_free(struct rr_nfs3_exports *t);
+
+struct rr_nfs3_exporter;
+/*
+ * o: what every export's server shares (state_dir, walks, cache); its
+ * export_path, read_only, root_squash and anon ids are not used. Takes
+ * t, also on failure. Errors name the export in err.
+ */
+int rr_nfs3_exporter_create(const struct rr_nfs3_server_opts *o,
+			    struct rr_nfs3_exports *t,
+			    struct rr_nfs3_exporter **out, char *err,
+			    size_t errlen);
+/*
+ * Serves t from the next call on (calls running finish with the old
+ * rules; connections stay). Takes t; on failure (an export that cannot be
+ * opened: err names it) the old table stays. Not concurrently with
+ * itself.
+ */
+int rr_nfs3_exporter_reload(struct rr_nfs3_exporter *x,
+			    struct rr_nfs3_exports *t, char *err,
+			    size_t errlen);
+/* The exports served now, one per line into buf ("/path client..."). */
+void rr_nfs3_exporter_describe(struct rr_nfs3_exporter *x, char *buf,
+			       size_t len);
+void rr_nfs3_exporter_progs(struct rr_nfs3_exporter *x, struct rr_svc_prog *nfs,
+			    struct rr_svc_prog *mount);
+/* Sums of every export's counters. */
+void rr_nfs3_exporter_stats(struct rr_nfs3_exporter *x,
+			    struct rr_nfs3_server_stats *out);
+/* Only once no transport can call into x any more. */
+void rr_nfs3_exporter_destroy(struct rr_nfs3_exporter *x);
 
 #ifdef __cplusplus
 }

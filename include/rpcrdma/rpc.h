@@ -216,6 +216,14 @@ struct rr_svc_opts {
 	 * then posts every reply, and threads must be at least 1.
 	 */
 	bool handlers_change_creds;
+	/*
+	 * Told of every connection accepted (up) and ended (why: what ended
+	 * it), on the loop thread with the server's lock held: it must not
+	 * block nor call into the server. NULL: nobody is told.
+	 */
+	void (*on_conn)(void *arg, const struct sockaddr *peer, bool up,
+			const char *why);
+	void *on_conn_arg;
 };
 
 int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,

@@ -62,6 +62,14 @@ struct rr_tcp_svc_opts {
 	int first_call_ms;     /* default 10000 */
 	int idle_ms;	       /* default 360000 (6 min, as Linux's nfsd) */
 	int stall_ms;	       /* default 30000 */
+	/*
+	 * Told of every connection accepted (up) and ended (why: what ended
+	 * it), on the loop thread: it must not block nor call into the
+	 * server. NULL: nobody is told.
+	 */
+	void (*on_conn)(void *arg, const struct sockaddr *peer, bool up,
+			const char *why);
+	void *on_conn_arg;
 };
 
 int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,

@@ -96,6 +96,7 @@ struct tcp_conn {
 	/* calls a worker set aside until the queue drains (FIFO) */
 	struct tcp_job *parked, *parked_tail;
 	bool closed;
+	const char *why; /* what closes it, for rr_tcp_svc_opts.on_conn */
 	bool corked;  /* the loop is serving a read: replies wait for its flush
 		       */
 	bool holding; /* input held back: not read until resumed */
@@ -237,6 +238,9 @@ static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 		c->next->prev = c->prev;
 	s->nconns--;
 	count(s, &s->st.conn_lost);
+	if (s->o.on_conn)
+		s->o.on_conn(s->o.on_conn_arg, (struct sockaddr *)&c->peer,
+			     false, c->why ? c->why : "closed");
 	conn_put(c);
 }
 
@@ -269,6 +273,9 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 		s->conns->prev = c;
 	s->conns = c;
 	s->nconns++;
+	if (s->o.on_conn)
+		s->o.on_conn(s->o.on_conn_arg, (struct sockaddr *)&c->peer,
+			     true, NULL);
 	return 0;
 }
 
@@ -337,6 +344,7 @@ static bool admit(struct rr_tcp_svc *s, const struct sockaddr_storage *peer)
 	if (!victim)
 		return false;
 	count(s, &s->st.conn_evicted);
+	victim->why = "evicted to make room";
 	conn_close(s, victim);
 	return true;
 }
@@ -881,6 +889,8 @@ static void conn_event(struct rr_tcp_svc *s, struct tcp_conn *c, uint32_t ev)
 		ok = conn_read(s, c);
 	else if (ok && (ev & (EPOLLHUP | EPOLLERR)))
 		ok = false; /* not reading now, but the peer is gone */
+	if (!ok && !c->why)
+		c->why = "closed by the peer, or for bad input";
 	if (!ok)
 		conn_close(s, c);
 }
@@ -930,6 +940,7 @@ static void sweep(struct rr_tcp_svc *s, uint64_t now)
 			continue;
 		count(s, &s->st.conn_timeouts);
 		rr_info_rl("tcp svc: a connection missed its deadline: closed");
+		c->why = "past its deadline (idle, silent or not reading)";
 		conn_close(s, c);
 	}
 }

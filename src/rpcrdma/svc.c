@@ -282,6 +282,7 @@ static void make_room(struct rr_svc *s, const struct sockaddr_storage *peer,
 	}
 	if (best) {
 		best->dead = true;
+		best->why = "evicted to make room";
 		s->st.conn_evicted++;
 	}
 }
@@ -310,6 +311,7 @@ static void find_overdue(struct rr_svc *s, uint64_t now)
 		if (rr__admit_overdue(&a, s->o.first_call_ms, s->o.idle_ms,
 				      now)) {
 			cn->dead = true;
+			cn->why = "idle past its deadline";
 			s->st.conn_timeouts++;
 		}
 	}
@@ -345,6 +347,9 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 	s->conns = cn;
 	s->nconns++;
 	rr__svc_share_update(s);
+	if (s->o.on_conn)
+		s->o.on_conn(s->o.on_conn_arg, (struct sockaddr *)&cn->peer,
+			     true, NULL);
 }
 
 /* Work requests and receives of cn not yet completed or flushed. */
@@ -401,6 +406,9 @@ static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 		}
 	s->nconns--;
 	s->st.conn_lost++;
+	if (s->o.on_conn)
+		s->o.on_conn(s->o.on_conn_arg, (struct sockaddr *)&cn->peer,
+			     false, cn->why ? cn->why : "closed");
 	conn_free(cn);
 }
 
@@ -413,8 +421,15 @@ static void cm_events(struct rr_svc *s)
 			conn_request(s, &ev);
 		else if ((ev.type == RR_CM_DISCONNECTED ||
 			  ev.type == RR_CM_QP_ERROR) &&
-			 ev.qp)
-			((struct svc_conn *)rr_qp_context(ev.qp))->dead = true;
+			 ev.qp) {
+			struct svc_conn *cn = rr_qp_context(ev.qp);
+
+			if (!cn->dead)
+				cn->why = ev.type == RR_CM_DISCONNECTED
+						  ? "disconnected"
+						  : "queue pair error";
+			cn->dead = true;
+		}
 	}
 }
 
@@ -467,6 +482,7 @@ static void find_stalled(struct rr_svc *s, uint64_t now)
 				   "buffers held: dropping it",
 				   SVC_STALL_MS);
 			cn->dead = true;
+			cn->why = "stalled holding bulk buffers";
 			s->st.bulk_stalls++;
 			penalise(s, cn, now);
 		}

@@ -147,6 +147,8 @@ struct svc_conn {
 	struct rr_qp *qp;
 	uint16_t gen;
 	bool dead;
+	/* what made it dead, for rr_svc_opts.on_conn */
+	const char *why;
 	bool disconnected;	 /* rr_qp_disconnect issued */
 	bool drain_posted;	 /* rr_qp_drain's markers are out */
 	bool drain_sq, drain_rq; /* ... and seen */

@@ -2,7 +2,8 @@
 /*
  * nfsrdmad: serves a directory over NFSv3, on RPC-over-RDMA and on TCP.
  *
- *   nfsrdmad --export DIR [--rdma-port 20049] [--tcp-port 2049]
+ *   nfsrdmad --export DIR | --exports FILE
+ *            [--rdma-port 20049] [--tcp-port 2049]
  *            [--mount-port 20048] [--provider iwarp] [--read-only]
  *            [--threads N] [--bulk-bufs N] [--root-squash]
  *            [--state-dir DIR]
@@ -11,7 +12,10 @@
  *            [--walk-dirs-per-sec N]
  *
  * A port of 0 takes an ephemeral one (printed at start); "off" turns that
- * transport off.
+ * transport off. --export DIR serves DIR to every client, read-write and
+ * without root squashing unless --read-only and --root-squash say
+ * otherwise; --exports FILE serves what FILE says (exports(5) syntax, see
+ * src/nfs3/server/exports.c) and reads it again on SIGHUP.
  */
 #include "nfsrdmad.h"
 
@@ -36,7 +40,11 @@ const char *__tsan_default_suppressions(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: nfsrdmad --export DIR [options]\n"
+		"usage: nfsrdmad --export DIR | --exports FILE [options]\n"
+		"  --export DIR     serve DIR to every client (read-write,\n"
+		"                   no root squashing)\n"
+		"  --exports FILE   serve the exports FILE lists, exports(5)\n"
+		"                   syntax; SIGHUP reads it again\n"
 		"  --rdma-port P    NFS and MOUNT over RPC-over-RDMA (20049)\n"
 		"  --tcp-port P     NFS over TCP (2049)\n"
 		"  --mount-port P   MOUNT over TCP (20048)\n"
@@ -47,8 +55,9 @@ static void usage(FILE *f)
 		"  --bulk-bufs N    RDMA: registered 1 MiB buffers for READ\n"
 		"                   and WRITE data in flight at once (16,\n"
 		"                   at most 32)\n"
-		"  --read-only      modifying calls get NFS3ERR_ROFS\n"
-		"  --root-squash    uid 0 acts as nobody (65534)\n"
+		"  --read-only      --export: modifying calls get "
+		"NFS3ERR_ROFS\n"
+		"  --root-squash    --export: uid 0 acts as nobody (65534)\n"
 		"  --state-dir DIR  where the file-handle key is kept\n"
 		"                   (/var/lib/nfsrdmad for root, else\n"
 		"                   ~/.local/state/nfsrdmad)\n"
@@ -131,11 +140,13 @@ enum {
 	O_PERH,
 	O_IDLE,
 	O_HCMB,
-	O_WALK
+	O_WALK,
+	O_EXPORTS
 };
 
 static const struct option longopts[] = {
 	{"export", required_argument, NULL, 'e'},
+	{"exports", required_argument, NULL, O_EXPORTS},
 	{"rdma-port", required_argument, NULL, O_RDMA},
 	{"tcp-port", required_argument, NULL, O_TCP},
 	{"mount-port", required_argument, NULL, O_MOUNT},
@@ -163,6 +174,9 @@ static int parse_one(int c, const char *arg, struct nfsrdmad_opts *o)
 	switch (c) {
 	case 'e':
 		o->export_path = arg;
+		return 0;
+	case O_EXPORTS:
+		o->exports_file = arg;
 		return 0;
 	case O_RDMA:
 		return port_arg(arg, &o->rdma_port);
@@ -212,6 +226,59 @@ static int parse_one(int c, const char *arg, struct nfsrdmad_opts *o)
 	}
 }
 
+/*
+ * An option getopt did not know, or one missing its value: getopt_long
+ * then sets optopt to the option's value, 0 for an unknown long option.
+ */
+static void bad_option(char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	for (const struct option *lo = longopts; optopt && lo->name; lo++)
+		if (lo->val == optopt && lo->has_arg == required_argument) {
+			fprintf(stderr, "nfsrdmad: option %s needs a value\n",
+				arg);
+			return;
+		}
+	fprintf(stderr, "nfsrdmad: unknown option %s (see --help)\n", arg);
+}
+
+static const char *value_hint(int c)
+{
+	switch (c) {
+	case O_RDMA:
+	case O_TCP:
+	case O_MOUNT:
+		return "a port, 0-65535, or off";
+	case O_THR:
+		return "a count, 0-256";
+	case O_BULK:
+		return "a count, 1-32";
+	case O_MAXC:
+	case O_PERH:
+		return "a count, 1-65536";
+	case O_IDLE:
+		return "seconds, 0-86400";
+	case O_HCMB:
+		return "MiB, 1-1048576";
+	case O_WALK:
+		return "a count, 1-1073741824";
+	default:
+		return "see --help";
+	}
+}
+
+static void bad_value(int c, int idx, const char *arg)
+{
+	const char *name = "?";
+
+	for (const struct option *lo = longopts; lo->name; lo++)
+		if (lo->val == c && (idx < 0 || lo == &longopts[idx]))
+			name = lo->name;
+	fprintf(stderr, "nfsrdmad: --%s: bad value \"%s\" (%s)\n", name,
+		arg ? arg : "", value_hint(c));
+}
+
 int main(int argc, char **argv)
 {
 	struct nfsrdmad_opts o = {.rdma_port = 20049,
@@ -220,9 +287,10 @@ int main(int argc, char **argv)
 				  .threads = 4,
 				  .address = "0.0.0.0"};
 	char sdir[4096];
-	int c;
+	int c, idx = -1;
 
-	while ((c = getopt_long(argc, argv, "e:hV", longopts, NULL)) != -1) {
+	opterr = 0; /* we say what is wrong, naming the option */
+	while ((c = getopt_long(argc, argv, "e:hV", longopts, &idx)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 0;
@@ -231,15 +299,31 @@ int main(int argc, char **argv)
 			printf("nfsrdmad %s\n", RR_VERSION);
 			return 0;
 		}
-		if (parse_one(c, optarg, &o)) {
-			fprintf(stderr, "nfsrdmad: bad option or value\n");
-			usage(stderr);
+		if (c == '?') {
+			bad_option(argv);
 			return 2;
 		}
+		if (parse_one(c, optarg, &o)) {
+			bad_value(c, idx, optarg);
+			return 2;
+		}
+		idx = -1;
 	}
-	if (optind != argc || !o.export_path) {
-		fprintf(stderr, "nfsrdmad: --export DIR is required\n");
+	if (optind != argc) {
+		fprintf(stderr, "nfsrdmad: unexpected argument \"%s\"\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!o.export_path == !o.exports_file) {
+		fprintf(stderr, "nfsrdmad: give one of --export DIR and "
+				"--exports FILE\n");
 		usage(stderr);
+		return 2;
+	}
+	if (o.exports_file && (o.read_only || o.root_squash)) {
+		fprintf(stderr, "nfsrdmad: --read-only and --root-squash are "
+				"for --export; with --exports FILE, write ro "
+				"and root_squash in FILE\n");
 		return 2;
 	}
 	if (!o.state_dir)

@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 struct nfsrdmad_opts {
-	const char *export_path;
+	const char *export_path;  /* --export: one export to everyone */
+	const char *exports_file; /* --exports: what it lists */
 	const char *state_dir;
 	const char *address; /* IPv4 to bind, default 0.0.0.0 */
 	const char *provider;
@@ -27,8 +28,13 @@ struct nfsrdmad_opts {
 /* Serves until SIGTERM or SIGINT; returns the exit status. */
 int nfsrdmad_serve(const struct nfsrdmad_opts *o);
 
-/* rpcbind (portmap v2 over libtirpc) when one answers on 127.0.0.1:111 */
-void nfsrdmad_rpcbind_set(uint16_t tcp_port, uint16_t mount_port);
-void nfsrdmad_rpcbind_unset(uint16_t tcp_port, uint16_t mount_port);
+/* What rpcbind is told: the listeners' address and ports (0: off). */
+struct nfsrdmad_ports {
+	const char *addr; /* IPv4, dotted */
+	uint16_t tcp, mount, rdma;
+};
+/* Registers each with rpcbind, when one answers on 127.0.0.1:111. */
+void nfsrdmad_rpcbind_set(const struct nfsrdmad_ports *p);
+void nfsrdmad_rpcbind_unset(const struct nfsrdmad_ports *p);
 
 #endif

@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Registration with rpcbind (portmap version 2 calls through libtirpc), so
- * clients that ask rpcbind find NFS and MOUNT on TCP. Only when rpcbind
- * answers on 127.0.0.1:111 right away: without one, libtirpc would retry
- * for many seconds before giving up, and serving goes on regardless.
+ * Registration with rpcbind, so clients that ask rpcbind find NFS and
+ * MOUNT on TCP and NFS on RPC-over-RDMA: rpcbind version 4 SETs of netid
+ * "tcp", and "rdma" with the RDMA listener's universal address, as
+ * Linux's nfsd registers its RDMA port (RFC 5665 names the netid;
+ * portmap version 2 has no protocol number for it, so `rpcinfo` shows it
+ * and `rpcinfo -p` does not). They go over rpcbind's local socket, which
+ * tells rpcbind who we are (libtirpc's pmap_set would too, but leaks the
+ * address it converts on every call). Only when
+ * rpcbind answers on 127.0.0.1:111 right away: without one, libtirpc would
+ * retry for many seconds before giving up, and serving goes on regardless.
+ * We listen on IPv4 only, so there is no "rdma6" to register.
  */
 #include "nfsrdmad.h"
 
-#include <rpc/pmap_clnt.h>
 #include <rpc/rpc.h>
+#include <rpc/rpcb_prot.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,7 +23,9 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define NFS_PROG   100003
@@ -45,29 +54,109 @@ static bool rpcbind_answers(void)
 	return ok;
 }
 
-void nfsrdmad_rpcbind_set(uint16_t tcp_port, uint16_t mount_port)
+/* A client of rpcbind version 4 on its local socket, or NULL. */
+static CLIENT *local_rpcbind(void)
 {
-	if (!rpcbind_answers()) {
-		fprintf(stderr, "nfsrdmad: no rpcbind on 127.0.0.1:111, "
-				"not registered\n");
-		return;
+	struct sockaddr_un sun = {.sun_family = AF_LOCAL};
+	struct netbuf nb = {
+		.len = sizeof(sun), .maxlen = sizeof(sun), .buf = &sun};
+	int fd = socket(AF_LOCAL, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CLIENT *c;
+
+	if (fd < 0)
+		return NULL;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", _PATH_RPCBINDSOCK);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		close(fd);
+		return NULL;
 	}
-	pmap_unset(NFS_PROG, 3);
-	pmap_unset(MOUNT_PROG, 3);
-	if (tcp_port && !pmap_set(NFS_PROG, 3, IPPROTO_TCP, tcp_port))
-		fprintf(stderr, "nfsrdmad: rpcbind refused NFS\n");
-	if (mount_port && !pmap_set(MOUNT_PROG, 3, IPPROTO_TCP, mount_port))
-		fprintf(stderr, "nfsrdmad: rpcbind refused MOUNT\n");
-	else
-		fprintf(stderr, "nfsrdmad: registered with rpcbind\n");
+	c = clnt_vc_create(fd, &nb, RPCBPROG, RPCBVERS4, 0, 0);
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	clnt_control(c, CLSET_FD_CLOSE, NULL);
+	return c;
 }
 
-void nfsrdmad_rpcbind_unset(uint16_t tcp_port, uint16_t mount_port)
+/*
+ * RPCBPROC_SET (set) or UNSET of prog v3 on netid at addr:port; UNSET
+ * with netid "" takes every netid's entry of prog v3.
+ */
+static bool rb_call(CLIENT *c, bool set, uint32_t prog, const char *netid,
+		    const char *addr, uint16_t port)
 {
-	if (!rpcbind_answers())
+	char uaddr[64], owner[] = "nfsrdmad";
+	struct timeval tmo = {.tv_sec = 2};
+	rpcb parms = {.r_prog = prog,
+		      .r_vers = 3,
+		      .r_netid = (char *)netid,
+		      .r_addr = uaddr,
+		      .r_owner = owner};
+	bool_t ok = FALSE;
+
+	/* a universal address: the IPv4 address, then the port's 2 bytes */
+	snprintf(uaddr, sizeof(uaddr), "%s.%u.%u", addr, port >> 8,
+		 port & 0xff);
+	if (clnt_call(c, set ? RPCBPROC_SET : RPCBPROC_UNSET,
+		      (xdrproc_t)xdr_rpcb, (char *)&parms, (xdrproc_t)xdr_bool,
+		      (char *)&ok, tmo) != RPC_SUCCESS)
+		ok = FALSE;
+	return ok;
+}
+
+static void rb_set(CLIENT *c, uint32_t prog, const char *netid,
+		   const char *addr, uint16_t port)
+{
+	const char *name = prog == NFS_PROG ? "NFS" : "MOUNT";
+
+	if (!port)
+		return; /* that listener is off */
+	if (rb_call(c, true, prog, netid, addr, port))
+		fprintf(stderr,
+			"nfsrdmad: registered %s on %s %s:%u with rpcbind\n",
+			name, netid, addr, port);
+	else
+		fprintf(stderr, "nfsrdmad: rpcbind refused %s on %s\n", name,
+			netid);
+}
+
+static CLIENT *reachable_rpcbind(void)
+{
+	CLIENT *c = rpcbind_answers() ? local_rpcbind() : NULL;
+
+	if (!c)
+		fprintf(stderr,
+			"nfsrdmad: no rpcbind on 127.0.0.1:111 and "
+			"%s, not registered\n",
+			_PATH_RPCBINDSOCK);
+	return c;
+}
+
+void nfsrdmad_rpcbind_set(const struct nfsrdmad_ports *p)
+{
+	CLIENT *c = reachable_rpcbind();
+
+	if (!c)
 		return;
-	if (tcp_port)
-		pmap_unset(NFS_PROG, 3);
-	if (mount_port)
-		pmap_unset(MOUNT_PROG, 3);
+	/* what an earlier run left behind, on every netid */
+	rb_call(c, false, NFS_PROG, "", p->addr, 0);
+	rb_call(c, false, MOUNT_PROG, "", p->addr, 0);
+	rb_set(c, NFS_PROG, "tcp", p->addr, p->tcp);
+	rb_set(c, MOUNT_PROG, "tcp", p->addr, p->mount);
+	rb_set(c, NFS_PROG, "rdma", p->addr, p->rdma);
+	clnt_destroy(c);
+}
+
+void nfsrdmad_rpcbind_unset(const struct nfsrdmad_ports *p)
+{
+	CLIENT *c = rpcbind_answers() ? local_rpcbind() : NULL;
+
+	if (!c)
+		return;
+	if (p->tcp || p->rdma)
+		rb_call(c, false, NFS_PROG, "", p->addr, 0);
+	if (p->mount)
+		rb_call(c, false, MOUNT_PROG, "", p->addr, 0);
+	clnt_destroy(c);
 }

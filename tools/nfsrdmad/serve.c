@@ -4,11 +4,16 @@
  * on RPC-over-RDMA, NFS on TCP, MOUNT on TCP. SIGTERM and SIGINT are
  * blocked in every thread and taken by the main thread with sigwait, which
  * then stops each loop (calls in flight finish first) and tears down in
- * the reverse order of setup.
+ * the reverse order of setup. SIGHUP, taken the same way, reads the
+ * exports file again: the exporter swaps the new table in for the next
+ * calls, connections stay, and a file that does not parse (or an export
+ * that cannot be opened) leaves the old table serving.
  */
 #include "nfsrdmad.h"
 
 #include <rpcrdma/rpc_tcp.h>
+
+#include "base/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,11 +43,12 @@ struct xprt {
 	pthread_t th;
 	bool running;
 	int rc;
+	struct rr__log_rl conn_rl; /* conn_log's budget */
 };
 
 struct daemon {
 	const struct nfsrdmad_opts *o;
-	struct rr_nfs3_server *nfs;
+	struct rr_nfs3_exporter *nfs;
 	struct rr_svc_prog nfs_prog, mount_prog;
 	struct sockaddr_in sin;
 	struct xprt x[X_N];
@@ -77,6 +83,78 @@ static int addr_of(const struct nfsrdmad_opts *o, int port,
 								   : -EINVAL;
 }
 
+/* What a listener that could not start tells: which, where, and why. */
+static void listen_error(const struct daemon *d, const struct xprt *x, int port,
+			 int rc)
+{
+	const struct nfsrdmad_opts *o = d->o;
+	const char *opt = x->kind == X_RDMA  ? "--rdma-port"
+			  : x->kind == X_TCP ? "--tcp-port"
+					     : "--mount-port";
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, o->address, &a) != 1) {
+		fprintf(stderr, "nfsrdmad: --address %s: not an IPv4 address\n",
+			o->address);
+		return;
+	}
+	if (x->kind == X_RDMA && rc == -ENODEV && o->provider &&
+	    strcmp(o->provider, "iwarp") && strcmp(o->provider, "verbs") &&
+	    strcmp(o->provider, "faults")) {
+		fprintf(stderr,
+			"nfsrdmad: --provider %s: no such RDMA provider "
+			"(iwarp, verbs, faults)\n",
+			o->provider);
+		return;
+	}
+	if (x->kind == X_RDMA && (rc == -ENOSYS || rc == -ENODEV ||
+				  rc == -ENOENT || rc == -EPROTONOSUPPORT)) {
+		fprintf(stderr,
+			"nfsrdmad: cannot listen for %s on %s:%d: RDMA "
+			"provider %s has no usable device (%s); --provider "
+			"iwarp runs over TCP, --rdma-port off turns RDMA off\n",
+			xname[x->kind], o->address, port,
+			o->provider ? o->provider : "iwarp", strerror(-rc));
+		return;
+	}
+	fprintf(stderr, "nfsrdmad: cannot listen for %s on %s:%d (%s): %s\n",
+		xname[x->kind], o->address, port, opt, strerror(-rc));
+}
+
+/*
+ * One line per connection and disconnection, with the client's address
+ * and port and what ended it. Clients make these: at most RR_LOG_BURST
+ * lines per RR_LOG_WINDOW_MS for each listener, the next line saying how
+ * many were left out.
+ */
+static void conn_log(void *arg, const struct sockaddr *peer, bool up,
+		     const char *why)
+{
+	struct xprt *x = arg;
+	char host[INET6_ADDRSTRLEN] = "unknown", more[48] = "";
+	unsigned port = 0;
+	long left_out = rr__log_rl_admit(&x->conn_rl);
+
+	if (left_out < 0)
+		return;
+	if (left_out > 0)
+		snprintf(more, sizeof(more), " (%ld lines like it left out)",
+			 left_out);
+	if (peer && peer->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)peer;
+
+		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+		port = ntohs(sin->sin_port);
+	} else if (peer && peer->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)peer;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+		port = ntohs(sin6->sin6_port);
+	}
+	fprintf(stderr, "nfsrdmad: %s: %s:%u %s%s%s\n", xname[x->kind], host,
+		port, up ? "connected" : "disconnected: ", up ? "" : why, more);
+}
+
 static int idle_ms(const struct nfsrdmad_opts *o)
 {
 	return o->idle_s > 0 ? o->idle_s * 1000 : o->idle_s;
@@ -92,15 +170,20 @@ static int start_rdma(struct daemon *d, struct xprt *x, int port)
 		.handlers_change_creds = geteuid() == 0,
 		/* half the table: Linux's nconnect is 16 */
 		.max_per_peer = d->o->max_per_host ? d->o->max_per_host : 16,
-		.idle_ms = idle_ms(d->o)};
+		.idle_ms = idle_ms(d->o),
+		.on_conn = conn_log,
+		.on_conn_arg = x};
 	struct sockaddr_in sin;
 	int rc = addr_of(d->o, port, &sin);
 
 	if (!rc)
 		rc = rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &so,
 				   &x->rdma);
-	if (!rc)
-		rc = rr_svc_register(x->rdma, &d->nfs_prog);
+	if (rc) {
+		listen_error(d, x, port, rc);
+		return rc;
+	}
+	rc = rr_svc_register(x->rdma, &d->nfs_prog);
 	if (!rc)
 		rc = rr_svc_register(x->rdma, &d->mount_prog);
 	if (!rc)
@@ -136,7 +219,9 @@ static int start_tcp(struct daemon *d, struct xprt *x, int port,
 {
 	struct rr_tcp_svc_opts to = {.threads = d->o->threads,
 				     .max_per_peer = d->o->max_per_host,
-				     .idle_ms = idle_ms(d->o)};
+				     .idle_ms = idle_ms(d->o),
+				     .on_conn = conn_log,
+				     .on_conn_arg = x};
 	struct sockaddr_in sin;
 	int rc = addr_of(d->o, port, &sin);
 
@@ -144,8 +229,11 @@ static int start_tcp(struct daemon *d, struct xprt *x, int port,
 	if (!rc)
 		rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin),
 				       &to, &x->tcp);
-	if (!rc)
-		rc = rr_tcp_svc_register(x->tcp, p1);
+	if (rc) {
+		listen_error(d, x, port, rc);
+		return rc;
+	}
+	rc = rr_tcp_svc_register(x->tcp, p1);
 	if (!rc && p2)
 		rc = rr_tcp_svc_register(x->tcp, p2);
 	if (!rc)
@@ -198,8 +286,12 @@ static int run_all(struct daemon *d)
 		printf("nfsrdmad: %s on %s:%u\n", xname[k], d->o->address,
 		       x->port);
 	}
-	printf("nfsrdmad: ready, exporting %s%s\n", d->o->export_path,
-	       d->o->read_only ? " read-only" : "");
+	if (d->o->export_path)
+		printf("nfsrdmad: ready, exporting %s%s\n", d->o->export_path,
+		       d->o->read_only ? " read-only" : "");
+	else
+		printf("nfsrdmad: ready, exporting what %s lists\n",
+		       d->o->exports_file);
 	fflush(stdout);
 	return 0;
 }
@@ -230,11 +322,11 @@ static void print_xprt_stats(const struct xprt *x)
 	fprintf(stderr, "nfsrdmad: %s:%s\n", xname[x->kind], line);
 }
 
-static void print_nfs_stats(struct rr_nfs3_server *s)
+static void print_nfs_stats(struct rr_nfs3_exporter *s)
 {
 	struct rr_nfs3_server_stats st;
 
-	rr_nfs3_server_stats(s, &st);
+	rr_nfs3_exporter_stats(s, &st);
 	fprintf(stderr,
 		"nfsrdmad: %llu nfs calls, %llu garbage, %llu bad handles, "
 		"%llu stale, %llu handle searches\n",
@@ -293,35 +385,96 @@ static void stop_all(struct daemon *d)
 	}
 }
 
-/* Waits for SIGTERM or SIGINT; SIGUSR1 prints the counters meanwhile. */
+/* The table the options name: --export's one export, or the file's. */
+static int load_table(const struct nfsrdmad_opts *o, struct rr_nfs3_exports **t,
+		      char *err, size_t len)
+{
+	int rc;
+
+	if (o->exports_file)
+		return rr_nfs3_exports_load(o->exports_file, t, err, len);
+	rc = rr_nfs3_exports_one(o->export_path, o->read_only, o->root_squash,
+				 t);
+	if (rc)
+		snprintf(err, len, "export %s: %s", o->export_path,
+			 strerror(-rc));
+	return rc;
+}
+
+static void print_exports(const struct daemon *d)
+{
+	char buf[8192];
+	char *line, *save = NULL;
+
+	rr_nfs3_exporter_describe(d->nfs, buf, sizeof(buf));
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		fprintf(stderr, "nfsrdmad: export %s\n", line);
+}
+
+static void reload(const struct daemon *d)
+{
+	struct rr_nfs3_exports *t;
+	char err[512];
+
+	if (!d->o->exports_file) {
+		fprintf(stderr, "nfsrdmad: SIGHUP: no exports file to read "
+				"again (--export), nothing changes\n");
+		return;
+	}
+	if (load_table(d->o, &t, err, sizeof(err)) ||
+	    rr_nfs3_exporter_reload(d->nfs, t, err, sizeof(err))) {
+		fprintf(stderr,
+			"nfsrdmad: SIGHUP: %s; still serving the exports "
+			"read before\n",
+			err);
+		return;
+	}
+	fprintf(stderr, "nfsrdmad: SIGHUP: exports read again from %s\n",
+		d->o->exports_file);
+	print_exports(d);
+}
+
+static void wait_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGHUP);
+}
+
+/*
+ * Waits for SIGTERM or SIGINT; meanwhile SIGUSR1 prints the counters and
+ * SIGHUP reads the exports again.
+ */
 static int wait_signal(const struct daemon *d)
 {
 	sigset_t set;
 	int sig = 0;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
+	wait_set(&set);
 	for (;;) {
 		if (sigwait(&set, &sig))
 			continue;
-		if (sig != SIGUSR1)
+		if (sig == SIGUSR1)
+			print_all_stats(d);
+		else if (sig == SIGHUP)
+			reload(d);
+		else
 			return sig;
-		print_all_stats(d);
 	}
 }
 
 static int open_server(const struct nfsrdmad_opts *o,
-		       struct rr_nfs3_server **out)
+		       struct rr_nfs3_exporter **out)
 {
 	struct rr_nfs3_server_opts no = {
-		.export_path = o->export_path,
-		.read_only = o->read_only,
-		.root_squash = o->root_squash,
 		.state_dir = o->state_dir,
 		.walk_dirs_per_s = o->walk_dirs_per_s,
 		.handle_cache_bytes = (uint64_t)o->handle_cache_mb << 20};
+	struct rr_nfs3_exports *t;
+	char err[512];
 	int rc = o->state_dir ? mkdir_p(o->state_dir) : 0;
 
 	if (rc) {
@@ -332,10 +485,11 @@ static int open_server(const struct nfsrdmad_opts *o,
 	if (!o->state_dir)
 		fprintf(stderr, "nfsrdmad: no state dir: file handles will "
 				"not survive a restart\n");
-	rc = rr_nfs3_server_create(&no, out);
+	rc = load_table(o, &t, err, sizeof(err));
+	if (!rc)
+		rc = rr_nfs3_exporter_create(&no, t, out, err, sizeof(err));
 	if (rc)
-		fprintf(stderr, "nfsrdmad: export %s: %s\n", o->export_path,
-			strerror(-rc));
+		fprintf(stderr, "nfsrdmad: %s\n", err);
 	return rc;
 }
 
@@ -355,30 +509,29 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 	 * (glibc's sliding threshold would move them into it).
 	 */
 	mallopt(M_MMAP_THRESHOLD, 256 << 10);
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
+	wait_set(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* threads inherit it */
 	if (open_server(o, &d.nfs))
 		return 1;
-	rr_nfs3_server_progs(d.nfs, &d.nfs_prog, &d.mount_prog);
-	rc = setup(&d);
-	if (!rc)
-		rc = run_all(&d);
-	if (rc) {
-		fprintf(stderr, "nfsrdmad: cannot listen: %s\n", strerror(-rc));
-	} else {
-		nfsrdmad_rpcbind_set(d.x[X_TCP].port,
-				     d.x[X_MOUNT].tcp ? d.x[X_MOUNT].port
-						      : d.x[X_TCP].port);
+	rr_nfs3_exporter_progs(d.nfs, &d.nfs_prog, &d.mount_prog);
+	rc = setup(&d); /* says itself what could not start */
+	if (!rc && (rc = run_all(&d)))
+		fprintf(stderr, "nfsrdmad: cannot start a thread\n");
+	if (!rc) {
+		print_exports(&d);
+		struct nfsrdmad_ports p = {.addr = o->address,
+					   .tcp = d.x[X_TCP].port,
+					   .mount = d.x[X_MOUNT].tcp
+							    ? d.x[X_MOUNT].port
+							    : d.x[X_TCP].port,
+					   .rdma = d.x[X_RDMA].port};
+
+		nfsrdmad_rpcbind_set(&p);
 		sig = wait_signal(&d);
 		fprintf(stderr, "nfsrdmad: %s, stopping\n", strsignal(sig));
-		nfsrdmad_rpcbind_unset(d.x[X_TCP].port,
-				       d.x[X_MOUNT].tcp ? d.x[X_MOUNT].port
-							: d.x[X_TCP].port);
+		nfsrdmad_rpcbind_unset(&p);
 	}
 	stop_all(&d);
-	rr_nfs3_server_destroy(d.nfs);
+	rr_nfs3_exporter_destroy(d.nfs);
 	return rc ? 1 : 0;
 }

@@ -32,7 +32,7 @@ static nfsstat3 dirop_begin(struct nfsd_call *c, const diropargs3 *a,
 		return rr__nfsd_errno(d->fd);
 	if (!S_ISDIR(d->dir.st.st_mode))
 		return NFS3ERR_NOTDIR;
-	if (c->s->o.read_only)
+	if (c->id.ro)
 		return NFS3ERR_ROFS;
 	st = rr__nfsd_name_ok(a->name);
 	if (st)

@@ -38,6 +38,7 @@
 #include "nfs3/server/nfsd.h"
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1080,7 +1081,17 @@ static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 
 	if (rr__nfsd_fh_verify(s->key, fh->data.data_val, fh->data.data_len,
 			       &w.dev, &w.ino, &w.birth)) {
+		char host[INET6_ADDRSTRLEN];
+
+		/* RENAME or LINK into another export: as Linux's nfsd says */
+		if (c->ex && rr__nfsd_ex_owns_fh(c->ex, fh->data.data_val,
+						 fh->data.data_len))
+			return NFS3ERR_XDEV;
 		atomic_fetch_add(&s->bad_handles, 1);
+		rr__nfsd_host_of(c, host);
+		rr_warn_rl("nfs3: %s: a handle this server did not make: "
+			   "BADHANDLE",
+			   host);
 		return NFS3ERR_BADHANDLE;
 	}
 	if (cached(c, &w, o, &st))
@@ -1175,6 +1186,10 @@ nfsstat3 rr__nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	o->acl = true;
 	o->path = NULL;
 	o->name = NULL;
+	if (c->denied) {
+		atomic_fetch_add(&c->s->stale_handles, 1);
+		return NFS3ERR_STALE;
+	}
 	st = resolve(c, fh, o);
 	if (was && as_caller(c))
 		st = NFS3ERR_ACCES;

@@ -3,12 +3,15 @@
  * Who a call acts as, and errno to nfsstat3 in one place.
  *
  * AUTH_SYS (RFC 5531 appendix A) names uid, gid and up to 16 groups; with
- * root_squash uid 0 and gid 0 become the anonymous ids, as does every
- * AUTH_NONE call. A server running as root acts as the caller: setfsuid,
- * setfsgid and the raw setgroups system call change only the calling
- * thread's credentials (glibc's setgroups would change every thread's),
- * so the kernel makes each permission decision. A server that is not root
- * cannot become anyone else; it checks mode bits itself before acting.
+ * root_squash uid 0 and gid 0 become the anonymous ids, with all_squash
+ * every uid and gid (and the groups are dropped), as is every AUTH_NONE
+ * call. Which of them applies is the export's rule for the caller's
+ * address (exports.c), decided before any credential is used. A server running
+ * as root acts as the caller: setfsuid, setfsgid and the raw setgroups system
+ * call change only the calling thread's credentials (glibc's setgroups would
+ * change every thread's), so the kernel makes each permission decision. A
+ * server that is not root cannot become anyone else; it checks mode bits itself
+ * before acting.
  *
  * READ and WRITE are the exception, for speed: through a descriptor the
  * open-file cache keeps (opened as the server) they check the mode bits
@@ -81,19 +84,23 @@ nfsstat3 rr__nfsd_errno(int err)
 	}
 }
 
-void rr__nfsd_ident_from_cred(const struct rr_nfs3_server *s,
+void rr__nfsd_ident_from_cred(const struct nfsd_policy *p,
 			      const struct rr_cred *cr, struct nfsd_ident *id)
 {
+	bool root_sq = p->squash == NFSD_SQUASH_ROOT;
 	uint32_t n = 0;
 
-	id->uid = cr ? cr->uid : s->o.anon_uid;
-	id->gid = cr ? cr->gid : s->o.anon_gid;
-	if (s->o.root_squash && id->uid == 0)
-		id->uid = s->o.anon_uid;
-	if (s->o.root_squash && id->gid == 0)
-		id->gid = s->o.anon_gid;
-	for (uint32_t i = 0; cr && i < cr->ngids && i < 16; i++) {
-		if (s->o.root_squash && cr->gids[i] == 0)
+	id->ro = p->ro;
+	if (!cr || p->squash == NFSD_SQUASH_ALL) {
+		id->uid = p->anon_uid;
+		id->gid = p->anon_gid;
+		id->ngids = 0;
+		return;
+	}
+	id->uid = root_sq && cr->uid == 0 ? p->anon_uid : cr->uid;
+	id->gid = root_sq && cr->gid == 0 ? p->anon_gid : cr->gid;
+	for (uint32_t i = 0; i < cr->ngids && i < 16; i++) {
+		if (root_sq && cr->gids[i] == 0)
 			continue;
 		id->gids[n++] = cr->gids[i];
 	}
@@ -163,6 +170,7 @@ uint32_t rr__nfsd_access(const struct rr_nfs3_server *s,
 	unsigned rwx;
 	uint32_t have;
 
+	(void)s; /* what the call may do is in id, per client */
 	if (id->uid == 0) {
 		/* root may execute only what someone may execute */
 		rwx = 6 | (dir || (st->st_mode & 0111) ? 1 : 0);
@@ -174,7 +182,7 @@ uint32_t rr__nfsd_access(const struct rr_nfs3_server *s,
 		rwx = st->st_mode & 7;
 	}
 	have = from_bits(rwx, dir);
-	if (s->o.read_only)
+	if (id->ro)
 		have &= ~(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
 	return have & want;
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * MOUNT version 3 (RFC 1813 section 5). One export: MNT of its path (or a
+ * MOUNT version 3 (RFC 1813 section 5). MNT of an export's path (or a
  * directory below it) answers that directory's handle with AUTH_SYS and
  * AUTH_NONE; DUMP lists what MNT recorded, UMNT and UMNTALL forget it,
- * EXPORT names the path, open to everyone.
+ * EXPORT lists the exports. A server alone has one export, open to
+ * everyone; an exporter's table (exporter.c) has several, and MNT picks
+ * the one the path is in and answers MNT3ERR_ACCES to a client none of
+ * its rules admits, as Linux's mountd does.
  *
  * The list DUMP answers has one entry per client host and directory, at
  * most MNT_MAX, the oldest dropped first. RFC 1813 (5.2.4) calls it
@@ -14,6 +17,7 @@
 #include "nfs3/server/nfsd.h"
 
 #include "base/alloc.h"
+#include "base/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,8 +35,7 @@ struct nfsd_mnt {
 
 static int auth_flavors[] = {RR_AUTH_SYS, RR_AUTH_NONE};
 
-/* The path below the export root that dir names, or NULL. */
-static const char *below(const struct rr_nfs3_server *s, const char *dir)
+const char *rr__nfsd_below(const struct rr_nfs3_server *s, const char *dir)
 {
 	const char *roots[] = {s->export_path, s->export_real};
 
@@ -90,7 +93,7 @@ static int mnt_walk(struct nfsd_call *c, char *path, struct nfsd_obj *o)
 static mountstat3 mnt_resolve(struct nfsd_call *c, const char *dir,
 			      struct nfsd_obj *o)
 {
-	const char *rel = below(c->s, dir);
+	const char *rel = rr__nfsd_below(c->s, dir);
 	char path[PATH_MAX];
 	size_t n;
 	int rc;
@@ -112,8 +115,7 @@ static mountstat3 mnt_resolve(struct nfsd_call *c, const char *dir,
 	return S_ISDIR(o->st.st_mode) ? MNT3_OK : MNT3ERR_NOTDIR;
 }
 
-/* The caller's host as DUMP shows it: its address, numeric. */
-static void host_of(const struct nfsd_call *c, char host[INET6_ADDRSTRLEN])
+void rr__nfsd_host_of(const struct nfsd_call *c, char host[INET6_ADDRSTRLEN])
 {
 	const struct sockaddr *sa = rr_svc_req_peer(c->req);
 	const void *a = NULL;
@@ -166,7 +168,7 @@ static void mnt_record(struct nfsd_call *c, const char *dir)
 
 	if (!m)
 		return; /* advisory: a MNT is not refused for it */
-	host_of(c, m->host);
+	rr__nfsd_host_of(c, m->host);
 	memcpy(m->dir, dir, n);
 	pthread_mutex_lock(&s->mnt_lock);
 	mnt_drop(s, m->host, dir); /* once per host and directory */
@@ -177,15 +179,22 @@ static void mnt_record(struct nfsd_call *c, const char *dir)
 	pthread_mutex_unlock(&s->mnt_lock);
 }
 
-/* UMNT (dir) and UMNTALL (dir NULL) forget the caller's entries only. */
+/*
+ * UMNT (dir) and UMNTALL (dir NULL) forget the caller's entries only, in
+ * every export of the exporter's.
+ */
 static void mnt_forget(struct nfsd_call *c, const char *dir)
 {
 	char host[INET6_ADDRSTRLEN];
+	struct rr_nfs3_server *s = c->s;
 
-	host_of(c, host);
-	pthread_mutex_lock(&c->s->mnt_lock);
-	mnt_drop(c->s, host, dir);
-	pthread_mutex_unlock(&c->s->mnt_lock);
+	rr__nfsd_host_of(c, host);
+	for (uint32_t i = 1; s; i++) {
+		pthread_mutex_lock(&s->mnt_lock);
+		mnt_drop(s, host, dir);
+		pthread_mutex_unlock(&s->mnt_lock);
+		s = c->ex ? rr__nfsd_ex_member(c->ex, i) : NULL;
+	}
 }
 
 void rr__nfsd_mounts_free(struct rr_nfs3_server *s)
@@ -222,7 +231,9 @@ static bool_t mnt(struct nfsd_call *c, XDR *in, XDR *out)
 		xdr_free((xdrproc_t)rr__xdr_dirpath, (char *)&dir);
 		return FALSE;
 	}
-	r.fhs_status = mnt_resolve(c, dir, &o);
+	r.fhs_status = c->ex ? rr__nfsd_ex_route(c, dir) : MNT3_OK;
+	if (r.fhs_status == MNT3_OK)
+		r.fhs_status = mnt_resolve(c, dir, &o);
 	if (r.fhs_status == MNT3_OK) {
 		nfs_fh3 fh;
 
@@ -245,13 +256,15 @@ static bool_t mnt(struct nfsd_call *c, XDR *in, XDR *out)
 	return ok;
 }
 
-static bool_t dump(struct nfsd_call *c, XDR *out)
+/* Appends s's entries at *tail, from c's arena. */
+static bool_t dump_one(struct nfsd_call *c, struct rr_nfs3_server *s,
+		       mountlist **tailp)
 {
-	mountlist head = NULL, *tail = &head;
+	mountlist *tail = *tailp;
 	bool_t ok = TRUE;
 
-	pthread_mutex_lock(&c->s->mnt_lock);
-	for (struct nfsd_mnt *m = c->s->mounts; m && ok; m = m->next) {
+	pthread_mutex_lock(&s->mnt_lock);
+	for (struct nfsd_mnt *m = s->mounts; m && ok; m = m->next) {
 		struct mountbody *b = rr__nfsd_alloc(c, sizeof(*b));
 
 		ok = b != NULL;
@@ -259,11 +272,26 @@ static bool_t dump(struct nfsd_call *c, XDR *out)
 			b->ml_hostname = rr__nfsd_strdup(c, m->host);
 			b->ml_directory = rr__nfsd_strdup(c, m->dir);
 			ok = b->ml_hostname && b->ml_directory;
+			b->ml_next = NULL;
 			*tail = b;
 			tail = &b->ml_next;
 		}
 	}
-	pthread_mutex_unlock(&c->s->mnt_lock);
+	pthread_mutex_unlock(&s->mnt_lock);
+	*tailp = tail;
+	return ok;
+}
+
+static bool_t dump(struct nfsd_call *c, XDR *out)
+{
+	mountlist head = NULL, *tail = &head;
+	struct rr_nfs3_server *s = c->s;
+	bool_t ok = TRUE;
+
+	for (uint32_t i = 1; s && ok; i++) {
+		ok = dump_one(c, s, &tail);
+		s = c->ex ? rr__nfsd_ex_member(c->ex, i) : NULL;
+	}
 	return ok && rr__xdr_mountlist(out, &head);
 }
 
@@ -278,7 +306,7 @@ static bool_t umnt(struct nfsd_call *c, XDR *in)
 	return ok;
 }
 
-static bool_t export(struct nfsd_call *c, XDR *out)
+static bool_t export_alone(struct nfsd_call *c, XDR *out)
 {
 	/* a client can only mount an absolute path */
 	struct exportnode e = {.ex_dir = c->s->export_path[0] == '/'
@@ -287,6 +315,13 @@ static bool_t export(struct nfsd_call *c, XDR *out)
 	exports head = &e;
 
 	return rr__xdr_exports(out, &head);
+}
+
+static bool_t export(struct nfsd_call *c, XDR *out)
+{
+	if (c->ex)
+		return rr__nfsd_ex_list(c, out);
+	return export_alone(c, out);
 }
 
 static uint32_t answer(struct nfsd_call *c, uint32_t proc, XDR *in, XDR *out)
@@ -310,9 +345,10 @@ static uint32_t answer(struct nfsd_call *c, uint32_t proc, XDR *in, XDR *out)
 	}
 }
 
-uint32_t rr__nfsd_mount_handler(struct rr_svc_req *req, void *arg)
+static uint32_t mount_call(struct rr_svc_req *req, struct rr_nfs3_server *s,
+			   struct rr_nfs3_exporter *ex)
 {
-	struct nfsd_call c = {.s = arg, .req = req};
+	struct nfsd_call c = {.s = s, .ex = ex, .req = req};
 	size_t len, cap;
 	const void *args = rr_svc_args_xdr(req, &len);
 	void *res = rr_svc_res_buf(req, &cap);
@@ -326,11 +362,29 @@ uint32_t rr__nfsd_mount_handler(struct rr_svc_req *req, void *arg)
 	xdrmem_create(&in, (char *)args, (u_int)len, XDR_DECODE);
 	xdrmem_create(&out, res, (u_int)cap, XDR_ENCODE);
 	rc = answer(&c, rr_svc_req_proc(req), &in, &out);
-	if (rc == RR_GARBAGE_ARGS)
+	if (rc == RR_GARBAGE_ARGS) {
+		char host[INET6_ADDRSTRLEN];
+
 		atomic_fetch_add(&c.s->garbage_args, 1);
+		rr__nfsd_host_of(&c, host);
+		rr_warn_rl("mount3: %s: arguments that do not decode "
+			   "(procedure %u)",
+			   host, rr_svc_req_proc(req));
+	}
 	if (rc == RR_SUCCESS && rr_svc_set_res(req, xdr_getpos(&out), NULL, 0))
 		rc = RR_SYSTEM_ERR;
 	rr__nfsd_call_close(&c);
 	rr__nfsd_arena_free(&c);
 	return rc;
+}
+
+/* The exporter's MOUNT: its first member counts what no export does. */
+uint32_t rr__nfsd_ex_mount_handler(struct rr_svc_req *req, void *arg)
+{
+	return mount_call(req, rr__nfsd_ex_member(arg, 0), arg);
+}
+
+uint32_t rr__nfsd_mount_handler(struct rr_svc_req *req, void *arg)
+{
+	return mount_call(req, arg, NULL);
 }

@@ -11,6 +11,7 @@
 #include <rpcrdma/nfs3_server.h>
 
 #include "mount3.h"
+#include "nfs3/server/exports.h"
 #include "nfs3_prot.h"
 
 #include <limits.h>
@@ -43,8 +44,9 @@ struct rr_nfs3_server {
 	ino_t root_ino;
 	uint8_t key[NFSD_KEY_LEN];
 	uint8_t write_verf[NFS3_WRITEVERFSIZE]; /* new on each start */
-	bool as_root;	  /* can act as the caller (setfsuid) */
-	gid_t groups[64]; /* the server's own, restored after each call */
+	struct nfsd_policy pol; /* every client's, alone (not an exporter's) */
+	bool as_root;		/* can act as the caller (setfsuid) */
+	gid_t groups[64];	/* the server's own, restored after each call */
 	int ngroups;
 	gid_t egid;
 	struct nfsd_pathcache *cache;
@@ -62,16 +64,18 @@ struct rr_nfs3_server {
 		searches, walk_dirs, walks_refused;
 };
 
-/* The identity a call acts as, after squashing. */
+/* The identity a call acts as, after squashing, and what it may change. */
 struct nfsd_ident {
 	uint32_t uid, gid, ngids;
 	uint32_t gids[16];
+	bool ro; /* modifying procedures get NFS3ERR_ROFS */
 };
 
 struct nfsd_arena;
 
 struct nfsd_call {
 	struct rr_nfs3_server *s;
+	struct rr_nfs3_exporter *ex; /* the table s serves for, or NULL */
 	struct rr_svc_req *req;
 	struct nfsd_ident id;
 	struct nfsd_arena *arena;
@@ -96,6 +100,12 @@ struct nfsd_call {
 	 */
 	bool nowait;
 	bool defer;
+	/*
+	 * The caller's address is admitted to none of the export's clients
+	 * (exporter.c): every handle is NFS3ERR_STALE to it, as Linux's nfsd
+	 * answers a client with no export entry.
+	 */
+	bool denied;
 };
 
 /* An object a handle names, and how it was found. */
@@ -259,7 +269,7 @@ int rr__nfsd_defer(struct nfsd_call *c);
 
 /* ident.c */
 nfsstat3 rr__nfsd_errno(int err);
-void rr__nfsd_ident_from_cred(const struct rr_nfs3_server *s,
+void rr__nfsd_ident_from_cred(const struct nfsd_policy *p,
 			      const struct rr_cred *cr, struct nfsd_ident *id);
 int rr__nfsd_ident_enter(const struct rr_nfs3_server *s,
 			 const struct nfsd_ident *id);
@@ -316,8 +326,31 @@ nfsstat3 rr__nfsd_commit(struct nfsd_call *c, void *args, void *res);
 uint32_t rr__nfsd_read(struct nfsd_call *c);
 uint32_t rr__nfsd_write(struct nfsd_call *c);
 
-/* mount.c */
+/* proc.c: runs an NFS call for c->s (and c->denied) as policy p says */
+uint32_t rr__nfsd_nfs_call(struct nfsd_call *c, const struct nfsd_policy *p);
+
+/* mount.c; arg: the server, or (ex_) the exporter */
 uint32_t rr__nfsd_mount_handler(struct rr_svc_req *req, void *arg);
+uint32_t rr__nfsd_ex_mount_handler(struct rr_svc_req *req, void *arg);
 void rr__nfsd_mounts_free(struct rr_nfs3_server *s);
+/* The caller's address, numeric ("unknown" when it has none). */
+void rr__nfsd_host_of(const struct nfsd_call *c, char host[INET6_ADDRSTRLEN]);
+/* The path below s's root that dir names, or NULL. */
+const char *rr__nfsd_below(const struct rr_nfs3_server *s, const char *dir);
+
+/* exporter.c, for MOUNT */
+/*
+ * The server of the export dir is in (the longest match) into c->s:
+ * MNT3_OK, MNT3ERR_NOENT (none) or MNT3ERR_ACCES (not for this client).
+ */
+mountstat3 rr__nfsd_ex_route(struct nfsd_call *c, const char *dir);
+/* Member i of the exporter (every server it ever made), or NULL. */
+struct rr_nfs3_server *rr__nfsd_ex_member(struct rr_nfs3_exporter *x,
+					  uint32_t i);
+/* Did one of the exporter's members make the handle? */
+bool rr__nfsd_ex_owns_fh(struct rr_nfs3_exporter *x, const void *fh,
+			 size_t len);
+/* EXPORT's answer: every export with its clients, from c's arena. */
+bool rr__nfsd_ex_list(struct nfsd_call *c, XDR *out);
 
 #endif

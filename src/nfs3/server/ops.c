@@ -43,7 +43,7 @@ nfsstat3 rr__nfsd_setattr(struct nfsd_call *c, void *args, void *res)
 	fd = rr__nfsd_obj_fd(c, &o);
 	if (fd < 0)
 		return rr__nfsd_errno(fd);
-	if (c->s->o.read_only)
+	if (c->id.ro)
 		st = NFS3ERR_ROFS;
 	else if (a->guard.check &&
 		 !ctime_is(&o.st, &a->guard.sattrguard3_u.obj_ctime))

@@ -8,6 +8,8 @@
  */
 #include "nfs3/server/nfsd.h"
 
+#include "base/log.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -109,7 +111,13 @@ static uint32_t run(struct nfsd_call *c, const struct nfsd_proc *p)
 	xdrmem_create(&x, (char *)in, (u_int)len, XDR_DECODE);
 	if (!p->xargs(&x, args) ||
 	    (irc = args_intact(c, p, args, in, xdr_getpos(&x))) == -EBADMSG) {
+		char host[INET6_ADDRSTRLEN];
+
 		atomic_fetch_add(&c->s->garbage_args, 1);
+		rr__nfsd_host_of(c, host);
+		rr_warn_rl("nfs3: %s: arguments that do not decode "
+			   "(procedure %u)",
+			   host, rr_svc_req_proc(c->req));
 		rc = RR_GARBAGE_ARGS;
 		goto out;
 	}
@@ -142,20 +150,26 @@ static uint32_t call(struct nfsd_call *c, uint32_t proc)
 	}
 }
 
+uint32_t rr__nfsd_nfs_call(struct nfsd_call *c, const struct nfsd_policy *p)
+{
+	uint32_t rc;
+
+	c->nowait = rr_svc_req_nowait(c->req);
+	rr__nfsd_ident_from_cred(p, rr_svc_cred(c->req), &c->id);
+	rc = call(c, rr_svc_req_proc(c->req));
+	rr__nfsd_call_close(c);
+	rr__nfsd_arena_free(c);
+	if (c->defer)
+		return RR_SVC_DEFER; /* counted when a worker runs it */
+	atomic_fetch_add(&c->s->calls, 1);
+	return rc;
+}
+
 static uint32_t nfs_handler(struct rr_svc_req *req, void *arg)
 {
 	struct nfsd_call c = {.s = arg, .req = req};
-	uint32_t rc;
 
-	c.nowait = rr_svc_req_nowait(req);
-	rr__nfsd_ident_from_cred(c.s, rr_svc_cred(req), &c.id);
-	rc = call(&c, rr_svc_req_proc(req));
-	rr__nfsd_call_close(&c);
-	rr__nfsd_arena_free(&c);
-	if (c.defer)
-		return RR_SVC_DEFER; /* counted when a worker runs it */
-	atomic_fetch_add(&c.s->calls, 1);
-	return rc;
+	return rr__nfsd_nfs_call(&c, &c.s->pol);
 }
 
 static const rr_svc_fn nfs_table[NPROCS] = {

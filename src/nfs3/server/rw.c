@@ -309,7 +309,7 @@ static nfsstat3 write_check(struct nfsd_call *c, const struct wargs *w,
 
 	if (st)
 		return st;
-	if (c->s->o.read_only)
+	if (c->id.ro)
 		return NFS3ERR_ROFS;
 	if (w->count > w->len || w->stable > FILE_SYNC)
 		return NFS3ERR_INVAL;

@@ -133,6 +133,11 @@ int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
 		s->o.anon_uid = NFSD_ANON;
 	if (!s->o.anon_gid)
 		s->o.anon_gid = NFSD_ANON;
+	s->pol = (struct nfsd_policy){
+		.ro = o->read_only,
+		.squash = o->root_squash ? NFSD_SQUASH_ROOT : NFSD_SQUASH_NONE,
+		.anon_uid = s->o.anon_uid,
+		.anon_gid = s->o.anon_gid};
 	s->as_root = geteuid() == 0;
 	s->egid = getegid();
 	s->ngroups = getgroups(64, s->groups);

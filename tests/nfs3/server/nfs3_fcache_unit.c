@@ -499,12 +499,15 @@ static void mode_bits_decide_as_the_kernel_does(void **state)
 		SKIP("the kernel's answers need other users: not root");
 	make_mode_files(d);
 	for (size_t w = 0; w < sizeof(who) / sizeof(who[0]); w++) {
-		struct rr_nfs3_server s = {.o = {.root_squash = who[w].squash,
-						 .anon_uid = NFSD_ANON,
-						 .anon_gid = NFSD_ANON}};
+		struct rr_nfs3_server s = {0};
+		struct nfsd_policy pol = {.squash = who[w].squash
+							    ? NFSD_SQUASH_ROOT
+							    : NFSD_SQUASH_NONE,
+					  .anon_uid = NFSD_ANON,
+					  .anon_gid = NFSD_ANON};
 		struct nfsd_ident id;
 
-		rr__nfsd_ident_from_cred(&s, &who[w].cr, &id);
+		rr__nfsd_ident_from_cred(&pol, &who[w].cr, &id);
 		assert_true(kernel_answers(d, &id, k));
 		/* the directory itself must not be in the way */
 		if (!(k[0666] & R_OK_BIT))
@@ -522,10 +525,10 @@ static void mode_bits_decide_as_the_kernel_does(void **state)
 				fail_msg("%s, mode %03o: ours %u, kernel %u",
 					 who[w].what, m, ours, k[m]);
 			/* a read-only export never lets anyone modify */
-			s.o.read_only = true;
+			id.ro = true;
 			a = rr__nfsd_access(&s, &id, &st, ACCESS3_MODIFY);
 			assert_int_equal(a, 0);
-			s.o.read_only = false;
+			id.ro = false;
 		}
 	}
 }

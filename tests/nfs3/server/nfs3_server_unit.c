@@ -118,9 +118,9 @@ static void client_names_are_checked(void **state)
 
 static void root_squash_maps_identity(void **state)
 {
-	struct rr_nfs3_server s = {.o = {.root_squash = true,
-					 .anon_uid = 65534,
-					 .anon_gid = 65533}};
+	struct nfsd_policy s = {.squash = NFSD_SQUASH_ROOT,
+				.anon_uid = 65534,
+				.anon_gid = 65533};
 	struct rr_cred cr = {.uid = 0, .gid = 0, .ngids = 2, .gids = {0, 7}};
 	struct nfsd_ident id;
 
@@ -132,10 +132,18 @@ static void root_squash_maps_identity(void **state)
 	assert_int_equal(id.gids[0], 7);
 	rr__nfsd_ident_from_cred(&s, NULL, &id); /* AUTH_NONE */
 	assert_int_equal(id.uid, 65534);
-	s.o.root_squash = false;
+	s.squash = NFSD_SQUASH_NONE;
 	rr__nfsd_ident_from_cred(&s, &cr, &id);
 	assert_int_equal(id.uid, 0);
 	assert_int_equal(id.ngids, 2);
+	s.squash = NFSD_SQUASH_ALL;
+	s.ro = true;
+	cr.uid = 1000;
+	rr__nfsd_ident_from_cred(&s, &cr, &id);
+	assert_int_equal(id.uid, 65534);
+	assert_int_equal(id.gid, 65533);
+	assert_int_equal(id.ngids, 0);
+	assert_true(id.ro);
 }
 
 int main(void)
