@@ -82,12 +82,14 @@
 #define SVC_PEND_MAX 16
 #define SVC_PEND_WRS 2
 
+/* A call's machine on the server (svc_state.c has the table). */
 enum sreq_state {
 	SREQ_FREE,
 	SREQ_RECEIVED,
-	SREQ_PULLING,
-	SREQ_READY,
+	SREQ_PULLING, /* its read chunks are being pulled by RDMA Read */
+	SREQ_READY,   /* whole: waiting for its reply's resources */
 	SREQ_RUNNING, /* its reply's resources are reserved */
+	SREQ_NSTATES,
 };
 
 struct svc_conn;
@@ -277,5 +279,9 @@ void rr__svc_pool_stop(struct rr_svc *s);
 void rr__svc_pool_submit(struct rr_svc *s, struct svc_req *r);
 int rr__svc_scratch_alloc(struct svc_scratch *sc, size_t max_bulk);
 void rr__svc_scratch_free(struct svc_scratch *sc);
+
+/* Every move of a call's machine (svc_state.c). Caller holds s->mu. */
+void rr__svc_req_move(struct svc_conn *cn, struct svc_req *r,
+		      enum sreq_state to);
 
 #endif

@@ -181,7 +181,7 @@ void rr__svc_finish(struct svc_conn *cn, struct svc_req *r)
 	rr__svc_bulk_put(cn, r->bulk);
 	rr__svc_bulk_put(cn, r->res_bulk);
 	r->bulk = r->res_bulk = -1;
-	r->state = SREQ_FREE;
+	rr__svc_req_move(cn, r, SREQ_FREE);
 	cn->calls_in -= cn->calls_in > 0;
 	rr__svc_post_recv(cn, r->recv_idx);
 }
@@ -284,7 +284,7 @@ static void run(struct svc_conn *cn, struct svc_req *r)
 {
 	struct rr_svc *s = cn->s;
 
-	r->state = SREQ_RUNNING;
+	rr__svc_req_move(cn, r, SREQ_RUNNING);
 	if (s->pool.n && !try_inline(s, r)) {
 		cn->running++;
 		rr__svc_pool_submit(s, r);
@@ -548,7 +548,7 @@ static enum svc_wait pull(struct svc_conn *cn, struct svc_req *r)
 		return SVC_GO;
 	}
 	r->read_mark = cn->sq_posted;
-	r->state = SREQ_PULLING;
+	rr__svc_req_move(cn, r, SREQ_PULLING);
 	r->pull_ms = rr_coarse_ms();
 	s->st.read_chunks++;
 	return SVC_GO;
@@ -571,7 +571,7 @@ static enum svc_wait advance(struct svc_conn *cn, struct svc_req *r)
 		rr__svc_finish(cn, r);
 		return SVC_GO;
 	}
-	r->state = SREQ_READY;
+	rr__svc_req_move(cn, r, SREQ_READY);
 	w = reserve_reply(cn, r);
 	if (w == SVC_GO)
 		run(cn, r);
@@ -591,7 +591,7 @@ void rr__svc_read_done(struct svc_conn *cn, struct svc_req *r)
 		rr__svc_finish(cn, r);
 		return;
 	}
-	r->state = SREQ_READY;
+	rr__svc_req_move(cn, r, SREQ_READY);
 	w = advance(cn, r);
 	if (w != SVC_GO)
 		park(cn->s, r, w);
@@ -684,7 +684,7 @@ void rr__svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 		rr__svc_post_recv(cn, i);
 		return;
 	}
-	r->state = SREQ_RECEIVED;
+	rr__svc_req_move(cn, r, SREQ_RECEIVED);
 	/* Finished calls were answered before the client could use them. */
 	cn->last_call_ms = rr_coarse_ms();
 	if (++cn->calls_in > cn->s->o.credits)

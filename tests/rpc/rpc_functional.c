@@ -555,6 +555,11 @@ static int server_stop(struct server *sv)
 			(unsigned long long)sv->st.teardown_unbalanced);
 		rc = -1;
 	}
+	if (sv->have_stats && sv->st.state_violations) { /* base/fsm.h */
+		fprintf(stderr,
+			"server state machine moved where it may not\n");
+		rc = -1;
+	}
 out:
 	close(sv->fd);
 	return rc;

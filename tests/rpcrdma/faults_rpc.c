@@ -130,6 +130,7 @@ static void run_calls(const struct rr_fault_plan *planp,
 	assert_int_equal(rr_svc_stats(svc, &sst), 0);
 	/* Invariant 4: each queue drained to zero at teardown. */
 	assert_int_equal(sst.teardown_unbalanced, 0);
+	assert_int_equal(sst.state_violations, 0);
 	assert_int_equal(rr_svc_destroy(svc), 0);
 	*stp = st;
 	*fsp = fs;
