@@ -295,9 +295,12 @@ static void *srv_main(void *arg)
 	return NULL;
 }
 
+static uint16_t g_fixed_port; /* --wire: a port a capture can filter on */
+
 static void srv_start(struct srv *v, uint32_t threads, uint32_t cb_limit)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(g_fixed_port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct rr_tcp_svc_opts o = {.threads = threads,
 				    .cb_max_in_flight = cb_limit};
@@ -766,7 +769,11 @@ static void test_client_hostile_server(void **state)
 	rr_tcp_clnt_destroy(c);
 }
 
-int main(void)
+/*
+ * tcp_bidi --wire PORT: only the first test, its server on PORT, for
+ * tests/wire/tcp_bidi_check.sh to capture.
+ */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sync_from_worker),
@@ -779,5 +786,9 @@ int main(void)
 		cmocka_unit_test(test_client_hostile_server),
 	};
 
+	if (argc == 3 && !strcmp(argv[1], "--wire")) {
+		g_fixed_port = (uint16_t)atoi(argv[2]);
+		cmocka_set_test_filter("test_sync_from_worker");
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
