@@ -18,6 +18,9 @@
  *   3 RESULT results done, rc, value of START's callback
  *   4 MANY   args n: n ORDER(i) callbacks at once, waited for; results
  *            completions, whether in issue order, whether any twice
+ *   5 CANCEL calls back INC(0) asynchronously and cancels it at once;
+ *            results the cancel's rc, the callback's rc, a second
+ *            cancel's rc
  * Callback program (CBPROG, vers 1), served by the client:
  *   1 INC    x -> x + 1
  *   2 ORDER  i -> i, noting the order they arrive in
@@ -42,7 +45,7 @@
 #define REC_CAP	 4096
 #define CB_LIMIT 4
 
-enum { F_NULL, F_SYNC, F_START, F_RESULT, F_MANY, F_NPROCS };
+enum { F_NULL, F_SYNC, F_START, F_RESULT, F_MANY, F_CANCEL, F_NPROCS };
 enum { CB_NULL, CB_INC, CB_ORDER, CB_NPROCS };
 
 /* ====================================================== server side */
@@ -276,8 +279,41 @@ static uint32_t f_many(struct rr_svc_req *r, void *arg)
 	return set_words(r, w, 3);
 }
 
-static const rr_svc_fn f_procs[F_NPROCS] = {f_null, f_sync, f_start, f_result,
-					    f_many};
+static void cancel_done(struct rr_call *call, int rc, void *arg)
+{
+	(void)call;
+	*(int *)arg = rc; /* runs in rr_svc_conn_cancel, on this thread */
+}
+
+static uint32_t f_cancel(struct rr_svc_req *r, void *arg)
+{
+	struct rr_svc_conn *conn = rr_svc_req_conn(r);
+	uint8_t args[4] = {0}, res[4];
+	struct rr_call call = {.prog = CBPROG,
+			       .vers = 1,
+			       .proc = CB_INC,
+			       .args = args,
+			       .args_len = 4,
+			       .res = res,
+			       .res_cap = 4};
+	int done_rc = 1;
+	uint32_t w[3];
+
+	(void)arg;
+	if (!conn)
+		return RR_SYSTEM_ERR;
+	w[0] = (uint32_t)rr_svc_conn_call_async(conn, &call, cancel_done,
+						&done_rc);
+	if (!w[0])
+		w[0] = (uint32_t)rr_svc_conn_cancel(conn, &call);
+	w[1] = (uint32_t)done_rc;
+	w[2] = (uint32_t)rr_svc_conn_cancel(conn, &call);
+	rr_svc_conn_put(conn);
+	return set_words(r, w, 3);
+}
+
+static const rr_svc_fn f_procs[F_NPROCS] = {f_null,   f_sync, f_start,
+					    f_result, f_many, f_cancel};
 static const struct rr_svc_prog f_prog = {
 	.prog = TPROG, .vers = 1, .nprocs = F_NPROCS, .procs = f_procs};
 
@@ -677,6 +713,45 @@ static void test_timeout_and_stray_replies(void **state)
 	assert_int_equal(ss.cb_replies, 0);
 }
 
+/*
+ * A callback cancelled on the wire completes once, -ECANCELED; its reply,
+ * arriving after, is a stray.
+ */
+static void test_cancel(void **state)
+{
+	struct srv v;
+	struct rr_xprt_stats ss;
+	uint32_t arg, xid, cbxid;
+	struct raw_reply r;
+	uint8_t *rec;
+	ssize_t len;
+	int fd;
+
+	(void)state;
+	srv_start(&v, 1, 0);
+	fd = raw_connect(v.port);
+	assert_true(fd >= 0);
+	raw_call(fd, 13, F_CANCEL, NULL, 0);
+	cbxid = raw_take_cb(fd, &arg);
+	assert_int_equal(raw_next(fd, &rec, &len, &xid), 1);
+	assert_int_equal(xid, 13);
+	assert_true(raw_parse_reply(rec, (size_t)len, &r));
+	assert_int_equal((int)t_get32(rec + r.res_off), 0);
+	assert_int_equal((int)t_get32(rec + r.res_off + 4), -ECANCELED);
+	assert_int_equal((int)t_get32(rec + r.res_off + 8), -ENOENT);
+	free(rec);
+	raw_reply(fd, cbxid, 1);
+	raw_call(fd, 14, F_NULL, NULL, 0);
+	assert_int_equal(raw_next(fd, &rec, &len, &xid), 1);
+	assert_int_equal(xid, 14);
+	free(rec);
+	close(fd);
+	srv_stop(&v, &ss);
+	assert_int_equal(ss.cancels, 1);
+	assert_int_equal(ss.cb_calls, 1);
+	assert_int_equal(ss.cb_bad_xids, 1);
+}
+
 /* ------------------------------------- a raw server, our client */
 
 static int raw_listen(uint16_t *port)
@@ -783,6 +858,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_disconnect_mid_callback),
 		cmocka_unit_test(test_client_serves_nothing),
 		cmocka_unit_test(test_timeout_and_stray_replies),
+		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_client_hostile_server),
 	};
 
