@@ -142,6 +142,18 @@ struct rr_xprt_stats {
 	 * does not allow (base/fsm.h). Always 0 unless we have a bug.
 	 */
 	uint64_t state_violations;
+	/*
+	 * Calls in the reverse direction (rr_svc_conn_call): on a server,
+	 * callbacks sent, replies matched to them, callbacks timed out and
+	 * replies naming none on the wire (dropped); on a client, callbacks
+	 * served, replies sent, and replies dropped because the connection's
+	 * output queue was full (the server then times them out).
+	 */
+	uint64_t cb_calls;
+	uint64_t cb_replies;
+	uint64_t cb_timeouts;
+	uint64_t cb_bad_xids;
+	uint64_t cb_replies_dropped;
 };
 
 /* Every field of struct rr_xprt_stats, in order, to print them by name. */
@@ -191,7 +203,12 @@ struct rr_xprt_stats {
 	X(penalty_waits)                                                       \
 	X(bulk_stalls)                                                         \
 	X(peers_penalised)                                                     \
-	X(state_violations)
+	X(state_violations)                                                    \
+	X(cb_calls)                                                            \
+	X(cb_replies)                                                          \
+	X(cb_timeouts)                                                         \
+	X(cb_bad_xids)                                                         \
+	X(cb_replies_dropped)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {

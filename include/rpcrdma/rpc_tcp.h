@@ -70,6 +70,14 @@ struct rr_tcp_svc_opts {
 	void (*on_conn)(void *arg, const struct sockaddr *peer, bool up,
 			const char *why);
 	void *on_conn_arg;
+	/*
+	 * Calls back to a client over its connection (rr_svc_conn_call): at
+	 * most cb_max_in_flight at once per connection (default 16, at most
+	 * 256), later ones wait their turn in issue order; a callback whose
+	 * timeout_ms is 0 gets cb_timeout_ms (default 30000; negative: none).
+	 */
+	uint32_t cb_max_in_flight;
+	int cb_timeout_ms;
 };
 
 int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
@@ -87,7 +95,8 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s);
 /*
  * calls (served), bad_headers (malformed or oversized records, messages
  * that are not calls), conn_lost (connections that ended, by the peer or
- * by us).
+ * by us); callbacks: cb_calls (sent), cb_replies (matched), cb_timeouts,
+ * cb_bad_xids (replies naming no callback on the wire, dropped), cancels.
  */
 int rr_tcp_svc_stats(struct rr_tcp_svc *s, struct rr_xprt_stats *out);
 
@@ -164,7 +173,11 @@ int rr_tcp_clnt_cancel(struct rr_tcp_clnt *c, struct rr_call *call);
 /*
  * calls, bad_xids, bad_headers, credit_waits, timeouts, cancels,
  * conn_lost, connects (attempts, the first included), retransmits (calls
- * sent again on a new connection), keepalive_probes, keepalive_timeouts.
+ * sent again on a new connection), keepalive_probes, keepalive_timeouts;
+ * calls the server made back (rr_rpc_clnt_serve): cb_calls (served, a
+ * malformed one counts in bad_headers instead), cb_replies (sent),
+ * cb_replies_dropped (the output queue was full: the server was not
+ * reading).
  */
 int rr_tcp_clnt_stats(struct rr_tcp_clnt *c, struct rr_xprt_stats *out);
 /*

@@ -41,6 +41,11 @@ static int clnt_disconnect(struct rr_rpc_clnt *c)
 	return rr_tcp_clnt_disconnect(CLNT(c));
 }
 
+static int clnt_serve(struct rr_rpc_clnt *c, const struct rr_svc_prog *prog)
+{
+	return rr__tc_serve(CLNT(c), prog);
+}
+
 static int clnt_destroy(struct rr_rpc_clnt *c)
 {
 	return rr_tcp_clnt_destroy(CLNT(c));
@@ -55,6 +60,7 @@ const struct rr_rpc_clnt_ops rr__tcp_clnt_rpc_ops = {
 	.progress = clnt_progress,
 	.stats = clnt_stats,
 	.disconnect = clnt_disconnect,
+	.serve = clnt_serve,
 	.destroy = clnt_destroy,
 };
 

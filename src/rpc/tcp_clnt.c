@@ -281,12 +281,20 @@ static void reply_done(struct rr_tcp_clnt *c, struct tcp_slot *s, int rc,
 	rr__tc_pump(c, l);
 }
 
-/* A record from a connection already given up is nobody's reply. */
-static void on_reply(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
-		     struct tc_done *l)
+/*
+ * A record from a connection already given up is nobody's reply. A CALL
+ * is the server calling back (tcp_clnt_serve.c).
+ */
+static void on_record(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
+		      struct tc_done *l)
 {
+	uint32_t xid, type;
 	struct tcp_slot *s;
 
+	if (rec && !rr_rpc_peek(rec, len, &xid, &type) && type == RR_RPC_CALL) {
+		rr__tc_serve_call(c, rec, len, l);
+		return;
+	}
 	pthread_mutex_lock(&c->mu);
 	if (c->state == TC_UP && (s = slot_of(c, rec, len)))
 		reply_done(c, s, decode_reply(c, s->call, s->xid, rec, len), l);
@@ -329,7 +337,7 @@ static bool feed(struct rr_tcp_clnt *c, size_t n, struct tc_done *l)
 			rr__rm_rx_next(&c->rx);
 		} else if (rc == 1) {
 			rec = rr__rm_rx_record(&c->rx, &len);
-			on_reply(c, rec, len, l);
+			on_record(c, rec, len, l);
 			rr__rm_rx_next(&c->rx);
 		}
 	}
@@ -847,6 +855,7 @@ int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c)
 		close(c->evfd);
 	rr__outq_free(&c->out);
 	rr__rm_rx_fini(&c->rx);
+	rr__tc_serve_fini(c);
 	free(c->stage);
 	free(c->slots);
 	free(c->freeidx);

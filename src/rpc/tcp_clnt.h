@@ -17,6 +17,7 @@
 #include <rpcrdma/rpc_tcp.h>
 
 #include "rpc/api.h"
+#include "rpc/dispatch.h"
 #include "rpc/keepalive.h"
 #include "rpc/msg.h"
 #include "rpc/tcp_io.h"
@@ -112,6 +113,13 @@ struct rr_tcp_clnt {
 	/* the thread holding the role (rx_busy) */
 	struct rr__rm_rx rx;
 	uint8_t *stage;
+	/*
+	 * Programs served for the server (tcp_clnt_serve.c): registered
+	 * before the first call, then read by the reader without c->mu;
+	 * the buffers, made by the first registration, are the reader's.
+	 */
+	struct rr_progtab cb_progs;
+	uint8_t *cb_res, *cb_out;
 };
 
 /* tcp_clnt.c; callers hold c->mu unless said otherwise */
@@ -134,6 +142,13 @@ bool rr__tc_read_replies(struct rr_tcp_clnt *c, struct tc_done *l);
 bool rr__tc_rx_take_io(struct rr_tcp_clnt *c);
 void rr__tc_rx_release_io(struct rr_tcp_clnt *c, uint32_t completed);
 bool rr__tc_io_reads(const struct rr_tcp_clnt *c, uint64_t now); /* mu */
+
+/* tcp_clnt_serve.c */
+int rr__tc_serve(struct rr_tcp_clnt *c, const struct rr_svc_prog *prog);
+void rr__tc_serve_fini(struct rr_tcp_clnt *c);
+/* The reader, without c->mu: serves a CALL the server sent. */
+void rr__tc_serve_call(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
+		       struct tc_done *l);
 
 /* tcp_clnt_conn.c */
 int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port);

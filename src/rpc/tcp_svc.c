@@ -33,6 +33,9 @@
  * loop gives it back to the pool when the queue drains; so a connection's
  * queue grows past max_queued by at most one reply per worker.
  *
+ * A connection carries calls to its client too (tcp_svc_callback.c):
+ * records that are REPLYs are matched to those, on the loop thread.
+ *
  * Admission (rr_tcp_svc_opts): a cap per peer address, eviction of the
  * idlest connection when the table is full, deadlines checked once a
  * second (sweep), and a reserved descriptor for EMFILE.
@@ -41,18 +44,12 @@
  * closed. s->q has its own lock, s->smu covers the counters. Neither is
  * held while taking the other.
  */
-#include <rpcrdma/rpc_tcp.h>
+#include "rpc/tcp_svc.h"
 
 #include "base/log.h"
 #include "base/alloc.h"
 #include "base/clock.h"
-#include "base/refcount.h"
 #include "rpc/admit.h"
-#include "rpc/api.h"
-#include "rpc/dispatch.h"
-#include "rpc/drc.h"
-#include "rpc/tcp_io.h"
-#include "rpc/tcp_record.h"
 #include "rpc/workq.h"
 
 #include <errno.h>
@@ -83,78 +80,10 @@
 #define SWEEP_MS	1000 /* deadlines are checked this often */
 #define EMFILE_PAUSE_MS 100  /* accepting pauses after running out of fds */
 
-struct tcp_job;
-
-struct tcp_conn {
-	struct rr_ref ref;
-	struct rr_tcp_svc *s;
-	int fd;
-	pthread_mutex_t mu;
-	struct rr__outq out;
-	uint32_t events; /* epoll interest now */
-	uint32_t jobs;	 /* calls of this connection in workers */
-	/* calls a worker set aside until the queue drains (FIFO) */
-	struct tcp_job *parked, *parked_tail;
-	bool closed;
-	const char *why; /* what closes it, for rr_tcp_svc_opts.on_conn */
-	bool corked;  /* the loop is serving a read: replies wait for its flush
-		       */
-	bool holding; /* input held back: not read until resumed */
-	bool resume;  /* a worker made room for held input: the loop goes on */
-	uint64_t out_since_ms;	      /* the queue last drained or moved */
-	struct sockaddr_storage peer; /* keys the duplicate request cache */
-	/* loop thread only */
-	struct rr__rm_rx rx;
-	uint8_t *held; /* input read but not yet served: held[held_off..len) */
-	size_t held_off, held_len;
-	uint64_t born_ms, last_call_ms; /* last_call_ms 0: no whole call yet */
-	struct tcp_conn *prev, *next;
-};
-
-struct tcp_job {
-	struct rr_work work;  /* in the pool's queue */
-	struct tcp_job *next; /* parked on its connection */
-	struct tcp_conn *conn;
-	uint8_t *rec;
-	size_t len;
-};
-
-/* Buffers of the thread running calls: handlers build results here. */
-struct tcp_ctx {
-	uint8_t *res, *bulk, *enc;
-	size_t res_cap, bulk_cap, enc_cap;
-};
-
-/* A worker's buffers are made before its thread: it cannot start short. */
-struct tcp_worker {
-	pthread_t th;
-	struct rr_tcp_svc *s;
-	struct tcp_ctx x;
-};
-
-struct rr_tcp_svc {
-	struct rr_rpc_svc rpc; /* the view of rpc/api.h */
-	struct rr_tcp_svc_opts o;
-	int lfd, epfd, evfd;
-	int spare_fd; /* reserved for EMFILE: accept and close with it */
-	uint64_t listen_paused_until; /* loop only: accepting resumes then */
-	uint64_t next_sweep_ms;	      /* loop only */
-	atomic_bool stop;
-	struct rr_progtab progs;
-	/* loop thread only */
-	struct tcp_conn *conns;
-	uint32_t nconns;
-	uint8_t *stage;
-	struct tcp_ctx ctx;
-	/* worker pool */
-	struct rr_workq q;
-	struct tcp_worker *workers;
-	uint32_t nworkers;
-	struct rr_drc drc;
-	/* counters */
-	pthread_mutex_t smu;
-	struct rr_xprt_stats st;
-};
+/* calls back to a client (tcp_svc_callback.c) */
+#define DEF_CB_IN_FLIGHT  16
+#define MAX_CB_IN_FLIGHT  256
+#define DEF_CB_TIMEOUT_MS 30000
 
 /* epoll tags of the two descriptors that are not connections */
 static char tag_listen, tag_wake;
@@ -166,6 +95,11 @@ static void count(struct rr_tcp_svc *s, uint64_t *ctr)
 	pthread_mutex_unlock(&s->smu);
 }
 
+void rr__tcp_svc_count(struct rr_tcp_svc *s, uint64_t *ctr)
+{
+	count(s, ctr);
+}
+
 /* ------------------------------------------------------- connections */
 
 static void conn_put(struct tcp_conn *c)
@@ -175,9 +109,15 @@ static void conn_put(struct tcp_conn *c)
 	close(c->fd);
 	rr__rm_rx_fini(&c->rx);
 	rr__outq_free(&c->out);
+	rr__tcp_cb_fini(c);
 	pthread_mutex_destroy(&c->mu);
 	free(c->held);
 	free(c);
+}
+
+void rr__tcp_conn_put(struct tcp_conn *c)
+{
+	conn_put(c);
 }
 
 /* Whether c may have its next call served now. Caller holds c->mu. */
@@ -223,6 +163,7 @@ static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	shutdown(c->fd, SHUT_RDWR);
 	pthread_mutex_unlock(&c->mu);
+	rr__tcp_cb_conn_gone(c);
 	/* Parked calls will never be answered: they end here. */
 	for (j = conn_unpark_list(c, false); j;) {
 		struct tcp_job *next = j->next;
@@ -249,6 +190,7 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 {
 	struct tcp_conn *c = rr_calloc(1, sizeof(*c));
 	struct epoll_event e = {.events = EPOLLIN};
+	int err;
 
 	if (!c)
 		return -ENOMEM;
@@ -258,12 +200,16 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 	c->peer = *peer;
 	c->events = EPOLLIN;
 	c->born_ms = rr_coarse_ms();
+	c->base.ops = &rr__tcp_svc_conn_ops;
+	c->base.peer = (const struct sockaddr *)&c->peer;
 	pthread_mutex_init(&c->mu, NULL);
 	rr__rm_rx_init(&c->rx, s->o.max_record);
 	e.data.ptr = c;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &e)) {
-		int err = -errno;
-
+	err = rr__tcp_cb_init(c);
+	if (!err && epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &e))
+		err = -errno;
+	if (err) {
+		rr__tcp_cb_fini(c);
 		pthread_mutex_destroy(&c->mu);
 		free(c);
 		return err;
@@ -425,6 +371,19 @@ static void ctx_fini(struct tcp_ctx *x)
 	memset(x, 0, sizeof(*x));
 }
 
+void rr__tcp_conn_out(struct tcp_conn *c, const struct iovec *iov, int n)
+{
+	if (c->corked) {
+		/* the loop's flush sends it, and sets the epoll interest */
+		if (rr__outq_put(&c->out, iov, n))
+			shutdown(c->fd, SHUT_RDWR);
+	} else if (!c->closed) {
+		if (rr__outq_send(c->fd, &c->out, iov, n))
+			shutdown(c->fd, SHUT_RDWR); /* the loop closes it */
+		update_events(c);
+	}
+}
+
 /* The reply header, results and (inline) the bulk result, as one record. */
 static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 		       const struct rr_svc_req *r, struct rr_reply_hdr *rh)
@@ -434,7 +393,7 @@ static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 	bool ok = rh->stat == RR_MSG_ACCEPTED && rh->accept == RR_SUCCESS;
 	size_t blen = ok ? r->res_bulk_len : 0;
 	struct iovec iov[4];
-	int n = rr_reply_encode(r, rh, false, x->enc, x->enc_cap), rc;
+	int n = rr_reply_encode(r, rh, false, x->enc, x->enc_cap);
 
 	if (n < 0) {
 		/* Only a handler that broke its contract gets here. */
@@ -452,16 +411,7 @@ static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 	pthread_mutex_lock(&c->mu);
 	if (!c->out.bytes) /* the stall deadline counts from here */
 		c->out_since_ms = rr_coarse_ms();
-	if (c->corked) {
-		/* the loop's flush sends it, and sets the epoll interest */
-		if (rr__outq_put(&c->out, iov, 4))
-			shutdown(c->fd, SHUT_RDWR);
-	} else if (!c->closed) {
-		rc = rr__outq_send(c->fd, &c->out, iov, 4);
-		if (rc)
-			shutdown(c->fd, SHUT_RDWR); /* the loop closes it */
-		update_events(c);
-	}
+	rr__tcp_conn_out(c, iov, 4);
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -508,6 +458,7 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 
 	memset(&r, 0, sizeof(r));
 	r.peer = (const struct sockaddr *)&c->peer;
+	r.conn = &c->base;
 	if (!rec || rr_svc_req_parse(&r, rec, len)) {
 		/* Not a call: there is no xid we could answer. */
 		count(s, &s->st.bad_headers);
@@ -541,6 +492,11 @@ static void svc_wake(struct rr_tcp_svc *s)
 	ssize_t n = write(s->evfd, &one, sizeof(one));
 
 	(void)n; /* a full counter still wakes the loop */
+}
+
+void rr__tcp_svc_wake(struct rr_tcp_svc *s)
+{
+	svc_wake(s);
 }
 
 static void job_done(struct tcp_job *j)
@@ -712,6 +668,7 @@ static bool try_inline(struct rr_tcp_svc *s, struct tcp_conn *c,
 
 	memset(&r, 0, sizeof(r));
 	r.peer = (const struct sockaddr *)&c->peer;
+	r.conn = &c->base;
 	if (!rec || rr_svc_req_parse(&r, rec, len) ||
 	    !rr_progtab_nowait(&s->progs, &r.call))
 		return false;
@@ -730,11 +687,29 @@ static bool try_inline(struct rr_tcp_svc *s, struct tcp_conn *c,
 	return done;
 }
 
-/* A complete record of c: serve it here or in a worker. */
+/* Whether rec is a REPLY: the client answering a callback. */
+static bool is_reply(const uint8_t *rec, size_t len)
+{
+	uint32_t xid, type;
+
+	return rec && !rr_rpc_peek(rec, len, &xid, &type) &&
+	       type == RR_RPC_REPLY;
+}
+
+/*
+ * A complete record of c: a reply to a callback is matched here, a call
+ * is served here or in a worker.
+ */
 static int on_record(struct rr_tcp_svc *s, struct tcp_conn *c)
 {
 	size_t len;
 	const uint8_t *rec = rr__rm_rx_record(&c->rx, &len);
+
+	if (is_reply(rec, len)) {
+		rr__tcp_cb_reply(c, rec, len);
+		rr__rm_rx_next(&c->rx);
+		return 0;
+	}
 
 	if (s->o.threads && !try_inline(s, c, rec, len))
 		return job_push(s, c);
@@ -777,8 +752,10 @@ static bool conn_feed(struct rr_tcp_svc *s, struct tcp_conn *c,
 	return true;
 }
 
+/* A drained queue lets waiting callbacks out too. */
 static bool conn_flush(struct tcp_conn *c)
 {
+	struct tcp_cb_done l = {0};
 	size_t before;
 	int rc;
 
@@ -788,8 +765,11 @@ static bool conn_flush(struct tcp_conn *c)
 	rc = rr__outq_flush(c->fd, &c->out);
 	if (c->out.bytes < before)
 		c->out_since_ms = rr_coarse_ms();
+	if (!rc)
+		rr__tcp_cb_pump(c, &l);
 	update_events(c);
 	pthread_mutex_unlock(&c->mu);
+	rr__tcp_cb_done_run(c->s, &l);
 	conn_unpark(c);
 	return rc == 0;
 }
@@ -958,20 +938,33 @@ static void timers(struct rr_tcp_svc *s)
 		s->next_sweep_ms = now + SWEEP_MS;
 		sweep(s, now);
 	}
+	rr__tcp_cb_expire(s, rr_mono_ms());
+}
+
+/* How long the loop may sleep: shorter while callbacks have deadlines. */
+static int loop_timeout(struct rr_tcp_svc *s)
+{
+	int tmo = s->listen_paused_until ? EMFILE_PAUSE_MS : SWEEP_MS;
+
+	if (rr__tcp_cb_ticking(s) && rr__tcp_cb_tick_ms() < tmo)
+		tmo = rr__tcp_cb_tick_ms();
+	return tmo;
 }
 
 int rr_tcp_svc_run(struct rr_tcp_svc *s)
 {
 	struct epoll_event ev[EPOLL_BATCH];
 
+	rr__tcp_cb_loop_enter(s);
 	while (!atomic_load(&s->stop)) {
-		int tmo = s->listen_paused_until ? EMFILE_PAUSE_MS : SWEEP_MS;
-		int n = epoll_wait(s->epfd, ev, EPOLL_BATCH, tmo);
+		int n = epoll_wait(s->epfd, ev, EPOLL_BATCH, loop_timeout(s));
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
+		if (n < 0) {
+			rr__tcp_cb_loop_enter(NULL);
 			return -errno;
+		}
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.ptr == &tag_wake)
 				wake_drain(s);
@@ -982,6 +975,7 @@ int rr_tcp_svc_run(struct rr_tcp_svc *s)
 		}
 		timers(s);
 	}
+	rr__tcp_cb_loop_enter(NULL);
 	return 0;
 }
 
@@ -1018,6 +1012,12 @@ static void opts_default(struct rr_tcp_svc_opts *o,
 		o->idle_ms = DEF_IDLE_MS;
 	if (!o->stall_ms)
 		o->stall_ms = DEF_STALL_MS;
+	if (!o->cb_max_in_flight)
+		o->cb_max_in_flight = DEF_CB_IN_FLIGHT;
+	if (o->cb_max_in_flight > MAX_CB_IN_FLIGHT)
+		o->cb_max_in_flight = MAX_CB_IN_FLIGHT;
+	if (!o->cb_timeout_ms)
+		o->cb_timeout_ms = DEF_CB_TIMEOUT_MS;
 }
 
 static int listen_on(struct rr_tcp_svc *s, const struct sockaddr *addr,
@@ -1064,6 +1064,8 @@ static struct rr_tcp_svc *svc_alloc(const struct rr_tcp_svc_opts *o)
 	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	atomic_init(&s->stop, false);
 	rr_workq_init(&s->q);
+	atomic_init(&s->cb_busy, 0);
+	gethostname(s->machine, sizeof(s->machine) - 1);
 	pthread_mutex_init(&s->smu, NULL);
 	return s;
 }
@@ -1144,7 +1146,13 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 {
 	if (!s)
 		return 0;
-	/* ORDER: workers first, so no call still holds a connection. */
+	/*
+	 * ORDER: callbacks fail first, so no worker waits for a reply the
+	 * stopped loop would never read; then workers, so no call still
+	 * holds a connection.
+	 */
+	for (struct tcp_conn *c = s->conns; c; c = c->next)
+		rr__tcp_cb_conn_gone(c);
 	workers_stop(s);
 	workers_free(s);
 	while (s->conns)

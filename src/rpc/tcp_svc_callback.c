@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The TCP server calling its clients back over their own connections
+ * (RFC 5531 section 11: one connection carries messages both ways, each
+ * saying by its msg_type whether it is a CALL or a REPLY; NFSv4.1's
+ * backchannel, RFC 8881 section 2.10.3.1, is a user of this).
+ *
+ * A callback goes out on its connection's output queue like a reply,
+ * with an xid of the connection's own sequence. At most cb_max_in_flight
+ * are on the wire per connection, and none is sent while the queue holds
+ * max_queued bytes (the client is not reading): those wait in issue
+ * order and go out as replies and the queue's drain make room. Replies
+ * are read by the loop thread among the client's calls (tcp_svc.c
+ * on_record) and matched by xid; one naming no callback on the wire is
+ * counted (cb_bad_xids) and dropped, which includes the late reply of a
+ * callback that timed out or was cancelled.
+ *
+ * Every callback completes exactly once: by its reply, its deadline
+ * (checked by the loop every CB_TICK_MS while any is outstanding), a
+ * cancellation, or the connection's end (-ENOTCONN). Each of those takes
+ * it out of its slot or the waiting list under conn->mu first; whoever
+ * took it runs done, without the lock.
+ *
+ * One stream carries both directions, so a callback's reply is read only
+ * after the client's calls sent before it. While the connection serves
+ * no further call (its 16 calls in workers, or its replies unread:
+ * tcp_svc.c back-pressure) those calls are not read, and neither is the
+ * reply behind them: a handler waiting for it then waits for its
+ * timeout. A client keeps its forward calls in flight below that bound
+ * (as an NFSv4.1 session's slot table does) to avoid it; bounding the
+ * server's memory leaves no other way.
+ *
+ * The struct rr_svc_conn a handler takes is the connection's own, held by
+ * the connection's reference count: a worker may keep it past the
+ * connection's end, when calls fail -ENOTCONN and touch nothing else of
+ * the server (so even past rr_tcp_svc_destroy).
+ */
+#include "rpc/tcp_svc.h"
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/xdr.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define CB_HDR_MAX     512 /* 24 + AUTH_SYS (8 + 400) + verf (8) */
+#define CB_TICK_MS     20  /* callback deadlines are checked this often */
+#define CB_NO_DEADLINE UINT64_MAX
+
+#define CONN(x) rr_container_of(x, struct tcp_conn, base)
+
+/* The server whose loop runs on this thread, for receives_here. */
+static _Thread_local const struct rr_tcp_svc *loop_of;
+
+void rr__tcp_cb_loop_enter(struct rr_tcp_svc *s)
+{
+	loop_of = s;
+}
+
+int rr__tcp_cb_init(struct tcp_conn *c)
+{
+	c->cb.nslots = c->s->o.cb_max_in_flight;
+	c->cb.slots = rr_calloc(c->cb.nslots, sizeof(*c->cb.slots));
+	/* Different connections, different xids: a client's reply cache. */
+	c->cb.seq = (uint32_t)rr_mono_ms() ^ ((uint32_t)getpid() << 16) ^
+		    (uint32_t)(uintptr_t)c;
+	return c->cb.slots ? 0 : -ENOMEM;
+}
+
+void rr__tcp_cb_fini(struct tcp_conn *c)
+{
+	free(c->cb.slots);
+	c->cb.slots = NULL;
+}
+
+/* ------------------------------------------------------- completions */
+
+/* The result waits in the call's status. */
+static void done_add(struct tcp_cb_done *l, struct rr_call *call, int rc)
+{
+	call->priv_.req = NULL;
+	call->priv_.next = NULL;
+	call->status = rc;
+	if (l->tail)
+		l->tail->priv_.next = call;
+	else
+		l->head = call;
+	l->tail = call;
+	l->n++;
+}
+
+static void count_n(struct rr_tcp_svc *s, uint64_t *ctr, uint32_t n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&s->smu);
+	*ctr += n;
+	pthread_mutex_unlock(&s->smu);
+}
+
+void rr__tcp_cb_done_run(struct rr_tcp_svc *s, struct tcp_cb_done *l)
+{
+	struct rr_call *call = l->head;
+
+	count_n(s, &s->st.cb_calls, l->sent);
+	count_n(s, &s->st.cb_replies, l->replies);
+	count_n(s, &s->st.cb_timeouts, l->timeouts);
+	count_n(s, &s->st.bad_headers, l->bad_headers);
+	if (l->n)
+		atomic_fetch_sub(&s->cb_busy, l->n);
+	while (call) {
+		struct rr_call *next = call->priv_.next;
+
+		call->priv_.done(call, call->status, call->priv_.arg);
+		call = next;
+	}
+	*l = (struct tcp_cb_done){0};
+}
+
+/* -------------------------------------------------------------- sends */
+
+static struct tcp_cb_slot *slot_free(struct tcp_conn *c)
+{
+	for (uint32_t i = 0; i < c->cb.nslots; i++)
+		if (!c->cb.slots[i].call)
+			return &c->cb.slots[i];
+	return NULL;
+}
+
+/* One record: call header, arguments, any bulk inline. Caller holds mu. */
+static int cb_send(struct tcp_conn *c, struct rr_call *call, uint32_t xid)
+{
+	static const uint8_t zero[4];
+	uint8_t hdr[RR_RM_HDR_LEN + CB_HDR_MAX];
+	size_t pad = rr_xdr_pad(call->arg_bulk_len), total;
+	struct iovec iov[4];
+	int n = rr_call_msg_hdr(call, xid, c->s->machine, hdr + RR_RM_HDR_LEN,
+				CB_HDR_MAX);
+
+	if (n < 0)
+		return n;
+	total = (size_t)n + call->args_len + call->arg_bulk_len + pad;
+	rr__rm_hdr(hdr, (uint32_t)total, true);
+	iov[0] = (struct iovec){hdr, RR_RM_HDR_LEN + (size_t)n};
+	iov[1] = (struct iovec){(void *)call->args, call->args_len};
+	iov[2] = (struct iovec){(void *)call->arg_bulk, call->arg_bulk_len};
+	iov[3] = (struct iovec){(void *)zero, pad};
+	if (!c->out.bytes) /* the stall deadline counts from here */
+		c->out_since_ms = rr_coarse_ms();
+	rr__tcp_conn_out(c, iov, 4);
+	return 0;
+}
+
+static struct rr_call *wait_pop(struct tcp_conn *c)
+{
+	struct rr_call *call = c->cb.wait_head;
+
+	c->cb.wait_head = call->priv_.next;
+	if (!c->cb.wait_head)
+		c->cb.wait_tail = NULL;
+	call->priv_.next = NULL;
+	return call;
+}
+
+/*
+ * A broken socket is not an error here: the call stays in its slot and
+ * the loop, closing the connection, fails it with the others.
+ */
+void rr__tcp_cb_pump(struct tcp_conn *c, struct tcp_cb_done *l)
+{
+	while (c->cb.wait_head && !c->closed && c->cb.nfly < c->cb.nslots &&
+	       c->out.bytes < c->s->o.max_queued) {
+		struct rr_call *call = wait_pop(c);
+		struct tcp_cb_slot *sl = slot_free(c);
+		uint32_t xid = c->cb.seq++;
+		int rc = cb_send(c, call, xid);
+
+		if (rc) { /* the header did not encode: nothing sent */
+			done_add(l, call, rc);
+			continue;
+		}
+		sl->call = call;
+		sl->xid = xid;
+		call->priv_.req = sl;
+		c->cb.nfly++;
+		l->sent++;
+	}
+}
+
+/* ------------------------------------------------------------- calls */
+
+static uint64_t deadline_of(const struct tcp_conn *c,
+			    const struct rr_call *call)
+{
+	int t = call->timeout_ms ? call->timeout_ms : c->s->o.cb_timeout_ms;
+
+	return t > 0 ? rr_mono_ms() + (uint64_t)t : CB_NO_DEADLINE;
+}
+
+static int call_ok(const struct tcp_conn *c, const struct rr_call *call)
+{
+	size_t max = c->s->o.max_record - CB_HDR_MAX;
+
+	if ((call->args_len && !call->args) ||
+	    (call->arg_bulk_len && !call->arg_bulk) ||
+	    (call->res_cap && !call->res))
+		return -EINVAL;
+	if (call->args_len > max || call->arg_bulk_len > max ||
+	    call->args_len + call->arg_bulk_len + 3 > max)
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Caller holds c->mu; the connection is still up. */
+static void cb_start(struct tcp_conn *c, struct rr_call *call,
+		     rr_call_done_fn done, void *arg)
+{
+	call->priv_.done = done;
+	call->priv_.arg = arg;
+	call->priv_.next = NULL;
+	call->priv_.req = NULL;
+	call->priv_.deadline_ms = deadline_of(c, call);
+	call->res_len = call->res_bulk_len = 0;
+	if (c->cb.wait_tail)
+		c->cb.wait_tail->priv_.next = call;
+	else
+		c->cb.wait_head = call;
+	c->cb.wait_tail = call;
+}
+
+static int conn_call_async(struct rr_svc_conn *base, struct rr_call *call,
+			   rr_call_done_fn done, void *arg)
+{
+	struct tcp_conn *c = CONN(base);
+	struct tcp_cb_done l = {0};
+	struct rr_tcp_svc *s = NULL;
+	bool first = false;
+	int rc;
+
+	pthread_mutex_lock(&c->mu);
+	/* Past the end, c->s may be gone: look at nothing else. */
+	rc = c->closed || c->cb.gone ? -ENOTCONN : call_ok(c, call);
+	if (!rc) {
+		s = c->s;
+		first = atomic_fetch_add(&s->cb_busy, 1) == 0;
+		cb_start(c, call, done, arg);
+		rr__tcp_cb_pump(c, &l);
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (s) {
+		if (first) /* the loop sleeps longer when nothing is due */
+			rr__tcp_svc_wake(s);
+		rr__tcp_cb_done_run(s, &l);
+	}
+	return rc;
+}
+
+/* Takes call out of c's slot or waiting list; false if in neither. */
+static bool cb_take(struct tcp_conn *c, struct rr_call *call)
+{
+	struct tcp_cb_slot *sl = call->priv_.req;
+	struct rr_call *prev = NULL;
+
+	if (sl && sl >= c->cb.slots && sl < c->cb.slots + c->cb.nslots &&
+	    sl->call == call) {
+		sl->call = NULL;
+		c->cb.nfly--;
+		return true;
+	}
+	for (struct rr_call *p = c->cb.wait_head; p;
+	     prev = p, p = p->priv_.next) {
+		if (p != call)
+			continue;
+		if (prev)
+			prev->priv_.next = call->priv_.next;
+		else
+			c->cb.wait_head = call->priv_.next;
+		if (c->cb.wait_tail == call)
+			c->cb.wait_tail = prev;
+		return true;
+	}
+	return false;
+}
+
+static int conn_cancel(struct rr_svc_conn *base, struct rr_call *call)
+{
+	struct tcp_conn *c = CONN(base);
+	struct tcp_cb_done l = {0};
+	struct rr_tcp_svc *s = NULL;
+
+	pthread_mutex_lock(&c->mu);
+	if (cb_take(c, call)) {
+		s = c->s; /* a call was there: the server is too */
+		done_add(&l, call, -ECANCELED);
+		rr__tcp_cb_pump(c, &l);
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (!s)
+		return -ENOENT;
+	rr__tcp_svc_count(s, &s->st.cancels);
+	rr__tcp_cb_done_run(s, &l);
+	return 0;
+}
+
+static bool conn_receives_here(const struct rr_svc_conn *base)
+{
+	return loop_of && loop_of == CONN(base)->s;
+}
+
+static void conn_get(struct rr_svc_conn *base)
+{
+	rr_ref_get(&CONN(base)->ref);
+}
+
+static void conn_put_base(struct rr_svc_conn *base)
+{
+	rr__tcp_conn_put(CONN(base));
+}
+
+const struct rr_svc_conn_ops rr__tcp_svc_conn_ops = {
+	.call_async = conn_call_async,
+	.cancel = conn_cancel,
+	.receives_here = conn_receives_here,
+	.get = conn_get,
+	.put = conn_put_base,
+};
+
+/* ------------------------------------------------------ loop thread */
+
+static struct tcp_cb_slot *slot_of(struct tcp_conn *c, uint32_t xid)
+{
+	for (uint32_t i = 0; i < c->cb.nslots; i++)
+		if (c->cb.slots[i].call && c->cb.slots[i].xid == xid)
+			return &c->cb.slots[i];
+	return NULL;
+}
+
+void rr__tcp_cb_reply(struct tcp_conn *c, const uint8_t *rec, size_t len)
+{
+	struct tcp_cb_done l = {0};
+	struct tcp_cb_slot *sl;
+	uint32_t xid, type;
+	int rc;
+
+	if (rr_rpc_peek(rec, len, &xid, &type))
+		return;
+	pthread_mutex_lock(&c->mu);
+	sl = slot_of(c, xid);
+	if (sl) {
+		struct rr_call *call = sl->call;
+
+		sl->call = NULL;
+		c->cb.nfly--;
+		rc = rr_reply_take(call, xid, rec, len);
+		call->res_bulk_len = 0; /* over TCP a bulk result is inline */
+		l.bad_headers += rc == -EPROTO;
+		l.replies++;
+		done_add(&l, call, rc);
+		rr__tcp_cb_pump(c, &l);
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (!sl) {
+		rr__tcp_svc_count(c->s, &c->s->st.cb_bad_xids);
+		rr_info_rl("tcp svc: a reply naming no callback: dropped");
+	}
+	rr__tcp_cb_done_run(c->s, &l);
+}
+
+void rr__tcp_cb_conn_gone(struct tcp_conn *c)
+{
+	struct tcp_cb_done l = {0};
+
+	pthread_mutex_lock(&c->mu);
+	c->cb.gone = true;
+	for (uint32_t i = 0; i < c->cb.nslots; i++) {
+		struct rr_call *call = c->cb.slots[i].call;
+
+		if (call) {
+			c->cb.slots[i].call = NULL;
+			done_add(&l, call, -ENOTCONN);
+		}
+	}
+	c->cb.nfly = 0;
+	while (c->cb.wait_head)
+		done_add(&l, wait_pop(c), -ENOTCONN);
+	c->cb.wait_tail = NULL;
+	pthread_mutex_unlock(&c->mu);
+	rr__tcp_cb_done_run(c->s, &l);
+}
+
+/* c's callbacks past their deadline, into l. Caller holds c->mu. */
+static void conn_expire(struct tcp_conn *c, uint64_t now, struct tcp_cb_done *l)
+{
+	struct rr_call *prev = NULL, *call = c->cb.wait_head;
+
+	for (uint32_t i = 0; i < c->cb.nslots; i++) {
+		struct rr_call *t = c->cb.slots[i].call;
+
+		if (t && t->priv_.deadline_ms <= now) {
+			c->cb.slots[i].call = NULL;
+			c->cb.nfly--;
+			l->timeouts++;
+			done_add(l, t, -ETIMEDOUT);
+		}
+	}
+	while (call) {
+		struct rr_call *next = call->priv_.next;
+
+		if (call->priv_.deadline_ms <= now) {
+			if (prev)
+				prev->priv_.next = next;
+			else
+				c->cb.wait_head = next;
+			if (c->cb.wait_tail == call)
+				c->cb.wait_tail = prev;
+			l->timeouts++;
+			done_add(l, call, -ETIMEDOUT);
+		} else {
+			prev = call;
+		}
+		call = next;
+	}
+}
+
+bool rr__tcp_cb_ticking(struct rr_tcp_svc *s)
+{
+	return atomic_load(&s->cb_busy) != 0;
+}
+
+void rr__tcp_cb_expire(struct rr_tcp_svc *s, uint64_t now)
+{
+	if (!rr__tcp_cb_ticking(s) || now < s->next_cb_ms)
+		return;
+	s->next_cb_ms = now + CB_TICK_MS;
+	for (struct tcp_conn *c = s->conns; c; c = c->next) {
+		struct tcp_cb_done l = {0};
+
+		pthread_mutex_lock(&c->mu);
+		conn_expire(c, rr_mono_ms(), &l);
+		if (l.n)
+			rr__tcp_cb_pump(c, &l);
+		pthread_mutex_unlock(&c->mu);
+		rr__tcp_cb_done_run(s, &l);
+	}
+}
+
+int rr__tcp_cb_tick_ms(void)
+{
+	return CB_TICK_MS;
+}
