@@ -142,6 +142,20 @@ struct rr_xprt_stats {
 	 * does not allow (base/fsm.h). Always 0 unless we have a bug.
 	 */
 	uint64_t state_violations;
+	/*
+	 * Calls in the reverse direction (RFC 8167 over RDMA). Client: calls
+	 * of the server's answered (cb_calls) and dropped unanswered
+	 * (cb_dropped: it takes none, more at once than it granted, or
+	 * malformed). Server: callbacks answered (cb_calls), timed out
+	 * (cb_timeouts), that waited for a backward credit
+	 * (cb_credit_waits), and replies naming no callback in flight on
+	 * their connection (cb_bad_xids).
+	 */
+	uint64_t cb_calls;
+	uint64_t cb_dropped;
+	uint64_t cb_timeouts;
+	uint64_t cb_credit_waits;
+	uint64_t cb_bad_xids;
 };
 
 /* Every field of struct rr_xprt_stats, in order, to print them by name. */
@@ -191,7 +205,12 @@ struct rr_xprt_stats {
 	X(penalty_waits)                                                       \
 	X(bulk_stalls)                                                         \
 	X(peers_penalised)                                                     \
-	X(state_violations)
+	X(state_violations)                                                    \
+	X(cb_calls)                                                            \
+	X(cb_dropped)                                                          \
+	X(cb_timeouts)                                                         \
+	X(cb_credit_waits)                                                     \
+	X(cb_bad_xids)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {
