@@ -11,7 +11,8 @@
  * what the forward replies have reserved. Callbacks that cannot go yet
  * wait in their connection's FIFO. A message the client sends that is
  * RDMA_MSG and whose RPC msg_type is REPLY answers one of them, matched
- * by xid; one that matches none is counted (cb_bad_xids) and dropped.
+ * by xid; one that matches none is counted (cb_bad_xids) and answered
+ * RDMA_ERROR ERR_CHUNK, as before callbacks existed.
  *
  * A callback ends exactly once: by its reply, its timeout, its
  * cancellation or its connection's end (-ENOTCONN). A timed-out or
@@ -374,8 +375,10 @@ static void complete(struct svc_cb *cb, struct svc_cb_slot *sl,
 
 /*
  * Whether the message (after its transport header h) is a reply to a
- * callback: then it is taken or counted, and the caller reposts the
- * receive. Its rdma_credit is the client's backward grant.
+ * callback: then it is taken and the caller reposts the receive. One
+ * naming none of ours is counted, and left to the caller, which answers
+ * it ERR_CHUNK as any message that is not a call. A reply's rdma_credit
+ * is the client's backward grant.
  */
 bool rr__svc_cb_reply(struct svc_conn *cn, const struct rr_rdma_hdr *h,
 		      const uint8_t *msg, uint32_t len)
@@ -387,15 +390,16 @@ bool rr__svc_cb_reply(struct svc_conn *cn, const struct rr_rdma_hdr *h,
 	if (h->proc != RR_RDMA_MSG || rr_rpc_peek(msg, len, &xid, &type) ||
 	    type != RR_RPC_REPLY)
 		return false;
-	cb->granted = h->credits ? h->credits : 1;
 	sl = xid == h->xid && !h->nread && !h->nwrite && !h->has_reply
 		     ? slot_of(cb, xid)
 		     : NULL;
 	if (!sl) {
+		/* Counted, then answered as any message that is no call. */
 		cn->s->st.cb_bad_xids++;
 		rr_info_rl("svc: reply xid %08x to no callback of ours", xid);
-		return true;
+		return false;
 	}
+	cb->granted = h->credits ? h->credits : 1;
 	complete(cb, sl, msg, len);
 	kick(cb);
 	return true;
