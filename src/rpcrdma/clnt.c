@@ -390,7 +390,7 @@ static void *bg_main(void *arg)
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
 		int ka = rr__clnt_ka_tick(c); /* a probe, when one is due */
-		/* The server's calls come whenever it likes: we keep reading. */
+		/* The server's calls come at any time: we keep reading. */
 		bool wanted = c->async_out || c->cb.serving;
 
 		if (!wanted && rr_mono_ms() - c->last_async_ms >= BG_PARK_MS) {

@@ -164,8 +164,9 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 		clnt_post_recv(c, i);
 		return;
 	}
+	/* The server's call: its rdma_credit is not our grant. */
 	if (rr__clnt_cb_recv(c, i, h, hl, wc->byte_len))
-		return; /* the server's call: its credit is not our grant */
+		return;
 	c->backoff_ms = 0; /* a reply on this connection: retry quickly */
 	c->ka.last_rx_ms = rr_mono_ms(); /* alive (clnt_keepalive.c) */
 	/* RFC 8166 3.3: the grant; 0 counts as 1, never beyond our slots. */
@@ -285,8 +286,8 @@ static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
 		   c->reqs[slot].seq == seq && c->reqs[slot].nlinv_out) {
 		handle_linv(c, &c->reqs[slot]);
 	} else if (kind == RR_WRK_CB_SEND) {
-		uint64_t mark = slot < c->cb.nslots ? c->cb.slots[slot].sq_mark
-						    : 0;
+		uint64_t mark =
+			slot < c->cb.nslots ? c->cb.slots[slot].sq_mark : 0;
 
 		if (rr__clnt_cb_send_done(c, slot, seq))
 			sq_retire(c, mark);

@@ -674,8 +674,8 @@ void rr__svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 		rr__svc_post_recv(cn, i);
 		return;
 	}
-	if (r->hlen >= 0 &&
-	    rr__svc_cb_reply(cn, &r->h, buf + r->hlen, len - (uint32_t)r->hlen)) {
+	if (r->hlen >= 0 && rr__svc_cb_reply(cn, &r->h, buf + r->hlen,
+					     len - (uint32_t)r->hlen)) {
 		rr__svc_post_recv(cn, i); /* a reply to a callback of ours */
 		return;
 	}
