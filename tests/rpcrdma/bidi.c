@@ -4,7 +4,8 @@
  * server handler calls its client back during a forward call, and the
  * client's handler answers. Over iwarp, and over the faults provider on
  * both sides (Send completions held past their replies, batches
- * shuffled, completions duplicated) when RR_BIDI_FAULTS=1.
+ * shuffled, completions duplicated) when RR_BIDI_FAULTS=1 (=nodup: none
+ * duplicated, for tests/trace, which would see the copies).
  *
  *  - synchronously from a worker: the forward reply carries the result;
  *  - asynchronously from the loop thread (where the synchronous call is
@@ -235,11 +236,19 @@ struct env {
 	struct rr_device_opts dopts;
 };
 
+/* RR_BIDI_FAULTS: 1, the faults below; "nodup", none duplicated. */
 static bool faults(void)
 {
 	const char *v = getenv("RR_BIDI_FAULTS");
 
-	return v && *v == '1';
+	return v && (*v == '1' || !strcmp(v, "nodup"));
+}
+
+static uint32_t dup_ppm(void)
+{
+	const char *v = getenv("RR_BIDI_FAULTS");
+
+	return v && !strcmp(v, "nodup") ? 0 : 20000;
 }
 
 static void *serve(void *arg)
@@ -263,7 +272,7 @@ static void env_up(struct env *e, uint32_t threads, int cb_credits, bool serves)
 		e->plan = (struct rr_fault_plan){.seed = 17,
 						 .delay_send_cqe_ppm = 500000,
 						 .reorder_ppm = 300000,
-						 .dup_cqe_ppm = 20000,
+						 .dup_cqe_ppm = dup_ppm(),
 						 .guard_sends = true};
 		e->dopts = (struct rr_device_opts){.inner = "iwarp",
 						   .faults = &e->plan};
