@@ -259,8 +259,12 @@ static void *serve(void *arg)
 
 static void env_up(struct env *e, uint32_t threads, int cb_credits, bool serves)
 {
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	/* RR_BIDI_PORT: a fixed port, for a capture to dissect (tests/wire) */
+	const char *fixed = getenv("RR_BIDI_PORT");
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(fixed ? (uint16_t)atoi(fixed) : 0),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct rr_svc_prog fwd = {FWD_PROG, 1, FWD_NPROCS, fwd_procs, NULL};
 	struct rr_svc_prog cb = {CB_PROG, 1, CB_NPROCS, cb_procs, NULL};
 	struct rr_svc_opts so = {.threads = threads, .credits = 16};
