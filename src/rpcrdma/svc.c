@@ -686,6 +686,15 @@ int rr_svc_shutdown(struct rr_svc *s)
 	if (s->closing)
 		return 0;
 	s->closing = true;
+	/*
+	 * Callbacks end first: a handler waiting for one could otherwise
+	 * hold up the workers' end, with no loop left to read its reply.
+	 */
+	pthread_mutex_lock(&s->mu);
+	for (struct svc_conn *cn = s->conns; cn; cn = cn->next)
+		rr__svc_cb_gone(cn);
+	pthread_mutex_unlock(&s->mu);
+	rr__svc_cb_run_done(s);
 	/* The workers finish every call they were given, replies included. */
 	if (s->post_in_loop)
 		drain_workers(s);

@@ -15,7 +15,8 @@
  *    callback fails -ENOTCONN once, a later call on the same handle fails
  *    at once, and the forward call, sent again, is served on the next;
  *  - a client that serves nothing answers PROG_UNAVAIL (-EREMOTEIO);
- *  - a client that takes no callbacks at all drops it: it times out.
+ *  - a client that takes no callbacks at all drops it: it times out, or,
+ *    without a timeout, the server's shutdown ends it.
  */
 #include <rpcrdma/faults.h>
 #include <rpcrdma/rpc.h>
@@ -477,6 +478,57 @@ static void callback_to_a_client_taking_none_times_out(void **state)
 	assert_int_equal(sst.cb_timeouts, 1);
 }
 
+static void fwd_done(struct rr_call *call, int rc, void *arg)
+{
+	(void)call;
+	*(int *)arg = rc;
+}
+
+/*
+ * A handler waits for a callback that has no timeout and no answer (the
+ * client takes none): the server's shutdown ends it (-ENOTCONN) before
+ * it waits for its workers, instead of hanging.
+ */
+static void shutdown_ends_a_callback_waiting_forever(void **state)
+{
+	struct rr_xprt_stats cst, sst;
+	uint64_t end = rr_t_now_ms() + 10000;
+	uint8_t a[12], r[16];
+	struct rr_call call = {.prog = FWD_PROG,
+			       .vers = 1,
+			       .proc = FWD_CB_SYNC,
+			       .args = a,
+			       .args_len = 12,
+			       .res = r,
+			       .res_cap = sizeof(r)};
+	int rc = 1;
+	struct env e;
+
+	(void)state;
+	env_up(&e, 1, -1, false);
+	g.notconn = 0;
+	put32(a, CB_TWICE);
+	put32(a + 4, 1);
+	put32(a + 8, (uint32_t)-1); /* no timeout */
+	assert_int_equal(rr_clnt_call_async(e.c, &call, fwd_done, &rc), 0);
+	do { /* until the client has dropped the callback */
+		rr_clnt_progress(e.c, 100);
+		assert_int_equal(rr_clnt_stats(e.c, &cst), 0);
+	} while (!cst.cb_dropped && rr_t_now_ms() < end);
+	assert_int_equal(cst.cb_dropped, 1);
+	rr_svc_stop(e.svc);
+	pthread_join(e.loop, NULL);
+	assert_int_equal(rr_svc_shutdown(e.svc), 0);
+	assert_int_equal(g.notconn, 1);
+	assert_int_equal(g.again_rc, -ENOTCONN);
+	assert_int_equal(rr_clnt_shutdown(e.c), 0);
+	assert_int_equal(rc, -ECANCELED);
+	assert_int_equal(rr_clnt_destroy(e.c), 0);
+	assert_int_equal(rr_svc_stats(e.svc, &sst), 0);
+	assert_int_equal(sst.teardown_unbalanced, 0);
+	assert_int_equal(rr_svc_destroy(e.svc), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +537,7 @@ int main(void)
 		cmocka_unit_test(callback_while_the_client_disconnects),
 		cmocka_unit_test(callback_to_a_client_serving_nothing),
 		cmocka_unit_test(callback_to_a_client_taking_none_times_out),
+		cmocka_unit_test(shutdown_ends_a_callback_waiting_forever),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
