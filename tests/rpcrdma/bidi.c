@@ -102,7 +102,9 @@ static uint32_t fwd_cb_sync(struct rr_svc_req *r, void *a)
 	int rc;
 
 	(void)a;
-	if (n < 12 || !conn) {
+	/* The handle names the caller as the request does. */
+	if (n < 12 || !conn || !rr_svc_conn_peer(conn) ||
+	    rr_svc_conn_peer(conn)->sa_family != AF_INET) {
 		rr_svc_conn_put(conn);
 		return RR_GARBAGE_ARGS;
 	}
@@ -522,7 +524,11 @@ static void shutdown_ends_a_callback_waiting_forever(void **state)
 	assert_int_equal(g.notconn, 1);
 	assert_int_equal(g.again_rc, -ENOTCONN);
 	assert_int_equal(rr_clnt_shutdown(e.c), 0);
-	assert_int_equal(rc, -ECANCELED);
+	/* The handler's reply (saying so) may have come in meanwhile. */
+	if (rc == 0)
+		assert_int_equal((int)get32(r), -ENOTCONN);
+	else
+		assert_true(rc == -ECANCELED || rc == -ECONNRESET);
 	assert_int_equal(rr_clnt_destroy(e.c), 0);
 	assert_int_equal(rr_svc_stats(e.svc, &sst), 0);
 	assert_int_equal(sst.teardown_unbalanced, 0);
