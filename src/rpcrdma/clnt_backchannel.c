@@ -196,17 +196,29 @@ static struct clnt_cb_slot *take_pending(struct rr_clnt *c)
 	return NULL;
 }
 
+/* The handler of s, without mu: the reply's length, or -EBADMSG. */
+static int serve_slot(struct rr_clnt *c, const struct clnt_cb_slot *s)
+{
+	uint32_t i = (uint32_t)(s - c->cb.slots);
+	uint8_t *msg = slot_msg(c, i);
+	uint32_t cap = s->out_cap > RR_RDMA_HDR_EMPTY
+			       ? s->out_cap - RR_RDMA_HDR_EMPTY
+			       : 0;
+
+	return rr_cb_serve(
+		&c->cb.progs, msg, s->len, msg + c->o.inline_size,
+		c->o.inline_size,
+		rr_bufpool_at(&c->cb.sendbufs, i) + RR_RDMA_HDR_EMPTY, cap);
+}
+
 /*
  * Runs the handlers of the calls taken, each once, then posts their
  * replies. Called without mu by whoever drove the client.
  */
 void rr__clnt_cb_run(struct rr_clnt *c)
 {
-	struct clnt_cb_slot *s;
-
 	for (;;) {
-		uint32_t i, cap;
-		uint8_t *msg;
+		struct clnt_cb_slot *s;
 		int n;
 
 		pthread_mutex_lock(&c->mu);
@@ -214,16 +226,7 @@ void rr__clnt_cb_run(struct rr_clnt *c)
 		pthread_mutex_unlock(&c->mu);
 		if (!s)
 			return;
-		i = (uint32_t)(s - c->cb.slots);
-		msg = slot_msg(c, i);
-		cap = s->out_cap > RR_RDMA_HDR_EMPTY
-			      ? s->out_cap - RR_RDMA_HDR_EMPTY
-			      : 0;
-		n = rr_cb_serve(&c->cb.progs, msg, s->len,
-				msg + c->o.inline_size, c->o.inline_size,
-				rr_bufpool_at(&c->cb.sendbufs, i) +
-					RR_RDMA_HDR_EMPTY,
-				cap);
+		n = serve_slot(c, s);
 		pthread_mutex_lock(&c->mu);
 		if (n < 0) {
 			s->state = CB_FREE;
