@@ -143,16 +143,22 @@ struct rr_xprt_stats {
 	 */
 	uint64_t state_violations;
 	/*
-	 * Calls in the reverse direction (rr_svc_conn_call): on a server,
-	 * callbacks sent, replies matched to them, callbacks timed out and
-	 * replies naming none on the wire (dropped); on a client, callbacks
-	 * served, replies sent, and replies dropped because the connection's
-	 * output queue was full (the server then times them out).
+	 * Calls in the reverse direction (rr_svc_conn_call; RFC 8167 over
+	 * RDMA). Server: callbacks sent (cb_calls), replies matched to them
+	 * (cb_replies), callbacks timed out (cb_timeouts), that waited for
+	 * the client's backward credit (cb_credit_waits, RDMA), and replies
+	 * naming none in flight (cb_bad_xids, dropped). Client: the server's
+	 * calls served (cb_calls) and answered (cb_replies); dropped
+	 * unanswered (cb_dropped, RDMA: it takes none, more at once than it
+	 * granted, or malformed); replies dropped because the output queue
+	 * was full (cb_replies_dropped, TCP; the server then times them out).
 	 */
 	uint64_t cb_calls;
 	uint64_t cb_replies;
 	uint64_t cb_timeouts;
+	uint64_t cb_credit_waits;
 	uint64_t cb_bad_xids;
+	uint64_t cb_dropped;
 	uint64_t cb_replies_dropped;
 };
 
@@ -207,7 +213,9 @@ struct rr_xprt_stats {
 	X(cb_calls)                                                            \
 	X(cb_replies)                                                          \
 	X(cb_timeouts)                                                         \
+	X(cb_credit_waits)                                                     \
 	X(cb_bad_xids)                                                         \
+	X(cb_dropped)                                                          \
 	X(cb_replies_dropped)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */

@@ -95,6 +95,17 @@ struct rr_clnt_opts {
 	int keepalive_timeout_ms;
 	uint32_t keepalive_prog, keepalive_vers;
 	enum rr_registration registration;
+	/*
+	 * Calls the server may make back at once over the connection (RFC
+	 * 8167: the backward credits this client grants), served by the
+	 * programs of rr_clnt_serve. 0: 8; at most 64; negative: none
+	 * (rr_clnt_serve then fails -EOPNOTSUPP; such calls are dropped and
+	 * counted in cb_dropped). Each costs a receive buffer posted from
+	 * the start, and two send buffers, of inline_size. A client with a
+	 * program to serve keeps its own thread reading the connection even
+	 * while it makes no call.
+	 */
+	int cb_credits;
 };
 
 int rr_clnt_create(const char *host, uint16_t port,
@@ -152,6 +163,13 @@ int rr_clnt_stats(struct rr_clnt *c, struct rr_xprt_stats *out);
 int rr_clnt_disconnect(struct rr_clnt *c);
 /* The fabric device underneath (for its counters). */
 struct rr_device *rr_clnt_device(struct rr_clnt *c);
+/*
+ * Serves calls the server makes back over this client's connection, as
+ * rr_rpc_clnt_serve documents: handlers run on the thread that reads
+ * the connection, without blocking; replies go inline (RDMA_MSG), on
+ * the backward credits alone, never on a forward call's.
+ */
+int rr_clnt_serve(struct rr_clnt *c, const struct rr_svc_prog *prog);
 
 /* ------------------------------------------------------------- server */
 

@@ -51,6 +51,11 @@ static int clnt_mem_unreg(struct rr_rpc_clnt *c, void *addr)
 	return rr_clnt_mem_unreg(CLNT(c), addr);
 }
 
+static int clnt_serve(struct rr_rpc_clnt *c, const struct rr_svc_prog *prog)
+{
+	return rr_clnt_serve(CLNT(c), prog);
+}
+
 static int clnt_destroy(struct rr_rpc_clnt *c)
 {
 	return rr_clnt_destroy(CLNT(c));
@@ -67,6 +72,7 @@ const struct rr_rpc_clnt_ops rr__clnt_rpc_ops = {
 	.disconnect = clnt_disconnect,
 	.mem_reg = clnt_mem_reg,
 	.mem_unreg = clnt_mem_unreg,
+	.serve = clnt_serve,
 	.destroy = clnt_destroy,
 };
 

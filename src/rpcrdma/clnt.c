@@ -51,6 +51,10 @@ static void opts_defaults(struct rr_clnt_opts *o, const struct rr_clnt_opts *in)
 		o->connect_timeout_ms = 10000;
 	if (o->reconnect_max_ms <= 0)
 		o->reconnect_max_ms = 5000;
+	if (!o->cb_credits)
+		o->cb_credits = CLNT_CB_DEFAULT;
+	if (o->cb_credits > CLNT_CB_MAX)
+		o->cb_credits = CLNT_CB_MAX;
 }
 
 static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ss,
@@ -79,7 +83,8 @@ static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ss,
  */
 static int alloc_pools(struct rr_clnt *c)
 {
-	uint32_t n = c->o.credits, nsctx = n + CLNT_SIGNAL_EVERY, nrecv = n + 4;
+	uint32_t n = c->o.credits, nsctx = n + CLNT_SIGNAL_EVERY;
+	uint32_t nrecv = n + 4 + c->cb.credits; /* the server's calls too */
 	int rc;
 
 	c->reqs = rr_calloc(n, sizeof(*c->reqs));
@@ -118,7 +123,7 @@ static int alloc_pools(struct rr_clnt *c)
 	c->st.registered_bytes = (uint64_t)c->nsctx * c->o.inline_size +
 				 (uint64_t)c->nrecv * c->o.inline_size +
 				 (uint64_t)c->o.bounce_bufs * c->bounce.size;
-	return rc;
+	return rc ? rc : rr__clnt_cb_alloc(c);
 }
 
 static int choose_registration(struct rr_clnt *c,
@@ -139,6 +144,7 @@ static int choose_registration(struct rr_clnt *c,
 static int open_fabric(struct rr_clnt *c)
 {
 	uint32_t sq = c->o.credits * (2 * CLNT_MAX_MW + 1) + 16;
+	uint32_t cb_sends = 2 * c->cb.credits; /* beyond sq: replies to it */
 	struct rr_device_attr da;
 	int rc;
 
@@ -152,14 +158,17 @@ static int open_fabric(struct rr_clnt *c)
 	if (c->o.sq_depth)
 		sq = c->o.sq_depth < 2 * CLNT_MAX_MW + 1 ? 2 * CLNT_MAX_MW + 1
 							 : c->o.sq_depth;
-	if (sq > da.max_qp_wr)
-		sq = da.max_qp_wr;
+	if (sq + cb_sends > da.max_qp_wr)
+		sq = da.max_qp_wr - cb_sends;
 	c->sq_depth = sq;
 	rc = rr_pd_alloc(c->dev, &c->pd);
 	if (!rc)
 		rc = rr_evch_create(c->dev, &c->ch);
 	if (!rc)
-		rc = rr_cq_create(c->dev, sq + c->o.credits + 4, &c->cq);
+		rc = rr_cq_create(c->dev,
+				  sq + cb_sends + c->o.credits + 4 +
+					  c->cb.credits,
+				  &c->cq);
 	if (rc)
 		return rc;
 	/* Each connection gets a QP of these (clnt_conn.c). */
@@ -167,8 +176,8 @@ static int open_fabric(struct rr_clnt *c)
 		.send_cq = c->cq,
 		.recv_cq = c->cq,
 		.evch = c->ch,
-		.sq_depth = sq,
-		.rq_depth = c->o.credits + 4,
+		.sq_depth = sq + cb_sends,
+		.rq_depth = c->o.credits + 4 + c->cb.credits,
 		.max_send_sge = 1,
 		.max_recv_sge = 1,
 		.ord = 0,
@@ -204,6 +213,7 @@ int rr_clnt_create(const char *host, uint16_t port,
 		return -ENOMEM;
 	c->rpc.ops = &rr__clnt_rpc_ops;
 	opts_defaults(&c->o, opts);
+	c->cb.credits = c->o.cb_credits > 0 ? (uint32_t)c->o.cb_credits : 0;
 	rr__clnt_ka_init(c);
 	pthread_mutex_init(&c->mu, NULL);
 	{
@@ -247,6 +257,7 @@ static void free_fabric(struct rr_clnt *c)
 	rr_bufpool_fini(&c->sendbufs);
 	rr_bufpool_fini(&c->recvbufs);
 	rr_bufpool_fini(&c->bounce);
+	rr__clnt_cb_free(c);
 	for (uint32_t i = 0; i < c->nregs; i++)
 		rr_mr_dereg(c->regs[i].mr);
 	if (c->cq)
@@ -379,15 +390,16 @@ static void *bg_main(void *arg)
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
 		int ka = rr__clnt_ka_tick(c); /* a probe, when one is due */
+		/* The server's calls come at any time: we keep reading. */
+		bool wanted = c->async_out || c->cb.serving;
 
-		if (!c->async_out &&
-		    rr_mono_ms() - c->last_async_ms >= BG_PARK_MS) {
+		if (!wanted && rr_mono_ms() - c->last_async_ms >= BG_PARK_MS) {
 			c->bg_parked = true;
 			bg_sleep(c, ka);
 			c->bg_parked = false;
 			continue;
 		}
-		if (!c->async_out) {
+		if (!wanted) {
 			bg_sleep(c, BG_SLICE_MS);
 			continue;
 		}

@@ -16,6 +16,7 @@
 #define RR_RPCRDMA_CLNT_H
 
 #include "rpc/api.h"
+#include "rpc/dispatch.h"
 #include "rpc/keepalive.h"
 #include "rpc/msg.h"
 #include "rpcrdma/hdr.h"
@@ -27,6 +28,8 @@
 #define CLNT_MAX_MW	  3    /* read chunk, write chunk, reply chunk */
 #define CLNT_SIGNAL_EVERY 16   /* at least one signaled Send per this many */
 #define CLNT_DRAIN_MS	  2000 /* teardown: the flushes, at most */
+#define CLNT_CB_DEFAULT	  8    /* rr_clnt_opts.cb_credits */
+#define CLNT_CB_MAX	  64
 
 /*
  * A request slot's machine (clnt_state.c has the table of its moves):
@@ -108,6 +111,34 @@ struct clnt_sendctx {
 	uint64_t sq_mark; /* sq_posted after this Send was posted */
 	bool busy;
 	bool cqe_seen; /* its own completion arrived (signaled Sends) */
+};
+
+/*
+ * One call of the server's being served (clnt_backchannel.c): its bytes
+ * are copied out of the receive buffer, which goes back at once; the
+ * handler runs once mu is released; the reply's Send keeps the slot
+ * until it completes (invariant 2).
+ */
+enum cb_state { CB_FREE, CB_PENDING, CB_RUNNING, CB_SENDING };
+
+struct clnt_cb_slot {
+	enum cb_state state;
+	uint16_t gen; /* the connection the call came on */
+	uint32_t seq; /* its Send's use count */
+	uint32_t xid;
+	uint32_t len;	  /* of the call, in its msg buffer */
+	uint32_t out_cap; /* the peer's inline size, less our header */
+	uint64_t sq_mark;
+};
+
+struct clnt_cb {
+	uint32_t credits; /* backward credits granted; 0: none taken */
+	uint32_t nslots;  /* twice that: a reply's Send may lag its reply */
+	struct clnt_cb_slot *slots;
+	uint8_t *msgs; /* per slot: the call, then room for its results */
+	struct rr_bufpool sendbufs;
+	struct rr_progtab progs;
+	bool serving; /* a program registered: our thread keeps reading */
 };
 
 struct clnt_memreg {
@@ -193,6 +224,8 @@ struct rr_clnt {
 	 */
 	struct rr_call *cb_head, *cb_tail;
 
+	struct clnt_cb cb; /* the server's calls to us */
+
 	struct rr_xprt_stats st;
 	uint64_t completed;	 /* calls handed back, whatever their result */
 	struct rr_rdma_hdr rhdr; /* decode scratch, under mu */
@@ -231,6 +264,15 @@ void rr__clnt_conn_lost(struct rr_clnt *c, int rc);
 bool rr__clnt_drained(const struct rr_clnt *c);
 void rr__clnt_drain_now(struct rr_clnt *c);
 void rr__clnt_post_drain(struct rr_clnt *c);
+
+/* clnt_backchannel.c */
+int rr__clnt_cb_alloc(struct rr_clnt *c);
+void rr__clnt_cb_free(struct rr_clnt *c);
+bool rr__clnt_cb_recv(struct rr_clnt *c, uint32_t i,
+		      const struct rr_rdma_hdr *h, int hl, uint32_t len);
+void rr__clnt_cb_run(struct rr_clnt *c);
+bool rr__clnt_cb_send_done(struct rr_clnt *c, uint32_t slot, uint32_t seq);
+void rr__clnt_cb_forget(struct rr_clnt *c);
 
 /* clnt_keepalive.c */
 void rr__clnt_ka_init(struct rr_clnt *c);

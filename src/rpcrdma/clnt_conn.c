@@ -52,6 +52,7 @@ static void forget_qp(struct rr_clnt *c)
 		c->recv_out[i] = false;
 	for (uint32_t i = 0; i < c->nsctx; i++)
 		c->sctx[i].busy = false;
+	rr__clnt_cb_forget(c);
 	c->sctx_head = c->sctx_tail = 0;
 	c->sq_posted = c->sq_retired = 0;
 	c->unsignaled = 0;

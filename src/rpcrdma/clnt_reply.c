@@ -164,6 +164,9 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 		clnt_post_recv(c, i);
 		return;
 	}
+	/* The server's call: its rdma_credit is not our grant. */
+	if (rr__clnt_cb_recv(c, i, h, hl, wc->byte_len))
+		return;
 	c->backoff_ms = 0; /* a reply on this connection: retry quickly */
 	c->ka.last_rx_ms = rr_mono_ms(); /* alive (clnt_keepalive.c) */
 	/* RFC 8166 3.3: the grant; 0 counts as 1, never beyond our slots. */
@@ -244,6 +247,8 @@ static void account_error(struct rr_clnt *c, unsigned kind, uint32_t slot,
 			return;
 		c->sctx[slot].cqe_seen = true;
 	}
+	if (kind == RR_WRK_CB_SEND && !rr__clnt_cb_send_done(c, slot, seq))
+		return;
 	if (c->sq_retired < c->sq_posted)
 		sq_retire(c, c->sq_retired + 1);
 }
@@ -280,6 +285,14 @@ static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
 	} else if (kind == RR_WRK_LINV && slot < c->nreqs &&
 		   c->reqs[slot].seq == seq && c->reqs[slot].nlinv_out) {
 		handle_linv(c, &c->reqs[slot]);
+	} else if (kind == RR_WRK_CB_SEND) {
+		uint64_t mark =
+			slot < c->cb.nslots ? c->cb.slots[slot].sq_mark : 0;
+
+		if (rr__clnt_cb_send_done(c, slot, seq))
+			sq_retire(c, mark);
+		else
+			c->st.stale_cqes++;
 	} else if (kind >= RR_WRK_SEND && kind <= RR_WRK_LINV) {
 		c->st.stale_cqes++; /* a use already completed: duplicate/late
 				     */
@@ -432,6 +445,7 @@ int rr__clnt_drive(struct rr_clnt *c, int timeout_ms)
 	rr__clnt_kick_queue(c);
 	pthread_mutex_unlock(&c->mu);
 	rr__clnt_run_callbacks(c);
+	rr__clnt_cb_run(c);
 	return n < 0 ? n : n;
 }
 

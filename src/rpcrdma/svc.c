@@ -27,6 +27,8 @@
 #define POLL_BATCH   32
 #define LOOP_WAIT_MS 20
 
+_Thread_local struct rr_svc *rr__svc_tl_loop, *rr__svc_tl_locked;
+
 static void opts_defaults(struct rr_svc_opts *o, const struct rr_svc_opts *in)
 {
 	if (in)
@@ -98,9 +100,10 @@ static uint32_t conn_sq_depth(const struct rr_svc *s)
 	return s->o.credits * 4 + 2 * RR_RDMA_MAX_CHUNK_SEGS + 8;
 }
 
+/* Forward calls, a margin, and the replies to our callbacks. */
 static uint32_t conn_rq_depth(const struct rr_svc *s)
 {
-	return s->o.credits + SVC_RECV_EXTRA;
+	return s->o.credits + SVC_RECV_EXTRA + SVC_CB_MAX;
 }
 
 int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
@@ -118,6 +121,7 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 	pthread_cond_init(&s->posted_cv, NULL);
 	s->kick_fd = -1;
 	s->next_gen = 1;
+	gethostname(s->machine, sizeof(s->machine) - 1);
 	depth = s->o.max_conns * (conn_sq_depth(s) + conn_rq_depth(s));
 	rc = rr__svc_scratch_alloc(&s->scratch, s->o.max_bulk);
 	if (!rc)
@@ -185,6 +189,7 @@ static void conn_free(struct svc_conn *cn)
 		rr_qp_destroy(cn->qp);
 	rr_bufpool_fini(&cn->recvbufs);
 	rr_bufpool_fini(&cn->sendbufs);
+	rr__svc_cb_put_conn(cn);
 	free(cn->reqs);
 	free(cn->sctx);
 	free(cn);
@@ -214,6 +219,8 @@ static int conn_alloc(struct rr_svc *s, struct svc_conn **out)
 	cn->sctx = rr_calloc(cn->nsctx, sizeof(*cn->sctx));
 	rc = cn->reqs && cn->sctx ? 0 : -ENOMEM;
 	if (!rc)
+		rc = rr__svc_cb_new(cn);
+	if (!rc)
 		rc = rr_bufpool_init(&cn->recvbufs, s->pd, cn->nrecv,
 				     s->o.inline_size, RR_ACCESS_LOCAL_WRITE);
 	if (!rc)
@@ -242,7 +249,8 @@ static struct rr__admit_conn admit_view(const struct svc_conn *cn)
 	return (struct rr__admit_conn){.born_ms = cn->born_ms,
 				       .last_call_ms = cn->last_call_ms,
 				       .busy = cn->calls_in || cn->running ||
-					       cn->dead};
+					       cn->dead ||
+					       (cn->cb && cn->cb->out)};
 }
 
 static uint32_t peer_conns(const struct rr_svc *s,
@@ -334,6 +342,7 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 			  s->o.inline_size, &cn->inline_send, &cn->inline_recv,
 			  &cn->peer_inv_ok);
 	cn->peer = ev->peer;
+	cn->cb->peer = ev->peer;
 	for (uint32_t i = 0; i < cn->nrecv; i++)
 		rr__svc_post_recv(cn, i);
 	/* We never ask clients to invalidate for us: we expose nothing. */
@@ -389,6 +398,7 @@ static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 			  cn->drain_sq ? "back" : "out",
 			  cn->drain_rq ? "back" : "out");
 	}
+	rr__svc_cb_gone(cn);
 	/* Destroying the QP first: no Read or Write can touch them after. */
 	rr_qp_destroy(cn->qp);
 	cn->qp = NULL;
@@ -505,6 +515,7 @@ static void reap(struct rr_svc *s, bool force)
 		if (!cn->dead)
 			continue;
 		if (!cn->disconnected) {
+			rr__svc_cb_gone(cn); /* its callbacks end now */
 			cn->disconnected = true;
 			cn->dead_ms = now;
 			rr_qp_disconnect(cn->qp);
@@ -618,12 +629,14 @@ static void loop_once(struct rr_svc *s, bool force_reap)
 	struct rr_wc wc[POLL_BATCH];
 	int n;
 
+	rr__svc_tl_loop = s;
 	if (s->post_in_loop)
 		wait_cq_or_kick(s);
 	else
 		rr_cq_wait(s->cq, LOOP_WAIT_MS);
 	n = rr_cq_poll(s->cq, wc, POLL_BATCH);
 	pthread_mutex_lock(&s->mu);
+	rr__svc_tl_locked = s;
 	rr__svc_share_update(s);
 	s->batching = true;
 	for (int i = 0; i < n; i++)
@@ -637,7 +650,11 @@ static void loop_once(struct rr_svc *s, bool force_reap)
 		cm_events(s);
 	s->cm_ready = false;
 	reap(s, force_reap);
+	rr__svc_cb_tick(s);
+	rr__svc_tl_locked = NULL;
 	pthread_mutex_unlock(&s->mu);
+	rr__svc_cb_run_done(s);
+	rr__svc_tl_loop = NULL;
 }
 
 int rr_svc_run(struct rr_svc *s)
@@ -669,6 +686,15 @@ int rr_svc_shutdown(struct rr_svc *s)
 	if (s->closing)
 		return 0;
 	s->closing = true;
+	/*
+	 * Callbacks end first: a handler waiting for one could otherwise
+	 * hold up the workers' end, with no loop left to read its reply.
+	 */
+	pthread_mutex_lock(&s->mu);
+	for (struct svc_conn *cn = s->conns; cn; cn = cn->next)
+		rr__svc_cb_gone(cn);
+	pthread_mutex_unlock(&s->mu);
+	rr__svc_cb_run_done(s);
 	/* The workers finish every call they were given, replies included. */
 	if (s->post_in_loop)
 		drain_workers(s);
@@ -685,6 +711,7 @@ int rr_svc_shutdown(struct rr_svc *s)
 	pthread_mutex_lock(&s->mu);
 	reap(s, true);
 	pthread_mutex_unlock(&s->mu);
+	rr__svc_cb_run_done(s);
 	return 0;
 }
 

@@ -81,6 +81,13 @@
  */
 #define SVC_PEND_MAX 16
 #define SVC_PEND_WRS 2
+/*
+ * Callbacks (svc_backchannel.c): in flight on one connection at most,
+ * whatever the client grants (each takes a receive buffer here for its
+ * reply), and the timeout of one whose timeout_ms is 0.
+ */
+#define SVC_CB_MAX	  16
+#define SVC_CB_TIMEOUT_MS 30000
 
 /* A call's machine on the server (svc_state.c has the table). */
 enum sreq_state {
@@ -93,6 +100,34 @@ enum sreq_state {
 };
 
 struct svc_conn;
+
+/* A callback sent and not yet answered (or returned, its reply owed). */
+struct svc_cb_slot {
+	bool busy;
+	bool owed; /* timed out or cancelled: the client still counts it */
+	uint32_t xid;
+	uint64_t deadline_ms; /* 0: none */
+	struct rr_call *call;
+};
+
+/*
+ * The handle on a connection that rr_svc_req_conn gives out: it lives
+ * while someone holds it, the connection's own reference included, so
+ * it outlives the connection (cn NULL then: calls fail -ENOTCONN).
+ * Everything but refs is under s->mu.
+ */
+struct svc_cb {
+	struct rr_svc_conn base; /* rpc/api.h */
+	atomic_uint refs;
+	struct rr_svc *s;
+	struct svc_conn *cn;
+	struct sockaddr_storage peer;
+	uint32_t granted; /* backward credits: 1 until the client says */
+	uint32_t out;	  /* slots busy */
+	uint32_t xid_seq;
+	struct svc_cb_slot slots[SVC_CB_MAX];
+	struct rr_call *wait_head, *wait_tail; /* FIFO: for a credit */
+};
 
 struct svc_req {
 	struct rr_svc_req rq; /* what the handler sees */
@@ -188,6 +223,7 @@ struct svc_conn {
 	uint32_t sctx_head, sctx_tail;
 	struct svc_pend pend[SVC_PEND_MAX]; /* see rr_svc.batching */
 	uint32_t npend;
+	struct svc_cb *cb; /* calling the client back */
 };
 
 /* What a thread running handlers owns: the handler's result buffers. */
@@ -247,6 +283,9 @@ struct rr_svc {
 	 * connection, so the send queue's order stays the accounting order.
 	 */
 	bool batching;
+	/* callbacks (svc_backchannel.c) */
+	char machine[64]; /* names us in AUTH_SYS credentials */
+	struct rr_call *cb_done_head, *cb_done_tail; /* done, not yet told */
 	pthread_mutex_t mu;
 	struct rr_xprt_stats st;
 };
@@ -272,6 +311,26 @@ void rr__svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
 			uint32_t err);
 void rr__svc_reply(struct svc_conn *cn, struct svc_req *r);
 void rr__svc_flush(struct svc_conn *cn);
+
+/* svc_reply.c, for callbacks: the next send buffer, and its Send */
+uint8_t *rr__svc_send_buf(struct svc_conn *cn);
+int rr__svc_send(struct svc_conn *cn, uint32_t len);
+
+/*
+ * The server whose loop this thread is running (a callback's reply could
+ * never be read here), and whose s->mu it holds meanwhile (inline
+ * handlers run under it): a callback made there must not take it again.
+ */
+extern _Thread_local struct rr_svc *rr__svc_tl_loop, *rr__svc_tl_locked;
+
+/* svc_backchannel.c: calls to the client */
+int rr__svc_cb_new(struct svc_conn *cn);
+void rr__svc_cb_gone(struct svc_conn *cn);
+void rr__svc_cb_put_conn(struct svc_conn *cn);
+bool rr__svc_cb_reply(struct svc_conn *cn, const struct rr_rdma_hdr *h,
+		      const uint8_t *msg, uint32_t len);
+void rr__svc_cb_tick(struct rr_svc *s);
+void rr__svc_cb_run_done(struct rr_svc *s);
 
 /* svc_pool.c: worker threads */
 int rr__svc_pool_start(struct rr_svc *s, uint32_t n);

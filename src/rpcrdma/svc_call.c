@@ -481,6 +481,7 @@ static int parse_call(struct svc_conn *cn, struct svc_req *r)
 	r->rq.arg_bulk = NULL;
 	r->rq.arg_bulk_len = 0;
 	r->rq.peer = (const struct sockaddr *)&cn->peer;
+	r->rq.conn = cn->cb ? &cn->cb->base : NULL;
 	if (!r->h.nread)
 		return rr_svc_req_parse(
 			&r->rq,
@@ -671,6 +672,11 @@ void rr__svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 		cn->s->st.bad_headers++;
 		rr__svc_send_error(cn, r->h.xid, r->h.vers, RR_ERR_VERS);
 		rr__svc_post_recv(cn, i);
+		return;
+	}
+	if (r->hlen >= 0 && rr__svc_cb_reply(cn, &r->h, buf + r->hlen,
+					     len - (uint32_t)r->hlen)) {
+		rr__svc_post_recv(cn, i); /* a reply to a callback of ours */
 		return;
 	}
 	rc = r->hlen < 0 ? r->hlen : check_chunks(cn, r);

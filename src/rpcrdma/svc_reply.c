@@ -149,6 +149,25 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 	return 0;
 }
 
+uint8_t *rr__svc_send_buf(struct svc_conn *cn)
+{
+	return rr_bufpool_at(&cn->sendbufs, next_sctx(cn));
+}
+
+/*
+ * A callback: len bytes of rr__svc_send_buf, sent alone. The caller
+ * checked the room (rr__svc_sq_room).
+ */
+int rr__svc_send(struct svc_conn *cn, uint32_t len)
+{
+	struct rr_sge sge = {(uintptr_t)rr__svc_send_buf(cn), len,
+			     rr_mr_lkey(cn->sendbufs.mr)};
+	struct rr_send_wr wr = {
+		.opcode = RR_WR_SEND, .sg_list = &sge, .num_sge = 1};
+
+	return post_reply(cn, &wr, &wr, 1, -1);
+}
+
 /* RDMA_ERROR for xid: ERR_VERS names the one version we speak. */
 void rr__svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
 			uint32_t err)

@@ -31,7 +31,8 @@ enum rr_wr_kind {
 	RR_WRK_LINV = 4,
 	RR_WRK_READ = 5,
 	RR_WRK_WRITE = 6,
-	RR_WRK_DRAIN = 7, /* rr_qp_drain's markers: slot 0 send, 1 receive */
+	RR_WRK_DRAIN = 7,   /* rr_qp_drain's markers: slot 0 send, 1 receive */
+	RR_WRK_CB_SEND = 8, /* client: a reply to the server's call */
 };
 
 static inline uint64_t rr_wrid(uint16_t gen, unsigned kind, uint32_t slot,

@@ -1322,6 +1322,8 @@ static void garbage_arguments(void **state)
 	expect_echo_ok(&h);
 	st = stats(e);
 	assert_int_equal(DELTA(st, e, bad_headers), 1);
+	/* The REPLY named no callback of ours (RFC 8167): counted too. */
+	assert_int_equal(DELTA(st, e, cb_bad_xids), 1);
 	hc_close(&h);
 	good_finish(&e->g, "garbage arguments");
 }

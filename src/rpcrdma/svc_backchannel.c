@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Server: calling a client back over its own connection (RFC 8167).
+ *
+ * A callback is an RPC call of ours, with an xid of its own sequence (the
+ * two directions' xids are unrelated), sent inline as RDMA_MSG with no
+ * chunks: arguments and results must fit the inline sizes. It needs a
+ * backward credit, which the client grants in the rdma_credit of its
+ * replies (1 until the first; never more than SVC_CB_MAX here, each
+ * having a receive buffer for its reply), and send-queue room beyond
+ * what the forward replies have reserved. Callbacks that cannot go yet
+ * wait in their connection's FIFO. A message the client sends that is
+ * RDMA_MSG and whose RPC msg_type is REPLY answers one of them, matched
+ * by xid; one that matches none is counted (cb_bad_xids) and answered
+ * RDMA_ERROR ERR_CHUNK, as before callbacks existed.
+ *
+ * A callback ends exactly once: by its reply, its timeout, its
+ * cancellation or its connection's end (-ENOTCONN). A timed-out or
+ * cancelled one keeps its credit until its reply comes: the client still
+ * counts it. Completions are handed to their callers after s->mu is
+ * released (rr__svc_cb_run_done), so a done function may call again.
+ */
+#include "rpcrdma/svc.h"
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#define CB(x) rr_container_of(x, struct svc_cb, base)
+
+static const struct rr_svc_conn_ops cb_ops;
+
+int rr__svc_cb_new(struct svc_conn *cn)
+{
+	struct svc_cb *cb = rr_calloc(1, sizeof(*cb));
+
+	if (!cb)
+		return -ENOMEM;
+	cb->base.ops = &cb_ops;
+	cb->base.peer = (const struct sockaddr *)&cb->peer;
+	atomic_init(&cb->refs, 1); /* the connection's */
+	cb->s = cn->s;
+	cb->cn = cn;
+	cb->granted = 1;
+	if (getrandom(&cb->xid_seq, sizeof(cb->xid_seq), GRND_NONBLOCK) !=
+	    sizeof(cb->xid_seq))
+		cb->xid_seq = (uint32_t)rr_mono_ms() * 2654435761u;
+	cn->cb = cb;
+	return 0;
+}
+
+static void cb_get(struct rr_svc_conn *conn)
+{
+	atomic_fetch_add(&CB(conn)->refs, 1);
+}
+
+static void cb_put(struct rr_svc_conn *conn)
+{
+	struct svc_cb *cb = CB(conn);
+
+	if (atomic_fetch_sub(&cb->refs, 1) == 1)
+		free(cb);
+}
+
+void rr__svc_cb_put_conn(struct svc_conn *cn)
+{
+	if (cn->cb)
+		cb_put(&cn->cb->base);
+	cn->cb = NULL;
+}
+
+/* The call's result, for rr__svc_cb_run_done. Caller holds s->mu. */
+static void deliver(struct rr_svc *s, struct rr_call *call, int rc)
+{
+	call->priv_.req = NULL;
+	call->priv_.next = NULL;
+	call->status = rc;
+	if (s->cb_done_tail)
+		s->cb_done_tail->priv_.next = call;
+	else
+		s->cb_done_head = call;
+	s->cb_done_tail = call;
+}
+
+void rr__svc_cb_run_done(struct rr_svc *s)
+{
+	struct rr_call *call;
+
+	pthread_mutex_lock(&s->mu);
+	call = s->cb_done_head;
+	s->cb_done_head = s->cb_done_tail = NULL;
+	pthread_mutex_unlock(&s->mu);
+	while (call) {
+		struct rr_call *next = call->priv_.next; /* ORDER: may reuse */
+
+		call->priv_.done(call, call->status, call->priv_.arg);
+		call = next;
+	}
+}
+
+/* Every callback of the connection fails: it is gone. Under s->mu. */
+void rr__svc_cb_gone(struct svc_conn *cn)
+{
+	struct svc_cb *cb = cn->cb;
+
+	if (!cb || !cb->cn)
+		return;
+	for (uint32_t i = 0; i < SVC_CB_MAX; i++) {
+		struct svc_cb_slot *sl = &cb->slots[i];
+
+		if (sl->busy && !sl->owed)
+			deliver(cb->s, sl->call, -ENOTCONN);
+		sl->busy = false;
+	}
+	while (cb->wait_head) {
+		struct rr_call *call = cb->wait_head;
+
+		cb->wait_head = call->priv_.next;
+		deliver(cb->s, call, -ENOTCONN);
+	}
+	cb->wait_tail = NULL;
+	cb->out = 0;
+	cb->cn = NULL;
+}
+
+static struct svc_cb_slot *slot_free(struct svc_cb *cb)
+{
+	for (uint32_t i = 0; i < SVC_CB_MAX; i++)
+		if (!cb->slots[i].busy)
+			return &cb->slots[i];
+	return NULL;
+}
+
+/* Header, call header and arguments into the next send buffer. */
+static int encode(struct svc_cb *cb, const struct rr_call *call, uint32_t xid,
+		  uint8_t *buf, size_t cap)
+{
+	struct rr_rdma_hdr h = {.xid = xid,
+				.vers = RR_RDMA_VERSION,
+				.credits = SVC_CB_MAX, /* what we would use */
+				.proc = RR_RDMA_MSG};
+	int n = rr_rdma_hdr_encode(&h, buf, cap), m;
+
+	if (n < 0)
+		return n;
+	m = rr_call_msg_hdr(call, xid, cb->s->machine, buf + n,
+			    cap - (size_t)n);
+	if (m < 0)
+		return m == -ENOSPC ? -EMSGSIZE : m;
+	n += m;
+	if (call->args_len > cap - (size_t)n)
+		return -EMSGSIZE;
+	if (call->args_len)
+		memcpy(buf + n, call->args, call->args_len);
+	return n + (int)call->args_len;
+}
+
+static size_t send_cap(const struct svc_conn *cn)
+{
+	return cn->inline_send < cn->sendbufs.size ? cn->inline_send
+						   : cn->sendbufs.size;
+}
+
+/* Sends the FIFO's head; it fails alone when it cannot be carried. */
+static void post_head(struct svc_cb *cb, struct svc_cb_slot *sl)
+{
+	struct svc_conn *cn = cb->cn;
+	struct rr_call *call = cb->wait_head;
+	uint32_t xid = ++cb->xid_seq;
+	int n;
+
+	cb->wait_head = call->priv_.next;
+	if (!cb->wait_head)
+		cb->wait_tail = NULL;
+	n = encode(cb, call, xid, rr__svc_send_buf(cn), send_cap(cn));
+	if (n < 0) {
+		deliver(cb->s, call, n);
+		return;
+	}
+	if (rr__svc_send(cn, (uint32_t)n)) {
+		deliver(cb->s, call, -ENOTCONN); /* cn is dead now */
+		return;
+	}
+	*sl = (struct svc_cb_slot){.busy = true,
+				   .xid = xid,
+				   .deadline_ms = call->priv_.deadline_ms,
+				   .call = call};
+	call->priv_.req = sl;
+	cb->out++;
+	cb->s->st.cb_calls++;
+}
+
+static uint32_t credits(const struct svc_cb *cb)
+{
+	return cb->granted < SVC_CB_MAX ? cb->granted : SVC_CB_MAX;
+}
+
+/* Sends what credits and send-queue room allow, in order. */
+static void kick(struct svc_cb *cb)
+{
+	while (cb->cn && !cb->cn->dead && cb->wait_head) {
+		struct svc_cb_slot *sl = slot_free(cb);
+
+		if (cb->out >= credits(cb) || !sl) {
+			if (!cb->wait_head->priv_.waited) {
+				cb->wait_head->priv_.waited = 1;
+				cb->s->st.cb_credit_waits++;
+			}
+			return;
+		}
+		if (!rr__svc_sq_room(cb->cn, 1))
+			return;
+		post_head(cb, sl);
+	}
+}
+
+static uint64_t deadline_of(const struct rr_call *call)
+{
+	int tmo = call->timeout_ms ? call->timeout_ms : SVC_CB_TIMEOUT_MS;
+
+	return tmo < 0 ? 0 : rr_mono_ms() + (uint64_t)tmo;
+}
+
+/* An inline handler holds s->mu already (rr__svc_tl_locked). */
+static bool lock(struct rr_svc *s)
+{
+	if (rr__svc_tl_locked == s)
+		return false;
+	pthread_mutex_lock(&s->mu);
+	return true;
+}
+
+/* Done functions run once no lock is held: now, or at the loop's end. */
+static void unlock(struct rr_svc *s, bool locked)
+{
+	if (!locked)
+		return;
+	pthread_mutex_unlock(&s->mu);
+	rr__svc_cb_run_done(s);
+}
+
+static void enqueue(struct svc_cb *cb, struct rr_call *call,
+		    rr_call_done_fn done, void *arg)
+{
+	call->res_len = call->res_bulk_len = 0;
+	call->accept_stat = call->reply_stat = 0;
+	call->priv_.req = NULL;
+	call->priv_.next = NULL;
+	call->priv_.done = done;
+	call->priv_.arg = arg;
+	call->priv_.waiter = cb;
+	call->priv_.cancel = false;
+	call->priv_.waited = 0;
+	call->priv_.deadline_ms = deadline_of(call);
+	if (cb->wait_tail)
+		cb->wait_tail->priv_.next = call;
+	else
+		cb->wait_head = call;
+	cb->wait_tail = call;
+}
+
+/*
+ * Where the loop thread alone may post (rr_svc.post_in_loop), a callback
+ * from elsewhere waits for the loop's next pass (rr__svc_cb_tick).
+ */
+static int cb_call_async(struct rr_svc_conn *conn, struct rr_call *call,
+			 rr_call_done_fn done, void *arg)
+{
+	struct svc_cb *cb = CB(conn);
+	struct rr_svc *s = cb->s;
+	bool locked;
+	int rc = 0;
+
+	if (call->args_len && !call->args)
+		return -EINVAL;
+	locked = lock(s);
+	if (!cb->cn || cb->cn->dead)
+		rc = -ENOTCONN;
+	else if (RR_RDMA_HDR_EMPTY + 28 + call->args_len > send_cap(cb->cn))
+		rc = -EMSGSIZE; /* a credential may still make it too long */
+	if (!rc) {
+		enqueue(cb, call, done, arg);
+		if (!s->post_in_loop || rr__svc_tl_loop == s)
+			kick(cb);
+	}
+	unlock(s, locked);
+	return rc;
+}
+
+static bool unqueue(struct svc_cb *cb, struct rr_call *call)
+{
+	struct rr_call *prev = NULL;
+
+	for (struct rr_call *q = cb->wait_head; q;
+	     prev = q, q = q->priv_.next) {
+		if (q != call)
+			continue;
+		if (prev)
+			prev->priv_.next = q->priv_.next;
+		else
+			cb->wait_head = q->priv_.next;
+		if (cb->wait_tail == q)
+			cb->wait_tail = prev;
+		return true;
+	}
+	return false;
+}
+
+/* In flight: returned now, its slot owed until the reply comes. */
+static int cb_cancel(struct rr_svc_conn *conn, struct rr_call *call)
+{
+	struct svc_cb *cb = CB(conn);
+	struct rr_svc *s = cb->s;
+	struct svc_cb_slot *sl;
+	bool locked = lock(s);
+	int rc = 0;
+
+	sl = call->priv_.waiter == cb ? call->priv_.req : NULL;
+	if (unqueue(cb, call)) {
+		deliver(s, call, -ECANCELED);
+	} else if (sl && sl->busy && !sl->owed && sl->call == call) {
+		sl->owed = true;
+		deliver(s, call, -ECANCELED);
+	} else {
+		rc = -ENOENT;
+	}
+	if (!rc)
+		s->st.cancels++;
+	unlock(s, locked);
+	return rc;
+}
+
+static bool cb_receives_here(const struct rr_svc_conn *conn)
+{
+	return rr__svc_tl_loop == CB(conn)->s;
+}
+
+static const struct rr_svc_conn_ops cb_ops = {
+	.call_async = cb_call_async,
+	.cancel = cb_cancel,
+	.receives_here = cb_receives_here,
+	.get = cb_get,
+	.put = cb_put,
+};
+
+static struct svc_cb_slot *slot_of(struct svc_cb *cb, uint32_t xid)
+{
+	for (uint32_t i = 0; i < SVC_CB_MAX; i++)
+		if (cb->slots[i].busy && cb->slots[i].xid == xid)
+			return &cb->slots[i];
+	return NULL;
+}
+
+/* The reply in sl's call; then the credit it held goes to the next. */
+static void complete(struct svc_cb *cb, struct svc_cb_slot *sl,
+		     const uint8_t *msg, uint32_t len)
+{
+	struct rr_svc *s = cb->s;
+	int rc;
+
+	sl->busy = false;
+	cb->out--;
+	if (sl->owed)
+		return; /* returned already: the reply only frees the credit */
+	rc = rr_reply_take(sl->call, sl->xid, msg, len);
+	if (rc == -EPROTO)
+		s->st.bad_headers++;
+	else
+		s->st.cb_replies++;
+	deliver(s, sl->call, rc);
+}
+
+/*
+ * Whether the message (after its transport header h) is a reply to a
+ * callback: then it is taken and the caller reposts the receive. One
+ * naming none of ours is counted, and left to the caller, which answers
+ * it ERR_CHUNK as any message that is not a call. A reply's rdma_credit
+ * is the client's backward grant.
+ */
+bool rr__svc_cb_reply(struct svc_conn *cn, const struct rr_rdma_hdr *h,
+		      const uint8_t *msg, uint32_t len)
+{
+	struct svc_cb *cb = cn->cb;
+	struct svc_cb_slot *sl;
+	uint32_t xid, type;
+
+	if (h->proc != RR_RDMA_MSG || rr_rpc_peek(msg, len, &xid, &type) ||
+	    type != RR_RPC_REPLY)
+		return false;
+	sl = xid == h->xid && !h->nread && !h->nwrite && !h->has_reply
+		     ? slot_of(cb, xid)
+		     : NULL;
+	if (!sl) {
+		/* Counted, then answered as any message that is no call. */
+		cn->s->st.cb_bad_xids++;
+		rr_info_rl("svc: reply xid %08x to no callback of ours", xid);
+		return false;
+	}
+	cb->granted = h->credits ? h->credits : 1;
+	complete(cb, sl, msg, len);
+	kick(cb);
+	return true;
+}
+
+/* Timeouts of one connection's callbacks, sent or waiting. */
+static void expire(struct svc_cb *cb, uint64_t now)
+{
+	struct rr_svc *s = cb->s;
+	struct rr_call *call = cb->wait_head;
+
+	for (uint32_t i = 0; i < SVC_CB_MAX; i++) {
+		struct svc_cb_slot *sl = &cb->slots[i];
+
+		if (!sl->busy || sl->owed || !sl->deadline_ms ||
+		    now < sl->deadline_ms)
+			continue;
+		sl->owed = true;
+		s->st.cb_timeouts++;
+		deliver(s, sl->call, -ETIMEDOUT);
+	}
+	while (call) {
+		struct rr_call *next = call->priv_.next;
+		uint64_t d = call->priv_.deadline_ms;
+
+		if (d && now >= d && unqueue(cb, call)) {
+			s->st.cb_timeouts++;
+			deliver(s, call, -ETIMEDOUT);
+		}
+		call = next;
+	}
+}
+
+/*
+ * Each pass of the loop (s->mu held): timeouts, and callbacks that wait
+ * sent as completions made room.
+ */
+void rr__svc_cb_tick(struct rr_svc *s)
+{
+	uint64_t now = 0;
+
+	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
+		struct svc_cb *cb = cn->cb;
+
+		if (!cb || (!cb->out && !cb->wait_head))
+			continue;
+		if (!now)
+			now = rr_mono_ms();
+		expire(cb, now);
+		kick(cb);
+	}
+}
