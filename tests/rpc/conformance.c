@@ -511,6 +511,7 @@ static void null_call_succeeds_with_empty_results(void **state)
 	null_ok(f->c);
 	null_ok(f->c);
 	assert_int_equal(stats_of(f->c).calls, 2);
+	assert_int_equal(stats_of(f->c).conn_lost, 0);
 	check_clean(f->c, false);
 }
 
@@ -753,6 +754,12 @@ call_to_a_wrong_version_is_prog_mismatch_with_the_range(void **state)
 	struct rr_call call = mkcall(RR_T_NULL, res, sizeof(res));
 
 	call_rejected(f->c, RR_T_PROG, 2, 0, RR_PROG_MISMATCH);
+	call.vers = 2;
+	assert_int_equal(rr_rpc_clnt_call(f->c, &call), -EREMOTEIO);
+	assert_int_equal(call.accept_stat, RR_PROG_MISMATCH);
+	if (call.mismatch_low != 1 || call.mismatch_high != 1)
+		fail_msg("PROG_MISMATCH for vers 2 names %u..%u, want 1..1",
+			 call.mismatch_low, call.mismatch_high);
 	call.vers = 7;
 	assert_int_equal(rr_rpc_clnt_call(f->c, &call), -EREMOTEIO);
 	assert_int_equal(call.accept_stat, RR_PROG_MISMATCH);
@@ -793,7 +800,7 @@ static void results_larger_than_res_cap_fail_with_emsgsize(void **state)
 	uint8_t *res = buf_new(cap), big[4];
 	struct rr_call echo = mkcall(RR_T_ECHO, small, 100);
 	struct rr_call bigc = mkcall(RR_T_BIG, res, cap);
-	int rc1, rc2;
+	int rc1, rc2, rc3;
 
 	memset(small, SENTINEL, sizeof(small));
 	rr_t_fill_seeded(args, sizeof(args), 1);
@@ -807,15 +814,22 @@ static void results_larger_than_res_cap_fail_with_emsgsize(void **state)
 	bigc.args_len = 4;
 	rc2 = rr_rpc_clnt_call(f->c, &bigc);
 	assert_sentinel(res + cap, SLACK);
+	null_ok(f->c);
+	memset(res, SENTINEL, 1000 + SLACK);
+	rr_t_put32(big, 20000);
+	bigc.res_cap = 1000;
+	rc3 = rr_rpc_clnt_call(f->c, &bigc);
+	assert_sentinel(res + 1000, SLACK);
 	free(res);
 	print_message("ECHO 3000 into 100: rc %d; BIG 200000 into 100000: "
-		      "rc %d\n",
-		      rc1, rc2);
+		      "rc %d; BIG 20000 into 1000: rc %d\n",
+		      rc1, rc2, rc3);
 	null_ok(f->c);
 	big_ok(f->c, 200000);
 	check_clean(f->c, true);
 	assert_int_equal(rc1, -EMSGSIZE);
 	assert_int_equal(rc2, -EMSGSIZE);
+	assert_int_equal(rc3, -EMSGSIZE);
 }
 
 /* ------------------------------------------------- many in flight */
@@ -882,6 +896,7 @@ static void progress_runs_callbacks_in_the_calling_thread(void **state)
 			 log.here, NASYNC);
 	/* Nothing in flight: progress waits out its time and says so. */
 	assert_int_equal(rr_rpc_clnt_progress(f->c, 20), -ETIMEDOUT);
+	assert_int_equal(stats_of(f->c).conn_lost, 0);
 	check_clean(f->c, false);
 	async_free(&log, s);
 }
@@ -904,63 +919,112 @@ static struct rr_call sleep_call(uint8_t *args, uint32_t ms, uint8_t *res,
  * time, counted; the caller owns res again, and the late reply must
  * neither land there nor confuse the calls that follow.
  */
-static void a_call_outlasting_its_timeout_fails_with_etimedout(void **state)
+static void timed_out(struct rr_rpc_clnt *c, struct rr_call *call,
+		      const char *what)
 {
-	struct fx *f = *state;
-	uint8_t args[4], res[64 + SLACK];
-	struct rr_call call = sleep_call(args, 1000, res, 64);
-	uint64_t t0, dt;
+	uint64_t t0 = rr_t_now_ms(), dt;
 	int rc;
 
-	null_ok(f->c);
-	call.timeout_ms = 300;
-	t0 = rr_t_now_ms();
-	rc = rr_rpc_clnt_call(f->c, &call);
+	call->timeout_ms = 300;
+	rc = rr_rpc_clnt_call(c, call);
 	dt = rr_t_now_ms() - t0;
-	print_message("timed out after %llu ms\n", (unsigned long long)dt);
+	print_message("%s: timed out after %llu ms\n", what,
+		      (unsigned long long)dt);
 	if (rc != -ETIMEDOUT)
-		fail_msg("SLEEP 1000 with timeout 300: rc %d after %llu ms", rc,
+		fail_msg("%s, timeout 300: rc %d after %llu ms", what, rc,
 			 (unsigned long long)dt);
 	assert_true(dt >= 290);
 	assert_true(dt < 1000);
+}
+
+/*
+ * A handler that takes longer than the call may wait, or a server that
+ * stopped: -ETIMEDOUT on time, counted; the caller owns res again, and
+ * the late reply must neither land there nor confuse the calls that
+ * follow.
+ */
+static void a_call_outlasting_its_timeout_fails_with_etimedout(void **state)
+{
+	struct fx *f = *state;
+	uint8_t args[100], res[100 + SLACK];
+	struct rr_call call = sleep_call(args, 1000, res, 100);
+
+	null_ok(f->c); /* RDMA: the grant is in */
+	timed_out(f->c, &call, "SLEEP 1000");
 	assert_int_equal(stats_of(f->c).timeouts, 1);
 	memset(res, SENTINEL, sizeof(res));
 	null_ok(f->c); /* behind the late reply, on an inline server */
 	null_ok(f->c);
 	assert_sentinel(res, sizeof(res));
+
+	call = mkcall(RR_T_ECHO, res, 100);
+	rr_t_fill_seeded(args, sizeof(args), 6);
+	call.args = args;
+	call.args_len = sizeof(args);
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
+	timed_out(f->c, &call, "ECHO to a stopped server");
+	assert_int_equal(stats_of(f->c).timeouts, 2);
+	memset(res, SENTINEL, sizeof(res));
+	assert_int_equal(rr_t_server_thaw(&f->sv), 0);
+	null_ok(f->c);
+	null_ok(f->c);
+	assert_sentinel(res, sizeof(res));
 	big_ok(f->c, 20000);
-	assert_int_equal(stats_of(f->c).timeouts, 1);
+	assert_int_equal(stats_of(f->c).timeouts, 2);
 	assert_int_equal(stats_of(f->c).conn_lost, 0);
 	check_clean(f->c, true);
 }
 
-/* Cancelled while the handler runs: -ECANCELED once, then -ENOENT. */
+/* Cancels s: -ECANCELED once, then -ENOENT; the n-th cancel counted. */
+static void cancel_once(struct rr_rpc_clnt *c, struct async_slot *s, uint64_t n)
+{
+	struct async_log *l = s->log;
+
+	assert_int_equal(async_ndone(l), 0);
+	assert_int_equal(rr_rpc_clnt_cancel(c, &s->call), 0);
+	async_drive(c, l, 1, 5000);
+	assert_int_equal(l->count[0], 1);
+	if (l->rc[0] != -ECANCELED)
+		fail_msg("cancelled call: rc %d", l->rc[0]);
+	assert_int_equal(rr_rpc_clnt_cancel(c, &s->call), -ENOENT);
+	assert_int_equal(stats_of(c).cancels, n);
+	memset(s->res, SENTINEL, ASYNC_LEN);
+}
+
+/*
+ * Cancelled while its handler runs, or while the server is stopped:
+ * -ECANCELED once, then -ENOENT; the late reply lands nowhere.
+ */
 static void a_cancelled_call_completes_once_with_ecanceled(void **state)
 {
 	struct fx *f = *state;
-	struct async_log log;
+	struct async_log log, log2;
 	struct async_slot *s = async_new(&log, 1, 7);
+	struct async_slot *e = async_new(&log2, 1, 8);
 	uint8_t args[4];
 
 	null_ok(f->c);
 	s->call = sleep_call(args, 500, s->res, ASYNC_LEN);
 	async_issue(f->c, s);
-	assert_int_equal(async_ndone(&log), 0);
-	assert_int_equal(rr_rpc_clnt_cancel(f->c, &s->call), 0);
-	async_drive(f->c, &log, 1, 5000);
-	assert_int_equal(log.count[0], 1);
-	if (log.rc[0] != -ECANCELED)
-		fail_msg("cancelled call: rc %d", log.rc[0]);
-	assert_int_equal(rr_rpc_clnt_cancel(f->c, &s->call), -ENOENT);
-	assert_int_equal(stats_of(f->c).cancels, 1);
-	memset(s->res, SENTINEL, ASYNC_LEN);
+	cancel_once(f->c, s, 1);
 	null_ok(f->c);
 	null_ok(f->c);
 	assert_sentinel(s->res, ASYNC_LEN);
 	assert_int_equal(log.count[0], 1);
-	assert_int_equal(stats_of(f->c).cancels, 1);
+
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
+	async_issue(f->c, e);
+	cancel_once(f->c, e, 2);
+	assert_int_equal(rr_t_server_thaw(&f->sv), 0);
+	null_ok(f->c);
+	null_ok(f->c);
+	assert_sentinel(e->res, ASYNC_LEN);
+	assert_int_equal(log2.count[0], 1);
+	assert_int_equal(stats_of(f->c).cancels, 2);
+	assert_int_equal(stats_of(f->c).conn_lost, 0);
 	check_clean(f->c, false);
 	async_free(&log, s);
+	async_free(&log2, e);
 }
 
 /* ---------------------------------------------- lost connections */
@@ -1070,7 +1134,7 @@ static void soft_client_fails_calls_sent_when_the_server_dies(void **state)
 	assert_int_equal(rr_t_server_restart(&f->sv), 0);
 	null_ok(f->c);
 	assert_int_equal(stats_of(f->c).retransmits, 0);
-	assert_int_equal(stats_of(f->c).conn_lost, 1);
+	assert_true(stats_of(f->c).conn_lost >= 1);
 	check_clean(f->c, false);
 	async_free(&log, s);
 }
@@ -1097,7 +1161,15 @@ static void calls_in_flight_complete_once_on_a_restarted_server(void **state)
 	for (uint32_t i = 0; i < NASYNC; i++)
 		echo_ok(&s[i]);
 	st = stats_of(f->c);
-	assert_int_equal(st.conn_lost, 1);
+	/*
+	 * Over TCP the first retry may reach the dying server before its
+	 * listener closed: that connection dies too.
+	 */
+	if (g.xprt == RR_T_TCP)
+		assert_true(st.conn_lost >= 1);
+	else
+		assert_int_equal(st.conn_lost, 1);
+	assert_int_equal(st.teardown_unbalanced, 0);
 	/* An attempt may come before the new server listens: refused. */
 	assert_true(st.connects >= 2);
 	assert_true(st.retransmits >= 1);
