@@ -17,6 +17,10 @@
  * difference: a DDP-eligible result lands in res_bulk only where
  * rr_rpc_clnt_ddp says so, otherwise inline at the end of res.
  *
+ * RR_TEST_ADDR=IPv4 puts both ends on that address instead of 127.0.0.1
+ * (RoCE cannot route the loopback address). RR_TEST_REGISTRATION=per_call
+ * makes the RDMA client register memory per call.
+ *
  * conformance XPRT [PATTERN [SKIP]]: only the cases matching PATTERN.
  */
 #include "clock.h"
@@ -71,6 +75,13 @@ struct tcase {
 	unsigned flags;
 };
 
+static const char *test_addr(void)
+{
+	const char *a = getenv("RR_TEST_ADDR");
+
+	return a && *a ? a : "127.0.0.1";
+}
+
 struct fx {
 	const struct tcase *tc;
 	struct rr_t_server sv;
@@ -97,7 +108,7 @@ static int clnt_new_rdma(struct fx *f, unsigned flags, struct rr_rpc_clnt **out,
 		rr_t_benign_faults(&g_plan, 0xc11e0000u + (uint64_t)getpid());
 		o.dev_opts = &g_dopts;
 	}
-	rc = rr_clnt_create("127.0.0.1", f->sv.port, &o, &c);
+	rc = rr_clnt_create(test_addr(), f->sv.port, &o, &c);
 	if (rc)
 		return rc;
 	*out = rr_clnt_rpc(c);
@@ -115,7 +126,7 @@ static int clnt_new_tcp(struct fx *f, unsigned flags, struct rr_rpc_clnt **out)
 	struct rr_tcp_clnt *c;
 	int rc;
 
-	rc = rr_tcp_clnt_create("127.0.0.1", f->sv.port, &o, &c);
+	rc = rr_tcp_clnt_create(test_addr(), f->sv.port, &o, &c);
 	if (!rc)
 		*out = rr_tcp_clnt_rpc(c);
 	return rc;
@@ -169,6 +180,7 @@ static int setup(void **state)
 	struct rr_t_server_opts so = {.xprt = g.xprt,
 				      .provider = g.provider,
 				      .threads = g.svc_threads,
+				      .addr = test_addr(),
 				      .credits = tc->flags & F_LIMIT2 ? 2 : 0};
 	struct fx *f = calloc(1, sizeof(*f));
 	int rc;
@@ -1188,7 +1200,7 @@ static void a_call_sent_again_after_a_disconnect_runs_once(void **state)
 {
 	struct fx *f = *state;
 	struct async_log log;
-	struct async_slot *s = async_new(&log, 1, 0);
+	struct async_slot *s;
 	uint8_t res[16];
 	struct rr_call rel = mkcall(RR_T_RELEASE, res, sizeof(res));
 	uint64_t end = rr_t_now_ms() + CALL_TMO_MS;
@@ -1200,6 +1212,7 @@ static void a_call_sent_again_after_a_disconnect_runs_once(void **state)
 		print_message("skipped: needs RR_TEST_SVC_THREADS >= 3\n");
 		skip();
 	}
+	s = async_new(&log, 1, 0);
 	null_ok(f->c);
 	s->call = mkcall(RR_T_COUNT, s->res, ASYNC_LEN);
 	async_issue(f->c, s);

@@ -29,6 +29,11 @@
  * on that address instead of 127.0.0.1: RoCE (the verbs provider over rxe
  * in tests/vm) cannot route the loopback address.
  *
+ * What every transport promises alike (NULL, ECHO, errors, timeouts,
+ * cancellation, lost and restarted servers, the reply cache) is tested
+ * once for both in conformance.c; this suite keeps what is RDMA's own:
+ * chunks, registration, bounce buffers, reconnect and connect timing.
+ *
  * Each test gets its own server process and client; SIGSTOP/SIGCONT/SIGKILL
  * of the server child make a stalled or dead peer. Waits are bounded and
  * wait for events (replies, callbacks, the child's state), never for time.
@@ -472,15 +477,6 @@ static void server_freeze(struct server *sv)
 	assert_true(WIFSTOPPED(status));
 }
 
-static void server_thaw(struct server *sv)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, SIGCONT), 0);
-	assert_int_equal(waitpid(sv->pid, &status, WCONTINUED), sv->pid);
-	assert_true(WIFCONTINUED(status));
-}
-
 static void server_kill(struct server *sv)
 {
 	int status;
@@ -616,17 +612,6 @@ static int setup(void **state)
 	return setup_with(state, 0, false);
 }
 
-static int setup_two_credits(void **state)
-{
-	return setup_with(state, 2, false);
-}
-
-/* A lost connection is final: calls fail instead of waiting for another. */
-static int setup_no_reconnect(void **state)
-{
-	return setup_with(state, 0, true);
-}
-
 static int teardown(void **state)
 {
 	struct fx *f = *state;
@@ -738,44 +723,6 @@ static const uint32_t bulk_sizes[] = {0,    1,	  3,	1000,  3900,
 #define NSIZES (sizeof(bulk_sizes) / sizeof(bulk_sizes[0]))
 
 /* ------------------------------------------------------- 1: function */
-
-static void null_call_succeeds_with_empty_results(void **state)
-{
-	struct fx *f = *state;
-
-	null_ok(f->c);
-	null_ok(f->c);
-	assert_int_equal(stats_of(f->c).calls, 2);
-	check_clean(f->c, false);
-}
-
-static void echo_returns_the_argument_bytes_at_every_size(void **state)
-{
-	static const size_t sizes[] = {0, 1, 100, 3000, 4000};
-	struct fx *f = *state;
-
-	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		size_t n = sizes[k], cap = n ? n : 4;
-		uint8_t *args = malloc(n + 1), *res = buf_new(cap);
-		struct rr_call call = mkcall(P_ECHO, res, cap);
-		int rc;
-
-		assert_non_null(args);
-		fill_seeded(args, n, (uint32_t)k);
-		call.args = n ? args : NULL;
-		call.args_len = n;
-		rc = rr_clnt_call(f->c, &call);
-		if (rc)
-			fail_msg("ECHO %zu: rc %d", n, rc);
-		assert_int_equal(call.accept_stat, RR_SUCCESS);
-		assert_int_equal(call.res_len, n);
-		assert_memory_equal(res, args, n);
-		assert_sentinel(res + cap, SLACK);
-		free(args);
-		free(res);
-	}
-	check_clean(f->c, true); /* 4000 bytes needs chunks both ways */
-}
 
 /* READ of every size into res_bulk (registered or not). */
 static void read_sizes(struct rr_clnt *c, bool reg)
@@ -926,230 +873,9 @@ write_delivers_exact_bytes_from_unregistered_memory_via_bounce(void **state)
 	check_clean(f->c, true);
 }
 
-static void big_results_arrive_exactly_inline_or_by_reply_chunk(void **state)
-{
-	static const uint32_t ns[] = {100, 3500, 20000, 200000};
-	struct fx *f = *state;
-	uint8_t *res = buf_new(BIG_CAP);
-
-	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
-		uint32_t n = ns[k];
-		uint8_t args[4];
-		struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
-		int rc;
-
-		memset(res, SENTINEL, BIG_CAP + SLACK);
-		put32(args, n);
-		call.args = args;
-		call.args_len = 4;
-		rc = rr_clnt_call(f->c, &call);
-		if (rc)
-			fail_msg("BIG %u: rc %d", n, rc);
-		assert_int_equal(call.accept_stat, RR_SUCCESS);
-		assert_int_equal(call.res_len, 4 + n + xdr_pad(n));
-		assert_int_equal(get32(res), n);
-		assert_pattern(res + 4, n, n);
-		assert_sentinel(res + call.res_len, SLACK);
-	}
-	free(res);
-	check_clean(f->c, true);
-}
-
-static void whoami_reports_the_auth_sys_identity_of_the_call(void **state)
-{
-	struct fx *f = *state;
-	struct rr_cred cred = {
-		.uid = 1234, .gid = 99, .ngids = 2, .gids = {4, 5}};
-	uint8_t res[128];
-	struct rr_call call = mkcall(P_WHOAMI, res, sizeof(res));
-
-	call.cred = &cred;
-	assert_int_equal(rr_clnt_call(f->c, &call), 0);
-	assert_int_equal(call.res_len, 20);
-	assert_int_equal(get32(res), 1234);
-	assert_int_equal(get32(res + 4), 99);
-	assert_int_equal(get32(res + 8), 2);
-	assert_int_equal(get32(res + 12), 4);
-	assert_int_equal(get32(res + 16), 5);
-	check_clean(f->c, false);
-}
-
-static void whoami_without_credentials_reports_none(void **state)
-{
-	struct fx *f = *state;
-	uint8_t res[128];
-	struct rr_call call = mkcall(P_WHOAMI, res, sizeof(res));
-
-	assert_int_equal(rr_clnt_call(f->c, &call), 0);
-	assert_int_equal(call.res_len, 12);
-	assert_int_equal(get32(res), NO_CRED);
-	assert_int_equal(get32(res + 4), NO_CRED);
-	assert_int_equal(get32(res + 8), NO_CRED);
-	check_clean(f->c, false);
-}
-
 /* ------------------------------------------------------ 2: RPC errors */
 
-static void call_rejected(struct rr_clnt *c, uint32_t prog, uint32_t vers,
-			  uint32_t proc, uint32_t accept)
-{
-	uint8_t res[64];
-	struct rr_call call = mkcall(proc, res, sizeof(res));
-	int rc;
-
-	call.prog = prog;
-	call.vers = vers;
-	rc = rr_clnt_call(c, &call);
-	if (rc != -EREMOTEIO)
-		fail_msg("prog %#x vers %u proc %u: rc %d, want -EREMOTEIO",
-			 prog, vers, proc, rc);
-	assert_int_equal(call.reply_stat, RR_MSG_ACCEPTED);
-	assert_int_equal(call.accept_stat, accept);
-	assert_int_equal(call.res_len, 0);
-}
-
-static void call_to_an_unknown_program_is_prog_unavail(void **state)
-{
-	struct fx *f = *state;
-
-	call_rejected(f->c, 0x20000078, 1, 0, RR_PROG_UNAVAIL);
-	null_ok(f->c);
-	check_clean(f->c, false);
-}
-
-static void call_to_a_wrong_version_is_prog_mismatch(void **state)
-{
-	struct fx *f = *state;
-
-	call_rejected(f->c, TPROG, 2, 0, RR_PROG_MISMATCH);
-	null_ok(f->c);
-	check_clean(f->c, false);
-}
-
-/* RFC 5531: PROG_MISMATCH carries the lowest and highest version served. */
-static void prog_mismatch_names_the_versions_served(void **state)
-{
-	struct fx *f = *state;
-	uint8_t res[64];
-	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
-
-	call.vers = 2;
-	assert_int_equal(rr_clnt_call(f->c, &call), -EREMOTEIO);
-	assert_int_equal(call.accept_stat, RR_PROG_MISMATCH);
-	if (call.mismatch_low != 1 || call.mismatch_high != 1)
-		fail_msg("PROG_MISMATCH for vers 2 names %u..%u, want 1..1",
-			 call.mismatch_low, call.mismatch_high);
-	check_clean(f->c, false);
-}
-
-static void call_to_an_unknown_procedure_is_proc_unavail(void **state)
-{
-	struct fx *f = *state;
-
-	call_rejected(f->c, TPROG, TVERS, P_NPROCS, RR_PROC_UNAVAIL);
-	call_rejected(f->c, TPROG, TVERS, 1000, RR_PROC_UNAVAIL);
-	null_ok(f->c);
-	check_clean(f->c, false);
-}
-
-static void handler_garbage_args_reaches_the_caller(void **state)
-{
-	struct fx *f = *state;
-
-	call_rejected(f->c, TPROG, TVERS, P_WRITE, RR_GARBAGE_ARGS);
-	null_ok(f->c);
-	check_clean(f->c, false);
-}
-
 /* ------------------------------------------------- 3: results too big */
-
-static void big_ok(struct rr_clnt *c, uint32_t n)
-{
-	uint8_t *res = buf_new(BIG_CAP);
-	uint8_t args[4];
-	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
-
-	put32(args, n);
-	call.args = args;
-	call.args_len = 4;
-	assert_int_equal(rr_clnt_call(c, &call), 0);
-	assert_int_equal(get32(res), n);
-	assert_pattern(res + 4, n, n);
-	free(res);
-}
-
-static void inline_results_larger_than_res_cap_fail_with_emsgsize(void **state)
-{
-	struct fx *f = *state;
-	uint8_t args[3000], res[100 + SLACK];
-	struct rr_call call = mkcall(P_ECHO, res, 100);
-	int rc;
-
-	memset(res, SENTINEL, sizeof(res));
-	fill_seeded(args, sizeof(args), 1);
-	call.args = args;
-	call.args_len = sizeof(args);
-	rc = rr_clnt_call(f->c, &call);
-	fprintf(stderr, "  ECHO 3000 into res_cap 100: rc %d\n", rc);
-	/* Whatever the error, the transport carries on. */
-	assert_sentinel(res + 100, SLACK);
-	null_ok(f->c);
-	big_ok(f->c, 20000);
-	check_clean(f->c, true);
-	if (rc != -EMSGSIZE)
-		fail_msg("ECHO 3000 into res_cap 100: rc %d", rc);
-}
-
-static void
-results_too_big_for_inline_without_reply_chunk_fail_with_emsgsize(void **state)
-{
-	struct fx *f = *state;
-	uint8_t args[4], res[1000 + SLACK];
-	struct rr_call call = mkcall(P_BIG, res, 1000);
-	int rc;
-
-	memset(res, SENTINEL, sizeof(res));
-	put32(args, 20000);
-	call.args = args;
-	call.args_len = 4;
-	rc = rr_clnt_call(f->c, &call);
-	fprintf(stderr, "  BIG 20000 into res_cap 1000: rc %d (accept %u)\n",
-		rc, call.accept_stat);
-	/* Whatever the error, the transport carries on. */
-	assert_sentinel(res + 1000, SLACK);
-	null_ok(f->c);
-	big_ok(f->c, 20000);
-	check_clean(f->c, true);
-	if (rc != -EMSGSIZE)
-		fail_msg("BIG 20000 into res_cap 1000: rc %d (accept %u)", rc,
-			 call.accept_stat);
-}
-
-static void results_larger_than_the_reply_chunk_fail_with_emsgsize(void **state)
-{
-	struct fx *f = *state;
-	size_t cap = 100000;
-	uint8_t *res = buf_new(cap);
-	uint8_t args[4];
-	struct rr_call call = mkcall(P_BIG, res, cap);
-	int rc;
-
-	put32(args, 200000);
-	call.args = args;
-	call.args_len = 4;
-	rc = rr_clnt_call(f->c, &call);
-	fprintf(stderr, "  BIG 200000 into res_cap 100000: rc %d (accept %u)\n",
-		rc, call.accept_stat);
-	/* Whatever the error, the transport carries on. */
-	assert_sentinel(res + cap, SLACK);
-	free(res);
-	null_ok(f->c);
-	big_ok(f->c, 200000);
-	check_clean(f->c, true);
-	if (rc != -EMSGSIZE)
-		fail_msg("BIG 200000 into res_cap 100000: rc %d (accept %u)",
-			 rc, call.accept_stat);
-}
 
 static void
 bulk_result_larger_than_res_bulk_cap_fails_with_emsgsize(void **state)
@@ -1278,54 +1004,6 @@ static void async_drive(struct rr_clnt *c, struct async_log *l, uint32_t want,
 		else if (rc && rc != -ETIMEDOUT)
 			fail_msg("rr_clnt_progress: %d", rc);
 	}
-}
-
-static void async_calls_beyond_the_credits_complete_in_issue_order(void **state)
-{
-	struct fx *f = *state;
-	struct async_slot *s = calloc(NASYNC, sizeof(*s));
-	struct async_log log;
-	struct rr_xprt_stats st;
-
-	assert_non_null(s);
-	async_log_init(&log);
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		s[i].log = &log;
-		s[i].idx = i;
-		fill_seeded(s[i].args, ASYNC_LEN, i + 1000);
-		memset(s[i].res, SENTINEL, ASYNC_LEN);
-		s[i].call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
-		s[i].call.args = s[i].args;
-		s[i].call.args_len = ASYNC_LEN;
-	}
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		int rc =
-			rr_clnt_call_async(f->c, &s[i].call, async_done, &s[i]);
-
-		if (rc)
-			fail_msg("rr_clnt_call_async %u: %d", i, rc);
-	}
-	async_drive(f->c, &log, NASYNC, 60000);
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		if (log.count[i] != 1 || log.rc[i])
-			fail_msg("call %u: %u callbacks, rc %d", i,
-				 log.count[i], log.rc[i]);
-		assert_int_equal(s[i].call.res_len, ASYNC_LEN);
-		assert_memory_equal(s[i].res, s[i].args, ASYNC_LEN);
-	}
-	for (uint32_t i = 0; i < NASYNC; i++)
-		if (log.order[i] != i)
-			fail_msg("completion %u was call %u", i, log.order[i]);
-	st = stats_of(f->c);
-	fprintf(stderr, "  credit_waits %llu\n",
-		(unsigned long long)st.credit_waits);
-	assert_true(st.credit_waits > 0);
-	assert_int_equal(st.calls, NASYNC);
-	null_ok(f->c);
-	assert_int_equal(async_ndone(&log), NASYNC);
-	check_clean(f->c, false);
-	async_log_fini(&log);
-	free(s);
 }
 
 /* --------------------------------------------------- 5: many callers */
@@ -1461,200 +1139,7 @@ static void many_sync_callers_share_one_client_correctly(void **state)
 
 /* ------------------------------------------------ 6, 7, 8: bad peers */
 
-static void
-call_to_a_stopped_server_times_out_and_its_late_reply_is_absorbed(void **state)
-{
-	struct fx *f = *state;
-	uint8_t args[100], res[100 + SLACK];
-	struct rr_call call = mkcall(P_ECHO, res, 100);
-	uint64_t t0, dt;
-	int rc;
-
-	null_ok(f->c); /* the grant is in */
-	fill_seeded(args, sizeof(args), 6);
-	call.args = args;
-	call.args_len = sizeof(args);
-	call.timeout_ms = 300;
-	server_freeze(&f->sv);
-	t0 = now_ms();
-	rc = rr_clnt_call(f->c, &call);
-	dt = now_ms() - t0;
-	fprintf(stderr, "  timed out after %llu ms\n", (unsigned long long)dt);
-	if (rc != -ETIMEDOUT)
-		fail_msg("call to a stopped server: rc %d after %llu ms", rc,
-			 (unsigned long long)dt);
-	assert_true(dt >= 290);
-	assert_true(dt < 5000);
-	assert_int_equal(stats_of(f->c).timeouts, 1);
-	/* The caller owns res again: the late reply must not land there. */
-	memset(res, SENTINEL, sizeof(res));
-	server_thaw(&f->sv);
-	null_ok(f->c);
-	null_ok(f->c);
-	assert_sentinel(res, sizeof(res));
-	big_ok(f->c, 20000);
-	check_clean(f->c, true);
-}
-
-static void cancelled_call_completes_with_ecanceled(void **state)
-{
-	struct fx *f = *state;
-	struct async_log log;
-	struct async_slot s = {.log = &log, .idx = 0};
-
-	async_log_init(&log);
-	null_ok(f->c);
-	fill_seeded(s.args, ASYNC_LEN, 7);
-	s.call = mkcall(P_ECHO, s.res, ASYNC_LEN);
-	s.call.args = s.args;
-	s.call.args_len = ASYNC_LEN;
-	server_freeze(&f->sv);
-	assert_int_equal(rr_clnt_call_async(f->c, &s.call, async_done, &s), 0);
-	assert_int_equal(async_ndone(&log), 0);
-	assert_int_equal(rr_clnt_cancel(f->c, &s.call), 0);
-	async_drive(f->c, &log, 1, 5000);
-	assert_int_equal(log.count[0], 1);
-	if (log.rc[0] != -ECANCELED)
-		fail_msg("cancelled call: rc %d", log.rc[0]);
-	assert_int_equal(rr_clnt_cancel(f->c, &s.call), -ENOENT);
-	assert_int_equal(stats_of(f->c).cancels, 1);
-	memset(s.res, SENTINEL, ASYNC_LEN);
-	server_thaw(&f->sv);
-	null_ok(f->c);
-	null_ok(f->c);
-	for (size_t i = 0; i < ASYNC_LEN; i++)
-		assert_int_equal(s.res[i], SENTINEL);
-	assert_int_equal(log.count[0], 1);
-	check_clean(f->c, false);
-	async_log_fini(&log);
-}
-
 #define NKILL 24
-
-static void killed_server_fails_every_call_in_flight_exactly_once(void **state)
-{
-	struct fx *f = *state;
-	struct async_slot *s = calloc(NKILL, sizeof(*s));
-	uint8_t *rbuf = malloc(NKILL * 65536), *wbuf = malloc(65536);
-	struct async_log log;
-	struct rr_xprt_stats st;
-	uint8_t res[16];
-	struct rr_call after = mkcall(P_NULL, res, sizeof(res));
-	uint8_t args[NKILL][4];
-	int rc;
-
-	assert_non_null(s);
-	assert_non_null(rbuf);
-	assert_non_null(wbuf);
-	async_log_init(&log);
-	assert_int_equal(rr_clnt_mem_reg(f->c, rbuf, NKILL * 65536), 0);
-	assert_int_equal(rr_clnt_mem_reg(f->c, wbuf, 65536), 0);
-	fill_seeded(wbuf, 65536, 8);
-	null_ok(f->c);
-	server_freeze(&f->sv);
-	for (uint32_t i = 0; i < NKILL; i++) {
-		struct rr_call *call = &s[i].call;
-
-		s[i].log = &log;
-		s[i].idx = i;
-		fill_seeded(s[i].args, ASYNC_LEN, i);
-		*call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
-		call->args = s[i].args;
-		call->args_len = ASYNC_LEN;
-		if (i % 3 == 1) { /* a write chunk in flight */
-			call->proc = P_READ;
-			put32(args[i], 65536);
-			call->args = args[i];
-			call->args_len = 4;
-			call->res_bulk = rbuf + (size_t)i * 65536;
-			call->res_bulk_cap = 65536;
-		} else if (i % 3 == 2) { /* a read chunk in flight */
-			call->proc = P_WRITE;
-			put32(args[i], 65536);
-			call->args = args[i];
-			call->args_len = 4;
-			call->arg_bulk = wbuf;
-			call->arg_bulk_len = 65536;
-		}
-		rc = rr_clnt_call_async(f->c, call, async_done, &s[i]);
-		if (rc)
-			fail_msg("rr_clnt_call_async %u: %d", i, rc);
-	}
-	server_kill(&f->sv);
-	async_drive(f->c, &log, NKILL, 20000);
-	for (uint32_t i = 0; i < NKILL; i++)
-		if (log.count[i] != 1 || log.rc[i] != -ECONNRESET)
-			fail_msg("call %u: %u callbacks, rc %d", i,
-				 log.count[i], log.rc[i]);
-	rc = rr_clnt_call(f->c, &after);
-	if (rc != -ECONNRESET)
-		fail_msg("call after the server died: rc %d", rc);
-	st = stats_of(f->c);
-	print_stats("client", &st);
-	assert_int_equal(st.conn_lost, 1);
-	/* Windows of a lost connection are freed, not invalidated. */
-	check_clean(f->c, false);
-	assert_int_equal(rr_clnt_destroy(f->c), 0);
-	f->c = NULL;
-	for (uint32_t i = 0; i < NKILL; i++)
-		assert_int_equal(log.count[i], 1);
-	async_log_fini(&log);
-	free(rbuf);
-	free(wbuf);
-	free(s);
-}
-
-/*
- * The server dies with calls in flight; a new one comes up on the same
- * port. The client reconnects by itself and sends those calls again with
- * their xids: each completes exactly once, with the right bytes.
- */
-static void calls_in_flight_complete_on_a_restarted_server(void **state)
-{
-	struct fx *f = *state;
-	struct async_slot *s = calloc(NASYNC, sizeof(*s));
-	struct async_log log;
-	struct rr_xprt_stats st;
-	uint16_t port = f->sv.port;
-
-	assert_non_null(s);
-	async_log_init(&log);
-	null_ok(f->c); /* the grant: the calls below all go out at once */
-	server_freeze(&f->sv);
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		s[i].log = &log;
-		s[i].idx = i;
-		fill_seeded(s[i].args, ASYNC_LEN, i + 77);
-		s[i].call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
-		s[i].call.args = s[i].args;
-		s[i].call.args_len = ASYNC_LEN;
-		assert_int_equal(
-			rr_clnt_call_async(f->c, &s[i].call, async_done, &s[i]),
-			0);
-	}
-	server_kill(&f->sv);
-	close(f->sv.fd);
-	assert_int_equal(server_exec_on(&f->sv, port), 0);
-	async_drive(f->c, &log, NASYNC, CALL_TMO_MS);
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		assert_int_equal(log.count[i], 1);
-		if (log.rc[i])
-			fail_msg("call %u: rc %d after the restart", i,
-				 log.rc[i]);
-		assert_int_equal(s[i].call.res_len, ASYNC_LEN);
-		assert_memory_equal(s[i].res, s[i].args, ASYNC_LEN);
-	}
-	st = stats_of(f->c);
-	print_stats("client", &st);
-	assert_int_equal(st.conn_lost, 1);
-	/* An attempt may come before the new server listens: refused. */
-	assert_true(st.connects >= 2);
-	assert_true(st.retransmits >= 1);
-	assert_int_equal(st.teardown_unbalanced, 0);
-	null_ok(f->c);
-	check_clean(f->c, false);
-	free(s);
-}
 
 /*
  * Invariant 5: against a server that is down, attempts back off: at
@@ -1860,68 +1345,6 @@ static void a_blocked_handler_does_not_stall_other_calls(void **state)
 	check_clean(f->c, false);
 }
 
-static uint32_t peek(struct rr_clnt *c)
-{
-	uint8_t res[8];
-	struct rr_call call = mkcall(P_PEEK, res, sizeof(res));
-
-	assert_int_equal(rr_clnt_call(c, &call), 0);
-	assert_int_equal(call.res_len, 4);
-	return get32(res);
-}
-
-/*
- * The connection drops while a non-idempotent call runs; the client sends
- * it again on its new connection. The server's duplicate request cache
- * holds the copy until the first run ends, then answers it with that
- * run's reply: the procedure ran once, and the caller sees its result.
- */
-static void a_call_sent_again_after_a_reconnect_runs_once(void **state)
-{
-	struct fx *f = *state;
-	const char *threads = getenv("RR_TEST_SVC_THREADS");
-	struct async_log log;
-	struct async_slot s = {.log = &log, .idx = 0};
-	uint8_t res[16];
-	struct rr_call rel = mkcall(P_RELEASE, res, sizeof(res));
-	struct rr_xprt_stats st;
-	struct rr_clnt_opts oo = {.provider = getenv("RR_PROVIDER"),
-				  .registration = test_registration()};
-	struct rr_clnt *other;
-	uint64_t end = now_ms() + CALL_TMO_MS;
-
-	if (!threads || atoi(threads) < 3) {
-		/* COUNT, its copy and RELEASE run at once */
-		print_message("skipped: needs RR_TEST_SVC_THREADS >= 3\n");
-		skip();
-	}
-	async_log_init(&log);
-	null_ok(f->c);
-	s.call = mkcall(P_COUNT, s.res, ASYNC_LEN);
-	assert_int_equal(rr_clnt_call_async(f->c, &s.call, async_done, &s), 0);
-	while (peek(f->c) != 1) /* each PEEK is a round trip: no spinning */
-		assert_true(now_ms() < end);
-	assert_int_equal(rr_clnt_disconnect(f->c), 0);
-	/*
-	 * The copy takes the one credit a new connection starts with, and
-	 * waits for the first run: another client lets that run end.
-	 */
-	assert_int_equal(rr_clnt_create(test_addr(), f->sv.port, &oo, &other),
-			 0);
-	assert_int_equal(rr_clnt_call(other, &rel), 0);
-	assert_int_equal(rr_clnt_destroy(other), 0);
-	async_drive(f->c, &log, 1, CALL_TMO_MS);
-	assert_int_equal(log.count[0], 1);
-	assert_int_equal(log.rc[0], 0);
-	assert_int_equal(s.call.res_len, 4);
-	assert_int_equal(get32(s.res), 1);
-	assert_int_equal(peek(f->c), 1);
-	st = stats_of(f->c);
-	assert_int_equal(st.conn_lost, 1);
-	assert_true(st.retransmits >= 1);
-	check_clean(f->c, false);
-}
-
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 /*
@@ -1937,40 +1360,17 @@ int main(int argc, char **argv)
 			     (uint16_t)atoi(argv[2]));
 
 	const struct CMUnitTest tests[] = {
-		T(null_call_succeeds_with_empty_results),
-		T(echo_returns_the_argument_bytes_at_every_size),
 		T(read_lands_exactly_in_registered_memory_without_copies),
 		T(read_lands_exactly_in_unregistered_memory_via_bounce),
 		T(read_without_a_result_buffer_returns_the_bytes_inline),
 		T(write_delivers_exact_bytes_from_registered_memory),
 		T(write_delivers_exact_bytes_from_unregistered_memory_via_bounce),
-		T(big_results_arrive_exactly_inline_or_by_reply_chunk),
-		T(whoami_reports_the_auth_sys_identity_of_the_call),
-		T(whoami_without_credentials_reports_none),
-		T(call_to_an_unknown_program_is_prog_unavail),
-		T(call_to_a_wrong_version_is_prog_mismatch),
-		T(prog_mismatch_names_the_versions_served),
-		T(call_to_an_unknown_procedure_is_proc_unavail),
-		T(handler_garbage_args_reaches_the_caller),
-		T(inline_results_larger_than_res_cap_fail_with_emsgsize),
-		T(results_too_big_for_inline_without_reply_chunk_fail_with_emsgsize),
-		T(results_larger_than_the_reply_chunk_fail_with_emsgsize),
 		T(bulk_result_larger_than_res_bulk_cap_fails_with_emsgsize),
-		cmocka_unit_test_setup_teardown(
-			async_calls_beyond_the_credits_complete_in_issue_order,
-			setup_two_credits, teardown),
 		T(many_sync_callers_share_one_client_correctly),
-		T(call_to_a_stopped_server_times_out_and_its_late_reply_is_absorbed),
-		T(cancelled_call_completes_with_ecanceled),
-		cmocka_unit_test_setup_teardown(
-			killed_server_fails_every_call_in_flight_exactly_once,
-			setup_no_reconnect, teardown),
-		T(calls_in_flight_complete_on_a_restarted_server),
 		T(reconnect_attempts_back_off_against_a_server_that_is_down),
 		T(call_waiting_for_a_reconnect_can_be_cancelled),
 		T(a_connect_that_hangs_times_out_and_is_tried_again),
 		T(a_blocked_handler_does_not_stall_other_calls),
-		T(a_call_sent_again_after_a_reconnect_runs_once),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
