@@ -62,7 +62,8 @@ static int make_rdma(const struct rr_t_server_opts *o,
 	struct rr_svc *s;
 	int rc;
 
-	if (o->provider && !strcmp(o->provider, "faults")) {
+	if (o->faults) {
+		so.provider = "faults";
 		rr_t_benign_faults(&plan, 0x5eed0000u + (uint64_t)getpid());
 		so.dev_opts = &dopts;
 	}
@@ -158,7 +159,7 @@ void rr_t_server_main(int argc, char **argv)
 	pid_t parent;
 	int fd;
 
-	if (argc != 10 || strcmp(argv[1], ARG0))
+	if (argc != 11 || strcmp(argv[1], ARG0))
 		return;
 	parent = (pid_t)atoi(argv[2]);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -171,6 +172,7 @@ void rr_t_server_main(int argc, char **argv)
 	o.credits = (uint32_t)atoi(argv[7]);
 	o.port = (uint16_t)atoi(argv[8]);
 	o.addr = argv[9];
+	o.faults = !strcmp(argv[10], "faults");
 	signal(SIGPIPE, SIG_IGN);
 	child_serve(fd, &o);
 }
@@ -189,7 +191,8 @@ static void exec_child(const struct rr_t_server_opts *o, pid_t parent, int fd)
 	execl("/proc/self/exe", "rr-t-server", ARG0, a[0], a[1],
 	      o->xprt == RR_T_TCP ? "tcp" : "rdma",
 	      o->provider ? o->provider : "", a[2], a[3], a[4],
-	      o->addr ? o->addr : "127.0.0.1", (char *)NULL);
+	      o->addr ? o->addr : "127.0.0.1", o->faults ? "faults" : "-",
+	      (char *)NULL);
 	_exit(127);
 }
 

@@ -28,11 +28,12 @@ enum rr_t_xprt { RR_T_RDMA, RR_T_TCP };
 
 struct rr_t_server_opts {
 	enum rr_t_xprt xprt;
+	const char *provider; /* RDMA: NULL for the fabric's default */
 	/*
-	 * RDMA: the provider (NULL: the fabric's default). "faults" wraps
-	 * iwarp with rr_t_benign_faults(): faults the transport must absorb.
+	 * RDMA: the faults provider over iwarp, injecting
+	 * rr_t_benign_faults(): faults the transport must absorb.
 	 */
-	const char *provider;
+	bool faults;
 	uint32_t threads; /* worker pool; 0: handlers inline */
 	uint32_t credits; /* RDMA: granted to each client; 0: default */
 	uint16_t port;	  /* 0: an ephemeral one */
