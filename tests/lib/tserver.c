@@ -148,6 +148,9 @@ static void child_serve(int fd, const struct rr_t_server_opts *o)
 	memset(&st, 0, sizeof(st));
 	rr_rpc_svc_stats(s, &st);
 	rr_t_write_or_exit(fd, &st, sizeof(st));
+	/* Stopped by SIGTERM, the control thread still reads: end that. */
+	shutdown(fd, SHUT_RD);
+	pthread_join(t, NULL);
 	if (rr_rpc_svc_destroy(s))
 		_exit(7);
 	_exit(rc ? 8 : 0);
