@@ -845,6 +845,7 @@ static void results_larger_than_res_cap_fail_with_emsgsize(void **state)
 	assert_int_equal(rc1, -EMSGSIZE);
 	assert_int_equal(rc2, -EMSGSIZE);
 	assert_int_equal(rc3, -EMSGSIZE);
+	assert_int_equal(stats_of(f->c).conn_lost, 0); /* it carries on */
 }
 
 /* ------------------------------------------------- many in flight */

@@ -5,6 +5,10 @@
  * back to us), called through rr_tcp_clnt and through a raw socket client
  * (tcp_common.h) that fragments records and misbehaves on purpose.
  *
+ * What both transports promise alike (NULL, AUTH_SYS, -EMSGSIZE for
+ * res_cap, progress, timeouts, cancellation...) is tested once for both in
+ * conformance.c; this suite keeps what is TCP's own or goes further here.
+ *
  * The test program (prog TPROG):
  *  vers 1:
  *   0 NULL
@@ -538,16 +542,6 @@ static void big_ok(struct rr_tcp_clnt *c, uint32_t n)
 
 /* -------------------------------------------------------- 1: basics */
 
-static void null_call_succeeds_with_empty_results(void **state)
-{
-	struct fx *f = *state;
-
-	null_ok(f->c);
-	null_ok(f->c);
-	assert_int_equal(stats_of(f->c).calls, 2);
-	check_clean(f->c);
-}
-
 static void echo_returns_the_argument_bytes_at_every_size(void **state)
 {
 	struct fx *f = *state;
@@ -629,32 +623,6 @@ static void write_delivers_the_bulk_item_inline_with_padding(void **state)
 			fail_msg("WRITE %u: server saw another checksum", size);
 	}
 	free(data);
-	check_clean(f->c);
-}
-
-static void whoami_reports_the_auth_sys_identity_of_the_call(void **state)
-{
-	struct fx *f = *state;
-	struct rr_cred cred = {.uid = 1234,
-			       .gid = 99,
-			       .ngids = 2,
-			       .gids = {4, 5},
-			       .machine = "tcp-test"};
-	uint8_t res[128];
-	struct rr_call call = mkcall(P_WHOAMI, res, sizeof(res));
-
-	call.cred = &cred;
-	assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
-	assert_int_equal(call.res_len, 20);
-	assert_int_equal(t_get32(res), 1234);
-	assert_int_equal(t_get32(res + 4), 99);
-	assert_int_equal(t_get32(res + 8), 2);
-	assert_int_equal(t_get32(res + 12), 4);
-	assert_int_equal(t_get32(res + 16), 5);
-	call = mkcall(P_WHOAMI, res, sizeof(res));
-	assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
-	assert_int_equal(call.res_len, 12);
-	assert_int_equal(t_get32(res), NO_CRED);
 	check_clean(f->c);
 }
 
@@ -979,22 +947,6 @@ static void connection_reset_with_calls_in_progress_is_harmless(void **state)
 
 /* ------------------------------------------------ 4: results too big */
 
-static void results_larger_than_res_cap_fail_with_emsgsize(void **state)
-{
-	struct fx *f = *state;
-	uint8_t args[3000], res[100 + SLACK];
-	struct rr_call call = mkcall(P_ECHO, res, 100);
-
-	memset(res, SENTINEL, sizeof(res));
-	t_fill_seeded(args, sizeof(args), 1);
-	call.args = args;
-	call.args_len = sizeof(args);
-	assert_int_equal(rr_tcp_clnt_call(f->c, &call), -EMSGSIZE);
-	assert_sentinel(res + 100, SLACK);
-	null_ok(f->c);
-	check_clean(f->c);
-}
-
 /*
  * A reply over the client's max_record: that call fails with -EMSGSIZE
  * (its bytes are skipped), the connection and other calls carry on.
@@ -1156,78 +1108,6 @@ static void pipelined_async_calls_each_get_their_own_reply(void **state)
 	free(s);
 }
 
-/* Records which thread ran each callback of a progress-driven run. */
-struct drive_log {
-	struct async_log log;
-	pthread_t me;
-	uint32_t here; /* callbacks run in the driving thread */
-};
-
-static struct drive_log *g_drive;
-
-static void drive_done(struct rr_call *call, int rc, void *arg)
-{
-	if (pthread_equal(pthread_self(), g_drive->me))
-		g_drive->here++; /* only that thread writes it */
-	async_done(call, rc, arg);
-}
-
-static uint32_t drive_ndone(struct drive_log *d)
-{
-	uint32_t n;
-
-	pthread_mutex_lock(&d->log.mu);
-	n = d->log.ndone;
-	pthread_mutex_unlock(&d->log.mu);
-	return n;
-}
-
-/*
- * A caller in rr_tcp_clnt_progress reads its replies and runs their
- * callbacks itself, as over RDMA, rather than waiting to be woken by the
- * client's thread: once it drives, that thread keeps off the socket.
- */
-static void progress_reads_replies_in_the_calling_thread(void **state)
-{
-	struct fx *f = *state;
-	struct drive_log d = {.me = pthread_self()};
-	struct async_slot *s;
-	uint64_t end = t_now_ms() + 60000;
-	uint32_t ndone = 0, rounds = 0;
-	int rc;
-
-	async_log_init(&d.log);
-	g_drive = &d;
-	s = async_slots(&d.log, NASYNC);
-	for (uint32_t i = 0; i < NASYNC; i++)
-		assert_int_equal(rr_tcp_clnt_call_async(f->c, &s[i].call,
-							drive_done, &s[i]),
-				 0);
-	while ((ndone = drive_ndone(&d)) < NASYNC && t_now_ms() < end) {
-		rc = rr_tcp_clnt_progress(f->c, 1000);
-		if (rc && rc != -ETIMEDOUT)
-			fail_msg("progress: %d", rc);
-		rounds++;
-	}
-	print_message("progress: %u callbacks of %u in the driving thread, "
-		      "%u rounds\n",
-		      d.here, NASYNC, rounds);
-	assert_int_equal(ndone, NASYNC);
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		assert_int_equal(d.log.count[i], 1);
-		assert_int_equal(d.log.rc[i], 0);
-		assert_memory_equal(s[i].res, s[i].args, ASYNC_LEN);
-	}
-	if (d.here < NASYNC / 2)
-		fail_msg("only %u of %u callbacks ran in the driving thread",
-			 d.here, NASYNC);
-	/* Nothing in flight: progress waits out its time and says so. */
-	assert_int_equal(rr_tcp_clnt_progress(f->c, 20), -ETIMEDOUT);
-	check_clean(f->c);
-	async_log_fini(&d.log);
-	free(s);
-}
-
 #define NTHREADS   6
 #define NPERTHREAD 150
 
@@ -1316,65 +1196,6 @@ static void many_sync_callers_share_one_client(void **state)
 }
 
 /* ------------------------------------------------ 6: stalled and dead */
-
-static void call_to_a_stopped_server_times_out_late_reply_absorbed(void **state)
-{
-	struct fx *f = *state;
-	uint8_t args[100], res[100 + SLACK];
-	struct rr_call call = mkcall(P_ECHO, res, 100);
-	uint64_t t0, dt;
-	int rc;
-
-	null_ok(f->c);
-	t_fill_seeded(args, sizeof(args), 6);
-	call.args = args;
-	call.args_len = sizeof(args);
-	call.timeout_ms = 300;
-	server_freeze(&f->sv);
-	t0 = t_now_ms();
-	rc = rr_tcp_clnt_call(f->c, &call);
-	dt = t_now_ms() - t0;
-	if (rc != -ETIMEDOUT)
-		fail_msg("call to a stopped server: rc %d after %llu ms", rc,
-			 (unsigned long long)dt);
-	assert_true(dt >= 290);
-	assert_true(dt < 5000);
-	assert_int_equal(stats_of(f->c).timeouts, 1);
-	memset(res, SENTINEL, sizeof(res));
-	server_thaw(&f->sv);
-	/* The late reply arrives before this one's, on the same stream. */
-	null_ok(f->c);
-	assert_sentinel(res, sizeof(res));
-	check_clean(f->c);
-}
-
-static void cancelled_call_completes_with_ecanceled_once(void **state)
-{
-	struct fx *f = *state;
-	struct async_log log;
-	struct async_slot *s;
-
-	async_log_init(&log);
-	s = async_slots(&log, 1);
-	null_ok(f->c);
-	server_freeze(&f->sv);
-	assert_int_equal(rr_tcp_clnt_call_async(f->c, &s->call, async_done, s),
-			 0);
-	assert_int_equal(rr_tcp_clnt_cancel(f->c, &s->call), 0);
-	async_wait(&log, 1, 5000);
-	assert_int_equal(log.rc[0], -ECANCELED);
-	assert_int_equal(rr_tcp_clnt_cancel(f->c, &s->call), -ENOENT);
-	assert_int_equal(stats_of(f->c).cancels, 1);
-	memset(s->res, SENTINEL, ASYNC_LEN);
-	server_thaw(&f->sv);
-	null_ok(f->c);
-	for (size_t i = 0; i < ASYNC_LEN; i++)
-		assert_int_equal(s->res[i], SENTINEL);
-	assert_int_equal(log.count[0], 1);
-	check_clean(f->c);
-	async_log_fini(&log);
-	free(s);
-}
 
 #define NKILL 48
 
@@ -1571,11 +1392,9 @@ running_out_of_descriptors_closes_the_excess_and_recovers(void **state)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
-	T(null_call_succeeds_with_empty_results),
 	T(echo_returns_the_argument_bytes_at_every_size),
 	T(read_returns_the_bulk_item_inline_in_res),
 	T(write_delivers_the_bulk_item_inline_with_padding),
-	T(whoami_reports_the_auth_sys_identity_of_the_call),
 	T(unknown_program_version_and_procedure_are_answered),
 	T(rpc_version_3_is_denied_with_rpc_mismatch),
 	T(oversized_credential_is_answered_auth_error),
@@ -1584,14 +1403,10 @@ static const struct CMUnitTest tests[] = {
 	T(garbage_client_does_not_disturb_a_good_one),
 	T(client_that_never_reads_does_not_stall_others),
 	T(connection_reset_with_calls_in_progress_is_harmless),
-	T(results_larger_than_res_cap_fail_with_emsgsize),
 	T(call_larger_than_max_record_fails_with_emsgsize),
 	T(reply_larger_than_max_record_fails_only_its_call),
 	T(pipelined_async_calls_each_get_their_own_reply),
-	T(progress_reads_replies_in_the_calling_thread),
 	T(many_sync_callers_share_one_client),
-	T(call_to_a_stopped_server_times_out_late_reply_absorbed),
-	T(cancelled_call_completes_with_ecanceled_once),
 	cmocka_unit_test_setup_teardown(
 		killed_server_fails_every_call_in_flight_once,
 		setup_no_reconnect, teardown),

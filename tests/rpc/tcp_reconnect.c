@@ -5,6 +5,8 @@
  * served by rr_tcp_svc in a child process on 127.0.0.1 that is frozen
  * (SIGSTOP), killed and started again on the same port; and a fake server
  * in a thread that cuts a reply, or a call, in the middle of its record.
+ * The reply cache after a disconnect and soft's fast failure are tested
+ * once for both transports in conformance.c.
  *
  * The test program (prog TPROG, vers 1):
  *   0 NULL
@@ -605,49 +607,6 @@ static void calls_in_flight_complete_once_on_a_restarted_server(void **state)
 }
 
 /*
- * The connection drops while a call that must not run twice runs; the
- * client sends it again on its new connection. The server's reply cache
- * holds the copy until the first run ends, then answers it with that
- * run's reply: the procedure ran once, and the caller has its result.
- */
-static void a_call_sent_again_after_a_disconnect_runs_once(void **state)
-{
-	struct fx *f = *state;
-	struct rr_tcp_clnt_opts o = base_opts();
-	struct rr_tcp_clnt *c, *other;
-	struct async_log log;
-	struct async_slot *s;
-	struct rr_call rel = mkcall(P_RELEASE, NULL, 0);
-	uint64_t end = t_now_ms() + CALL_TMO_MS;
-
-	if (g_threads < 3) {
-		/* COUNT, its copy and RELEASE run at once */
-		print_message("skipped: needs a server pool of 3 or more\n");
-		skip();
-	}
-	c = clnt_new(f, &o);
-	s = async_new(&log, 1);
-	s->call = mkcall(P_COUNT, s->res, 4);
-	async_issue(c, s);
-	while (call_u32(c, P_PEEK) != 1) /* round trips: no spinning */
-		assert_true(t_now_ms() < end);
-	assert_int_equal(rr_tcp_clnt_disconnect(c), 0);
-	assert_int_equal(
-		rr_tcp_clnt_create("127.0.0.1", f->sv.port, &o, &other), 0);
-	assert_int_equal(rr_tcp_clnt_call(other, &rel), 0);
-	assert_int_equal(rr_tcp_clnt_destroy(other), 0);
-	async_wait(&log, 1, CALL_TMO_MS);
-	assert_int_equal(log.count[0], 1);
-	assert_int_equal(log.rc[0], 0);
-	assert_int_equal(t_get32(s->res), 1);
-	assert_int_equal(call_u32(c, P_PEEK), 1);
-	assert_int_equal(stats_of(c).conn_lost, 1);
-	assert_true(stats_of(c).retransmits >= 1);
-	check_clean(c);
-	async_free(&log, s);
-}
-
-/*
  * Many calls that must not run twice are cut off by a disconnect before
  * the (frozen) server read any: both copies of each reach it, one on the
  * dead connection, one on the new. Each runs once all the same.
@@ -685,45 +644,6 @@ static void many_calls_cut_off_by_a_disconnect_each_run_once(void **state)
 }
 
 /* ------------------------------------------- 2: soft, no_reconnect */
-
-/*
- * soft: the calls that had gone out fail with -ECONNRESET as soon as the
- * server is gone, not at their timeouts.
- */
-static void
-soft_client_fails_calls_sent_as_soon_as_the_server_dies(void **state)
-{
-	struct fx *f = *state;
-	struct rr_tcp_clnt_opts o = base_opts();
-	struct rr_tcp_clnt *c;
-	struct async_log log;
-	struct async_slot *s = async_new(&log, 4);
-	uint64_t t0, dt;
-
-	o.soft = true;
-	c = clnt_new(f, &o);
-	null_ok(c);
-	server_freeze(&f->sv);
-	for (uint32_t i = 0; i < 4; i++)
-		async_issue(c, &s[i]);
-	t0 = t_now_ms();
-	server_kill(&f->sv);
-	async_wait(&log, 4, 5000);
-	dt = t_now_ms() - t0;
-	fprintf(stderr, "  errors after %llu ms\n", (unsigned long long)dt);
-	if (dt > 2000)
-		fail_msg("soft: the errors took %llu ms",
-			 (unsigned long long)dt);
-	for (uint32_t i = 0; i < 4; i++) {
-		assert_int_equal(log.count[i], 1);
-		assert_int_equal(log.rc[i], -ECONNRESET);
-	}
-	server_restart(&f->sv);
-	null_ok(c);
-	assert_int_equal(stats_of(c).retransmits, 0);
-	check_clean(c);
-	async_free(&log, s);
-}
 
 /*
  * soft: calls waiting for a slot were never sent; they do not fail with
@@ -1125,9 +1045,7 @@ static void a_call_cut_off_by_the_loss_goes_again_whole(void **state)
 
 static const struct CMUnitTest tests[] = {
 	T(calls_in_flight_complete_once_on_a_restarted_server),
-	T(a_call_sent_again_after_a_disconnect_runs_once),
 	T(many_calls_cut_off_by_a_disconnect_each_run_once),
-	T(soft_client_fails_calls_sent_as_soon_as_the_server_dies),
 	T(soft_client_sends_calls_not_yet_sent_on_the_next_connection),
 	T(no_reconnect_client_fails_every_call_at_once),
 	T(reconnect_attempts_back_off_against_a_server_that_is_down),
