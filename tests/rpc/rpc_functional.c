@@ -38,6 +38,7 @@
  * of the server child make a stalled or dead peer. Waits are bounded and
  * wait for events (replies, callbacks, the child's state), never for time.
  */
+#include "clock.h"
 #include "io.h"
 
 #include <rpcrdma/rpc.h>
@@ -93,14 +94,6 @@ enum {
 	P_PEEK,
 	P_NPROCS
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* The deterministic pattern of READ and BIG results. */
 static uint8_t pat(size_t i)
@@ -989,13 +982,13 @@ static void async_wait_change(struct async_log *l, uint32_t seen, int tmo_ms)
 static void async_drive(struct rr_clnt *c, struct async_log *l, uint32_t want,
 			int tmo_ms)
 {
-	uint64_t end = now_ms() + (uint64_t)tmo_ms;
+	uint64_t end = rr_t_now_ms() + (uint64_t)tmo_ms;
 	uint32_t n;
 
 	while ((n = async_ndone(l)) < want) {
 		int rc;
 
-		if (now_ms() >= end)
+		if (rr_t_now_ms() >= end)
 			fail_msg("%u of %u async calls completed in %d ms", n,
 				 want, tmo_ms);
 		rc = rr_clnt_progress(c, 200);

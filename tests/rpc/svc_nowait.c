@@ -21,6 +21,7 @@
  * Each group runs with a pool of two workers; the last two without one,
  * where nothing is tried nowait (every handler runs in the loop anyway).
  */
+#include "clock.h"
 #include <rpcrdma/rpc.h>
 #include <rpcrdma/rpc_tcp.h>
 
@@ -449,12 +450,12 @@ static void many_calls_in_flight_each_get_their_own_answer(void **state)
 	struct env *e = *state;
 	struct bulk_call *b = calloc(NBULK, sizeof(*b));
 	struct rr_xprt_stats before = stats(e), after;
-	uint64_t end = t_now_ms() + CALL_TMO_MS;
+	uint64_t end = rr_t_now_ms() + CALL_TMO_MS;
 
 	assert_non_null(b);
 	fl.done = fl.issued = 0;
 	pthread_mutex_lock(&fl.mu);
-	while (fl.done < NBULK && t_now_ms() < end) {
+	while (fl.done < NBULK && rr_t_now_ms() < end) {
 		while (fl.issued < NBULK && fl.issued - fl.done < DEPTH) {
 			uint32_t i = fl.issued++;
 

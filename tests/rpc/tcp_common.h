@@ -8,6 +8,7 @@
 #ifndef RR_TESTS_TCP_COMMON_H
 #define RR_TESTS_TCP_COMMON_H
 
+#include "clock.h"
 #include "io.h"
 
 #include <arpa/inet.h>
@@ -24,14 +25,6 @@
 #include <unistd.h>
 
 #define TPROG 0x20000099u
-
-static inline uint64_t t_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static inline void t_put32(void *p, uint32_t v)
 {

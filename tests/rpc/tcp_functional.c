@@ -26,6 +26,7 @@
  * four workers. SIGSTOP/SIGCONT/SIGKILL of the child make a stalled or
  * dead server; waits are bounded and wait for events, never for time.
  */
+#include "clock.h"
 #include <rpcrdma/rpc_tcp.h>
 
 #include "tcp_common.h"
@@ -1289,18 +1290,18 @@ static uint64_t cpu_ms_of(pid_t pid)
 static unsigned count_closed(const int *fds, unsigned n, unsigned want,
 			     int tmo_ms)
 {
-	uint64_t end = t_now_ms() + (uint64_t)tmo_ms;
+	uint64_t end = rr_t_now_ms() + (uint64_t)tmo_ms;
 	bool *gone = calloc(n, sizeof(*gone));
 	struct pollfd *pfd = calloc(n, sizeof(*pfd));
 	unsigned closed = 0;
 
 	assert_non_null(gone);
 	assert_non_null(pfd);
-	while (closed < want && t_now_ms() < end) {
+	while (closed < want && rr_t_now_ms() < end) {
 		for (unsigned i = 0; i < n; i++)
 			pfd[i] = (struct pollfd){.fd = gone[i] ? -1 : fds[i],
 						 .events = POLLIN};
-		if (poll(pfd, n, (int)(end - t_now_ms())) <= 0)
+		if (poll(pfd, n, (int)(end - rr_t_now_ms())) <= 0)
 			break;
 		for (unsigned i = 0; i < n; i++) {
 			char c;
@@ -1361,7 +1362,7 @@ running_out_of_descriptors_closes_the_excess_and_recovers(void **state)
 
 	null_ok(f->c);
 	cpu0 = cpu_ms_of(f->sv.pid);
-	t0 = t_now_ms();
+	t0 = rr_t_now_ms();
 	for (unsigned i = 0; i < FD_FLOOD; i++) {
 		fds[i] = raw_connect(f->sv.port);
 		assert_true(fds[i] >= 0);
@@ -1369,7 +1370,7 @@ running_out_of_descriptors_closes_the_excess_and_recovers(void **state)
 	}
 	closed = count_closed(fds, FD_FLOOD, EXCESS_MIN, 20000);
 	cpu = cpu_ms_of(f->sv.pid) - cpu0;
-	wall = t_now_ms() - t0;
+	wall = rr_t_now_ms() - t0;
 	fprintf(stderr, "  %u of %u closed in %llu ms; server cpu %llu ms\n",
 		closed, FD_FLOOD, (unsigned long long)wall,
 		(unsigned long long)cpu);

@@ -20,6 +20,7 @@
  *   3 WRITE   opaque<> in; u_int length, u_int checksum out
  *   5 WHOAMI  uid, gid, ngids, gids[] of the AUTH_SYS credential
  */
+#include "clock.h"
 #include <rpcrdma/rpc_tcp.h>
 
 #include "tcp_common.h"
@@ -137,7 +138,7 @@ static int child_start(struct child *ch, child_fn fn, uint32_t arg)
 /* SIGTERM; 0 when the child exited 0 within the bound. */
 static int child_stop(struct child *ch)
 {
-	uint64_t end = t_now_ms() + CHILD_TMO_MS;
+	uint64_t end = rr_t_now_ms() + CHILD_TMO_MS;
 	int status = 0;
 	char b[64];
 
@@ -145,7 +146,7 @@ static int child_stop(struct child *ch)
 	/* EOF on the pipe: the child has exited. */
 	for (;;) {
 		struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-		int64_t left = (int64_t)(end - t_now_ms());
+		int64_t left = (int64_t)(end - rr_t_now_ms());
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {

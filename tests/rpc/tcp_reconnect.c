@@ -28,6 +28,7 @@
  * (callbacks, replies, the child's state); where the event is a counter of
  * the client's, it is polled every few milliseconds up to a bound.
  */
+#include "clock.h"
 #include <rpcrdma/rpc_tcp.h>
 
 #include "tcp_common.h"
@@ -707,12 +708,12 @@ static void no_reconnect_client_fails_every_call_at_once(void **state)
 	server_freeze(&f->sv);
 	for (uint32_t i = 0; i < 8; i++)
 		async_issue(c, &s[i]);
-	t0 = t_now_ms();
+	t0 = rr_t_now_ms();
 	server_kill(&f->sv);
 	async_wait(&log, 8, 5000);
-	if (t_now_ms() - t0 > 2000)
+	if (rr_t_now_ms() - t0 > 2000)
 		fail_msg("no_reconnect: the errors took %llu ms",
-			 (unsigned long long)(t_now_ms() - t0));
+			 (unsigned long long)(rr_t_now_ms() - t0));
 	for (uint32_t i = 0; i < 8; i++) {
 		assert_int_equal(log.count[i], 1);
 		assert_int_equal(log.rc[i], -ECONNRESET);
@@ -756,13 +757,13 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	call.args = args;
 	call.args_len = sizeof(args);
 	call.timeout_ms = 3000;
-	t0 = t_now_ms();
+	t0 = rr_t_now_ms();
 	rc = rr_tcp_clnt_call(c, &call);
 	assert_int_equal(rc, -ETIMEDOUT);
 	tries = stats_of(c).connects - before;
 	fprintf(stderr, "  %llu attempts in %llu ms\n",
 		(unsigned long long)tries,
-		(unsigned long long)(t_now_ms() - t0));
+		(unsigned long long)(rr_t_now_ms() - t0));
 	if (tries < 4 || tries > 7)
 		fail_msg("%llu connect attempts in 3 s, want 6 (4..7)",
 			 (unsigned long long)tries);

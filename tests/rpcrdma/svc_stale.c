@@ -6,6 +6,7 @@
  * the buffer is not read as a call, the connection goes on serving.
  * The server runs over the "faults" provider, which injects it.
  */
+#include "clock.h"
 #include "echo_prog.h"
 #include "rpcrdma/xprt.h"
 
@@ -30,14 +31,6 @@ static void *serve(void *arg)
 {
 	rr_svc_run(arg);
 	return NULL;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static int echo(struct rr_clnt *c)
@@ -99,11 +92,11 @@ static void stale_recv_is_ignored(uint64_t (*f)(uint64_t))
 	before = sstats(svc);
 	wc.wr_id = f(ids[0]);
 	assert_int_equal(rr_faults_inject(rr_svc_device(svc), &wc), 0);
-	end = now_ms() + 5000;
+	end = rr_t_now_ms() + 5000;
 	do
 		after = sstats(svc);
 	while (after.stale_cqes == before.stale_cqes &&
-	       after.bad_headers == before.bad_headers && now_ms() < end);
+	       after.bad_headers == before.bad_headers && rr_t_now_ms() < end);
 	assert_int_equal(after.stale_cqes, before.stale_cqes + 1);
 	assert_int_equal(after.bad_headers, before.bad_headers);
 	for (int i = 0; i < 20; i++)
