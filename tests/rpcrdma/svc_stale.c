@@ -7,7 +7,7 @@
  * The server runs over the "faults" provider, which injects it.
  */
 #include "clock.h"
-#include "echo_prog.h"
+#include "tprog.h"
 #include "rpcrdma/xprt.h"
 
 #include <rpcrdma/faults.h>
@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#define PROG 0x20000078
+#define PROG RR_T_PROG /* its ECHO (proc 1) */
 
 static void *serve(void *arg)
 {
@@ -62,7 +62,7 @@ static void stale_recv_is_ignored(uint64_t (*f)(uint64_t))
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
+	const struct rr_svc_prog *prog = rr_t_prog();
 	struct rr_fault_plan plan = {.seed = 9, .hold_invs = true};
 	struct rr_device_opts dopts = {.faults = &plan};
 	struct rr_svc_opts so = {.provider = "faults", .dev_opts = &dopts};
@@ -78,7 +78,7 @@ static void stale_recv_is_ignored(uint64_t (*f)(uint64_t))
 	assert_int_equal(
 		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &so, &svc),
 		0);
-	assert_int_equal(rr_svc_register(svc, &prog), 0);
+	assert_int_equal(rr_svc_register(svc, prog), 0);
 	assert_int_equal(rr_svc_port(svc, &port), 0);
 	assert_int_equal(pthread_create(&t, NULL, serve, svc), 0);
 	/* A first connection comes and goes: the second has generation 2. */
