@@ -25,6 +25,7 @@
 #ifndef RR_TESTS_HC_SERVER_H
 #define RR_TESTS_HC_SERVER_H
 
+#include "clock.h"
 #include "io.h"
 
 #include <rpcrdma/rpc.h>
@@ -52,14 +53,6 @@
 #define HC_WAIT_MS  10000 /* any single wait for the child */
 
 enum { HC_NULL, HC_ECHO, HC_READ, HC_WRITE, HC_GATE, HC_XDR, HC_NPROCS };
-
-static inline uint64_t hc_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static inline uint8_t hc_pat(size_t i)
 {

@@ -126,10 +126,10 @@ static void *good_main(void *arg)
 	bool stop = false;
 
 	for (uint32_t n = 0; bulk && !stop; n++) {
-		uint64_t t0 = hc_now_us();
+		uint64_t t0 = rr_t_now_us();
 		bool ok = n % 4 == 3 ? good_read(g, bulk, 65536)
 				     : good_echo(g, n);
-		uint64_t dt = hc_now_us() - t0;
+		uint64_t dt = rr_t_now_us() - t0;
 
 		pthread_mutex_lock(&g->mu);
 		if (ok)
@@ -379,13 +379,13 @@ static int hc_send(struct hc *h, const void *msg, uint32_t len)
  */
 static int hc_recv(struct hc *h, uint8_t *out)
 {
-	uint64_t end = hc_now_us() + (uint64_t)REPLY_MS * 1000;
+	uint64_t end = rr_t_now_us() + (uint64_t)REPLY_MS * 1000;
 	uint32_t i, len;
 
 	while (h->rhead == h->rtail) {
 		if (h->dead)
 			return -ECONNRESET;
-		if (hc_now_us() >= end)
+		if (rr_t_now_us() >= end)
 			return -ETIMEDOUT;
 		hc_poll(h, 100);
 	}
@@ -400,10 +400,10 @@ static int hc_recv(struct hc *h, uint8_t *out)
 /* Waits until the server has dropped us (a flush or a CM event). */
 static bool hc_wait_dead(struct hc *h)
 {
-	uint64_t end = hc_now_us() + (uint64_t)HC_WAIT_MS * 1000;
+	uint64_t end = rr_t_now_us() + (uint64_t)HC_WAIT_MS * 1000;
 	struct rr_cm_event ev;
 
-	while (!h->dead && hc_now_us() < end) {
+	while (!h->dead && rr_t_now_us() < end) {
 		if (rr_evch_get(h->ch, &ev, 0) == 0 &&
 		    (ev.type == RR_CM_DISCONNECTED ||
 		     ev.type == RR_CM_QP_ERROR))
@@ -662,8 +662,8 @@ static struct rr_xprt_stats stats(struct env *e)
  */
 static void wait_conn_lost(struct env *e, uint64_t want)
 {
-	for (uint64_t end = hc_now_us() + (uint64_t)HC_WAIT_MS * 1000;
-	     hc_now_us() < end;) {
+	for (uint64_t end = rr_t_now_us() + (uint64_t)HC_WAIT_MS * 1000;
+	     rr_t_now_us() < end;) {
 		if (stats(e).conn_lost - e->before.conn_lost >= want)
 			return;
 		assert_true(good_wait(&e->g, 1));
@@ -1502,8 +1502,8 @@ static void silent_connections_miss_their_first_call_deadline(void **state)
 	assert_int_equal(hc_try_connect(&h[7], e->sv.port), RR_CM_REJECTED);
 	hc_close(&h[7]);
 	/* dropped by the deadline, not by us (10 s at most) */
-	for (uint64_t end = hc_now_us() + 10 * 1000 * 1000;
-	     DELTA(stats(e), e, conn_lost) < 7 && hc_now_us() < end;)
+	for (uint64_t end = rr_t_now_us() + 10 * 1000 * 1000;
+	     DELTA(stats(e), e, conn_lost) < 7 && rr_t_now_us() < end;)
 		assert_true(good_wait(&e->g, 1));
 	assert_int_equal(DELTA(stats(e), e, conn_lost), 7);
 	assert_int_equal(DELTA(stats(e), e, conn_timeouts), 7);
@@ -1524,7 +1524,7 @@ static void silent_connections_miss_their_first_call_deadline(void **state)
 static void full_table_makes_room_for_the_next_attempt(void **state)
 {
 	struct env *e = *state;
-	uint64_t end = hc_now_us() + 10 * 1000 * 1000;
+	uint64_t end = rr_t_now_us() + 10 * 1000 * 1000;
 	enum rr_cm_event_type t = RR_CM_REJECTED;
 	struct hc h[8];
 
@@ -1532,7 +1532,7 @@ static void full_table_makes_room_for_the_next_attempt(void **state)
 		hc_open(&h[i]);
 		hc_connect(&h[i], e->sv.port);
 	}
-	while (t != RR_CM_ESTABLISHED && hc_now_us() < end) {
+	while (t != RR_CM_ESTABLISHED && rr_t_now_us() < end) {
 		hc_open(&h[7]);
 		t = hc_try_connect(&h[7], e->sv.port);
 		if (t != RR_CM_ESTABLISHED) {
@@ -1807,7 +1807,7 @@ static void calls_beyond_the_grant_are_counted(void **state)
 {
 	struct env *e = *state;
 	const uint32_t n = CREDITS + 2;
-	uint64_t end = hc_now_us() + (uint64_t)HC_WAIT_MS * 1000;
+	uint64_t end = rr_t_now_us() + (uint64_t)HC_WAIT_MS * 1000;
 	struct rr_xprt_stats st;
 	uint8_t m[256];
 	struct hc h;
@@ -1824,7 +1824,7 @@ static void calls_beyond_the_grant_are_counted(void **state)
 	do
 		st = stats(e);
 	while (DELTA(st, e, credit_overruns) < n - CREDITS &&
-	       hc_now_us() < end);
+	       rr_t_now_us() < end);
 	assert_int_equal(DELTA(st, e, credit_overruns), n - CREDITS);
 	for (uint32_t i = 0; i < n; i++) {
 		assert_true(hc_read_within(e->sv.entered_r, &c, 1, HC_WAIT_MS));

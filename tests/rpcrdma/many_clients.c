@@ -214,8 +214,8 @@ static void client_child(uint16_t port, uint32_t id, bool victim,
 		_exit(12);
 	if (victim)
 		victim_loop(c, &b, f->out_w);
-	end = hc_now_us() + (uint64_t)RUN_MS * 1000;
-	for (uint32_t n = 0; n < MIN_CALLS || hc_now_us() < end; n++) {
+	end = rr_t_now_us() + (uint64_t)RUN_MS * 1000;
+	for (uint32_t n = 0; n < MIN_CALLS || rr_t_now_us() < end; n++) {
 		int rc = one_call(c, &b, n + id, &seed, &res.bytes);
 
 		res.calls++;
