@@ -468,7 +468,7 @@ static void echo_start(struct fx *f, struct echo *e, uint32_t seed)
 	memset(e, 0, sizeof(*e));
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
-	t_fill_seeded(e->args, ECHO_LEN, seed);
+	rr_t_fill_seeded(e->args, ECHO_LEN, seed);
 	e->call = mkcall(1, e->res, ECHO_LEN);
 	e->call.args = e->args;
 	e->call.args_len = ECHO_LEN;

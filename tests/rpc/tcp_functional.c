@@ -98,11 +98,11 @@ static uint32_t h_read(struct rr_svc_req *r, void *arg)
 	(void)arg;
 	if (len != 4)
 		return RR_GARBAGE_ARGS;
-	size = t_get32(a);
+	size = rr_t_get32(a);
 	if (size > MAX_BULK || size > bcap)
 		return RR_GARBAGE_ARGS;
 	memcpy(bulk, srv_pattern, size);
-	t_put32(res, size);
+	rr_t_put32(res, size);
 	return rr_svc_set_res(r, 4, bulk, size) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -118,11 +118,11 @@ static uint32_t h_write(struct rr_svc_req *r, void *arg)
 	/* Over TCP the item is inline: the transport must not pull it. */
 	if (bulk || len < 4)
 		return RR_GARBAGE_ARGS;
-	n = t_get32(a);
-	if (len - 4 != n + t_pad(n))
+	n = rr_t_get32(a);
+	if (len - 4 != n + rr_t_xdr_pad(n))
 		return RR_GARBAGE_ARGS;
-	t_put32(res, n);
-	t_put32(res + 4, t_fnv1a(a + 4, n));
+	rr_t_put32(res, n);
+	rr_t_put32(res + 4, rr_t_fnv1a(a + 4, n));
 	return rr_svc_set_res(r, 8, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -136,14 +136,15 @@ static uint32_t h_big(struct rr_svc_req *r, void *arg)
 	(void)arg;
 	if (len != 4)
 		return RR_GARBAGE_ARGS;
-	n = t_get32(a);
-	if (n > MAX_BULK || 4 + n + t_pad(n) > cap)
+	n = rr_t_get32(a);
+	if (n > MAX_BULK || 4 + n + rr_t_xdr_pad(n) > cap)
 		return RR_GARBAGE_ARGS;
-	t_put32(res, n);
+	rr_t_put32(res, n);
 	memcpy(res + 4, srv_pattern, n);
-	memset(res + 4 + n, 0, t_pad(n));
-	return rr_svc_set_res(r, 4 + n + t_pad(n), NULL, 0) ? RR_SYSTEM_ERR
-							    : RR_SUCCESS;
+	memset(res + 4 + n, 0, rr_t_xdr_pad(n));
+	return rr_svc_set_res(r, 4 + n + rr_t_xdr_pad(n), NULL, 0)
+		       ? RR_SYSTEM_ERR
+		       : RR_SUCCESS;
 }
 
 static uint32_t h_whoami(struct rr_svc_req *r, void *arg)
@@ -154,15 +155,15 @@ static uint32_t h_whoami(struct rr_svc_req *r, void *arg)
 
 	(void)arg;
 	if (!cr) {
-		t_put32(res, NO_CRED);
-		t_put32(res + 4, NO_CRED);
-		t_put32(res + 8, NO_CRED);
+		rr_t_put32(res, NO_CRED);
+		rr_t_put32(res + 4, NO_CRED);
+		rr_t_put32(res + 8, NO_CRED);
 	} else {
-		t_put32(res, cr->uid);
-		t_put32(res + 4, cr->gid);
-		t_put32(res + 8, cr->ngids);
+		rr_t_put32(res, cr->uid);
+		rr_t_put32(res + 4, cr->gid);
+		rr_t_put32(res + 8, cr->ngids);
 		for (uint32_t i = 0; i < cr->ngids && i < 16; i++, n += 4)
-			t_put32(res + n, cr->gids[i]);
+			rr_t_put32(res + n, cr->gids[i]);
 	}
 	return rr_svc_set_res(r, n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
@@ -176,7 +177,7 @@ static uint32_t h_count(struct rr_svc_req *r, void *arg)
 	uint8_t *res = rr_svc_res_buf(r, &cap);
 
 	(void)arg;
-	t_put32(res, __atomic_add_fetch(&srv_count, 1, __ATOMIC_RELAXED));
+	rr_t_put32(res, __atomic_add_fetch(&srv_count, 1, __ATOMIC_RELAXED));
 	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -249,7 +250,7 @@ static void server_child(int out_fd, pid_t parent, uint32_t threads)
 	if (!srv_pattern)
 		_exit(4);
 	for (size_t i = 0; i < MAX_BULK; i++)
-		srv_pattern[i] = t_pat(i);
+		srv_pattern[i] = rr_t_pat(i);
 	rc = child_setup(threads, &s);
 	if (!rc)
 		rc = rr_tcp_svc_port(s, &port);
@@ -516,9 +517,9 @@ static void assert_sentinel(const uint8_t *p, size_t len)
 static void assert_pattern(const uint8_t *p, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
-		if (p[i] != t_pat(i))
+		if (p[i] != rr_t_pat(i))
 			fail_msg("byte %zu of %zu is %#x, want %#x", i, len,
-				 p[i], t_pat(i));
+				 p[i], rr_t_pat(i));
 }
 
 static const uint32_t sizes[] = {0,    1,     3,      4,      1000,
@@ -530,12 +531,12 @@ static void big_ok(struct rr_tcp_clnt *c, uint32_t n)
 	uint8_t *res = buf_new(BIG_CAP), args[4];
 	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
 
-	t_put32(args, n);
+	rr_t_put32(args, n);
 	call.args = args;
 	call.args_len = 4;
 	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
-	assert_int_equal(call.res_len, 4 + n + t_pad(n));
-	assert_int_equal(t_get32(res), n);
+	assert_int_equal(call.res_len, 4 + n + rr_t_xdr_pad(n));
+	assert_int_equal(rr_t_get32(res), n);
 	assert_pattern(res + 4, n);
 	assert_sentinel(res + call.res_len, SLACK);
 	free(res);
@@ -553,7 +554,7 @@ static void echo_returns_the_argument_bytes_at_every_size(void **state)
 		struct rr_call call = mkcall(P_ECHO, res, n);
 
 		assert_non_null(args);
-		t_fill_seeded(args, n, (uint32_t)k);
+		rr_t_fill_seeded(args, n, (uint32_t)k);
 		call.args = n ? args : NULL;
 		call.args_len = n;
 		if (rr_tcp_clnt_call(f->c, &call))
@@ -578,7 +579,7 @@ static void read_returns_the_bulk_item_inline_in_res(void **state)
 		struct rr_call call = mkcall(P_READ, res, BIG_CAP);
 
 		memset(res, SENTINEL, BIG_CAP + SLACK);
-		t_put32(args, size);
+		rr_t_put32(args, size);
 		call.args = args;
 		call.args_len = 4;
 		call.res_bulk = rbulk; /* offered, but TCP answers inline */
@@ -586,10 +587,10 @@ static void read_returns_the_bulk_item_inline_in_res(void **state)
 		if (rr_tcp_clnt_call(f->c, &call))
 			fail_msg("READ %u: accept %u", size, call.accept_stat);
 		assert_int_equal(call.res_bulk_len, 0);
-		assert_int_equal(call.res_len, 4 + size + t_pad(size));
-		assert_int_equal(t_get32(res), size);
+		assert_int_equal(call.res_len, 4 + size + rr_t_xdr_pad(size));
+		assert_int_equal(rr_t_get32(res), size);
 		assert_pattern(res + 4, size);
-		for (size_t i = 0; i < t_pad(size); i++)
+		for (size_t i = 0; i < rr_t_xdr_pad(size); i++)
 			assert_int_equal(res[4 + size + i], 0);
 		assert_sentinel(res + call.res_len, SLACK);
 	}
@@ -610,8 +611,8 @@ static void write_delivers_the_bulk_item_inline_with_padding(void **state)
 		uint8_t args[4], res[16];
 		struct rr_call call = mkcall(P_WRITE, res, sizeof(res));
 
-		t_fill_seeded(data, size, (uint32_t)k + 100);
-		t_put32(args, size);
+		rr_t_fill_seeded(data, size, (uint32_t)k + 100);
+		rr_t_put32(args, size);
 		call.args = args;
 		call.args_len = 4;
 		call.arg_bulk = data;
@@ -619,8 +620,8 @@ static void write_delivers_the_bulk_item_inline_with_padding(void **state)
 		if (rr_tcp_clnt_call(f->c, &call))
 			fail_msg("WRITE %u: accept %u", size, call.accept_stat);
 		assert_int_equal(call.res_len, 8);
-		assert_int_equal(t_get32(res), size);
-		if (t_get32(res + 4) != t_fnv1a(data, size))
+		assert_int_equal(rr_t_get32(res), size);
+		if (rr_t_get32(res + 4) != rr_t_fnv1a(data, size))
 			fail_msg("WRITE %u: server saw another checksum", size);
 	}
 	free(data);
@@ -690,7 +691,7 @@ static uint32_t raw_count(uint16_t port, uint32_t xid)
 	assert_int_equal(r.xid, xid);
 	assert_int_equal(r.accept, RR_SUCCESS);
 	assert_true((size_t)n >= r.res_off + 4);
-	v = t_get32(rep + r.res_off);
+	v = rr_t_get32(rep + r.res_off);
 	free(rep);
 	close(fd);
 	return v;
@@ -719,7 +720,7 @@ static void a_call_sent_again_on_a_new_connection_runs_once(void **state)
 static size_t call_words(uint8_t *buf, const uint32_t *w, size_t n, size_t body)
 {
 	for (size_t i = 0; i < n; i++)
-		t_put32(buf + 4 * i, w[i]);
+		rr_t_put32(buf + 4 * i, w[i]);
 	memset(buf + 4 * n, 0, body);
 	return 4 * n + body;
 }
@@ -739,8 +740,8 @@ static uint32_t auth_error_of(int fd, uint32_t xid, const uint8_t *msg,
 	assert_true(raw_parse_reply(rep, (size_t)n, &r));
 	assert_int_equal(r.xid, xid);
 	assert_int_equal(r.stat, RR_MSG_DENIED);
-	assert_int_equal(t_get32(rep + 12), RR_AUTH_ERROR);
-	why = t_get32(rep + 16);
+	assert_int_equal(rr_t_get32(rep + 12), RR_AUTH_ERROR);
+	why = rr_t_get32(rep + 16);
 	free(rep);
 	return why;
 }
@@ -824,7 +825,7 @@ static void call_split_into_many_fragments_is_reassembled(void **state)
 	assert_non_null(args);
 	assert_non_null(msg);
 	assert_true(fd >= 0);
-	t_fill_seeded(args, len, 9);
+	rr_t_fill_seeded(args, len, 9);
 	for (uint32_t xid = 1; xid <= 2; xid++) {
 		mlen = raw_call_msg(msg, xid, 2, TPROG, 1, P_ECHO, args, len);
 		assert_true(xid == 1 ? raw_send_frags(fd, msg, mlen, frags, 8)
@@ -860,7 +861,7 @@ static void garbage_client_does_not_disturb_a_good_one(void **state)
 
 	assert_true(fd >= 0);
 	raw_call_msg(msg, 5, 2, TPROG, 1, P_NULL, NULL, 0);
-	t_put32(msg + 4, 1); /* a REPLY */
+	rr_t_put32(msg + 4, 1); /* a REPLY */
 	assert_true(raw_send_record(fd, msg, 40));
 	assert_true(raw_send_record(fd, junk, sizeof(junk)));
 	null_ok(f->c);
@@ -872,7 +873,7 @@ static void garbage_client_does_not_disturb_a_good_one(void **state)
 	assert_true(raw_parse_reply(rep, (size_t)n, &r));
 	assert_int_equal(r.xid, 6); /* nothing answered the junk */
 	free(rep);
-	t_put32(h, 0x80000000u | (SVC_MAX_REC + 1));
+	rr_t_put32(h, 0x80000000u | (SVC_MAX_REC + 1));
 	assert_true(rr_t_write_all(fd, h, 4));
 	/* The server closes this connection: EOF, within a bound. */
 	assert_false(rr_t_read_within(fd, h, 1, RAW_TMO_MS));
@@ -900,7 +901,7 @@ static void client_that_never_reads_does_not_stall_others(void **state)
 	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
 
 	assert_true(fd >= 0);
-	t_put32(args, 1000000);
+	rr_t_put32(args, 1000000);
 	for (uint32_t i = 0; i < 40; i++)
 		assert_true(raw_send_record(
 			fd, msg,
@@ -928,7 +929,7 @@ static void connection_reset_with_calls_in_progress_is_harmless(void **state)
 	struct linger lg = {.l_onoff = 1, .l_linger = 0};
 	uint8_t msg[64], args[4];
 
-	t_put32(args, 500000);
+	rr_t_put32(args, 500000);
 	for (int round = 0; round < 5; round++) {
 		int fd = raw_connect(f->sv.port);
 
@@ -964,7 +965,7 @@ static void reply_larger_than_max_record_fails_only_its_call(void **state)
 
 	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", f->sv.port, &o, &c),
 			 0);
-	t_put32(args, 300000);
+	rr_t_put32(args, 300000);
 	call.args = args;
 	call.args_len = 4;
 	assert_int_equal(rr_tcp_clnt_call(c, &call), -EMSGSIZE);
@@ -1070,7 +1071,7 @@ static struct async_slot *async_slots(struct async_log *l, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		s[i].log = l;
 		s[i].idx = i;
-		t_fill_seeded(s[i].args, ASYNC_LEN, i + 1000);
+		rr_t_fill_seeded(s[i].args, ASYNC_LEN, i + 1000);
 		memset(s[i].res, SENTINEL, ASYNC_LEN);
 		s[i].call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
 		s[i].call.args = s[i].args;
@@ -1129,12 +1130,12 @@ static void mt_one(struct mt_thread *t, uint32_t i)
 
 	if (i % 2) {
 		call.proc = P_READ;
-		t_put32(args, size);
+		rr_t_put32(args, size);
 		call.args = args;
 		call.args_len = 4;
 		rc = rr_tcp_clnt_call(t->c, &call);
-		if (rc || t_get32(res) != size ||
-		    call.res_len != 4 + size + t_pad(size) ||
+		if (rc || rr_t_get32(res) != size ||
+		    call.res_len != 4 + size + rr_t_xdr_pad(size) ||
 		    memcmp(res + 4, t->buf, size)) {
 			snprintf(t->err, sizeof(t->err), "READ %u: rc %d", size,
 				 rc);
@@ -1143,14 +1144,14 @@ static void mt_one(struct mt_thread *t, uint32_t i)
 	} else {
 		uint8_t *w = t->buf + 70000;
 
-		t_fill_seeded(w, size, t->id * 1000 + i);
-		t_put32(args, size);
+		rr_t_fill_seeded(w, size, t->id * 1000 + i);
+		rr_t_put32(args, size);
 		call.args = args;
 		call.args_len = 4;
 		call.arg_bulk = w;
 		call.arg_bulk_len = size;
 		rc = rr_tcp_clnt_call(t->c, &call);
-		if (rc || t_get32(res + 4) != t_fnv1a(w, size)) {
+		if (rc || rr_t_get32(res + 4) != rr_t_fnv1a(w, size)) {
 			snprintf(t->err, sizeof(t->err), "WRITE %u: rc %d",
 				 size, rc);
 			return;
@@ -1180,7 +1181,7 @@ static void many_sync_callers_share_one_client(void **state)
 		t[i].buf = malloc(140000);
 		assert_non_null(t[i].buf);
 		for (size_t k = 0; k < 70000; k++)
-			t[i].buf[k] = t_pat(k);
+			t[i].buf[k] = rr_t_pat(k);
 		assert_int_equal(pthread_create(&t[i].t, NULL, mt_main, &t[i]),
 				 0);
 	}

@@ -79,7 +79,7 @@ static uint32_t reply_u32(struct rr_svc_req *r, uint32_t v)
 	size_t cap;
 	uint8_t *res = rr_svc_res_buf(r, &cap);
 
-	t_put32(res, v);
+	rr_t_put32(res, v);
 	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -433,7 +433,7 @@ static uint32_t call_u32(struct rr_tcp_clnt *c, uint32_t proc)
 
 	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
 	assert_int_equal(call.res_len, 4);
-	return t_get32(res);
+	return rr_t_get32(res);
 }
 
 /* ------------------------------------------------------ async calls */
@@ -480,7 +480,7 @@ static struct async_slot *async_new(struct async_log *l, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		s[i].log = l;
 		s[i].idx = i;
-		t_fill_seeded(s[i].args, ECHO_LEN, i + 300);
+		rr_t_fill_seeded(s[i].args, ECHO_LEN, i + 300);
 		s[i].call = mkcall(P_ECHO, s[i].res, ECHO_LEN);
 		s[i].call.args = s[i].args;
 		s[i].call.args_len = ECHO_LEN;
@@ -539,7 +539,7 @@ static uint32_t u32_ok(const struct async_slot *s)
 		fail_msg("call %u: %u callbacks, rc %d", s->idx,
 			 s->log->count[s->idx], s->log->rc[s->idx]);
 	assert_int_equal(s->call.res_len, 4);
-	return t_get32(s->res);
+	return rr_t_get32(s->res);
 }
 
 /* Results 1..n, each once: n runs, none twice. */
@@ -838,7 +838,7 @@ static size_t reply_msg(uint8_t *buf, uint32_t xid, const void *res, size_t len)
 	uint32_t w[6] = {xid, 1, 0, 0, 0, 0};
 
 	for (int i = 0; i < 6; i++)
-		t_put32(buf + 4 * i, w[i]);
+		rr_t_put32(buf + 4 * i, w[i]);
 	memcpy(buf + 24, res, len);
 	return 24 + len;
 }
@@ -872,8 +872,8 @@ static void fake_cut_reply(struct fake *fk)
 		close(a);
 		return fake_fail(fk, "no call on the first connection");
 	}
-	rlen = reply_msg(msg + 4, t_get32(c1), c1 + 40, (size_t)n1 - 40);
-	t_put32(msg, (uint32_t)rlen | 0x80000000u);
+	rlen = reply_msg(msg + 4, rr_t_get32(c1), c1 + 40, (size_t)n1 - 40);
+	rr_t_put32(msg, (uint32_t)rlen | 0x80000000u);
 	rr_t_write_all(a, msg, 4 + rlen / 2);
 	close(a);
 	if ((b = accept_within(fk)) < 0) {
@@ -923,11 +923,11 @@ static void fake_cut_call(struct fake *fk)
 	if (n != (ssize_t)fk->call_len || memcmp(rec, head + 4, 4)) {
 		fake_fail(fk, "the call sent again is not the same record");
 	} else {
-		t_put32(sum, t_fnv1a(rec + 40, (size_t)n - 40));
-		if (t_get32(sum) != fk->sum)
+		rr_t_put32(sum, rr_t_fnv1a(rec + 40, (size_t)n - 40));
+		if (rr_t_get32(sum) != fk->sum)
 			fake_fail(fk, "the call sent again has other bytes");
-		rlen = reply_msg(msg + 4, t_get32(rec), sum, 4);
-		t_put32(msg, (uint32_t)rlen | 0x80000000u);
+		rlen = reply_msg(msg + 4, rr_t_get32(rec), sum, 4);
+		rr_t_put32(msg, (uint32_t)rlen | 0x80000000u);
 		rr_t_write_all(b, msg, 4 + rlen);
 	}
 	free(rec);
@@ -995,7 +995,7 @@ static void a_reply_cut_off_by_the_loss_is_discarded(void **state)
 	(void)state;
 	fake_start(&fk, false);
 	c = fake_clnt(&fk, 0);
-	t_fill_seeded(args, sizeof(args), 41);
+	rr_t_fill_seeded(args, sizeof(args), 41);
 	call.args = args;
 	call.args_len = sizeof(args);
 	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
@@ -1023,15 +1023,15 @@ static void a_call_cut_off_by_the_loss_goes_again_whole(void **state)
 
 	(void)state;
 	assert_non_null(args);
-	t_fill_seeded(args, len, 42);
-	fk.sum = t_fnv1a(args, len);
+	rr_t_fill_seeded(args, len, 42);
+	fk.sum = rr_t_fnv1a(args, len);
 	fake_start(&fk, true);
 	c = fake_clnt(&fk, 8u << 20);
 	call.args = args;
 	call.args_len = len;
 	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
 	assert_int_equal(call.res_len, 4);
-	assert_int_equal(t_get32(res), fk.sum);
+	assert_int_equal(rr_t_get32(res), fk.sum);
 	st = stats_of(c);
 	print_stats(&st);
 	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
