@@ -289,6 +289,11 @@ int rr_t_server_stop(struct rr_t_server *sv)
 		fprintf(stderr, "test server ended with status %#x\n", status);
 		rc = -1;
 	}
+	if (sv->have_stats && sv->st.state_violations) { /* base/fsm.h */
+		fprintf(stderr, "test server's state machine moved where it "
+				"may not\n");
+		rc = -1;
+	}
 	if (sv->have_stats && sv->st.teardown_unbalanced) {
 		fprintf(stderr,
 			"test server tore down %llu connections "

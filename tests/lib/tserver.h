@@ -64,7 +64,8 @@ int rr_t_server_stats(struct rr_t_server *sv, struct rr_xprt_stats *out);
 /*
  * Stops it (it finishes the calls running, drains, reports its counters)
  * and reaps it: 0 when it exited cleanly with every connection drained
- * (teardown_unbalanced 0). 0 too when it was already gone.
+ * (teardown_unbalanced 0) and no state machine moved where it may not
+ * (state_violations 0). 0 too when it was already gone.
  */
 int rr_t_server_stop(struct rr_t_server *sv);
 /* SIGSTOP, SIGCONT, SIGKILL; each waits for the state change. 0 or -1. */

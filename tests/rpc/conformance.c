@@ -239,11 +239,20 @@ static int faults_clean(struct rr_clnt *c)
 	return fs.send_bufs_modified ? -1 : 0;
 }
 
-/* RDMA: every work request completed or flushed once at teardown. */
+/*
+ * RDMA: every work request completed or flushed once at teardown. Both:
+ * no state machine moved where it may not (base/fsm.h).
+ */
 static int clnt_end(struct rr_rpc_clnt *c, struct rr_clnt *rdma)
 {
 	struct rr_xprt_stats st;
 	int rc = 0;
+
+	if (rr_rpc_clnt_stats(c, &st) || st.state_violations) {
+		fprintf(stderr,
+			"client state machine moved where it may not\n");
+		rc = -1;
+	}
 
 	if (rdma && (rr_clnt_shutdown(rdma) || rr_clnt_stats(rdma, &st) ||
 		     st.teardown_unbalanced || faults_clean(rdma))) {
