@@ -16,6 +16,7 @@
  *   RR_CHAOS_CALLS    calls per client (default 1500)
  *   RR_CHAOS_CLIENTS  clients (default 4)
  */
+#include "clock.h"
 #include <rpcrdma/faults.h>
 #include <rpcrdma/rpc.h>
 
@@ -60,14 +61,6 @@ static uint32_t get32(const uint8_t *p)
 
 	memcpy(&v, p, 4);
 	return ntohl(v);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* ------------------------------------------------------------ server */
@@ -326,7 +319,7 @@ static void done(struct rr_call *call, int rc, void *arg)
 	}
 	s->busy = false;
 	w->done++;
-	if (now_ms() - s->started > CALL_MS + 5000)
+	if (rr_t_now_ms() - s->started > CALL_MS + 5000)
 		w->late++;
 	if (rc == 0 && right(s))
 		w->ok++;
@@ -382,7 +375,7 @@ static void issue(struct worker *w, struct slot *s)
 		c->arg_bulk = s->bulk;
 		c->arg_bulk_len = s->size;
 	}
-	s->started = now_ms();
+	s->started = rr_t_now_ms();
 	pthread_mutex_lock(&w->mu);
 	s->busy = true;
 	w->issued++;
@@ -430,8 +423,8 @@ static void *worker_main(void *arg)
 		w->slots[i].w = w;
 		w->slots[i].bulk = w->mem + (size_t)i * MAX_DATA;
 	}
-	end = now_ms() + (uint64_t)w->calls * 50 + 60000;
-	while (now_ms() < end) {
+	end = rr_t_now_ms() + (uint64_t)w->calls * 50 + 60000;
+	while (rr_t_now_ms() < end) {
 		struct slot *idle[DEPTH];
 		int n = 0;
 		bool all;

@@ -19,14 +19,6 @@
 #define STOP_TMO_MS   10000
 #define MAX_ARGS      64
 
-uint64_t rr_t_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void ports_of(struct rr_t_daemon *d, char *buf)
 {
 	char *save = NULL;

@@ -8,6 +8,8 @@
 #ifndef RR_TEST_LIB_DAEMON_H
 #define RR_TEST_LIB_DAEMON_H
 
+#include "clock.h"
+
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -48,7 +50,5 @@ long rr_t_daemon_counter(const struct rr_t_daemon *d, const char *xprt,
 			 const char *name);
 /* Bytes it has written to stderr so far. */
 long rr_t_daemon_log_bytes(const struct rr_t_daemon *d);
-
-uint64_t rr_t_now_ms(void);
 
 #endif

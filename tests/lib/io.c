@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include "io.h"
-#include "daemon.h" /* rr_t_now_ms */
+#include "clock.h"
 
 #include <errno.h>
 #include <ftw.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The allocation-failure sweep's engine: see sweep.h. */
 #include "sweep.h"
-#include "daemon.h" /* rr_t_now_ms */
+#include "clock.h"
 #include "io.h"
 
 #include <rpcrdma/alloc_inject.h>

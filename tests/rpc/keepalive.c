@@ -16,6 +16,7 @@
  * Waits are bounded and wait for events: callbacks, replies, the child's
  * state, or a client counter polled every few milliseconds up to a bound.
  */
+#include "clock.h"
 #include <rpcrdma/rpc.h>
 #include <rpcrdma/rpc_tcp.h>
 
@@ -420,7 +421,7 @@ static uint64_t wait_count(struct fx *f, size_t field, uint64_t want,
 {
 	for (;;) {
 		struct rr_xprt_stats st = stats_of(f);
-		uint64_t v, now = t_now_ms();
+		uint64_t v, now = rr_t_now_ms();
 		struct timespec nap = {0, 5 * 1000000};
 
 		memcpy(&v, (const char *)&st + field, sizeof(v));
@@ -467,7 +468,7 @@ static void echo_start(struct fx *f, struct echo *e, uint32_t seed)
 	memset(e, 0, sizeof(*e));
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
-	t_fill_seeded(e->args, ECHO_LEN, seed);
+	rr_t_fill_seeded(e->args, ECHO_LEN, seed);
 	e->call = mkcall(1, e->res, ECHO_LEN);
 	e->call.args = e->args;
 	e->call.args_len = ECHO_LEN;
@@ -508,7 +509,7 @@ static void a_stopped_server_is_found_while_a_call_waits(void **state)
 	uint64_t t0, dt;
 
 	clnt_new(f, KA_MS, KA_TMO_MS, 0);
-	t0 = t_now_ms(); /* before the last reply */
+	t0 = rr_t_now_ms(); /* before the last reply */
 	null_ok(f);
 	server_freeze(&f->sv);
 	echo_start(f, &e, 1);
@@ -533,7 +534,7 @@ static void a_stopped_server_is_found_on_an_idle_connection(void **state)
 	uint64_t t0, dt;
 
 	clnt_new(f, KA_MS, KA_TMO_MS, 0);
-	t0 = t_now_ms(); /* before the last reply */
+	t0 = rr_t_now_ms(); /* before the last reply */
 	null_ok(f);
 	server_freeze(&f->sv);
 	dt = WAIT_COUNT(f, conn_lost, 1, t0);
@@ -556,7 +557,7 @@ static void an_idle_healthy_server_is_probed_and_kept(void **state)
 
 	clnt_new(f, 100, 5000, 0);
 	null_ok(f);
-	WAIT_COUNT(f, keepalive_probes, 3, t_now_ms());
+	WAIT_COUNT(f, keepalive_probes, 3, rr_t_now_ms());
 	st = stats_of(f);
 	assert_int_equal(st.keepalive_timeouts, 0);
 	assert_int_equal(st.conn_lost, 0);
@@ -579,7 +580,7 @@ static void a_probe_waits_for_the_only_credit_and_gives_it_back(void **state)
 	clnt_new(f, KA_MS, KA_TMO_MS, 1);
 	null_ok(f);
 	server_freeze(&f->sv);
-	t0 = t_now_ms();
+	t0 = rr_t_now_ms();
 	echo_start(f, &e, 2);
 	WAIT_COUNT(f, keepalive_timeouts, 1, t0);
 	assert_true(stats_of(f).credit_waits >= 1);

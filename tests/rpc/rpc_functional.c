@@ -1,39 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * ONC RPC over RPC-over-RDMA v1, end to end: a test program served by a
- * forked child process on 127.0.0.1 (an ephemeral port, piped back to us),
+ * ONC RPC over RPC-over-RDMA v1, end to end: the shared test program
+ * (tests/lib/tprog.h) served by a child process on 127.0.0.1 (tserver.h),
  * called from this process through the client transport over the "iwarp"
  * provider.
- *
- * The test program (prog 0x20000077 vers 1):
- *   0 NULL
- *   1 ECHO    results = the argument bytes
- *   2 READ    args: size; results: size (XDR), then size bytes of the
- *             pattern as the DDP-eligible item
- *   3 WRITE   args: length word, the bytes as the DDP-eligible item (a read
- *             chunk, or inline after the length word); results: length,
- *             checksum
- *   4 BIG     args: n; results: opaque<> of n pattern bytes, all inline XDR
- *   5 WHOAMI  results: uid, gid, ngids, gids[] of the AUTH_SYS credential,
- *             or three 0xffffffff when the call carried none
- *   6 BLOCK   returns only once a RELEASE call has run (a handler that
- *             blocks, as file I/O does)
- *   7 RELEASE lets BLOCK return
- *   8 COUNT   adds one to a counter, then waits as BLOCK does; results:
- *             the new count. Not idempotent: in the duplicate request
- *             cache (drc_procs)
- *   9 PEEK    results: the counter
  *
  * RR_TEST_SVC_THREADS=N runs the server's handlers in a pool of N workers
  * (default 0: inline in the server loop). RR_TEST_ADDR=IPv4 puts both ends
  * on that address instead of 127.0.0.1: RoCE (the verbs provider over rxe
  * in tests/vm) cannot route the loopback address.
  *
+ * What every transport promises alike (NULL, ECHO, errors, timeouts,
+ * cancellation, lost and restarted servers, the reply cache) is tested
+ * once for both in conformance.c; this suite keeps what is RDMA's own:
+ * chunks, registration, bounce buffers, reconnect and connect timing.
+ *
  * Each test gets its own server process and client; SIGSTOP/SIGCONT/SIGKILL
  * of the server child make a stalled or dead peer. Waits are bounded and
  * wait for events (replies, callbacks, the child's state), never for time.
  */
+#include "clock.h"
 #include "io.h"
+#include "tprog.h"
+#include "tserver.h"
 
 #include <rpcrdma/rpc.h>
 
@@ -46,10 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
-#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,438 +44,18 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#define TPROG	 0x20000077u
-#define TVERS	 1u
-#define NO_CRED	 0xffffffffu
-#define MAX_BULK (1u << 20)
-
 static const char *test_addr(void)
 {
 	const char *a = getenv("RR_TEST_ADDR");
 
 	return a && *a ? a : "127.0.0.1";
 }
-#define BIG_CAP	     (256u << 10)
-#define SENTINEL     0xa5
-#define SLACK	     64	   /* sentinel bytes checked past a result */
-#define CALL_TMO_MS  30000 /* the client's default: nothing hangs */
-#define CHILD_TMO_MS 10000 /* server start and exit */
-
-enum {
-	P_NULL,
-	P_ECHO,
-	P_READ,
-	P_WRITE,
-	P_BIG,
-	P_WHOAMI,
-	P_BLOCK,
-	P_RELEASE,
-	P_COUNT,
-	P_PEEK,
-	P_NPROCS
-};
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* The deterministic pattern of READ and BIG results. */
-static uint8_t pat(size_t i)
-{
-	uint32_t x = (uint32_t)i * 2654435761u;
-
-	return (uint8_t)((x >> 24) ^ (x >> 11) ^ (uint32_t)(i >> 8));
-}
-
-/* WRITE data: a pattern of its own per seed, so a mix-up shows. */
-static void fill_seeded(uint8_t *p, size_t len, uint32_t seed)
-{
-	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)(pat(i + 7) ^
-				 (seed * 37 + (uint32_t)(i >> 12)));
-}
-
-static uint32_t fnv1a(const uint8_t *p, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
-static void put32(void *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-
-static uint32_t get32(const void *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
-
-static size_t xdr_pad(size_t n)
-{
-	return (4 - (n & 3)) & 3;
-}
+#define BIG_CAP	    (256u << 10)
+#define SENTINEL    0xa5
+#define SLACK	    64	  /* sentinel bytes checked past a result */
+#define CALL_TMO_MS 30000 /* the client's default: nothing hangs */
 
 /* ============================================================ server */
-
-static uint8_t *srv_pattern; /* MAX_BULK bytes: the READ bulk source */
-static struct rr_svc *child_svc;
-
-static uint32_t h_null(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_echo(struct rr_svc_req *r, void *arg)
-{
-	size_t len, cap;
-	const void *a = rr_svc_args(r, &len);
-	void *res = rr_svc_res_buf(r, &cap);
-
-	(void)arg;
-	if (len > cap)
-		return RR_GARBAGE_ARGS;
-	if (len)
-		memcpy(res, a, len);
-	return rr_svc_set_res(r, len, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_read(struct rr_svc_req *r, void *arg)
-{
-	size_t len, cap;
-	const uint8_t *a = rr_svc_args(r, &len);
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-	uint32_t size;
-
-	(void)arg;
-	if (len != 4)
-		return RR_GARBAGE_ARGS;
-	size = get32(a);
-	if (size > MAX_BULK)
-		return RR_GARBAGE_ARGS;
-	put32(res, size);
-	return rr_svc_set_res(r, 4, srv_pattern, size) ? RR_SYSTEM_ERR
-						       : RR_SUCCESS;
-}
-
-static uint32_t h_write(struct rr_svc_req *r, void *arg)
-{
-	size_t len, blen, cap;
-	const uint8_t *a = rr_svc_args(r, &len);
-	const uint8_t *bulk = rr_svc_arg_bulk(r, &blen);
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-	const uint8_t *data;
-	uint32_t n;
-
-	(void)arg;
-	if (len < 4)
-		return RR_GARBAGE_ARGS;
-	n = get32(a);
-	if (bulk) {
-		/* By read chunk: nothing may follow the length word. */
-		if (blen != n || len != 4)
-			return RR_GARBAGE_ARGS;
-		data = bulk;
-	} else {
-		if (len - 4 < n)
-			return RR_GARBAGE_ARGS;
-		data = a + 4;
-	}
-	put32(res, n);
-	put32(res + 4, fnv1a(data, n));
-	return rr_svc_set_res(r, 8, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_big(struct rr_svc_req *r, void *arg)
-{
-	size_t len, cap;
-	const uint8_t *a = rr_svc_args(r, &len);
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-	uint32_t n;
-
-	(void)arg;
-	if (len != 4)
-		return RR_GARBAGE_ARGS;
-	n = get32(a);
-	if (n > MAX_BULK || 4 + n + xdr_pad(n) > cap)
-		return RR_GARBAGE_ARGS;
-	put32(res, n);
-	memcpy(res + 4, srv_pattern, n);
-	memset(res + 4 + n, 0, xdr_pad(n));
-	return rr_svc_set_res(r, 4 + n + xdr_pad(n), NULL, 0) ? RR_SYSTEM_ERR
-							      : RR_SUCCESS;
-}
-
-static uint32_t h_whoami(struct rr_svc_req *r, void *arg)
-{
-	const struct rr_cred *cr = rr_svc_cred(r);
-	size_t cap;
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-	size_t n = 12;
-
-	(void)arg;
-	if (!cr) {
-		put32(res, NO_CRED);
-		put32(res + 4, NO_CRED);
-		put32(res + 8, NO_CRED);
-	} else {
-		put32(res, cr->uid);
-		put32(res + 4, cr->gid);
-		put32(res + 8, cr->ngids);
-		for (uint32_t i = 0; i < cr->ngids && i < 16; i++, n += 4)
-			put32(res + n, cr->gids[i]);
-	}
-	return rr_svc_set_res(r, n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static bool gate_open;
-
-/* Waits (bounded, so a broken pool fails the test, not hangs it). */
-static uint32_t h_block(struct rr_svc_req *r, void *arg)
-{
-	struct timespec until;
-	int rc = 0;
-
-	(void)arg;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += CALL_TMO_MS / 1000;
-	pthread_mutex_lock(&gate_mu);
-	while (!gate_open && rc == 0)
-		rc = pthread_cond_timedwait(&gate_cv, &gate_mu, &until);
-	gate_open = false;
-	pthread_mutex_unlock(&gate_mu);
-	if (rc)
-		return RR_SYSTEM_ERR;
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_release(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&gate_mu);
-	gate_open = true;
-	pthread_cond_broadcast(&gate_cv);
-	pthread_mutex_unlock(&gate_mu);
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static atomic_uint srv_count;
-
-static uint32_t h_count(struct rr_svc_req *r, void *arg)
-{
-	size_t cap;
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-	uint32_t n = atomic_fetch_add(&srv_count, 1) + 1;
-
-	if (h_block(r, arg) != RR_SUCCESS)
-		return RR_SYSTEM_ERR;
-	put32(res, n);
-	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_peek(struct rr_svc_req *r, void *arg)
-{
-	size_t cap;
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-
-	(void)arg;
-	put32(res, atomic_load(&srv_count));
-	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static const rr_svc_fn procs[P_NPROCS] = {
-	[P_NULL] = h_null,   [P_ECHO] = h_echo,	      [P_READ] = h_read,
-	[P_WRITE] = h_write, [P_BIG] = h_big,	      [P_WHOAMI] = h_whoami,
-	[P_BLOCK] = h_block, [P_RELEASE] = h_release, [P_COUNT] = h_count,
-	[P_PEEK] = h_peek,
-};
-
-static void on_term(int sig)
-{
-	(void)sig;
-	if (child_svc)
-		rr_svc_stop(child_svc);
-}
-
-/*
- * The child: serves the test program until SIGTERM, then writes its stats
- * to out_fd and exits 0. Never returns to cmocka.
- */
-static void server_child(int out_fd, pid_t parent, uint32_t credits,
-			 uint16_t want_port)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_port = htons(want_port)};
-	const char *threads = getenv("RR_TEST_SVC_THREADS");
-	struct rr_svc_opts o = {.provider = getenv("RR_PROVIDER"),
-				.credits = credits,
-				.threads =
-					threads ? (uint32_t)atoi(threads) : 0};
-	struct rr_svc_prog prog = {.prog = TPROG,
-				   .vers = TVERS,
-				   .nprocs = P_NPROCS,
-				   .procs = procs,
-				   .drc_procs = 1u << P_COUNT};
-	struct sigaction sa = {.sa_handler = on_term};
-	struct rr_xprt_stats st;
-	struct rr_svc *s;
-	uint16_t port = 0;
-	int rc;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(3);
-	if (inet_pton(AF_INET, test_addr(), &sin.sin_addr) != 1)
-		_exit(6);
-	srv_pattern = malloc(MAX_BULK);
-	if (!srv_pattern)
-		_exit(4);
-	for (size_t i = 0; i < MAX_BULK; i++)
-		srv_pattern[i] = pat(i);
-	rc = rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &o, &s);
-	if (!rc)
-		rc = rr_svc_register(s, &prog);
-	if (!rc)
-		rc = rr_svc_port(s, &port);
-	if (rc) {
-		fprintf(stderr, "server child: setup failed: %d\n", rc);
-		_exit(5);
-	}
-	child_svc = s;
-	sigaction(SIGTERM, &sa, NULL);
-	rr_t_write_or_exit(out_fd, &port, sizeof(port));
-	rc = rr_svc_run(s);
-	rr_svc_shutdown(s);
-	rr_svc_stats(s, &st);
-	rr_t_write_or_exit(out_fd, &st, sizeof(st));
-	child_svc = NULL;
-	if (rr_svc_destroy(s))
-		_exit(6);
-	_exit(rc ? 7 : 0);
-}
-
-struct server {
-	pid_t pid; /* 0 once reaped */
-	int fd;	   /* port, then stats; EOF when the child is gone */
-	uint16_t port;
-	bool have_stats;
-	struct rr_xprt_stats st;
-};
-
-/* A server child on port (0: any); sv->port says which. */
-static int server_start_on(struct server *sv, uint32_t credits, uint16_t port)
-{
-	pid_t parent = getpid();
-	int p[2];
-
-	memset(sv, 0, sizeof(*sv));
-	if (pipe(p))
-		return -errno;
-	sv->pid = fork();
-	if (sv->pid < 0)
-		return -errno;
-	if (sv->pid == 0) {
-		close(p[0]);
-		server_child(p[1], parent, credits, port);
-	}
-	close(p[1]);
-	sv->fd = p[0];
-	if (!rr_t_read_within(sv->fd, &sv->port, sizeof(sv->port),
-			      CHILD_TMO_MS)) {
-		fprintf(stderr, "server child sent no port\n");
-		kill(sv->pid, SIGKILL);
-		waitpid(sv->pid, NULL, 0);
-		sv->pid = 0;
-		close(sv->fd);
-		return -EIO;
-	}
-	return 0;
-}
-
-static int server_start(struct server *sv, uint32_t credits)
-{
-	return server_start_on(sv, credits, 0);
-}
-
-/*
- * The same server, but in a fresh process image: once the test has its
- * client's threads, a forked child must exec before it starts threads of
- * its own (fork copies one thread; locks others held stay held).
- */
-static int server_exec_on(struct server *sv, uint16_t port)
-{
-	char a_port[8], a_fd[8];
-	int p[2];
-
-	memset(sv, 0, sizeof(*sv));
-	if (pipe(p))
-		return -errno;
-	sv->pid = fork();
-	if (sv->pid < 0)
-		return -errno;
-	if (sv->pid == 0) {
-		close(p[0]);
-		snprintf(a_port, sizeof(a_port), "%u", port);
-		snprintf(a_fd, sizeof(a_fd), "%d", p[1]);
-		execl("/proc/self/exe", "rpc_functional", "--serve", a_port,
-		      a_fd, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	sv->fd = p[0];
-	if (!rr_t_read_within(sv->fd, &sv->port, sizeof(sv->port),
-			      CHILD_TMO_MS)) {
-		kill(sv->pid, SIGKILL);
-		waitpid(sv->pid, NULL, 0);
-		sv->pid = 0;
-		close(sv->fd);
-		return -EIO;
-	}
-	return 0;
-}
-
-/* SIGSTOP, and wait until the child is really stopped. */
-static void server_freeze(struct server *sv)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, SIGSTOP), 0);
-	assert_int_equal(waitpid(sv->pid, &status, WUNTRACED), sv->pid);
-	assert_true(WIFSTOPPED(status));
-}
-
-static void server_thaw(struct server *sv)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, SIGCONT), 0);
-	assert_int_equal(waitpid(sv->pid, &status, WCONTINUED), sv->pid);
-	assert_true(WIFCONTINUED(status));
-}
-
-static void server_kill(struct server *sv)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, SIGKILL), 0);
-	assert_int_equal(waitpid(sv->pid, &status, 0), sv->pid);
-	assert_true(WIFSIGNALED(status));
-	sv->pid = 0;
-}
 
 static void print_stats(const char *who, const struct rr_xprt_stats *s)
 {
@@ -525,50 +91,56 @@ static void print_stats(const char *who, const struct rr_xprt_stats *s)
 		(unsigned long long)s->sync_invs);
 }
 
-/* SIGTERM, bounded wait for its stats and exit; 0 if it exited cleanly. */
-static int server_stop(struct server *sv)
+/*
+ * The test program (tprog.h) in a child (tserver.h): RR_PROVIDER and
+ * RR_TEST_SVC_THREADS as the client sees them, on test_addr().
+ */
+static int server_start(struct rr_t_server *sv, uint32_t credits)
 {
-	int status = 0, rc = 0;
+	const char *threads = getenv("RR_TEST_SVC_THREADS");
+	struct rr_t_server_opts o = {
+		.xprt = RR_T_RDMA,
+		.provider = getenv("RR_PROVIDER"),
+		.threads = threads ? (uint32_t)atoi(threads) : 0,
+		.credits = credits,
+		.addr = test_addr()};
 
-	if (!sv->pid)
-		goto out;
-	kill(sv->pid, SIGCONT);
-	kill(sv->pid, SIGTERM);
-	sv->have_stats =
-		rr_t_read_within(sv->fd, &sv->st, sizeof(sv->st), CHILD_TMO_MS);
-	if (!sv->have_stats) {
-		fprintf(stderr, "server child did not stop in %d ms\n",
-			CHILD_TMO_MS);
-		kill(sv->pid, SIGKILL);
-		rc = -1;
-	}
-	waitpid(sv->pid, &status, 0);
-	sv->pid = 0;
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "server child ended with status %#x\n", status);
-		rc = -1;
-	}
+	return rr_t_server_start(sv, &o);
+}
+
+/* The same server again on its port, after server_kill. */
+static int server_restart(struct rr_t_server *sv)
+{
+	return rr_t_server_restart(sv);
+}
+
+static void server_freeze(struct rr_t_server *sv)
+{
+	assert_int_equal(rr_t_server_freeze(sv), 0);
+}
+
+static void server_kill(struct rr_t_server *sv)
+{
+	assert_int_equal(rr_t_server_kill(sv), 0);
+}
+
+/*
+ * Stops it; 0 if it exited cleanly with every connection drained and no
+ * state machine moved where it may not (rr_t_server_stop).
+ */
+static int server_stop(struct rr_t_server *sv)
+{
+	int rc = rr_t_server_stop(sv);
+
 	if (sv->have_stats)
 		print_stats("server", &sv->st);
-	if (sv->have_stats && sv->st.teardown_unbalanced) {
-		fprintf(stderr, "server tore down %llu connections undrained\n",
-			(unsigned long long)sv->st.teardown_unbalanced);
-		rc = -1;
-	}
-	if (sv->have_stats && sv->st.state_violations) { /* base/fsm.h */
-		fprintf(stderr,
-			"server state machine moved where it may not\n");
-		rc = -1;
-	}
-out:
-	close(sv->fd);
 	return rc;
 }
 
 /* ============================================================ client */
 
 struct fx {
-	struct server sv;
+	struct rr_t_server sv;
 	struct rr_clnt *c;
 };
 
@@ -614,17 +186,6 @@ static int setup_with(void **state, uint32_t svc_credits, bool no_reconnect)
 static int setup(void **state)
 {
 	return setup_with(state, 0, false);
-}
-
-static int setup_two_credits(void **state)
-{
-	return setup_with(state, 2, false);
-}
-
-/* A lost connection is final: calls fail instead of waiting for another. */
-static int setup_no_reconnect(void **state)
-{
-	return setup_with(state, 0, true);
 }
 
 static int teardown(void **state)
@@ -690,8 +251,8 @@ static void check_clean(struct rr_clnt *c, bool chunks)
 
 static struct rr_call mkcall(uint32_t proc, void *res, size_t res_cap)
 {
-	return (struct rr_call){.prog = TPROG,
-				.vers = TVERS,
+	return (struct rr_call){.prog = RR_T_PROG,
+				.vers = RR_T_VERS,
 				.proc = proc,
 				.res = res,
 				.res_cap = res_cap};
@@ -700,7 +261,7 @@ static struct rr_call mkcall(uint32_t proc, void *res, size_t res_cap)
 static void null_ok(struct rr_clnt *c)
 {
 	uint8_t res[16];
-	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_NULL, res, sizeof(res));
 
 	assert_int_equal(rr_clnt_call(c, &call), 0);
 	assert_int_equal(call.reply_stat, RR_MSG_ACCEPTED);
@@ -728,76 +289,39 @@ static void assert_sentinel(const uint8_t *p, size_t len)
 static void assert_pattern(const uint8_t *p, size_t len, size_t size)
 {
 	for (size_t i = 0; i < len; i++)
-		if (p[i] != pat(i))
+		if (p[i] != rr_t_pat(i))
 			fail_msg("size %zu: byte %zu is %#x, want %#x", size, i,
-				 p[i], pat(i));
+				 p[i], rr_t_pat(i));
 }
 
 static const uint32_t bulk_sizes[] = {0,    1,	  3,	1000,  3900,
-				      4000, 4096, 5000, 65536, MAX_BULK};
+				      4000, 4096, 5000, 65536, RR_T_MAX_BULK};
 #define NSIZES (sizeof(bulk_sizes) / sizeof(bulk_sizes[0]))
 
 /* ------------------------------------------------------- 1: function */
 
-static void null_call_succeeds_with_empty_results(void **state)
-{
-	struct fx *f = *state;
-
-	null_ok(f->c);
-	null_ok(f->c);
-	assert_int_equal(stats_of(f->c).calls, 2);
-	check_clean(f->c, false);
-}
-
-static void echo_returns_the_argument_bytes_at_every_size(void **state)
-{
-	static const size_t sizes[] = {0, 1, 100, 3000, 4000};
-	struct fx *f = *state;
-
-	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		size_t n = sizes[k], cap = n ? n : 4;
-		uint8_t *args = malloc(n + 1), *res = buf_new(cap);
-		struct rr_call call = mkcall(P_ECHO, res, cap);
-		int rc;
-
-		assert_non_null(args);
-		fill_seeded(args, n, (uint32_t)k);
-		call.args = n ? args : NULL;
-		call.args_len = n;
-		rc = rr_clnt_call(f->c, &call);
-		if (rc)
-			fail_msg("ECHO %zu: rc %d", n, rc);
-		assert_int_equal(call.accept_stat, RR_SUCCESS);
-		assert_int_equal(call.res_len, n);
-		assert_memory_equal(res, args, n);
-		assert_sentinel(res + cap, SLACK);
-		free(args);
-		free(res);
-	}
-	check_clean(f->c, true); /* 4000 bytes needs chunks both ways */
-}
-
 /* READ of every size into res_bulk (registered or not). */
 static void read_sizes(struct rr_clnt *c, bool reg)
 {
-	uint8_t *bulk = buf_new(MAX_BULK);
+	uint8_t *bulk = buf_new(RR_T_MAX_BULK);
 	uint8_t res[16];
 
 	if (reg)
-		assert_int_equal(rr_clnt_mem_reg(c, bulk, MAX_BULK + SLACK), 0);
+		assert_int_equal(
+			rr_clnt_mem_reg(c, bulk, RR_T_MAX_BULK + SLACK), 0);
 	for (size_t k = 0; k < NSIZES; k++) {
 		uint32_t size = bulk_sizes[k];
 		uint8_t args[4];
-		struct rr_call call = mkcall(P_READ, res, sizeof(res));
+		struct rr_call call = mkcall(RR_T_READ, res, sizeof(res));
 		struct rr_xprt_stats b = stats_of(c), a;
 		int rc;
 
-		put32(args, size);
+		rr_t_put32(args, size);
 		call.args = args;
 		call.args_len = 4;
 		call.res_bulk = bulk;
-		call.res_bulk_cap = MAX_BULK;
-		memset(bulk, SENTINEL, MAX_BULK + SLACK);
+		call.res_bulk_cap = RR_T_MAX_BULK;
+		memset(bulk, SENTINEL, RR_T_MAX_BULK + SLACK);
 		rc = rr_clnt_call(c, &call);
 		a = stats_of(c);
 		if (rc)
@@ -805,7 +329,7 @@ static void read_sizes(struct rr_clnt *c, bool reg)
 				 reg ? "registered" : "bounce", rc);
 		assert_int_equal(call.accept_stat, RR_SUCCESS);
 		assert_int_equal(call.res_len, 4);
-		assert_int_equal(get32(res), size);
+		assert_int_equal(rr_t_get32(res), size);
 		if (call.res_bulk_len != size)
 			fail_msg("READ %u: res_bulk_len %zu", size,
 				 call.res_bulk_len);
@@ -847,18 +371,18 @@ static void read_without_a_result_buffer_returns_the_bytes_inline(void **state)
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		uint32_t size = sizes[k];
 		uint8_t args[4];
-		struct rr_call call = mkcall(P_READ, res, 4 + size + 4);
+		struct rr_call call = mkcall(RR_T_READ, res, 4 + size + 4);
 		int rc;
 
-		put32(args, size);
+		rr_t_put32(args, size);
 		call.args = args;
 		call.args_len = 4;
 		rc = rr_clnt_call(f->c, &call);
 		if (rc)
 			fail_msg("READ %u inline: rc %d", size, rc);
 		assert_int_equal(call.res_bulk_len, 0);
-		assert_int_equal(call.res_len, 4 + size + xdr_pad(size));
-		assert_int_equal(get32(res), size);
+		assert_int_equal(call.res_len, 4 + size + rr_t_xdr_pad(size));
+		assert_int_equal(rr_t_get32(res), size);
 		assert_pattern(res + 4, size, size);
 	}
 	check_clean(f->c, false);
@@ -866,21 +390,21 @@ static void read_without_a_result_buffer_returns_the_bytes_inline(void **state)
 
 static void write_sizes(struct rr_clnt *c, bool reg)
 {
-	uint8_t *data = malloc(MAX_BULK);
+	uint8_t *data = malloc(RR_T_MAX_BULK);
 	uint8_t res[16];
 
 	assert_non_null(data);
 	if (reg)
-		assert_int_equal(rr_clnt_mem_reg(c, data, MAX_BULK), 0);
+		assert_int_equal(rr_clnt_mem_reg(c, data, RR_T_MAX_BULK), 0);
 	for (size_t k = 0; k < NSIZES; k++) {
 		uint32_t size = bulk_sizes[k];
 		uint8_t args[4];
-		struct rr_call call = mkcall(P_WRITE, res, sizeof(res));
+		struct rr_call call = mkcall(RR_T_WRITE, res, sizeof(res));
 		struct rr_xprt_stats b = stats_of(c), a;
 		int rc;
 
-		fill_seeded(data, size, (uint32_t)k + 100);
-		put32(args, size);
+		rr_t_fill_seeded(data, size, (uint32_t)k + 100);
+		rr_t_put32(args, size);
 		call.args = args;
 		call.args_len = 4;
 		call.arg_bulk = data;
@@ -893,10 +417,11 @@ static void write_sizes(struct rr_clnt *c, bool reg)
 				 call.accept_stat);
 		assert_int_equal(call.accept_stat, RR_SUCCESS);
 		assert_int_equal(call.res_len, 8);
-		assert_int_equal(get32(res), size);
-		if (get32(res + 4) != fnv1a(data, size))
+		assert_int_equal(rr_t_get32(res), size);
+		if (rr_t_get32(res + 4) != rr_t_fnv1a(data, size))
 			fail_msg("WRITE %u: server saw checksum %#x, sent %#x",
-				 size, get32(res + 4), fnv1a(data, size));
+				 size, rr_t_get32(res + 4),
+				 rr_t_fnv1a(data, size));
 		if (reg)
 			assert_int_equal(a.bounce_copies, b.bounce_copies);
 		else if (size >= 5000)
@@ -926,230 +451,9 @@ write_delivers_exact_bytes_from_unregistered_memory_via_bounce(void **state)
 	check_clean(f->c, true);
 }
 
-static void big_results_arrive_exactly_inline_or_by_reply_chunk(void **state)
-{
-	static const uint32_t ns[] = {100, 3500, 20000, 200000};
-	struct fx *f = *state;
-	uint8_t *res = buf_new(BIG_CAP);
-
-	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
-		uint32_t n = ns[k];
-		uint8_t args[4];
-		struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
-		int rc;
-
-		memset(res, SENTINEL, BIG_CAP + SLACK);
-		put32(args, n);
-		call.args = args;
-		call.args_len = 4;
-		rc = rr_clnt_call(f->c, &call);
-		if (rc)
-			fail_msg("BIG %u: rc %d", n, rc);
-		assert_int_equal(call.accept_stat, RR_SUCCESS);
-		assert_int_equal(call.res_len, 4 + n + xdr_pad(n));
-		assert_int_equal(get32(res), n);
-		assert_pattern(res + 4, n, n);
-		assert_sentinel(res + call.res_len, SLACK);
-	}
-	free(res);
-	check_clean(f->c, true);
-}
-
-static void whoami_reports_the_auth_sys_identity_of_the_call(void **state)
-{
-	struct fx *f = *state;
-	struct rr_cred cred = {
-		.uid = 1234, .gid = 99, .ngids = 2, .gids = {4, 5}};
-	uint8_t res[128];
-	struct rr_call call = mkcall(P_WHOAMI, res, sizeof(res));
-
-	call.cred = &cred;
-	assert_int_equal(rr_clnt_call(f->c, &call), 0);
-	assert_int_equal(call.res_len, 20);
-	assert_int_equal(get32(res), 1234);
-	assert_int_equal(get32(res + 4), 99);
-	assert_int_equal(get32(res + 8), 2);
-	assert_int_equal(get32(res + 12), 4);
-	assert_int_equal(get32(res + 16), 5);
-	check_clean(f->c, false);
-}
-
-static void whoami_without_credentials_reports_none(void **state)
-{
-	struct fx *f = *state;
-	uint8_t res[128];
-	struct rr_call call = mkcall(P_WHOAMI, res, sizeof(res));
-
-	assert_int_equal(rr_clnt_call(f->c, &call), 0);
-	assert_int_equal(call.res_len, 12);
-	assert_int_equal(get32(res), NO_CRED);
-	assert_int_equal(get32(res + 4), NO_CRED);
-	assert_int_equal(get32(res + 8), NO_CRED);
-	check_clean(f->c, false);
-}
-
 /* ------------------------------------------------------ 2: RPC errors */
 
-static void call_rejected(struct rr_clnt *c, uint32_t prog, uint32_t vers,
-			  uint32_t proc, uint32_t accept)
-{
-	uint8_t res[64];
-	struct rr_call call = mkcall(proc, res, sizeof(res));
-	int rc;
-
-	call.prog = prog;
-	call.vers = vers;
-	rc = rr_clnt_call(c, &call);
-	if (rc != -EREMOTEIO)
-		fail_msg("prog %#x vers %u proc %u: rc %d, want -EREMOTEIO",
-			 prog, vers, proc, rc);
-	assert_int_equal(call.reply_stat, RR_MSG_ACCEPTED);
-	assert_int_equal(call.accept_stat, accept);
-	assert_int_equal(call.res_len, 0);
-}
-
-static void call_to_an_unknown_program_is_prog_unavail(void **state)
-{
-	struct fx *f = *state;
-
-	call_rejected(f->c, 0x20000078, 1, 0, RR_PROG_UNAVAIL);
-	null_ok(f->c);
-	check_clean(f->c, false);
-}
-
-static void call_to_a_wrong_version_is_prog_mismatch(void **state)
-{
-	struct fx *f = *state;
-
-	call_rejected(f->c, TPROG, 2, 0, RR_PROG_MISMATCH);
-	null_ok(f->c);
-	check_clean(f->c, false);
-}
-
-/* RFC 5531: PROG_MISMATCH carries the lowest and highest version served. */
-static void prog_mismatch_names_the_versions_served(void **state)
-{
-	struct fx *f = *state;
-	uint8_t res[64];
-	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
-
-	call.vers = 2;
-	assert_int_equal(rr_clnt_call(f->c, &call), -EREMOTEIO);
-	assert_int_equal(call.accept_stat, RR_PROG_MISMATCH);
-	if (call.mismatch_low != 1 || call.mismatch_high != 1)
-		fail_msg("PROG_MISMATCH for vers 2 names %u..%u, want 1..1",
-			 call.mismatch_low, call.mismatch_high);
-	check_clean(f->c, false);
-}
-
-static void call_to_an_unknown_procedure_is_proc_unavail(void **state)
-{
-	struct fx *f = *state;
-
-	call_rejected(f->c, TPROG, TVERS, P_NPROCS, RR_PROC_UNAVAIL);
-	call_rejected(f->c, TPROG, TVERS, 1000, RR_PROC_UNAVAIL);
-	null_ok(f->c);
-	check_clean(f->c, false);
-}
-
-static void handler_garbage_args_reaches_the_caller(void **state)
-{
-	struct fx *f = *state;
-
-	call_rejected(f->c, TPROG, TVERS, P_WRITE, RR_GARBAGE_ARGS);
-	null_ok(f->c);
-	check_clean(f->c, false);
-}
-
 /* ------------------------------------------------- 3: results too big */
-
-static void big_ok(struct rr_clnt *c, uint32_t n)
-{
-	uint8_t *res = buf_new(BIG_CAP);
-	uint8_t args[4];
-	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
-
-	put32(args, n);
-	call.args = args;
-	call.args_len = 4;
-	assert_int_equal(rr_clnt_call(c, &call), 0);
-	assert_int_equal(get32(res), n);
-	assert_pattern(res + 4, n, n);
-	free(res);
-}
-
-static void inline_results_larger_than_res_cap_fail_with_emsgsize(void **state)
-{
-	struct fx *f = *state;
-	uint8_t args[3000], res[100 + SLACK];
-	struct rr_call call = mkcall(P_ECHO, res, 100);
-	int rc;
-
-	memset(res, SENTINEL, sizeof(res));
-	fill_seeded(args, sizeof(args), 1);
-	call.args = args;
-	call.args_len = sizeof(args);
-	rc = rr_clnt_call(f->c, &call);
-	fprintf(stderr, "  ECHO 3000 into res_cap 100: rc %d\n", rc);
-	/* Whatever the error, the transport carries on. */
-	assert_sentinel(res + 100, SLACK);
-	null_ok(f->c);
-	big_ok(f->c, 20000);
-	check_clean(f->c, true);
-	if (rc != -EMSGSIZE)
-		fail_msg("ECHO 3000 into res_cap 100: rc %d", rc);
-}
-
-static void
-results_too_big_for_inline_without_reply_chunk_fail_with_emsgsize(void **state)
-{
-	struct fx *f = *state;
-	uint8_t args[4], res[1000 + SLACK];
-	struct rr_call call = mkcall(P_BIG, res, 1000);
-	int rc;
-
-	memset(res, SENTINEL, sizeof(res));
-	put32(args, 20000);
-	call.args = args;
-	call.args_len = 4;
-	rc = rr_clnt_call(f->c, &call);
-	fprintf(stderr, "  BIG 20000 into res_cap 1000: rc %d (accept %u)\n",
-		rc, call.accept_stat);
-	/* Whatever the error, the transport carries on. */
-	assert_sentinel(res + 1000, SLACK);
-	null_ok(f->c);
-	big_ok(f->c, 20000);
-	check_clean(f->c, true);
-	if (rc != -EMSGSIZE)
-		fail_msg("BIG 20000 into res_cap 1000: rc %d (accept %u)", rc,
-			 call.accept_stat);
-}
-
-static void results_larger_than_the_reply_chunk_fail_with_emsgsize(void **state)
-{
-	struct fx *f = *state;
-	size_t cap = 100000;
-	uint8_t *res = buf_new(cap);
-	uint8_t args[4];
-	struct rr_call call = mkcall(P_BIG, res, cap);
-	int rc;
-
-	put32(args, 200000);
-	call.args = args;
-	call.args_len = 4;
-	rc = rr_clnt_call(f->c, &call);
-	fprintf(stderr, "  BIG 200000 into res_cap 100000: rc %d (accept %u)\n",
-		rc, call.accept_stat);
-	/* Whatever the error, the transport carries on. */
-	assert_sentinel(res + cap, SLACK);
-	free(res);
-	null_ok(f->c);
-	big_ok(f->c, 200000);
-	check_clean(f->c, true);
-	if (rc != -EMSGSIZE)
-		fail_msg("BIG 200000 into res_cap 100000: rc %d (accept %u)",
-			 rc, call.accept_stat);
-}
 
 static void
 bulk_result_larger_than_res_bulk_cap_fails_with_emsgsize(void **state)
@@ -1157,10 +461,10 @@ bulk_result_larger_than_res_bulk_cap_fails_with_emsgsize(void **state)
 	struct fx *f = *state;
 	uint8_t *bulk = buf_new(4096);
 	uint8_t args[4], res[16];
-	struct rr_call call = mkcall(P_READ, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_READ, res, sizeof(res));
 	int rc;
 
-	put32(args, 5000);
+	rr_t_put32(args, 5000);
 	call.args = args;
 	call.args_len = 4;
 	call.res_bulk = bulk;
@@ -1263,13 +567,13 @@ static void async_wait_change(struct async_log *l, uint32_t seen, int tmo_ms)
 static void async_drive(struct rr_clnt *c, struct async_log *l, uint32_t want,
 			int tmo_ms)
 {
-	uint64_t end = now_ms() + (uint64_t)tmo_ms;
+	uint64_t end = rr_t_now_ms() + (uint64_t)tmo_ms;
 	uint32_t n;
 
 	while ((n = async_ndone(l)) < want) {
 		int rc;
 
-		if (now_ms() >= end)
+		if (rr_t_now_ms() >= end)
 			fail_msg("%u of %u async calls completed in %d ms", n,
 				 want, tmo_ms);
 		rc = rr_clnt_progress(c, 200);
@@ -1278,54 +582,6 @@ static void async_drive(struct rr_clnt *c, struct async_log *l, uint32_t want,
 		else if (rc && rc != -ETIMEDOUT)
 			fail_msg("rr_clnt_progress: %d", rc);
 	}
-}
-
-static void async_calls_beyond_the_credits_complete_in_issue_order(void **state)
-{
-	struct fx *f = *state;
-	struct async_slot *s = calloc(NASYNC, sizeof(*s));
-	struct async_log log;
-	struct rr_xprt_stats st;
-
-	assert_non_null(s);
-	async_log_init(&log);
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		s[i].log = &log;
-		s[i].idx = i;
-		fill_seeded(s[i].args, ASYNC_LEN, i + 1000);
-		memset(s[i].res, SENTINEL, ASYNC_LEN);
-		s[i].call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
-		s[i].call.args = s[i].args;
-		s[i].call.args_len = ASYNC_LEN;
-	}
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		int rc =
-			rr_clnt_call_async(f->c, &s[i].call, async_done, &s[i]);
-
-		if (rc)
-			fail_msg("rr_clnt_call_async %u: %d", i, rc);
-	}
-	async_drive(f->c, &log, NASYNC, 60000);
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		if (log.count[i] != 1 || log.rc[i])
-			fail_msg("call %u: %u callbacks, rc %d", i,
-				 log.count[i], log.rc[i]);
-		assert_int_equal(s[i].call.res_len, ASYNC_LEN);
-		assert_memory_equal(s[i].res, s[i].args, ASYNC_LEN);
-	}
-	for (uint32_t i = 0; i < NASYNC; i++)
-		if (log.order[i] != i)
-			fail_msg("completion %u was call %u", i, log.order[i]);
-	st = stats_of(f->c);
-	fprintf(stderr, "  credit_waits %llu\n",
-		(unsigned long long)st.credit_waits);
-	assert_true(st.credit_waits > 0);
-	assert_int_equal(st.calls, NASYNC);
-	null_ok(f->c);
-	assert_int_equal(async_ndone(&log), NASYNC);
-	check_clean(f->c, false);
-	async_log_fini(&log);
-	free(s);
 }
 
 /* --------------------------------------------------- 5: many callers */
@@ -1357,7 +613,7 @@ static void mt_fail(struct mt_thread *t, uint32_t i, const char *what, int rc,
 static void mt_one(struct mt_thread *t, uint32_t i)
 {
 	uint8_t args[4], res[16];
-	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_NULL, res, sizeof(res));
 	int rc;
 
 	switch ((i + t->id) % 3) {
@@ -1369,8 +625,8 @@ static void mt_one(struct mt_thread *t, uint32_t i)
 		}
 		break;
 	case 1:
-		call.proc = P_READ;
-		put32(args, MT_READ);
+		call.proc = RR_T_READ;
+		rr_t_put32(args, MT_READ);
 		call.args = args;
 		call.args_len = 4;
 		call.res_bulk = t->rbuf;
@@ -1378,27 +634,27 @@ static void mt_one(struct mt_thread *t, uint32_t i)
 		memset(t->rbuf, 0, MT_READ);
 		rc = rr_clnt_call(t->c, &call);
 		if (rc || call.res_bulk_len != MT_READ ||
-		    get32(res) != MT_READ) {
+		    rr_t_get32(res) != MT_READ) {
 			mt_fail(t, i, "READ", rc, &call);
 			return;
 		}
 		for (size_t k = 0; k < MT_READ; k++)
-			if (t->rbuf[k] != pat(k)) {
+			if (t->rbuf[k] != rr_t_pat(k)) {
 				mt_fail(t, i, "READ data", rc, &call);
 				return;
 			}
 		break;
 	default:
-		call.proc = P_WRITE;
-		fill_seeded(t->wbuf, MT_WRITE, t->id * 1000 + i);
-		put32(args, MT_WRITE);
+		call.proc = RR_T_WRITE;
+		rr_t_fill_seeded(t->wbuf, MT_WRITE, t->id * 1000 + i);
+		rr_t_put32(args, MT_WRITE);
 		call.args = args;
 		call.args_len = 4;
 		call.arg_bulk = t->wbuf;
 		call.arg_bulk_len = MT_WRITE;
 		rc = rr_clnt_call(t->c, &call);
-		if (rc || call.res_len != 8 || get32(res) != MT_WRITE ||
-		    get32(res + 4) != fnv1a(t->wbuf, MT_WRITE)) {
+		if (rc || call.res_len != 8 || rr_t_get32(res) != MT_WRITE ||
+		    rr_t_get32(res + 4) != rr_t_fnv1a(t->wbuf, MT_WRITE)) {
 			mt_fail(t, i, "WRITE", rc, &call);
 			return;
 		}
@@ -1461,200 +717,7 @@ static void many_sync_callers_share_one_client_correctly(void **state)
 
 /* ------------------------------------------------ 6, 7, 8: bad peers */
 
-static void
-call_to_a_stopped_server_times_out_and_its_late_reply_is_absorbed(void **state)
-{
-	struct fx *f = *state;
-	uint8_t args[100], res[100 + SLACK];
-	struct rr_call call = mkcall(P_ECHO, res, 100);
-	uint64_t t0, dt;
-	int rc;
-
-	null_ok(f->c); /* the grant is in */
-	fill_seeded(args, sizeof(args), 6);
-	call.args = args;
-	call.args_len = sizeof(args);
-	call.timeout_ms = 300;
-	server_freeze(&f->sv);
-	t0 = now_ms();
-	rc = rr_clnt_call(f->c, &call);
-	dt = now_ms() - t0;
-	fprintf(stderr, "  timed out after %llu ms\n", (unsigned long long)dt);
-	if (rc != -ETIMEDOUT)
-		fail_msg("call to a stopped server: rc %d after %llu ms", rc,
-			 (unsigned long long)dt);
-	assert_true(dt >= 290);
-	assert_true(dt < 5000);
-	assert_int_equal(stats_of(f->c).timeouts, 1);
-	/* The caller owns res again: the late reply must not land there. */
-	memset(res, SENTINEL, sizeof(res));
-	server_thaw(&f->sv);
-	null_ok(f->c);
-	null_ok(f->c);
-	assert_sentinel(res, sizeof(res));
-	big_ok(f->c, 20000);
-	check_clean(f->c, true);
-}
-
-static void cancelled_call_completes_with_ecanceled(void **state)
-{
-	struct fx *f = *state;
-	struct async_log log;
-	struct async_slot s = {.log = &log, .idx = 0};
-
-	async_log_init(&log);
-	null_ok(f->c);
-	fill_seeded(s.args, ASYNC_LEN, 7);
-	s.call = mkcall(P_ECHO, s.res, ASYNC_LEN);
-	s.call.args = s.args;
-	s.call.args_len = ASYNC_LEN;
-	server_freeze(&f->sv);
-	assert_int_equal(rr_clnt_call_async(f->c, &s.call, async_done, &s), 0);
-	assert_int_equal(async_ndone(&log), 0);
-	assert_int_equal(rr_clnt_cancel(f->c, &s.call), 0);
-	async_drive(f->c, &log, 1, 5000);
-	assert_int_equal(log.count[0], 1);
-	if (log.rc[0] != -ECANCELED)
-		fail_msg("cancelled call: rc %d", log.rc[0]);
-	assert_int_equal(rr_clnt_cancel(f->c, &s.call), -ENOENT);
-	assert_int_equal(stats_of(f->c).cancels, 1);
-	memset(s.res, SENTINEL, ASYNC_LEN);
-	server_thaw(&f->sv);
-	null_ok(f->c);
-	null_ok(f->c);
-	for (size_t i = 0; i < ASYNC_LEN; i++)
-		assert_int_equal(s.res[i], SENTINEL);
-	assert_int_equal(log.count[0], 1);
-	check_clean(f->c, false);
-	async_log_fini(&log);
-}
-
 #define NKILL 24
-
-static void killed_server_fails_every_call_in_flight_exactly_once(void **state)
-{
-	struct fx *f = *state;
-	struct async_slot *s = calloc(NKILL, sizeof(*s));
-	uint8_t *rbuf = malloc(NKILL * 65536), *wbuf = malloc(65536);
-	struct async_log log;
-	struct rr_xprt_stats st;
-	uint8_t res[16];
-	struct rr_call after = mkcall(P_NULL, res, sizeof(res));
-	uint8_t args[NKILL][4];
-	int rc;
-
-	assert_non_null(s);
-	assert_non_null(rbuf);
-	assert_non_null(wbuf);
-	async_log_init(&log);
-	assert_int_equal(rr_clnt_mem_reg(f->c, rbuf, NKILL * 65536), 0);
-	assert_int_equal(rr_clnt_mem_reg(f->c, wbuf, 65536), 0);
-	fill_seeded(wbuf, 65536, 8);
-	null_ok(f->c);
-	server_freeze(&f->sv);
-	for (uint32_t i = 0; i < NKILL; i++) {
-		struct rr_call *call = &s[i].call;
-
-		s[i].log = &log;
-		s[i].idx = i;
-		fill_seeded(s[i].args, ASYNC_LEN, i);
-		*call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
-		call->args = s[i].args;
-		call->args_len = ASYNC_LEN;
-		if (i % 3 == 1) { /* a write chunk in flight */
-			call->proc = P_READ;
-			put32(args[i], 65536);
-			call->args = args[i];
-			call->args_len = 4;
-			call->res_bulk = rbuf + (size_t)i * 65536;
-			call->res_bulk_cap = 65536;
-		} else if (i % 3 == 2) { /* a read chunk in flight */
-			call->proc = P_WRITE;
-			put32(args[i], 65536);
-			call->args = args[i];
-			call->args_len = 4;
-			call->arg_bulk = wbuf;
-			call->arg_bulk_len = 65536;
-		}
-		rc = rr_clnt_call_async(f->c, call, async_done, &s[i]);
-		if (rc)
-			fail_msg("rr_clnt_call_async %u: %d", i, rc);
-	}
-	server_kill(&f->sv);
-	async_drive(f->c, &log, NKILL, 20000);
-	for (uint32_t i = 0; i < NKILL; i++)
-		if (log.count[i] != 1 || log.rc[i] != -ECONNRESET)
-			fail_msg("call %u: %u callbacks, rc %d", i,
-				 log.count[i], log.rc[i]);
-	rc = rr_clnt_call(f->c, &after);
-	if (rc != -ECONNRESET)
-		fail_msg("call after the server died: rc %d", rc);
-	st = stats_of(f->c);
-	print_stats("client", &st);
-	assert_int_equal(st.conn_lost, 1);
-	/* Windows of a lost connection are freed, not invalidated. */
-	check_clean(f->c, false);
-	assert_int_equal(rr_clnt_destroy(f->c), 0);
-	f->c = NULL;
-	for (uint32_t i = 0; i < NKILL; i++)
-		assert_int_equal(log.count[i], 1);
-	async_log_fini(&log);
-	free(rbuf);
-	free(wbuf);
-	free(s);
-}
-
-/*
- * The server dies with calls in flight; a new one comes up on the same
- * port. The client reconnects by itself and sends those calls again with
- * their xids: each completes exactly once, with the right bytes.
- */
-static void calls_in_flight_complete_on_a_restarted_server(void **state)
-{
-	struct fx *f = *state;
-	struct async_slot *s = calloc(NASYNC, sizeof(*s));
-	struct async_log log;
-	struct rr_xprt_stats st;
-	uint16_t port = f->sv.port;
-
-	assert_non_null(s);
-	async_log_init(&log);
-	null_ok(f->c); /* the grant: the calls below all go out at once */
-	server_freeze(&f->sv);
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		s[i].log = &log;
-		s[i].idx = i;
-		fill_seeded(s[i].args, ASYNC_LEN, i + 77);
-		s[i].call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
-		s[i].call.args = s[i].args;
-		s[i].call.args_len = ASYNC_LEN;
-		assert_int_equal(
-			rr_clnt_call_async(f->c, &s[i].call, async_done, &s[i]),
-			0);
-	}
-	server_kill(&f->sv);
-	close(f->sv.fd);
-	assert_int_equal(server_exec_on(&f->sv, port), 0);
-	async_drive(f->c, &log, NASYNC, CALL_TMO_MS);
-	for (uint32_t i = 0; i < NASYNC; i++) {
-		assert_int_equal(log.count[i], 1);
-		if (log.rc[i])
-			fail_msg("call %u: rc %d after the restart", i,
-				 log.rc[i]);
-		assert_int_equal(s[i].call.res_len, ASYNC_LEN);
-		assert_memory_equal(s[i].res, s[i].args, ASYNC_LEN);
-	}
-	st = stats_of(f->c);
-	print_stats("client", &st);
-	assert_int_equal(st.conn_lost, 1);
-	/* An attempt may come before the new server listens: refused. */
-	assert_true(st.connects >= 2);
-	assert_true(st.retransmits >= 1);
-	assert_int_equal(st.teardown_unbalanced, 0);
-	null_ok(f->c);
-	check_clean(f->c, false);
-	free(s);
-}
 
 /*
  * Invariant 5: against a server that is down, attempts back off: at
@@ -1672,7 +735,7 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 				 .reconnect_max_ms = 400,
 				 .registration = test_registration()};
 	uint8_t res[16];
-	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_NULL, res, sizeof(res));
 	uint16_t port = f->sv.port;
 	uint64_t before, tries;
 	struct rr_clnt *c;
@@ -1691,7 +754,6 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	assert_int_equal(rr_clnt_create(test_addr(), port, &o, &c), 0);
 	null_ok(c);
 	server_kill(&f->sv);
-	close(f->sv.fd);
 	before = stats_of(c).connects;
 	call.timeout_ms = 3000;
 	assert_int_equal(rr_clnt_call(c, &call), -ETIMEDOUT);
@@ -1701,7 +763,7 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	if (tries < 7 || tries > 11)
 		fail_msg("%llu connect attempts in 3 s, want 9 (7..11)",
 			 (unsigned long long)tries);
-	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	assert_int_equal(server_restart(&f->sv), 0);
 	call.timeout_ms = 10000;
 	assert_int_equal(rr_clnt_call(c, &call), 0);
 	/*
@@ -1710,7 +772,6 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	 * be two.
 	 */
 	server_kill(&f->sv);
-	close(f->sv.fd);
 	before = stats_of(c).connects;
 	call.timeout_ms = 1000;
 	assert_int_equal(rr_clnt_call(c, &call), -ETIMEDOUT);
@@ -1721,7 +782,7 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 		fail_msg("%llu connect attempts in the second outage's first "
 			 "second, want 4 (3..5)",
 			 (unsigned long long)tries);
-	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	assert_int_equal(server_restart(&f->sv), 0);
 	call.timeout_ms = 10000;
 	assert_int_equal(rr_clnt_call(c, &call), 0);
 	assert_int_equal(rr_clnt_shutdown(c), 0);
@@ -1746,7 +807,7 @@ static void a_connect_that_hangs_times_out_and_is_tried_again(void **state)
 				 .reconnect_max_ms = 400,
 				 .registration = test_registration()};
 	uint8_t res[16];
-	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_NULL, res, sizeof(res));
 	uint16_t port = f->sv.port;
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_port = htons(port),
@@ -1763,7 +824,6 @@ static void a_connect_that_hangs_times_out_and_is_tried_again(void **state)
 	assert_int_equal(rr_clnt_create(test_addr(), port, &o, &c), 0);
 	null_ok(c);
 	server_kill(&f->sv);
-	close(f->sv.fd);
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	assert_true(lfd >= 0);
 	assert_int_equal(
@@ -1782,7 +842,7 @@ static void a_connect_that_hangs_times_out_and_is_tried_again(void **state)
 			 "timeout, want at least 3",
 			 (unsigned long long)tries);
 	close(lfd);
-	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	assert_int_equal(server_restart(&f->sv), 0);
 	call.timeout_ms = 10000;
 	assert_int_equal(rr_clnt_call(c, &call), 0);
 	assert_int_equal(rr_clnt_shutdown(c), 0);
@@ -1800,18 +860,16 @@ static void call_waiting_for_a_reconnect_can_be_cancelled(void **state)
 	struct fx *f = *state;
 	struct async_log log;
 	struct async_slot s = {.log = &log, .idx = 0};
-	uint16_t port = f->sv.port;
 
 	async_log_init(&log);
 	null_ok(f->c);
-	fill_seeded(s.args, ASYNC_LEN, 9);
-	s.call = mkcall(P_ECHO, s.res, ASYNC_LEN);
+	rr_t_fill_seeded(s.args, ASYNC_LEN, 9);
+	s.call = mkcall(RR_T_ECHO, s.res, ASYNC_LEN);
 	s.call.args = s.args;
 	s.call.args_len = ASYNC_LEN;
 	server_freeze(&f->sv);
 	assert_int_equal(rr_clnt_call_async(f->c, &s.call, async_done, &s), 0);
 	server_kill(&f->sv);
-	close(f->sv.fd);
 	/* The loss is seen: the call waits to be sent again. */
 	while (stats_of(f->c).conn_lost == 0)
 		rr_clnt_progress(f->c, 50);
@@ -1822,15 +880,15 @@ static void call_waiting_for_a_reconnect_can_be_cancelled(void **state)
 	if (log.rc[0] != -ECANCELED)
 		fail_msg("cancelled call: rc %d", log.rc[0]);
 	assert_int_equal(stats_of(f->c).cancels, 1);
-	assert_int_equal(server_exec_on(&f->sv, port), 0);
+	assert_int_equal(server_restart(&f->sv), 0);
 	null_ok(f->c);
 	async_log_fini(&log);
 }
 
 /*
  * With a worker pool, a handler that blocks does not stop other calls:
- * RELEASE is served while BLOCK waits for it. Inline handlers cannot do
- * this (BLOCK would hold the only thread), so the test needs the pool.
+ * RELEASE is served while GATE waits for it. Inline handlers cannot do
+ * this (GATE would hold the only thread), so the test needs the pool.
  */
 static void a_blocked_handler_does_not_stall_other_calls(void **state)
 {
@@ -1839,7 +897,7 @@ static void a_blocked_handler_does_not_stall_other_calls(void **state)
 	struct async_log log;
 	struct async_slot s = {.log = &log, .idx = 0};
 	uint8_t res[16];
-	struct rr_call rel = mkcall(P_RELEASE, res, sizeof(res));
+	struct rr_call rel = mkcall(RR_T_RELEASE, res, sizeof(res));
 
 	if (!threads || atoi(threads) < 2) {
 		print_message("skipped: needs the server's worker pool "
@@ -1848,7 +906,7 @@ static void a_blocked_handler_does_not_stall_other_calls(void **state)
 	}
 	async_log_init(&log);
 	null_ok(f->c); /* the server's grant: until then one credit */
-	s.call = mkcall(P_BLOCK, s.res, ASYNC_LEN);
+	s.call = mkcall(RR_T_GATE, s.res, ASYNC_LEN);
 	assert_int_equal(rr_clnt_call_async(f->c, &s.call, async_done, &s), 0);
 	assert_int_equal(rr_clnt_call(f->c, &rel), 0);
 	assert_int_equal(rel.accept_stat, RR_SUCCESS);
@@ -1857,68 +915,6 @@ static void a_blocked_handler_does_not_stall_other_calls(void **state)
 	assert_int_equal(log.rc[0], 0);
 	assert_int_equal(s.call.accept_stat, RR_SUCCESS);
 	null_ok(f->c);
-	check_clean(f->c, false);
-}
-
-static uint32_t peek(struct rr_clnt *c)
-{
-	uint8_t res[8];
-	struct rr_call call = mkcall(P_PEEK, res, sizeof(res));
-
-	assert_int_equal(rr_clnt_call(c, &call), 0);
-	assert_int_equal(call.res_len, 4);
-	return get32(res);
-}
-
-/*
- * The connection drops while a non-idempotent call runs; the client sends
- * it again on its new connection. The server's duplicate request cache
- * holds the copy until the first run ends, then answers it with that
- * run's reply: the procedure ran once, and the caller sees its result.
- */
-static void a_call_sent_again_after_a_reconnect_runs_once(void **state)
-{
-	struct fx *f = *state;
-	const char *threads = getenv("RR_TEST_SVC_THREADS");
-	struct async_log log;
-	struct async_slot s = {.log = &log, .idx = 0};
-	uint8_t res[16];
-	struct rr_call rel = mkcall(P_RELEASE, res, sizeof(res));
-	struct rr_xprt_stats st;
-	struct rr_clnt_opts oo = {.provider = getenv("RR_PROVIDER"),
-				  .registration = test_registration()};
-	struct rr_clnt *other;
-	uint64_t end = now_ms() + CALL_TMO_MS;
-
-	if (!threads || atoi(threads) < 3) {
-		/* COUNT, its copy and RELEASE run at once */
-		print_message("skipped: needs RR_TEST_SVC_THREADS >= 3\n");
-		skip();
-	}
-	async_log_init(&log);
-	null_ok(f->c);
-	s.call = mkcall(P_COUNT, s.res, ASYNC_LEN);
-	assert_int_equal(rr_clnt_call_async(f->c, &s.call, async_done, &s), 0);
-	while (peek(f->c) != 1) /* each PEEK is a round trip: no spinning */
-		assert_true(now_ms() < end);
-	assert_int_equal(rr_clnt_disconnect(f->c), 0);
-	/*
-	 * The copy takes the one credit a new connection starts with, and
-	 * waits for the first run: another client lets that run end.
-	 */
-	assert_int_equal(rr_clnt_create(test_addr(), f->sv.port, &oo, &other),
-			 0);
-	assert_int_equal(rr_clnt_call(other, &rel), 0);
-	assert_int_equal(rr_clnt_destroy(other), 0);
-	async_drive(f->c, &log, 1, CALL_TMO_MS);
-	assert_int_equal(log.count[0], 1);
-	assert_int_equal(log.rc[0], 0);
-	assert_int_equal(s.call.res_len, 4);
-	assert_int_equal(get32(s.res), 1);
-	assert_int_equal(peek(f->c), 1);
-	st = stats_of(f->c);
-	assert_int_equal(st.conn_lost, 1);
-	assert_true(st.retransmits >= 1);
 	check_clean(f->c, false);
 }
 
@@ -1931,46 +927,20 @@ static void a_call_sent_again_after_a_reconnect_runs_once(void **state)
  */
 int main(int argc, char **argv)
 {
-	/* rpc_functional --serve PORT FD: a server_exec_on child */
-	if (argc == 4 && !strcmp(argv[1], "--serve"))
-		server_child(atoi(argv[3]), getppid(), 0,
-			     (uint16_t)atoi(argv[2]));
+	rr_t_server_main(argc, argv);
 
 	const struct CMUnitTest tests[] = {
-		T(null_call_succeeds_with_empty_results),
-		T(echo_returns_the_argument_bytes_at_every_size),
 		T(read_lands_exactly_in_registered_memory_without_copies),
 		T(read_lands_exactly_in_unregistered_memory_via_bounce),
 		T(read_without_a_result_buffer_returns_the_bytes_inline),
 		T(write_delivers_exact_bytes_from_registered_memory),
 		T(write_delivers_exact_bytes_from_unregistered_memory_via_bounce),
-		T(big_results_arrive_exactly_inline_or_by_reply_chunk),
-		T(whoami_reports_the_auth_sys_identity_of_the_call),
-		T(whoami_without_credentials_reports_none),
-		T(call_to_an_unknown_program_is_prog_unavail),
-		T(call_to_a_wrong_version_is_prog_mismatch),
-		T(prog_mismatch_names_the_versions_served),
-		T(call_to_an_unknown_procedure_is_proc_unavail),
-		T(handler_garbage_args_reaches_the_caller),
-		T(inline_results_larger_than_res_cap_fail_with_emsgsize),
-		T(results_too_big_for_inline_without_reply_chunk_fail_with_emsgsize),
-		T(results_larger_than_the_reply_chunk_fail_with_emsgsize),
 		T(bulk_result_larger_than_res_bulk_cap_fails_with_emsgsize),
-		cmocka_unit_test_setup_teardown(
-			async_calls_beyond_the_credits_complete_in_issue_order,
-			setup_two_credits, teardown),
 		T(many_sync_callers_share_one_client_correctly),
-		T(call_to_a_stopped_server_times_out_and_its_late_reply_is_absorbed),
-		T(cancelled_call_completes_with_ecanceled),
-		cmocka_unit_test_setup_teardown(
-			killed_server_fails_every_call_in_flight_exactly_once,
-			setup_no_reconnect, teardown),
-		T(calls_in_flight_complete_on_a_restarted_server),
 		T(reconnect_attempts_back_off_against_a_server_that_is_down),
 		T(call_waiting_for_a_reconnect_can_be_cancelled),
 		T(a_connect_that_hangs_times_out_and_is_tried_again),
 		T(a_blocked_handler_does_not_stall_other_calls),
-		T(a_call_sent_again_after_a_reconnect_runs_once),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

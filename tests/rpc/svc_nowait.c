@@ -21,6 +21,7 @@
  * Each group runs with a pool of two workers; the last two without one,
  * where nothing is tried nowait (every handler runs in the loop anyway).
  */
+#include "clock.h"
 #include <rpcrdma/rpc.h>
 #include <rpcrdma/rpc_tcp.h>
 
@@ -74,9 +75,9 @@ static uint32_t answer(struct rr_svc_req *r, struct env *e)
 
 	if (len != 4)
 		return RR_GARBAGE_ARGS;
-	t_put32(res, t_get32(a) + 1);
-	t_put32(res + 4, rr_svc_req_nowait(r));
-	t_put32(res + 8, tid() == atomic_load(&e->loop_tid));
+	rr_t_put32(res, rr_t_get32(a) + 1);
+	rr_t_put32(res + 4, rr_svc_req_nowait(r));
+	rr_t_put32(res + 8, tid() == atomic_load(&e->loop_tid));
 	return rr_svc_set_res(r, 12, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -120,13 +121,13 @@ static uint32_t h_bulk(struct rr_svc_req *r, void *arg)
 
 	if (len != 4 || bcap < BULK_LEN)
 		return RR_GARBAGE_ARGS;
-	seed = t_get32(a);
+	seed = rr_t_get32(a);
 	if ((seed & 1) && rr_svc_req_nowait(r)) {
 		atomic_fetch_add(&e->defer_tries, 1);
 		return RR_SVC_DEFER;
 	}
-	t_fill_seeded(bulk, BULK_LEN, seed);
-	t_put32(res, seed);
+	rr_t_fill_seeded(bulk, BULK_LEN, seed);
+	rr_t_put32(res, seed);
 	return rr_svc_set_res(r, 4, bulk, BULK_LEN) ? RR_SYSTEM_ERR
 						    : RR_SUCCESS;
 }
@@ -269,13 +270,13 @@ static int call3(struct env *e, uint32_t proc, uint32_t arg, uint32_t out[3])
 			    .res_cap = sizeof(res)};
 	int rc;
 
-	t_put32(a, arg);
+	rr_t_put32(a, arg);
 	rc = do_call(e, &c);
 	if (rc)
 		return rc;
 	assert_int_equal(c.res_len, 12);
 	for (int i = 0; i < 3; i++)
-		out[i] = t_get32(res + 4 * i);
+		out[i] = rr_t_get32(res + 4 * i);
 	return 0;
 }
 
@@ -404,7 +405,7 @@ static int issue(struct env *e, struct bulk_call *b, uint32_t seed)
 {
 	memset(b, 0, sizeof(*b));
 	b->seed = seed;
-	t_put32(b->args, seed);
+	rr_t_put32(b->args, seed);
 	b->c = (struct rr_call){.prog = TPROG,
 				.vers = 1,
 				.proc = P_BULK,
@@ -426,7 +427,7 @@ static void check_bulk(const struct env *e, const struct bulk_call *b)
 	const uint8_t *got;
 
 	assert_int_equal(b->rc, 0);
-	assert_int_equal(t_get32(b->res), b->seed);
+	assert_int_equal(rr_t_get32(b->res), b->seed);
 	if (e->tcp) { /* inline, right after the results */
 		assert_int_equal(b->c.res_len, 4 + BULK_LEN);
 		got = b->res + 4;
@@ -435,7 +436,7 @@ static void check_bulk(const struct env *e, const struct bulk_call *b)
 		assert_int_equal(b->c.res_bulk_len, BULK_LEN);
 		got = b->bulk;
 	}
-	t_fill_seeded(want, BULK_LEN, b->seed);
+	rr_t_fill_seeded(want, BULK_LEN, b->seed);
 	assert_memory_equal(got, want, BULK_LEN);
 }
 
@@ -449,12 +450,12 @@ static void many_calls_in_flight_each_get_their_own_answer(void **state)
 	struct env *e = *state;
 	struct bulk_call *b = calloc(NBULK, sizeof(*b));
 	struct rr_xprt_stats before = stats(e), after;
-	uint64_t end = t_now_ms() + CALL_TMO_MS;
+	uint64_t end = rr_t_now_ms() + CALL_TMO_MS;
 
 	assert_non_null(b);
 	fl.done = fl.issued = 0;
 	pthread_mutex_lock(&fl.mu);
-	while (fl.done < NBULK && t_now_ms() < end) {
+	while (fl.done < NBULK && rr_t_now_ms() < end) {
 		while (fl.issued < NBULK && fl.issued - fl.done < DEPTH) {
 			uint32_t i = fl.issued++;
 

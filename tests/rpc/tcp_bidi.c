@@ -102,7 +102,7 @@ static uint32_t set_words(struct rr_svc_req *r, const uint32_t *w, size_t n)
 	uint8_t *res = rr_svc_res_buf(r, &cap);
 
 	for (size_t i = 0; i < n; i++)
-		t_put32(res + 4 * i, w[i]);
+		rr_t_put32(res + 4 * i, w[i]);
 	return rr_svc_set_res(r, 4 * n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -133,7 +133,7 @@ static uint32_t f_sync(struct rr_svc_req *r, void *arg)
 		rr_svc_conn_put(conn);
 		return RR_GARBAGE_ARGS;
 	}
-	call.timeout_ms = (int)t_get32(a + 4);
+	call.timeout_ms = (int)rr_t_get32(a + 4);
 	rc = rr_svc_conn_call(conn, &call);
 	if (!rr_svc_conn_peer(conn))
 		rc = -EFAULT; /* the client's address must be known */
@@ -145,7 +145,7 @@ static uint32_t f_sync(struct rr_svc_req *r, void *arg)
 	pthread_mutex_unlock(&g_seen.mu);
 	w[0] = (uint32_t)rc;
 	w[1] = call.accept_stat;
-	w[2] = rc ? 0 : t_get32(res);
+	w[2] = rc ? 0 : rr_t_get32(res);
 	return set_words(r, w, 3);
 }
 
@@ -204,7 +204,7 @@ static uint32_t f_result(struct rr_svc_req *r, void *arg)
 	pthread_mutex_lock(&g_seen.mu);
 	w[0] = g_seen.adone;
 	w[1] = (uint32_t)g_seen.arc;
-	w[2] = t_get32(g_seen.ares);
+	w[2] = rr_t_get32(g_seen.ares);
 	pthread_mutex_unlock(&g_seen.mu);
 	return set_words(r, w, 3);
 }
@@ -221,7 +221,7 @@ static void many_done(struct rr_call *call, int rc, void *arg)
 
 	(void)call;
 	pthread_mutex_lock(&g_seen.mu);
-	if (!rc && t_get32(m->res) == m->i)
+	if (!rc && rr_t_get32(m->res) == m->i)
 		g_seen.order[g_seen.ndone] = m->i;
 	else
 		g_seen.order[g_seen.ndone] = UINT32_MAX;
@@ -244,7 +244,7 @@ static uint32_t f_many(struct rr_svc_req *r, void *arg)
 	size_t len;
 	const uint8_t *a = rr_svc_args(r, &len);
 	struct rr_svc_conn *conn = rr_svc_req_conn(r);
-	uint32_t n = len == 4 ? t_get32(a) : 0, w[3] = {0, 1, 0};
+	uint32_t n = len == 4 ? rr_t_get32(a) : 0, w[3] = {0, 1, 0};
 
 	(void)arg;
 	if (!n || n > MANY_MAX || !conn) {
@@ -255,7 +255,7 @@ static uint32_t f_many(struct rr_svc_req *r, void *arg)
 	g_many_n = n;
 	for (uint32_t i = 0; i < n; i++) {
 		m[i] = (struct many_call){.i = i};
-		t_put32(m[i].args, i);
+		rr_t_put32(m[i].args, i);
 		m[i].call = (struct rr_call){.prog = CBPROG,
 					     .vers = 1,
 					     .proc = CB_ORDER,
@@ -377,7 +377,7 @@ static uint32_t cb_word(struct rr_svc_req *r, uint32_t add)
 
 	if (len != 4)
 		return RR_GARBAGE_ARGS;
-	w = t_get32(a) + add;
+	w = rr_t_get32(a) + add;
 	return set_words(r, &w, 1);
 }
 
@@ -393,7 +393,7 @@ static uint32_t cb_order(struct rr_svc_req *r, void *arg)
 	const uint8_t *a = rr_svc_args(r, &len);
 
 	(void)arg;
-	if (len == 4 && t_get32(a) != atomic_fetch_add(&g_order_next, 1))
+	if (len == 4 && rr_t_get32(a) != atomic_fetch_add(&g_order_next, 1))
 		atomic_fetch_add(&g_order_bad, 1);
 	return cb_word(r, 0);
 }
@@ -429,12 +429,12 @@ static int fcall(struct rr_tcp_clnt *c, uint32_t proc, const uint32_t *a,
 	int rc;
 
 	for (size_t i = 0; i < na; i++)
-		t_put32(args + 4 * i, a[i]);
+		rr_t_put32(args + 4 * i, a[i]);
 	rc = rr_tcp_clnt_call(c, &call);
 	if (!rc && call.res_len != 4 * nw)
 		return -EPROTO;
 	for (size_t i = 0; !rc && i < nw; i++)
-		w[i] = t_get32(res + 4 * i);
+		w[i] = rr_t_get32(res + 4 * i);
 	return rc;
 }
 
@@ -528,7 +528,7 @@ static void raw_call(int fd, uint32_t xid, uint32_t proc, const uint32_t *a,
 	uint8_t msg[64], args[16];
 
 	for (size_t i = 0; i < na; i++)
-		t_put32(args + 4 * i, a[i]);
+		rr_t_put32(args + 4 * i, a[i]);
 	assert_true(raw_send_record(
 		fd, msg,
 		raw_call_msg(msg, xid, 2, TPROG, 1, proc, args, 4 * na)));
@@ -541,7 +541,7 @@ static void raw_reply(int fd, uint32_t xid, uint32_t word)
 	uint32_t w[7] = {xid, 1, 0, 0, 0, 0, word};
 
 	for (int i = 0; i < 7; i++)
-		t_put32(m + 4 * i, w[i]);
+		rr_t_put32(m + 4 * i, w[i]);
 	assert_true(raw_send_record(fd, m, sizeof(m)));
 }
 
@@ -550,8 +550,8 @@ static uint32_t raw_next(int fd, uint8_t **rec, ssize_t *len, uint32_t *xid)
 {
 	*len = raw_read_record(fd, rec, REC_CAP, WAIT_MS);
 	assert_true(*len >= 8);
-	*xid = t_get32(*rec);
-	return t_get32(*rec + 4);
+	*xid = rr_t_get32(*rec);
+	return rr_t_get32(*rec + 4);
 }
 
 /* The server sent a CALL to CBPROG: its xid and first argument word. */
@@ -563,9 +563,9 @@ static uint32_t raw_take_cb(int fd, uint32_t *arg0)
 
 	assert_int_equal(raw_next(fd, &rec, &len, &xid), 0); /* CALL */
 	assert_true(len >= 44);
-	assert_int_equal(t_get32(rec + 8), 2);	     /* rpcvers */
-	assert_int_equal(t_get32(rec + 12), CBPROG); /* prog */
-	*arg0 = t_get32(rec + 40);		     /* AUTH_NONE both */
+	assert_int_equal(rr_t_get32(rec + 8), 2);	/* rpcvers */
+	assert_int_equal(rr_t_get32(rec + 12), CBPROG); /* prog */
+	*arg0 = rr_t_get32(rec + 40);			/* AUTH_NONE both */
 	free(rec);
 	return xid;
 }
@@ -607,12 +607,12 @@ static void test_limit_on_the_wire(void **state)
 
 			assert_int_equal(xid, 7);
 			assert_true(raw_parse_reply(rec, (size_t)len, &r));
-			assert_int_equal(t_get32(rec + r.res_off), n);
-			assert_int_equal(t_get32(rec + r.res_off + 4), 1);
+			assert_int_equal(rr_t_get32(rec + r.res_off), n);
+			assert_int_equal(rr_t_get32(rec + r.res_off + 4), 1);
 			free(rec);
 			break;
 		}
-		assert_int_equal(t_get32(rec + 40), seen);
+		assert_int_equal(rr_t_get32(rec + 40), seen);
 		free(rec);
 		raw_reply(fd, xid, seen++);
 	}
@@ -691,14 +691,14 @@ static void test_timeout_and_stray_replies(void **state)
 	srv_start(&v, 1, 0);
 	fd = raw_connect(v.port);
 	assert_true(fd >= 0);
-	t0 = t_now_ms();
+	t0 = rr_t_now_ms();
 	raw_call(fd, 11, F_SYNC, a, 2);
 	cbxid = raw_take_cb(fd, &arg);
 	assert_int_equal(raw_next(fd, &rec, &len, &xid), 1);
-	assert_true(t_now_ms() - t0 >= 200);
+	assert_true(rr_t_now_ms() - t0 >= 200);
 	assert_int_equal(xid, 11);
 	assert_true(raw_parse_reply(rec, (size_t)len, &r));
-	assert_int_equal((int)t_get32(rec + r.res_off), -ETIMEDOUT);
+	assert_int_equal((int)rr_t_get32(rec + r.res_off), -ETIMEDOUT);
 	free(rec);
 	raw_reply(fd, cbxid, 4);	   /* late */
 	raw_reply(fd, cbxid ^ 0x5a5a, 4);  /* never sent */
@@ -736,9 +736,9 @@ static void test_cancel(void **state)
 	assert_int_equal(raw_next(fd, &rec, &len, &xid), 1);
 	assert_int_equal(xid, 13);
 	assert_true(raw_parse_reply(rec, (size_t)len, &r));
-	assert_int_equal((int)t_get32(rec + r.res_off), 0);
-	assert_int_equal((int)t_get32(rec + r.res_off + 4), -ECANCELED);
-	assert_int_equal((int)t_get32(rec + r.res_off + 8), -ENOENT);
+	assert_int_equal((int)rr_t_get32(rec + r.res_off), 0);
+	assert_int_equal((int)rr_t_get32(rec + r.res_off + 4), -ECANCELED);
+	assert_int_equal((int)rr_t_get32(rec + r.res_off + 8), -ENOENT);
 	free(rec);
 	raw_reply(fd, cbxid, 1);
 	raw_call(fd, 14, F_NULL, NULL, 0);
@@ -774,7 +774,7 @@ static void raw_cb_call(int fd, uint32_t xid, uint32_t rpcvers, uint32_t prog,
 {
 	uint8_t msg[64], args[4];
 
-	t_put32(args, x);
+	rr_t_put32(args, x);
 	assert_true(raw_send_record(
 		fd, msg,
 		raw_call_msg(msg, xid, rpcvers, prog, 1, proc, args, 4)));
@@ -810,11 +810,11 @@ static void test_client_hostile_server(void **state)
 	fd = accept(lfd, NULL, NULL);
 	assert_true(fd >= 0);
 	raw_reply(fd, 0xdead, 1); /* answers nothing */
-	t_put32(bad, 21);
-	t_put32(bad + 4, 0);
-	t_put32(bad + 8, 2); /* a CALL cut short after rpcvers */
+	rr_t_put32(bad, 21);
+	rr_t_put32(bad + 4, 0);
+	rr_t_put32(bad + 8, 2); /* a CALL cut short after rpcvers */
 	assert_true(raw_send_record(fd, bad, sizeof(bad)));
-	t_put32(bad + 4, 7); /* neither CALL nor REPLY */
+	rr_t_put32(bad + 4, 7); /* neither CALL nor REPLY */
 	assert_true(raw_send_record(fd, bad, sizeof(bad)));
 	raw_cb_call(fd, 22, 3, CBPROG, CB_INC, 1);
 	raw_cb_call(fd, 23, 2, 0x1234, CB_INC, 1);
@@ -832,7 +832,7 @@ static void test_client_hostile_server(void **state)
 	free(rec);
 	expect_reply(fd, 25, &r, &rec, &len);
 	assert_int_equal(r.accept, RR_SUCCESS);
-	assert_int_equal(t_get32(rec + r.res_off), 2);
+	assert_int_equal(rr_t_get32(rec + r.res_off), 2);
 	free(rec);
 	rr_tcp_clnt_stats(c, &cs);
 	assert_int_equal(cs.bad_xids, 1);

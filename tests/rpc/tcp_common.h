@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Shared by the TCP transport tests: the test program's numbers, byte
+ * Shared by the TCP transport tests: the test program's number, byte
  * helpers, bounded reads of a child's pipe, and a raw record-marking
  * client written from RFC 5531 independently of src/rpc (so a mistake
  * shared by our client and server cannot hide).
@@ -8,7 +8,9 @@
 #ifndef RR_TESTS_TCP_COMMON_H
 #define RR_TESTS_TCP_COMMON_H
 
+#include "clock.h"
 #include "io.h"
+#include "tprog.h" /* the pattern, checksum and byte helpers */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,57 +26,6 @@
 #include <unistd.h>
 
 #define TPROG 0x20000099u
-
-static inline uint64_t t_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static inline void t_put32(void *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-
-static inline uint32_t t_get32(const void *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
-
-static inline size_t t_pad(size_t n)
-{
-	return (4 - (n & 3)) & 3;
-}
-
-/* The deterministic pattern of READ and BIG results. */
-static inline uint8_t t_pat(size_t i)
-{
-	uint32_t x = (uint32_t)i * 2654435761u;
-
-	return (uint8_t)((x >> 24) ^ (x >> 11) ^ (uint32_t)(i >> 8));
-}
-
-static inline uint32_t t_fnv1a(const uint8_t *p, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
-static inline void t_fill_seeded(uint8_t *p, size_t len, uint32_t seed)
-{
-	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)(t_pat(i + 7) ^
-				 (seed * 37 + (uint32_t)(i >> 12)));
-}
 
 /* ------------------------------------------------------ raw client */
 
@@ -105,7 +56,7 @@ static inline size_t raw_call_msg(uint8_t *buf, uint32_t xid, uint32_t rpcvers,
 	uint32_t w[10] = {xid, 0, rpcvers, prog, vers, proc, 0, 0, 0, 0};
 
 	for (int i = 0; i < 10; i++)
-		t_put32(buf + 4 * i, w[i]);
+		rr_t_put32(buf + 4 * i, w[i]);
 	if (len)
 		memcpy(buf + 40, args, len);
 	return 40 + len;
@@ -127,7 +78,7 @@ static inline bool raw_send_frags(int fd, const uint8_t *msg, size_t len,
 
 		if (last)
 			n = (uint32_t)(len - off);
-		t_put32(h, n | (last ? 0x80000000u : 0));
+		rr_t_put32(h, n | (last ? 0x80000000u : 0));
 		if (!rr_t_write_all(fd, h, 4) ||
 		    !rr_t_write_all(fd, msg + off, n))
 			return false;
@@ -166,7 +117,7 @@ static inline ssize_t raw_read_record_frags(int fd, uint8_t **out, size_t cap,
 			*nfrags = ++n;
 		if (!rr_t_read_within(fd, h, 4, tmo_ms))
 			return -1;
-		w = t_get32(h);
+		w = rr_t_get32(h);
 		if (len + (w & 0x7fffffffu) > cap)
 			return -1;
 		if (!rr_t_read_within(fd, b + len, w & 0x7fffffffu, tmo_ms))
@@ -194,31 +145,31 @@ static inline bool raw_parse_reply(const uint8_t *b, size_t len,
 	size_t vlen;
 
 	memset(r, 0, sizeof(*r));
-	if (len < 12 || t_get32(b + 4) != 1)
+	if (len < 12 || rr_t_get32(b + 4) != 1)
 		return false;
-	r->xid = t_get32(b);
-	r->stat = t_get32(b + 8);
+	r->xid = rr_t_get32(b);
+	r->stat = rr_t_get32(b + 8);
 	if (r->stat == 1) { /* MSG_DENIED */
 		if (len < 16)
 			return false;
-		r->reject = t_get32(b + 12);
+		r->reject = rr_t_get32(b + 12);
 		if (r->reject == 0 && len >= 24) {
-			r->low = t_get32(b + 16);
-			r->high = t_get32(b + 20);
+			r->low = rr_t_get32(b + 16);
+			r->high = rr_t_get32(b + 20);
 		}
 		return true;
 	}
 	if (len < 24)
 		return false;
-	vlen = t_get32(b + 16);
-	if (20 + vlen + t_pad(vlen) + 4 > len)
+	vlen = rr_t_get32(b + 16);
+	if (20 + vlen + rr_t_xdr_pad(vlen) + 4 > len)
 		return false;
-	r->res_off = 20 + vlen + t_pad(vlen);
-	r->accept = t_get32(b + r->res_off);
+	r->res_off = 20 + vlen + rr_t_xdr_pad(vlen);
+	r->accept = rr_t_get32(b + r->res_off);
 	r->res_off += 4;
 	if (r->accept == 2 && r->res_off + 8 <= len) {
-		r->low = t_get32(b + r->res_off);
-		r->high = t_get32(b + r->res_off + 4);
+		r->low = rr_t_get32(b + r->res_off);
+		r->high = rr_t_get32(b + r->res_off + 4);
 	}
 	return true;
 }

@@ -20,6 +20,7 @@
  *   3 WRITE   opaque<> in; u_int length, u_int checksum out
  *   5 WHOAMI  uid, gid, ngids, gids[] of the AUTH_SYS credential
  */
+#include "clock.h"
 #include <rpcrdma/rpc_tcp.h>
 
 #include "tcp_common.h"
@@ -137,7 +138,7 @@ static int child_start(struct child *ch, child_fn fn, uint32_t arg)
 /* SIGTERM; 0 when the child exited 0 within the bound. */
 static int child_stop(struct child *ch)
 {
-	uint64_t end = t_now_ms() + CHILD_TMO_MS;
+	uint64_t end = rr_t_now_ms() + CHILD_TMO_MS;
 	int status = 0;
 	char b[64];
 
@@ -145,7 +146,7 @@ static int child_stop(struct child *ch)
 	/* EOF on the pipe: the child has exited. */
 	for (;;) {
 		struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-		int64_t left = (int64_t)(end - t_now_ms());
+		int64_t left = (int64_t)(end - rr_t_now_ms());
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
@@ -193,9 +194,9 @@ static uint32_t h_read(struct rr_svc_req *r, void *a)
 	uint32_t n;
 
 	(void)a;
-	if (len != 4 || (n = t_get32(args)) > MAX_DATA)
+	if (len != 4 || (n = rr_t_get32(args)) > MAX_DATA)
 		return RR_GARBAGE_ARGS;
-	t_put32(res, n);
+	rr_t_put32(res, n);
 	return rr_svc_set_res(r, 4, pattern, n) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -209,11 +210,11 @@ static uint32_t h_write(struct rr_svc_req *r, void *a)
 	(void)a;
 	if (len < 4)
 		return RR_GARBAGE_ARGS;
-	n = t_get32(args);
-	if (len - 4 != n + t_pad(n))
+	n = rr_t_get32(args);
+	if (len - 4 != n + rr_t_xdr_pad(n))
 		return RR_GARBAGE_ARGS;
-	t_put32(res, n);
-	t_put32(res + 4, t_fnv1a(args + 4, n));
+	rr_t_put32(res, n);
+	rr_t_put32(res + 4, rr_t_fnv1a(args + 4, n));
 	return rr_svc_set_res(r, 8, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -224,11 +225,11 @@ static uint32_t h_whoami(struct rr_svc_req *r, void *a)
 	uint8_t *res = rr_svc_res_buf(r, &cap);
 
 	(void)a;
-	t_put32(res, cr ? cr->uid : NO_CRED);
-	t_put32(res + 4, cr ? cr->gid : NO_CRED);
-	t_put32(res + 8, cr ? cr->ngids : NO_CRED);
+	rr_t_put32(res, cr ? cr->uid : NO_CRED);
+	rr_t_put32(res + 4, cr ? cr->gid : NO_CRED);
+	rr_t_put32(res + 8, cr ? cr->ngids : NO_CRED);
 	for (uint32_t i = 0; cr && i < cr->ngids && i < 16; i++, n += 4)
-		t_put32(res + n, cr->gids[i]);
+		rr_t_put32(res + n, cr->gids[i]);
 	return rr_svc_set_res(r, n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -307,7 +308,7 @@ static void tirpc_echo(CLIENT *cl, size_t n, uint8_t *in, uint8_t *out)
 	struct blob r = {(char *)out, 0, (u_int)n};
 	enum clnt_stat st;
 
-	t_fill_seeded(in, n, (uint32_t)n);
+	rr_t_fill_seeded(in, n, (uint32_t)n);
 	st = clnt_call(cl, P_ECHO, XDRPROC(xdr_blob), (caddr_t)&a,
 		       XDRPROC(xdr_blob), (caddr_t)&r, tv);
 	if (st != RPC_SUCCESS)
@@ -327,7 +328,7 @@ static void tirpc_read(CLIENT *cl, u_int n, uint8_t *out)
 		fail_msg("READ %u: %s", n, clnt_sperror(cl, "clnt_call"));
 	assert_int_equal(r.len, n);
 	for (u_int i = 0; i < n; i++)
-		if (out[i] != t_pat(i))
+		if (out[i] != rr_t_pat(i))
 			fail_msg("READ %u: byte %u differs", n, i);
 }
 
@@ -337,13 +338,13 @@ static void tirpc_write(CLIENT *cl, size_t n, uint8_t *in)
 	struct sum s = {0};
 	enum clnt_stat st;
 
-	t_fill_seeded(in, n, (uint32_t)n + 5);
+	rr_t_fill_seeded(in, n, (uint32_t)n + 5);
 	st = clnt_call(cl, P_WRITE, XDRPROC(xdr_blob), (caddr_t)&a,
 		       XDRPROC(xdr_sum), (caddr_t)&s, tv);
 	if (st != RPC_SUCCESS)
 		fail_msg("WRITE %zu: %s", n, clnt_sperror(cl, "clnt_call"));
 	assert_int_equal(s.len, n);
-	assert_int_equal(s.fnv, t_fnv1a(in, n));
+	assert_int_equal(s.fnv, rr_t_fnv1a(in, n));
 }
 
 static const size_t sizes[] = {0, 1, 5, 4000, 65536, 100003, MAX_DATA};
@@ -487,7 +488,7 @@ static void srv_write(SVCXPRT *xprt)
 		return;
 	}
 	s.len = b.len;
-	s.fnv = t_fnv1a((uint8_t *)srv_buf, b.len);
+	s.fnv = rr_t_fnv1a((uint8_t *)srv_buf, b.len);
 	svc_sendreply(xprt, XDRPROC(xdr_sum), (caddr_t)&s);
 }
 
@@ -632,12 +633,12 @@ static void our_client_calls_a_libtirpc_server(void **state)
 		struct rr_call call = mkcall(P_ECHO, res, cap);
 
 		/* ECHO: our args are the opaque<> as XDR */
-		t_put32(arg, (uint32_t)n);
+		rr_t_put32(arg, (uint32_t)n);
 		memcpy(in, arg, 4);
-		t_fill_seeded(in + 4, n, (uint32_t)k);
-		memset(in + 4 + n, 0, t_pad(n));
+		rr_t_fill_seeded(in + 4, n, (uint32_t)k);
+		memset(in + 4 + n, 0, rr_t_xdr_pad(n));
 		call.args = in;
-		call.args_len = 4 + n + t_pad(n);
+		call.args_len = 4 + n + rr_t_xdr_pad(n);
 		assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
 		assert_int_equal(call.res_len, call.args_len);
 		assert_memory_equal(res, in, call.args_len);
@@ -646,20 +647,20 @@ static void our_client_calls_a_libtirpc_server(void **state)
 		call.args = arg;
 		call.args_len = 4;
 		assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
-		assert_int_equal(call.res_len, 4 + n + t_pad(n));
-		assert_int_equal(t_get32(res), n);
+		assert_int_equal(call.res_len, 4 + n + rr_t_xdr_pad(n));
+		assert_int_equal(rr_t_get32(res), n);
 		assert_memory_equal(res + 4, pattern, n);
 		/* WRITE: the bulk item inline after its length word */
 		call = mkcall(P_WRITE, res, cap);
-		t_fill_seeded(in, n, (uint32_t)k + 50);
+		rr_t_fill_seeded(in, n, (uint32_t)k + 50);
 		call.args = arg;
 		call.args_len = 4;
 		call.arg_bulk = in;
 		call.arg_bulk_len = n;
 		assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
 		assert_int_equal(call.res_len, 8);
-		assert_int_equal(t_get32(res), n);
-		assert_int_equal(t_get32(res + 4), t_fnv1a(in, n));
+		assert_int_equal(rr_t_get32(res), n);
+		assert_int_equal(rr_t_get32(res + 4), rr_t_fnv1a(in, n));
 	}
 	free(in);
 	free(res);
@@ -678,7 +679,7 @@ static void libtirpc_splits_big_replies_into_fragments(void **state)
 	ssize_t n;
 
 	assert_true(fd >= 0);
-	t_put32(arg, MAX_DATA);
+	rr_t_put32(arg, MAX_DATA);
 	assert_true(raw_send_record(
 		fd, msg, raw_call_msg(msg, 9, 2, TPROG, 1, P_READ, arg, 4)));
 	n = raw_read_record_frags(fd, &rep, MAX_DATA + 4096, CALL_TMO_MS,
@@ -702,11 +703,11 @@ static void libtirpc_server_sees_our_auth_sys(void **state)
 	call.cred = &cred;
 	assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
 	assert_int_equal(call.res_len, 20);
-	assert_int_equal(t_get32(res), 777);
-	assert_int_equal(t_get32(res + 4), 66);
-	assert_int_equal(t_get32(res + 8), 2);
-	assert_int_equal(t_get32(res + 12), 10);
-	assert_int_equal(t_get32(res + 16), 11);
+	assert_int_equal(rr_t_get32(res), 777);
+	assert_int_equal(rr_t_get32(res + 4), 66);
+	assert_int_equal(rr_t_get32(res + 8), 2);
+	assert_int_equal(rr_t_get32(res + 12), 10);
+	assert_int_equal(rr_t_get32(res + 16), 11);
 }
 
 static void libtirpc_error_replies_reach_our_caller(void **state)
@@ -771,8 +772,8 @@ static void pipelined_calls_to_a_libtirpc_server_all_complete(void **state)
 	assert_non_null(s);
 	for (uint32_t i = 0; i < NASYNC; i++) {
 		s[i].x = &x;
-		t_put32(s[i].args, 1000);
-		t_fill_seeded(s[i].args + 4, 1000, i);
+		rr_t_put32(s[i].args, 1000);
+		rr_t_fill_seeded(s[i].args + 4, 1000, i);
 		s[i].call = mkcall(P_ECHO, s[i].res, sizeof(s[i].res));
 		s[i].call.args = s[i].args;
 		s[i].call.args_len = sizeof(s[i].args);
@@ -819,6 +820,6 @@ int main(void)
 	if (!pattern)
 		return 1;
 	for (size_t i = 0; i < MAX_DATA; i++)
-		pattern[i] = t_pat(i);
+		pattern[i] = rr_t_pat(i);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,8 @@
  * served by rr_tcp_svc in a child process on 127.0.0.1 that is frozen
  * (SIGSTOP), killed and started again on the same port; and a fake server
  * in a thread that cuts a reply, or a call, in the middle of its record.
+ * The reply cache after a disconnect and soft's fast failure are tested
+ * once for both transports in conformance.c.
  *
  * The test program (prog TPROG, vers 1):
  *   0 NULL
@@ -26,6 +28,7 @@
  * (callbacks, replies, the child's state); where the event is a counter of
  * the client's, it is polled every few milliseconds up to a bound.
  */
+#include "clock.h"
 #include <rpcrdma/rpc_tcp.h>
 
 #include "tcp_common.h"
@@ -76,7 +79,7 @@ static uint32_t reply_u32(struct rr_svc_req *r, uint32_t v)
 	size_t cap;
 	uint8_t *res = rr_svc_res_buf(r, &cap);
 
-	t_put32(res, v);
+	rr_t_put32(res, v);
 	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -430,7 +433,7 @@ static uint32_t call_u32(struct rr_tcp_clnt *c, uint32_t proc)
 
 	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
 	assert_int_equal(call.res_len, 4);
-	return t_get32(res);
+	return rr_t_get32(res);
 }
 
 /* ------------------------------------------------------ async calls */
@@ -477,7 +480,7 @@ static struct async_slot *async_new(struct async_log *l, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		s[i].log = l;
 		s[i].idx = i;
-		t_fill_seeded(s[i].args, ECHO_LEN, i + 300);
+		rr_t_fill_seeded(s[i].args, ECHO_LEN, i + 300);
 		s[i].call = mkcall(P_ECHO, s[i].res, ECHO_LEN);
 		s[i].call.args = s[i].args;
 		s[i].call.args_len = ECHO_LEN;
@@ -536,7 +539,7 @@ static uint32_t u32_ok(const struct async_slot *s)
 		fail_msg("call %u: %u callbacks, rc %d", s->idx,
 			 s->log->count[s->idx], s->log->rc[s->idx]);
 	assert_int_equal(s->call.res_len, 4);
-	return t_get32(s->res);
+	return rr_t_get32(s->res);
 }
 
 /* Results 1..n, each once: n runs, none twice. */
@@ -605,49 +608,6 @@ static void calls_in_flight_complete_once_on_a_restarted_server(void **state)
 }
 
 /*
- * The connection drops while a call that must not run twice runs; the
- * client sends it again on its new connection. The server's reply cache
- * holds the copy until the first run ends, then answers it with that
- * run's reply: the procedure ran once, and the caller has its result.
- */
-static void a_call_sent_again_after_a_disconnect_runs_once(void **state)
-{
-	struct fx *f = *state;
-	struct rr_tcp_clnt_opts o = base_opts();
-	struct rr_tcp_clnt *c, *other;
-	struct async_log log;
-	struct async_slot *s;
-	struct rr_call rel = mkcall(P_RELEASE, NULL, 0);
-	uint64_t end = t_now_ms() + CALL_TMO_MS;
-
-	if (g_threads < 3) {
-		/* COUNT, its copy and RELEASE run at once */
-		print_message("skipped: needs a server pool of 3 or more\n");
-		skip();
-	}
-	c = clnt_new(f, &o);
-	s = async_new(&log, 1);
-	s->call = mkcall(P_COUNT, s->res, 4);
-	async_issue(c, s);
-	while (call_u32(c, P_PEEK) != 1) /* round trips: no spinning */
-		assert_true(t_now_ms() < end);
-	assert_int_equal(rr_tcp_clnt_disconnect(c), 0);
-	assert_int_equal(
-		rr_tcp_clnt_create("127.0.0.1", f->sv.port, &o, &other), 0);
-	assert_int_equal(rr_tcp_clnt_call(other, &rel), 0);
-	assert_int_equal(rr_tcp_clnt_destroy(other), 0);
-	async_wait(&log, 1, CALL_TMO_MS);
-	assert_int_equal(log.count[0], 1);
-	assert_int_equal(log.rc[0], 0);
-	assert_int_equal(t_get32(s->res), 1);
-	assert_int_equal(call_u32(c, P_PEEK), 1);
-	assert_int_equal(stats_of(c).conn_lost, 1);
-	assert_true(stats_of(c).retransmits >= 1);
-	check_clean(c);
-	async_free(&log, s);
-}
-
-/*
  * Many calls that must not run twice are cut off by a disconnect before
  * the (frozen) server read any: both copies of each reach it, one on the
  * dead connection, one on the new. Each runs once all the same.
@@ -685,45 +645,6 @@ static void many_calls_cut_off_by_a_disconnect_each_run_once(void **state)
 }
 
 /* ------------------------------------------- 2: soft, no_reconnect */
-
-/*
- * soft: the calls that had gone out fail with -ECONNRESET as soon as the
- * server is gone, not at their timeouts.
- */
-static void
-soft_client_fails_calls_sent_as_soon_as_the_server_dies(void **state)
-{
-	struct fx *f = *state;
-	struct rr_tcp_clnt_opts o = base_opts();
-	struct rr_tcp_clnt *c;
-	struct async_log log;
-	struct async_slot *s = async_new(&log, 4);
-	uint64_t t0, dt;
-
-	o.soft = true;
-	c = clnt_new(f, &o);
-	null_ok(c);
-	server_freeze(&f->sv);
-	for (uint32_t i = 0; i < 4; i++)
-		async_issue(c, &s[i]);
-	t0 = t_now_ms();
-	server_kill(&f->sv);
-	async_wait(&log, 4, 5000);
-	dt = t_now_ms() - t0;
-	fprintf(stderr, "  errors after %llu ms\n", (unsigned long long)dt);
-	if (dt > 2000)
-		fail_msg("soft: the errors took %llu ms",
-			 (unsigned long long)dt);
-	for (uint32_t i = 0; i < 4; i++) {
-		assert_int_equal(log.count[i], 1);
-		assert_int_equal(log.rc[i], -ECONNRESET);
-	}
-	server_restart(&f->sv);
-	null_ok(c);
-	assert_int_equal(stats_of(c).retransmits, 0);
-	check_clean(c);
-	async_free(&log, s);
-}
 
 /*
  * soft: calls waiting for a slot were never sent; they do not fail with
@@ -787,12 +708,12 @@ static void no_reconnect_client_fails_every_call_at_once(void **state)
 	server_freeze(&f->sv);
 	for (uint32_t i = 0; i < 8; i++)
 		async_issue(c, &s[i]);
-	t0 = t_now_ms();
+	t0 = rr_t_now_ms();
 	server_kill(&f->sv);
 	async_wait(&log, 8, 5000);
-	if (t_now_ms() - t0 > 2000)
+	if (rr_t_now_ms() - t0 > 2000)
 		fail_msg("no_reconnect: the errors took %llu ms",
-			 (unsigned long long)(t_now_ms() - t0));
+			 (unsigned long long)(rr_t_now_ms() - t0));
 	for (uint32_t i = 0; i < 8; i++) {
 		assert_int_equal(log.count[i], 1);
 		assert_int_equal(log.rc[i], -ECONNRESET);
@@ -836,13 +757,13 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	call.args = args;
 	call.args_len = sizeof(args);
 	call.timeout_ms = 3000;
-	t0 = t_now_ms();
+	t0 = rr_t_now_ms();
 	rc = rr_tcp_clnt_call(c, &call);
 	assert_int_equal(rc, -ETIMEDOUT);
 	tries = stats_of(c).connects - before;
 	fprintf(stderr, "  %llu attempts in %llu ms\n",
 		(unsigned long long)tries,
-		(unsigned long long)(t_now_ms() - t0));
+		(unsigned long long)(rr_t_now_ms() - t0));
 	if (tries < 4 || tries > 7)
 		fail_msg("%llu connect attempts in 3 s, want 6 (4..7)",
 			 (unsigned long long)tries);
@@ -917,7 +838,7 @@ static size_t reply_msg(uint8_t *buf, uint32_t xid, const void *res, size_t len)
 	uint32_t w[6] = {xid, 1, 0, 0, 0, 0};
 
 	for (int i = 0; i < 6; i++)
-		t_put32(buf + 4 * i, w[i]);
+		rr_t_put32(buf + 4 * i, w[i]);
 	memcpy(buf + 24, res, len);
 	return 24 + len;
 }
@@ -951,8 +872,8 @@ static void fake_cut_reply(struct fake *fk)
 		close(a);
 		return fake_fail(fk, "no call on the first connection");
 	}
-	rlen = reply_msg(msg + 4, t_get32(c1), c1 + 40, (size_t)n1 - 40);
-	t_put32(msg, (uint32_t)rlen | 0x80000000u);
+	rlen = reply_msg(msg + 4, rr_t_get32(c1), c1 + 40, (size_t)n1 - 40);
+	rr_t_put32(msg, (uint32_t)rlen | 0x80000000u);
 	rr_t_write_all(a, msg, 4 + rlen / 2);
 	close(a);
 	if ((b = accept_within(fk)) < 0) {
@@ -1002,11 +923,11 @@ static void fake_cut_call(struct fake *fk)
 	if (n != (ssize_t)fk->call_len || memcmp(rec, head + 4, 4)) {
 		fake_fail(fk, "the call sent again is not the same record");
 	} else {
-		t_put32(sum, t_fnv1a(rec + 40, (size_t)n - 40));
-		if (t_get32(sum) != fk->sum)
+		rr_t_put32(sum, rr_t_fnv1a(rec + 40, (size_t)n - 40));
+		if (rr_t_get32(sum) != fk->sum)
 			fake_fail(fk, "the call sent again has other bytes");
-		rlen = reply_msg(msg + 4, t_get32(rec), sum, 4);
-		t_put32(msg, (uint32_t)rlen | 0x80000000u);
+		rlen = reply_msg(msg + 4, rr_t_get32(rec), sum, 4);
+		rr_t_put32(msg, (uint32_t)rlen | 0x80000000u);
 		rr_t_write_all(b, msg, 4 + rlen);
 	}
 	free(rec);
@@ -1074,7 +995,7 @@ static void a_reply_cut_off_by_the_loss_is_discarded(void **state)
 	(void)state;
 	fake_start(&fk, false);
 	c = fake_clnt(&fk, 0);
-	t_fill_seeded(args, sizeof(args), 41);
+	rr_t_fill_seeded(args, sizeof(args), 41);
 	call.args = args;
 	call.args_len = sizeof(args);
 	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
@@ -1102,15 +1023,15 @@ static void a_call_cut_off_by_the_loss_goes_again_whole(void **state)
 
 	(void)state;
 	assert_non_null(args);
-	t_fill_seeded(args, len, 42);
-	fk.sum = t_fnv1a(args, len);
+	rr_t_fill_seeded(args, len, 42);
+	fk.sum = rr_t_fnv1a(args, len);
 	fake_start(&fk, true);
 	c = fake_clnt(&fk, 8u << 20);
 	call.args = args;
 	call.args_len = len;
 	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
 	assert_int_equal(call.res_len, 4);
-	assert_int_equal(t_get32(res), fk.sum);
+	assert_int_equal(rr_t_get32(res), fk.sum);
 	st = stats_of(c);
 	print_stats(&st);
 	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
@@ -1125,9 +1046,7 @@ static void a_call_cut_off_by_the_loss_goes_again_whole(void **state)
 
 static const struct CMUnitTest tests[] = {
 	T(calls_in_flight_complete_once_on_a_restarted_server),
-	T(a_call_sent_again_after_a_disconnect_runs_once),
 	T(many_calls_cut_off_by_a_disconnect_each_run_once),
-	T(soft_client_fails_calls_sent_as_soon_as_the_server_dies),
 	T(soft_client_sends_calls_not_yet_sent_on_the_next_connection),
 	T(no_reconnect_client_fails_every_call_at_once),
 	T(reconnect_attempts_back_off_against_a_server_that_is_down),

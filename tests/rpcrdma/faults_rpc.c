@@ -7,7 +7,7 @@
  * completion covering its Send was delivered.
  */
 #include <rpcrdma/faults.h>
-#include "echo_prog.h"
+#include "tprog.h"
 
 #include <rpcrdma/rpc.h>
 
@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#define PROG   0x20000066
+#define PROG   RR_T_PROG /* its ECHO (proc 1) */
 #define NCALLS 3000
 #define DEPTH  16
 
@@ -84,7 +84,7 @@ static void run_calls(const struct rr_fault_plan *planp,
 		.provider = "faults", .dev_opts = &dopts, .credits = 4};
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
+	const struct rr_svc_prog *prog = rr_t_prog();
 	static struct run run;
 	struct rr_fault_stats fs;
 	struct rr_xprt_stats st, sst;
@@ -97,7 +97,7 @@ static void run_calls(const struct rr_fault_plan *planp,
 	assert_int_equal(
 		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), NULL, &svc),
 		0);
-	assert_int_equal(rr_svc_register(svc, &prog), 0);
+	assert_int_equal(rr_svc_register(svc, prog), 0);
 	assert_int_equal(rr_svc_port(svc, &port), 0);
 	assert_int_equal(pthread_create(&t, NULL, serve, svc), 0);
 	assert_int_equal(rr_clnt_create("127.0.0.1", port, &copts, &c), 0);

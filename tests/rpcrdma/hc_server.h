@@ -25,7 +25,9 @@
 #ifndef RR_TESTS_HC_SERVER_H
 #define RR_TESTS_HC_SERVER_H
 
+#include "clock.h"
 #include "io.h"
+#include "tprog.h" /* the pattern, checksum and byte helpers */
 
 #include <rpcrdma/rpc.h>
 
@@ -52,55 +54,6 @@
 #define HC_WAIT_MS  10000 /* any single wait for the child */
 
 enum { HC_NULL, HC_ECHO, HC_READ, HC_WRITE, HC_GATE, HC_XDR, HC_NPROCS };
-
-static inline uint64_t hc_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static inline uint8_t hc_pat(size_t i)
-{
-	uint32_t x = (uint32_t)i * 2654435761u;
-
-	return (uint8_t)((x >> 24) ^ (x >> 11) ^ (uint32_t)(i >> 8));
-}
-
-static inline uint32_t hc_fnv1a(const uint8_t *p, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
-static inline void hc_put32(void *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-
-static inline uint32_t hc_get32(const void *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
-
-/* Reads exactly len bytes within tmo_ms; false on EOF or timeout. */
-static inline bool hc_read_within(int fd, void *p, size_t len, int tmo_ms)
-{
-	return rr_t_read_within(fd, p, len, tmo_ms);
-}
-
-static inline bool hc_write_all(int fd, const void *p, size_t len)
-{
-	return rr_t_write_all(fd, p, len);
-}
 
 /* ------------------------------------------------------ the child */
 
@@ -149,9 +102,9 @@ static uint32_t hc_h_read(struct rr_svc_req *r, void *arg)
 	uint32_t size;
 
 	(void)arg;
-	if (len != 4 || (size = hc_get32(a)) > HC_MAX_BULK)
+	if (len != 4 || (size = rr_t_get32(a)) > HC_MAX_BULK)
 		return RR_GARBAGE_ARGS;
-	hc_put32(res, size);
+	rr_t_put32(res, size);
 	return rr_svc_set_res(r, 4, hc_srv_pattern, size) ? RR_SYSTEM_ERR
 							  : RR_SUCCESS;
 }
@@ -168,7 +121,7 @@ static uint32_t hc_h_write(struct rr_svc_req *r, void *arg)
 	(void)arg;
 	if (len < 4)
 		return RR_GARBAGE_ARGS;
-	n = hc_get32(a);
+	n = rr_t_get32(a);
 	if (bulk) {
 		if (blen != n || len != 4)
 			return RR_GARBAGE_ARGS;
@@ -178,8 +131,8 @@ static uint32_t hc_h_write(struct rr_svc_req *r, void *arg)
 			return RR_GARBAGE_ARGS;
 		data = a + 4;
 	}
-	hc_put32(res, n);
-	hc_put32(res + 4, hc_fnv1a(data, n));
+	rr_t_put32(res, n);
+	rr_t_put32(res + 4, rr_t_fnv1a(data, n));
 	return rr_svc_set_res(r, 8, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
@@ -189,7 +142,7 @@ static uint32_t hc_h_gate(struct rr_svc_req *r, void *arg)
 	char c = 'e';
 
 	(void)arg;
-	if (!hc_write_all(hc_entered_fd, &c, 1))
+	if (!rr_t_write_all(hc_entered_fd, &c, 1))
 		return RR_SYSTEM_ERR;
 	if (poll(&pfd, 1, HC_GATE_MS) != 1 || read(hc_gate_fd, &c, 1) != 1)
 		return RR_SYSTEM_ERR;
@@ -216,7 +169,7 @@ static void *hc_ctl_main(void *arg)
 	while (read(c->fd, &cmd, 1) == 1) {
 		if (cmd == 's') {
 			rr_svc_stats(c->s, &st);
-			if (!hc_write_all(c->fd, &st, sizeof(st)))
+			if (!rr_t_write_all(c->fd, &st, sizeof(st)))
 				break;
 		} else if (cmd == 'q') {
 			break;
@@ -246,13 +199,13 @@ static void hc_child(int fd, const struct rr_svc_opts *o)
 	if (!hc_srv_pattern)
 		_exit(4);
 	for (size_t i = 0; i < HC_MAX_BULK; i++)
-		hc_srv_pattern[i] = hc_pat(i);
+		hc_srv_pattern[i] = rr_t_pat(i);
 	rc = rr_svc_create((struct sockaddr *)&sin, sizeof(sin), o, &ctl.s);
 	if (!rc)
 		rc = rr_svc_register(ctl.s, &prog);
 	if (!rc)
 		rc = rr_svc_port(ctl.s, &port);
-	if (rc || !hc_write_all(fd, &port, sizeof(port)))
+	if (rc || !rr_t_write_all(fd, &port, sizeof(port)))
 		_exit(5);
 	if (pthread_create(&th, NULL, hc_ctl_main, &ctl))
 		_exit(6);
@@ -260,7 +213,7 @@ static void hc_child(int fd, const struct rr_svc_opts *o)
 	pthread_join(th, NULL);
 	rr_svc_shutdown(ctl.s);
 	rr_svc_stats(ctl.s, &st);
-	if (!hc_write_all(fd, &st, sizeof(st)))
+	if (!rr_t_write_all(fd, &st, sizeof(st)))
 		_exit(7);
 	if (rr_svc_destroy(ctl.s))
 		_exit(8);
@@ -302,7 +255,7 @@ static inline int hc_server_start(struct hc_server *sv,
 	sv->ctl = sp[0];
 	sv->gate_w = gate[1];
 	sv->entered_r = ent[0];
-	if (!hc_read_within(sv->ctl, &sv->port, sizeof(sv->port), HC_WAIT_MS))
+	if (!rr_t_read_within(sv->ctl, &sv->port, sizeof(sv->port), HC_WAIT_MS))
 		return -EIO;
 	return 0;
 }
@@ -312,8 +265,8 @@ static inline int hc_server_stats(struct hc_server *sv,
 {
 	char c = 's';
 
-	if (!hc_write_all(sv->ctl, &c, 1) ||
-	    !hc_read_within(sv->ctl, st, sizeof(*st), HC_WAIT_MS))
+	if (!rr_t_write_all(sv->ctl, &c, 1) ||
+	    !rr_t_read_within(sv->ctl, st, sizeof(*st), HC_WAIT_MS))
 		return -EIO;
 	return 0;
 }
@@ -328,8 +281,8 @@ static inline int hc_server_stop(struct hc_server *sv, struct rr_xprt_stats *st)
 	int status = 0;
 	bool got;
 
-	got = hc_write_all(sv->ctl, &c, 1) &&
-	      hc_read_within(sv->ctl, st, sizeof(*st), HC_WAIT_MS);
+	got = rr_t_write_all(sv->ctl, &c, 1) &&
+	      rr_t_read_within(sv->ctl, st, sizeof(*st), HC_WAIT_MS);
 	if (!got)
 		kill(sv->pid, SIGKILL);
 	waitpid(sv->pid, &status, 0);

@@ -78,7 +78,7 @@ static bool good_echo(struct good *g, uint32_t n)
 	int rc;
 
 	for (size_t i = 0; i < call.args_len; i++)
-		args[i] = (uint8_t)(hc_pat(i + n) ^ n);
+		args[i] = (uint8_t)(rr_t_pat(i + n) ^ n);
 	rc = rr_clnt_call(g->c, &call);
 	if (rc) {
 		g->first_error = g->first_error ? g->first_error : rc;
@@ -104,17 +104,17 @@ static bool good_read(struct good *g, uint8_t *bulk, uint32_t size)
 			       .timeout_ms = GOOD_TMO_MS};
 	int rc;
 
-	hc_put32(args, size);
+	rr_t_put32(args, size);
 	rc = rr_clnt_call(g->c, &call);
 	if (rc) {
 		g->first_error = g->first_error ? g->first_error : rc;
 		return false;
 	}
-	if (call.res_len != 4 || hc_get32(res) != size ||
+	if (call.res_len != 4 || rr_t_get32(res) != size ||
 	    call.res_bulk_len != size)
 		return false;
 	for (uint32_t i = 0; i < size; i++)
-		if (bulk[i] != hc_pat(i))
+		if (bulk[i] != rr_t_pat(i))
 			return false;
 	return true;
 }
@@ -126,10 +126,10 @@ static void *good_main(void *arg)
 	bool stop = false;
 
 	for (uint32_t n = 0; bulk && !stop; n++) {
-		uint64_t t0 = hc_now_us();
+		uint64_t t0 = rr_t_now_us();
 		bool ok = n % 4 == 3 ? good_read(g, bulk, 65536)
 				     : good_echo(g, n);
-		uint64_t dt = hc_now_us() - t0;
+		uint64_t dt = rr_t_now_us() - t0;
 
 		pthread_mutex_lock(&g->mu);
 		if (ok)
@@ -379,13 +379,13 @@ static int hc_send(struct hc *h, const void *msg, uint32_t len)
  */
 static int hc_recv(struct hc *h, uint8_t *out)
 {
-	uint64_t end = hc_now_us() + (uint64_t)REPLY_MS * 1000;
+	uint64_t end = rr_t_now_us() + (uint64_t)REPLY_MS * 1000;
 	uint32_t i, len;
 
 	while (h->rhead == h->rtail) {
 		if (h->dead)
 			return -ECONNRESET;
-		if (hc_now_us() >= end)
+		if (rr_t_now_us() >= end)
 			return -ETIMEDOUT;
 		hc_poll(h, 100);
 	}
@@ -400,10 +400,10 @@ static int hc_recv(struct hc *h, uint8_t *out)
 /* Waits until the server has dropped us (a flush or a CM event). */
 static bool hc_wait_dead(struct hc *h)
 {
-	uint64_t end = hc_now_us() + (uint64_t)HC_WAIT_MS * 1000;
+	uint64_t end = rr_t_now_us() + (uint64_t)HC_WAIT_MS * 1000;
 	struct rr_cm_event ev;
 
-	while (!h->dead && hc_now_us() < end) {
+	while (!h->dead && rr_t_now_us() < end) {
 		if (rr_evch_get(h->ch, &ev, 0) == 0 &&
 		    (ev.type == RR_CM_DISCONNECTED ||
 		     ev.type == RR_CM_QP_ERROR))
@@ -419,7 +419,7 @@ static bool hc_wait_dead(struct hc *h)
 static int put_words(uint8_t *p, const uint32_t *w, int n)
 {
 	for (int i = 0; i < n; i++)
-		hc_put32(p + 4 * i, w[i]);
+		rr_t_put32(p + 4 * i, w[i]);
 	return 4 * n;
 }
 
@@ -531,13 +531,13 @@ static void expect_rdma_error(struct hc *h, uint32_t xid, uint32_t err)
 	assert_true(a->len > 0);
 	/* Raw words: an ERR_VERS echoes a version we could not decode. */
 	assert_true(a->len >= 20);
-	assert_int_equal(hc_get32(a->raw), xid);
-	assert_int_equal(hc_get32(a->raw + 12), RR_RDMA_ERROR);
-	assert_int_equal(hc_get32(a->raw + 16), err);
+	assert_int_equal(rr_t_get32(a->raw), xid);
+	assert_int_equal(rr_t_get32(a->raw + 12), RR_RDMA_ERROR);
+	assert_int_equal(rr_t_get32(a->raw + 16), err);
 	if (err == RR_ERR_VERS) {
 		assert_int_equal(a->len, 28);
-		assert_int_equal(hc_get32(a->raw + 20), RR_RDMA_VERSION);
-		assert_int_equal(hc_get32(a->raw + 24), RR_RDMA_VERSION);
+		assert_int_equal(rr_t_get32(a->raw + 20), RR_RDMA_VERSION);
+		assert_int_equal(rr_t_get32(a->raw + 24), RR_RDMA_VERSION);
 	}
 }
 
@@ -662,8 +662,8 @@ static struct rr_xprt_stats stats(struct env *e)
  */
 static void wait_conn_lost(struct env *e, uint64_t want)
 {
-	for (uint64_t end = hc_now_us() + (uint64_t)HC_WAIT_MS * 1000;
-	     hc_now_us() < end;) {
+	for (uint64_t end = rr_t_now_us() + (uint64_t)HC_WAIT_MS * 1000;
+	     rr_t_now_us() < end;) {
 		if (stats(e).conn_lost - e->before.conn_lost >= want)
 			return;
 		assert_true(good_wait(&e->g, 1));
@@ -872,7 +872,7 @@ static void huge_write_chunk_takes_only_the_result(void **state)
 	rh.writes[0].nsegs = 1;
 	rh.writes[0].segs[0] = (struct rr_rdma_seg){
 		rr_mr_rkey(h.expo), 0xffffffffu, (uintptr_t)h.mem};
-	hc_put32(args, 1000);
+	rr_t_put32(args, 1000);
 	len = build_call(&h, m, &rh, 2, HC_READ, args, 4);
 	assert_int_equal(hc_send(&h, m, len), 0);
 	a = next_answer(&h);
@@ -882,7 +882,7 @@ static void huge_write_chunk_takes_only_the_result(void **state)
 	assert_int_equal(a->h.nwrite, 1);
 	assert_int_equal(a->h.writes[0].segs[0].length, 1000);
 	for (uint32_t i = 0; i < 1000; i++)
-		assert_int_equal(h.mem[i], hc_pat(i));
+		assert_int_equal(h.mem[i], rr_t_pat(i));
 	for (uint32_t i = 1000; i < EXPO_LEN; i++)
 		if (h.mem[i] != 0x5a)
 			fail_msg("server wrote past the result at %u", i);
@@ -900,7 +900,7 @@ static void send_write_read_chunk(struct hc *h, uint32_t handle,
 
 	rh.reads[0] = (struct rr_rdma_read_seg){RPC_HDR_NONE + 4,
 						{handle, len, offset}};
-	hc_put32(args, len);
+	rr_t_put32(args, len);
 	n = build_call(h, m, &rh, 2, HC_WRITE, args, 4);
 	assert_int_equal(hc_send(h, m, n), 0);
 }
@@ -934,7 +934,7 @@ static void read_chunk_of_many_segments_arrives_whole(void **state)
 		memcpy(want + n, h.mem + at[i], len[i]);
 		n += len[i];
 	}
-	hc_put32(args, n);
+	rr_t_put32(args, n);
 	assert_int_equal(
 		hc_send(&h, m, build_call(&h, m, &rh, 2, HC_WRITE, args, 4)),
 		0);
@@ -942,8 +942,8 @@ static void read_chunk_of_many_segments_arrives_whole(void **state)
 	assert_true(a->hlen > 0);
 	assert_int_equal(a->rpc.accept, RR_SUCCESS);
 	assert_int_equal(a->res_len, 8);
-	assert_int_equal(hc_get32(a->res), n);
-	assert_int_equal(hc_get32(a->res + 4), hc_fnv1a(want, n));
+	assert_int_equal(rr_t_get32(a->res), n);
+	assert_int_equal(rr_t_get32(a->res + 4), rr_t_fnv1a(want, n));
 	hc_close(&h);
 	free(want);
 	good_finish(&e->g, "read chunk of many segments");
@@ -968,7 +968,7 @@ static void send_read_chunks(struct hc *h, uint32_t size,
 		rh.reply.nsegs = 1;
 		rh.reply.segs[0] = *rseg;
 	}
-	hc_put32(args, size);
+	rr_t_put32(args, size);
 	n = build_call(h, m, &rh, 2, HC_READ, args, 4);
 	assert_int_equal(hc_send(h, m, n), 0);
 }
@@ -1075,7 +1075,7 @@ static void chunk_semantics(void **state)
 	rh = (struct rr_rdma_hdr){.proc = RR_RDMA_MSG, .nread = 1};
 	rh.reads[0] = (struct rr_rdma_read_seg){
 		4, {rr_mr_rkey(h.expo), 64, (uintptr_t)h.mem}};
-	hc_put32(args, 64);
+	rr_t_put32(args, 64);
 	n = build_call(&h, m, &rh, 2, HC_WRITE, args, 4);
 	assert_int_equal(hc_send(&h, m, n), 0);
 	expect_rdma_error(&h, rh.xid, RR_ERR_CHUNK);
@@ -1103,7 +1103,7 @@ static void chunk_semantics(void **state)
 		rh.writes[i].segs[0] = (struct rr_rdma_seg){
 			rr_mr_rkey(h.expo), 4096, (uintptr_t)h.mem};
 	}
-	hc_put32(args, 4096);
+	rr_t_put32(args, 4096);
 	n = build_call(&h, m, &rh, 2, HC_READ, args, 4);
 	assert_int_equal(hc_send(&h, m, n), 0);
 	expect_rdma_error(&h, rh.xid, RR_ERR_CHUNK);
@@ -1134,7 +1134,7 @@ static void write_chunk_too_small(void **state)
 	rh.writes[0].nsegs = 1;
 	rh.writes[0].segs[0] =
 		(struct rr_rdma_seg){rr_mr_rkey(h.expo), 100, (uintptr_t)h.mem};
-	hc_put32(args, 8192);
+	rr_t_put32(args, 8192);
 	len = build_call(&h, m, &rh, 2, HC_READ, args, 4);
 	assert_int_equal(hc_send(&h, m, len), 0);
 	expect_rdma_error(&h, rh.xid, RR_ERR_CHUNK);
@@ -1284,7 +1284,7 @@ static void garbage_arguments(void **state)
 	hc_open(&h);
 	hc_connect(&h, e->sv.port);
 	/* WRITE announcing 1000 bytes and carrying 12. */
-	hc_put32(args, 1000);
+	rr_t_put32(args, 1000);
 	memset(args + 4, 0xee, 12);
 	len = build_call(&h, m, &rh, 2, HC_WRITE, args, 16);
 	assert_int_equal(hc_send(&h, m, len), 0);
@@ -1392,7 +1392,7 @@ static void staller_main(int in, int out, uint16_t port)
 	if (!mem || rr_mr_reg(h.pd, mem, big, acc, &mr))
 		_exit(2);
 	seg = (struct rr_rdma_seg){rr_mr_rkey(mr), big, (uintptr_t)mem};
-	if (!hc_write_all(out, "c", 1) || read(in, &go, 1) != 1)
+	if (!rr_t_write_all(out, "c", 1) || read(in, &go, 1) != 1)
 		_exit(3);
 	for (uint32_t i = 0; i < (mode == 'r' ? BULK_BUFS : CREDITS); i++) {
 		if (mode == 'r')
@@ -1421,10 +1421,10 @@ static void stalled_client(struct env *e, bool reads, const char *name)
 	char mode = reads ? 'r' : 'w', c;
 	int st;
 
-	assert_true(hc_write_all(e->helper_w, &mode, 1));
-	assert_true(hc_read_within(e->helper_r, &c, 1, HC_WAIT_MS));
+	assert_true(rr_t_write_all(e->helper_w, &mode, 1));
+	assert_true(rr_t_read_within(e->helper_r, &c, 1, HC_WAIT_MS));
 	freeze(e->sv.pid, true);
-	assert_true(hc_write_all(e->helper_w, "s", 1));
+	assert_true(rr_t_write_all(e->helper_w, "s", 1));
 	assert_int_equal(waitpid(e->helper, &st, WUNTRACED), e->helper);
 	assert_true(WIFSTOPPED(st));
 	freeze(e->sv.pid, false);
@@ -1504,8 +1504,8 @@ static void silent_connections_miss_their_first_call_deadline(void **state)
 	assert_int_equal(hc_try_connect(&h[7], e->sv.port), RR_CM_REJECTED);
 	hc_close(&h[7]);
 	/* dropped by the deadline, not by us (10 s at most) */
-	for (uint64_t end = hc_now_us() + 10 * 1000 * 1000;
-	     DELTA(stats(e), e, conn_lost) < 7 && hc_now_us() < end;)
+	for (uint64_t end = rr_t_now_us() + 10 * 1000 * 1000;
+	     DELTA(stats(e), e, conn_lost) < 7 && rr_t_now_us() < end;)
 		assert_true(good_wait(&e->g, 1));
 	assert_int_equal(DELTA(stats(e), e, conn_lost), 7);
 	assert_int_equal(DELTA(stats(e), e, conn_timeouts), 7);
@@ -1526,7 +1526,7 @@ static void silent_connections_miss_their_first_call_deadline(void **state)
 static void full_table_makes_room_for_the_next_attempt(void **state)
 {
 	struct env *e = *state;
-	uint64_t end = hc_now_us() + 10 * 1000 * 1000;
+	uint64_t end = rr_t_now_us() + 10 * 1000 * 1000;
 	enum rr_cm_event_type t = RR_CM_REJECTED;
 	struct hc h[8];
 
@@ -1534,7 +1534,7 @@ static void full_table_makes_room_for_the_next_attempt(void **state)
 		hc_open(&h[i]);
 		hc_connect(&h[i], e->sv.port);
 	}
-	while (t != RR_CM_ESTABLISHED && hc_now_us() < end) {
+	while (t != RR_CM_ESTABLISHED && rr_t_now_us() < end) {
 		hc_open(&h[7]);
 		t = hc_try_connect(&h[7], e->sv.port);
 		if (t != RR_CM_ESTABLISHED) {
@@ -1565,9 +1565,9 @@ static void close_mid_call(void **state)
 	hc_connect(&h, e->sv.port);
 	len = build_call(&h, m, &rh, 2, HC_GATE, m, 0);
 	assert_int_equal(hc_send(&h, m, len), 0);
-	assert_true(hc_read_within(e->sv.entered_r, &c, 1, HC_WAIT_MS));
+	assert_true(rr_t_read_within(e->sv.entered_r, &c, 1, HC_WAIT_MS));
 	hc_close(&h);
-	assert_true(hc_write_all(e->sv.gate_w, &c, 1));
+	assert_true(rr_t_write_all(e->sv.gate_w, &c, 1));
 	/* A call whose argument the server is pulling as we vanish. */
 	hc_open(&h);
 	hc_connect(&h, e->sv.port);
@@ -1629,9 +1629,9 @@ static void reply_inline_up_to_the_last_byte(void **state)
 		assert_int_equal(a->h.proc, RR_RDMA_MSG);
 		assert_int_equal(a->rpc.accept, RR_SUCCESS);
 		assert_int_equal(a->res_len, 4 + padded);
-		assert_int_equal(hc_get32(a->res), size);
+		assert_int_equal(rr_t_get32(a->res), size);
 		for (uint32_t i = 0; i < size; i++)
-			if (a->res[4 + i] != hc_pat(i))
+			if (a->res[4 + i] != rr_t_pat(i))
 				fail_msg("READ %u: byte %u wrong", size, i);
 	}
 	expect_echo_ok(&h);
@@ -1717,9 +1717,9 @@ static void read_chunk_item_in_place_for_xdr(void **state)
 		rh.reads[0] = (struct rr_rdma_read_seg){
 			RPC_HDR_NONE + 4,
 			{rr_mr_rkey(h.expo), len, (uintptr_t)h.mem}};
-		hc_put32(args, len);
+		rr_t_put32(args, len);
 		memset(want, 0, 4100);
-		hc_put32(want, len);
+		rr_t_put32(want, len);
 		memcpy(want + 4, h.mem, len);
 		n = build_call(&h, m, &rh, 2, HC_XDR, args, 4);
 		assert_int_equal(hc_send(&h, m, n), 0);
@@ -1752,17 +1752,17 @@ static void nomsg_with_an_item(struct hc *h, uint32_t proc)
 		RPC_HDR_NONE + 4, {rr_mr_rkey(h->expo), len, (uintptr_t)item}};
 	build_call(h, m, &rh, 2, HC_NULL, m, 0);
 	rpc_call(msg, rh.xid, 2, HC_PROG, proc);
-	hc_put32(msg + RPC_HDR_NONE, len);
+	rr_t_put32(msg + RPC_HDR_NONE, len);
 	for (uint32_t i = 0; i < len; i++)
 		item[i] = (uint8_t)(i * 31 + 5);
-	hc_put32(want, len);
+	rr_t_put32(want, len);
 	memcpy(want + 4, item, len);
 	assert_int_equal(hc_send(h, m, (uint32_t)rr_rdma_hdr_size(&rh)), 0);
 	if (proc == HC_XDR) {
 		expect_results(h, rh.xid, want, 4 + len + 3);
 		return;
 	}
-	hc_put32(want + 4, hc_fnv1a(item, len));
+	rr_t_put32(want + 4, rr_t_fnv1a(item, len));
 	expect_results(h, rh.xid, want, 8);
 }
 
@@ -1809,7 +1809,7 @@ static void calls_beyond_the_grant_are_counted(void **state)
 {
 	struct env *e = *state;
 	const uint32_t n = CREDITS + 2;
-	uint64_t end = hc_now_us() + (uint64_t)HC_WAIT_MS * 1000;
+	uint64_t end = rr_t_now_us() + (uint64_t)HC_WAIT_MS * 1000;
 	struct rr_xprt_stats st;
 	uint8_t m[256];
 	struct hc h;
@@ -1826,11 +1826,12 @@ static void calls_beyond_the_grant_are_counted(void **state)
 	do
 		st = stats(e);
 	while (DELTA(st, e, credit_overruns) < n - CREDITS &&
-	       hc_now_us() < end);
+	       rr_t_now_us() < end);
 	assert_int_equal(DELTA(st, e, credit_overruns), n - CREDITS);
 	for (uint32_t i = 0; i < n; i++) {
-		assert_true(hc_read_within(e->sv.entered_r, &c, 1, HC_WAIT_MS));
-		assert_true(hc_write_all(e->sv.gate_w, &c, 1));
+		assert_true(
+			rr_t_read_within(e->sv.entered_r, &c, 1, HC_WAIT_MS));
+		assert_true(rr_t_write_all(e->sv.gate_w, &c, 1));
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct answer *a = next_answer(&h);

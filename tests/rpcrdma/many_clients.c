@@ -73,7 +73,7 @@ static int echo(struct rr_clnt *c, struct bufs *b, uint32_t len, uint32_t seed)
 	int rc;
 
 	for (uint32_t i = 0; i < len; i++)
-		b->args[i] = (uint8_t)(hc_pat(i + seed) ^ seed);
+		b->args[i] = (uint8_t)(rr_t_pat(i + seed) ^ seed);
 	memset(b->res, 0, len);
 	rc = rr_clnt_call(c, &call);
 	if (rc)
@@ -99,13 +99,13 @@ static int do_write(struct rr_clnt *c, struct bufs *b, uint32_t len,
 	int rc;
 
 	for (uint32_t i = 0; i < len; i++)
-		b->bulk[i] = (uint8_t)(hc_pat(i * 3 + seed) + seed);
-	hc_put32(args, len);
+		b->bulk[i] = (uint8_t)(rr_t_pat(i * 3 + seed) + seed);
+	rr_t_put32(args, len);
 	rc = rr_clnt_call(c, &call);
 	if (rc)
 		return rc;
-	return call.res_len == 8 && hc_get32(res) == len &&
-			       hc_get32(res + 4) == hc_fnv1a(b->bulk, len)
+	return call.res_len == 8 && rr_t_get32(res) == len &&
+			       rr_t_get32(res + 4) == rr_t_fnv1a(b->bulk, len)
 		       ? 0
 		       : -EBADMSG;
 }
@@ -125,16 +125,16 @@ static int do_read(struct rr_clnt *c, struct bufs *b, uint32_t len)
 			       .timeout_ms = CALL_TMO_MS};
 	int rc;
 
-	hc_put32(args, len);
+	rr_t_put32(args, len);
 	memset(b->bulk, 0, len);
 	rc = rr_clnt_call(c, &call);
 	if (rc)
 		return rc;
-	if (call.res_len != 4 || hc_get32(res) != len ||
+	if (call.res_len != 4 || rr_t_get32(res) != len ||
 	    call.res_bulk_len != len)
 		return -EBADMSG;
 	for (uint32_t i = 0; i < len; i++)
-		if (b->bulk[i] != hc_pat(i))
+		if (b->bulk[i] != rr_t_pat(i))
 			return -EBADMSG;
 	return 0;
 }
@@ -184,7 +184,7 @@ static void victim_loop(struct rr_clnt *c, struct bufs *b, int out)
 {
 	char r = 'r';
 
-	if (do_read(c, b, VICTIM_IO) || !hc_write_all(out, &r, 1))
+	if (do_read(c, b, VICTIM_IO) || !rr_t_write_all(out, &r, 1))
 		_exit(20);
 	for (uint32_t n = 0;; n++) {
 		if (n & 1)
@@ -210,12 +210,12 @@ static void client_child(uint16_t port, uint32_t id, bool victim,
 		_exit(10);
 	if (rr_clnt_create("127.0.0.1", port, &o, &c))
 		_exit(11);
-	if (!hc_write_all(f->ready_w, &one, 1) || !wait_go(f->go_r))
+	if (!rr_t_write_all(f->ready_w, &one, 1) || !wait_go(f->go_r))
 		_exit(12);
 	if (victim)
 		victim_loop(c, &b, f->out_w);
-	end = hc_now_us() + (uint64_t)RUN_MS * 1000;
-	for (uint32_t n = 0; n < MIN_CALLS || hc_now_us() < end; n++) {
+	end = rr_t_now_us() + (uint64_t)RUN_MS * 1000;
+	for (uint32_t n = 0; n < MIN_CALLS || rr_t_now_us() < end; n++) {
 		int rc = one_call(c, &b, n + id, &seed, &res.bytes);
 
 		res.calls++;
@@ -225,7 +225,7 @@ static void client_child(uint16_t port, uint32_t id, bool victim,
 		}
 	}
 	rr_clnt_destroy(c);
-	if (!hc_write_all(f->out_w, &res, sizeof(res)))
+	if (!rr_t_write_all(f->out_w, &res, sizeof(res)))
 		_exit(13);
 	_exit(0);
 }
@@ -284,18 +284,19 @@ static void run(uint32_t threads)
 	close(ready[1]);
 	close(go[0]);
 	for (int i = 0; i < NCLIENTS; i++)
-		assert_true(hc_read_within(ready[0], &c, 1, HC_WAIT_MS));
+		assert_true(rr_t_read_within(ready[0], &c, 1, HC_WAIT_MS));
 	print_rss(sv.pid, "with all clients connected");
 	close(go[1]); /* everyone starts */
 	/* The victim is inside its calls: kill it there. */
-	assert_true(hc_read_within(ch[0].out_r, &c, 1, HC_WAIT_MS));
+	assert_true(rr_t_read_within(ch[0].out_r, &c, 1, HC_WAIT_MS));
 	assert_int_equal(kill(ch[0].pid, SIGKILL), 0);
 	assert_int_equal(waitpid(ch[0].pid, &status, 0), ch[0].pid);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	for (int i = 1; i < NCLIENTS; i++) {
 		struct result r;
 
-		if (!hc_read_within(ch[i].out_r, &r, sizeof(r), RESULT_TMO_MS))
+		if (!rr_t_read_within(ch[i].out_r, &r, sizeof(r),
+				      RESULT_TMO_MS))
 			fail_msg("client %d sent no result", i);
 		if (r.bad)
 			fail_msg("client %d: %u of %u calls failed, first "

@@ -17,6 +17,7 @@
  * completions held back past their replies, shuffled batches, and the
  * send-buffer guard, whose rings must not need memory either.
  */
+#include "clock.h"
 #include "shapes.h"
 
 #include "io.h"
@@ -48,14 +49,6 @@
 #define CHILD_TMO_MS 10000 /* server start and stop */
 #define CALL_TMO_MS  20000 /* per call: a broken reconnect fails, not hangs */
 #define CYCLES	     2	   /* kills and restarts of the server */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* ============================================================ server */
 
@@ -256,13 +249,13 @@ static void flight_start(struct rr_clnt *c, struct flight *f,
 
 static void flight_wait(struct rr_clnt *c, struct flight *f)
 {
-	uint64_t end = now_ms() + CALL_TMO_MS;
+	uint64_t end = rr_t_now_ms() + CALL_TMO_MS;
 	uint32_t n;
 
 	while ((n = flight_ndone(f)) < F_N) {
 		int rc;
 
-		if (now_ms() >= end)
+		if (rr_t_now_ms() >= end)
 			fail_msg("%u of %u calls in flight completed in %d ms",
 				 n, F_N, CALL_TMO_MS);
 		rc = rr_clnt_progress(c, 100);
@@ -462,7 +455,7 @@ static void shutdown_during_a_reconnect_drains_at_once(void **state)
 	struct rr_xprt_stats st;
 	struct server sv;
 	struct rr_clnt *c;
-	uint64_t t0, end = now_ms() + CALL_TMO_MS;
+	uint64_t t0, end = rr_t_now_ms() + CALL_TMO_MS;
 	int mute;
 
 	(void)state;
@@ -477,14 +470,14 @@ static void shutdown_during_a_reconnect_drains_at_once(void **state)
 	mute = mute_listener(sv.port);
 	flight_start(c, f, m, 70); /* calls that want a connection */
 	do {
-		assert_true(now_ms() < end);
+		assert_true(rr_t_now_ms() < end);
 		rr_clnt_progress(c, 50);
 		rr_clnt_stats(c, &st);
 	} while (st.connects < 2 || st.conn_lost < 1);
-	t0 = now_ms();
+	t0 = rr_t_now_ms();
 	assert_int_equal(rr_clnt_shutdown(c), 0);
 	print_message("shutdown while connecting took %llu ms\n",
-		      (unsigned long long)(now_ms() - t0));
+		      (unsigned long long)(rr_t_now_ms() - t0));
 	rr_alloc_inject_off();
 	rr_clnt_stats(c, &st);
 	assert_int_equal(st.teardown_unbalanced, 0);

@@ -17,6 +17,7 @@
  * one tagged with the previous connection's generation, one with an old
  * sequence, and a duplicate after the real one.
  */
+#include "clock.h"
 #include "rpc/msg.h"
 #include "rpcrdma/hdr.h"
 #include "rpcrdma/xprt.h"
@@ -641,14 +642,6 @@ static void exposing_call(struct env *e, struct pending *p, size_t at)
 	exposing_call_within(e, p, at, 20000);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static struct tally tally_now(struct env *e)
 {
 	struct pollfd pf = {.fd = e->ctl, .events = POLLIN};
@@ -669,10 +662,10 @@ static int held(struct env *e, uint64_t *ids)
 /* Drives the client until the racer's attacks succeeded n times. */
 static void drive_until_attacked(struct env *e, int n)
 {
-	uint64_t end = now_ms() + WAIT_MS;
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
 
 	while (tally_now(e).succeeded < n) {
-		if (now_ms() > end)
+		if (rr_t_now_ms() > end)
 			fail_msg("the racer never reached the held keys");
 		rr_clnt_progress(e->c, 5);
 	}
@@ -680,10 +673,10 @@ static void drive_until_attacked(struct env *e, int n)
 
 static void drive_until_held(struct env *e, int n)
 {
-	uint64_t end = now_ms() + WAIT_MS;
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
 
 	while (held(e, NULL) < n) {
-		if (now_ms() > end) {
+		if (rr_t_now_ms() > end) {
 			struct rr_xprt_stats st;
 
 			rr_clnt_stats(e->c, &st);
@@ -705,10 +698,10 @@ static void drive_until_held(struct env *e, int n)
 
 static void drive_until_done(struct env *e, struct pending *p)
 {
-	uint64_t end = now_ms() + WAIT_MS;
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
 
 	while (!p->done) {
-		if (now_ms() > end)
+		if (rr_t_now_ms() > end)
 			fail_msg("the call never returned");
 		rr_clnt_progress(e->c, 5);
 	}
@@ -929,10 +922,10 @@ static uint64_t previous_seq(uint64_t id)
 /* Until the injected completion was dispatched (counted, or acted on). */
 static void drive_until_seen(struct env *e, struct pending *p, uint64_t stale0)
 {
-	uint64_t end = now_ms() + WAIT_MS;
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
 
 	while (cstats(e).stale_cqes == stale0 && !p->done) {
-		if (now_ms() > end)
+		if (rr_t_now_ms() > end)
 			fail_msg("the injected completion was never seen");
 		rr_clnt_progress(e->c, 5);
 	}
@@ -980,7 +973,7 @@ static void duplicate_invalidation_completion_is_counted(void **state)
 	static struct env e;
 	struct rr_wc wc = {.opcode = RR_WC_LOCAL_INV, .status = RR_WC_SUCCESS};
 	struct pending p;
-	uint64_t ids[4], stale0, end = now_ms() + WAIT_MS;
+	uint64_t ids[4], stale0, end = rr_t_now_ms() + WAIT_MS;
 	struct rr_xprt_stats st;
 
 	(void)state;
@@ -995,7 +988,7 @@ static void duplicate_invalidation_completion_is_counted(void **state)
 	/* The chain's one signaled LOCAL_INV carries the call's id. */
 	wc.wr_id = ids[0];
 	assert_int_equal(rr_faults_inject(e.dev, &wc), 0);
-	while (cstats(&e).stale_cqes == stale0 && now_ms() < end)
+	while (cstats(&e).stale_cqes == stale0 && rr_t_now_ms() < end)
 		rr_clnt_progress(e.c, 5);
 	st = cstats(&e);
 	assert_int_equal(st.stale_cqes, stale0 + 1);
@@ -1045,14 +1038,14 @@ static void second_reply_to_a_call_is_counted_and_dropped(void **state)
 {
 	static struct env e;
 	struct pending p;
-	uint64_t end = now_ms() + WAIT_MS;
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
 
 	(void)state;
 	start(&e, R_TWICE, false);
 	exposing_call(&e, &p, 0);
 	drive_until_done(&e, &p);
 	assert_int_equal(p.rc, 0);
-	while (cstats(&e).bad_xids == 0 && now_ms() < end)
+	while (cstats(&e).bad_xids == 0 && rr_t_now_ms() < end)
 		rr_clnt_progress(e.c, 5);
 	assert_int_equal(cstats(&e).bad_xids, 1);
 	assert_int_equal(cstats(&e).conn_lost, 0);
@@ -1077,7 +1070,7 @@ static void peer_never_sees_more_calls_than_it_granted(void **state)
 {
 	static struct env e;
 	static struct rr_call calls[NCOUNTED];
-	uint64_t end = now_ms() + WAIT_MS;
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
 	struct tally t;
 	int ndone = 0;
 
@@ -1088,7 +1081,7 @@ static void peer_never_sees_more_calls_than_it_granted(void **state)
 		assert_int_equal(
 			rr_clnt_call_async(e.c, &calls[i], on_null, &ndone), 0);
 	}
-	while (ndone < NCOUNTED && now_ms() < end)
+	while (ndone < NCOUNTED && rr_t_now_ms() < end)
 		rr_clnt_progress(e.c, 5);
 	assert_int_equal(ndone, NCOUNTED);
 	assert_int_equal(read(e.ctl, &t, sizeof(t)), sizeof(t));

@@ -6,7 +6,7 @@
  * 5 each, calls must wait their turn rather than overrun the provider's
  * queue (which refuses with -ENOMEM and would cost the connection).
  */
-#include "echo_prog.h"
+#include "tprog.h"
 
 #include <rpcrdma/faults.h>
 #include <rpcrdma/rpc.h>
@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#define PROG   0x20000044
+#define PROG   RR_T_PROG /* its ECHO (proc 1) */
 #define NCALLS 40
 #define LEN    6000 /* > 4 KiB inline: a read chunk out, a reply chunk back */
 
@@ -55,7 +55,7 @@ static void calls_wait_for_send_queue_room(void **state)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
+	const struct rr_svc_prog *prog = rr_t_prog();
 	struct rr_clnt_opts copts = {.sq_depth = 8};
 	static struct slot slots[NCALLS];
 	struct rr_xprt_stats st, sst;
@@ -68,7 +68,7 @@ static void calls_wait_for_send_queue_room(void **state)
 	assert_int_equal(
 		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), NULL, &svc),
 		0);
-	assert_int_equal(rr_svc_register(svc, &prog), 0);
+	assert_int_equal(rr_svc_register(svc, prog), 0);
 	assert_int_equal(rr_svc_port(svc, &port), 0);
 	assert_int_equal(pthread_create(&t, NULL, serve, svc), 0);
 	assert_int_equal(rr_clnt_create("127.0.0.1", port, &copts, &c), 0);
@@ -133,7 +133,7 @@ static void no_overrun_with(struct rr_fault_plan plan)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
+	const struct rr_svc_prog *prog = rr_t_prog();
 	struct rr_device_opts dopts = {.faults = &plan};
 	struct rr_clnt_opts copts = {
 		.sq_depth = 8, .provider = "faults", .dev_opts = &dopts};
@@ -150,7 +150,7 @@ static void no_overrun_with(struct rr_fault_plan plan)
 	assert_int_equal(
 		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), NULL, &svc),
 		0);
-	assert_int_equal(rr_svc_register(svc, &prog), 0);
+	assert_int_equal(rr_svc_register(svc, prog), 0);
 	assert_int_equal(rr_svc_port(svc, &port), 0);
 	assert_int_equal(pthread_create(&t, NULL, serve, svc), 0);
 	assert_int_equal(rr_clnt_create("127.0.0.1", port, &copts, &c), 0);

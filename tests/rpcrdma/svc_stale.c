@@ -6,7 +6,8 @@
  * the buffer is not read as a call, the connection goes on serving.
  * The server runs over the "faults" provider, which injects it.
  */
-#include "echo_prog.h"
+#include "clock.h"
+#include "tprog.h"
 #include "rpcrdma/xprt.h"
 
 #include <rpcrdma/faults.h>
@@ -24,20 +25,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#define PROG 0x20000078
+#define PROG RR_T_PROG /* its ECHO (proc 1) */
 
 static void *serve(void *arg)
 {
 	rr_svc_run(arg);
 	return NULL;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static int echo(struct rr_clnt *c)
@@ -69,7 +62,7 @@ static void stale_recv_is_ignored(uint64_t (*f)(uint64_t))
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_svc_prog prog = {PROG, 1, 2, echo_procs, NULL};
+	const struct rr_svc_prog *prog = rr_t_prog();
 	struct rr_fault_plan plan = {.seed = 9, .hold_invs = true};
 	struct rr_device_opts dopts = {.faults = &plan};
 	struct rr_svc_opts so = {.provider = "faults", .dev_opts = &dopts};
@@ -85,7 +78,7 @@ static void stale_recv_is_ignored(uint64_t (*f)(uint64_t))
 	assert_int_equal(
 		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &so, &svc),
 		0);
-	assert_int_equal(rr_svc_register(svc, &prog), 0);
+	assert_int_equal(rr_svc_register(svc, prog), 0);
 	assert_int_equal(rr_svc_port(svc, &port), 0);
 	assert_int_equal(pthread_create(&t, NULL, serve, svc), 0);
 	/* A first connection comes and goes: the second has generation 2. */
@@ -99,11 +92,11 @@ static void stale_recv_is_ignored(uint64_t (*f)(uint64_t))
 	before = sstats(svc);
 	wc.wr_id = f(ids[0]);
 	assert_int_equal(rr_faults_inject(rr_svc_device(svc), &wc), 0);
-	end = now_ms() + 5000;
+	end = rr_t_now_ms() + 5000;
 	do
 		after = sstats(svc);
 	while (after.stale_cqes == before.stale_cqes &&
-	       after.bad_headers == before.bad_headers && now_ms() < end);
+	       after.bad_headers == before.bad_headers && rr_t_now_ms() < end);
 	assert_int_equal(after.stale_cqes, before.stale_cqes + 1);
 	assert_int_equal(after.bad_headers, before.bad_headers);
 	for (int i = 0; i < 20; i++)

@@ -5,6 +5,7 @@
  * without. Every test checks both what was injected and that each work
  * request still completes exactly once.
  */
+#include "clock.h"
 #include <rpcrdma/fabric.h>
 #include <rpcrdma/faults.h>
 
@@ -44,14 +45,6 @@ struct pair {
 	struct rr_listener *lst;
 	uint16_t port;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* ---------------------------------------------------------------- setup */
 
@@ -252,7 +245,7 @@ static int post_reg(struct side *s, struct rr_qp *qp, struct rr_mw *mw,
 /* 1 and *wc, or 0 when nothing came within timeout_ms. */
 static int poll_wc(struct rr_cq *cq, struct rr_wc *wc, int timeout_ms)
 {
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = rr_t_now_ms() + (uint64_t)timeout_ms;
 
 	for (;;) {
 		int n = rr_cq_poll(cq, wc, 1), left;
@@ -260,8 +253,8 @@ static int poll_wc(struct rr_cq *cq, struct rr_wc *wc, int timeout_ms)
 		assert_true(n >= 0);
 		if (n)
 			return 1;
-		left = (int)(end - now_ms());
-		if (now_ms() >= end)
+		left = (int)(end - rr_t_now_ms());
+		if (rr_t_now_ms() >= end)
 			return 0;
 		rr_cq_wait(cq, left);
 	}
@@ -696,8 +689,8 @@ static void test_reorder(void **state)
 	for (int i = 0; i < N; i++)
 		expect_wc(p.b.rcq, (uint64_t)i, RR_WC_SUCCESS, RR_WC_RECV,
 			  p.b.qp);
-	end = now_ms() + WAIT_MS;
-	while (got < N && now_ms() < end) {
+	end = rr_t_now_ms() + WAIT_MS;
+	while (got < N && rr_t_now_ms() < end) {
 		struct rr_wc wc[16];
 		int n = rr_cq_poll(p.a.scq, wc, 16);
 
@@ -740,7 +733,7 @@ static void delay_run(uint64_t seed, uint8_t held[200])
 	pair_open(&p, &plan, false);
 	assert_int_equal(post_recv(&p.b, p.b.qp, 0, 0), 0);
 	for (uint64_t i = 0; i < 200; i++) {
-		uint64_t end = now_ms() + WAIT_MS;
+		uint64_t end = rr_t_now_ms() + WAIT_MS;
 		struct rr_wc wc;
 		int n = 0;
 
@@ -749,7 +742,7 @@ static void delay_run(uint64_t seed, uint8_t held[200])
 		assert_int_equal(post_recv(&p.b, p.b.qp, i + 1, 0), 0);
 		/* Either its completion comes, or it was held. */
 		while (!n && stats(&p.a).send_cqes_delayed == delayed) {
-			assert_true(now_ms() < end);
+			assert_true(rr_t_now_ms() < end);
 			n = rr_cq_poll(p.a.scq, &wc, 1);
 			if (!n)
 				rr_cq_wait(p.a.scq, 2);

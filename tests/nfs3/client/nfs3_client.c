@@ -15,6 +15,7 @@
  * RR_TEST_NFS_DIR, when set, is that export as a local directory (the
  * server on this machine), so what the client did is checked there too.
  */
+#include "clock.h"
 #include <rpcrdma/nfs3.h>
 #include <rpcrdma/rpc.h>
 
@@ -51,14 +52,6 @@ static const char *ext_url; /* RR_TEST_NFS_URL: no server of ours */
 static const char *local_root = export_dir; /* NULL: the export is remote */
 
 /* ============================================================ helpers */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void fill(uint8_t *p, size_t len, uint32_t seed)
 {
@@ -196,13 +189,13 @@ static void note_endpoint(char *line)
 
 static bool read_endpoints(int fd)
 {
-	uint64_t end = now_ms() + START_TMO_MS;
+	uint64_t end = rr_t_now_ms() + START_TMO_MS;
 	char buf[4096];
 	size_t len = 0;
 
 	while (!port_rdma || !port_tcp || !port_mount) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int64_t left = (int64_t)(end - now_ms());
+		int64_t left = (int64_t)(end - rr_t_now_ms());
 		char *nl;
 		ssize_t n;
 
@@ -281,11 +274,11 @@ static int server_start(void **state)
 
 static int wait_exit(pid_t pid, int tmo_ms, int *status)
 {
-	uint64_t end = now_ms() + (uint64_t)tmo_ms;
+	uint64_t end = rr_t_now_ms() + (uint64_t)tmo_ms;
 	struct timespec ts = {0, 5 * 1000 * 1000};
 
 	/* bounded: waitpid has no timeout, so poll it with WNOHANG */
-	while (now_ms() < end) {
+	while (rr_t_now_ms() < end) {
 		pid_t r = waitpid(pid, status, WNOHANG);
 
 		if (r == pid)

@@ -114,8 +114,8 @@ static void idle_files_are_closed(void **state)
 	assert_int_equal(lookup(f, &f->root, "a", &h, NULL), NFS3_OK);
 	expect_read(f, &h, "hello");
 	/* QUICK_IDLE_MS later the reaper closes it, with no call to help */
-	end = now_ms() + CHILD_TMO_MS;
-	while (file_fds(f, "a") && now_ms() < end)
+	end = rr_t_now_ms() + CHILD_TMO_MS;
+	while (file_fds(f, "a") && rr_t_now_ms() < end)
 		poll(NULL, 0, 10);
 	assert_int_equal(file_fds(f, "a"), 0);
 	expect_read(f, &h, "hello"); /* and opens it again when asked */
@@ -534,7 +534,7 @@ static void concurrent_reads_each_get_their_own_answer(void **state)
 	struct fx *f = *state;
 	struct conc *cs = calloc(NCONC, sizeof(*cs));
 	struct rr_cred yes = f->me, no = {.uid = 4242, .gid = 4242};
-	uint64_t end = now_ms() + CALL_TMO_MS;
+	uint64_t end = rr_t_now_ms() + CALL_TMO_MS;
 	char p[PATH_MAX];
 	struct fh h;
 	int left = NCONC;
@@ -548,7 +548,7 @@ static void concurrent_reads_each_get_their_own_answer(void **state)
 	}
 	assert_int_equal(lookup(f, &f->root, "p", &h, NULL), NFS3_OK);
 	start_reads(f, cs, &h, &yes, &no);
-	while (left && now_ms() < end) {
+	while (left && rr_t_now_ms() < end) {
 		left = 0;
 		for (int i = 0; i < NCONC; i++)
 			left += !__atomic_load_n(&cs[i].done, __ATOMIC_ACQUIRE);

@@ -141,10 +141,10 @@ static void ids_of(int tid, char out[256])
 
 static int wait_tid(struct loop *l)
 {
-	uint64_t end = now_ms() + CHILD_TMO_MS;
+	uint64_t end = rr_t_now_ms() + CHILD_TMO_MS;
 
 	/* the loop thread says who it is before it serves anything */
-	while (!atomic_load(&l->tid) && now_ms() < end)
+	while (!atomic_load(&l->tid) && rr_t_now_ms() < end)
 		sched_yield();
 	return atomic_load(&l->tid);
 }

@@ -804,7 +804,7 @@ static void concurrent_calls_keep_their_own_identity(void **state)
 {
 	struct fx *f = *state;
 	struct conc *cs = calloc(NCONC, sizeof(*cs));
-	uint64_t end = now_ms() + CALL_TMO_MS;
+	uint64_t end = rr_t_now_ms() + CALL_TMO_MS;
 	nfs_fh3 root = H(&f->root);
 	int left = NCONC;
 
@@ -832,7 +832,7 @@ static void concurrent_calls_keep_their_own_identity(void **state)
 		assert_int_equal(
 			rr_clnt_call_async(f->c, &c->call, conc_done, c), 0);
 	}
-	while (left && now_ms() < end) {
+	while (left && rr_t_now_ms() < end) {
 		left = 0;
 		for (int i = 0; i < NCONC; i++)
 			left += !__atomic_load_n(&cs[i].done, __ATOMIC_ACQUIRE);

@@ -7,6 +7,7 @@
  *
  * argv[1] is the nfsrdmad binary.
  */
+#include "clock.h"
 #include <rpcrdma/rpc.h>
 #include <rpcrdma/rpc_tcp.h>
 
@@ -51,24 +52,16 @@ struct fx {
 	struct rr_cred me;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Reads the daemon's stdout up to its "ready" line, within TMO_MS. */
 static int read_banner(struct daemon *d)
 {
 	char buf[4096] = "", *line, *r;
 	size_t len = 0;
-	uint64_t end = now_ms() + TMO_MS;
+	uint64_t end = rr_t_now_ms() + TMO_MS;
 
 	while (!(r = strstr(buf, "ready")) || !strchr(r, '\n')) {
 		struct pollfd p = {.fd = d->out, .events = POLLIN};
-		int64_t left = (int64_t)(end - now_ms());
+		int64_t left = (int64_t)(end - rr_t_now_ms());
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
@@ -119,21 +112,21 @@ static int daemon_start(struct fx *f)
 /* SIGTERM; the exit status, or -1 if it did not exit within TMO_MS. */
 static int daemon_stop(struct fx *f)
 {
-	uint64_t end = now_ms() + TMO_MS;
+	uint64_t end = rr_t_now_ms() + TMO_MS;
 	int status = 0;
 	char c;
 
 	kill(f->d.pid, SIGTERM);
 	/* our end of its stdout sees EOF when it exits */
-	while (now_ms() < end) {
+	while (rr_t_now_ms() < end) {
 		struct pollfd p = {.fd = f->d.out, .events = POLLIN};
 
-		if (poll(&p, 1, (int)(end - now_ms())) <= 0 ||
+		if (poll(&p, 1, (int)(end - rr_t_now_ms())) <= 0 ||
 		    read(f->d.out, &c, 1) <= 0)
 			break;
 	}
 	close(f->d.out);
-	if (now_ms() >= end)
+	if (rr_t_now_ms() >= end)
 		kill(f->d.pid, SIGKILL);
 	waitpid(f->d.pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

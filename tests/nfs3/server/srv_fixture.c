@@ -31,14 +31,6 @@ const char *__tsan_default_suppressions(void)
 	return "called_from_lib:libtirpc.so.3\n";
 }
 
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* ============================================================ server */
 
 static void on_term(int sig)
@@ -133,27 +125,28 @@ int server_start(struct fx *f)
 
 int server_stop(struct fx *f)
 {
-	uint64_t end = now_ms() + CHILD_TMO_MS;
+	uint64_t end = rr_t_now_ms() + CHILD_TMO_MS;
 	int status = 0;
 	pid_t w;
 
 	if (!f->pid)
 		return 0;
 	kill(f->pid, SIGTERM);
-	while ((w = waitpid(f->pid, &status, WNOHANG)) == 0 && now_ms() < end) {
+	while ((w = waitpid(f->pid, &status, WNOHANG)) == 0 &&
+	       rr_t_now_ms() < end) {
 		struct pollfd pfd = {.fd = f->fd, .events = POLLIN};
 		char ch;
 
 		/* the pipe closes when the child exits: wait for that */
-		if (poll(&pfd, 1, (int)(end - now_ms())) > 0 &&
+		if (poll(&pfd, 1, (int)(end - rr_t_now_ms())) > 0 &&
 		    read(f->fd, &ch, 1) <= 0)
 			break;
 	}
 	if (w == 0 && waitpid(f->pid, &status, WNOHANG) == 0) {
-		uint64_t e2 = now_ms() + 2000;
+		uint64_t e2 = rr_t_now_ms() + 2000;
 
 		while ((w = waitpid(f->pid, &status, WNOHANG)) == 0 &&
-		       now_ms() < e2)
+		       rr_t_now_ms() < e2)
 			poll(NULL, 0, 10);
 		if (w == 0) {
 			kill(f->pid, SIGKILL);

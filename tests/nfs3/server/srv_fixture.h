@@ -10,6 +10,7 @@
 #ifndef RR_TEST_NFS3_SRV_FIXTURE_H
 #define RR_TEST_NFS3_SRV_FIXTURE_H
 
+#include "clock.h"
 #include "io.h"
 
 #include <rpcrdma/nfs3_server.h>
@@ -72,7 +73,6 @@ struct fx {
 			 0)
 #define FREE(P, r) xdr_free((xdrproc_t)rr__xdr_##P##3res, (char *)&(r))
 
-uint64_t now_ms(void);
 int server_start(struct fx *f);
 int server_stop(struct fx *f);
 bool_t xvoid(XDR *x, void *p);
