@@ -292,6 +292,17 @@ static int put_loop(struct xfer *x, struct progress *p)
 	return 0;
 }
 
+/*
+ * The bytes of a range put wrote, for the library to send again when the
+ * server restarted before committing them: the local file still has them.
+ */
+static ssize_t put_refill(void *arg, void *buf, size_t len, uint64_t off)
+{
+	struct xfer *x = arg;
+
+	return read_full(x->fd, buf, len, (off_t)off);
+}
+
 /* URL may name a directory: the file goes in it under its own name. */
 static int put_open(struct xfer *x)
 {
@@ -310,6 +321,7 @@ static int put_open(struct xfer *x)
 			 &x->f);
 	if (rc)
 		return cli_fail(x->url, rc);
+	rr_nfs_set_refill(x->f, put_refill, x);
 	return 0;
 }
 

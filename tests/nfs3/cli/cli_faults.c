@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * nfsrdma when the server goes away under it, end to end with real
+ * processes: nfsrdmad is killed (SIGKILL) in the middle of a put, and
+ * either restarted on the same ports, where the put must finish with the
+ * right bytes, or left dead, where the put must fail once, within its
+ * call timeout.
+ *
+ * Losing uncommitted writes is what a restart may do (RFC 1813 section
+ * 3.3.7), but a killed process loses nothing from the page cache; so the
+ * test does the losing: it cuts the file on the server before the restart.
+ * Only a client that writes again what it had not committed puts it back.
+ *
+ * usage: cli_faults NFSRDMAD NFSRDMA
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon.h"
+#include "io.h"
+
+#define FILE_SIZE  (512u << 20) /* long enough to be cut in the middle */
+#define KILL_AT	   (16u << 20)	/* the server file's size at the kill */
+#define CUT_TO	   (4u << 20)	/* what the "restart" leaves of it */
+#define TIMEOUT_MS 4000		/* nfsrdma --timeout when it stays dead */
+#define WAIT_MS	   60000
+
+static const char *nfsrdmad_bin, *nfsrdma_bin;
+
+struct env {
+	char base[64];
+	char exp[96], state[96], src[96], err[96];
+	struct rr_t_daemon d;
+	char url[256];
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static void fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+static void make_source(const char *path, size_t len)
+{
+	size_t piece = 1u << 20;
+	uint8_t *buf = malloc(piece);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_non_null(buf);
+	assert_true(fd >= 0);
+	for (size_t off = 0; off < len; off += piece) {
+		fill(buf, piece, (uint32_t)(off / piece) + 1);
+		assert_true(rr_t_write_all(fd, buf, piece));
+	}
+	close(fd);
+	free(buf);
+}
+
+static bool same_bytes(const char *a, const char *b)
+{
+	size_t piece = 1u << 20;
+	uint8_t *pa = malloc(piece), *pb = malloc(piece);
+	int fa = open(a, O_RDONLY), fb = open(b, O_RDONLY);
+	bool same = pa && pb && fa >= 0 && fb >= 0;
+	ssize_t na = 1;
+
+	while (same && na > 0) {
+		na = read(fa, pa, piece);
+		same = na >= 0 && read(fb, pb, piece) == na &&
+		       !memcmp(pa, pb, (size_t)(na > 0 ? na : 0));
+	}
+	close(fa);
+	close(fb);
+	free(pa);
+	free(pb);
+	return same;
+}
+
+/* The one regular file in dir whatever its name (put's temporary too). */
+static bool only_file(const char *dir, char *path, size_t cap, off_t *size)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' || strlen(e->d_name) > 2) {
+			snprintf(path, cap, "%s/%s", dir, e->d_name);
+			if (!stat(path, &st) && S_ISREG(st.st_mode)) {
+				*size = st.st_size;
+				found = true;
+				break;
+			}
+		}
+	closedir(d);
+	return found;
+}
+
+/* Waits (inotify, no polling) for a file in dir of at least len bytes. */
+static bool wait_grown(const char *dir, off_t len, char *path, size_t cap)
+{
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
+	int fd = inotify_init1(IN_CLOEXEC);
+	char ev[4096];
+	off_t size = 0;
+	bool ok = false;
+
+	assert_true(fd >= 0);
+	assert_true(inotify_add_watch(fd, dir, IN_MODIFY | IN_CREATE) >= 0);
+	while (!(ok = only_file(dir, path, cap, &size) && size >= len)) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int64_t left = (int64_t)(end - rr_t_now_ms());
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0 ||
+		    read(fd, ev, sizeof(ev)) <= 0)
+			break;
+	}
+	close(fd);
+	return ok;
+}
+
+/* nfsrdma with args (NULL-terminated), stderr into e->err. */
+static pid_t cli_start(struct env *e, const char *const *args)
+{
+	const char *argv[32] = {"nfsrdma"};
+	int n = 1;
+	pid_t pid;
+
+	while (*args && n < 31)
+		argv[n++] = *args++;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		int fd = open(e->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, STDERR_FILENO);
+		execv(nfsrdma_bin, (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Its exit status within tmo_ms (pidfd: woken by the exit itself). */
+static int cli_wait(pid_t pid, int tmo_ms)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), status = 0;
+	struct pollfd p = {.fd = pfd, .events = POLLIN};
+
+	assert_true(pfd >= 0);
+	if (poll(&p, 1, tmo_ms) <= 0)
+		kill(pid, SIGKILL);
+	close(pfd);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void print_err(const struct env *e)
+{
+	char buf[4096];
+	int fd = open(e->err, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (n > 0) {
+		buf[n] = '\0';
+		fprintf(stderr, "nfsrdma said: %s", buf);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static long err_lines(const struct env *e)
+{
+	FILE *f = fopen(e->err, "r");
+	long lines = 0;
+	int c;
+
+	if (!f)
+		return -1;
+	while ((c = fgetc(f)) != EOF)
+		lines += c == '\n';
+	fclose(f);
+	return lines;
+}
+
+static void kill_server(struct env *e)
+{
+	int status;
+
+	assert_int_equal(kill(e->d.pid, SIGKILL), 0);
+	assert_int_equal(waitpid(e->d.pid, &status, 0), e->d.pid);
+	close(e->d.out);
+	e->d.pid = 0;
+}
+
+/* The same ports as before, so the client's reconnects find it. */
+static void restart_server(struct env *e)
+{
+	char r[8], t[8], m[8];
+	const char *extra[] = {"--rdma-port",  r, "--tcp-port", t,
+			       "--mount-port", m, NULL};
+
+	snprintf(r, sizeof(r), "%u", e->d.rdma);
+	snprintf(t, sizeof(t), "%u", e->d.tcp);
+	snprintf(m, sizeof(m), "%u", e->d.mount);
+	assert_int_equal(rr_t_daemon_start(&e->d, nfsrdmad_bin, e->exp,
+					   e->state, extra, NULL),
+			 0);
+}
+
+/* ------------------------------------------------------------ fixture */
+
+static int env_setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -1;
+	snprintf(e->base, sizeof(e->base), "/tmp/cli-faults-XXXXXX");
+	if (!mkdtemp(e->base))
+		return -1;
+	snprintf(e->exp, sizeof(e->exp), "%s/export", e->base);
+	snprintf(e->state, sizeof(e->state), "%s/state", e->base);
+	snprintf(e->src, sizeof(e->src), "%s/source", e->base);
+	snprintf(e->err, sizeof(e->err), "%s/stderr", e->base);
+	mkdir(e->exp, 0755);
+	if (rr_t_daemon_start(&e->d, nfsrdmad_bin, e->exp, e->state, NULL,
+			      NULL)) {
+		fprintf(stderr, "nfsrdmad did not start\n");
+		return -1;
+	}
+	*state = e;
+	return 0;
+}
+
+static int env_teardown(void **state)
+{
+	struct env *e = *state;
+
+	if (e->d.pid)
+		rr_t_daemon_stop(&e->d);
+	rr_t_rm_tree(e->base);
+	free(e);
+	return 0;
+}
+
+static void url_of(struct env *e, bool tcp, const char *name)
+{
+	if (tcp)
+		snprintf(e->url, sizeof(e->url),
+			 "nfs://127.0.0.1%s/%s?proto=tcp&nfsport=%u&"
+			 "mountport=%u",
+			 e->exp, name, e->d.tcp, e->d.mount);
+	else
+		snprintf(e->url, sizeof(e->url),
+			 "nfs://127.0.0.1%s/%s?nfsport=%u&mountport=%u", e->exp,
+			 name, e->d.rdma, e->d.mount);
+}
+
+/* -------------------------------------------------------------- tests */
+
+static void put_survives_restart(void **state, bool tcp)
+{
+	struct env *e = *state;
+	char path[192], dst[192];
+	pid_t pid;
+	int rc;
+
+	make_source(e->src, FILE_SIZE);
+	url_of(e, tcp, "file");
+	pid = cli_start(e, (const char *[]){"-q", "--timeout", "30000", "put",
+					    e->src, e->url, NULL});
+	assert_true(wait_grown(e->exp, KILL_AT, path, sizeof(path)));
+	kill_server(e);
+	/* what a restart may lose of the writes not yet committed */
+	assert_int_equal(truncate(path, CUT_TO), 0);
+	restart_server(e);
+	rc = cli_wait(pid, WAIT_MS);
+	print_err(e);
+	assert_int_equal(rc, 0);
+	assert_int_equal(err_lines(e), 0); /* -q and success: silence */
+	snprintf(dst, sizeof(dst), "%s/file", e->exp);
+	assert_true(same_bytes(e->src, dst));
+}
+
+static void put_survives_restart_rdma(void **state)
+{
+	put_survives_restart(state, false);
+}
+
+static void put_survives_restart_tcp(void **state)
+{
+	put_survives_restart(state, true);
+}
+
+/*
+ * A dead server: the calls in flight time out after TIMEOUT_MS, and
+ * close sends no COMMIT into the void for a second timeout.
+ */
+static void put_fails_once_when_server_dies(void **state, bool tcp)
+{
+	struct env *e = *state;
+	char path[192], tmo[16];
+	uint64_t t0;
+	pid_t pid;
+	int rc;
+
+	make_source(e->src, FILE_SIZE);
+	url_of(e, tcp, "file");
+	snprintf(tmo, sizeof(tmo), "%d", TIMEOUT_MS);
+	pid = cli_start(e, (const char *[]){"-q", "--timeout", tmo, "put",
+					    e->src, e->url, NULL});
+	assert_true(wait_grown(e->exp, KILL_AT, path, sizeof(path)));
+	kill_server(e);
+	t0 = rr_t_now_ms();
+	rc = cli_wait(pid, WAIT_MS);
+	print_err(e);
+	fprintf(stderr, "put failed %llu ms after the kill\n",
+		(unsigned long long)(rr_t_now_ms() - t0));
+	assert_int_equal(rc, 1);
+	assert_true(rr_t_now_ms() - t0 < TIMEOUT_MS * 3 / 2);
+	assert_int_equal(err_lines(e), 1);
+}
+
+static void put_fails_once_rdma(void **state)
+{
+	put_fails_once_when_server_dies(state, false);
+}
+
+static void put_fails_once_tcp(void **state)
+{
+	put_fails_once_when_server_dies(state, true);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(put_survives_restart_rdma,
+						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(put_survives_restart_tcp,
+						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(put_fails_once_rdma, env_setup,
+						env_teardown),
+		cmocka_unit_test_setup_teardown(put_fails_once_tcp, env_setup,
+						env_teardown),
+	};
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s NFSRDMAD NFSRDMA\n", argv[0]);
+		return 2;
+	}
+	nfsrdmad_bin = argv[1];
+	nfsrdma_bin = argv[2];
+	if (access(nfsrdmad_bin, X_OK) || access(nfsrdma_bin, X_OK)) {
+		fprintf(stderr, "SKIP: %s or %s not built\n", nfsrdmad_bin,
+			nfsrdma_bin);
+		return 77;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
