@@ -24,14 +24,17 @@ static const char usage_text[] =
 	"  df URL            space and files on the export\n"
 	"  mv URL NEWPATH    rename (NEWPATH: absolute inside the export,\n"
 	"                    or relative to URL's directory, or a URL)\n"
-	"  get URL LOCAL     copy a file from the server\n"
-	"  put LOCAL URL     copy a file to the server\n"
+	"  get URL LOCAL     copy a file from the server (LOCAL -: stdout)\n"
+	"  put LOCAL URL     copy a file to the server (LOCAL -: stdin)\n"
 	"  bench URL         --op read|write|randread|randwrite --bs 1M\n"
 	"                    --depth N --seconds S [--json]: over RDMA, with\n"
 	"                    a TCP baseline to the same server in the same "
 	"run\n"
 	"options:\n"
 	"  --verify          get/put: re-read both ends, compare CRC32C\n"
+	"  --partial         get/put: keep a failed transfer's file under its\n"
+	"                    final name (by default it is written under a\n"
+	"                    temporary name, renamed once complete)\n"
 	"  --depth N         READ/WRITE calls in flight (default 16)\n"
 	"  --timeout MS      per call (default 60000)\n"
 	"  -q, --quiet       no progress bar or summary\n"
@@ -175,6 +178,7 @@ enum {
 	O_TCP_PORT,
 	O_NO_BASELINE,
 	O_STATS,
+	O_PARTIAL,
 };
 
 static const struct option longopts[] = {
@@ -188,6 +192,7 @@ static const struct option longopts[] = {
 	{"tcp-nfsport", required_argument, NULL, O_TCP_PORT},
 	{"no-baseline", no_argument, NULL, O_NO_BASELINE},
 	{"stats", no_argument, NULL, O_STATS},
+	{"partial", no_argument, NULL, O_PARTIAL},
 	{"seconds", required_argument, NULL, O_SECONDS},
 	{"json", no_argument, NULL, O_JSON},
 	{"quiet", no_argument, NULL, 'q'},
@@ -218,6 +223,9 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case O_STATS:
 		c->stats = true;
+		return 0;
+	case O_PARTIAL:
+		c->partial = true;
 		return 0;
 	case O_TCP_PORT:
 		if (parse_int(arg, 1, 65535, &v))

@@ -13,7 +13,8 @@ struct cli {
 	struct rr_nfs_opts o;
 	bool verify;
 	bool quiet;
-	bool stats; /* the transport's counters on stderr at unmount */
+	bool stats;   /* the transport's counters on stderr at unmount */
+	bool partial; /* get/put: a failed transfer keeps its final name */
 	/* bench */
 	const char *rw;
 	uint64_t size;
@@ -46,6 +47,18 @@ int cmd_mv(struct cli *c);
 int cmd_get(struct cli *c);
 int cmd_put(struct cli *c);
 int cmd_bench(struct cli *c);
+
+/*
+ * Temporary names and interrupts for get and put (partial.c). temp_name:
+ * ".NAME.nfsrdma-XXXXXXXX" beside final (malloc'd). local_temp_open
+ * creates such a file exclusively: its fd (name in *tmp) or -errno.
+ */
+void xfer_catch_signals(void);
+bool xfer_interrupted(void);
+/* Dies of the signal caught, if one was. */
+void xfer_die_if_interrupted(void);
+char *temp_name(const char *final);
+int local_temp_open(const char *final, char **tmp);
 
 /* A progress line on stderr when it is a terminal. */
 struct progress {

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * nfsrdma when the server goes away under it, end to end with real
- * processes: nfsrdmad is killed (SIGKILL) in the middle of a put, and
- * either restarted on the same ports, where the put must finish with the
- * right bytes, or left dead, where the put must fail once, within its
- * call timeout.
+ * nfsrdma when things go wrong, end to end with real processes: nfsrdmad
+ * is killed (SIGKILL) in the middle of a put, and either restarted on the
+ * same ports, where the put must finish with the right bytes, or left
+ * dead, where the put must fail once, within its call timeout; a get or
+ * put is interrupted (SIGINT, as Ctrl-C sends), and no partial file may
+ * stay under the final name, nor a temporary; "-" is stdin or stdout.
  *
  * Losing uncommitted writes is what a restart may do (RFC 1813 section
  * 3.3.7), but a killed process loses nothing from the page cache; so the
@@ -46,7 +47,7 @@ static const char *nfsrdmad_bin, *nfsrdma_bin;
 
 struct env {
 	char base[64];
-	char exp[96], state[96], src[96], err[96];
+	char exp[96], state[96], src[96], err[96], local[96];
 	struct rr_t_daemon d;
 	char url[256];
 };
@@ -143,8 +144,12 @@ static bool wait_grown(const char *dir, off_t len, char *path, size_t cap)
 	return ok;
 }
 
-/* nfsrdma with args (NULL-terminated), stderr into e->err. */
-static pid_t cli_start(struct env *e, const char *const *args)
+/*
+ * nfsrdma with args (NULL-terminated), stderr into e->err, stdin from in
+ * and stdout to out when they are not -1.
+ */
+static pid_t cli_start_io(struct env *e, const char *const *args, int in,
+			  int out)
 {
 	const char *argv[32] = {"nfsrdma"};
 	int n = 1;
@@ -159,10 +164,19 @@ static pid_t cli_start(struct env *e, const char *const *args)
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fd, STDERR_FILENO);
+		if (in >= 0)
+			dup2(in, STDIN_FILENO);
+		if (out >= 0)
+			dup2(out, STDOUT_FILENO);
 		execv(nfsrdma_bin, (char *const *)argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+static pid_t cli_start(struct env *e, const char *const *args)
+{
+	return cli_start_io(e, args, -1, -1);
 }
 
 /* Its exit status within tmo_ms (pidfd: woken by the exit itself). */
@@ -207,6 +221,42 @@ static long err_lines(const struct env *e)
 	return lines;
 }
 
+static bool exists(const char *dir, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return !access(path, F_OK);
+}
+
+static long entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static bool file_says(const char *path, const char *what)
+{
+	char buf[8192];
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, what) != NULL;
+}
+
 static void kill_server(struct env *e)
 {
 	int status;
@@ -247,7 +297,9 @@ static int env_setup(void **state)
 	snprintf(e->state, sizeof(e->state), "%s/state", e->base);
 	snprintf(e->src, sizeof(e->src), "%s/source", e->base);
 	snprintf(e->err, sizeof(e->err), "%s/stderr", e->base);
+	snprintf(e->local, sizeof(e->local), "%s/local", e->base);
 	mkdir(e->exp, 0755);
+	mkdir(e->local, 0755);
 	if (rr_t_daemon_start(&e->d, nfsrdmad_bin, e->exp, e->state, NULL,
 			      NULL)) {
 		fprintf(stderr, "nfsrdmad did not start\n");
@@ -343,7 +395,11 @@ static void put_fails_once_when_server_dies(void **state, bool tcp)
 		(unsigned long long)(rr_t_now_ms() - t0));
 	assert_int_equal(rc, 1);
 	assert_true(rr_t_now_ms() - t0 < TIMEOUT_MS * 3 / 2);
-	assert_int_equal(err_lines(e), 1);
+	/* the error, and where the partial file stayed (no server to ask) */
+	assert_int_equal(err_lines(e), 2);
+	assert_true(file_says(e->err, "timed out"));
+	assert_true(file_says(e->err, "left the partial file"));
+	assert_false(exists(e->exp, "file"));
 }
 
 static void put_fails_once_rdma(void **state)
@@ -354,6 +410,154 @@ static void put_fails_once_rdma(void **state)
 static void put_fails_once_tcp(void **state)
 {
 	put_fails_once_when_server_dies(state, true);
+}
+
+/*
+ * Ctrl-C (SIGINT from here) in the middle of a get or put: the command
+ * dies of it, and neither the final name nor the temporary is left.
+ */
+static void interrupted(void **state, bool put)
+{
+	struct env *e = *state;
+	char path[192], dst[192];
+	const char *dir = put ? e->exp : e->local;
+	pid_t pid;
+
+	if (put) {
+		make_source(e->src, FILE_SIZE);
+		url_of(e, false, "file");
+		pid = cli_start(
+			e, (const char *[]){"-q", "put", e->src, e->url, NULL});
+	} else {
+		snprintf(path, sizeof(path), "%s/file", e->exp);
+		make_source(path, FILE_SIZE);
+		url_of(e, false, "file");
+		snprintf(dst, sizeof(dst), "%s/file", e->local);
+		pid = cli_start(
+			e, (const char *[]){"-q", "get", e->url, dst, NULL});
+	}
+	assert_true(wait_grown(dir, KILL_AT, path, sizeof(path)));
+	assert_false(exists(dir, "file")); /* written under another name */
+	assert_int_equal(kill(pid, SIGINT), 0);
+	assert_int_equal(cli_wait(pid, WAIT_MS), 128 + SIGINT);
+	print_err(e);
+	assert_int_equal(entries(dir), 0);
+	if (!put) /* the server's file is untouched */
+		assert_int_equal(entries(e->exp), 1);
+}
+
+static void get_interrupted(void **state)
+{
+	interrupted(state, false);
+}
+
+static void put_interrupted(void **state)
+{
+	interrupted(state, true);
+}
+
+/* A writer of path into a pipe, as a shell's "cat path |" would be. */
+static int pipe_from(const char *path, pid_t *writer)
+{
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	*writer = fork();
+	assert_true(*writer >= 0);
+	if (!*writer) {
+		char buf[65536];
+		int fd = open(path, O_RDONLY);
+		ssize_t n;
+
+		close(p[0]);
+		while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+			if (!rr_t_write_all(p[1], buf, (size_t)n))
+				_exit(1);
+		_exit(fd < 0);
+	}
+	close(p[1]);
+	return p[0];
+}
+
+/* "-": put reads a pipe (more than one commit window), get writes stdout. */
+static void dash_is_stdin_and_stdout(void **state)
+{
+	struct env *e = *state;
+	char dst[192], out[192];
+	pid_t writer, pid;
+	int in, fd, status;
+
+	make_source(e->src, 40u << 20);
+	url_of(e, false, "file");
+	in = pipe_from(e->src, &writer);
+	pid = cli_start_io(
+		e, (const char *[]){"-q", "--verify", "put", "-", e->url, NULL},
+		in, -1);
+	close(in);
+	assert_int_equal(cli_wait(pid, WAIT_MS), 0);
+	assert_int_equal(waitpid(writer, &status, 0), writer);
+	snprintf(dst, sizeof(dst), "%s/file", e->exp);
+	assert_true(same_bytes(e->src, dst));
+	assert_false(exists(e->exp, "-"));
+
+	snprintf(out, sizeof(out), "%s/stdout", e->local);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	pid = cli_start_io(
+		e, (const char *[]){"-q", "--verify", "get", e->url, "-", NULL},
+		-1, fd);
+	close(fd);
+	assert_int_equal(cli_wait(pid, WAIT_MS), 0);
+	print_err(e);
+	assert_true(same_bytes(e->src, out));
+	assert_int_equal(entries(e->local), 1); /* no file named "-" */
+}
+
+/*
+ * What is not a regular file is written into, not replaced by a rename:
+ * a symbolic link stays one (so does /dev/null, which is why no
+ * temporary may be renamed over such a name).
+ */
+static void get_writes_through_a_symlink(void **state)
+{
+	struct env *e = *state;
+	char path[192], link[192], target[192];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/file", e->exp);
+	make_source(path, 1u << 20);
+	snprintf(target, sizeof(target), "%s/target", e->local);
+	snprintf(link, sizeof(link), "%s/link", e->local);
+	assert_int_equal(symlink(target, link), 0);
+	url_of(e, false, "file");
+	assert_int_equal(
+		cli_wait(cli_start(e, (const char *[]){"-q", "get", e->url,
+						       link, NULL}),
+			 WAIT_MS),
+		0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_true(same_bytes(path, target));
+	assert_int_equal(entries(e->local), 2);
+}
+
+/* --partial: what was written stays, under the final name (rsync's). */
+static void put_partial_keeps_the_name(void **state)
+{
+	struct env *e = *state;
+	char path[192];
+	pid_t pid;
+
+	make_source(e->src, FILE_SIZE);
+	url_of(e, false, "file");
+	pid = cli_start(e, (const char *[]){"-q", "--partial", "put", e->src,
+					    e->url, NULL});
+	assert_true(wait_grown(e->exp, KILL_AT, path, sizeof(path)));
+	assert_true(exists(e->exp, "file"));
+	assert_int_equal(kill(pid, SIGINT), 0);
+	assert_int_equal(cli_wait(pid, WAIT_MS), 128 + SIGINT);
+	assert_int_equal(entries(e->exp), 1);
+	assert_true(exists(e->exp, "file"));
 }
 
 int main(int argc, char **argv)
@@ -367,6 +571,16 @@ int main(int argc, char **argv)
 						env_teardown),
 		cmocka_unit_test_setup_teardown(put_fails_once_tcp, env_setup,
 						env_teardown),
+		cmocka_unit_test_setup_teardown(get_interrupted, env_setup,
+						env_teardown),
+		cmocka_unit_test_setup_teardown(put_interrupted, env_setup,
+						env_teardown),
+		cmocka_unit_test_setup_teardown(dash_is_stdin_and_stdout,
+						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(get_writes_through_a_symlink,
+						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(put_partial_keeps_the_name,
+						env_setup, env_teardown),
 	};
 
 	if (argc != 3) {
