@@ -28,6 +28,7 @@ struct nfsc_xprt_opts {
 	int connect_timeout_ms;
 	uint32_t depth;
 	uint32_t max_bulk;
+	bool no_reconnect; /* TCP: the first loss fails every call */
 };
 
 int rr__nfsc_xprt_rdma(const char *host, uint16_t port,
@@ -143,6 +144,14 @@ int rr__nfsc_fsync(struct rr_nfs_file *f);
 /* Whether anything waits for a COMMIT (or a failure to be reported). */
 bool rr__nfsc_pending(struct rr_nfs_file *f);
 
+/* A probe waits no longer than a connection may take, nor than a call. */
+static inline int nfsc_probe_ms(const struct rr_nfs *n)
+{
+	if (n->timeout_ms > 0 && n->timeout_ms < n->connect_timeout_ms)
+		return n->timeout_ms;
+	return n->connect_timeout_ms;
+}
+
 static inline void nfsc_fh_arg(nfs_fh3 *a, const struct nfsc_fh *fh)
 {
 	a->data.data_len = fh->len;
@@ -188,6 +197,14 @@ int rr__nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
 			  const char *path, struct nfsc_fh *root,
 			  char **export);
 void rr__nfsc_mount_umnt(struct rr_nfs *n);
+/*
+ * One NULL call to prog/vers at host:port over TCP on a connection that is
+ * not made again (probe.c): 0 when it answers as ONC RPC, else a negative
+ * errno with rr_nfs_error saying what the port did instead. service names
+ * it in that text ("MOUNT", "NFS").
+ */
+int rr__nfsc_probe_tcp(const char *host, uint16_t port, uint32_t prog,
+		       uint32_t vers, int timeout_ms, const char *service);
 /* rpcbind (PMAP v2 GETPORT over TCP): 0 when none answers. */
 uint16_t rr__nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
 			       int timeout_ms);

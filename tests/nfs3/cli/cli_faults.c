@@ -560,6 +560,89 @@ static void put_partial_keeps_the_name(void **state)
 	assert_true(exists(e->exp, "file"));
 }
 
+/* How many times needle occurs in the file at path. */
+static int count_in(const char *path, const char *needle)
+{
+	char buf[8192], *p = buf;
+	int fd = open(path, O_RDONLY), n = 0;
+	ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = '\0';
+	while ((p = strstr(p, needle))) {
+		n++;
+		p += strlen(needle);
+	}
+	return n;
+}
+
+/*
+ * A port that speaks another protocol fails the mount at once, whatever
+ * the call timeout (30 s here), in one line that names the port.
+ */
+static void wrong_port_fails_fast(void **state)
+{
+	struct env *e = *state;
+	char url[3][256], port[3][16];
+	uint64_t t0;
+
+	/* TCP at the RDMA port; MOUNT at the RDMA port; RDMA at TCP's */
+	snprintf(url[0], sizeof(url[0]),
+		 "nfs://127.0.0.1%s?proto=tcp&nfsport=%u&mountport=%u", e->exp,
+		 e->d.rdma, e->d.mount);
+	snprintf(url[1], sizeof(url[1]),
+		 "nfs://127.0.0.1%s?nfsport=%u&mountport=%u", e->exp, e->d.rdma,
+		 e->d.rdma);
+	snprintf(url[2], sizeof(url[2]),
+		 "nfs://127.0.0.1%s?nfsport=%u&mountport=%u", e->exp, e->d.tcp,
+		 e->d.mount);
+	snprintf(port[0], sizeof(port[0]), "port %u", e->d.rdma);
+	snprintf(port[1], sizeof(port[1]), "port %u", e->d.rdma);
+	snprintf(port[2], sizeof(port[2]), "port %u", e->d.tcp);
+	for (int i = 0; i < 3; i++) {
+		t0 = rr_t_now_ms();
+		assert_int_equal(
+			cli_wait(cli_start(e, (const char *[]){"--timeout",
+							       "30000", "ls",
+							       url[i], NULL}),
+				 WAIT_MS),
+			1);
+		print_err(e);
+		assert_true(rr_t_now_ms() - t0 < 5000);
+		assert_int_equal(err_lines(e), 1);
+		assert_true(file_says(e->err, port[i]));
+	}
+}
+
+/* A bad URL: one line, the URL said once, the bad part named. */
+static void url_errors_name_the_part(void **state)
+{
+	static const struct {
+		const char *url, *says;
+	} bad[] = {
+		{"nfs://127.0.0.1:99999/x", "port '99999'"},
+		{"nfs://127.0.0.1/x?proto=udp", "proto 'udp'"},
+		{"nfs://[::1/x", "lacks its closing ']'"},
+		{"nfs:/x", "does not start with nfs://"},
+	};
+	struct env *e = *state;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(
+			cli_wait(cli_start(e, (const char *[]){"ls", bad[i].url,
+							       NULL}),
+				 WAIT_MS),
+			1);
+		print_err(e);
+		assert_int_equal(err_lines(e), 1);
+		assert_true(file_says(e->err, bad[i].says));
+		assert_int_equal(count_in(e->err, bad[i].url), 1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +663,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(get_writes_through_a_symlink,
 						env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(put_partial_keeps_the_name,
+						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(wrong_port_fails_fast,
+						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(url_errors_name_the_part,
 						env_setup, env_teardown),
 	};
 
