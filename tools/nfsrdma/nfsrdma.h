@@ -64,14 +64,18 @@ int local_temp_open(const char *final, char **tmp);
 struct progress {
 	bool on;
 	const char *label;
-	uint64_t total, done;
+	uint64_t total, done; /* total 0: unknown (a pipe) */
 	uint64_t start_ns, last_ns;
+	uint64_t sample_ns, sample_done; /* the last rate sample */
+	double rate;			 /* bytes/s, current */
 };
 uint64_t now_ns(void);
 void progress_start(struct progress *p, const char *label, uint64_t total,
 		    bool quiet);
 void progress_add(struct progress *p, uint64_t n);
-/* Ends the line and prints the summary (bytes, seconds, throughput). */
+/* Erases the line (nothing when there is none). */
+void progress_clear(struct progress *p);
+/* Erases the line and prints the summary (bytes, seconds, throughput). */
 void progress_end(struct progress *p, bool quiet);
 /* "12.3 MiB" */
 void fmt_bytes(char *buf, size_t cap, double bytes);

@@ -42,7 +42,7 @@ struct xfer {
 	uint8_t *buf;
 	size_t cap;
 	uint32_t crc;
-	uint64_t bytes;
+	uint64_t bytes; /* transferred */
 };
 
 /*
@@ -118,7 +118,7 @@ static ssize_t read_full(int fd, uint8_t *p, size_t len, off_t off)
 }
 
 /* CRC32C of the local file, read back from disk. */
-static int crc_local(struct xfer *x, uint32_t *crc)
+static int crc_local(struct xfer *x, struct progress *p, uint32_t *crc)
 {
 	uint32_t c = RR_CRC32C_INIT;
 	off_t off = 0;
@@ -127,6 +127,7 @@ static int crc_local(struct xfer *x, uint32_t *crc)
 	while ((n = read_full(x->fd, x->buf, x->cap, off)) > 0) {
 		c = rr_crc32c_update(c, x->buf, (size_t)n);
 		off += n;
+		progress_add(p, (uint64_t)n);
 	}
 	if (n < 0)
 		return cli_fail(x->local_path, (int)n);
@@ -135,7 +136,7 @@ static int crc_local(struct xfer *x, uint32_t *crc)
 }
 
 /* CRC32C of the remote file, read back from the server. */
-static int crc_remote(struct xfer *x, uint32_t *crc)
+static int crc_remote(struct xfer *x, struct progress *p, uint32_t *crc)
 {
 	struct rr_nfs_file *f;
 	uint32_t c = RR_CRC32C_INIT;
@@ -149,6 +150,7 @@ static int crc_remote(struct xfer *x, uint32_t *crc)
 	while ((n = rr_nfs_pread(f, x->buf, x->cap, off)) > 0) {
 		c = rr_crc32c_update(c, x->buf, (size_t)n);
 		off += (uint64_t)n;
+		progress_add(p, (uint64_t)n);
 	}
 	rr_nfs_close(f);
 	if (n < 0)
@@ -157,11 +159,18 @@ static int crc_remote(struct xfer *x, uint32_t *crc)
 	return 0;
 }
 
+/* Both ends read back, with a progress line of their own. */
 static int verify(struct xfer *x)
 {
 	uint32_t lcrc = x->crc, rcrc = 0;
+	struct progress p;
+	int rc;
 
-	if ((!x->pipe && crc_local(x, &lcrc)) || crc_remote(x, &rcrc))
+	progress_start(&p, "verify", x->pipe ? x->bytes : 2 * x->bytes,
+		       x->c->quiet);
+	rc = (!x->pipe && crc_local(x, &p, &lcrc)) || crc_remote(x, &p, &rcrc);
+	progress_clear(&p);
+	if (rc)
 		return 1;
 	if (lcrc != x->crc || rcrc != x->crc)
 		return cli_failf("verify: checksums differ: transfer %08x, "
@@ -228,6 +237,7 @@ static int get_loop(struct xfer *x, struct progress *p)
 		return remote_fail(x, (int)n);
 	/* No fsync: like cp, get leaves flushing to the kernel (write
 	 * errors, ENOSPC included, were seen above). */
+	x->bytes = off;
 	x->crc = rr_crc32c_final(x->crc);
 	return 0;
 }
@@ -430,6 +440,7 @@ static int put_loop(struct xfer *x, struct progress *p)
 	if (n < 0)
 		return cli_fail(x->local, (int)n);
 	x->crc = rr_crc32c_final(x->crc);
+	x->bytes = off;
 	n = rr_nfs_close(x->f); /* COMMIT: a full disk may show only here */
 	x->f = NULL;
 	if (n)

@@ -5,7 +5,9 @@
  * same ports, where the put must finish with the right bytes, or left
  * dead, where the put must fail once, within its call timeout; a get or
  * put is interrupted (SIGINT, as Ctrl-C sends), and no partial file may
- * stay under the final name, nor a temporary; "-" is stdin or stdout.
+ * stay under the final name, nor a temporary; "-" is stdin or stdout; a
+ * port of another protocol and a bad URL fail at once, in one line. And
+ * the progress line, read from a pseudo-terminal of a given width.
  *
  * Losing uncommitted writes is what a restart may do (RFC 1813 section
  * 3.3.7), but a killed process loses nothing from the page cache; so the
@@ -18,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -643,6 +646,121 @@ static void url_errors_name_the_part(void **state)
 	}
 }
 
+/* nfsrdma args on a pseudo-terminal cols wide: all it wrote there. */
+static size_t run_on_pty(const char *const *args, int cols, char *out,
+			 size_t cap, int *status)
+{
+	struct winsize ws = {.ws_row = 24, .ws_col = (unsigned short)cols};
+	const char *argv[32] = {"nfsrdma"};
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
+	int master, n = 1;
+	size_t len = 0;
+	pid_t pid;
+
+	while (*args && n < 31)
+		argv[n++] = *args++;
+	pid = forkpty(&master, NULL, NULL, &ws);
+	assert_true(pid >= 0);
+	if (!pid) {
+		unsetenv("COLUMNS"); /* the terminal's own width decides */
+		execv(nfsrdma_bin, (char *const *)argv);
+		_exit(127);
+	}
+	for (;;) { /* EOF (EIO on Linux) once the child has gone */
+		struct pollfd p = {.fd = master, .events = POLLIN};
+		int64_t left = (int64_t)(end - rr_t_now_ms());
+		ssize_t r;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			break;
+		r = read(master, out + len, cap - 1 - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		if (len == cap - 1)
+			break;
+	}
+	out[len] = '\0';
+	close(master);
+	*status = cli_wait(pid, WAIT_MS);
+	return len;
+}
+
+/* Removes every erase-to-end-of-line (ESC [ K) from s, in place. */
+static void strip_el(char *s)
+{
+	char *d = s;
+
+	while (*s)
+		if (!strncmp(s, "\033[K", 3))
+			s += 3;
+		else
+			*d++ = *s++;
+	*d = '\0';
+}
+
+struct drawn {
+	int bars, etas, verify_lines, too_wide, escapes;
+};
+
+/* Each redraw (between CR/LF) of a progress line: "put ..." or "verify ...". */
+static void look_at_lines(char *out, int cols, struct drawn *d)
+{
+	char *save = NULL;
+
+	for (char *l = strtok_r(out, "\r\n", &save); l;
+	     l = strtok_r(NULL, "\r\n", &save)) {
+		strip_el(l);
+		if (strncmp(l, "put ", 4) && strncmp(l, "verify ", 7))
+			continue; /* a summary ("put: ...") or a message */
+		d->too_wide += (int)strlen(l) > cols - 1;
+		d->escapes += strchr(l, '\033') != NULL;
+		d->bars += strstr(l, "] ") != NULL && strchr(l, '#') != NULL;
+		d->etas += strstr(l, "/s ETA ") != NULL;
+		d->verify_lines += !strncmp(l, "verify ", 7);
+	}
+}
+
+/*
+ * The bar fits the width less one column (no wrap) in a wide terminal and
+ * a narrow one, erases what it leaves, and shows a rate and an ETA, for
+ * the transfer and for --verify.
+ */
+static void progress_fits_the_terminal(void **state)
+{
+	static const int widths[] = {100, 40};
+	struct env *e = *state;
+	size_t cap = 1u << 20;
+	char *out = malloc(cap);
+	int status;
+
+	assert_non_null(out);
+	make_source(e->src, 256u << 20);
+	url_of(e, false, "file");
+	for (size_t i = 0; i < 2; i++) {
+		struct drawn d = {0};
+		int cols = widths[i];
+
+		run_on_pty((const char *[]){"--verify", "put", e->src, e->url,
+					    NULL},
+			   cols, out, cap, &status);
+		assert_int_equal(status, 0);
+		assert_non_null(strstr(out, "verify: ok"));
+		assert_non_null(strstr(out, "\033[K")); /* it erases */
+		look_at_lines(out, cols, &d);
+		fprintf(stderr, "%d columns: %d bars, %d ETAs, %d verify\n",
+			cols, d.bars, d.etas, d.verify_lines);
+		assert_int_equal(d.too_wide, 0);
+		assert_int_equal(d.escapes, 0);
+		assert_true(d.verify_lines > 0);
+		if (cols >= 80) { /* room for all of it */
+			assert_true(d.bars > 0);
+			assert_true(d.etas > 0);
+		}
+	}
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -667,6 +785,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(wrong_port_fails_fast,
 						env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(url_errors_name_the_part,
+						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(progress_fits_the_terminal,
 						env_setup, env_teardown),
 	};
 
