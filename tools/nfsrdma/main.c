@@ -16,7 +16,8 @@
 
 static const char usage_text[] =
 	"usage: nfsrdma [options] COMMAND ARGS\n"
-	"  ls URL            list a directory (or show one file)\n"
+	"  ls [-l] [-R] URL  list a directory (or name one file); -l: mode,\n"
+	"                    links, owner, size, time; -R: subdirectories\n"
 	"  stat URL          attributes of a file or directory\n"
 	"  cat URL           write a file to stdout\n"
 	"  mkdir URL         make a directory\n"
@@ -212,6 +213,12 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 	case 'q':
 		c->quiet = true;
 		return 0;
+	case 'l':
+		c->long_list = true;
+		return 0;
+	case 'R':
+		c->recursive = true;
+		return 0;
 	case O_JSON:
 		c->json = true;
 		return 0;
@@ -279,7 +286,7 @@ int main(int argc, char **argv)
 	struct cli c = {.rw = "read", .size = 1 << 20, .seconds = 5};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "qhV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "qhVlR", longopts, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(usage_text, stdout);
 			return 0;

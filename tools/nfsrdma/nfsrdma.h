@@ -13,8 +13,10 @@ struct cli {
 	struct rr_nfs_opts o;
 	bool verify;
 	bool quiet;
-	bool stats;   /* the transport's counters on stderr at unmount */
-	bool partial; /* get/put: a failed transfer keeps its final name */
+	bool stats;	/* the transport's counters on stderr at unmount */
+	bool partial;	/* get/put: a failed transfer keeps its final name */
+	bool long_list; /* ls -l */
+	bool recursive; /* ls -R */
 	/* bench */
 	const char *rw;
 	uint64_t size;

@@ -31,6 +31,7 @@
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -761,6 +762,104 @@ static void progress_fits_the_terminal(void **state)
 	free(out);
 }
 
+/* nfsrdma args with its stdout in e->local/stdout, read back into out. */
+static int run_out(struct env *e, const char *const *args, char *out,
+		   size_t cap)
+{
+	char path[192];
+	int fd, rc;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/stdout", e->base);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	rc = cli_wait(cli_start_io(e, args, -1, fd), WAIT_MS);
+	n = pread(fd, out, cap - 1, 0);
+	close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	return rc;
+}
+
+static void make_tree(const struct env *e)
+{
+	char p[192];
+
+	snprintf(p, sizeof(p), "%s/a", e->exp);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/a/b", e->exp);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/a/b/f", e->exp);
+	make_source(p, 1u << 20);
+	snprintf(p, sizeof(p), "%s/a/b/l", e->exp);
+	assert_int_equal(symlink("f", p), 0);
+	snprintf(p, sizeof(p), "%s/top", e->exp);
+	make_source(p, 1u << 20);
+}
+
+/* ls names, ls -l lines, ls -R the tree in ls(1)'s order. */
+static void ls_long_and_recursive(void **state)
+{
+	struct env *e = *state;
+	char out[4096];
+
+	make_tree(e);
+	url_of(e, false, "");
+	assert_int_equal(run_out(e, (const char *[]){"ls", e->url, NULL}, out,
+				 sizeof(out)),
+			 0);
+	assert_string_equal(out, "a\ntop\n");
+	assert_int_equal(run_out(e, (const char *[]){"ls", "-l", e->url, NULL},
+				 out, sizeof(out)),
+			 0);
+	assert_true(!strncmp(out, "drwxr-xr-x", 10));
+	assert_non_null(strstr(out, "\n-rw-r--r--"));
+	assert_non_null(strstr(out, " 1048576 "));
+	assert_true(strstr(out, " top\n") && strstr(out, " a\n"));
+	assert_int_equal(run_out(e, (const char *[]){"ls", "-R", e->url, NULL},
+				 out, sizeof(out)),
+			 0);
+	assert_string_equal(out, "/:\na\ntop\n\n/a:\nb\n\n/a/b:\nf\nl\n");
+	assert_int_equal(run_out(e, (const char *[]){"ls", "-lR", e->url, NULL},
+				 out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, " l -> f\n"));
+}
+
+/* df(1)'s Use%: used / (used + avail), rounded up. */
+static unsigned df_pct(const struct statvfs *sv)
+{
+	uint64_t used = sv->f_blocks - sv->f_bfree;
+	uint64_t whole = used + sv->f_bavail;
+
+	return whole ? (unsigned)((used * 100 + whole - 1) / whole) : 0;
+}
+
+static void df_reckons_as_df(void **state)
+{
+	struct env *e = *state;
+	struct statvfs before, after;
+	char out[4096], *line;
+	unsigned pct, lo, hi;
+
+	url_of(e, false, "");
+	assert_int_equal(statvfs(e->exp, &before), 0);
+	assert_int_equal(run_out(e, (const char *[]){"df", e->url, NULL}, out,
+				 sizeof(out)),
+			 0);
+	assert_int_equal(statvfs(e->exp, &after), 0);
+	fprintf(stderr, "%s", out);
+	line = strchr(out, '\n');
+	assert_non_null(line);
+	/* Size Used Avail (two words each), then Use% */
+	assert_int_equal(
+		sscanf(line + 1, "%*s %*s %*s %*s %*s %*s %*s %u%%", &pct), 1);
+	/* the disk is shared: the truth moved by at most a point meanwhile */
+	lo = df_pct(&before) < df_pct(&after) ? df_pct(&before)
+					      : df_pct(&after);
+	hi = df_pct(&before) ^ df_pct(&after) ^ lo;
+	assert_true(pct + 1 >= lo && pct <= hi + 1);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -788,6 +887,10 @@ int main(int argc, char **argv)
 						env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(progress_fits_the_terminal,
 						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(ls_long_and_recursive,
+						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(df_reckons_as_df, env_setup,
+						env_teardown),
 	};
 
 	if (argc != 3) {
