@@ -46,6 +46,8 @@ static const char usage_text[] =
 	"  --tcp-nfsport N   bench: the server's NFS/TCP port for the "
 	"baseline\n"
 	"  --no-baseline     bench: no TCP run\n"
+	"  --force           bench --op write: overwrite a file that exists\n"
+	"                    (by default it writes only a file it creates)\n"
 	"URL: nfs://host[:port]/export/path[?proto=rdma|tcp&nfsport=N&"
 	"mountport=N&provider=iwarp|verbs]\n";
 
@@ -180,6 +182,7 @@ enum {
 	O_NO_BASELINE,
 	O_STATS,
 	O_PARTIAL,
+	O_FORCE,
 };
 
 static const struct option longopts[] = {
@@ -194,6 +197,7 @@ static const struct option longopts[] = {
 	{"no-baseline", no_argument, NULL, O_NO_BASELINE},
 	{"stats", no_argument, NULL, O_STATS},
 	{"partial", no_argument, NULL, O_PARTIAL},
+	{"force", no_argument, NULL, O_FORCE},
 	{"seconds", required_argument, NULL, O_SECONDS},
 	{"json", no_argument, NULL, O_JSON},
 	{"quiet", no_argument, NULL, 'q'},
@@ -233,6 +237,9 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case O_PARTIAL:
 		c->partial = true;
+		return 0;
+	case O_FORCE:
+		c->force = true;
 		return 0;
 	case O_TCP_PORT:
 		if (parse_int(arg, 1, 65535, &v))

@@ -23,6 +23,8 @@ struct cli {
 	double seconds;
 	bool json;
 	bool no_baseline;
+	bool force;	    /* bench --op write: into a file that exists */
+	bool bench_created; /* the write bench made its file: it may rewrite */
 	uint16_t tcp_nfsport;
 	/* positional arguments after the command */
 	int argc;

@@ -860,6 +860,101 @@ static void df_reckons_as_df(void **state)
 	assert_true(pct + 1 >= lo && pct <= hi + 1);
 }
 
+/* bench --op write writes only a file it creates, unless --force. */
+static void bench_writes_only_its_own_file(void **state)
+{
+	struct env *e = *state;
+	char old[192], keep[192], out[4096];
+	struct stat st;
+
+	snprintf(old, sizeof(old), "%s/old", e->exp);
+	snprintf(keep, sizeof(keep), "%s/keep", e->base);
+	make_source(old, 1u << 20);
+	make_source(keep, 1u << 20);
+	url_of(e, false, "old");
+	assert_int_equal(
+		run_out(e,
+			(const char *[]){"bench", "--op", "write", "--seconds",
+					 "1", "--no-baseline", e->url, NULL},
+			out, sizeof(out)),
+		1);
+	print_err(e);
+	assert_true(file_says(e->err, "--force"));
+	assert_true(same_bytes(old, keep)); /* untouched */
+
+	url_of(e, false, "new"); /* created, then written by both runs */
+	{
+		char port[16];
+
+		snprintf(port, sizeof(port), "%u", e->d.tcp);
+		assert_int_equal(run_out(e,
+					 (const char *[]){"bench", "--op",
+							  "write", "--seconds",
+							  "1", "--tcp-nfsport",
+							  port, e->url, NULL},
+					 out, sizeof(out)),
+				 0);
+	}
+	print_err(e);
+	assert_non_null(strstr(out, "tcp "));
+	assert_false(file_says(e->err, "baseline skipped"));
+	assert_true(exists(e->exp, "new"));
+
+	url_of(e, false, "old");
+	assert_int_equal(
+		run_out(e,
+			(const char *[]){"bench", "--op", "write", "--force",
+					 "--seconds", "1", "--no-baseline",
+					 e->url, NULL},
+			out, sizeof(out)),
+		0);
+	assert_int_equal(stat(old, &st), 0);
+	assert_true(st.st_size > 1 << 20); /* it did write */
+}
+
+/*
+ * --json says what it measured and in what units; libnfs's nfs-cp is
+ * compared only on a file the bench reads whole (the same bytes).
+ */
+static void bench_json_describes_itself(void **state)
+{
+	struct env *e = *state;
+	char path[192], port[16], out[8192], want[512];
+	bool nfs_cp = !access("/usr/bin/nfs-cp", X_OK);
+
+	snprintf(port, sizeof(port), "%u", e->d.tcp);
+	snprintf(path, sizeof(path), "%s/small", e->exp);
+	make_source(path, 8u << 20);
+	snprintf(path, sizeof(path), "%s/big", e->exp);
+	make_source(path, 65u << 20);
+	url_of(e, false, "small");
+	assert_int_equal(
+		run_out(e,
+			(const char *[]){"bench", "--json", "--seconds", "1",
+					 "--tcp-nfsport", port, e->url, NULL},
+			out, sizeof(out)),
+		0);
+	fprintf(stderr, "%s", out);
+	snprintf(want, sizeof(want), "\"url\":\"%s\"", e->url);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "\"transport\":\"rdma\""));
+	assert_non_null(strstr(out, "\"provider\":\""));
+	assert_non_null(strstr(out, "\"units\":{\"MBps\":\"1e6 bytes/s\""));
+	assert_non_null(strstr(out, "\"tcp\":{"));
+	if (nfs_cp)
+		assert_non_null(strstr(out, "\"libnfs_nfs_cp_MBps\""));
+	url_of(e, false, "big");
+	assert_int_equal(
+		run_out(e,
+			(const char *[]){"bench", "--json", "--seconds", "1",
+					 "--tcp-nfsport", port, e->url, NULL},
+			out, sizeof(out)),
+		0);
+	assert_null(strstr(out, "libnfs"));
+	if (nfs_cp)
+		assert_true(file_says(e->err, "no libnfs baseline"));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -891,6 +986,10 @@ int main(int argc, char **argv)
 						env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(df_reckons_as_df, env_setup,
 						env_teardown),
+		cmocka_unit_test_setup_teardown(bench_writes_only_its_own_file,
+						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(bench_json_describes_itself,
+						env_setup, env_teardown),
 	};
 
 	if (argc != 3) {
