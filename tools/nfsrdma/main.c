@@ -25,8 +25,10 @@ static const char usage_text[] =
 	"  df URL            space and files on the export\n"
 	"  mv URL NEWPATH    rename (NEWPATH: absolute inside the export,\n"
 	"                    or relative to URL's directory, or a URL)\n"
-	"  get URL LOCAL     copy a file from the server (LOCAL -: stdout)\n"
-	"  put LOCAL URL     copy a file to the server (LOCAL -: stdin)\n"
+	"  get URL LOCAL     copy a file from the server (LOCAL -: stdout);\n"
+	"                    -r: a directory tree, as cp -r\n"
+	"  put LOCAL URL     copy a file to the server (LOCAL -: stdin);\n"
+	"                    -r: a directory tree, as cp -r\n"
 	"  bench URL         --op read|write|randread|randwrite --bs 1M\n"
 	"                    --depth N --seconds S [--json]: over RDMA, with\n"
 	"                    a TCP baseline to the same server in the same "
@@ -221,6 +223,7 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		c->long_list = true;
 		return 0;
 	case 'R':
+	case 'r':
 		c->recursive = true;
 		return 0;
 	case O_JSON:
@@ -293,7 +296,8 @@ int main(int argc, char **argv)
 	struct cli c = {.rw = "read", .size = 1 << 20, .seconds = 5};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "qhVlR", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "qhVlRr", longopts, NULL)) !=
+	       -1) {
 		if (opt == 'h') {
 			fputs(usage_text, stdout);
 			return 0;

@@ -16,7 +16,7 @@ struct cli {
 	bool stats;	/* the transport's counters on stderr at unmount */
 	bool partial;	/* get/put: a failed transfer keeps its final name */
 	bool long_list; /* ls -l */
-	bool recursive; /* ls -R */
+	bool recursive; /* ls -R, get -r, put -r */
 	/* bench */
 	const char *rw;
 	uint64_t size;
@@ -63,6 +63,20 @@ bool xfer_interrupted(void);
 void xfer_die_if_interrupted(void);
 char *temp_name(const char *final);
 int local_temp_open(const char *final, char **tmp);
+
+/*
+ * get/put of one file on a mount that the caller keeps (xfer.c), and of a
+ * directory tree, as cp -r does (tree.c): into DEST when it does not
+ * exist, else into DEST/NAME. 0, or 1 once any file failed (said).
+ */
+int get_file(struct cli *c, struct rr_nfs *n, const char *remote,
+	     const char *local);
+int put_file(struct cli *c, struct rr_nfs *n, const char *local,
+	     const char *remote);
+int get_tree(struct cli *c, struct rr_nfs *n, const char *remote,
+	     const char *local);
+int put_tree(struct cli *c, struct rr_nfs *n, const char *local,
+	     const char *remote);
 
 /* A progress line on stderr when it is a terminal. */
 struct progress {

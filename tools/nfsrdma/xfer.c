@@ -42,7 +42,9 @@ struct xfer {
 	uint8_t *buf;
 	size_t cap;
 	uint32_t crc;
-	uint64_t bytes; /* transferred */
+	uint64_t bytes;	       /* transferred */
+	const char *remote_in; /* get/put -r: this path, not the URL's */
+	bool shared_mount;     /* get/put -r: the tree's, not unmounted here */
 };
 
 /*
@@ -304,7 +306,7 @@ static int get_run(struct xfer *x)
 	struct stat st;
 	int rc;
 
-	x->remote = strdup(rr_nfs_url_path(x->n));
+	x->remote = strdup(x->remote_in ? x->remote_in : rr_nfs_url_path(x->n));
 	if (!x->remote)
 		return cli_fail(x->url, -ENOMEM);
 	if (get_open(x, &st))
@@ -339,7 +341,7 @@ static void xfer_fini(struct xfer *x, bool remote_tmp)
 		x->remote_gone = true;
 	if (x->tmp && remote_tmp && x->remote_gone)
 		cli_failf("left the partial file %s on the server", x->tmp);
-	if (x->n)
+	if (x->n && !x->shared_mount)
 		cli_umount(x->c, x->n);
 	free(x->buf);
 	free(x->local_path);
@@ -347,17 +349,40 @@ static void xfer_fini(struct xfer *x, bool remote_tmp)
 	free(x->tmp);
 }
 
+int get_file(struct cli *c, struct rr_nfs *n, const char *remote,
+	     const char *local)
+{
+	struct xfer x = {.c = c,
+			 .fd = -1,
+			 .url = remote,
+			 .local = local,
+			 .n = n,
+			 .remote_in = remote,
+			 .shared_mount = true};
+	int rc = get_run(&x);
+
+	xfer_fini(&x, false);
+	return rc;
+}
+
 int cmd_get(struct cli *c)
 {
 	struct xfer x = {
 		.c = c, .fd = -1, .url = c->argv[0], .local = c->argv[1]};
+	struct stat st;
 	int rc;
 
 	xfer_catch_signals();
 	if (cli_mount(c, x.url, &x.n))
 		return 1;
-	rc = get_run(&x);
-	xfer_fini(&x, false);
+	if (c->recursive && !rr_nfs_stat(x.n, rr_nfs_url_path(x.n), &st) &&
+	    S_ISDIR(st.st_mode)) {
+		rc = get_tree(c, x.n, rr_nfs_url_path(x.n), x.local);
+		cli_umount(c, x.n);
+	} else {
+		rc = get_run(&x);
+		xfer_fini(&x, false);
+	}
 	xfer_die_if_interrupted();
 	return rc;
 }
@@ -451,7 +476,7 @@ static int put_loop(struct xfer *x, struct progress *p)
 /* URL may name a directory: the file goes in it under its own name. */
 static int put_remote_name(struct xfer *x)
 {
-	const char *path = rr_nfs_url_path(x->n);
+	const char *path = x->remote_in ? x->remote_in : rr_nfs_url_path(x->n);
 	struct stat st;
 
 	if (!rr_nfs_stat(x->n, path, &st) && S_ISDIR(st.st_mode)) {
@@ -535,6 +560,60 @@ static int put_finish(struct xfer *x)
 	return 0;
 }
 
+/* After the mount: one file, local to remote. */
+static int put_run(struct xfer *x, struct stat *st)
+{
+	struct progress p;
+	int rc = put_open(x);
+
+	if (!rc && alloc_buf(x, rr_nfs_max_write(x->n), x->pipe))
+		rc = cli_fail("buffer", -ENOMEM);
+	if (!rc) {
+		progress_start(&p, "put", x->pipe ? 0 : (uint64_t)st->st_size,
+			       x->c->quiet);
+		rc = put_loop(x, &p);
+		progress_end(&p, x->c->quiet || rc);
+	}
+	if (!rc && x->c->verify)
+		rc = verify(x);
+	if (!rc)
+		rc = put_finish(x);
+	return rc;
+}
+
+int put_file(struct cli *c, struct rr_nfs *n, const char *local,
+	     const char *remote)
+{
+	struct xfer x = {.c = c,
+			 .fd = -1,
+			 .local = local,
+			 .url = remote,
+			 .put = true,
+			 .n = n,
+			 .remote_in = remote,
+			 .shared_mount = true};
+	struct stat st;
+	int rc = put_local(&x, &st);
+
+	if (!rc)
+		rc = put_run(&x, &st);
+	xfer_fini(&x, true);
+	return rc;
+}
+
+/* put -r of a directory: the tree, into the URL as cp -r would. */
+static int put_dir(struct cli *c, const char *local, const char *url)
+{
+	struct rr_nfs *n;
+	int rc;
+
+	if (cli_mount(c, url, &n))
+		return 1;
+	rc = put_tree(c, n, local, rr_nfs_url_path(n));
+	cli_umount(c, n);
+	return rc;
+}
+
 int cmd_put(struct cli *c)
 {
 	struct xfer x = {.c = c,
@@ -542,27 +621,20 @@ int cmd_put(struct cli *c)
 			 .local = c->argv[0],
 			 .url = c->argv[1],
 			 .put = true};
-	struct progress p;
 	struct stat st;
-	int rc = put_local(&x, &st);
+	int rc;
 
 	xfer_catch_signals();
+	if (c->recursive && !stat(x.local, &st) && S_ISDIR(st.st_mode)) {
+		rc = put_dir(c, x.local, x.url);
+		xfer_die_if_interrupted();
+		return rc;
+	}
+	rc = put_local(&x, &st);
 	if (!rc && cli_mount(c, x.url, &x.n))
 		rc = 1;
 	if (!rc)
-		rc = put_open(&x);
-	if (!rc && alloc_buf(&x, rr_nfs_max_write(x.n), x.pipe))
-		rc = cli_fail("buffer", -ENOMEM);
-	if (!rc) {
-		progress_start(&p, "put", x.pipe ? 0 : (uint64_t)st.st_size,
-			       c->quiet);
-		rc = put_loop(&x, &p);
-		progress_end(&p, c->quiet || rc);
-	}
-	if (!rc && c->verify)
-		rc = verify(&x);
-	if (!rc)
-		rc = put_finish(&x);
+		rc = put_run(&x, &st);
 	xfer_fini(&x, true);
 	xfer_die_if_interrupted();
 	return rc;

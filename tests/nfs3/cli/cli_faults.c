@@ -955,6 +955,49 @@ static void bench_json_describes_itself(void **state)
 		assert_true(file_says(e->err, "no libnfs baseline"));
 }
 
+/* put -r then get -r of a tree: the same files back, as cp -r lays them. */
+static void recursive_put_and_get(void **state)
+{
+	struct env *e = *state;
+	char src[192], p[256], back[192], a[256], b[256];
+	const char *files[] = {"top", "d1/mid", "d1/d2/deep"};
+
+	snprintf(src, sizeof(src), "%s/tree", e->base);
+	assert_int_equal(mkdir(src, 0755), 0);
+	snprintf(p, sizeof(p), "%s/d1", src);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/d1/d2", src);
+	assert_int_equal(mkdir(p, 0755), 0);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%s", src, files[i]);
+		make_source(p, (i + 1) << 20);
+	}
+	url_of(e, false, "");
+	/* the export exists: the tree lands under its own name */
+	assert_int_equal(
+		cli_wait(cli_start(e, (const char *[]){"-q", "put", "-r", src,
+						       e->url, NULL}),
+			 WAIT_MS),
+		0);
+	url_of(e, false, "tree");
+	snprintf(back, sizeof(back), "%s/back", e->local);
+	/* back does not exist: it becomes the tree */
+	assert_int_equal(
+		cli_wait(cli_start(e, (const char *[]){"-q", "get", "-r",
+						       e->url, back, NULL}),
+			 WAIT_MS),
+		0);
+	print_err(e);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(a, sizeof(a), "%s/%s", src, files[i]);
+		snprintf(b, sizeof(b), "%s/tree/%s", e->exp, files[i]);
+		assert_true(same_bytes(a, b));
+		snprintf(b, sizeof(b), "%s/%s", back, files[i]);
+		assert_true(same_bytes(a, b));
+	}
+	assert_int_equal(entries(back), 2); /* top, d1: no temporaries */
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -989,6 +1032,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(bench_writes_only_its_own_file,
 						env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(bench_json_describes_itself,
+						env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(recursive_put_and_get,
 						env_setup, env_teardown),
 	};
 
