@@ -133,8 +133,11 @@ int rr_nfs_fstat(struct rr_nfs_file *f, struct stat *st);
  * Large transfers are split at the mount's READ/WRITE size and pipelined,
  * depth calls in flight. pread returns fewer bytes than asked only at end
  * of file. Writes are UNSTABLE until rr_nfs_fsync or rr_nfs_close commits
- * them; a server that restarted in between (its write verifier changed)
- * makes those fail with -EIO, as data may have been lost.
+ * them. A server that restarted in between (its write verifier changed)
+ * may have lost them: they are sent again from rr_nfs_set_refill's
+ * callback, or, without one, fsync and close fail with -EIO. A WRITE that
+ * failed is reported again by the next fsync or close, which then send
+ * no COMMIT (the data is not all there to commit).
  */
 ssize_t rr_nfs_pread(struct rr_nfs_file *f, void *buf, size_t len,
 		     uint64_t off);
@@ -171,6 +174,21 @@ int rr_nfs_stream(struct rr_nfs_file *f, bool write, uint32_t depth,
  */
 int rr_nfs_mem_reg(struct rr_nfs *n, void *buf, size_t len);
 int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf);
+/*
+ * Where the bytes of f's uncommitted writes come from when they must be
+ * sent again, as a kernel client sends them again from its page cache:
+ * the library remembers which ranges were written UNSTABLE since the last
+ * COMMIT, not their bytes. When a COMMIT (or a WRITE) shows the server's
+ * write verifier changed, rr_nfs_fsync and rr_nfs_close call
+ * refill(arg, buf, len, off) for each such range, a piece at a time:
+ * it fills buf with the len bytes last written at off and returns len, or
+ * a negative errno that fsync then returns. They write them again and
+ * commit again, a few rounds at most if the server keeps restarting.
+ * fn NULL: no refill (the default).
+ */
+typedef ssize_t (*rr_nfs_refill_fn)(void *arg, void *buf, size_t len,
+				    uint64_t off);
+void rr_nfs_set_refill(struct rr_nfs_file *f, rr_nfs_refill_fn fn, void *arg);
 int rr_nfs_fsync(struct rr_nfs_file *f);
 int rr_nfs_ftruncate(struct rr_nfs_file *f, uint64_t len);
 /* Commits pending writes, then frees f even when that fails. */

@@ -9,8 +9,13 @@
  * same server (its NFS/TCP port: --tcp-nfsport, else the default or
  * rpcbind) and the ratio printed: the machine is shared and noisy, so only
  * a baseline measured in the same run means anything. For a sequential
- * read, libnfs's nfs-cp (when installed) also copies the whole file from
- * the same server over TCP, as a client nobody here wrote.
+ * read of a file the bench reads whole (64 MiB at most), libnfs's nfs-cp
+ * (when installed) also copies it from the same server over TCP, as a
+ * client nobody here wrote: the same bytes, not a larger file.
+ *
+ * --op write writes only into a file it creates (O_EXCL), since it
+ * overwrites the first 64 MiB, unless --force; its TCP baseline then
+ * writes the same file again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +25,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rpcrdma/fabric.h>
 
 #include "nfsrdma.h"
 
@@ -31,6 +38,7 @@ struct result {
 	double secs;
 	uint64_t ops, bytes;
 	uint32_t p50, p99;
+	uint64_t region, file_size; /* bytes the run used, of the file's */
 };
 
 struct bench {
@@ -45,6 +53,7 @@ struct bench {
 	uint32_t *lat_us;  /* samples */
 	size_t nlat;
 	uint64_t ops, bytes;
+	uint64_t file_size;
 	int err;
 };
 
@@ -116,6 +125,7 @@ static int prepare(struct bench *b, struct rr_nfs_file *f, const char *url)
 
 	if (rc)
 		return cli_fail(url, rc);
+	b->file_size = (uint64_t)st.st_size;
 	b->region = b->write || (uint64_t)st.st_size > REGION
 			    ? REGION
 			    : (uint64_t)st.st_size;
@@ -130,11 +140,21 @@ static int open_file(struct bench *b, struct rr_nfs *n, const char *url,
 		     struct rr_nfs_file **f)
 {
 	const char *path = rr_nfs_url_path(n);
-	int rc = b->write ? rr_nfs_open(n, path, O_RDWR | O_CREAT, 0644, f)
+	bool excl = b->write && !b->c->force && !b->c->bench_created;
+	int rc = b->write ? rr_nfs_open(n, path,
+					O_RDWR | O_CREAT | (excl ? O_EXCL : 0),
+					0644, f)
 			  : rr_nfs_open(n, path, O_RDONLY, 0, f);
 
+	if (rc == -EEXIST && excl)
+		return cli_failf("bench --op write: %s exists and would be "
+				 "overwritten: name a new file (the bench "
+				 "creates it) or give --force",
+				 url);
 	if (rc)
 		return cli_fail(url, rc);
+	if (excl)
+		b->c->bench_created = true; /* ours: the baseline may write */
 	rc = prepare(b, *f, url);
 	if (rc)
 		rr_nfs_close(*f);
@@ -180,7 +200,9 @@ static int stream(struct bench *b, struct rr_nfs_file *f, uint32_t depth,
 			     .ops = b->ops,
 			     .bytes = b->bytes,
 			     .p50 = pct(b, 50),
-			     .p99 = pct(b, 99)};
+			     .p99 = pct(b, 99),
+			     .region = b->region,
+			     .file_size = b->file_size};
 	return 0;
 }
 
@@ -241,12 +263,41 @@ static void print_json_run(const char *name, const struct result *r)
 	       name, r->ops, r->secs, mbs(r), iops(r), r->p50, r->p99);
 }
 
-static void report_json(const struct cli *c, uint32_t depth,
-			const struct result *rd, const struct result *tcp,
-			double lib)
+/* A JSON string of s (URLs may hold quotes or backslashes). */
+static void json_str(const char *s)
 {
-	printf("{\"op\":\"%s\",\"bs\":%" PRIu64 ",\"depth\":%u,", c->rw,
-	       c->size, depth);
+	putchar('"');
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	putchar('"');
+}
+
+/*
+ * Self-describing: what was measured (url, transport, provider) and in
+ * which units, beside the runs.
+ */
+static void report_json(const struct cli *c, const struct rr_nfs_url *u,
+			uint32_t depth, const struct result *rd,
+			const struct result *tcp, double lib)
+{
+	printf("{\"program\":\"nfsrdma bench\",\"url\":");
+	json_str(c->argv[0]);
+	printf(",\"transport\":\"%s\",\"provider\":", rd ? "rdma" : "tcp");
+	if (rd)
+		json_str(u->provider ? u->provider
+				     : rr_fabric_default_provider());
+	else
+		printf("null");
+	printf(",\"units\":{\"MBps\":\"1e6 bytes/s\",\"iops\":\"ops/s\","
+	       "\"p50_us\":\"microseconds\",\"p99_us\":\"microseconds\","
+	       "\"seconds\":\"s\",\"bs\":\"bytes\"},");
+	printf("\"op\":\"%s\",\"bs\":%" PRIu64 ",\"depth\":%u,", c->rw, c->size,
+	       depth);
 	print_json_run(rd ? "rdma" : "tcp", rd ? rd : tcp);
 	if (rd && tcp->ok) {
 		printf(",");
@@ -265,11 +316,12 @@ static void row(const char *name, const struct result *r)
 	       r->p99);
 }
 
-static void report(const struct cli *c, uint32_t depth, const struct result *rd,
+static void report(const struct cli *c, const struct rr_nfs_url *u,
+		   uint32_t depth, const struct result *rd,
 		   const struct result *tcp, double lib)
 {
 	if (c->json) {
-		report_json(c, depth, rd, tcp, lib);
+		report_json(c, u, depth, rd, tcp, lib);
 		return;
 	}
 	printf("bench %s: bs %" PRIu64 " B, depth %u, %.0f s per run\n", c->rw,
@@ -285,7 +337,8 @@ static void report(const struct cli *c, uint32_t depth, const struct result *rd,
 		       mbs(rd) / mbs(tcp), iops(rd) / iops(tcp),
 		       (double)tcp->p50 / rd->p50);
 	if (rd && lib) {
-		printf("%-8s %12.1f %12s %10s %10s   (nfs-cp, whole file)\n",
+		printf("%-8s %12.1f %12s %10s %10s   (nfs-cp, the same "
+		       "bytes)\n",
 		       "libnfs", lib, "-", "-", "-");
 		printf("%-8s %11.2fx   rdma / libnfs (goal >= 1.2x)\n", "ratio",
 		       mbs(rd) / lib);
@@ -372,7 +425,7 @@ int cmd_bench(struct cli *c)
 				 "not '%s'",
 				 c->rw);
 	if (rr_nfs_url_parse(c->argv[0], &u))
-		return cli_failf("%s: bad URL", c->argv[0]);
+		return cli_failf("%s: %s", c->argv[0], rr_nfs_error());
 	rdma = u.proto == RR_NFS_PROTO_RDMA;
 	if (rdma && !c->no_baseline)
 		burl = baseline_url(c, &u, c->argv[0]);
@@ -385,10 +438,16 @@ int cmd_bench(struct cli *c)
 	if (burl && run_one(c, burl, true, &tcp))
 		fprintf(stderr, "bench: TCP baseline skipped: %s\n",
 			rr_nfs_error()[0] ? rr_nfs_error() : "it failed");
-	if (burl && !strcmp(c->rw, "read"))
+	if (burl && !strcmp(c->rw, "read") && rd.region < rd.file_size)
+		fprintf(stderr,
+			"bench: no libnfs baseline: nfs-cp would copy "
+			"all %" PRIu64 " bytes of the file, the bench "
+			"reads its first %" PRIu64 "\n",
+			rd.file_size, rd.region);
+	else if (burl && !strcmp(c->rw, "read"))
 		lib = libnfs_read_mbs(c, &u);
 	free(burl);
 	rr_nfs_url_free(&u);
-	report(c, depth, rdma ? &rd : NULL, &tcp, lib);
+	report(c, &u, depth, rdma ? &rd : NULL, &tcp, lib);
 	return 0;
 }

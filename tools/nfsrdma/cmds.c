@@ -68,7 +68,52 @@ static int by_name(const void *a, const void *b)
 	return strcmp((*x)->name, (*y)->name);
 }
 
-static int list_dir(struct rr_nfs *n, const char *path, const char *url)
+#define LS_DEPTH_MAX 128 /* ls -R: deeper is a loop or an attack */
+
+static int list_tree(struct cli *c, struct rr_nfs *n, const char *path,
+		     int depth);
+
+/* One entry: its name, or with -l its line. */
+static void print_entry(struct cli *c, struct rr_nfs *n, const char *path,
+			const struct rr_nfs_dirent *e, struct stat *st)
+{
+	if (!c->long_list) {
+		printf("%s\n", e->name);
+		return;
+	}
+	if (!e->has_attr && rr_nfs_lstat(n, path, st))
+		memset(st, 0, sizeof(*st));
+	print_long(n, path, e->name, st);
+}
+
+/* ls -R: each subdirectory after the listing, as ls(1) orders them. */
+static int recurse(struct cli *c, struct rr_nfs *n, const char *path,
+		   const struct rr_nfs_dirent **v, size_t cnt, int depth)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < cnt; i++) {
+		struct stat st = v[i]->st;
+		char *p;
+
+		if (!strcmp(v[i]->name, ".") || !strcmp(v[i]->name, ".."))
+			continue;
+		p = join(path, v[i]->name);
+		if (!p)
+			return -ENOMEM;
+		if (!v[i]->has_attr && rr_nfs_lstat(n, p, &st))
+			st.st_mode = 0;
+		if (S_ISDIR(st.st_mode)) {
+			printf("\n");
+			rc |= list_tree(c, n, p, depth + 1);
+		}
+		free(p);
+	}
+	return rc;
+}
+
+static int list_dir(struct cli *c, struct rr_nfs *n, const char *path,
+		    const char *url, int depth)
 {
 	const struct rr_nfs_dirent *e, **v = NULL;
 	struct rr_nfs_dir *d;
@@ -94,14 +139,27 @@ static int list_dir(struct rr_nfs *n, const char *path, const char *url)
 		struct stat st = v[i]->st;
 		char *p = join(path, v[i]->name);
 
-		if (!v[i]->has_attr && p && rr_nfs_lstat(n, p, &st))
-			memset(&st, 0, sizeof(st));
-		print_long(n, p ? p : path, v[i]->name, &st);
+		if (!strcmp(v[i]->name, ".") || !strcmp(v[i]->name, ".."))
+			continue; /* as ls(1) without -a */
+		print_entry(c, n, p ? p : path, v[i], &st);
 		free(p);
 	}
+	if (c->recursive)
+		rc = recurse(c, n, path, v, cnt, depth) ? 1 : 0;
 	free(v);
 	rr_nfs_closedir(d);
-	return 0;
+	return rc;
+}
+
+/* ls -R: "path:" over each directory's listing. */
+static int list_tree(struct cli *c, struct rr_nfs *n, const char *path,
+		     int depth)
+{
+	if (depth > LS_DEPTH_MAX)
+		return cli_failf("%s: more than %d directories deep", path,
+				 LS_DEPTH_MAX);
+	printf("%s:\n", path);
+	return list_dir(c, n, path, path, depth);
 }
 
 int cmd_ls(struct cli *c)
@@ -118,10 +176,14 @@ int cmd_ls(struct cli *c)
 	rc = rr_nfs_lstat(n, path, &st);
 	if (rc)
 		rc = cli_fail(url, rc);
+	else if (S_ISDIR(st.st_mode) && c->recursive)
+		rc = list_tree(c, n, path, 0);
 	else if (S_ISDIR(st.st_mode))
-		rc = list_dir(n, path, url);
-	else
+		rc = list_dir(c, n, path, url, 0);
+	else if (c->long_list)
 		print_long(n, path, path, &st);
+	else
+		printf("%s\n", path);
 	cli_umount(c, n);
 	return rc;
 }
@@ -252,13 +314,32 @@ int cmd_rm(struct cli *c)
 	return rc;
 }
 
+/*
+ * As df(1) reckons it: used over what a user could have (used + avail,
+ * the root reserve left out), rounded up, so a file system with a byte
+ * used is not 0% and one with a byte left is not 100%.
+ */
+static void use_pct(const struct statvfs *sv, char *buf, size_t cap)
+{
+	uint64_t used = sv->f_blocks - sv->f_bfree;
+	uint64_t whole = used + sv->f_bavail;
+
+	if (sv->f_bfree > sv->f_blocks || !whole) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	/* in hundredths of blocks: exact for sizes of any file system */
+	snprintf(buf, cap, "%u%%",
+		 (unsigned)(((unsigned __int128)used * 100 + whole - 1) /
+			    whole));
+}
+
 int cmd_df(struct cli *c)
 {
 	const char *url = c->argv[0];
-	char size[32], used[32], avail[32];
+	char size[32], used[32], avail[32], pct[8];
 	struct statvfs sv;
 	struct rr_nfs *n;
-	double total, freeb;
 	int rc;
 
 	if (cli_mount(c, url, &n))
@@ -267,18 +348,18 @@ int cmd_df(struct cli *c)
 	if (rc) {
 		rc = cli_fail(url, rc);
 	} else {
-		total = (double)sv.f_blocks * (double)sv.f_frsize;
-		freeb = (double)sv.f_bfree * (double)sv.f_frsize;
-		fmt_bytes(size, sizeof(size), total);
-		fmt_bytes(used, sizeof(used), total - freeb);
+		fmt_bytes(size, sizeof(size),
+			  (double)sv.f_blocks * (double)sv.f_frsize);
+		fmt_bytes(used, sizeof(used),
+			  (double)(sv.f_blocks - sv.f_bfree) *
+				  (double)sv.f_frsize);
 		fmt_bytes(avail, sizeof(avail),
 			  (double)sv.f_bavail * (double)sv.f_frsize);
+		use_pct(&sv, pct, sizeof(pct));
 		printf("%-12s %12s %12s %12s %5s %12s %12s\n", "Export", "Size",
 		       "Used", "Avail", "Use%", "Files", "FFree");
-		printf("%-12s %12s %12s %12s %4.0f%% %12" PRIu64 " %12" PRIu64
-		       "\n",
-		       rr_nfs_export(n), size, used, avail,
-		       total > 0 ? 100 * (total - freeb) / total : 0,
+		printf("%-12s %12s %12s %12s %5s %12" PRIu64 " %12" PRIu64 "\n",
+		       rr_nfs_export(n), size, used, avail, pct,
 		       (uint64_t)sv.f_files, (uint64_t)sv.f_ffree);
 	}
 	cli_umount(c, n);

@@ -16,7 +16,8 @@
 
 static const char usage_text[] =
 	"usage: nfsrdma [options] COMMAND ARGS\n"
-	"  ls URL            list a directory (or show one file)\n"
+	"  ls [-l] [-R] URL  list a directory (or name one file); -l: mode,\n"
+	"                    links, owner, size, time; -R: subdirectories\n"
 	"  stat URL          attributes of a file or directory\n"
 	"  cat URL           write a file to stdout\n"
 	"  mkdir URL         make a directory\n"
@@ -24,14 +25,19 @@ static const char usage_text[] =
 	"  df URL            space and files on the export\n"
 	"  mv URL NEWPATH    rename (NEWPATH: absolute inside the export,\n"
 	"                    or relative to URL's directory, or a URL)\n"
-	"  get URL LOCAL     copy a file from the server\n"
-	"  put LOCAL URL     copy a file to the server\n"
+	"  get URL LOCAL     copy a file from the server (LOCAL -: stdout);\n"
+	"                    -r: a directory tree, as cp -r\n"
+	"  put LOCAL URL     copy a file to the server (LOCAL -: stdin);\n"
+	"                    -r: a directory tree, as cp -r\n"
 	"  bench URL         --op read|write|randread|randwrite --bs 1M\n"
 	"                    --depth N --seconds S [--json]: over RDMA, with\n"
 	"                    a TCP baseline to the same server in the same "
 	"run\n"
 	"options:\n"
 	"  --verify          get/put: re-read both ends, compare CRC32C\n"
+	"  --partial         get/put: keep a failed transfer's file under its\n"
+	"                    final name (by default it is written under a\n"
+	"                    temporary name, renamed once complete)\n"
 	"  --depth N         READ/WRITE calls in flight (default 16)\n"
 	"  --timeout MS      per call (default 60000)\n"
 	"  -q, --quiet       no progress bar or summary\n"
@@ -42,6 +48,8 @@ static const char usage_text[] =
 	"  --tcp-nfsport N   bench: the server's NFS/TCP port for the "
 	"baseline\n"
 	"  --no-baseline     bench: no TCP run\n"
+	"  --force           bench --op write: overwrite a file that exists\n"
+	"                    (by default it writes only a file it creates)\n"
 	"URL: nfs://host[:port]/export/path[?proto=rdma|tcp&nfsport=N&"
 	"mountport=N&provider=iwarp|verbs]\n";
 
@@ -175,6 +183,8 @@ enum {
 	O_TCP_PORT,
 	O_NO_BASELINE,
 	O_STATS,
+	O_PARTIAL,
+	O_FORCE,
 };
 
 static const struct option longopts[] = {
@@ -188,6 +198,8 @@ static const struct option longopts[] = {
 	{"tcp-nfsport", required_argument, NULL, O_TCP_PORT},
 	{"no-baseline", no_argument, NULL, O_NO_BASELINE},
 	{"stats", no_argument, NULL, O_STATS},
+	{"partial", no_argument, NULL, O_PARTIAL},
+	{"force", no_argument, NULL, O_FORCE},
 	{"seconds", required_argument, NULL, O_SECONDS},
 	{"json", no_argument, NULL, O_JSON},
 	{"quiet", no_argument, NULL, 'q'},
@@ -207,6 +219,13 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 	case 'q':
 		c->quiet = true;
 		return 0;
+	case 'l':
+		c->long_list = true;
+		return 0;
+	case 'R':
+	case 'r':
+		c->recursive = true;
+		return 0;
 	case O_JSON:
 		c->json = true;
 		return 0;
@@ -218,6 +237,12 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case O_STATS:
 		c->stats = true;
+		return 0;
+	case O_PARTIAL:
+		c->partial = true;
+		return 0;
+	case O_FORCE:
+		c->force = true;
 		return 0;
 	case O_TCP_PORT:
 		if (parse_int(arg, 1, 65535, &v))
@@ -271,7 +296,8 @@ int main(int argc, char **argv)
 	struct cli c = {.rw = "read", .size = 1 << 20, .seconds = 5};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "qhV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "qhVlRr", longopts, NULL)) !=
+	       -1) {
 		if (opt == 'h') {
 			fputs(usage_text, stdout);
 			return 0;

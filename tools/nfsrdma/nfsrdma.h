@@ -13,13 +13,18 @@ struct cli {
 	struct rr_nfs_opts o;
 	bool verify;
 	bool quiet;
-	bool stats; /* the transport's counters on stderr at unmount */
+	bool stats;	/* the transport's counters on stderr at unmount */
+	bool partial;	/* get/put: a failed transfer keeps its final name */
+	bool long_list; /* ls -l */
+	bool recursive; /* ls -R, get -r, put -r */
 	/* bench */
 	const char *rw;
 	uint64_t size;
 	double seconds;
 	bool json;
 	bool no_baseline;
+	bool force;	    /* bench --op write: into a file that exists */
+	bool bench_created; /* the write bench made its file: it may rewrite */
 	uint16_t tcp_nfsport;
 	/* positional arguments after the command */
 	int argc;
@@ -47,18 +52,48 @@ int cmd_get(struct cli *c);
 int cmd_put(struct cli *c);
 int cmd_bench(struct cli *c);
 
+/*
+ * Temporary names and interrupts for get and put (partial.c). temp_name:
+ * ".NAME.nfsrdma-XXXXXXXX" beside final (malloc'd). local_temp_open
+ * creates such a file exclusively: its fd (name in *tmp) or -errno.
+ */
+void xfer_catch_signals(void);
+bool xfer_interrupted(void);
+/* Dies of the signal caught, if one was. */
+void xfer_die_if_interrupted(void);
+char *temp_name(const char *final);
+int local_temp_open(const char *final, char **tmp);
+
+/*
+ * get/put of one file on a mount that the caller keeps (xfer.c), and of a
+ * directory tree, as cp -r does (tree.c): into DEST when it does not
+ * exist, else into DEST/NAME. 0, or 1 once any file failed (said).
+ */
+int get_file(struct cli *c, struct rr_nfs *n, const char *remote,
+	     const char *local);
+int put_file(struct cli *c, struct rr_nfs *n, const char *local,
+	     const char *remote);
+int get_tree(struct cli *c, struct rr_nfs *n, const char *remote,
+	     const char *local);
+int put_tree(struct cli *c, struct rr_nfs *n, const char *local,
+	     const char *remote);
+
 /* A progress line on stderr when it is a terminal. */
 struct progress {
 	bool on;
 	const char *label;
-	uint64_t total, done;
+	uint64_t total, done; /* total 0: unknown (a pipe) */
 	uint64_t start_ns, last_ns;
+	uint64_t sample_ns, sample_done; /* the last rate sample */
+	double rate;			 /* bytes/s, current */
 };
 uint64_t now_ns(void);
 void progress_start(struct progress *p, const char *label, uint64_t total,
 		    bool quiet);
 void progress_add(struct progress *p, uint64_t n);
-/* Ends the line and prints the summary (bytes, seconds, throughput). */
+/* Erases the line (nothing when there is none). */
+void progress_clear(struct progress *p);
+/* Erases the line and prints the summary (bytes, seconds, throughput). */
 void progress_end(struct progress *p, bool quiet);
 /* "12.3 MiB" */
 void fmt_bytes(char *buf, size_t cap, double bytes);

@@ -4,6 +4,8 @@ add_executable(nfsrdma
   ${CMAKE_CURRENT_LIST_DIR}/main.c
   ${CMAKE_CURRENT_LIST_DIR}/cmds.c
   ${CMAKE_CURRENT_LIST_DIR}/xfer.c
+  ${CMAKE_CURRENT_LIST_DIR}/partial.c
+  ${CMAKE_CURRENT_LIST_DIR}/tree.c
   ${CMAKE_CURRENT_LIST_DIR}/progress.c
   ${CMAKE_CURRENT_LIST_DIR}/bench.c)
 target_include_directories(nfsrdma PRIVATE ${PROJECT_SOURCE_DIR}/src)

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Open files: a handle, the open mode, and the write-verifier state that
- * decides whether COMMIT found our unstable writes intact (RFC 1813
- * section 3.3.21: a verifier that changed means the server restarted and
- * may have lost them).
+ * Open files: a handle, the open mode, and the write state that closing
+ * commits (commit.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -147,60 +145,9 @@ int rr_nfs_ftruncate(struct rr_nfs_file *f, uint64_t len)
 	return NFSC_SAY(rc, "ftruncate to %llu", (unsigned long long)len);
 }
 
-static int commit(struct rr_nfs_file *f, uint8_t *verf)
-{
-	COMMIT3args a = {0};
-	COMMIT3res r = {0};
-	int rc;
-
-	nfsc_fh_arg(&a.file, &f->fh);
-	rc = rr__nfsc_call(f->n, NFSPROC3_COMMIT,
-			   (xdrproc_t)rr__xdr_COMMIT3args, &a,
-			   (xdrproc_t)rr__xdr_COMMIT3res, &r, 0);
-	if (rc)
-		return rc;
-	rc = rr_nfs_errno(r.status);
-	if (!rc)
-		memcpy(verf, r.COMMIT3res_u.resok.verf, NFS3_WRITEVERFSIZE);
-	xdr_free((xdrproc_t)rr__xdr_COMMIT3res, &r);
-	return rc;
-}
-
-/* Said apart from a plain EIO: the data may need sending again. */
-static int writes_lost(void)
-{
-	return rr__nfsc_fail(-EIO,
-			     "the server restarted (its write verifier "
-			     "changed): writes not yet committed may be lost");
-}
-
-static int do_fsync(struct rr_nfs_file *f)
-{
-	uint8_t verf[NFS3_WRITEVERFSIZE];
-	bool lost;
-	int rc;
-
-	pthread_mutex_lock(&f->mu);
-	lost = f->verf_lost;
-	pthread_mutex_unlock(&f->mu);
-	if (lost)
-		return writes_lost();
-	rc = commit(f, verf);
-	if (rc)
-		return rc;
-	pthread_mutex_lock(&f->mu);
-	if (f->have_verf && memcmp(verf, f->verf, sizeof(verf)))
-		f->verf_lost = true;
-	lost = f->verf_lost;
-	if (!lost)
-		f->dirty = false;
-	pthread_mutex_unlock(&f->mu);
-	return lost ? writes_lost() : 0;
-}
-
 int rr_nfs_fsync(struct rr_nfs_file *f)
 {
-	return NFSC_SAY(do_fsync(f), "fsync");
+	return NFSC_SAY(rr__nfsc_fsync(f), "fsync");
 }
 
 static int do_close(struct rr_nfs_file *f)
@@ -209,8 +156,9 @@ static int do_close(struct rr_nfs_file *f)
 
 	if (!f)
 		return 0;
-	if (f->dirty || f->verf_lost)
-		rc = do_fsync(f);
+	if (rr__nfsc_pending(f))
+		rc = rr__nfsc_fsync(f);
+	rr__nfsc_ranges_free(&f->unstable);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
 	return rc;

@@ -157,19 +157,6 @@ out:
 	return rc;
 }
 
-/* Keeps the write verifier story of this file (RFC 1813 3.3.7). */
-static void note_verf(struct rr_nfs_file *f, const WRITE3resok *ok)
-{
-	pthread_mutex_lock(&f->mu);
-	if (ok->committed != FILE_SYNC)
-		f->dirty = true;
-	if (f->have_verf && memcmp(f->verf, ok->verf, sizeof(f->verf)))
-		f->verf_lost = true;
-	memcpy(f->verf, ok->verf, sizeof(f->verf));
-	f->have_verf = true;
-	pthread_mutex_unlock(&f->mu);
-}
-
 static int decode_write(struct io_run *run, struct io_slot *s, uint32_t *got)
 {
 	WRITE3res r = {0};
@@ -189,7 +176,8 @@ static int decode_write(struct io_run *run, struct io_slot *s, uint32_t *got)
 		rc = -EPROTO;
 	if (!rc) {
 		*got = r.WRITE3res_u.resok.count;
-		note_verf(run->f, &r.WRITE3res_u.resok);
+		rr__nfsc_note_write(run->f, s->io.off, *got,
+				    &r.WRITE3res_u.resok);
 	}
 	xdr_free((xdrproc_t)rr__xdr_WRITE3res, &r);
 	return rc;
@@ -300,6 +288,8 @@ static void fill_pipe(struct io_run *run)
 		rc = slot_issue(run, s);
 		if (rc) {
 			run->err = rc;
+			if (run->write)
+				rr__nfsc_note_write_err(run->f, rc);
 			run->freel[run->nfree++] = s->idx;
 			if (run->done_fn) { /* every io goes back */
 				s->io.result = rc;
@@ -380,15 +370,16 @@ static void complete(struct io_run *run, struct io_slot *s)
 	if (!rc)
 		rc = run->write ? decode_write(run, s, &got)
 				: decode_read(s, &got, &eof);
+	if (!rc && !run->next_fn)
+		rc = complete_range(run, s, got, eof);
+	if (rc && run->write)
+		rr__nfsc_note_write_err(run->f, rc);
 	if (run->next_fn) {
 		/* a stream's calls stand alone: each result goes back */
 		s->io.result = rc ? rc : (ssize_t)got;
 		run->done_fn(run->arg, &s->io);
-	} else {
-		if (!rc)
-			rc = complete_range(run, s, got, eof);
-		if (rc && !run->err)
-			run->err = rc;
+	} else if (rc && !run->err) {
+		run->err = rc;
 	}
 	run->freel[run->nfree++] = s->idx;
 }

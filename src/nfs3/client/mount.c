@@ -220,8 +220,12 @@ int rr__nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
 				   .connect_timeout_ms = n->connect_timeout_ms,
 				   .max_bulk = 4096};
 	struct rr_rpc_clnt *x;
-	int rc = rr__nfsc_xprt_tcp(host, port, &o, &x);
+	int rc = rr__nfsc_probe_tcp(host, port, MOUNT_PROGRAM, MOUNT_V3,
+				    nfsc_probe_ms(n), "MOUNT");
 
+	if (rc)
+		return rc;
+	rc = rr__nfsc_xprt_tcp(host, port, &o, &x);
 	if (rc)
 		return rr__nfsc_fail(
 			rc, "cannot reach MOUNT service at %s port %u: %s",

@@ -96,15 +96,24 @@ static int connect_nfs(struct rr_nfs *n, const struct rr_nfs_url *u,
 				   .depth = n->depth,
 				   .max_bulk = max_io};
 	bool tcp = u->proto == RR_NFS_PROTO_TCP;
-	int rc = tcp ? rr__nfsc_xprt_tcp(u->host, port, &o, &n->x)
-		     : rr__nfsc_xprt_rdma(u->host, port, &o, &n->x);
+	int rc = tcp ? rr__nfsc_probe_tcp(u->host, port, NFS_PROGRAM, NFS_V3,
+					  nfsc_probe_ms(n), "NFS")
+		     : 0;
 
+	if (rc)
+		return rc;
+	rc = tcp ? rr__nfsc_xprt_tcp(u->host, port, &o, &n->x)
+		 : rr__nfsc_xprt_rdma(u->host, port, &o, &n->x);
 	if (rc)
 		return rr__nfsc_fail(rc,
 				     "cannot reach NFS service at %s port %u "
-				     "over %s: %s",
+				     "over %s: %s%s",
 				     u->host, port, tcp ? "tcp" : "rdma",
-				     strerror(-rc));
+				     strerror(-rc),
+				     !tcp && rc == -ECONNRESET
+					     ? " (not an RPC-over-RDMA port? "
+					       "proto=tcp)"
+					     : "");
 	rc = fsinfo(n, max_io);
 	if (rc)
 		rr__nfsc_fail(rc, "FSINFO of the export's root failed: %s",
@@ -175,10 +184,7 @@ int rr_nfs_mount(const char *url, const struct rr_nfs_opts *o,
 	rr__nfsc_fail(0, "%s", "");
 	rc = rr_nfs_url_parse(url, &u);
 	if (rc)
-		return rr__nfsc_fail(rc,
-				     "bad URL '%s' (want nfs://host[:port]/"
-				     "export/path[?args])",
-				     url ? url : "");
+		return rc; /* its message names the bad part */
 	n = rr_calloc(1, sizeof(*n));
 	if (!n) {
 		rr_nfs_url_free(&u);

@@ -28,6 +28,7 @@ struct nfsc_xprt_opts {
 	int connect_timeout_ms;
 	uint32_t depth;
 	uint32_t max_bulk;
+	bool no_reconnect; /* TCP: the first loss fails every call */
 };
 
 int rr__nfsc_xprt_rdma(const char *host, uint16_t port,
@@ -103,16 +104,53 @@ struct rr_nfs {
 	uint32_t rtmax, wtmax, dtpref;
 };
 
+/* Sorted, disjoint, non-adjacent byte ranges [off, end) (ranges.c). */
+struct nfsc_range {
+	uint64_t off, end;
+};
+struct nfsc_ranges {
+	struct nfsc_range *r;
+	uint32_t n, cap;
+};
+/* Adds [off, off + len), merging; -ENOMEM leaves s as it was. */
+int rr__nfsc_ranges_add(struct nfsc_ranges *s, uint64_t off, uint64_t len);
+int rr__nfsc_ranges_merge(struct nfsc_ranges *into,
+			  const struct nfsc_ranges *s);
+void rr__nfsc_ranges_free(struct nfsc_ranges *s);
+
 struct rr_nfs_file {
 	struct rr_nfs *n;
 	struct nfsc_fh fh;
 	int flags;
-	pthread_mutex_t mu; /* guards the write-verifier state */
-	bool dirty;	    /* unstable writes not yet committed */
+	rr_nfs_refill_fn refill;
+	void *refill_arg;
+	pthread_mutex_t mu;	     /* guards the write state below */
+	struct nfsc_ranges unstable; /* written UNSTABLE, not committed */
+	bool untracked; /* a range could not be recorded (no memory) */
 	bool have_verf;
 	bool verf_lost; /* the verifier changed between writes */
 	uint8_t verf[NFS3_WRITEVERFSIZE];
+	int write_err; /* a WRITE failed: fsync or close says so, once */
 };
+
+/*
+ * The write-verifier story (commit.c): every WRITE reply, every failed
+ * WRITE, and the COMMIT that sends lost data again.
+ */
+void rr__nfsc_note_write(struct rr_nfs_file *f, uint64_t off, uint32_t len,
+			 const WRITE3resok *ok);
+void rr__nfsc_note_write_err(struct rr_nfs_file *f, int err);
+int rr__nfsc_fsync(struct rr_nfs_file *f);
+/* Whether anything waits for a COMMIT (or a failure to be reported). */
+bool rr__nfsc_pending(struct rr_nfs_file *f);
+
+/* A probe waits no longer than a connection may take, nor than a call. */
+static inline int nfsc_probe_ms(const struct rr_nfs *n)
+{
+	if (n->timeout_ms > 0 && n->timeout_ms < n->connect_timeout_ms)
+		return n->timeout_ms;
+	return n->connect_timeout_ms;
+}
 
 static inline void nfsc_fh_arg(nfs_fh3 *a, const struct nfsc_fh *fh)
 {
@@ -159,6 +197,14 @@ int rr__nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
 			  const char *path, struct nfsc_fh *root,
 			  char **export);
 void rr__nfsc_mount_umnt(struct rr_nfs *n);
+/*
+ * One NULL call to prog/vers at host:port over TCP on a connection that is
+ * not made again (probe.c): 0 when it answers as ONC RPC, else a negative
+ * errno with rr_nfs_error saying what the port did instead. service names
+ * it in that text ("MOUNT", "NFS").
+ */
+int rr__nfsc_probe_tcp(const char *host, uint16_t port, uint32_t prog,
+		       uint32_t vers, int timeout_ms, const char *service);
 /* rpcbind (PMAP v2 GETPORT over TCP): 0 when none answers. */
 uint16_t rr__nfsc_rpcbind_port(const char *host, uint32_t prog, uint32_t vers,
 			       int timeout_ms);

@@ -20,6 +20,13 @@
 
 #define SCHEME "nfs://"
 
+/* -EINVAL, with rr_nfs_error naming the part of the URL that is wrong. */
+static int bad(const char *what, const char *part, size_t len, const char *why)
+{
+	return rr__nfsc_fail(-EINVAL, "bad URL: %s '%.*s' %s", what,
+			     (int)(len > 200 ? 200 : len), part, why);
+}
+
 static int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -37,12 +44,13 @@ static int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static int parse_port(const char *s, size_t len, uint16_t *out)
+static int parse_port(const char *what, const char *s, size_t len,
+		      uint16_t *out)
 {
 	uint64_t v;
 
 	if (parse_u64(s, len, 65535, &v) || v == 0)
-		return -EINVAL;
+		return bad(what, s, len, "is not a port (1..65535)");
 	*out = (uint16_t)v;
 	return 0;
 }
@@ -78,7 +86,9 @@ static int pct_decode(const char *s, size_t len, char **out)
 		lo = i + 2 < len ? hexval(s[i + 2]) : -1;
 		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
 			free(d);
-			return -EINVAL;
+			return bad("path escape", s + i,
+				   i + 3 <= len ? 3 : len - i,
+				   "is not %XX (or is %00)");
 		}
 		*p++ = (char)(hi << 4 | lo);
 		i += 2;
@@ -130,41 +140,50 @@ static int parse_authority(const char *a, size_t len, struct rr_nfs_url *u)
 	const char *h = a, *colon;
 	size_t hlen;
 
-	if (!len || memchr(a, '@', len))
-		return -EINVAL;
+	if (!len)
+		return rr__nfsc_fail(-EINVAL, "bad URL: no host after nfs://");
+	if (memchr(a, '@', len))
+		return bad("authority", a, len, "has a user (no '@' here)");
 	if (a[0] == '[') {
 		const char *rb = memchr(a, ']', len);
 
-		if (!rb || rb == a + 1)
-			return -EINVAL;
+		if (!rb)
+			return bad("host", a, len, "lacks its closing ']'");
+		if (rb == a + 1)
+			return bad("host", a, 2, "is empty");
 		h = a + 1;
 		hlen = (size_t)(rb - h);
 		if (strspn(h, "0123456789abcdefABCDEF:.%") < hlen)
-			return -EINVAL;
+			return bad("host", h, hlen, "is not an IPv6 address");
 		colon = rb + 1 < a + len ? rb + 1 : NULL;
 		if (colon && *colon != ':')
-			return -EINVAL;
+			return bad("authority", a, len,
+				   "has text after ']' that is not ':port'");
 	} else {
 		colon = memchr(a, ':', len);
 		hlen = colon ? (size_t)(colon - a) : len;
-		if (!hlen || strspn(h, "abcdefghijklmnopqrstuvwxyz"
-				       "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				       "0123456789-._") < hlen)
-			return -EINVAL;
+		if (!hlen)
+			return bad("authority", a, len, "has no host");
+		if (strspn(h, "abcdefghijklmnopqrstuvwxyz"
+			      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			      "0123456789-._") < hlen)
+			return bad("host", h, hlen,
+				   "is not a name or an IPv4 address (IPv6 "
+				   "goes in [])");
 	}
-	if (colon &&
-	    parse_port(colon + 1, (size_t)(a + len - colon - 1), &u->nfsport))
+	if (colon && parse_port("port", colon + 1,
+				(size_t)(a + len - colon - 1), &u->nfsport))
 		return -EINVAL;
 	u->host = rr_strndup(h, hlen);
 	return u->host ? 0 : -ENOMEM;
 }
 
-static int set_id(const char *v, size_t vlen, int64_t *out)
+static int set_id(const char *what, const char *v, size_t vlen, int64_t *out)
 {
 	uint64_t x;
 
 	if (parse_u64(v, vlen, UINT32_MAX, &x))
-		return -EINVAL;
+		return bad(what, v, vlen, "is not a number (0..4294967295)");
 	*out = (int64_t)x;
 	return 0;
 }
@@ -178,28 +197,31 @@ static int set_arg(struct rr_nfs_url *u, const char *k, size_t klen,
 		   const char *v, size_t vlen)
 {
 	if (key_is(k, klen, "nfsport"))
-		return parse_port(v, vlen, &u->nfsport);
+		return parse_port("nfsport", v, vlen, &u->nfsport);
 	if (key_is(k, klen, "mountport"))
-		return parse_port(v, vlen, &u->mountport);
+		return parse_port("mountport", v, vlen, &u->mountport);
 	if (key_is(k, klen, "uid"))
-		return set_id(v, vlen, &u->uid);
+		return set_id("uid", v, vlen, &u->uid);
 	if (key_is(k, klen, "gid"))
-		return set_id(v, vlen, &u->gid);
+		return set_id("gid", v, vlen, &u->gid);
 	if (key_is(k, klen, "version"))
-		return vlen == 1 && v[0] == '3' ? 0 : -EINVAL;
+		return vlen == 1 && v[0] == '3'
+			       ? 0
+			       : bad("version", v, vlen, "is not 3");
 	if (key_is(k, klen, "proto")) {
 		if (vlen == 4 && !memcmp(v, "rdma", 4))
 			u->proto = RR_NFS_PROTO_RDMA;
 		else if (vlen == 3 && !memcmp(v, "tcp", 3))
 			u->proto = RR_NFS_PROTO_TCP;
 		else
-			return -EINVAL;
+			return bad("proto", v, vlen, "is not rdma or tcp");
 		return 0;
 	}
 	if (key_is(k, klen, "provider")) {
 		if (!vlen ||
 		    strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") < vlen)
-			return -EINVAL;
+			return bad("provider", v, vlen,
+				   "is not a provider name (iwarp, verbs)");
 		free(u->provider);
 		u->provider = rr_strndup(v, vlen);
 		return u->provider ? 0 : -ENOMEM;
@@ -219,7 +241,8 @@ static int parse_query(const char *q, struct rr_nfs_url *u)
 			continue;
 		}
 		if (!eq || eq == q)
-			return -EINVAL;
+			return bad("argument", q, (size_t)(e - q),
+				   "is not name=value");
 		rc = set_arg(u, q, (size_t)(eq - q), eq + 1,
 			     (size_t)(e - eq - 1));
 		if (rc)
@@ -238,7 +261,9 @@ static int do_url_parse(const char *url, struct rr_nfs_url *u)
 	memset(u, 0, sizeof(*u));
 	u->uid = u->gid = -1;
 	if (!url || strncasecmp(url, SCHEME, strlen(SCHEME)))
-		return -EINVAL;
+		return rr__nfsc_fail(-EINVAL, "bad URL: it does not start with "
+					      "nfs:// (want nfs://host[:port]/"
+					      "export/path[?arg=value&...])");
 	a = url + strlen(SCHEME);
 	query = strchrnul(a, '?');
 	slash = memchr(a, '/', (size_t)(query - a));
@@ -249,10 +274,8 @@ static int do_url_parse(const char *url, struct rr_nfs_url *u)
 		plen = (size_t)(query - slash);
 		rc = pct_decode(slash, plen, &u->path);
 	}
-	if (!rc && u->path[0] != '/' && u->path[0] != '\0')
-		rc = -EINVAL;
-	if (!rc)
-		rc = normalise(u->path);
+	if (!rc && normalise(u->path))
+		rc = bad("path", slash, plen, "goes above the root with '..'");
 	if (!rc && *query)
 		rc = parse_query(query + 1, u);
 	if (rc)
@@ -262,7 +285,7 @@ static int do_url_parse(const char *url, struct rr_nfs_url *u)
 
 int rr_nfs_url_parse(const char *url, struct rr_nfs_url *u)
 {
-	return NFSC_SAY(do_url_parse(url, u), "bad URL '%s'", url ? url : "");
+	return NFSC_SAY(do_url_parse(url, u), "bad URL");
 }
 
 void rr_nfs_url_free(struct rr_nfs_url *u)

@@ -61,6 +61,7 @@ int rr__nfsc_xprt_tcp(const char *host, uint16_t port,
 		/* it reconnects and sends calls again, as over RDMA */
 		.keepalive_ms = keepalive_ms(o),
 		.keepalive_timeout_ms = keepalive_ms(o),
+		.no_reconnect = o->no_reconnect,
 	};
 	struct rr_tcp_clnt *c;
 	int rc = rr_tcp_clnt_create(host, port, &to, &c);

@@ -107,45 +107,52 @@ static void paths_are_normalised_and_decoded(void **state)
 	rr_nfs_url_free(&d);
 }
 
+/* Each refused, with rr_nfs_error naming the part that is wrong. */
 static void bad_urls_are_refused(void **state)
 {
-	static const char *const bad[] = {
-		"",
-		"http://h/e",
-		"nfs:/h/e",
-		"nfs:///e",
-		"nfs://h:0/e",
-		"nfs://h:65536/e",
-		"nfs://h:x/e",
-		"nfs://h:/e",
-		"nfs://[::1/e",
-		"nfs://[]/e",
-		"nfs://[::1]x/e",
-		"nfs://user@h/e",
-		"nfs://h o/e",
-		"nfs://h/e?nfsport=",
-		"nfs://h/e?nfsport=-1",
-		"nfs://h/e?mountport=70000",
-		"nfs://h/e?proto=udp",
-		"nfs://h/e?version=4",
-		"nfs://h/e?provider=",
-		"nfs://h/e?uid=abc",
-		"nfs://h/e?=1",
-		"nfs://h/e?nfsport",
-		"nfs://h/../e",
-		"nfs://h/e/../../x",
-		"nfs://h/a%2",
-		"nfs://h/a%zz",
-		"nfs://h/a%00b",
+	static const struct {
+		const char *url, *says;
+	} bad[] = {
+		{"", "does not start with nfs://"},
+		{"http://h/e", "does not start with nfs://"},
+		{"nfs:/h/e", "does not start with nfs://"},
+		{"nfs:///e", "no host"},
+		{"nfs://h:0/e", "port '0' is not a port"},
+		{"nfs://h:65536/e", "port '65536' is not a port"},
+		{"nfs://h:x/e", "port 'x'"},
+		{"nfs://h:/e", "port ''"},
+		{"nfs://[::1/e", "host '[::1' lacks its closing ']'"},
+		{"nfs://[]/e", "host '[]' is empty"},
+		{"nfs://[::1]x/e", "authority '[::1]x'"},
+		{"nfs://user@h/e", "has a user"},
+		{"nfs://h o/e", "host 'h o'"},
+		{"nfs://h/e?nfsport=", "nfsport ''"},
+		{"nfs://h/e?nfsport=-1", "nfsport '-1'"},
+		{"nfs://h/e?mountport=70000", "mountport '70000'"},
+		{"nfs://h/e?proto=udp", "proto 'udp' is not rdma or tcp"},
+		{"nfs://h/e?version=4", "version '4' is not 3"},
+		{"nfs://h/e?provider=", "provider ''"},
+		{"nfs://h/e?uid=abc", "uid 'abc'"},
+		{"nfs://h/e?=1", "argument '=1'"},
+		{"nfs://h/e?nfsport", "argument 'nfsport' is not name=value"},
+		{"nfs://h/../e", "path '/../e' goes above the root"},
+		{"nfs://h/e/../../x", "path '/e/../../x'"},
+		{"nfs://h/a%2", "path escape '%2'"},
+		{"nfs://h/a%zz", "path escape '%zz'"},
+		{"nfs://h/a%00b", "path escape '%00'"},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct rr_nfs_url u;
-		int rc = rr_nfs_url_parse(bad[i], &u);
+		int rc = rr_nfs_url_parse(bad[i].url, &u);
 
 		if (rc != -EINVAL)
-			fail_msg("'%s' gave %d, want -EINVAL", bad[i], rc);
+			fail_msg("'%s' gave %d, want -EINVAL", bad[i].url, rc);
+		if (!strstr(rr_nfs_error(), bad[i].says) ||
+		    strncmp(rr_nfs_error(), "bad URL: ", 9))
+			fail_msg("'%s' said '%s', want '%s'", bad[i].url,
+				 rr_nfs_error(), bad[i].says);
 		assert_null(u.host);
 		assert_null(u.path);
 	}
