@@ -19,6 +19,8 @@ static const char usage_text[] =
 	"  ls [-l] [-R] URL  list a directory (or name one file); -l: mode,\n"
 	"                    links, owner, size, time; -R: subdirectories\n"
 	"  stat URL          attributes of a file or directory\n"
+	"  stat SOCKET       a running nfsrdmad's counters, from its\n"
+	"                    control socket [--json]\n"
 	"  cat URL           write a file to stdout\n"
 	"  mkdir URL         make a directory\n"
 	"  rm URL            remove a file or an empty directory\n"
@@ -44,7 +46,7 @@ static const char usage_text[] =
 	"  -V, --version     print the version and exit\n"
 	"  --stats           the RDMA transport's counters on stderr at the\n"
 	"                    end, one 'name value' a line\n"
-	"  --json            bench: one JSON object\n"
+	"  --json            bench, stat SOCKET: one JSON object\n"
 	"  --tcp-nfsport N   bench: the server's NFS/TCP port for the "
 	"baseline\n"
 	"  --no-baseline     bench: no TCP run\n"
@@ -285,9 +287,9 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"ls", 1, cmd_ls},	 {"stat", 1, cmd_stat}, {"cat", 1, cmd_cat},
-	{"mkdir", 1, cmd_mkdir}, {"rm", 1, cmd_rm},	{"df", 1, cmd_df},
-	{"mv", 2, cmd_mv},	 {"get", 2, cmd_get},	{"put", 2, cmd_put},
+	{"ls", 1, cmd_ls},	 {"stat", 1, cmd_stat_any}, {"cat", 1, cmd_cat},
+	{"mkdir", 1, cmd_mkdir}, {"rm", 1, cmd_rm},	    {"df", 1, cmd_df},
+	{"mv", 2, cmd_mv},	 {"get", 2, cmd_get},	    {"put", 2, cmd_put},
 	{"bench", 1, cmd_bench},
 };
 

@@ -43,6 +43,8 @@ void cli_umount(const struct cli *c, struct rr_nfs *n);
 
 int cmd_ls(struct cli *c);
 int cmd_stat(struct cli *c);
+/* stat.c: cmd_stat for a URL, else a control socket's counters */
+int cmd_stat_any(struct cli *c);
 int cmd_cat(struct cli *c);
 int cmd_mkdir(struct cli *c);
 int cmd_rm(struct cli *c);

@@ -7,7 +7,8 @@ add_executable(nfsrdma
   ${CMAKE_CURRENT_LIST_DIR}/partial.c
   ${CMAKE_CURRENT_LIST_DIR}/tree.c
   ${CMAKE_CURRENT_LIST_DIR}/progress.c
-  ${CMAKE_CURRENT_LIST_DIR}/bench.c)
+  ${CMAKE_CURRENT_LIST_DIR}/bench.c
+  ${CMAKE_CURRENT_LIST_DIR}/stat.c)
 target_include_directories(nfsrdma PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(nfsrdma PRIVATE rr_nfs3_client m)
 target_compile_definitions(nfsrdma PRIVATE RR_VERSION="${PROJECT_VERSION}")

@@ -9,7 +9,7 @@
  *            [--state-dir DIR]
  *            [--address A] [--max-conns N] [--max-conns-per-host N]
  *            [--idle-timeout SEC] [--handle-cache-mb N]
- *            [--walk-dirs-per-sec N]
+ *            [--walk-dirs-per-sec N] [--control PATH|off]
  *
  * A port of 0 takes an ephemeral one (printed at start); "off" turns that
  * transport off. --export DIR serves DIR to every client, read-write and
@@ -76,6 +76,9 @@ static void usage(FILE *f)
 		"                   directories walks for unknown handles\n"
 		"                   may read per second (20000; a client\n"
 		"                   address a quarter)\n"
+		"  --control PATH   Unix socket that answers \"stats\" and\n"
+		"                   \"stats json\" (nfsrdma stat PATH);\n"
+		"                   default STATE-DIR/control; off: none\n"
 		"  -V, --version    print the version and exit\n");
 }
 
@@ -141,7 +144,8 @@ enum {
 	O_IDLE,
 	O_HCMB,
 	O_WALK,
-	O_EXPORTS
+	O_EXPORTS,
+	O_CONTROL
 };
 
 static const struct option longopts[] = {
@@ -162,6 +166,7 @@ static const struct option longopts[] = {
 	{"idle-timeout", required_argument, NULL, O_IDLE},
 	{"handle-cache-mb", required_argument, NULL, O_HCMB},
 	{"walk-dirs-per-sec", required_argument, NULL, O_WALK},
+	{"control", required_argument, NULL, O_CONTROL},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -177,6 +182,9 @@ static int parse_one(int c, const char *arg, struct nfsrdmad_opts *o)
 		return 0;
 	case O_EXPORTS:
 		o->exports_file = arg;
+		return 0;
+	case O_CONTROL:
+		o->control_path = arg;
 		return 0;
 	case O_RDMA:
 		return port_arg(arg, &o->rdma_port);

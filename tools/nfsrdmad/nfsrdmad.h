@@ -12,6 +12,8 @@ struct nfsrdmad_opts {
 	const char *export_path;  /* --export: one export to everyone */
 	const char *exports_file; /* --exports: what it lists */
 	const char *state_dir;
+	/* --control: NULL: state_dir/control; "off": none */
+	const char *control_path;
 	const char *address; /* IPv4 to bind, default 0.0.0.0 */
 	const char *provider;
 	int rdma_port, tcp_port, mount_port; /* 0: ephemeral, -1: off */

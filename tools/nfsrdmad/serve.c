@@ -10,6 +10,7 @@
  * that cannot be opened) leaves the old table serving.
  */
 #include "nfsrdmad.h"
+#include "report.h"
 
 #include <rpcrdma/rpc_tcp.h>
 
@@ -52,6 +53,8 @@ struct daemon {
 	struct rr_svc_prog nfs_prog, mount_prog;
 	struct sockaddr_in sin;
 	struct xprt x[X_N];
+	struct nfsrdmad_counters *ctr;
+	struct report_src rep; /* what the control socket answers from */
 };
 
 static int mkdir_p(const char *path)
@@ -358,6 +361,8 @@ static void print_all_stats(const struct daemon *d)
 
 static void stop_all(struct daemon *d)
 {
+	nfsrdmad_control_close(d->rep.ctl);
+	d->rep.ctl = NULL;
 	for (int k = 0; k < X_N; k++) {
 		struct xprt *x = &d->x[k];
 
@@ -493,6 +498,53 @@ static int open_server(const struct nfsrdmad_opts *o,
 	return rc;
 }
 
+/*
+ * Counters around every handler, and the control socket that reads
+ * them: --control PATH, by default "control" in the state directory.
+ * Bound now, before any transport thread runs (it sets the umask).
+ */
+static int counters_open(struct daemon *d)
+{
+	const char *path = d->o->control_path;
+	char buf[4096];
+	int rc = nfsrdmad_counters_create(&d->ctr);
+
+	if (rc)
+		return rc;
+	nfsrdmad_counters_wrap(d->ctr, &d->nfs_prog);
+	nfsrdmad_counters_wrap(d->ctr, &d->mount_prog);
+	d->rep.ctr = d->ctr;
+	d->rep.nfs = d->nfs;
+	d->rep.start_ms = nfsrdmad_report_now_ms();
+	if (!path && d->o->state_dir) {
+		snprintf(buf, sizeof(buf), "%s/control", d->o->state_dir);
+		path = buf;
+	}
+	if (!path || !strcmp(path, "off"))
+		return 0;
+	rc = nfsrdmad_control_open(path, &d->rep.ctl);
+	if (rc)
+		fprintf(stderr, "nfsrdmad: --control %s: %s\n", path,
+			rc == -EADDRINUSE ? "another nfsrdmad answers there"
+			: rc == -EEXIST	  ? "exists and is not a socket"
+					  : strerror(-rc));
+	return rc;
+}
+
+/* Once the transports run: the control socket answers from them. */
+static int control_start(struct daemon *d)
+{
+	for (int k = 0; k < X_N; k++)
+		if (d->x[k].rdma || d->x[k].tcp)
+			d->rep.x[d->rep.nx++] =
+				(struct report_xprt){.name = xname[k],
+						     .rdma = d->x[k].rdma,
+						     .tcp = d->x[k].tcp};
+	if (!d->rep.ctl)
+		return 0;
+	return nfsrdmad_control_run(d->rep.ctl, nfsrdmad_report, &d->rep);
+}
+
 int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 {
 	struct daemon d = {.o = o};
@@ -514,8 +566,12 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 	if (open_server(o, &d.nfs))
 		return 1;
 	rr_nfs3_exporter_progs(d.nfs, &d.nfs_prog, &d.mount_prog);
-	rc = setup(&d); /* says itself what could not start */
+	rc = counters_open(&d);
+	if (!rc)
+		rc = setup(&d); /* says itself what could not start */
 	if (!rc && (rc = run_all(&d)))
+		fprintf(stderr, "nfsrdmad: cannot start a thread\n");
+	if (!rc && (rc = control_start(&d)))
 		fprintf(stderr, "nfsrdmad: cannot start a thread\n");
 	if (!rc) {
 		print_exports(&d);
@@ -533,5 +589,6 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 	}
 	stop_all(&d);
 	rr_nfs3_exporter_destroy(d.nfs);
+	nfsrdmad_counters_destroy(d.ctr);
 	return rc ? 1 : 0;
 }

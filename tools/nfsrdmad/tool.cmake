@@ -2,7 +2,10 @@
 add_executable(nfsrdmad
   ${CMAKE_CURRENT_LIST_DIR}/main.c
   ${CMAKE_CURRENT_LIST_DIR}/serve.c
-  ${CMAKE_CURRENT_LIST_DIR}/rpcbind.c)
+  ${CMAKE_CURRENT_LIST_DIR}/rpcbind.c
+  ${CMAKE_CURRENT_LIST_DIR}/counters.c
+  ${CMAKE_CURRENT_LIST_DIR}/report.c
+  ${CMAKE_CURRENT_LIST_DIR}/control.c)
 target_link_libraries(nfsrdmad PRIVATE rr_nfs3_server rpcrdma
   PkgConfig::TIRPC Threads::Threads)
 # base/log.h: the rate limit of the lines clients make

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What the control socket answers: every counter, as text or JSON. */
+#ifndef NFSRDMAD_REPORT_H
+#define NFSRDMAD_REPORT_H
+
+#include "control.h"
+#include "counters.h"
+
+#include <rpcrdma/nfs3_server.h>
+#include <rpcrdma/rpc_tcp.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* A listener: the transports count over all their connections. */
+struct report_xprt {
+	const char *name;
+	struct rr_svc *rdma;
+	struct rr_tcp_svc *tcp;
+};
+
+struct report_src {
+	struct nfsrdmad_counters *ctr;
+	struct report_xprt x[4];
+	int nx;
+	struct rr_nfs3_exporter *nfs;
+	struct nfsrdmad_control *ctl;
+	uint64_t start_ms; /* CLOCK_MONOTONIC */
+};
+
+/* An nfsrdmad_render_fn; arg is a struct report_src. */
+void nfsrdmad_report(void *arg, FILE *f, bool json);
+uint64_t nfsrdmad_report_now_ms(void);
+
+#endif
