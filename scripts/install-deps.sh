@@ -23,6 +23,7 @@ RR_DEBS=(
 	rdma-core ibverbs-providers         # vm tests: rxe in the guest
 	ibverbs-utils rdmacm-utils          # vm tests: ibv_devices, rping
 	libibverbs-dev librdmacm-dev        # the verbs provider
+	scdoc man-db groff-base             # man pages: built (docs/man), checked
 	# vm tests with soft-iWARP: siw.ko built for the guest's kernel from
 	# Debian's source (Debian builds none). The headers must be those of
 	# the kernel linux-image-amd64 names, which tests/vm fetches.

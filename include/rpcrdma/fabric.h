@@ -38,6 +38,9 @@
 extern "C" {
 #endif
 
+/* The library exports what this header declares (-fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 struct rr_device;
 struct rr_pd;
 struct rr_mr;
@@ -450,6 +453,8 @@ int rr_qp_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id);
 
 const char *rr_wc_status_str(enum rr_wc_status s);
 const char *rr_cm_event_str(enum rr_cm_event_type t);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,9 @@
 extern "C" {
 #endif
 
+/* The library exports what this header declares (-fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 #define RR_PPM_ALWAYS 1000000u
 
 struct rr_fault_plan {
@@ -120,6 +123,8 @@ int rr_faults_held_invs(struct rr_device *dev, uint64_t *wr_ids,
 			uint32_t *rkeys, int max);
 int rr_faults_inject(struct rr_device *dev, const struct rr_wc *wc);
 int rr_faults_recent_recvs(struct rr_device *dev, uint64_t *wr_ids, int max);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -51,6 +51,9 @@
 extern "C" {
 #endif
 
+/* The library exports what this header declares (-fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 #define RR_NFS_PORT_RDMA  20049
 #define RR_NFS_PORT_TCP	  2049
 #define RR_NFS_PORT_MOUNT 20048
@@ -217,6 +220,8 @@ ssize_t rr_nfs_readlink(struct rr_nfs *n, const char *path, char *buf,
 			size_t size);
 int rr_nfs_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv);
 int rr_nfs_truncate(struct rr_nfs *n, const char *path, uint64_t len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,9 @@
 extern "C" {
 #endif
 
+/* The library exports what this header declares (-fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 struct rr_nfs3_server;
 
 struct rr_nfs3_server_opts {
@@ -126,6 +129,8 @@ void rr_nfs3_exporter_stats(struct rr_nfs3_exporter *x,
 			    struct rr_nfs3_server_stats *out);
 /* Only once no transport can call into x any more. */
 void rr_nfs3_exporter_destroy(struct rr_nfs3_exporter *x);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,9 @@
 extern "C" {
 #endif
 
+/* The library exports what this header declares (-fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 struct sockaddr;
 
 /* ONC RPC status codes (RFC 5531 section 9). */
@@ -431,6 +434,8 @@ int rr_svc_conn_call(struct rr_svc_conn *conn, struct rr_call *call);
 int rr_svc_conn_cancel(struct rr_svc_conn *conn, struct rr_call *call);
 /* The client's address, as rr_svc_req_peer gave it. */
 const struct sockaddr *rr_svc_conn_peer(const struct rr_svc_conn *conn);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

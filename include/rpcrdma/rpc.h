@@ -39,6 +39,9 @@
 extern "C" {
 #endif
 
+/* The library exports what this header declares (-fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 /* ------------------------------------------------------------- client */
 
 struct rr_clnt;
@@ -267,6 +270,8 @@ struct rr_device *rr_svc_device(struct rr_svc *s);
 /* The transport-neutral views (<rpcrdma/oncrpc.h>, "any transport"). */
 struct rr_rpc_clnt *rr_clnt_rpc(struct rr_clnt *c);
 struct rr_rpc_svc *rr_svc_rpc(struct rr_svc *s);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,9 @@
 extern "C" {
 #endif
 
+/* The library exports what this header declares (-fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 /* ------------------------------------------------------------- server */
 
 struct rr_tcp_svc;
@@ -192,6 +195,8 @@ int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c);
 /* The transport-neutral views (<rpcrdma/oncrpc.h>, "any transport"). */
 struct rr_rpc_clnt *rr_tcp_clnt_rpc(struct rr_tcp_clnt *c);
 struct rr_rpc_svc *rr_tcp_svc_rpc(struct rr_tcp_svc *s);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

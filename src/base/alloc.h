@@ -20,8 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern atomic_int rr__alloc_armed;
-bool rr__alloc_should_fail(const char *file, int line);
+/*
+ * The NFS shared libraries check allocations through librpcrdma's state
+ * (cmake/shared.cmake: its private version node), so these two are not
+ * hidden with the rest.
+ */
+extern __attribute__((visibility("default"))) atomic_int rr__alloc_armed;
+__attribute__((visibility("default"))) bool
+rr__alloc_should_fail(const char *file, int line);
 
 /* Disarmed (always, outside tests): one relaxed load, not taken. */
 static inline bool rr__alloc_fails(const char *file, int line)

@@ -8,10 +8,17 @@
 
 enum rr_log_level { RR_LOG_ERROR, RR_LOG_WARN, RR_LOG_INFO, RR_LOG_DEBUG };
 
-extern int rr__log_level;
+/*
+ * The NFS shared libraries log through librpcrdma's state (its private
+ * version node, cmake/shared.cmake), so what the macros below use is not
+ * hidden with the rest.
+ */
+#define RR__SHARED __attribute__((visibility("default")))
+extern RR__SHARED int rr__log_level;
 void rr__log_init(void);
-void rr__log(enum rr_log_level lvl, const char *file, int line, const char *fmt,
-	     ...) __attribute__((format(printf, 4, 5)));
+RR__SHARED void rr__log(enum rr_log_level lvl, const char *file, int line,
+			const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #define RR_LOG(lvl, ...)                                                       \
 	do {                                                                   \
@@ -38,7 +45,7 @@ struct rr__log_rl {
 	_Atomic unsigned int suppressed;
 };
 /* >= 0: log now, with that many lines suppressed before; < 0: drop. */
-long rr__log_rl_admit(struct rr__log_rl *rl);
+RR__SHARED long rr__log_rl_admit(struct rr__log_rl *rl);
 #define RR_LOG_RL(lvl, fmt, ...)                                               \
 	do {                                                                   \
 		static struct rr__log_rl rl_;                                  \

@@ -3,7 +3,9 @@
  * A program from outside the tree, built against an installed rpcrdma:
  * mounts URL, writes the file NAME in it over NFS, reads it back and
  * compares. Usage: outside nfs://HOST/EXPORT?... NAME  (0: they match)
+ * It names the fabric provider too: a program of both libraries.
  */
+#include <rpcrdma/fabric.h>
 #include <rpcrdma/nfs3.h>
 
 #include <stdio.h>
@@ -25,6 +27,6 @@ int main(int argc, char **argv)
 	    rr_nfs_pread(f, back, sizeof(back), 0) != sizeof(msg) - 1 ||
 	    memcmp(back, msg, sizeof(msg)) || rr_nfs_close(f))
 		return fprintf(stderr, "file: %s\n", rr_nfs_error()), 1;
-	printf("read back: %s", back);
+	printf("over %s, read back: %s", rr_fabric_default_provider(), back);
 	return rr_nfs_umount(n) ? 1 : 0;
 }
