@@ -445,3 +445,19 @@ int rr_reply_take(struct rr_call *call, uint32_t xid, const uint8_t *msg,
 	call->res_len = len - (size_t)n;
 	return 0;
 }
+
+void rr_call_begin(struct rr_call *call, rr_call_done_fn done, void *arg,
+		   void *waiter, uint64_t deadline_ms)
+{
+	call->res_len = call->res_bulk_len = 0;
+	call->accept_stat = call->reply_stat = 0;
+	call->status = 0;
+	call->priv_.req = NULL;
+	call->priv_.next = NULL;
+	call->priv_.done = done;
+	call->priv_.arg = arg;
+	call->priv_.waiter = waiter;
+	call->priv_.cancel = false;
+	call->priv_.waited = 0;
+	call->priv_.deadline_ms = deadline_ms;
+}

@@ -134,4 +134,12 @@ int rr_call_msg_hdr(const struct rr_call *call, uint32_t xid,
 int rr_reply_take(struct rr_call *call, uint32_t xid, const uint8_t *msg,
 		  size_t len);
 
+/*
+ * A call entering a transport (either direction): its results cleared and
+ * its private part set for the wait, done(arg) to run at its end, waiter
+ * the transport's (may be NULL), deadline_ms as the transport counts it.
+ */
+void rr_call_begin(struct rr_call *call, rr_call_done_fn done, void *arg,
+		   void *waiter, uint64_t deadline_ms);
+
 #endif

@@ -163,21 +163,12 @@ void rr__tc_fail_all(struct rr_tcp_clnt *c, int rc, struct tc_done *l)
  */
 int rr__tc_send_call(struct rr_tcp_clnt *c, struct rr_call *call, uint32_t xid)
 {
-	static const uint8_t zero[4];
 	uint8_t hdr[RR_RM_HDR_LEN + CALL_HDR_MAX];
-	size_t pad = rr_xdr_pad(call->arg_bulk_len), total;
 	struct iovec iov[4];
-	int n = rr_call_msg_hdr(call, xid, c->machine, hdr + RR_RM_HDR_LEN,
-				CALL_HDR_MAX);
+	int n = rr__rm_call_iov(call, xid, c->machine, hdr, CALL_HDR_MAX, iov);
 
 	if (n < 0)
 		return n;
-	total = (size_t)n + call->args_len + call->arg_bulk_len + pad;
-	rr__rm_hdr(hdr, (uint32_t)total, true);
-	iov[0] = (struct iovec){hdr, RR_RM_HDR_LEN + (size_t)n};
-	iov[1] = (struct iovec){(void *)call->args, call->args_len};
-	iov[2] = (struct iovec){(void *)call->arg_bulk, call->arg_bulk_len};
-	iov[3] = (struct iovec){(void *)zero, pad};
 	return rr__outq_send(c->fd, &c->out, iov, 4);
 }
 
@@ -571,12 +562,7 @@ static int call_size_ok(const struct rr_tcp_clnt *c, const struct rr_call *call)
 void rr__tc_start(struct rr_tcp_clnt *c, struct rr_call *call,
 		  rr_call_done_fn done, void *arg, struct tc_done *l)
 {
-	call->priv_.done = done;
-	call->priv_.arg = arg;
-	call->priv_.next = NULL;
-	call->priv_.req = NULL;
-	call->priv_.deadline_ms = deadline_of(c, call);
-	call->res_len = call->res_bulk_len = 0;
+	rr_call_begin(call, done, arg, NULL, deadline_of(c, call));
 	if (c->pend_head || c->nbusy >= c->o.max_in_flight)
 		c->st.credit_waits++;
 	if (c->pend_tail)

@@ -4,6 +4,9 @@
 #include "base/alloc.h"
 
 #include "base/xdr.h"
+#include "rpc/msg.h"
+
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -192,4 +195,24 @@ uint8_t *rr__rm_rx_detach(struct rr__rm_rx *r, size_t *len)
 	r->cap = 0;
 	rr__rm_rx_next(r);
 	return b;
+}
+
+int rr__rm_call_iov(const struct rr_call *call, uint32_t xid,
+		    const char *machine, uint8_t *hdr, size_t hdr_max,
+		    struct iovec iov[4])
+{
+	static const uint8_t zero[4];
+	size_t pad = rr_xdr_pad(call->arg_bulk_len), total;
+	int n = rr_call_msg_hdr(call, xid, machine, hdr + RR_RM_HDR_LEN,
+				hdr_max);
+
+	if (n < 0)
+		return n;
+	total = (size_t)n + call->args_len + call->arg_bulk_len + pad;
+	rr__rm_hdr(hdr, (uint32_t)total, true);
+	iov[0] = (struct iovec){hdr, RR_RM_HDR_LEN + (size_t)n};
+	iov[1] = (struct iovec){(void *)call->args, call->args_len};
+	iov[2] = (struct iovec){(void *)call->arg_bulk, call->arg_bulk_len};
+	iov[3] = (struct iovec){(void *)zero, pad};
+	return 0;
 }

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define RR_RM_LAST	0x80000000u
 #define RR_RM_MAX_FRAG	0x7fffffffu
@@ -81,5 +82,17 @@ void rr__rm_rx_next(struct rr__rm_rx *r);
  * next read, such as calls queued to a worker thread.
  */
 uint8_t *rr__rm_rx_detach(struct rr__rm_rx *r, size_t *len);
+
+struct rr_call;
+
+/*
+ * One call as one record (either direction): the record mark and call
+ * header built into hdr (RR_RM_HDR_LEN + hdr_max bytes), then iov[0..3]
+ * is that header, the arguments, the DDP-eligible item inline and its XDR
+ * padding. 0, or as rr_call_msg_hdr.
+ */
+int rr__rm_call_iov(const struct rr_call *call, uint32_t xid,
+		    const char *machine, uint8_t *hdr, size_t hdr_max,
+		    struct iovec iov[4]);
 
 #endif

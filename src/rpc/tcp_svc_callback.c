@@ -133,21 +133,12 @@ static struct tcp_cb_slot *slot_free(struct tcp_conn *c)
 /* One record: call header, arguments, any bulk inline. Caller holds mu. */
 static int cb_send(struct tcp_conn *c, struct rr_call *call, uint32_t xid)
 {
-	static const uint8_t zero[4];
 	uint8_t hdr[RR_RM_HDR_LEN + CB_HDR_MAX];
-	size_t pad = rr_xdr_pad(call->arg_bulk_len), total;
 	struct iovec iov[4];
-	int n = rr_call_msg_hdr(call, xid, c->s->machine, hdr + RR_RM_HDR_LEN,
-				CB_HDR_MAX);
+	int n = rr__rm_call_iov(call, xid, c->s->machine, hdr, CB_HDR_MAX, iov);
 
 	if (n < 0)
 		return n;
-	total = (size_t)n + call->args_len + call->arg_bulk_len + pad;
-	rr__rm_hdr(hdr, (uint32_t)total, true);
-	iov[0] = (struct iovec){hdr, RR_RM_HDR_LEN + (size_t)n};
-	iov[1] = (struct iovec){(void *)call->args, call->args_len};
-	iov[2] = (struct iovec){(void *)call->arg_bulk, call->arg_bulk_len};
-	iov[3] = (struct iovec){(void *)zero, pad};
 	if (!c->out.bytes) /* the stall deadline counts from here */
 		c->out_since_ms = rr_coarse_ms();
 	rr__tcp_conn_out(c, iov, 4);
@@ -218,12 +209,7 @@ static int call_ok(const struct tcp_conn *c, const struct rr_call *call)
 static void cb_start(struct tcp_conn *c, struct rr_call *call,
 		     rr_call_done_fn done, void *arg)
 {
-	call->priv_.done = done;
-	call->priv_.arg = arg;
-	call->priv_.next = NULL;
-	call->priv_.req = NULL;
-	call->priv_.deadline_ms = deadline_of(c, call);
-	call->res_len = call->res_bulk_len = 0;
+	rr_call_begin(call, done, arg, NULL, deadline_of(c, call));
 	if (c->cb.wait_tail)
 		c->cb.wait_tail->priv_.next = call;
 	else

@@ -648,16 +648,7 @@ int rr__clnt_start(struct rr_clnt *c, struct rr_call *call,
 {
 	if (c->down)
 		return -ECONNRESET;
-	call->res_len = call->res_bulk_len = 0;
-	call->accept_stat = call->reply_stat = 0;
-	call->priv_.req = NULL;
-	call->priv_.next = NULL;
-	call->priv_.done = done;
-	call->priv_.arg = arg;
-	call->priv_.waiter = w;
-	call->priv_.cancel = false;
-	call->priv_.waited = 0;
-	call->priv_.deadline_ms = deadline_of(c, call);
+	rr_call_begin(call, done, arg, w, deadline_of(c, call));
 	if (!w)
 		c->async_out++;
 	if (c->wait_tail)

@@ -246,16 +246,7 @@ static void unlock(struct rr_svc *s, bool locked)
 static void enqueue(struct svc_cb *cb, struct rr_call *call,
 		    rr_call_done_fn done, void *arg)
 {
-	call->res_len = call->res_bulk_len = 0;
-	call->accept_stat = call->reply_stat = 0;
-	call->priv_.req = NULL;
-	call->priv_.next = NULL;
-	call->priv_.done = done;
-	call->priv_.arg = arg;
-	call->priv_.waiter = cb;
-	call->priv_.cancel = false;
-	call->priv_.waited = 0;
-	call->priv_.deadline_ms = deadline_of(call);
+	rr_call_begin(call, done, arg, cb, deadline_of(call));
 	if (cb->wait_tail)
 		cb->wait_tail->priv_.next = call;
 	else
