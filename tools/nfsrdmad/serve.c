@@ -523,6 +523,18 @@ static int counters_open(struct daemon *d)
 	if (!path || !strcmp(path, "off"))
 		return 0;
 	rc = nfsrdmad_control_open(path, &d->rep.ctl);
+	if (rc == -EADDRINUSE && !d->o->control_path) {
+		/*
+		 * Several daemons may share a state directory (one per port
+		 * or address): the first keeps the default socket, the others
+		 * run without one unless told where theirs goes.
+		 */
+		fprintf(stderr,
+			"nfsrdmad: %s: another nfsrdmad answers there; no "
+			"control socket (--control PATH names one)\n",
+			path);
+		return 0;
+	}
 	if (rc)
 		fprintf(stderr, "nfsrdmad: --control %s: %s\n", path,
 			rc == -EADDRINUSE ? "another nfsrdmad answers there"
