@@ -131,7 +131,7 @@ ok "get --verify, bytes equal"
 run mkdir "$url/dir$q" || fail "mkdir"
 [ -d "$tmp/export/dir" ] || fail "mkdir made no directory"
 for i in $(seq 1 500); do : >"$tmp/export/dir/f$i"; done
-n=$(run ls "$url/dir$q" | grep -c ' f[0-9]*$') || true
+n=$(run ls "$url/dir$q" | grep -cx 'f[0-9]*') || true # one name a line
 [ "$n" = 500 ] || fail "ls listed $n of 500 entries"
 ok "mkdir, and ls of a 500-entry directory"
 
