@@ -16,12 +16,15 @@
 #define RR_TRACE3(n, a, b, c)	    DTRACE_PROBE3(rpcrdma, n, a, b, c)
 #define RR_TRACE4(n, a, b, c, d)    DTRACE_PROBE4(rpcrdma, n, a, b, c, d)
 #define RR_TRACE5(n, a, b, c, d, e) DTRACE_PROBE5(rpcrdma, n, a, b, c, d, e)
+#define RR_TRACE6(n, a, b, c, d, e, f)                                         \
+	DTRACE_PROBE6(rpcrdma, n, a, b, c, d, e, f)
 #else
-#define RR_TRACE1(n, a)		    ((void)0)
-#define RR_TRACE2(n, a, b)	    ((void)0)
-#define RR_TRACE3(n, a, b, c)	    ((void)0)
-#define RR_TRACE4(n, a, b, c, d)    ((void)0)
-#define RR_TRACE5(n, a, b, c, d, e) ((void)0)
+#define RR_TRACE1(n, a)		       ((void)0)
+#define RR_TRACE2(n, a, b)	       ((void)0)
+#define RR_TRACE3(n, a, b, c)	       ((void)0)
+#define RR_TRACE4(n, a, b, c, d)       ((void)0)
+#define RR_TRACE5(n, a, b, c, d, e)    ((void)0)
+#define RR_TRACE6(n, a, b, c, d, e, f) ((void)0)
 #endif
 
 #endif

@@ -9,6 +9,13 @@
 #include <errno.h>
 #include <string.h>
 
+#ifdef RR_HAVE_SDT
+static _Thread_local uint64_t wr_hits; /* trace.h: "hit" */
+#define RR_WR_HIT() (++wr_hits)
+#else
+#define RR_WR_HIT() 0
+#endif
+
 static const struct rr_provider_ops *const providers[] = {
 	&rr__iwarp_ops,
 	&rr__faults_ops,
@@ -169,8 +176,8 @@ int rr_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n)
 		return -EINVAL;
 	got = cq->dev->ops->cq_poll(cq, wc, n);
 	for (int i = 0; i < got; i++)
-		RR_TRACE5(completion, wc[i].qp, wc[i].wr_id, (int)wc[i].status,
-			  (int)wc[i].opcode, wc[i].byte_len);
+		RR_TRACE6(completion, wc[i].qp, wc[i].wr_id, (int)wc[i].status,
+			  (int)wc[i].opcode, wc[i].byte_len, RR_WR_HIT());
 	return got;
 }
 
@@ -281,10 +288,11 @@ int rr_qp_post_send(struct rr_qp *qp, struct rr_send_wr *wr,
 	}
 	/* Before the post: its completion may be polled before it returns. */
 	for (const struct rr_send_wr *w = wr; w; w = w->next)
-		RR_TRACE4(post_send, qp, w->wr_id, (int)w->opcode, w->flags);
+		RR_TRACE5(post_send, qp, w->wr_id, (int)w->opcode, w->flags,
+			  RR_WR_HIT());
 	rc = qp->pd->dev->ops->post_send(qp, wr, &first_bad);
 	for (const struct rr_send_wr *w = rc ? first_bad : NULL; w; w = w->next)
-		RR_TRACE3(post_error, qp, w->wr_id, rc);
+		RR_TRACE4(post_error, qp, w->wr_id, rc, RR_WR_HIT());
 	if (bad)
 		*bad = first_bad;
 	return rc;
@@ -302,10 +310,10 @@ int rr_qp_post_recv(struct rr_qp *qp, struct rr_recv_wr *wr,
 		return -EINVAL;
 	}
 	for (const struct rr_recv_wr *w = wr; w; w = w->next)
-		RR_TRACE2(post_recv, qp, w->wr_id);
+		RR_TRACE3(post_recv, qp, w->wr_id, RR_WR_HIT());
 	rc = qp->pd->dev->ops->post_recv(qp, wr, &first_bad);
 	for (const struct rr_recv_wr *w = rc ? first_bad : NULL; w; w = w->next)
-		RR_TRACE3(post_error, qp, w->wr_id, rc);
+		RR_TRACE4(post_error, qp, w->wr_id, rc, RR_WR_HIT());
 	if (bad)
 		*bad = first_bad;
 	return rc;
@@ -383,11 +391,11 @@ int rr_qp_drain(struct rr_qp *qp, uint64_t sq_wr_id, uint64_t rq_wr_id)
 
 	if (!qp)
 		return -EINVAL;
-	RR_TRACE3(post_drain, qp, sq_wr_id, rq_wr_id);
+	RR_TRACE4(post_drain, qp, sq_wr_id, rq_wr_id, RR_WR_HIT());
 	rc = qp->pd->dev->ops->drain(qp, sq_wr_id, rq_wr_id);
 	if (rc) {
-		RR_TRACE3(post_error, qp, sq_wr_id, rc);
-		RR_TRACE3(post_error, qp, rq_wr_id, rc);
+		RR_TRACE4(post_error, qp, sq_wr_id, rc, RR_WR_HIT());
+		RR_TRACE4(post_error, qp, rq_wr_id, rc, RR_WR_HIT());
 	}
 	return rc;
 }

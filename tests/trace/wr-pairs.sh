@@ -64,6 +64,6 @@ if [ $rc -ne 0 ]; then
 fi
 perf report -i "$work/perf.data" --stats 2>/dev/null | grep -i 'lost' &&
 	fail "perf lost events: the pairing would be wrong"
-perf script -i "$work/perf.data" -F pid,event,trace >"$work/trace.txt" \
+perf script -i "$work/perf.data" -F pid,tid,event,trace >"$work/trace.txt" \
 	2>/dev/null || fail "perf script failed"
 awk -f "$here/pair-wrs.awk" "$work/trace.txt"
