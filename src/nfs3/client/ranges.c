@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "nfsc.h"
 
 static int grow(struct nfsc_ranges *s)
@@ -18,7 +19,7 @@ static int grow(struct nfsc_ranges *s)
 
 	if (cap < s->cap)
 		return -ENOMEM;
-	r = realloc(s->r, cap * sizeof(*r));
+	r = rr_realloc(s->r, cap * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	s->r = r;
