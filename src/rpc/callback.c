@@ -8,6 +8,7 @@
  * message says by its msg_type which one it belongs to).
  */
 #include "rpc/api.h"
+#include "rpc/call_wait.h"
 #include "rpc/dispatch.h"
 
 #include <errno.h>
@@ -47,50 +48,21 @@ const struct sockaddr *rr_svc_conn_peer(const struct rr_svc_conn *conn)
 	return conn ? conn->peer : NULL;
 }
 
-/* The synchronous caller's side of one callback. */
-struct cb_wait {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool done;
-	int rc;
-};
-
-static void cb_wait_done(struct rr_call *call, int rc, void *arg)
-{
-	struct cb_wait *w = arg;
-
-	(void)call;
-	pthread_mutex_lock(&w->mu);
-	w->rc = rc;
-	w->done = true;
-	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-}
-
-/*
- * The transport runs done exactly once, by reply, timeout, cancellation or
- * the connection's end, so the wait needs no deadline of its own.
- */
 int rr_svc_conn_call(struct rr_svc_conn *conn, struct rr_call *call)
 {
-	struct cb_wait w = {.mu = PTHREAD_MUTEX_INITIALIZER,
-			    .cv = PTHREAD_COND_INITIALIZER};
+	struct rr_call_wait w;
 	int rc;
 
 	if (!conn || !call)
 		return -EINVAL;
 	if (conn->ops->receives_here(conn))
 		return -EDEADLK;
-	rc = conn->ops->call_async(conn, call, cb_wait_done, &w);
-	if (rc)
-		return rc;
-	pthread_mutex_lock(&w.mu);
-	while (!w.done)
-		pthread_cond_wait(&w.cv, &w.mu);
-	pthread_mutex_unlock(&w.mu);
-	pthread_cond_destroy(&w.cv);
-	pthread_mutex_destroy(&w.mu);
-	return w.rc;
+	rr_call_wait_init(&w);
+	rc = conn->ops->call_async(conn, call, rr_call_wait_done, &w);
+	if (!rc)
+		rc = rr_call_wait_end(&w);
+	rr_call_wait_fini(&w);
+	return rc;
 }
 
 int rr_cb_serve(const struct rr_progtab *t, const uint8_t *msg, size_t len,

@@ -29,6 +29,7 @@
  * in a small ring, so that its late reply is absorbed quietly rather than
  * counted as a reply to nothing (bad_xids).
  */
+#include "rpc/call_wait.h"
 #include "rpc/tcp_clnt.h"
 
 #include "base/alloc.h"
@@ -44,22 +45,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define DEF_MAX_RECORD	     ((1u << 20) + (64u << 10))
-#define DEF_MAX_IN_FLIGHT    128
-#define MAX_IN_FLIGHT	     1024
-#define DEF_CONNECT_MS	     10000
-#define DEF_RECONNECT_MAX_MS 5000
-#define STAGE_LEN	     (64u << 10)
-#define CALL_HDR_MAX	     512 /* 24 + AUTH_SYS (8 + 400) + verf (8) */
-#define SYNC_SLICE_MS	     100
-
-/* A synchronous caller waits here; its own lock, not the client's. */
-struct waiter {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool done;
-	int rc;
-};
+#define DEF_MAX_RECORD	  ((1u << 20) + (64u << 10))
+#define DEF_MAX_IN_FLIGHT 128
+#define MAX_IN_FLIGHT	  1024
+#define STAGE_LEN	  (64u << 10)
+#define CALL_HDR_MAX	  512 /* 24 + AUTH_SYS (8 + 400) + verf (8) */
+#define SYNC_SLICE_MS	  100
 
 void rr__tc_wake(struct rr_tcp_clnt *c)
 {
@@ -67,39 +58,6 @@ void rr__tc_wake(struct rr_tcp_clnt *c)
 	ssize_t n = write(c->evfd, &one, sizeof(one));
 
 	(void)n;
-}
-
-/* ------------------------------------------------------- completions */
-
-/*
- * Caller holds c->mu and has taken call out of its slot or the pending
- * list. Its result waits in its status.
- */
-void rr__tc_done_add(struct tc_done *l, struct rr_call *call, int rc)
-{
-	call->priv_.req = NULL;
-	call->priv_.next = NULL;
-	call->status = rc;
-	if (l->tail)
-		l->tail->priv_.next = call;
-	else
-		l->head = call;
-	l->tail = call;
-	l->n++;
-}
-
-/* Without c->mu: the callbacks may issue calls. */
-void rr__tc_done_run(struct tc_done *l)
-{
-	struct rr_call *call = l->head;
-
-	while (call) {
-		struct rr_call *next = call->priv_.next;
-		call->priv_.done(call, call->status, call->priv_.arg);
-		call = next;
-	}
-	l->head = l->tail = NULL;
-	l->n = 0;
 }
 
 void rr__tc_slot_free(struct rr_tcp_clnt *c, struct tcp_slot *s)
@@ -135,21 +93,21 @@ static void pend_unlink(struct rr_tcp_clnt *c, struct rr_call *call,
 }
 
 /* Every call, in a slot or pending, completes with rc. */
-void rr__tc_fail_all(struct rr_tcp_clnt *c, int rc, struct tc_done *l)
+void rr__tc_fail_all(struct rr_tcp_clnt *c, int rc, struct rr_call_list *l)
 {
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct rr_call *call = c->slots[i].call;
 
 		if (call) {
 			rr__tc_slot_free(c, &c->slots[i]);
-			rr__tc_done_add(l, call, rc);
+			rr_call_list_end(l, call, rc);
 		}
 	}
 	while (c->pend_head) {
 		struct rr_call *call = c->pend_head;
 
 		pend_unlink(c, call, NULL);
-		rr__tc_done_add(l, call, rc);
+		rr_call_list_end(l, call, rc);
 	}
 }
 
@@ -178,7 +136,7 @@ int rr__tc_send_call(struct rr_tcp_clnt *c, struct rr_call *call, uint32_t xid)
  * Caller holds c->mu.
  */
 bool rr__tc_send_slot(struct rr_tcp_clnt *c, struct tcp_slot *s,
-		      struct tc_done *l)
+		      struct rr_call_list *l)
 {
 	bool queued_before = c->out.head != NULL;
 	int rc = rr__tc_send_call(c, s->call, s->xid);
@@ -187,7 +145,7 @@ bool rr__tc_send_slot(struct rr_tcp_clnt *c, struct tcp_slot *s,
 		struct rr_call *call = s->call;
 
 		rr__tc_slot_free(c, s);
-		rr__tc_done_add(l, call, rc);
+		rr_call_list_end(l, call, rc);
 	} else if (rc) {
 		rr__tc_conn_lost(c, l);
 		return false;
@@ -199,7 +157,7 @@ bool rr__tc_send_slot(struct rr_tcp_clnt *c, struct tcp_slot *s,
 
 /* Puts call in a free slot and sends it. Caller holds c->mu. */
 static void issue(struct rr_tcp_clnt *c, struct rr_call *call,
-		  struct tc_done *l)
+		  struct rr_call_list *l)
 {
 	struct tcp_slot *s = &c->slots[c->freeidx[--c->nfree]];
 
@@ -212,7 +170,7 @@ static void issue(struct rr_tcp_clnt *c, struct rr_call *call,
 }
 
 /* Issues pending calls while connected with free slots. Caller holds c->mu. */
-void rr__tc_pump(struct rr_tcp_clnt *c, struct tc_done *l)
+void rr__tc_pump(struct rr_tcp_clnt *c, struct rr_call_list *l)
 {
 	while (c->pend_head && c->state == TC_UP &&
 	       c->nbusy < c->o.max_in_flight) {
@@ -259,15 +217,15 @@ static struct tcp_slot *slot_of(struct rr_tcp_clnt *c, const uint8_t *p,
 		return NULL;
 	}
 	c->st.calls++;
-	c->backoff_ms = 0; /* a reply on this connection: retry quickly */
+	rr_backoff_reset(&c->backoff);
 	return s;
 }
 
 /* Completes the call in s with rc and lets the next ones out. */
 static void reply_done(struct rr_tcp_clnt *c, struct tcp_slot *s, int rc,
-		       struct tc_done *l)
+		       struct rr_call_list *l)
 {
-	rr__tc_done_add(l, s->call, rc);
+	rr_call_list_end(l, s->call, rc);
 	rr__tc_slot_free(c, s);
 	rr__tc_pump(c, l);
 }
@@ -277,7 +235,7 @@ static void reply_done(struct rr_tcp_clnt *c, struct tcp_slot *s, int rc,
  * is the server calling back (tcp_clnt_serve.c).
  */
 static void on_record(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
-		      struct tc_done *l)
+		      struct rr_call_list *l)
 {
 	uint32_t xid, type;
 	struct tcp_slot *s;
@@ -296,7 +254,7 @@ static void on_record(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
  * A reply over max_record was skipped: fail its call with -EMSGSIZE, as
  * for results over res_cap; the connection carries on.
  */
-static void on_skipped(struct rr_tcp_clnt *c, struct tc_done *l)
+static void on_skipped(struct rr_tcp_clnt *c, struct rr_call_list *l)
 {
 	size_t len;
 	const uint8_t *head = rr__rm_rx_head(&c->rx, &len);
@@ -309,7 +267,7 @@ static void on_skipped(struct rr_tcp_clnt *c, struct tc_done *l)
 }
 
 /* Feeds n staged bytes; false when the stream is broken. */
-static bool feed(struct rr_tcp_clnt *c, size_t n, struct tc_done *l)
+static bool feed(struct rr_tcp_clnt *c, size_t n, struct rr_call_list *l)
 {
 	size_t off = 0;
 
@@ -350,7 +308,7 @@ void rr__tc_rx_discard(struct rr_tcp_clnt *c)
 }
 
 /* Any byte from the server is a sign of life (keepalive). */
-bool rr__tc_read_replies(struct rr_tcp_clnt *c, struct tc_done *l)
+bool rr__tc_read_replies(struct rr_tcp_clnt *c, struct rr_call_list *l)
 {
 	ssize_t n = recv(c->fd, c->stage, STAGE_LEN, MSG_DONTWAIT);
 
@@ -366,7 +324,7 @@ bool rr__tc_read_replies(struct rr_tcp_clnt *c, struct tc_done *l)
 
 /* ---------------------------------------------------- the I/O thread */
 
-static void expire(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+static void expire(struct rr_tcp_clnt *c, uint64_t now, struct rr_call_list *l)
 {
 	struct rr_call *prev = NULL, *call = c->pend_head;
 
@@ -380,7 +338,7 @@ static void expire(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
 				abandon(c, s->xid);
 			rr__tc_slot_free(c, s);
 			c->st.timeouts++;
-			rr__tc_done_add(l, t, -ETIMEDOUT);
+			rr_call_list_end(l, t, -ETIMEDOUT);
 		}
 	}
 	while (call) {
@@ -389,7 +347,7 @@ static void expire(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
 		if (call->priv_.deadline_ms <= now) {
 			pend_unlink(c, call, prev);
 			c->st.timeouts++;
-			rr__tc_done_add(l, call, -ETIMEDOUT);
+			rr_call_list_end(l, call, -ETIMEDOUT);
 		} else {
 			prev = call;
 		}
@@ -447,7 +405,7 @@ static void up_events(const struct rr_tcp_clnt *c, uint64_t now,
 static bool poll_prep(struct rr_tcp_clnt *c, struct pollfd *p, int *tmo,
 		      enum tc_state *polled)
 {
-	struct tc_done l = {0};
+	struct rr_call_list l = {0};
 	uint64_t now;
 	bool go;
 
@@ -465,12 +423,12 @@ static bool poll_prep(struct rr_tcp_clnt *c, struct pollfd *p, int *tmo,
 	p[1] = (struct pollfd){.fd = c->evfd, .events = POLLIN};
 	c->poll_deadline = *tmo < 0 ? TC_NO_DEADLINE : now + (uint64_t)*tmo;
 	pthread_mutex_unlock(&c->mu);
-	rr__tc_done_run(&l);
+	rr_call_list_run(&l);
 	return go;
 }
 
 /* The socket of a connection that was up when polled. */
-static void io_up(struct rr_tcp_clnt *c, short revents, struct tc_done *l)
+static void io_up(struct rr_tcp_clnt *c, short revents, struct rr_call_list *l)
 {
 	if (revents & POLLOUT) {
 		pthread_mutex_lock(&c->mu);
@@ -493,7 +451,7 @@ static void io_up(struct rr_tcp_clnt *c, short revents, struct tc_done *l)
 static void io_round(struct rr_tcp_clnt *c, const struct pollfd *p,
 		     enum tc_state polled)
 {
-	struct tc_done l = {0};
+	struct rr_call_list l = {0};
 
 	if (p[1].revents) {
 		uint64_t v;
@@ -513,7 +471,7 @@ static void io_round(struct rr_tcp_clnt *c, const struct pollfd *p,
 	expire(c, rr_mono_ms(), &l);
 	rr__tc_pump(c, &l);
 	pthread_mutex_unlock(&c->mu);
-	rr__tc_done_run(&l);
+	rr_call_list_run(&l);
 }
 
 static void *io_main(void *arg)
@@ -560,7 +518,7 @@ static int call_size_ok(const struct rr_tcp_clnt *c, const struct rr_call *call)
  * and the connection allow. Caller holds c->mu.
  */
 void rr__tc_start(struct rr_tcp_clnt *c, struct rr_call *call,
-		  rr_call_done_fn done, void *arg, struct tc_done *l)
+		  rr_call_done_fn done, void *arg, struct rr_call_list *l)
 {
 	rr_call_begin(call, done, arg, NULL, deadline_of(c, call));
 	if (c->pend_head || c->nbusy >= c->o.max_in_flight)
@@ -576,7 +534,7 @@ void rr__tc_start(struct rr_tcp_clnt *c, struct rr_call *call,
 int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
 			   rr_call_done_fn done, void *arg)
 {
-	struct tc_done l = {0};
+	struct rr_call_list l = {0};
 	bool wake_io = false;
 	int rc;
 
@@ -608,27 +566,16 @@ int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
 	pthread_mutex_unlock(&c->mu);
 	if (wake_io)
 		rr__tc_wake(c);
-	rr__tc_done_run(&l);
+	rr_call_list_run(&l);
 	return rc;
-}
-
-static void sync_done(struct rr_call *call, int rc, void *arg)
-{
-	struct waiter *w = arg;
-
-	(void)call;
-	pthread_mutex_lock(&w->mu);
-	w->rc = rc;
-	w->done = true;
-	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
 }
 
 /*
  * The caller reads its reply itself when nobody else is reading
- * (tcp_clnt_drive.c); otherwise the reader runs sync_done, which wakes it.
+ * (tcp_clnt_drive.c); otherwise the reader runs rr_call_wait_done, which wakes
+ * it.
  */
-static void sync_wait(struct rr_tcp_clnt *c, struct waiter *w)
+static void sync_wait(struct rr_tcp_clnt *c, struct rr_call_wait *w)
 {
 	pthread_mutex_lock(&w->mu);
 	while (!w->done) {
@@ -656,16 +603,14 @@ static void sync_wait(struct rr_tcp_clnt *c, struct waiter *w)
 
 int rr_tcp_clnt_call(struct rr_tcp_clnt *c, struct rr_call *call)
 {
-	struct waiter w = {.done = false};
+	struct rr_call_wait w;
 	int rc;
 
-	pthread_mutex_init(&w.mu, NULL);
-	pthread_cond_init(&w.cv, NULL);
-	rc = rr_tcp_clnt_call_async(c, call, sync_done, &w);
+	rr_call_wait_init(&w);
+	rc = rr_tcp_clnt_call_async(c, call, rr_call_wait_done, &w);
 	if (!rc)
 		sync_wait(c, &w);
-	pthread_cond_destroy(&w.cv);
-	pthread_mutex_destroy(&w.mu);
+	rr_call_wait_fini(&w);
 	return rc ? rc : w.rc;
 }
 
@@ -691,18 +636,18 @@ static bool take(struct rr_tcp_clnt *c, struct rr_call *call)
 
 int rr_tcp_clnt_cancel(struct rr_tcp_clnt *c, struct rr_call *call)
 {
-	struct tc_done l = {0};
+	struct rr_call_list l = {0};
 	int rc = -ENOENT;
 
 	pthread_mutex_lock(&c->mu);
 	if (take(c, call)) {
 		c->st.cancels++;
-		rr__tc_done_add(&l, call, -ECANCELED);
+		rr_call_list_end(&l, call, -ECANCELED);
 		rr__tc_pump(c, &l);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&c->mu);
-	rr__tc_done_run(&l);
+	rr_call_list_run(&l);
 	return rc;
 }
 
@@ -723,8 +668,7 @@ static void opts_default(struct rr_tcp_clnt_opts *o,
 		*o = *in;
 	else
 		memset(o, 0, sizeof(*o));
-	if (!o->connect_timeout_ms)
-		o->connect_timeout_ms = DEF_CONNECT_MS;
+	rr_backoff_opts(&o->connect_timeout_ms, &o->reconnect_max_ms);
 	if (!o->max_record)
 		o->max_record = DEF_MAX_RECORD;
 	if (o->max_record > RR_RM_MAX_FRAG)
@@ -735,8 +679,6 @@ static void opts_default(struct rr_tcp_clnt_opts *o,
 		o->max_in_flight = DEF_MAX_IN_FLIGHT;
 	if (o->max_in_flight > MAX_IN_FLIGHT)
 		o->max_in_flight = MAX_IN_FLIGHT;
-	if (o->reconnect_max_ms <= 0)
-		o->reconnect_max_ms = DEF_RECONNECT_MAX_MS;
 }
 
 static int slots_init(struct rr_tcp_clnt *c)
@@ -819,7 +761,7 @@ int rr_tcp_clnt_create(const char *host, uint16_t port,
 
 int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c)
 {
-	struct tc_done l = {0};
+	struct rr_call_list l = {0};
 
 	if (!c)
 		return 0;
@@ -834,7 +776,7 @@ int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c)
 	rr__tc_move(c, TC_DOWN, rr_mono_ms());
 	rr__tc_fail_all(c, -ECANCELED, &l);
 	pthread_mutex_unlock(&c->mu);
-	rr__tc_done_run(&l);
+	rr_call_list_run(&l);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->evfd >= 0)

@@ -17,6 +17,8 @@
 #include <rpcrdma/rpc_tcp.h>
 
 #include "rpc/api.h"
+#include "rpc/backoff.h"
+#include "rpc/call_list.h"
 #include "rpc/dispatch.h"
 #include "rpc/keepalive.h"
 #include "rpc/msg.h"
@@ -56,12 +58,6 @@ struct tcp_slot {
 	bool resend; /* not on the current connection: to send again, whole */
 };
 
-/* Calls taken out of the client, their callbacks to run without c->mu. */
-struct tc_done {
-	struct rr_call *head, *tail;
-	uint32_t n; /* calls on the list */
-};
-
 struct tc_addr {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -85,12 +81,12 @@ struct rr_tcp_clnt {
 	pthread_mutex_t mu; /* everything below but the I/O thread's part */
 	int fd;		    /* -1 but in UP, LOST and CONNECTING */
 	enum tc_state state;
-	bool down;	     /* no connection ever again: calls fail */
-	uint32_t gen;	     /* connections established, the first included */
-	uint32_t addr_idx;   /* the address tried next */
-	uint64_t state_ms;   /* when state was entered */
-	uint64_t retry_ms;   /* BACKOFF: the next attempt */
-	uint32_t backoff_ms; /* the wait after the next failure */
+	bool down;	   /* no connection ever again: calls fail */
+	uint32_t gen;	   /* connections established, the first included */
+	uint32_t addr_idx; /* the address tried next */
+	uint64_t state_ms; /* when state was entered */
+	uint64_t retry_ms; /* BACKOFF: the next attempt */
+	struct rr_backoff backoff;
 	struct rr__outq out;
 	struct tcp_slot *slots;
 	uint32_t nslots, shift, nbusy;
@@ -124,19 +120,17 @@ struct rr_tcp_clnt {
 
 /* tcp_clnt.c; callers hold c->mu unless said otherwise */
 void rr__tc_wake(struct rr_tcp_clnt *c); /* any thread, any lock */
-void rr__tc_done_add(struct tc_done *l, struct rr_call *call, int rc);
-void rr__tc_done_run(struct tc_done *l); /* without c->mu */
 void rr__tc_slot_free(struct rr_tcp_clnt *c, struct tcp_slot *s);
-void rr__tc_fail_all(struct rr_tcp_clnt *c, int rc, struct tc_done *l);
+void rr__tc_fail_all(struct rr_tcp_clnt *c, int rc, struct rr_call_list *l);
 int rr__tc_send_call(struct rr_tcp_clnt *c, struct rr_call *call, uint32_t xid);
 bool rr__tc_send_slot(struct rr_tcp_clnt *c, struct tcp_slot *s,
-		      struct tc_done *l);
-void rr__tc_pump(struct rr_tcp_clnt *c, struct tc_done *l);
+		      struct rr_call_list *l);
+void rr__tc_pump(struct rr_tcp_clnt *c, struct rr_call_list *l);
 void rr__tc_start(struct rr_tcp_clnt *c, struct rr_call *call,
-		  rr_call_done_fn done, void *arg, struct tc_done *l);
+		  rr_call_done_fn done, void *arg, struct rr_call_list *l);
 void rr__tc_rx_discard(struct rr_tcp_clnt *c); /* I/O thread */
 /* The reader (rx_busy): false when the connection must be given up. */
-bool rr__tc_read_replies(struct rr_tcp_clnt *c, struct tc_done *l);
+bool rr__tc_read_replies(struct rr_tcp_clnt *c, struct rr_call_list *l);
 
 /* tcp_clnt_drive.c; these take c->mu themselves unless said otherwise */
 bool rr__tc_rx_take_io(struct rr_tcp_clnt *c);
@@ -148,18 +142,18 @@ int rr__tc_serve(struct rr_tcp_clnt *c, const struct rr_svc_prog *prog);
 void rr__tc_serve_fini(struct rr_tcp_clnt *c);
 /* The reader, without c->mu: serves a CALL the server sent. */
 void rr__tc_serve_call(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
-		       struct tc_done *l);
+		       struct rr_call_list *l);
 
 /* tcp_clnt_conn.c */
 int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port);
 int rr__tc_connect_first(struct rr_tcp_clnt *c); /* blocks; no lock */
-void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct tc_done *l);
+void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct rr_call_list *l);
 /* Every move of the connection's machine (checked, traced). Holds c->mu. */
 void rr__tc_move(struct rr_tcp_clnt *c, enum tc_state s, uint64_t now);
 void rr__tc_conn_step(struct rr_tcp_clnt *c, uint64_t now,
-		      struct tc_done *l); /* I/O thread */
+		      struct rr_call_list *l); /* I/O thread */
 void rr__tc_conn_ready(struct rr_tcp_clnt *c, uint64_t now,
-		       struct tc_done *l); /* I/O thread */
+		       struct rr_call_list *l); /* I/O thread */
 uint64_t rr__tc_conn_timer(const struct rr_tcp_clnt *c);
 void rr__tc_ka_note(struct rr_tcp_clnt *c, const struct rr_call *call);
 

@@ -44,8 +44,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define BACKOFF_FIRST_MS 100
-
 static const char *const tc_names[TC_NSTATES] = {
 	[TC_UP] = "UP",		  [TC_LOST] = "LOST",
 	[TC_BACKOFF] = "BACKOFF", [TC_CONNECTING] = "CONNECTING",
@@ -192,7 +190,7 @@ int rr__tc_connect_first(struct rr_tcp_clnt *c)
  * The connection is gone (any thread). The I/O thread closes the socket;
  * here it is only shut down, which ends that thread's poll on it.
  */
-void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct tc_done *l)
+void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct rr_call_list *l)
 {
 	bool resend = !c->o.soft && !c->o.no_reconnect && !c->stopping;
 
@@ -213,7 +211,7 @@ void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct tc_done *l)
 			continue;
 		}
 		rr__tc_slot_free(c, s);
-		rr__tc_done_add(l, call, -ECONNRESET);
+		rr_call_list_end(l, call, -ECONNRESET);
 	}
 	if (c->o.no_reconnect) {
 		c->down = true;
@@ -224,13 +222,8 @@ void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct tc_done *l)
 
 static void backoff(struct rr_tcp_clnt *c, uint64_t now)
 {
-	uint32_t cap = (uint32_t)c->o.reconnect_max_ms;
-
 	rr__tc_move(c, TC_BACKOFF, now);
-	c->retry_ms = now + c->backoff_ms;
-	c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_FIRST_MS;
-	if (c->backoff_ms > cap)
-		c->backoff_ms = cap;
+	c->retry_ms = rr_backoff_next(&c->backoff, now, c->o.reconnect_max_ms);
 }
 
 /* I/O thread: the socket of a lost connection goes. */
@@ -257,7 +250,7 @@ static void connect_failed(struct rr_tcp_clnt *c, uint64_t now, int why)
 }
 
 /* Calls that were waiting for a reply go again, before any new one. */
-static void resend(struct rr_tcp_clnt *c, struct tc_done *l)
+static void resend(struct rr_tcp_clnt *c, struct rr_call_list *l)
 {
 	for (uint32_t i = 0; i < c->nslots && c->state == TC_UP; i++) {
 		struct tcp_slot *s = &c->slots[i];
@@ -270,7 +263,8 @@ static void resend(struct rr_tcp_clnt *c, struct tc_done *l)
 	}
 }
 
-static void connected(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+static void connected(struct rr_tcp_clnt *c, uint64_t now,
+		      struct rr_call_list *l)
 {
 	up(c, now);
 	rr_info_rl("rpc/tcp: reconnected (attempt %llu)",
@@ -279,7 +273,7 @@ static void connected(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
 	rr__tc_pump(c, l);
 }
 
-static void attempt(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+static void attempt(struct rr_tcp_clnt *c, uint64_t now, struct rr_call_list *l)
 {
 	int fd = -1, rc;
 
@@ -297,7 +291,8 @@ static void attempt(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
 }
 
 /* I/O thread: the socket of an attempt under way reported. */
-void rr__tc_conn_ready(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+void rr__tc_conn_ready(struct rr_tcp_clnt *c, uint64_t now,
+		       struct rr_call_list *l)
 {
 	int rc = sock_error(c->fd);
 
@@ -322,7 +317,7 @@ static uint64_t ka_due(const struct rr_tcp_clnt *c)
 static void ka_done(struct rr_call *call, int rc, void *arg)
 {
 	struct rr_tcp_clnt *c = arg;
-	struct tc_done l = {0};
+	struct rr_call_list l = {0};
 
 	(void)call;
 	pthread_mutex_lock(&c->mu);
@@ -335,10 +330,10 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 		rr__tc_conn_lost(c, &l);
 	}
 	pthread_mutex_unlock(&c->mu);
-	rr__tc_done_run(&l);
+	rr_call_list_run(&l);
 }
 
-static void ka_tick(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+static void ka_tick(struct rr_tcp_clnt *c, uint64_t now, struct rr_call_list *l)
 {
 	uint64_t due = ka_due(c);
 
@@ -356,7 +351,8 @@ void rr__tc_ka_note(struct rr_tcp_clnt *c, const struct rr_call *call)
 /* ----------------------------------------------------------- stepping */
 
 /* I/O thread: moves the machine on as far as time and events allow. */
-void rr__tc_conn_step(struct rr_tcp_clnt *c, uint64_t now, struct tc_done *l)
+void rr__tc_conn_step(struct rr_tcp_clnt *c, uint64_t now,
+		      struct rr_call_list *l)
 {
 	if (c->state == TC_LOST && !c->rx_busy) /* else its reader wakes us */
 		close_lost(c, now);
@@ -392,13 +388,13 @@ uint64_t rr__tc_conn_timer(const struct rr_tcp_clnt *c)
 
 int rr_tcp_clnt_disconnect(struct rr_tcp_clnt *c)
 {
-	struct tc_done l = {0};
+	struct rr_call_list l = {0};
 
 	if (!c)
 		return -EINVAL;
 	pthread_mutex_lock(&c->mu);
 	rr__tc_conn_lost(c, &l);
 	pthread_mutex_unlock(&c->mu);
-	rr__tc_done_run(&l);
+	rr_call_list_run(&l);
 	return 0;
 }

@@ -71,7 +71,7 @@ static int drive(struct rr_tcp_clnt *c, uint64_t deadline)
 	struct pollfd p = {.fd = c->fd, .events = POLLIN};
 
 	for (;;) {
-		struct tc_done l = {0};
+		struct rr_call_list l = {0};
 		bool ok = rr__tc_read_replies(c, &l);
 		uint64_t now;
 		uint32_t n;
@@ -82,7 +82,7 @@ static int drive(struct rr_tcp_clnt *c, uint64_t deadline)
 			pthread_mutex_unlock(&c->mu);
 		}
 		n = l.n;
-		rr__tc_done_run(&l);
+		rr_call_list_run(&l);
 		if (n)
 			return (int)n;
 		if (!ok)

@@ -60,7 +60,7 @@ void rr__tc_serve_fini(struct rr_tcp_clnt *c)
 
 /* Queues the reply rec[0..len) (its record mark included). Caller: mu. */
 static void send_cb_reply(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
-			  struct tc_done *l)
+			  struct rr_call_list *l)
 {
 	struct iovec iov = {(void *)rec, len};
 	bool queued_before = c->out.head != NULL;
@@ -86,7 +86,7 @@ static void send_cb_reply(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
  * and none are needed: every call gets PROG_UNAVAIL, a header alone.
  */
 void rr__tc_serve_call(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
-		       struct tc_done *l)
+		       struct rr_call_list *l)
 {
 	uint8_t small[RR_RM_HDR_LEN + CB_SMALL_LEN];
 	uint8_t *out = c->cb_out ? c->cb_out : small;

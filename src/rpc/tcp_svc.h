@@ -12,6 +12,7 @@
 
 #include "base/refcount.h"
 #include "rpc/api.h"
+#include "rpc/call_list.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/tcp_io.h"
@@ -48,8 +49,8 @@ struct tcp_cbs {
  * (done may issue the next call), and what to count for them.
  */
 struct tcp_cb_done {
-	struct rr_call *head, *tail;
-	uint32_t n, sent, replies, timeouts, bad_headers;
+	struct rr_call_list calls;
+	uint32_t sent, replies, timeouts, bad_headers;
 };
 
 struct tcp_job;

@@ -78,20 +78,6 @@ void rr__tcp_cb_fini(struct tcp_conn *c)
 
 /* ------------------------------------------------------- completions */
 
-/* The result waits in the call's status. */
-static void done_add(struct tcp_cb_done *l, struct rr_call *call, int rc)
-{
-	call->priv_.req = NULL;
-	call->priv_.next = NULL;
-	call->status = rc;
-	if (l->tail)
-		l->tail->priv_.next = call;
-	else
-		l->head = call;
-	l->tail = call;
-	l->n++;
-}
-
 static void count_n(struct rr_tcp_svc *s, uint64_t *ctr, uint32_t n)
 {
 	if (!n)
@@ -103,20 +89,13 @@ static void count_n(struct rr_tcp_svc *s, uint64_t *ctr, uint32_t n)
 
 void rr__tcp_cb_done_run(struct rr_tcp_svc *s, struct tcp_cb_done *l)
 {
-	struct rr_call *call = l->head;
-
 	count_n(s, &s->st.cb_calls, l->sent);
 	count_n(s, &s->st.cb_replies, l->replies);
 	count_n(s, &s->st.cb_timeouts, l->timeouts);
 	count_n(s, &s->st.bad_headers, l->bad_headers);
-	if (l->n)
-		atomic_fetch_sub(&s->cb_busy, l->n);
-	while (call) {
-		struct rr_call *next = call->priv_.next;
-
-		call->priv_.done(call, call->status, call->priv_.arg);
-		call = next;
-	}
+	if (l->calls.n)
+		atomic_fetch_sub(&s->cb_busy, l->calls.n);
+	rr_call_list_run(&l->calls);
 	*l = (struct tcp_cb_done){0};
 }
 
@@ -170,7 +149,7 @@ void rr__tcp_cb_pump(struct tcp_conn *c, struct tcp_cb_done *l)
 		int rc = cb_send(c, call, xid);
 
 		if (rc) { /* the header did not encode: nothing sent */
-			done_add(l, call, rc);
+			rr_call_list_end(&l->calls, call, rc);
 			continue;
 		}
 		sl->call = call;
@@ -280,7 +259,7 @@ static int conn_cancel(struct rr_svc_conn *base, struct rr_call *call)
 	pthread_mutex_lock(&c->mu);
 	if (cb_take(c, call)) {
 		s = c->s; /* a call was there: the server is too */
-		done_add(&l, call, -ECANCELED);
+		rr_call_list_end(&l.calls, call, -ECANCELED);
 		rr__tcp_cb_pump(c, &l);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -344,7 +323,7 @@ void rr__tcp_cb_reply(struct tcp_conn *c, const uint8_t *rec, size_t len)
 		call->res_bulk_len = 0; /* over TCP a bulk result is inline */
 		l.bad_headers += rc == -EPROTO;
 		l.replies++;
-		done_add(&l, call, rc);
+		rr_call_list_end(&l.calls, call, rc);
 		rr__tcp_cb_pump(c, &l);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -366,12 +345,12 @@ void rr__tcp_cb_conn_gone(struct tcp_conn *c)
 
 		if (call) {
 			c->cb.slots[i].call = NULL;
-			done_add(&l, call, -ENOTCONN);
+			rr_call_list_end(&l.calls, call, -ENOTCONN);
 		}
 	}
 	c->cb.nfly = 0;
 	while (c->cb.wait_head)
-		done_add(&l, wait_pop(c), -ENOTCONN);
+		rr_call_list_end(&l.calls, wait_pop(c), -ENOTCONN);
 	c->cb.wait_tail = NULL;
 	pthread_mutex_unlock(&c->mu);
 	rr__tcp_cb_done_run(c->s, &l);
@@ -389,7 +368,7 @@ static void conn_expire(struct tcp_conn *c, uint64_t now, struct tcp_cb_done *l)
 			c->cb.slots[i].call = NULL;
 			c->cb.nfly--;
 			l->timeouts++;
-			done_add(l, t, -ETIMEDOUT);
+			rr_call_list_end(&l->calls, t, -ETIMEDOUT);
 		}
 	}
 	while (call) {
@@ -403,7 +382,7 @@ static void conn_expire(struct tcp_conn *c, uint64_t now, struct tcp_cb_done *l)
 			if (c->cb.wait_tail == call)
 				c->cb.wait_tail = prev;
 			l->timeouts++;
-			done_add(l, call, -ETIMEDOUT);
+			rr_call_list_end(&l->calls, call, -ETIMEDOUT);
 		} else {
 			prev = call;
 		}
@@ -426,7 +405,7 @@ void rr__tcp_cb_expire(struct rr_tcp_svc *s, uint64_t now)
 
 		pthread_mutex_lock(&c->mu);
 		conn_expire(c, rr_mono_ms(), &l);
-		if (l.n)
+		if (l.calls.n)
 			rr__tcp_cb_pump(c, &l);
 		pthread_mutex_unlock(&c->mu);
 		rr__tcp_cb_done_run(s, &l);

@@ -47,10 +47,7 @@ static void opts_defaults(struct rr_clnt_opts *o, const struct rr_clnt_opts *in)
 		o->bounce_bufs = 32;
 	if (!o->timeout_ms)
 		o->timeout_ms = -1;
-	if (!o->connect_timeout_ms)
-		o->connect_timeout_ms = 10000;
-	if (o->reconnect_max_ms <= 0)
-		o->reconnect_max_ms = 5000;
+	rr_backoff_opts(&o->connect_timeout_ms, &o->reconnect_max_ms);
 	if (!o->cb_credits)
 		o->cb_credits = CLNT_CB_DEFAULT;
 	if (o->cb_credits > CLNT_CB_MAX)

@@ -16,6 +16,7 @@
 #define RR_RPCRDMA_CLNT_H
 
 #include "rpc/api.h"
+#include "rpc/backoff.h"
 #include "rpc/dispatch.h"
 #include "rpc/keepalive.h"
 #include "rpc/msg.h"
@@ -170,7 +171,7 @@ struct rr_clnt {
 	enum clnt_conn_state conn_state;
 	uint64_t state_ms; /* when conn_state was entered */
 	uint64_t retry_ms; /* BACKOFF: when to try again */
-	uint32_t backoff_ms;
+	struct rr_backoff backoff;
 	int last_connect_rc;
 	struct sockaddr_storage peer;
 	socklen_t peer_len;

@@ -37,8 +37,6 @@
 #include <errno.h>
 #include <string.h>
 
-#define BACKOFF_FIRST_MS 100
-
 /* The connection is gone, its QP reset: nothing of it completes now. */
 static void forget_qp(struct rr_clnt *c)
 {
@@ -61,8 +59,6 @@ static void forget_qp(struct rr_clnt *c)
 
 static void backoff(struct rr_clnt *c)
 {
-	uint32_t cap = (uint32_t)c->o.reconnect_max_ms;
-
 	if (c->stop || c->o.no_reconnect) {
 		c->down = true;
 		rr__clnt_conn_move(c, CLNT_DOWN);
@@ -70,10 +66,8 @@ static void backoff(struct rr_clnt *c)
 		return;
 	}
 	rr__clnt_conn_move(c, CLNT_BACKOFF);
-	c->retry_ms = c->state_ms + c->backoff_ms;
-	c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_FIRST_MS;
-	if (c->backoff_ms > cap)
-		c->backoff_ms = cap;
+	c->retry_ms = rr_backoff_next(&c->backoff, c->state_ms,
+				      c->o.reconnect_max_ms);
 }
 
 /*

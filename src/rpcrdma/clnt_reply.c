@@ -167,7 +167,7 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 	/* The server's call: its rdma_credit is not our grant. */
 	if (rr__clnt_cb_recv(c, i, h, hl, wc->byte_len))
 		return;
-	c->backoff_ms = 0; /* a reply on this connection: retry quickly */
+	rr_backoff_reset(&c->backoff);
 	c->ka.last_rx_ms = rr_mono_ms(); /* alive (clnt_keepalive.c) */
 	/* RFC 8166 3.3: the grant; 0 counts as 1, never beyond our slots. */
 	c->granted = h->credits

@@ -46,6 +46,7 @@
 
 #include "rpc/admit.h"
 #include "rpc/api.h"
+#include "rpc/call_list.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/msg.h"
@@ -284,8 +285,8 @@ struct rr_svc {
 	 */
 	bool batching;
 	/* callbacks (svc_backchannel.c) */
-	char machine[64]; /* names us in AUTH_SYS credentials */
-	struct rr_call *cb_done_head, *cb_done_tail; /* done, not yet told */
+	char machine[64];	     /* names us in AUTH_SYS credentials */
+	struct rr_call_list cb_done; /* done, not yet told */
 	pthread_mutex_t mu;
 	struct rr_xprt_stats st;
 };

@@ -76,30 +76,18 @@ void rr__svc_cb_put_conn(struct svc_conn *cn)
 /* The call's result, for rr__svc_cb_run_done. Caller holds s->mu. */
 static void deliver(struct rr_svc *s, struct rr_call *call, int rc)
 {
-	call->priv_.req = NULL;
-	call->priv_.next = NULL;
-	call->status = rc;
-	if (s->cb_done_tail)
-		s->cb_done_tail->priv_.next = call;
-	else
-		s->cb_done_head = call;
-	s->cb_done_tail = call;
+	rr_call_list_end(&s->cb_done, call, rc);
 }
 
 void rr__svc_cb_run_done(struct rr_svc *s)
 {
-	struct rr_call *call;
+	struct rr_call_list l;
 
 	pthread_mutex_lock(&s->mu);
-	call = s->cb_done_head;
-	s->cb_done_head = s->cb_done_tail = NULL;
+	l = s->cb_done;
+	s->cb_done = (struct rr_call_list){0};
 	pthread_mutex_unlock(&s->mu);
-	while (call) {
-		struct rr_call *next = call->priv_.next; /* ORDER: may reuse */
-
-		call->priv_.done(call, call->status, call->priv_.arg);
-		call = next;
-	}
+	rr_call_list_run(&l);
 }
 
 /* Every callback of the connection fails: it is gone. Under s->mu. */
