@@ -73,4 +73,7 @@ close_dev() { echo "7/7 sdt_rpcrdma:device_close: $P arg1=1"; }
 } | expect "a receive never completed is a violation" 1 \
 	"recv work request 7:100:33 never completed"
 
+base | sed 's|^7/[0-9]* |7 |' |
+	expect "a trace without threads is refused" 1 "names no thread"
+
 exit $fail

@@ -69,7 +69,12 @@ function answered(key,    n, i, l, any) {
 }
 
 {
-	split($1, who, "/"); pid = who[1] # pid/tid
+	if (split($1, who, "/") != 2) { # pid/tid: the hit numbers need the thread
+		print "violation: line " NR " names no thread (perf script -F pid,tid,...)"
+		nbad++
+		exit 1
+	}
+	pid = who[1]
 	ev = $2; sub(/:$/, "", ev); sub(/^sdt_rpcrdma:/, "", ev)
 	sub(/_[0-9]+$/, "", ev) # perf numbers a second site: post_error_1
 	qp = pid ":" arg("arg1"); key = qp ":" arg("arg2")
