@@ -262,16 +262,13 @@ struct rr_call {
 	 */
 	int status;
 
-	/* private to the transport: the call's place while it waits */
-	struct {
-		void *req;
-		struct rr_call *next;
-		rr_call_done_fn done;
-		void *arg;
-		void *waiter;
-		uint64_t deadline_ms;
-		bool cancel;
-		uint8_t waited; /* counted in credit_waits (1), sq_waits (2) */
+	/*
+	 * The transport's while the call is in it: room only, so that a
+	 * call needs no allocation. Nothing here is for the caller to read.
+	 */
+	union {
+		unsigned char room_[64];
+		uint64_t align_;
 	} priv_;
 };
 /* ------------------------------------------------------------- server */

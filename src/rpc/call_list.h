@@ -8,7 +8,7 @@
 #ifndef RR_RPC_CALL_LIST_H
 #define RR_RPC_CALL_LIST_H
 
-#include <rpcrdma/oncrpc.h>
+#include "rpc/call_priv.h"
 
 #include <stdint.h>
 
@@ -24,11 +24,11 @@ struct rr_call_list {
 static inline void rr_call_list_end(struct rr_call_list *l,
 				    struct rr_call *call, int rc)
 {
-	call->priv_.req = NULL;
-	call->priv_.next = NULL;
+	rr_call_priv(call)->req = NULL;
+	rr_call_priv(call)->next = NULL;
 	call->status = rc;
 	if (l->tail)
-		l->tail->priv_.next = call;
+		rr_call_priv(l->tail)->next = call;
 	else
 		l->head = call;
 	l->tail = call;
@@ -42,9 +42,11 @@ static inline void rr_call_list_run(struct rr_call_list *l)
 
 	*l = (struct rr_call_list){0};
 	while (call) {
-		struct rr_call *next = call->priv_.next; /* ORDER: may reuse */
+		struct rr_call *next =
+			rr_call_priv(call)->next; /* ORDER: may reuse */
 
-		call->priv_.done(call, call->status, call->priv_.arg);
+		rr_call_priv(call)->done(call, call->status,
+					 rr_call_priv(call)->arg);
 		call = next;
 	}
 }

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "rpc/call_priv.h"
 #include "rpc/msg.h"
 
 /* xid, msg_type, rpcvers, prog, vers, proc: a CALL before its cred. */
@@ -452,12 +453,12 @@ void rr_call_begin(struct rr_call *call, rr_call_done_fn done, void *arg,
 	call->res_len = call->res_bulk_len = 0;
 	call->accept_stat = call->reply_stat = 0;
 	call->status = 0;
-	call->priv_.req = NULL;
-	call->priv_.next = NULL;
-	call->priv_.done = done;
-	call->priv_.arg = arg;
-	call->priv_.waiter = waiter;
-	call->priv_.cancel = false;
-	call->priv_.waited = 0;
-	call->priv_.deadline_ms = deadline_ms;
+	rr_call_priv(call)->req = NULL;
+	rr_call_priv(call)->next = NULL;
+	rr_call_priv(call)->done = done;
+	rr_call_priv(call)->arg = arg;
+	rr_call_priv(call)->waiter = waiter;
+	rr_call_priv(call)->cancel = false;
+	rr_call_priv(call)->waited = 0;
+	rr_call_priv(call)->deadline_ms = deadline_ms;
 }

@@ -29,6 +29,7 @@
  * in a small ring, so that its late reply is absorbed quietly rather than
  * counted as a reply to nothing (bad_xids).
  */
+#include "rpc/call_priv.h"
 #include "rpc/call_wait.h"
 #include "rpc/tcp_clnt.h"
 
@@ -85,9 +86,9 @@ static void pend_unlink(struct rr_tcp_clnt *c, struct rr_call *call,
 			struct rr_call *prev)
 {
 	if (prev)
-		prev->priv_.next = call->priv_.next;
+		rr_call_priv(prev)->next = rr_call_priv(call)->next;
 	else
-		c->pend_head = call->priv_.next;
+		c->pend_head = rr_call_priv(call)->next;
 	if (c->pend_tail == call)
 		c->pend_tail = prev;
 }
@@ -165,7 +166,7 @@ static void issue(struct rr_tcp_clnt *c, struct rr_call *call,
 	s->xid = (++c->seq << c->shift) | (uint32_t)(s - c->slots);
 	s->call = call;
 	s->resend = false;
-	call->priv_.req = s;
+	rr_call_priv(call)->req = s;
 	rr__tc_send_slot(c, s, l);
 }
 
@@ -331,7 +332,7 @@ static void expire(struct rr_tcp_clnt *c, uint64_t now, struct rr_call_list *l)
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct tcp_slot *s = &c->slots[i];
 
-		if (s->call && s->call->priv_.deadline_ms <= now) {
+		if (s->call && rr_call_priv(s->call)->deadline_ms <= now) {
 			struct rr_call *t = s->call;
 
 			if (!s->resend)
@@ -342,9 +343,9 @@ static void expire(struct rr_tcp_clnt *c, uint64_t now, struct rr_call_list *l)
 		}
 	}
 	while (call) {
-		struct rr_call *next = call->priv_.next;
+		struct rr_call *next = rr_call_priv(call)->next;
 
-		if (call->priv_.deadline_ms <= now) {
+		if (rr_call_priv(call)->deadline_ms <= now) {
 			pend_unlink(c, call, prev);
 			c->st.timeouts++;
 			rr_call_list_end(l, call, -ETIMEDOUT);
@@ -361,11 +362,12 @@ static int next_timeout(const struct rr_tcp_clnt *c, uint64_t now)
 	uint64_t d = rr__tc_conn_timer(c);
 
 	for (uint32_t i = 0; i < c->nslots; i++)
-		if (c->slots[i].call && c->slots[i].call->priv_.deadline_ms < d)
-			d = c->slots[i].call->priv_.deadline_ms;
-	for (struct rr_call *p = c->pend_head; p; p = p->priv_.next)
-		if (p->priv_.deadline_ms < d)
-			d = p->priv_.deadline_ms;
+		if (c->slots[i].call &&
+		    rr_call_priv(c->slots[i].call)->deadline_ms < d)
+			d = rr_call_priv(c->slots[i].call)->deadline_ms;
+	for (struct rr_call *p = c->pend_head; p; p = rr_call_priv(p)->next)
+		if (rr_call_priv(p)->deadline_ms < d)
+			d = rr_call_priv(p)->deadline_ms;
 	if (d == TC_NO_DEADLINE)
 		return -1;
 	if (d <= now)
@@ -524,7 +526,7 @@ void rr__tc_start(struct rr_tcp_clnt *c, struct rr_call *call,
 	if (c->pend_head || c->nbusy >= c->o.max_in_flight)
 		c->st.credit_waits++;
 	if (c->pend_tail)
-		c->pend_tail->priv_.next = call;
+		rr_call_priv(c->pend_tail)->next = call;
 	else
 		c->pend_head = call;
 	c->pend_tail = call;
@@ -559,9 +561,9 @@ int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
 		 * deadline, nor sleep on while the call needs a connection.
 		 */
 		wake_io = c->state != TC_UP ||
-			  call->priv_.deadline_ms < c->poll_deadline;
-		if (call->priv_.deadline_ms < c->poll_deadline)
-			c->poll_deadline = call->priv_.deadline_ms;
+			  rr_call_priv(call)->deadline_ms < c->poll_deadline;
+		if (rr_call_priv(call)->deadline_ms < c->poll_deadline)
+			c->poll_deadline = rr_call_priv(call)->deadline_ms;
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (wake_io)
@@ -617,7 +619,7 @@ int rr_tcp_clnt_call(struct rr_tcp_clnt *c, struct rr_call *call)
 /* Takes call out of its slot or the pending list; false if in neither. */
 static bool take(struct rr_tcp_clnt *c, struct rr_call *call)
 {
-	struct tcp_slot *s = call->priv_.req;
+	struct tcp_slot *s = rr_call_priv(call)->req;
 	struct rr_call *prev = NULL;
 
 	if (s && s >= c->slots && s < c->slots + c->nslots && s->call == call) {
@@ -626,7 +628,8 @@ static bool take(struct rr_tcp_clnt *c, struct rr_call *call)
 		rr__tc_slot_free(c, s);
 		return true;
 	}
-	for (struct rr_call *p = c->pend_head; p; prev = p, p = p->priv_.next)
+	for (struct rr_call *p = c->pend_head; p;
+	     prev = p, p = rr_call_priv(p)->next)
 		if (p == call) {
 			pend_unlink(c, call, prev);
 			return true;

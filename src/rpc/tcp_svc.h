@@ -13,6 +13,7 @@
 #include "base/refcount.h"
 #include "rpc/api.h"
 #include "rpc/call_list.h"
+#include "rpc/call_priv.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/tcp_io.h"
@@ -34,7 +35,7 @@ struct tcp_cb_slot {
 
 /*
  * A connection's calls to its client: at most cb_max_in_flight in slots,
- * the rest waiting in issue order (linked through rr_call.priv_.next).
+ * the rest waiting in issue order (linked through its private part's next).
  */
 struct tcp_cbs {
 	struct tcp_cb_slot *slots;

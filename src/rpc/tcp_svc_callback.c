@@ -35,6 +35,7 @@
  * connection's end, when calls fail -ENOTCONN and touch nothing else of
  * the server (so even past rr_tcp_svc_destroy).
  */
+#include "rpc/call_priv.h"
 #include "rpc/tcp_svc.h"
 
 #include "base/alloc.h"
@@ -128,10 +129,10 @@ static struct rr_call *wait_pop(struct tcp_conn *c)
 {
 	struct rr_call *call = c->cb.wait_head;
 
-	c->cb.wait_head = call->priv_.next;
+	c->cb.wait_head = rr_call_priv(call)->next;
 	if (!c->cb.wait_head)
 		c->cb.wait_tail = NULL;
-	call->priv_.next = NULL;
+	rr_call_priv(call)->next = NULL;
 	return call;
 }
 
@@ -154,7 +155,7 @@ void rr__tcp_cb_pump(struct tcp_conn *c, struct tcp_cb_done *l)
 		}
 		sl->call = call;
 		sl->xid = xid;
-		call->priv_.req = sl;
+		rr_call_priv(call)->req = sl;
 		c->cb.nfly++;
 		l->sent++;
 	}
@@ -190,7 +191,7 @@ static void cb_start(struct tcp_conn *c, struct rr_call *call,
 {
 	rr_call_begin(call, done, arg, NULL, deadline_of(c, call));
 	if (c->cb.wait_tail)
-		c->cb.wait_tail->priv_.next = call;
+		rr_call_priv(c->cb.wait_tail)->next = call;
 	else
 		c->cb.wait_head = call;
 	c->cb.wait_tail = call;
@@ -226,7 +227,7 @@ static int conn_call_async(struct rr_svc_conn *base, struct rr_call *call,
 /* Takes call out of c's slot or waiting list; false if in neither. */
 static bool cb_take(struct tcp_conn *c, struct rr_call *call)
 {
-	struct tcp_cb_slot *sl = call->priv_.req;
+	struct tcp_cb_slot *sl = rr_call_priv(call)->req;
 	struct rr_call *prev = NULL;
 
 	if (sl && sl >= c->cb.slots && sl < c->cb.slots + c->cb.nslots &&
@@ -236,13 +237,13 @@ static bool cb_take(struct tcp_conn *c, struct rr_call *call)
 		return true;
 	}
 	for (struct rr_call *p = c->cb.wait_head; p;
-	     prev = p, p = p->priv_.next) {
+	     prev = p, p = rr_call_priv(p)->next) {
 		if (p != call)
 			continue;
 		if (prev)
-			prev->priv_.next = call->priv_.next;
+			rr_call_priv(prev)->next = rr_call_priv(call)->next;
 		else
-			c->cb.wait_head = call->priv_.next;
+			c->cb.wait_head = rr_call_priv(call)->next;
 		if (c->cb.wait_tail == call)
 			c->cb.wait_tail = prev;
 		return true;
@@ -364,7 +365,7 @@ static void conn_expire(struct tcp_conn *c, uint64_t now, struct tcp_cb_done *l)
 	for (uint32_t i = 0; i < c->cb.nslots; i++) {
 		struct rr_call *t = c->cb.slots[i].call;
 
-		if (t && t->priv_.deadline_ms <= now) {
+		if (t && rr_call_priv(t)->deadline_ms <= now) {
 			c->cb.slots[i].call = NULL;
 			c->cb.nfly--;
 			l->timeouts++;
@@ -372,11 +373,11 @@ static void conn_expire(struct tcp_conn *c, uint64_t now, struct tcp_cb_done *l)
 		}
 	}
 	while (call) {
-		struct rr_call *next = call->priv_.next;
+		struct rr_call *next = rr_call_priv(call)->next;
 
-		if (call->priv_.deadline_ms <= now) {
+		if (rr_call_priv(call)->deadline_ms <= now) {
 			if (prev)
-				prev->priv_.next = next;
+				rr_call_priv(prev)->next = next;
 			else
 				c->cb.wait_head = next;
 			if (c->cb.wait_tail == call)

@@ -7,9 +7,10 @@
  * leaves. The client's own thread drives only for asynchronous calls that
  * nobody else is driving.
  */
-#include "rpcrdma/clnt.h"
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "rpc/call_priv.h"
+#include "rpcrdma/clnt.h"
 
 #include "base/log.h"
 
@@ -487,8 +488,9 @@ int rr_clnt_cancel(struct rr_clnt *c, struct rr_call *call)
 
 	pthread_mutex_lock(&c->mu);
 	if (!rr__clnt_unqueue(c, call, -ECANCELED)) {
-		if (call->priv_.req)
-			call->priv_.cancel = true; /* fenced by the driver */
+		if (rr_call_priv(call)->req)
+			rr_call_priv(call)->cancel =
+				true; /* fenced by the driver */
 		else
 			rc = -ENOENT;
 	} else {

@@ -17,6 +17,8 @@
 
 #include "rpc/api.h"
 #include "rpc/backoff.h"
+#include "rpc/call_list.h"
+#include "rpc/call_priv.h"
 #include "rpc/dispatch.h"
 #include "rpc/keepalive.h"
 #include "rpc/msg.h"
@@ -219,11 +221,10 @@ struct rr_clnt {
 	uint32_t nregs;
 
 	/*
-	 * Completed async calls whose callbacks run once mu is released,
-	 * chained through priv_.next, each result in its priv_.deadline_ms:
+	 * Completed async calls whose callbacks run once mu is released:
 	 * as many as there are async calls, which the credits do not bound.
 	 */
-	struct rr_call *cb_head, *cb_tail;
+	struct rr_call_list cb_done;
 
 	struct clnt_cb cb; /* the server's calls to us */
 

@@ -17,8 +17,9 @@
  * completion we saw. A LOCAL_INV that cannot be posted or fails tears the
  * connection down, which is the only other fence.
  */
-#include "rpcrdma/clnt.h"
 #include "base/clock.h"
+#include "rpc/call_priv.h"
+#include "rpcrdma/clnt.h"
 
 #include "base/log.h"
 
@@ -390,9 +391,9 @@ enum { WAITED_CREDIT = 1, WAITED_SQ = 2 };
 /* The counters count calls that waited, not the times they were tried. */
 static void count_wait(struct rr_clnt *c, struct rr_call *call, uint8_t what)
 {
-	if (call->priv_.waited & what)
+	if (rr_call_priv(call)->waited & what)
 		return;
-	call->priv_.waited |= what;
+	rr_call_priv(call)->waited |= what;
 	if (what == WAITED_CREDIT)
 		c->st.credit_waits++;
 	else
@@ -443,31 +444,26 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 /* Hands a result to its caller: wakes a sync caller or queues a callback. */
 static void deliver_call(struct rr_clnt *c, struct rr_call *call, int rc)
 {
-	struct clnt_waiter *w = call->priv_.waiter;
+	struct clnt_waiter *w = rr_call_priv(call)->waiter;
 
-	call->priv_.req = NULL;
 	c->completed++;
 	if (rc == 0 || rc == -EREMOTEIO)
 		c->st.calls++;
-	call->status = rc;
 	if (w) {
+		rr_call_priv(call)->req = NULL;
+		call->status = rc;
 		w->rc = rc;
 		w->done = true;
 		pthread_cond_signal(&w->cv);
 		return;
 	}
-	call->priv_.next = NULL;
-	if (c->cb_tail)
-		c->cb_tail->priv_.next = call;
-	else
-		c->cb_head = call;
-	c->cb_tail = call;
+	rr_call_list_end(&c->cb_done, call, rc);
 	c->async_out--;
 }
 
 static void queue_pop(struct rr_clnt *c)
 {
-	c->wait_head = c->wait_head->priv_.next;
+	c->wait_head = rr_call_priv(c->wait_head)->next;
 	if (!c->wait_head)
 		c->wait_tail = NULL;
 }
@@ -603,7 +599,7 @@ void rr__clnt_kick_queue(struct rr_clnt *c)
 			return;
 		}
 		r->call = call;
-		r->deadline_ms = call->priv_.deadline_ms;
+		r->deadline_ms = rr_call_priv(call)->deadline_ms;
 		rc = try_post(c, r);
 		if (rc == 0) {
 			req_put(c, r);
@@ -622,7 +618,7 @@ void rr__clnt_kick_queue(struct rr_clnt *c)
 		}
 		queue_pop(c);
 		if (rc > 0) {
-			call->priv_.req = r;
+			rr_call_priv(call)->req = r;
 			continue;
 		}
 		/* A call that cannot be carried fails alone; a failed post
@@ -652,7 +648,7 @@ int rr__clnt_start(struct rr_clnt *c, struct rr_call *call,
 	if (!w)
 		c->async_out++;
 	if (c->wait_tail)
-		c->wait_tail->priv_.next = call;
+		rr_call_priv(c->wait_tail)->next = call;
 	else
 		c->wait_head = call;
 	c->wait_tail = call;
@@ -664,14 +660,14 @@ int rr__clnt_start(struct rr_clnt *c, struct rr_call *call,
 bool rr__clnt_unqueue(struct rr_clnt *c, struct rr_call *call, int rc)
 {
 	for (struct rr_call **pp = &c->wait_head; *pp;
-	     pp = &(*pp)->priv_.next) {
+	     pp = &rr_call_priv(*pp)->next) {
 		if (*pp != call)
 			continue;
-		*pp = call->priv_.next;
+		*pp = rr_call_priv(call)->next;
 		if (c->wait_tail == call) {
 			c->wait_tail = NULL;
 			for (struct rr_call *q = c->wait_head; q;
-			     q = q->priv_.next)
+			     q = rr_call_priv(q)->next)
 				c->wait_tail = q;
 		}
 		deliver_call(c, call, rc);

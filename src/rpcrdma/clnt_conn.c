@@ -29,6 +29,7 @@
  * Nothing here blocks: whoever drives the client (rr__clnt_drive) steps this
  * machine. Caller holds c->mu throughout.
  */
+#include "rpc/call_priv.h"
 #include "rpcrdma/clnt.h"
 
 #include "base/clock.h"
@@ -264,7 +265,8 @@ void rr__clnt_conn_lost(struct rr_clnt *c, int rc)
 		rr__clnt_req_unexpose(c, r);
 		if (r->state == REQ_FENCING_OWED) /* its reply can never come */
 			rr__clnt_req_move(c, r, REQ_FENCING);
-		if (r->state == REQ_SENT && resend && !r->call->priv_.cancel) {
+		if (r->state == REQ_SENT && resend &&
+		    !rr_call_priv(r->call)->cancel) {
 			rr__clnt_req_resend(c, r);
 			continue;
 		}

@@ -6,8 +6,9 @@
  * carried its call: send contexts are released by Send completions alone
  * (invariant 2), never by replies.
  */
-#include "rpcrdma/clnt.h"
 #include "base/clock.h"
+#include "rpc/call_priv.h"
+#include "rpcrdma/clnt.h"
 
 #include "base/log.h"
 
@@ -309,7 +310,7 @@ static void expire_resends(struct rr_clnt *c, uint64_t now)
 	c->resend_tail = NULL;
 	while (*pp) {
 		struct clnt_req *r = *pp;
-		bool cancel = r->call->priv_.cancel;
+		bool cancel = rr_call_priv(r->call)->cancel;
 
 		if (!cancel && !(r->deadline_ms && now >= r->deadline_ms)) {
 			c->resend_tail = r;
@@ -334,9 +335,10 @@ static void expire_queued(struct rr_clnt *c, uint64_t now)
 	struct rr_call *call = c->wait_head;
 
 	while (call) {
-		struct rr_call *next = call->priv_.next;
+		struct rr_call *next = rr_call_priv(call)->next;
 
-		if (call->priv_.deadline_ms && now >= call->priv_.deadline_ms) {
+		if (rr_call_priv(call)->deadline_ms &&
+		    now >= rr_call_priv(call)->deadline_ms) {
 			c->st.timeouts++;
 			rr__clnt_unqueue(c, call, -ETIMEDOUT);
 		}
@@ -351,7 +353,7 @@ static void check_timeouts(struct rr_clnt *c)
 
 	for (uint32_t i = 0; i < c->nreqs; i++) {
 		struct clnt_req *r = &c->reqs[i];
-		bool cancel = r->call && r->call->priv_.cancel;
+		bool cancel = r->call && rr_call_priv(r->call)->cancel;
 
 		if (r->state != REQ_SENT ||
 		    !(cancel || (r->deadline_ms && now >= r->deadline_ms)))
@@ -370,22 +372,16 @@ static void check_timeouts(struct rr_clnt *c)
 /* In completion order, until none is left (callbacks may complete more). */
 void rr__clnt_run_callbacks(struct rr_clnt *c)
 {
-	struct rr_call *call;
+	struct rr_call_list l;
 
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
-		call = c->cb_head;
-		c->cb_head = c->cb_tail = NULL;
+		l = c->cb_done;
+		c->cb_done = (struct rr_call_list){0};
 		pthread_mutex_unlock(&c->mu);
-		if (!call)
+		if (!l.n)
 			return;
-		while (call) {
-			/* ORDER: next first: the callback may reuse it. */
-			struct rr_call *next = call->priv_.next;
-
-			call->priv_.done(call, call->status, call->priv_.arg);
-			call = next;
-		}
+		rr_call_list_run(&l);
 	}
 }
 

@@ -20,10 +20,11 @@
  * counts it. Completions are handed to their callers after s->mu is
  * released (rr__svc_cb_run_done), so a done function may call again.
  */
-#include "rpcrdma/svc.h"
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "rpc/call_priv.h"
+#include "rpcrdma/svc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -107,7 +108,7 @@ void rr__svc_cb_gone(struct svc_conn *cn)
 	while (cb->wait_head) {
 		struct rr_call *call = cb->wait_head;
 
-		cb->wait_head = call->priv_.next;
+		cb->wait_head = rr_call_priv(call)->next;
 		deliver(cb->s, call, -ENOTCONN);
 	}
 	cb->wait_tail = NULL;
@@ -161,7 +162,7 @@ static void post_head(struct svc_cb *cb, struct svc_cb_slot *sl)
 	uint32_t xid = ++cb->xid_seq;
 	int n;
 
-	cb->wait_head = call->priv_.next;
+	cb->wait_head = rr_call_priv(call)->next;
 	if (!cb->wait_head)
 		cb->wait_tail = NULL;
 	n = encode(cb, call, xid, rr__svc_send_buf(cn), send_cap(cn));
@@ -175,9 +176,10 @@ static void post_head(struct svc_cb *cb, struct svc_cb_slot *sl)
 	}
 	*sl = (struct svc_cb_slot){.busy = true,
 				   .xid = xid,
-				   .deadline_ms = call->priv_.deadline_ms,
+				   .deadline_ms =
+					   rr_call_priv(call)->deadline_ms,
 				   .call = call};
-	call->priv_.req = sl;
+	rr_call_priv(call)->req = sl;
 	cb->out++;
 	cb->s->st.cb_calls++;
 }
@@ -194,8 +196,8 @@ static void kick(struct svc_cb *cb)
 		struct svc_cb_slot *sl = slot_free(cb);
 
 		if (cb->out >= credits(cb) || !sl) {
-			if (!cb->wait_head->priv_.waited) {
-				cb->wait_head->priv_.waited = 1;
+			if (!rr_call_priv(cb->wait_head)->waited) {
+				rr_call_priv(cb->wait_head)->waited = 1;
 				cb->s->st.cb_credit_waits++;
 			}
 			return;
@@ -236,7 +238,7 @@ static void enqueue(struct svc_cb *cb, struct rr_call *call,
 {
 	rr_call_begin(call, done, arg, cb, deadline_of(call));
 	if (cb->wait_tail)
-		cb->wait_tail->priv_.next = call;
+		rr_call_priv(cb->wait_tail)->next = call;
 	else
 		cb->wait_head = call;
 	cb->wait_tail = call;
@@ -275,13 +277,13 @@ static bool unqueue(struct svc_cb *cb, struct rr_call *call)
 	struct rr_call *prev = NULL;
 
 	for (struct rr_call *q = cb->wait_head; q;
-	     prev = q, q = q->priv_.next) {
+	     prev = q, q = rr_call_priv(q)->next) {
 		if (q != call)
 			continue;
 		if (prev)
-			prev->priv_.next = q->priv_.next;
+			rr_call_priv(prev)->next = rr_call_priv(q)->next;
 		else
-			cb->wait_head = q->priv_.next;
+			cb->wait_head = rr_call_priv(q)->next;
 		if (cb->wait_tail == q)
 			cb->wait_tail = prev;
 		return true;
@@ -298,7 +300,7 @@ static int cb_cancel(struct rr_svc_conn *conn, struct rr_call *call)
 	bool locked = lock(s);
 	int rc = 0;
 
-	sl = call->priv_.waiter == cb ? call->priv_.req : NULL;
+	sl = rr_call_priv(call)->waiter == cb ? rr_call_priv(call)->req : NULL;
 	if (unqueue(cb, call)) {
 		deliver(s, call, -ECANCELED);
 	} else if (sl && sl->busy && !sl->owed && sl->call == call) {
@@ -402,8 +404,8 @@ static void expire(struct svc_cb *cb, uint64_t now)
 		deliver(s, sl->call, -ETIMEDOUT);
 	}
 	while (call) {
-		struct rr_call *next = call->priv_.next;
-		uint64_t d = call->priv_.deadline_ms;
+		struct rr_call *next = rr_call_priv(call)->next;
+		uint64_t d = rr_call_priv(call)->deadline_ms;
 
 		if (d && now >= d && unqueue(cb, call)) {
 			s->st.cb_timeouts++;
