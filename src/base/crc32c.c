@@ -117,7 +117,7 @@ static bool crc_hw_usable(void)
 }
 #endif
 
-uint32_t rr_crc32c_update(uint32_t crc, const void *buf, size_t len)
+uint32_t rr__crc32c_update(uint32_t crc, const void *buf, size_t len)
 {
 #ifdef CRC_HAVE_HW
 	if (crc_hw_usable())

@@ -30,9 +30,9 @@ struct rr_fsm {
 };
 
 /* Staying in a state is always allowed. */
-bool rr_fsm_allowed(const struct rr_fsm *m, uint32_t from, uint32_t to);
+bool rr__fsm_allowed(const struct rr_fsm *m, uint32_t from, uint32_t to);
 /* Traces and checks from -> to; false when the table forbids it. */
-bool rr_fsm_move(const struct rr_fsm *m, uint64_t id, uint32_t from,
-		 uint32_t to);
+bool rr__fsm_move(const struct rr_fsm *m, uint64_t id, uint32_t from,
+		  uint32_t to);
 
 #endif

@@ -21,8 +21,8 @@ struct rr_backoff {
 };
 
 /* Fills in the options' defaults: 0 (or less, for the cap) means them. */
-static inline void rr_backoff_opts(int *connect_timeout_ms,
-				   int *reconnect_max_ms)
+static inline void rr__backoff_opts(int *connect_timeout_ms,
+				    int *reconnect_max_ms)
 {
 	if (!*connect_timeout_ms)
 		*connect_timeout_ms = RR_CONNECT_DEFAULT_MS;
@@ -31,8 +31,8 @@ static inline void rr_backoff_opts(int *connect_timeout_ms,
 }
 
 /* A connection was lost at now: when the next attempt may go. */
-static inline uint64_t rr_backoff_next(struct rr_backoff *b, uint64_t now,
-				       int reconnect_max_ms)
+static inline uint64_t rr__backoff_next(struct rr_backoff *b, uint64_t now,
+					int reconnect_max_ms)
 {
 	uint64_t at = now + b->next_ms;
 
@@ -43,7 +43,7 @@ static inline uint64_t rr_backoff_next(struct rr_backoff *b, uint64_t now,
 }
 
 /* A reply on the connection: the next loss retries at once. */
-static inline void rr_backoff_reset(struct rr_backoff *b)
+static inline void rr__backoff_reset(struct rr_backoff *b)
 {
 	b->next_ms = 0;
 }

@@ -21,14 +21,14 @@ struct rr_call_list {
  * call has left its transport (its slot or queue) with result rc, which
  * waits in its status until the list runs.
  */
-static inline void rr_call_list_end(struct rr_call_list *l,
-				    struct rr_call *call, int rc)
+static inline void rr__call_list_end(struct rr_call_list *l,
+				     struct rr_call *call, int rc)
 {
-	rr_call_priv(call)->req = NULL;
-	rr_call_priv(call)->next = NULL;
+	rr__call_priv(call)->req = NULL;
+	rr__call_priv(call)->next = NULL;
 	call->status = rc;
 	if (l->tail)
-		rr_call_priv(l->tail)->next = call;
+		rr__call_priv(l->tail)->next = call;
 	else
 		l->head = call;
 	l->tail = call;
@@ -36,17 +36,17 @@ static inline void rr_call_list_end(struct rr_call_list *l,
 }
 
 /* Runs every done callback, in order, and leaves l empty. */
-static inline void rr_call_list_run(struct rr_call_list *l)
+static inline void rr__call_list_run(struct rr_call_list *l)
 {
 	struct rr_call *call = l->head;
 
 	*l = (struct rr_call_list){0};
 	while (call) {
 		struct rr_call *next =
-			rr_call_priv(call)->next; /* ORDER: may reuse */
+			rr__call_priv(call)->next; /* ORDER: may reuse */
 
-		rr_call_priv(call)->done(call, call->status,
-					 rr_call_priv(call)->arg);
+		rr__call_priv(call)->done(call, call->status,
+					  rr__call_priv(call)->arg);
 		call = next;
 	}
 }

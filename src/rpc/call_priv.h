@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct rr_call_priv {
+struct rr__call_priv {
 	void *req;	      /* the transport's record of it: slot, request */
 	struct rr_call *next; /* on a wait queue or an ended-call list */
 	rr_call_done_fn done;
@@ -23,14 +23,14 @@ struct rr_call_priv {
 	uint8_t waited; /* counted in credit_waits (1), sq_waits (2) */
 };
 
-_Static_assert(sizeof(struct rr_call_priv) <=
+_Static_assert(sizeof(struct rr__call_priv) <=
 		       sizeof(((struct rr_call *)0)->priv_),
-	       "rr_call.priv_ has no room for struct rr_call_priv");
+	       "rr_call.priv_ has no room for struct rr__call_priv");
 
 /* -fno-strict-aliasing: priv_ is read and written only through this. */
-static inline struct rr_call_priv *rr_call_priv(struct rr_call *call)
+static inline struct rr__call_priv *rr__call_priv(struct rr_call *call)
 {
-	return (struct rr_call_priv *)(void *)&call->priv_;
+	return (struct rr__call_priv *)(void *)&call->priv_;
 }
 
 #endif

@@ -2,7 +2,7 @@
 /* One call's synchronous caller (call_wait.h). */
 #include "rpc/call_wait.h"
 
-void rr_call_wait_init(struct rr_call_wait *w)
+void rr__call_wait_init(struct rr_call_wait *w)
 {
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
@@ -10,13 +10,13 @@ void rr_call_wait_init(struct rr_call_wait *w)
 	w->rc = 0;
 }
 
-void rr_call_wait_fini(struct rr_call_wait *w)
+void rr__call_wait_fini(struct rr_call_wait *w)
 {
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 }
 
-void rr_call_wait_done(struct rr_call *call, int rc, void *arg)
+void rr__call_wait_done(struct rr_call *call, int rc, void *arg)
 {
 	struct rr_call_wait *w = arg;
 
@@ -28,7 +28,7 @@ void rr_call_wait_done(struct rr_call *call, int rc, void *arg)
 	pthread_mutex_unlock(&w->mu);
 }
 
-int rr_call_wait_end(struct rr_call_wait *w)
+int rr__call_wait_end(struct rr_call_wait *w)
 {
 	int rc;
 

@@ -20,11 +20,11 @@ struct rr_call_wait {
 	int rc; /* what done was given */
 };
 
-void rr_call_wait_init(struct rr_call_wait *w);
-void rr_call_wait_fini(struct rr_call_wait *w);
+void rr__call_wait_init(struct rr_call_wait *w);
+void rr__call_wait_fini(struct rr_call_wait *w);
 /* The rr_call_done_fn to pass with arg w. */
-void rr_call_wait_done(struct rr_call *call, int rc, void *w);
+void rr__call_wait_done(struct rr_call *call, int rc, void *w);
 /* Blocks until done has run; its rc. */
-int rr_call_wait_end(struct rr_call_wait *w);
+int rr__call_wait_end(struct rr_call_wait *w);
 
 #endif

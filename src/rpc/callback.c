@@ -57,29 +57,29 @@ int rr_svc_conn_call(struct rr_svc_conn *conn, struct rr_call *call)
 		return -EINVAL;
 	if (conn->ops->receives_here(conn))
 		return -EDEADLK;
-	rr_call_wait_init(&w);
-	rc = conn->ops->call_async(conn, call, rr_call_wait_done, &w);
+	rr__call_wait_init(&w);
+	rc = conn->ops->call_async(conn, call, rr__call_wait_done, &w);
 	if (!rc)
-		rc = rr_call_wait_end(&w);
-	rr_call_wait_fini(&w);
+		rc = rr__call_wait_end(&w);
+	rr__call_wait_fini(&w);
 	return rc;
 }
 
-int rr_cb_serve(const struct rr_progtab *t, const uint8_t *msg, size_t len,
-		uint8_t *res, size_t res_cap, uint8_t *out, size_t out_cap)
+int rr__cb_serve(const struct rr_progtab *t, const uint8_t *msg, size_t len,
+		 uint8_t *res, size_t res_cap, uint8_t *out, size_t out_cap)
 {
 	struct rr_svc_req r = {0};
 	struct rr_reply_hdr rh;
 	int n;
 
-	if (rr_svc_req_parse(&r, msg, len))
+	if (rr__svc_req_parse(&r, msg, len))
 		return -EBADMSG;
 	r.res = res;
 	r.res_cap = res_cap;
-	rr_dispatch(t, &r, &rh);
-	n = rr_reply_encode(&r, &rh, true, out, out_cap);
+	rr__dispatch(t, &r, &rh);
+	n = rr__reply_encode(&r, &rh, true, out, out_cap);
 	if (n != -ENOSPC)
 		return n;
 	rh.accept = RR_SYSTEM_ERR; /* no results: the header alone fits */
-	return rr_reply_encode(&r, &rh, true, out, out_cap);
+	return rr__reply_encode(&r, &rh, true, out, out_cap);
 }

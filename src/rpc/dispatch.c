@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-int rr_progtab_add(struct rr_progtab *t, const struct rr_svc_prog *p)
+int rr__progtab_add(struct rr_progtab *t, const struct rr_svc_prog *p)
 {
 	for (uint32_t i = 0; i < t->n; i++)
 		if (t->p[i].prog == p->prog && t->p[i].vers == p->vers)
@@ -21,7 +21,7 @@ int rr_progtab_add(struct rr_progtab *t, const struct rr_svc_prog *p)
 	return 0;
 }
 
-bool rr_progtab_drc(const struct rr_progtab *t, const struct rr_call_hdr *h)
+bool rr__progtab_drc(const struct rr_progtab *t, const struct rr_call_hdr *h)
 {
 	for (uint32_t i = 0; i < t->n; i++)
 		if (t->p[i].prog == h->prog && t->p[i].vers == h->vers)
@@ -30,7 +30,7 @@ bool rr_progtab_drc(const struct rr_progtab *t, const struct rr_call_hdr *h)
 	return false;
 }
 
-bool rr_progtab_nowait(const struct rr_progtab *t, const struct rr_call_hdr *h)
+bool rr__progtab_nowait(const struct rr_progtab *t, const struct rr_call_hdr *h)
 {
 	for (uint32_t i = 0; i < t->n; i++) {
 		uint64_t m = t->p[i].nowait_procs & ~t->p[i].drc_procs;
@@ -41,13 +41,13 @@ bool rr_progtab_nowait(const struct rr_progtab *t, const struct rr_call_hdr *h)
 	return false;
 }
 
-int rr_svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len)
+int rr__svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len)
 {
-	int n = rr_call_hdr_decode(msg, len, &r->call);
+	int n = rr__call_hdr_decode(msg, len, &r->call);
 
 	r->auth_err = 0;
 	if (n < 0) {
-		r->auth_err = rr_call_hdr_bad_auth(msg, len, &r->call);
+		r->auth_err = rr__call_hdr_bad_auth(msg, len, &r->call);
 		if (!r->auth_err)
 			return n;
 		r->args = NULL; /* answered AUTH_ERROR before any handler */
@@ -70,7 +70,7 @@ static uint32_t decode_cred(struct rr_svc_req *r)
 		return RR_AUTH_OK;
 	if (r->call.cred.flavor != RR_AUTH_SYS)
 		return RR_AUTH_REJECTEDCRED;
-	n = rr_auth_sys_decode(r->call.cred.body, r->call.cred.len, &a);
+	n = rr__auth_sys_decode(r->call.cred.body, r->call.cred.len, &a);
 	if (n < 0 || (uint32_t)n != r->call.cred.len)
 		return RR_AUTH_BADCRED;
 	r->cred =
@@ -122,8 +122,8 @@ static uint32_t run_proc(const struct rr_progtab *t, struct rr_svc_req *r,
 	return p->procs[r->call.proc](r, p->arg);
 }
 
-void rr_dispatch(const struct rr_progtab *t, struct rr_svc_req *r,
-		 struct rr_reply_hdr *rh)
+void rr__dispatch(const struct rr_progtab *t, struct rr_svc_req *r,
+		  struct rr_reply_hdr *rh)
 {
 	uint32_t auth;
 
@@ -151,11 +151,11 @@ void rr_dispatch(const struct rr_progtab *t, struct rr_svc_req *r,
 		rh->mismatch_low = rh->mismatch_high = 0;
 }
 
-bool rr_dispatch_nowait(const struct rr_progtab *t, struct rr_svc_req *r,
-			struct rr_reply_hdr *rh)
+bool rr__dispatch_nowait(const struct rr_progtab *t, struct rr_svc_req *r,
+			 struct rr_reply_hdr *rh)
 {
 	r->nowait = true;
-	rr_dispatch(t, r, rh);
+	rr__dispatch(t, r, rh);
 	r->nowait = false;
 	return !(rh->stat == RR_MSG_ACCEPTED && rh->accept == RR_SVC_DEFER);
 }
@@ -170,8 +170,8 @@ static bool has_results(const struct rr_reply_hdr *rh)
 	return rh->stat == RR_MSG_ACCEPTED && rh->accept == RR_SUCCESS;
 }
 
-size_t rr_reply_len(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
-		    bool inline_bulk)
+size_t rr__reply_len(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
+		     bool inline_bulk)
 {
 	/* xid, type, stat, verf (8), accept or reject, two more words */
 	size_t n = 4 * 8;
@@ -181,10 +181,10 @@ size_t rr_reply_len(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
 	return n;
 }
 
-int rr_reply_encode(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
-		    bool inline_bulk, uint8_t *dst, size_t cap)
+int rr__reply_encode(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
+		     bool inline_bulk, uint8_t *dst, size_t cap)
 {
-	int n = rr_reply_hdr_encode(rh, dst, cap);
+	int n = rr__reply_hdr_encode(rh, dst, cap);
 	size_t len;
 
 	if (n < 0 || !has_results(rh))

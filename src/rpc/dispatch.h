@@ -9,8 +9,8 @@
  * written from, which saves a copy).
  *
  * A transport fills a struct rr_svc_req from the message it received
- * (rr_svc_req_parse), points res at a results buffer it owns, calls
- * rr_dispatch, then sends what rr_reply_encode writes (or, for RDMA, moves
+ * (rr__svc_req_parse), points res at a results buffer it owns, calls
+ * rr__dispatch, then sends what rr__reply_encode writes (or, for RDMA, moves
  * the DDP-eligible result by RDMA Write instead of inline). Handlers see
  * only the accessors in <rpcrdma/oncrpc.h>, so a program is written once.
  */
@@ -44,7 +44,7 @@ struct rr_svc_req {
 	size_t res_len;
 	const void *res_bulk;
 	size_t res_bulk_len;
-	bool nowait;	   /* rr_dispatch_nowait is running it */
+	bool nowait;	   /* rr__dispatch_nowait is running it */
 	uint32_t auth_err; /* set by parse: the call is refused AUTH_ERROR */
 	const struct sockaddr *peer; /* set by the transport, may be NULL */
 	/* the connection to call the client back on (rpc/api.h), or NULL */
@@ -57,53 +57,54 @@ struct rr_progtab {
 };
 
 /* -ENOSPC when full, -EEXIST when prog/vers is already there. */
-int rr_progtab_add(struct rr_progtab *t, const struct rr_svc_prog *p);
+int rr__progtab_add(struct rr_progtab *t, const struct rr_svc_prog *p);
 
 /* Whether the call's procedure is one its program keeps in the DRC. */
-bool rr_progtab_drc(const struct rr_progtab *t, const struct rr_call_hdr *h);
+bool rr__progtab_drc(const struct rr_progtab *t, const struct rr_call_hdr *h);
 
 /*
  * Whether the call's procedure may be tried where handlers must not block
  * (rr_svc_prog.nowait_procs, less any of drc_procs).
  */
-bool rr_progtab_nowait(const struct rr_progtab *t, const struct rr_call_hdr *h);
+bool rr__progtab_nowait(const struct rr_progtab *t,
+			const struct rr_call_hdr *h);
 
 /*
  * Decodes the call header of msg and points args at what follows
  * (args_xdr_len = args_len). The transport sets arg_bulk itself. Returns 0
  * or -EBADMSG (not a call: the transport drops it, there is no xid to
  * answer). A call whose credential or verifier is longer than RFC 5531
- * allows parses (0) with auth_err set, so that rr_dispatch answers it
+ * allows parses (0) with auth_err set, so that rr__dispatch answers it
  * AUTH_ERROR as for any bad credential.
  */
-int rr_svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len);
+int rr__svc_req_parse(struct rr_svc_req *r, const uint8_t *msg, size_t len);
 
 /*
  * Checks RPC version and credentials, finds the procedure and runs it.
  * rh is the reply header to send; when it says MSG_ACCEPTED and SUCCESS,
  * the results are r->res[0..res_len) and then r->res_bulk.
  */
-void rr_dispatch(const struct rr_progtab *t, struct rr_svc_req *r,
-		 struct rr_reply_hdr *rh);
+void rr__dispatch(const struct rr_progtab *t, struct rr_svc_req *r,
+		  struct rr_reply_hdr *rh);
 /*
- * rr_dispatch for a call of rr_progtab_nowait, on a thread that must not
- * block. true: rh is the reply to send, as from rr_dispatch. false: the
+ * rr__dispatch for a call of rr__progtab_nowait, on a thread that must not
+ * block. true: rh is the reply to send, as from rr__dispatch. false: the
  * handler deferred; nothing is to be sent, and a worker runs the call
- * with rr_dispatch (the request as parsed, its results buffers again).
+ * with rr__dispatch (the request as parsed, its results buffers again).
  */
-bool rr_dispatch_nowait(const struct rr_progtab *t, struct rr_svc_req *r,
-			struct rr_reply_hdr *rh);
+bool rr__dispatch_nowait(const struct rr_progtab *t, struct rr_svc_req *r,
+			 struct rr_reply_hdr *rh);
 
-/* Bytes rr_reply_encode needs at most, inline_bulk as it will be passed. */
-size_t rr_reply_len(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
-		    bool inline_bulk);
+/* Bytes rr__reply_encode needs at most, inline_bulk as it will be passed. */
+size_t rr__reply_len(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
+		     bool inline_bulk);
 /*
  * Writes the reply: header, then for SUCCESS the results and, when
  * inline_bulk, the DDP-eligible item with its XDR padding. Returns the
  * length or -ENOSPC.
  */
-int rr_reply_encode(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
-		    bool inline_bulk, uint8_t *dst, size_t cap);
+int rr__reply_encode(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
+		     bool inline_bulk, uint8_t *dst, size_t cap);
 
 /*
  * A client serving a call its server made back (rr_rpc_clnt_serve): parses
@@ -113,7 +114,7 @@ int rr_reply_encode(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
  * long for out is answered SYSTEM_ERR; a program the client does not
  * serve, PROG_UNAVAIL, as any server does.
  */
-int rr_cb_serve(const struct rr_progtab *t, const uint8_t *msg, size_t len,
-		uint8_t *res, size_t res_cap, uint8_t *out, size_t out_cap);
+int rr__cb_serve(const struct rr_progtab *t, const uint8_t *msg, size_t len,
+		 uint8_t *res, size_t res_cap, uint8_t *out, size_t out_cap);
 
 #endif

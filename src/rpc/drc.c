@@ -24,7 +24,7 @@ struct rr_drc_entry {
 	uint32_t res_len;
 };
 
-int rr_drc_init(struct rr_drc *d, uint32_t entries, uint32_t max_res)
+int rr__drc_init(struct rr_drc *d, uint32_t entries, uint32_t max_res)
 {
 	memset(d, 0, sizeof(*d));
 	d->n = entries;
@@ -33,7 +33,7 @@ int rr_drc_init(struct rr_drc *d, uint32_t entries, uint32_t max_res)
 	d->bucket = rr_malloc(entries * sizeof(*d->bucket));
 	d->res = rr_malloc((size_t)entries * max_res);
 	if (!d->e || !d->bucket || !d->res) {
-		rr_drc_fini(d);
+		rr__drc_fini(d);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < entries; i++)
@@ -43,7 +43,7 @@ int rr_drc_init(struct rr_drc *d, uint32_t entries, uint32_t max_res)
 	return 0;
 }
 
-void rr_drc_fini(struct rr_drc *d)
+void rr__drc_fini(struct rr_drc *d)
 {
 	if (d->e && d->bucket && d->res) {
 		pthread_mutex_destroy(&d->mu);
@@ -55,11 +55,11 @@ void rr_drc_fini(struct rr_drc *d)
 	memset(d, 0, sizeof(*d));
 }
 
-void rr_drc_key_of(struct rr_drc_key *k, const struct sockaddr *peer,
-		   const struct rr_call_hdr *h, const void *args, size_t len,
-		   const void *bulk, size_t bulk_len)
+void rr__drc_key_of(struct rr_drc_key *k, const struct sockaddr *peer,
+		    const struct rr_call_hdr *h, const void *args, size_t len,
+		    const void *bulk, size_t bulk_len)
 {
-	uint32_t sum = rr_crc32c_update(RR_CRC32C_INIT, args, len);
+	uint32_t sum = rr__crc32c_update(RR_CRC32C_INIT, args, len);
 
 	memset(k, 0, sizeof(*k));
 	if (peer && peer->sa_family == AF_INET) {
@@ -76,10 +76,10 @@ void rr_drc_key_of(struct rr_drc_key *k, const struct sockaddr *peer,
 	/* Enough of a WRITE's data to tell calls apart, as the kernel's nfsd
 	 * does, without a pass over a megabyte per call. */
 	if (bulk_len)
-		sum = rr_crc32c_update(sum, bulk,
-				       bulk_len < RR_DRC_SUM_BULK
-					       ? bulk_len
-					       : RR_DRC_SUM_BULK);
+		sum = rr__crc32c_update(sum, bulk,
+					bulk_len < RR_DRC_SUM_BULK
+						? bulk_len
+						: RR_DRC_SUM_BULK);
 	k->xid = h->xid;
 	k->prog = h->prog;
 	k->vers = h->vers;
@@ -142,9 +142,9 @@ static int32_t wait_not_running(struct rr_drc *d, const struct rr_drc_key *k)
 	return i;
 }
 
-enum rr_drc_verdict rr_drc_lookup(struct rr_drc *d, const struct rr_drc_key *k,
-				  struct rr_reply_hdr *rh, uint8_t *res,
-				  size_t *res_len)
+enum rr_drc_verdict rr__drc_lookup(struct rr_drc *d, const struct rr_drc_key *k,
+				   struct rr_reply_hdr *rh, uint8_t *res,
+				   size_t *res_len)
 {
 	enum rr_drc_verdict v = RR_DRC_NEW;
 	int32_t i;
@@ -171,9 +171,9 @@ enum rr_drc_verdict rr_drc_lookup(struct rr_drc *d, const struct rr_drc_key *k,
 	return v;
 }
 
-void rr_drc_done(struct rr_drc *d, const struct rr_drc_key *k,
-		 const struct rr_reply_hdr *rh, const uint8_t *res,
-		 size_t res_len, bool keep)
+void rr__drc_done(struct rr_drc *d, const struct rr_drc_key *k,
+		  const struct rr_reply_hdr *rh, const uint8_t *res,
+		  size_t res_len, bool keep)
 {
 	int32_t i;
 

@@ -31,7 +31,7 @@ struct rr_drc_key {
 };
 
 enum rr_drc_verdict {
-	RR_DRC_NEW,    /* run it, then rr_drc_done */
+	RR_DRC_NEW,    /* run it, then rr__drc_done */
 	RR_DRC_REPLAY, /* answer with the reply given back */
 	RR_DRC_BUSY,   /* the first one still runs, past the wait: drop it */
 };
@@ -51,19 +51,19 @@ struct rr_drc {
 #define RR_DRC_WAIT_MS	30000
 #define RR_DRC_SUM_BULK 256 /* bytes of a DDP-eligible item checksummed */
 
-int rr_drc_init(struct rr_drc *d, uint32_t entries, uint32_t max_res);
-void rr_drc_fini(struct rr_drc *d);
+int rr__drc_init(struct rr_drc *d, uint32_t entries, uint32_t max_res);
+void rr__drc_fini(struct rr_drc *d);
 /* The key of a call: peer address (or NULL), header, arguments. */
-void rr_drc_key_of(struct rr_drc_key *k, const struct sockaddr *peer,
-		   const struct rr_call_hdr *h, const void *args, size_t len,
-		   const void *bulk, size_t bulk_len);
+void rr__drc_key_of(struct rr_drc_key *k, const struct sockaddr *peer,
+		    const struct rr_call_hdr *h, const void *args, size_t len,
+		    const void *bulk, size_t bulk_len);
 /* REPLAY fills rh and res (cap bytes at least max_res) and *res_len. */
-enum rr_drc_verdict rr_drc_lookup(struct rr_drc *d, const struct rr_drc_key *k,
-				  struct rr_reply_hdr *rh, uint8_t *res,
-				  size_t *res_len);
+enum rr_drc_verdict rr__drc_lookup(struct rr_drc *d, const struct rr_drc_key *k,
+				   struct rr_reply_hdr *rh, uint8_t *res,
+				   size_t *res_len);
 /* The call ran: keep its reply when it can be kept, else forget it. */
-void rr_drc_done(struct rr_drc *d, const struct rr_drc_key *k,
-		 const struct rr_reply_hdr *rh, const uint8_t *res,
-		 size_t res_len, bool keep);
+void rr__drc_done(struct rr_drc *d, const struct rr_drc_key *k,
+		  const struct rr_reply_hdr *rh, const uint8_t *res,
+		  size_t res_len, bool keep);
 
 #endif

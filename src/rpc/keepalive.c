@@ -3,8 +3,8 @@
 
 #include <errno.h>
 
-void rr_ka_init(struct rr_ka *k, int *keepalive_ms, int *keepalive_timeout_ms,
-		uint32_t prog, uint32_t vers)
+void rr__ka_init(struct rr_ka *k, int *keepalive_ms, int *keepalive_timeout_ms,
+		 uint32_t prog, uint32_t vers)
 {
 	if (!*keepalive_ms)
 		*keepalive_ms = RR_KA_DEFAULT_MS;
@@ -15,7 +15,7 @@ void rr_ka_init(struct rr_ka *k, int *keepalive_ms, int *keepalive_timeout_ms,
 	k->timeout_ms = *keepalive_timeout_ms;
 }
 
-void rr_ka_note(struct rr_ka *k, const struct rr_call *call)
+void rr__ka_note(struct rr_ka *k, const struct rr_call *call)
 {
 	k->prog = call->prog;
 	k->vers = call->vers;
@@ -26,12 +26,12 @@ static uint32_t probe_prog(const struct rr_ka *k)
 	return k->opt_prog ? k->opt_prog : k->prog;
 }
 
-bool rr_ka_ready(const struct rr_ka *k)
+bool rr__ka_ready(const struct rr_ka *k)
 {
 	return !k->busy && probe_prog(k);
 }
 
-struct rr_call *rr_ka_probe(struct rr_ka *k, uint32_t gen)
+struct rr_call *rr__ka_probe(struct rr_ka *k, uint32_t gen)
 {
 	k->call = (struct rr_call){
 		.prog = probe_prog(k),
@@ -44,7 +44,7 @@ struct rr_call *rr_ka_probe(struct rr_ka *k, uint32_t gen)
 	return &k->call;
 }
 
-bool rr_ka_end(struct rr_ka *k, int rc, bool up, uint32_t gen_now)
+bool rr__ka_end(struct rr_ka *k, int rc, bool up, uint32_t gen_now)
 {
 	k->busy = false;
 	return rc == -ETIMEDOUT && up && k->gen == gen_now;

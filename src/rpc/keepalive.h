@@ -31,18 +31,18 @@ struct rr_ka {
  * Fills in the defaults of keepalive_ms (0: a minute; negative: never)
  * and keepalive_timeout_ms (as keepalive_ms) and keeps what a probe needs.
  */
-void rr_ka_init(struct rr_ka *k, int *keepalive_ms, int *keepalive_timeout_ms,
-		uint32_t prog, uint32_t vers);
+void rr__ka_init(struct rr_ka *k, int *keepalive_ms, int *keepalive_timeout_ms,
+		 uint32_t prog, uint32_t vers);
 /* Every call made: a probe calls the same program, unless told. */
-void rr_ka_note(struct rr_ka *k, const struct rr_call *call);
+void rr__ka_note(struct rr_ka *k, const struct rr_call *call);
 /* Whether a probe may go now: none out, and a program to call. */
-bool rr_ka_ready(const struct rr_ka *k);
+bool rr__ka_ready(const struct rr_ka *k);
 /* The probe to issue on connection gen (counted by the caller). */
-struct rr_call *rr_ka_probe(struct rr_ka *k, uint32_t gen);
+struct rr_call *rr__ka_probe(struct rr_ka *k, uint32_t gen);
 /*
  * The probe ended with rc; up and gen_now say which connection is up.
  * true: it timed out on that very connection, which is then lost.
  */
-bool rr_ka_end(struct rr_ka *k, int rc, bool up, uint32_t gen_now);
+bool rr__ka_end(struct rr_ka *k, int rc, bool up, uint32_t gen_now);
 
 #endif

@@ -106,7 +106,7 @@ static bool in_call(struct xdr_in *in, struct rr_call_hdr *h)
 	/*
 	 * The body is read with the version 2 layout whatever rpcvers says:
 	 * a caller answering RPC_MISMATCH only needs the xid, which
-	 * rr_rpc_peek gives it even when the rest does not parse.
+	 * rr__rpc_peek gives it even when the rest does not parse.
 	 */
 	return in_u32(in, &h->xid) && in_u32(in, &type) &&
 	       type == RR_RPC_CALL && in_u32(in, &h->rpcvers) &&
@@ -115,7 +115,7 @@ static bool in_call(struct xdr_in *in, struct rr_call_hdr *h)
 	       in_auth(in, &h->verf);
 }
 
-int rr_call_hdr_decode(const uint8_t *buf, size_t len, struct rr_call_hdr *h)
+int rr__call_hdr_decode(const uint8_t *buf, size_t len, struct rr_call_hdr *h)
 {
 	struct xdr_in in = {.buf = buf, .len = len};
 
@@ -139,8 +139,8 @@ static bool in_auth_skip(struct xdr_in *in)
 	return in_auth(in, &a);
 }
 
-uint32_t rr_call_hdr_bad_auth(const uint8_t *buf, size_t len,
-			      struct rr_call_hdr *h)
+uint32_t rr__call_hdr_bad_auth(const uint8_t *buf, size_t len,
+			       struct rr_call_hdr *h)
 {
 	struct xdr_in in = {.buf = buf, .len = len};
 	uint32_t type;
@@ -202,7 +202,7 @@ static bool in_reply(struct xdr_in *in, struct rr_reply_hdr *h)
 	}
 }
 
-int rr_reply_hdr_decode(const uint8_t *buf, size_t len, struct rr_reply_hdr *h)
+int rr__reply_hdr_decode(const uint8_t *buf, size_t len, struct rr_reply_hdr *h)
 {
 	struct xdr_in in = {.buf = buf, .len = len};
 
@@ -232,7 +232,7 @@ static bool in_auth_sys(struct xdr_in *in, struct rr_auth_sys *a)
 	return true;
 }
 
-int rr_auth_sys_decode(const uint8_t *body, size_t len, struct rr_auth_sys *a)
+int rr__auth_sys_decode(const uint8_t *body, size_t len, struct rr_auth_sys *a)
 {
 	struct xdr_in in = {.buf = body, .len = len};
 
@@ -241,7 +241,7 @@ int rr_auth_sys_decode(const uint8_t *body, size_t len, struct rr_auth_sys *a)
 	return (int)in.pos;
 }
 
-int rr_rpc_peek(const uint8_t *buf, size_t len, uint32_t *xid, uint32_t *type)
+int rr__rpc_peek(const uint8_t *buf, size_t len, uint32_t *xid, uint32_t *type)
 {
 	if (len < 8)
 		return -EBADMSG;
@@ -284,7 +284,7 @@ static size_t auth_size(const struct rr_opaque_auth *a)
 	return 8 + xdr_pad(a->len);
 }
 
-int rr_call_hdr_encode(const struct rr_call_hdr *h, uint8_t *buf, size_t cap)
+int rr__call_hdr_encode(const struct rr_call_hdr *h, uint8_t *buf, size_t cap)
 {
 	size_t cred = auth_size(&h->cred), verf = auth_size(&h->verf);
 	size_t need = CALL_FIXED + cred + verf;
@@ -346,7 +346,7 @@ static void out_denied(uint8_t *p, const struct rr_reply_hdr *h)
 	out_u32(p, h->mismatch_high);
 }
 
-int rr_reply_hdr_encode(const struct rr_reply_hdr *h, uint8_t *buf, size_t cap)
+int rr__reply_hdr_encode(const struct rr_reply_hdr *h, uint8_t *buf, size_t cap)
 {
 	size_t arm = reply_arm_size(h);
 	size_t need = REPLY_FIXED + arm;
@@ -366,7 +366,7 @@ int rr_reply_hdr_encode(const struct rr_reply_hdr *h, uint8_t *buf, size_t cap)
 	return (int)need;
 }
 
-int rr_auth_sys_encode(const struct rr_auth_sys *a, uint8_t *buf, size_t cap)
+int rr__auth_sys_encode(const struct rr_auth_sys *a, uint8_t *buf, size_t cap)
 {
 	size_t need;
 	uint8_t *p = buf;
@@ -399,11 +399,11 @@ static int cred_sys_encode(const struct rr_cred *cr, const char *machine,
 	a.ngids = cr->ngids > RR_AUTH_SYS_MAX_GIDS ? RR_AUTH_SYS_MAX_GIDS
 						   : cr->ngids;
 	memcpy(a.gids, cr->gids, a.ngids * sizeof(a.gids[0]));
-	return rr_auth_sys_encode(&a, buf, cap);
+	return rr__auth_sys_encode(&a, buf, cap);
 }
 
-int rr_call_msg_hdr(const struct rr_call *call, uint32_t xid,
-		    const char *machine, uint8_t *buf, size_t cap)
+int rr__call_msg_hdr(const struct rr_call *call, uint32_t xid,
+		     const char *machine, uint8_t *buf, size_t cap)
 {
 	uint8_t cred[RR_AUTH_MAX_BODY];
 	struct rr_call_hdr h = {.xid = xid,
@@ -421,14 +421,14 @@ int rr_call_msg_hdr(const struct rr_call *call, uint32_t xid,
 		h.cred =
 			(struct rr_opaque_auth){RR_AUTH_SYS, (uint32_t)n, cred};
 	}
-	return rr_call_hdr_encode(&h, buf, cap);
+	return rr__call_hdr_encode(&h, buf, cap);
 }
 
-int rr_reply_take(struct rr_call *call, uint32_t xid, const uint8_t *msg,
-		  size_t len)
+int rr__reply_take(struct rr_call *call, uint32_t xid, const uint8_t *msg,
+		   size_t len)
 {
 	struct rr_reply_hdr h;
-	int n = rr_reply_hdr_decode(msg, len, &h);
+	int n = rr__reply_hdr_decode(msg, len, &h);
 
 	if (n < 0 || h.xid != xid)
 		return -EPROTO;
@@ -447,18 +447,18 @@ int rr_reply_take(struct rr_call *call, uint32_t xid, const uint8_t *msg,
 	return 0;
 }
 
-void rr_call_begin(struct rr_call *call, rr_call_done_fn done, void *arg,
-		   void *waiter, uint64_t deadline_ms)
+void rr__call_begin(struct rr_call *call, rr_call_done_fn done, void *arg,
+		    void *waiter, uint64_t deadline_ms)
 {
 	call->res_len = call->res_bulk_len = 0;
 	call->accept_stat = call->reply_stat = 0;
 	call->status = 0;
-	rr_call_priv(call)->req = NULL;
-	rr_call_priv(call)->next = NULL;
-	rr_call_priv(call)->done = done;
-	rr_call_priv(call)->arg = arg;
-	rr_call_priv(call)->waiter = waiter;
-	rr_call_priv(call)->cancel = false;
-	rr_call_priv(call)->waited = 0;
-	rr_call_priv(call)->deadline_ms = deadline_ms;
+	rr__call_priv(call)->req = NULL;
+	rr__call_priv(call)->next = NULL;
+	rr__call_priv(call)->done = done;
+	rr__call_priv(call)->arg = arg;
+	rr__call_priv(call)->waiter = waiter;
+	rr__call_priv(call)->cancel = false;
+	rr__call_priv(call)->waited = 0;
+	rr__call_priv(call)->deadline_ms = deadline_ms;
 }

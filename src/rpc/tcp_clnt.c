@@ -86,9 +86,9 @@ static void pend_unlink(struct rr_tcp_clnt *c, struct rr_call *call,
 			struct rr_call *prev)
 {
 	if (prev)
-		rr_call_priv(prev)->next = rr_call_priv(call)->next;
+		rr__call_priv(prev)->next = rr__call_priv(call)->next;
 	else
-		c->pend_head = rr_call_priv(call)->next;
+		c->pend_head = rr__call_priv(call)->next;
 	if (c->pend_tail == call)
 		c->pend_tail = prev;
 }
@@ -101,14 +101,14 @@ void rr__tc_fail_all(struct rr_tcp_clnt *c, int rc, struct rr_call_list *l)
 
 		if (call) {
 			rr__tc_slot_free(c, &c->slots[i]);
-			rr_call_list_end(l, call, rc);
+			rr__call_list_end(l, call, rc);
 		}
 	}
 	while (c->pend_head) {
 		struct rr_call *call = c->pend_head;
 
 		pend_unlink(c, call, NULL);
-		rr_call_list_end(l, call, rc);
+		rr__call_list_end(l, call, rc);
 	}
 }
 
@@ -146,7 +146,7 @@ bool rr__tc_send_slot(struct rr_tcp_clnt *c, struct tcp_slot *s,
 		struct rr_call *call = s->call;
 
 		rr__tc_slot_free(c, s);
-		rr_call_list_end(l, call, rc);
+		rr__call_list_end(l, call, rc);
 	} else if (rc) {
 		rr__tc_conn_lost(c, l);
 		return false;
@@ -166,7 +166,7 @@ static void issue(struct rr_tcp_clnt *c, struct rr_call *call,
 	s->xid = (++c->seq << c->shift) | (uint32_t)(s - c->slots);
 	s->call = call;
 	s->resend = false;
-	rr_call_priv(call)->req = s;
+	rr__call_priv(call)->req = s;
 	rr__tc_send_slot(c, s, l);
 }
 
@@ -188,7 +188,7 @@ void rr__tc_pump(struct rr_tcp_clnt *c, struct rr_call_list *l)
 static int decode_reply(struct rr_tcp_clnt *c, struct rr_call *call,
 			uint32_t xid, const uint8_t *rec, size_t len)
 {
-	int rc = rr_reply_take(call, xid, rec, len);
+	int rc = rr__reply_take(call, xid, rec, len);
 
 	if (rc == -EPROTO)
 		c->st.bad_headers++;
@@ -207,7 +207,7 @@ static struct tcp_slot *slot_of(struct rr_tcp_clnt *c, const uint8_t *p,
 	uint32_t xid, type;
 	struct tcp_slot *s;
 
-	if (!p || rr_rpc_peek(p, len, &xid, &type) || type != RR_RPC_REPLY) {
+	if (!p || rr__rpc_peek(p, len, &xid, &type) || type != RR_RPC_REPLY) {
 		c->st.bad_headers++;
 		return NULL;
 	}
@@ -218,7 +218,7 @@ static struct tcp_slot *slot_of(struct rr_tcp_clnt *c, const uint8_t *p,
 		return NULL;
 	}
 	c->st.calls++;
-	rr_backoff_reset(&c->backoff);
+	rr__backoff_reset(&c->backoff);
 	return s;
 }
 
@@ -226,7 +226,7 @@ static struct tcp_slot *slot_of(struct rr_tcp_clnt *c, const uint8_t *p,
 static void reply_done(struct rr_tcp_clnt *c, struct tcp_slot *s, int rc,
 		       struct rr_call_list *l)
 {
-	rr_call_list_end(l, s->call, rc);
+	rr__call_list_end(l, s->call, rc);
 	rr__tc_slot_free(c, s);
 	rr__tc_pump(c, l);
 }
@@ -241,7 +241,8 @@ static void on_record(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
 	uint32_t xid, type;
 	struct tcp_slot *s;
 
-	if (rec && !rr_rpc_peek(rec, len, &xid, &type) && type == RR_RPC_CALL) {
+	if (rec && !rr__rpc_peek(rec, len, &xid, &type) &&
+	    type == RR_RPC_CALL) {
 		rr__tc_serve_call(c, rec, len, l);
 		return;
 	}
@@ -332,23 +333,23 @@ static void expire(struct rr_tcp_clnt *c, uint64_t now, struct rr_call_list *l)
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct tcp_slot *s = &c->slots[i];
 
-		if (s->call && rr_call_priv(s->call)->deadline_ms <= now) {
+		if (s->call && rr__call_priv(s->call)->deadline_ms <= now) {
 			struct rr_call *t = s->call;
 
 			if (!s->resend)
 				abandon(c, s->xid);
 			rr__tc_slot_free(c, s);
 			c->st.timeouts++;
-			rr_call_list_end(l, t, -ETIMEDOUT);
+			rr__call_list_end(l, t, -ETIMEDOUT);
 		}
 	}
 	while (call) {
-		struct rr_call *next = rr_call_priv(call)->next;
+		struct rr_call *next = rr__call_priv(call)->next;
 
-		if (rr_call_priv(call)->deadline_ms <= now) {
+		if (rr__call_priv(call)->deadline_ms <= now) {
 			pend_unlink(c, call, prev);
 			c->st.timeouts++;
-			rr_call_list_end(l, call, -ETIMEDOUT);
+			rr__call_list_end(l, call, -ETIMEDOUT);
 		} else {
 			prev = call;
 		}
@@ -363,11 +364,11 @@ static int next_timeout(const struct rr_tcp_clnt *c, uint64_t now)
 
 	for (uint32_t i = 0; i < c->nslots; i++)
 		if (c->slots[i].call &&
-		    rr_call_priv(c->slots[i].call)->deadline_ms < d)
-			d = rr_call_priv(c->slots[i].call)->deadline_ms;
-	for (struct rr_call *p = c->pend_head; p; p = rr_call_priv(p)->next)
-		if (rr_call_priv(p)->deadline_ms < d)
-			d = rr_call_priv(p)->deadline_ms;
+		    rr__call_priv(c->slots[i].call)->deadline_ms < d)
+			d = rr__call_priv(c->slots[i].call)->deadline_ms;
+	for (struct rr_call *p = c->pend_head; p; p = rr__call_priv(p)->next)
+		if (rr__call_priv(p)->deadline_ms < d)
+			d = rr__call_priv(p)->deadline_ms;
 	if (d == TC_NO_DEADLINE)
 		return -1;
 	if (d <= now)
@@ -425,7 +426,7 @@ static bool poll_prep(struct rr_tcp_clnt *c, struct pollfd *p, int *tmo,
 	p[1] = (struct pollfd){.fd = c->evfd, .events = POLLIN};
 	c->poll_deadline = *tmo < 0 ? TC_NO_DEADLINE : now + (uint64_t)*tmo;
 	pthread_mutex_unlock(&c->mu);
-	rr_call_list_run(&l);
+	rr__call_list_run(&l);
 	return go;
 }
 
@@ -473,7 +474,7 @@ static void io_round(struct rr_tcp_clnt *c, const struct pollfd *p,
 	expire(c, rr_mono_ms(), &l);
 	rr__tc_pump(c, &l);
 	pthread_mutex_unlock(&c->mu);
-	rr_call_list_run(&l);
+	rr__call_list_run(&l);
 }
 
 static void *io_main(void *arg)
@@ -522,11 +523,11 @@ static int call_size_ok(const struct rr_tcp_clnt *c, const struct rr_call *call)
 void rr__tc_start(struct rr_tcp_clnt *c, struct rr_call *call,
 		  rr_call_done_fn done, void *arg, struct rr_call_list *l)
 {
-	rr_call_begin(call, done, arg, NULL, deadline_of(c, call));
+	rr__call_begin(call, done, arg, NULL, deadline_of(c, call));
 	if (c->pend_head || c->nbusy >= c->o.max_in_flight)
 		c->st.credit_waits++;
 	if (c->pend_tail)
-		rr_call_priv(c->pend_tail)->next = call;
+		rr__call_priv(c->pend_tail)->next = call;
 	else
 		c->pend_head = call;
 	c->pend_tail = call;
@@ -561,20 +562,20 @@ int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
 		 * deadline, nor sleep on while the call needs a connection.
 		 */
 		wake_io = c->state != TC_UP ||
-			  rr_call_priv(call)->deadline_ms < c->poll_deadline;
-		if (rr_call_priv(call)->deadline_ms < c->poll_deadline)
-			c->poll_deadline = rr_call_priv(call)->deadline_ms;
+			  rr__call_priv(call)->deadline_ms < c->poll_deadline;
+		if (rr__call_priv(call)->deadline_ms < c->poll_deadline)
+			c->poll_deadline = rr__call_priv(call)->deadline_ms;
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (wake_io)
 		rr__tc_wake(c);
-	rr_call_list_run(&l);
+	rr__call_list_run(&l);
 	return rc;
 }
 
 /*
  * The caller reads its reply itself when nobody else is reading
- * (tcp_clnt_drive.c); otherwise the reader runs rr_call_wait_done, which wakes
+ * (tcp_clnt_drive.c); otherwise the reader runs rr__call_wait_done, which wakes
  * it.
  */
 static void sync_wait(struct rr_tcp_clnt *c, struct rr_call_wait *w)
@@ -608,18 +609,18 @@ int rr_tcp_clnt_call(struct rr_tcp_clnt *c, struct rr_call *call)
 	struct rr_call_wait w;
 	int rc;
 
-	rr_call_wait_init(&w);
-	rc = rr_tcp_clnt_call_async(c, call, rr_call_wait_done, &w);
+	rr__call_wait_init(&w);
+	rc = rr_tcp_clnt_call_async(c, call, rr__call_wait_done, &w);
 	if (!rc)
 		sync_wait(c, &w);
-	rr_call_wait_fini(&w);
+	rr__call_wait_fini(&w);
 	return rc ? rc : w.rc;
 }
 
 /* Takes call out of its slot or the pending list; false if in neither. */
 static bool take(struct rr_tcp_clnt *c, struct rr_call *call)
 {
-	struct tcp_slot *s = rr_call_priv(call)->req;
+	struct tcp_slot *s = rr__call_priv(call)->req;
 	struct rr_call *prev = NULL;
 
 	if (s && s >= c->slots && s < c->slots + c->nslots && s->call == call) {
@@ -629,7 +630,7 @@ static bool take(struct rr_tcp_clnt *c, struct rr_call *call)
 		return true;
 	}
 	for (struct rr_call *p = c->pend_head; p;
-	     prev = p, p = rr_call_priv(p)->next)
+	     prev = p, p = rr__call_priv(p)->next)
 		if (p == call) {
 			pend_unlink(c, call, prev);
 			return true;
@@ -645,12 +646,12 @@ int rr_tcp_clnt_cancel(struct rr_tcp_clnt *c, struct rr_call *call)
 	pthread_mutex_lock(&c->mu);
 	if (take(c, call)) {
 		c->st.cancels++;
-		rr_call_list_end(&l, call, -ECANCELED);
+		rr__call_list_end(&l, call, -ECANCELED);
 		rr__tc_pump(c, &l);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&c->mu);
-	rr_call_list_run(&l);
+	rr__call_list_run(&l);
 	return rc;
 }
 
@@ -671,7 +672,7 @@ static void opts_default(struct rr_tcp_clnt_opts *o,
 		*o = *in;
 	else
 		memset(o, 0, sizeof(*o));
-	rr_backoff_opts(&o->connect_timeout_ms, &o->reconnect_max_ms);
+	rr__backoff_opts(&o->connect_timeout_ms, &o->reconnect_max_ms);
 	if (!o->max_record)
 		o->max_record = DEF_MAX_RECORD;
 	if (o->max_record > RR_RM_MAX_FRAG)
@@ -712,8 +713,8 @@ static struct rr_tcp_clnt *clnt_alloc(const struct rr_tcp_clnt_opts *o)
 	if (!c)
 		return NULL;
 	opts_default(&c->o, o);
-	rr_ka_init(&c->ka.p, &c->o.keepalive_ms, &c->o.keepalive_timeout_ms,
-		   c->o.keepalive_prog, c->o.keepalive_vers);
+	rr__ka_init(&c->ka.p, &c->o.keepalive_ms, &c->o.keepalive_timeout_ms,
+		    c->o.keepalive_prog, c->o.keepalive_vers);
 	c->fd = c->evfd = -1;
 	c->state = TC_IDLE;
 	pthread_mutex_init(&c->mu, NULL);
@@ -779,7 +780,7 @@ int rr_tcp_clnt_destroy(struct rr_tcp_clnt *c)
 	rr__tc_move(c, TC_DOWN, rr_mono_ms());
 	rr__tc_fail_all(c, -ECANCELED, &l);
 	pthread_mutex_unlock(&c->mu);
-	rr_call_list_run(&l);
+	rr__call_list_run(&l);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->evfd >= 0)

@@ -70,7 +70,7 @@ static const struct rr_fsm tc_fsm = {
 /* Every move of the connection. Caller holds c->mu. */
 void rr__tc_move(struct rr_tcp_clnt *c, enum tc_state s, uint64_t now)
 {
-	if (!rr_fsm_move(&tc_fsm, c->gen, c->state, s))
+	if (!rr__fsm_move(&tc_fsm, c->gen, c->state, s))
 		c->st.state_violations++;
 	c->state = s;
 	c->state_ms = now;
@@ -211,7 +211,7 @@ void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct rr_call_list *l)
 			continue;
 		}
 		rr__tc_slot_free(c, s);
-		rr_call_list_end(l, call, -ECONNRESET);
+		rr__call_list_end(l, call, -ECONNRESET);
 	}
 	if (c->o.no_reconnect) {
 		c->down = true;
@@ -223,7 +223,7 @@ void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct rr_call_list *l)
 static void backoff(struct rr_tcp_clnt *c, uint64_t now)
 {
 	rr__tc_move(c, TC_BACKOFF, now);
-	c->retry_ms = rr_backoff_next(&c->backoff, now, c->o.reconnect_max_ms);
+	c->retry_ms = rr__backoff_next(&c->backoff, now, c->o.reconnect_max_ms);
 }
 
 /* I/O thread: the socket of a lost connection goes. */
@@ -307,7 +307,7 @@ void rr__tc_conn_ready(struct rr_tcp_clnt *c, uint64_t now,
 /* When the next probe is due; none before a program is known. */
 static uint64_t ka_due(const struct rr_tcp_clnt *c)
 {
-	if (c->o.keepalive_ms <= 0 || !rr_ka_ready(&c->ka.p))
+	if (c->o.keepalive_ms <= 0 || !rr__ka_ready(&c->ka.p))
 		return TC_NO_DEADLINE;
 	return atomic_load_explicit(&c->ka.last_rx_ms, memory_order_relaxed) +
 	       (uint64_t)c->o.keepalive_ms;
@@ -323,14 +323,14 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 	pthread_mutex_lock(&c->mu);
 	if (rc == -ETIMEDOUT)
 		c->st.keepalive_timeouts++;
-	if (rr_ka_end(&c->ka.p, rc, c->state == TC_UP, c->gen)) {
+	if (rr__ka_end(&c->ka.p, rc, c->state == TC_UP, c->gen)) {
 		rr_warn_rl("rpc/tcp: no reply to a keepalive probe in %d ms: "
 			   "reconnecting",
 			   c->o.keepalive_timeout_ms);
 		rr__tc_conn_lost(c, &l);
 	}
 	pthread_mutex_unlock(&c->mu);
-	rr_call_list_run(&l);
+	rr__call_list_run(&l);
 }
 
 static void ka_tick(struct rr_tcp_clnt *c, uint64_t now, struct rr_call_list *l)
@@ -340,12 +340,12 @@ static void ka_tick(struct rr_tcp_clnt *c, uint64_t now, struct rr_call_list *l)
 	if (due == TC_NO_DEADLINE || now < due || c->stopping)
 		return;
 	c->st.keepalive_probes++;
-	rr__tc_start(c, rr_ka_probe(&c->ka.p, c->gen), ka_done, c, l);
+	rr__tc_start(c, rr__ka_probe(&c->ka.p, c->gen), ka_done, c, l);
 }
 
 void rr__tc_ka_note(struct rr_tcp_clnt *c, const struct rr_call *call)
 {
-	rr_ka_note(&c->ka.p, call);
+	rr__ka_note(&c->ka.p, call);
 }
 
 /* ----------------------------------------------------------- stepping */
@@ -395,6 +395,6 @@ int rr_tcp_clnt_disconnect(struct rr_tcp_clnt *c)
 	pthread_mutex_lock(&c->mu);
 	rr__tc_conn_lost(c, &l);
 	pthread_mutex_unlock(&c->mu);
-	rr_call_list_run(&l);
+	rr__call_list_run(&l);
 	return 0;
 }

@@ -82,7 +82,7 @@ static int drive(struct rr_tcp_clnt *c, uint64_t deadline)
 			pthread_mutex_unlock(&c->mu);
 		}
 		n = l.n;
-		rr_call_list_run(&l);
+		rr__call_list_run(&l);
 		if (n)
 			return (int)n;
 		if (!ok)

@@ -46,7 +46,7 @@ int rr__tc_serve(struct rr_tcp_clnt *c, const struct rr_svc_prog *prog)
 		}
 	}
 	if (!rc)
-		rc = rr_progtab_add(&c->cb_progs, prog);
+		rc = rr__progtab_add(&c->cb_progs, prog);
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }
@@ -91,9 +91,9 @@ void rr__tc_serve_call(struct rr_tcp_clnt *c, const uint8_t *rec, size_t len,
 	uint8_t small[RR_RM_HDR_LEN + CB_SMALL_LEN];
 	uint8_t *out = c->cb_out ? c->cb_out : small;
 	size_t cap = c->cb_out ? CB_RES_CAP + CB_REPLY_ROOM : CB_SMALL_LEN;
-	int n = rr_cb_serve(&c->cb_progs, rec, len, c->cb_res,
-			    c->cb_res ? CB_RES_CAP : 0, out + RR_RM_HDR_LEN,
-			    cap);
+	int n = rr__cb_serve(&c->cb_progs, rec, len, c->cb_res,
+			     c->cb_res ? CB_RES_CAP : 0, out + RR_RM_HDR_LEN,
+			     cap);
 
 	pthread_mutex_lock(&c->mu);
 	if (n < 0) {

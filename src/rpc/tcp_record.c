@@ -203,8 +203,8 @@ int rr__rm_call_iov(const struct rr_call *call, uint32_t xid,
 {
 	static const uint8_t zero[4];
 	size_t pad = rr_xdr_pad(call->arg_bulk_len), total;
-	int n = rr_call_msg_hdr(call, xid, machine, hdr + RR_RM_HDR_LEN,
-				hdr_max);
+	int n = rr__call_msg_hdr(call, xid, machine, hdr + RR_RM_HDR_LEN,
+				 hdr_max);
 
 	if (n < 0)
 		return n;

@@ -89,7 +89,7 @@ struct rr_call;
  * One call as one record (either direction): the record mark and call
  * header built into hdr (RR_RM_HDR_LEN + hdr_max bytes), then iov[0..3]
  * is that header, the arguments, the DDP-eligible item inline and its XDR
- * padding. 0, or as rr_call_msg_hdr.
+ * padding. 0, or as rr__call_msg_hdr.
  */
 int rr__rm_call_iov(const struct rr_call *call, uint32_t xid,
 		    const char *machine, uint8_t *hdr, size_t hdr_max,

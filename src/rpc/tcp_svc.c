@@ -393,13 +393,13 @@ static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 	bool ok = rh->stat == RR_MSG_ACCEPTED && rh->accept == RR_SUCCESS;
 	size_t blen = ok ? r->res_bulk_len : 0;
 	struct iovec iov[4];
-	int n = rr_reply_encode(r, rh, false, x->enc, x->enc_cap);
+	int n = rr__reply_encode(r, rh, false, x->enc, x->enc_cap);
 
 	if (n < 0) {
 		/* Only a handler that broke its contract gets here. */
 		rh->accept = RR_SYSTEM_ERR;
 		blen = 0;
-		n = rr_reply_encode(r, rh, false, x->enc, x->enc_cap);
+		n = rr__reply_encode(r, rh, false, x->enc, x->enc_cap);
 		if (n < 0)
 			return;
 	}
@@ -426,15 +426,15 @@ static bool run_cached(struct rr_tcp_svc *s, struct tcp_conn *c,
 	struct rr_drc_key k;
 	enum rr_drc_verdict v;
 
-	rr_drc_key_of(&k, (const struct sockaddr *)&c->peer, &r->call, r->args,
-		      r->args_len, NULL, 0);
-	v = rr_drc_lookup(&s->drc, &k, rh, r->res, &r->res_len);
+	rr__drc_key_of(&k, (const struct sockaddr *)&c->peer, &r->call, r->args,
+		       r->args_len, NULL, 0);
+	v = rr__drc_lookup(&s->drc, &k, rh, r->res, &r->res_len);
 	if (v == RR_DRC_BUSY)
 		return false;
 	if (v == RR_DRC_NEW) {
-		rr_dispatch(&s->progs, r, rh);
-		rr_drc_done(&s->drc, &k, rh, r->res, r->res_len,
-			    r->res_bulk_len == 0);
+		rr__dispatch(&s->progs, r, rh);
+		rr__drc_done(&s->drc, &k, rh, r->res, r->res_len,
+			     r->res_bulk_len == 0);
 	}
 	return true;
 }
@@ -459,17 +459,17 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 	memset(&r, 0, sizeof(r));
 	r.peer = (const struct sockaddr *)&c->peer;
 	r.conn = &c->base;
-	if (!rec || rr_svc_req_parse(&r, rec, len)) {
+	if (!rec || rr__svc_req_parse(&r, rec, len)) {
 		/* Not a call: there is no xid we could answer. */
 		count(s, &s->st.bad_headers);
 		return;
 	}
 	req_bufs(s, x, &r);
-	if (rr_progtab_drc(&s->progs, &r.call)) {
+	if (rr__progtab_drc(&s->progs, &r.call)) {
 		if (!run_cached(s, c, &r, &rh))
 			return; /* a copy of a call still running, dropped */
 	} else {
-		rr_dispatch(&s->progs, &r, &rh);
+		rr__dispatch(&s->progs, &r, &rh);
 	}
 	count(s, &s->st.calls);
 	if (rh.stat == RR_MSG_ACCEPTED && rh.accept == RR_GARBAGE_ARGS)
@@ -481,7 +481,7 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 
 static struct tcp_job *job_pop(struct rr_tcp_svc *s)
 {
-	struct rr_work *w = rr_workq_pop(&s->q);
+	struct rr_work *w = rr__workq_pop(&s->q);
 
 	return w ? rr_container_of(w, struct tcp_job, work) : NULL;
 }
@@ -560,7 +560,7 @@ static void *worker_main(void *arg)
 
 static void job_enqueue(struct rr_tcp_svc *s, struct tcp_job *j)
 {
-	rr_workq_push(&s->q, &j->work);
+	rr__workq_push(&s->q, &j->work);
 }
 
 /* c's parked calls, taken off it; with drained: only if its queue has. */
@@ -611,7 +611,7 @@ static int job_push(struct rr_tcp_svc *s, struct tcp_conn *c)
 
 static void workers_stop(struct rr_tcp_svc *s)
 {
-	rr_workq_stop(&s->q);
+	rr__workq_stop(&s->q);
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		pthread_join(s->workers[i].th, NULL);
 	s->nworkers = 0;
@@ -669,11 +669,11 @@ static bool try_inline(struct rr_tcp_svc *s, struct tcp_conn *c,
 	memset(&r, 0, sizeof(r));
 	r.peer = (const struct sockaddr *)&c->peer;
 	r.conn = &c->base;
-	if (!rec || rr_svc_req_parse(&r, rec, len) ||
-	    !rr_progtab_nowait(&s->progs, &r.call))
+	if (!rec || rr__svc_req_parse(&r, rec, len) ||
+	    !rr__progtab_nowait(&s->progs, &r.call))
 		return false;
 	req_bufs(s, &s->ctx, &r);
-	done = rr_dispatch_nowait(&s->progs, &r, &rh);
+	done = rr__dispatch_nowait(&s->progs, &r, &rh);
 	pthread_mutex_lock(&s->smu);
 	if (done) {
 		s->st.inline_calls++;
@@ -692,7 +692,7 @@ static bool is_reply(const uint8_t *rec, size_t len)
 {
 	uint32_t xid, type;
 
-	return rec && !rr_rpc_peek(rec, len, &xid, &type) &&
+	return rec && !rr__rpc_peek(rec, len, &xid, &type) &&
 	       type == RR_RPC_REPLY;
 }
 
@@ -1063,7 +1063,7 @@ static struct rr_tcp_svc *svc_alloc(const struct rr_tcp_svc_opts *o)
 	/* Taken now: when descriptors run out, there is none to take. */
 	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	atomic_init(&s->stop, false);
-	rr_workq_init(&s->q);
+	rr__workq_init(&s->q);
 	atomic_init(&s->cb_busy, 0);
 	gethostname(s->machine, sizeof(s->machine) - 1);
 	pthread_mutex_init(&s->smu, NULL);
@@ -1084,7 +1084,7 @@ int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
 	s->rpc.ops = &rr__tcp_svc_rpc_ops;
 	rc = listen_on(s, addr, len);
 	if (!rc)
-		rc = rr_drc_init(&s->drc, 1024, 512);
+		rc = rr__drc_init(&s->drc, 1024, 512);
 	if (!rc)
 		rc = poll_setup(s);
 	if (!rc)
@@ -1105,7 +1105,7 @@ int rr_tcp_svc_register(struct rr_tcp_svc *s, const struct rr_svc_prog *prog)
 {
 	if (!prog || (prog->nprocs && !prog->procs))
 		return -EINVAL;
-	return rr_progtab_add(&s->progs, prog);
+	return rr__progtab_add(&s->progs, prog);
 }
 
 int rr_tcp_svc_port(struct rr_tcp_svc *s, uint16_t *port)
@@ -1158,13 +1158,13 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 	while (s->conns)
 		conn_close(s, s->conns);
 	ctx_fini(&s->ctx);
-	rr_drc_fini(&s->drc);
+	rr__drc_fini(&s->drc);
 	free(s->stage);
 	close_fd(s->evfd);
 	close_fd(s->epfd);
 	close_fd(s->spare_fd);
 	close_fd(s->lfd);
-	rr_workq_fini(&s->q);
+	rr__workq_fini(&s->q);
 	pthread_mutex_destroy(&s->smu);
 	free(s);
 	return 0;

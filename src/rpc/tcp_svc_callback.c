@@ -96,7 +96,7 @@ void rr__tcp_cb_done_run(struct rr_tcp_svc *s, struct tcp_cb_done *l)
 	count_n(s, &s->st.bad_headers, l->bad_headers);
 	if (l->calls.n)
 		atomic_fetch_sub(&s->cb_busy, l->calls.n);
-	rr_call_list_run(&l->calls);
+	rr__call_list_run(&l->calls);
 	*l = (struct tcp_cb_done){0};
 }
 
@@ -129,10 +129,10 @@ static struct rr_call *wait_pop(struct tcp_conn *c)
 {
 	struct rr_call *call = c->cb.wait_head;
 
-	c->cb.wait_head = rr_call_priv(call)->next;
+	c->cb.wait_head = rr__call_priv(call)->next;
 	if (!c->cb.wait_head)
 		c->cb.wait_tail = NULL;
-	rr_call_priv(call)->next = NULL;
+	rr__call_priv(call)->next = NULL;
 	return call;
 }
 
@@ -150,12 +150,12 @@ void rr__tcp_cb_pump(struct tcp_conn *c, struct tcp_cb_done *l)
 		int rc = cb_send(c, call, xid);
 
 		if (rc) { /* the header did not encode: nothing sent */
-			rr_call_list_end(&l->calls, call, rc);
+			rr__call_list_end(&l->calls, call, rc);
 			continue;
 		}
 		sl->call = call;
 		sl->xid = xid;
-		rr_call_priv(call)->req = sl;
+		rr__call_priv(call)->req = sl;
 		c->cb.nfly++;
 		l->sent++;
 	}
@@ -189,9 +189,9 @@ static int call_ok(const struct tcp_conn *c, const struct rr_call *call)
 static void cb_start(struct tcp_conn *c, struct rr_call *call,
 		     rr_call_done_fn done, void *arg)
 {
-	rr_call_begin(call, done, arg, NULL, deadline_of(c, call));
+	rr__call_begin(call, done, arg, NULL, deadline_of(c, call));
 	if (c->cb.wait_tail)
-		rr_call_priv(c->cb.wait_tail)->next = call;
+		rr__call_priv(c->cb.wait_tail)->next = call;
 	else
 		c->cb.wait_head = call;
 	c->cb.wait_tail = call;
@@ -227,7 +227,7 @@ static int conn_call_async(struct rr_svc_conn *base, struct rr_call *call,
 /* Takes call out of c's slot or waiting list; false if in neither. */
 static bool cb_take(struct tcp_conn *c, struct rr_call *call)
 {
-	struct tcp_cb_slot *sl = rr_call_priv(call)->req;
+	struct tcp_cb_slot *sl = rr__call_priv(call)->req;
 	struct rr_call *prev = NULL;
 
 	if (sl && sl >= c->cb.slots && sl < c->cb.slots + c->cb.nslots &&
@@ -237,13 +237,13 @@ static bool cb_take(struct tcp_conn *c, struct rr_call *call)
 		return true;
 	}
 	for (struct rr_call *p = c->cb.wait_head; p;
-	     prev = p, p = rr_call_priv(p)->next) {
+	     prev = p, p = rr__call_priv(p)->next) {
 		if (p != call)
 			continue;
 		if (prev)
-			rr_call_priv(prev)->next = rr_call_priv(call)->next;
+			rr__call_priv(prev)->next = rr__call_priv(call)->next;
 		else
-			c->cb.wait_head = rr_call_priv(call)->next;
+			c->cb.wait_head = rr__call_priv(call)->next;
 		if (c->cb.wait_tail == call)
 			c->cb.wait_tail = prev;
 		return true;
@@ -260,7 +260,7 @@ static int conn_cancel(struct rr_svc_conn *base, struct rr_call *call)
 	pthread_mutex_lock(&c->mu);
 	if (cb_take(c, call)) {
 		s = c->s; /* a call was there: the server is too */
-		rr_call_list_end(&l.calls, call, -ECANCELED);
+		rr__call_list_end(&l.calls, call, -ECANCELED);
 		rr__tcp_cb_pump(c, &l);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -311,7 +311,7 @@ void rr__tcp_cb_reply(struct tcp_conn *c, const uint8_t *rec, size_t len)
 	uint32_t xid, type;
 	int rc;
 
-	if (rr_rpc_peek(rec, len, &xid, &type))
+	if (rr__rpc_peek(rec, len, &xid, &type))
 		return;
 	pthread_mutex_lock(&c->mu);
 	sl = slot_of(c, xid);
@@ -320,11 +320,11 @@ void rr__tcp_cb_reply(struct tcp_conn *c, const uint8_t *rec, size_t len)
 
 		sl->call = NULL;
 		c->cb.nfly--;
-		rc = rr_reply_take(call, xid, rec, len);
+		rc = rr__reply_take(call, xid, rec, len);
 		call->res_bulk_len = 0; /* over TCP a bulk result is inline */
 		l.bad_headers += rc == -EPROTO;
 		l.replies++;
-		rr_call_list_end(&l.calls, call, rc);
+		rr__call_list_end(&l.calls, call, rc);
 		rr__tcp_cb_pump(c, &l);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -346,12 +346,12 @@ void rr__tcp_cb_conn_gone(struct tcp_conn *c)
 
 		if (call) {
 			c->cb.slots[i].call = NULL;
-			rr_call_list_end(&l.calls, call, -ENOTCONN);
+			rr__call_list_end(&l.calls, call, -ENOTCONN);
 		}
 	}
 	c->cb.nfly = 0;
 	while (c->cb.wait_head)
-		rr_call_list_end(&l.calls, wait_pop(c), -ENOTCONN);
+		rr__call_list_end(&l.calls, wait_pop(c), -ENOTCONN);
 	c->cb.wait_tail = NULL;
 	pthread_mutex_unlock(&c->mu);
 	rr__tcp_cb_done_run(c->s, &l);
@@ -365,25 +365,25 @@ static void conn_expire(struct tcp_conn *c, uint64_t now, struct tcp_cb_done *l)
 	for (uint32_t i = 0; i < c->cb.nslots; i++) {
 		struct rr_call *t = c->cb.slots[i].call;
 
-		if (t && rr_call_priv(t)->deadline_ms <= now) {
+		if (t && rr__call_priv(t)->deadline_ms <= now) {
 			c->cb.slots[i].call = NULL;
 			c->cb.nfly--;
 			l->timeouts++;
-			rr_call_list_end(&l->calls, t, -ETIMEDOUT);
+			rr__call_list_end(&l->calls, t, -ETIMEDOUT);
 		}
 	}
 	while (call) {
-		struct rr_call *next = rr_call_priv(call)->next;
+		struct rr_call *next = rr__call_priv(call)->next;
 
-		if (rr_call_priv(call)->deadline_ms <= now) {
+		if (rr__call_priv(call)->deadline_ms <= now) {
 			if (prev)
-				rr_call_priv(prev)->next = next;
+				rr__call_priv(prev)->next = next;
 			else
 				c->cb.wait_head = next;
 			if (c->cb.wait_tail == call)
 				c->cb.wait_tail = prev;
 			l->timeouts++;
-			rr_call_list_end(&l->calls, call, -ETIMEDOUT);
+			rr__call_list_end(&l->calls, call, -ETIMEDOUT);
 		} else {
 			prev = call;
 		}

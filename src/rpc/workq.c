@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "rpc/workq.h"
 
-void rr_workq_init(struct rr_workq *q)
+void rr__workq_init(struct rr_workq *q)
 {
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);
@@ -9,13 +9,13 @@ void rr_workq_init(struct rr_workq *q)
 	q->stop = false;
 }
 
-void rr_workq_fini(struct rr_workq *q)
+void rr__workq_fini(struct rr_workq *q)
 {
 	pthread_cond_destroy(&q->cv);
 	pthread_mutex_destroy(&q->mu);
 }
 
-void rr_workq_push(struct rr_workq *q, struct rr_work *w)
+void rr__workq_push(struct rr_workq *q, struct rr_work *w)
 {
 	w->next = NULL;
 	pthread_mutex_lock(&q->mu);
@@ -28,7 +28,7 @@ void rr_workq_push(struct rr_workq *q, struct rr_work *w)
 	pthread_mutex_unlock(&q->mu);
 }
 
-struct rr_work *rr_workq_pop(struct rr_workq *q)
+struct rr_work *rr__workq_pop(struct rr_workq *q)
 {
 	struct rr_work *w;
 
@@ -45,7 +45,7 @@ struct rr_work *rr_workq_pop(struct rr_workq *q)
 	return w;
 }
 
-void rr_workq_stop(struct rr_workq *q)
+void rr__workq_stop(struct rr_workq *q)
 {
 	pthread_mutex_lock(&q->mu);
 	q->stop = true;

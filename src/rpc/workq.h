@@ -3,7 +3,7 @@
  * The queue between a server's loop thread and its workers, for every
  * transport: FIFO, intrusive (the item is part of the call it carries, so
  * queuing allocates nothing), and stopping without losing work: after
- * rr_workq_stop, what was queued is still handed out, then NULL.
+ * rr__workq_stop, what was queued is still handed out, then NULL.
  */
 #ifndef RR_RPC_WORKQ_H
 #define RR_RPC_WORKQ_H
@@ -22,12 +22,12 @@ struct rr_workq {
 	bool stop;
 };
 
-void rr_workq_init(struct rr_workq *q);
-void rr_workq_fini(struct rr_workq *q);
-void rr_workq_push(struct rr_workq *q, struct rr_work *w);
+void rr__workq_init(struct rr_workq *q);
+void rr__workq_fini(struct rr_workq *q);
+void rr__workq_push(struct rr_workq *q, struct rr_work *w);
 /* Waits for the next item; NULL once stopped and empty. */
-struct rr_work *rr_workq_pop(struct rr_workq *q);
+struct rr_work *rr__workq_pop(struct rr_workq *q);
 /* Wakes every waiter; the items still queued are handed out first. */
-void rr_workq_stop(struct rr_workq *q);
+void rr__workq_stop(struct rr_workq *q);
 
 #endif

@@ -48,7 +48,7 @@ static void opts_defaults(struct rr_clnt_opts *o, const struct rr_clnt_opts *in)
 		o->bounce_bufs = 32;
 	if (!o->timeout_ms)
 		o->timeout_ms = -1;
-	rr_backoff_opts(&o->connect_timeout_ms, &o->reconnect_max_ms);
+	rr__backoff_opts(&o->connect_timeout_ms, &o->reconnect_max_ms);
 	if (!o->cb_credits)
 		o->cb_credits = CLNT_CB_DEFAULT;
 	if (o->cb_credits > CLNT_CB_MAX)
@@ -105,17 +105,17 @@ static int alloc_pools(struct rr_clnt *c)
 				return rc;
 		}
 	}
-	rc = rr_bufpool_init(&c->sendbufs, c->pd, c->nsctx, c->o.inline_size,
-			     0);
+	rc = rr__bufpool_init(&c->sendbufs, c->pd, c->nsctx, c->o.inline_size,
+			      0);
 	if (!rc)
-		rc = rr_bufpool_init(&c->recvbufs, c->pd, c->nrecv,
-				     c->o.inline_size, RR_ACCESS_LOCAL_WRITE);
+		rc = rr__bufpool_init(&c->recvbufs, c->pd, c->nrecv,
+				      c->o.inline_size, RR_ACCESS_LOCAL_WRITE);
 	if (!rc)
-		rc = rr_bufpool_init(&c->bounce, c->pd, c->o.bounce_bufs,
-				     c->o.max_bulk + 8 + 512,
-				     RR_ACCESS_LOCAL_WRITE |
-					     RR_ACCESS_REMOTE_READ |
-					     RR_ACCESS_REMOTE_WRITE);
+		rc = rr__bufpool_init(&c->bounce, c->pd, c->o.bounce_bufs,
+				      c->o.max_bulk + 8 + 512,
+				      RR_ACCESS_LOCAL_WRITE |
+					      RR_ACCESS_REMOTE_READ |
+					      RR_ACCESS_REMOTE_WRITE);
 	c->bounce_free =
 		c->o.bounce_bufs == 32 ? ~0u : (1u << c->o.bounce_bufs) - 1;
 	c->st.registered_bytes = (uint64_t)c->nsctx * c->o.inline_size +
@@ -252,9 +252,9 @@ static void free_fabric(struct rr_clnt *c)
 		for (uint32_t m = 0; m < CLNT_MAX_MW; m++)
 			if (c->reqs[i].mws[m].mw)
 				rr_mw_free(c->reqs[i].mws[m].mw);
-	rr_bufpool_fini(&c->sendbufs);
-	rr_bufpool_fini(&c->recvbufs);
-	rr_bufpool_fini(&c->bounce);
+	rr__bufpool_fini(&c->sendbufs);
+	rr__bufpool_fini(&c->recvbufs);
+	rr__bufpool_fini(&c->bounce);
 	rr__clnt_cb_free(c);
 	for (uint32_t i = 0; i < c->nregs; i++)
 		rr_mr_dereg(c->regs[i].mr);
@@ -488,8 +488,8 @@ int rr_clnt_cancel(struct rr_clnt *c, struct rr_call *call)
 
 	pthread_mutex_lock(&c->mu);
 	if (!rr__clnt_unqueue(c, call, -ECANCELED)) {
-		if (rr_call_priv(call)->req)
-			rr_call_priv(call)->cancel =
+		if (rr__call_priv(call)->req)
+			rr__call_priv(call)->cancel =
 				true; /* fenced by the driver */
 		else
 			rc = -ENOENT;

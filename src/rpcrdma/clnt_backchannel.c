@@ -50,12 +50,12 @@ int rr__clnt_cb_alloc(struct rr_clnt *c)
 		return -ENOMEM;
 	c->cb.nslots = n;
 	c->st.registered_bytes += (uint64_t)n * c->o.inline_size;
-	return rr_bufpool_init(&c->cb.sendbufs, c->pd, n, c->o.inline_size, 0);
+	return rr__bufpool_init(&c->cb.sendbufs, c->pd, n, c->o.inline_size, 0);
 }
 
 void rr__clnt_cb_free(struct rr_clnt *c)
 {
-	rr_bufpool_fini(&c->cb.sendbufs);
+	rr__bufpool_fini(&c->cb.sendbufs);
 	free(c->cb.slots);
 	free(c->cb.msgs);
 	c->cb.slots = NULL;
@@ -72,7 +72,7 @@ int rr_clnt_serve(struct rr_clnt *c, const struct rr_svc_prog *prog)
 	if (!c->cb.credits)
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&c->mu);
-	rc = rr_progtab_add(&c->cb.progs, prog);
+	rc = rr__progtab_add(&c->cb.progs, prog);
 	if (!rc) {
 		c->cb.serving = true;
 		pthread_cond_broadcast(&c->bg_cv); /* it reads from now on */
@@ -123,7 +123,7 @@ bool rr__clnt_cb_recv(struct rr_clnt *c, uint32_t i,
 	uint32_t xid, type;
 
 	if (h->proc != RR_RDMA_MSG ||
-	    rr_rpc_peek(msg, len - (uint32_t)hl, &xid, &type) ||
+	    rr__rpc_peek(msg, len - (uint32_t)hl, &xid, &type) ||
 	    type != RR_RPC_CALL)
 		return false;
 	c->ka.last_rx_ms = rr_mono_ms(); /* alive (clnt_keepalive.c) */
@@ -165,7 +165,7 @@ static void post_reply(struct rr_clnt *c, struct clnt_cb_slot *s, int n)
 		c->st.cb_dropped++;
 		return;
 	}
-	rr_rdma_hdr_encode(&h, buf, RR_RDMA_HDR_EMPTY);
+	rr__rdma_hdr_encode(&h, buf, RR_RDMA_HDR_EMPTY);
 	wr.wr_id = rr_wrid(c->gen, RR_WRK_CB_SEND, i, ++s->seq);
 	if (rr_qp_post_send(c->qp, &wr, NULL)) {
 		s->state = CB_FREE;
@@ -206,7 +206,7 @@ static int serve_slot(struct rr_clnt *c, const struct clnt_cb_slot *s)
 			       ? s->out_cap - RR_RDMA_HDR_EMPTY
 			       : 0;
 
-	return rr_cb_serve(
+	return rr__cb_serve(
 		&c->cb.progs, msg, s->len, msg + c->o.inline_size,
 		c->o.inline_size,
 		rr_bufpool_at(&c->cb.sendbufs, i) + RR_RDMA_HDR_EMPTY, cap);

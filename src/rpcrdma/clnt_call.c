@@ -105,8 +105,8 @@ static int plan_call(struct rr_clnt *c, struct clnt_req *r, struct plan *p)
 	r->arg_span = r->res_span = r->reply_span =
 		(struct clnt_span){.bounce = -1};
 	r->has_arg_chunk = r->has_res_chunk = r->has_reply_chunk = false;
-	p->rpc_len = rr_call_msg_hdr(r->call, r->xid, c->machine, p->rpc,
-				     sizeof(p->rpc));
+	p->rpc_len = rr__call_msg_hdr(r->call, r->xid, c->machine, p->rpc,
+				      sizeof(p->rpc));
 	if (p->rpc_len < 0)
 		return p->rpc_len;
 	msg = (size_t)p->rpc_len + call->args_len;
@@ -295,7 +295,7 @@ static int post_send(struct rr_clnt *c, struct clnt_req *r,
 				.sg_list = &sge,
 				.num_sge = 1},
 			  *bad = NULL;
-	int n = rr_rdma_hdr_encode(h, buf, c->sendbufs.size), rc;
+	int n = rr__rdma_hdr_encode(h, buf, c->sendbufs.size), rc;
 	size_t off;
 
 	if (n < 0)
@@ -391,9 +391,9 @@ enum { WAITED_CREDIT = 1, WAITED_SQ = 2 };
 /* The counters count calls that waited, not the times they were tried. */
 static void count_wait(struct rr_clnt *c, struct rr_call *call, uint8_t what)
 {
-	if (rr_call_priv(call)->waited & what)
+	if (rr__call_priv(call)->waited & what)
 		return;
-	rr_call_priv(call)->waited |= what;
+	rr__call_priv(call)->waited |= what;
 	if (what == WAITED_CREDIT)
 		c->st.credit_waits++;
 	else
@@ -444,26 +444,26 @@ static int try_post(struct rr_clnt *c, struct clnt_req *r)
 /* Hands a result to its caller: wakes a sync caller or queues a callback. */
 static void deliver_call(struct rr_clnt *c, struct rr_call *call, int rc)
 {
-	struct clnt_waiter *w = rr_call_priv(call)->waiter;
+	struct clnt_waiter *w = rr__call_priv(call)->waiter;
 
 	c->completed++;
 	if (rc == 0 || rc == -EREMOTEIO)
 		c->st.calls++;
 	if (w) {
-		rr_call_priv(call)->req = NULL;
+		rr__call_priv(call)->req = NULL;
 		call->status = rc;
 		w->rc = rc;
 		w->done = true;
 		pthread_cond_signal(&w->cv);
 		return;
 	}
-	rr_call_list_end(&c->cb_done, call, rc);
+	rr__call_list_end(&c->cb_done, call, rc);
 	c->async_out--;
 }
 
 static void queue_pop(struct rr_clnt *c)
 {
-	c->wait_head = rr_call_priv(c->wait_head)->next;
+	c->wait_head = rr__call_priv(c->wait_head)->next;
 	if (!c->wait_head)
 		c->wait_tail = NULL;
 }
@@ -599,7 +599,7 @@ void rr__clnt_kick_queue(struct rr_clnt *c)
 			return;
 		}
 		r->call = call;
-		r->deadline_ms = rr_call_priv(call)->deadline_ms;
+		r->deadline_ms = rr__call_priv(call)->deadline_ms;
 		rc = try_post(c, r);
 		if (rc == 0) {
 			req_put(c, r);
@@ -618,7 +618,7 @@ void rr__clnt_kick_queue(struct rr_clnt *c)
 		}
 		queue_pop(c);
 		if (rc > 0) {
-			rr_call_priv(call)->req = r;
+			rr__call_priv(call)->req = r;
 			continue;
 		}
 		/* A call that cannot be carried fails alone; a failed post
@@ -644,11 +644,11 @@ int rr__clnt_start(struct rr_clnt *c, struct rr_call *call,
 {
 	if (c->down)
 		return -ECONNRESET;
-	rr_call_begin(call, done, arg, w, deadline_of(c, call));
+	rr__call_begin(call, done, arg, w, deadline_of(c, call));
 	if (!w)
 		c->async_out++;
 	if (c->wait_tail)
-		rr_call_priv(c->wait_tail)->next = call;
+		rr__call_priv(c->wait_tail)->next = call;
 	else
 		c->wait_head = call;
 	c->wait_tail = call;
@@ -660,14 +660,14 @@ int rr__clnt_start(struct rr_clnt *c, struct rr_call *call,
 bool rr__clnt_unqueue(struct rr_clnt *c, struct rr_call *call, int rc)
 {
 	for (struct rr_call **pp = &c->wait_head; *pp;
-	     pp = &rr_call_priv(*pp)->next) {
+	     pp = &rr__call_priv(*pp)->next) {
 		if (*pp != call)
 			continue;
-		*pp = rr_call_priv(call)->next;
+		*pp = rr__call_priv(call)->next;
 		if (c->wait_tail == call) {
 			c->wait_tail = NULL;
 			for (struct rr_call *q = c->wait_head; q;
-			     q = rr_call_priv(q)->next)
+			     q = rr__call_priv(q)->next)
 				c->wait_tail = q;
 		}
 		deliver_call(c, call, rc);

@@ -67,8 +67,8 @@ static void backoff(struct rr_clnt *c)
 		return;
 	}
 	rr__clnt_conn_move(c, CLNT_BACKOFF);
-	c->retry_ms = rr_backoff_next(&c->backoff, c->state_ms,
-				      c->o.reconnect_max_ms);
+	c->retry_ms = rr__backoff_next(&c->backoff, c->state_ms,
+				       c->o.reconnect_max_ms);
 }
 
 /*
@@ -95,7 +95,7 @@ static int clnt_conn_start(struct rr_clnt *c)
 	 * Windows welcome Send With Invalidate (it saves a LOCAL_INV per
 	 * call); a region registered per call may refuse it (rxe does).
 	 */
-	rr_xprt_cparams(pd, c->o.inline_size, !c->per_call);
+	rr__xprt_cparams(pd, c->o.inline_size, !c->per_call);
 	rc = rr_qp_connect(c->qp, (struct sockaddr *)&c->peer, c->peer_len, pd,
 			   sizeof(pd));
 	if (rc)
@@ -109,9 +109,9 @@ static void up(struct rr_clnt *c, const struct rr_cm_event *ev)
 {
 	bool peer_inv;
 
-	rr_xprt_negotiate(ev->private_data, ev->private_data_len,
-			  c->o.inline_size, &c->inline_send, &c->inline_recv,
-			  &peer_inv);
+	rr__xprt_negotiate(ev->private_data, ev->private_data_len,
+			   c->o.inline_size, &c->inline_send, &c->inline_recv,
+			   &peer_inv);
 	rr_dbg("rpcrdma: up: inline send %u recv %u (peer's data: %u bytes)",
 	       c->inline_send, c->inline_recv, ev->private_data_len);
 	c->granted = 1; /* until the server's first grant (RFC 8166 3.3.1) */
@@ -266,7 +266,7 @@ void rr__clnt_conn_lost(struct rr_clnt *c, int rc)
 		if (r->state == REQ_FENCING_OWED) /* its reply can never come */
 			rr__clnt_req_move(c, r, REQ_FENCING);
 		if (r->state == REQ_SENT && resend &&
-		    !rr_call_priv(r->call)->cancel) {
+		    !rr__call_priv(r->call)->cancel) {
 			rr__clnt_req_resend(c, r);
 			continue;
 		}

@@ -33,13 +33,13 @@
 
 void rr__clnt_ka_init(struct rr_clnt *c)
 {
-	rr_ka_init(&c->ka.p, &c->o.keepalive_ms, &c->o.keepalive_timeout_ms,
-		   c->o.keepalive_prog, c->o.keepalive_vers);
+	rr__ka_init(&c->ka.p, &c->o.keepalive_ms, &c->o.keepalive_timeout_ms,
+		    c->o.keepalive_prog, c->o.keepalive_vers);
 }
 
 void rr__clnt_ka_note(struct rr_clnt *c, const struct rr_call *call)
 {
-	rr_ka_note(&c->ka.p, call);
+	rr__ka_note(&c->ka.p, call);
 }
 
 /* The probe's end, without c->mu (a callback). */
@@ -53,7 +53,7 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 	if (rc == -ETIMEDOUT)
 		c->st.keepalive_timeouts++;
 	up = c->conn_state == CLNT_UP && !c->dead && !c->stop;
-	if (rr_ka_end(&c->ka.p, rc, up, c->gen)) {
+	if (rr__ka_end(&c->ka.p, rc, up, c->gen)) {
 		rr_warn_rl("rpcrdma: no reply to a keepalive probe in %d ms: "
 			   "reconnecting",
 			   c->o.keepalive_timeout_ms);
@@ -66,7 +66,7 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 static void ka_probe(struct rr_clnt *c)
 {
 	c->st.keepalive_probes++;
-	if (rr__clnt_start(c, rr_ka_probe(&c->ka.p, c->gen), ka_done, c, NULL))
+	if (rr__clnt_start(c, rr__ka_probe(&c->ka.p, c->gen), ka_done, c, NULL))
 		c->ka.p.busy = false;
 }
 
@@ -83,7 +83,7 @@ int rr__clnt_ka_tick(struct rr_clnt *c)
 	if (c->o.keepalive_ms <= 0)
 		return -1;
 	if (c->stop || c->down || c->dead || c->conn_state != CLNT_UP ||
-	    !rr_ka_ready(&c->ka.p))
+	    !rr__ka_ready(&c->ka.p))
 		return c->o.keepalive_ms;
 	now = rr_mono_ms();
 	if (c->ka.gen_seen != c->gen) { /* a new connection: idle from now */

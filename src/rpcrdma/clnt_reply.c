@@ -60,7 +60,7 @@ static void sq_retire(struct rr_clnt *c, uint64_t mark)
 int rr__clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r,
 			  const uint8_t *rpc, size_t len)
 {
-	int rc = rr_reply_take(r->call, r->xid, rpc, len);
+	int rc = rr__reply_take(r->call, r->xid, rpc, len);
 
 	if (rc == -EPROTO)
 		c->st.bad_headers++;
@@ -158,7 +158,7 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 	const uint8_t *buf = rr_bufpool_at(&c->recvbufs, i);
 	struct rr_rdma_hdr *h = &c->rhdr;
 	struct clnt_req *r;
-	int hl = rr_rdma_hdr_decode(buf, wc->byte_len, h), rc;
+	int hl = rr__rdma_hdr_decode(buf, wc->byte_len, h), rc;
 
 	if (hl < 0) {
 		c->st.bad_headers++;
@@ -168,7 +168,7 @@ static void handle_reply(struct rr_clnt *c, uint32_t i, const struct rr_wc *wc)
 	/* The server's call: its rdma_credit is not our grant. */
 	if (rr__clnt_cb_recv(c, i, h, hl, wc->byte_len))
 		return;
-	rr_backoff_reset(&c->backoff);
+	rr__backoff_reset(&c->backoff);
 	c->ka.last_rx_ms = rr_mono_ms(); /* alive (clnt_keepalive.c) */
 	/* RFC 8166 3.3: the grant; 0 counts as 1, never beyond our slots. */
 	c->granted = h->credits
@@ -310,7 +310,7 @@ static void expire_resends(struct rr_clnt *c, uint64_t now)
 	c->resend_tail = NULL;
 	while (*pp) {
 		struct clnt_req *r = *pp;
-		bool cancel = rr_call_priv(r->call)->cancel;
+		bool cancel = rr__call_priv(r->call)->cancel;
 
 		if (!cancel && !(r->deadline_ms && now >= r->deadline_ms)) {
 			c->resend_tail = r;
@@ -335,10 +335,10 @@ static void expire_queued(struct rr_clnt *c, uint64_t now)
 	struct rr_call *call = c->wait_head;
 
 	while (call) {
-		struct rr_call *next = rr_call_priv(call)->next;
+		struct rr_call *next = rr__call_priv(call)->next;
 
-		if (rr_call_priv(call)->deadline_ms &&
-		    now >= rr_call_priv(call)->deadline_ms) {
+		if (rr__call_priv(call)->deadline_ms &&
+		    now >= rr__call_priv(call)->deadline_ms) {
 			c->st.timeouts++;
 			rr__clnt_unqueue(c, call, -ETIMEDOUT);
 		}
@@ -353,7 +353,7 @@ static void check_timeouts(struct rr_clnt *c)
 
 	for (uint32_t i = 0; i < c->nreqs; i++) {
 		struct clnt_req *r = &c->reqs[i];
-		bool cancel = r->call && rr_call_priv(r->call)->cancel;
+		bool cancel = r->call && rr__call_priv(r->call)->cancel;
 
 		if (r->state != REQ_SENT ||
 		    !(cancel || (r->deadline_ms && now >= r->deadline_ms)))
@@ -381,7 +381,7 @@ void rr__clnt_run_callbacks(struct rr_clnt *c)
 		pthread_mutex_unlock(&c->mu);
 		if (!l.n)
 			return;
-		rr_call_list_run(&l);
+		rr__call_list_run(&l);
 	}
 }
 

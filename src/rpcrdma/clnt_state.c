@@ -62,14 +62,14 @@ static const struct rr_fsm conn_fsm = {
 
 void rr__clnt_req_move(struct rr_clnt *c, struct clnt_req *r, enum req_state to)
 {
-	if (!rr_fsm_move(&req_fsm, r->xid, r->state, to))
+	if (!rr__fsm_move(&req_fsm, r->xid, r->state, to))
 		c->st.state_violations++;
 	r->state = to;
 }
 
 void rr__clnt_conn_move(struct rr_clnt *c, enum clnt_conn_state to)
 {
-	if (!rr_fsm_move(&conn_fsm, c->gen, c->conn_state, to))
+	if (!rr__fsm_move(&conn_fsm, c->gen, c->conn_state, to))
 		c->st.state_violations++;
 	c->conn_state = to;
 	c->state_ms = rr_mono_ms();

@@ -206,7 +206,7 @@ static int dec_error(const uint8_t *buf, size_t len, struct rr_rdma_hdr *h)
 	return ERR_VERS_LEN;
 }
 
-int rr_rdma_hdr_decode(const uint8_t *buf, size_t len, struct rr_rdma_hdr *h)
+int rr__rdma_hdr_decode(const uint8_t *buf, size_t len, struct rr_rdma_hdr *h)
 {
 	if (len < RR_RDMA_HDR_MIN)
 		return -EBADMSG;
@@ -258,7 +258,7 @@ static size_t msg_size(const struct rr_rdma_hdr *h)
 	return n;
 }
 
-size_t rr_rdma_hdr_size(const struct rr_rdma_hdr *h)
+size_t rr__rdma_hdr_size(const struct rr_rdma_hdr *h)
 {
 	switch (h->proc) {
 	case RR_RDMA_MSG:
@@ -311,9 +311,9 @@ static uint8_t *enc_lists(uint8_t *p, const struct rr_rdma_hdr *h)
 	return h->has_reply ? st_chunk(p, &h->reply) : p;
 }
 
-int rr_rdma_hdr_encode(const struct rr_rdma_hdr *h, uint8_t *buf, size_t cap)
+int rr__rdma_hdr_encode(const struct rr_rdma_hdr *h, uint8_t *buf, size_t cap)
 {
-	size_t n = rr_rdma_hdr_size(h);
+	size_t n = rr__rdma_hdr_size(h);
 
 	if (!n)
 		return -EINVAL;
@@ -354,7 +354,7 @@ static uint8_t cp_size_enc(uint32_t bytes)
 	return (uint8_t)(units - 1);
 }
 
-void rr_cparams_encode(const struct rr_cparams *p, uint8_t out[RR_CPARAMS_LEN])
+void rr__cparams_encode(const struct rr_cparams *p, uint8_t out[RR_CPARAMS_LEN])
 {
 	st32(out, RR_CPARAMS_MAGIC);
 	out[4] = RR_CPARAMS_VERSION;
@@ -363,7 +363,7 @@ void rr_cparams_encode(const struct rr_cparams *p, uint8_t out[RR_CPARAMS_LEN])
 	out[7] = cp_size_enc(p->inline_recv);
 }
 
-int rr_cparams_decode(const uint8_t *pd, size_t len, struct rr_cparams *p)
+int rr__cparams_decode(const uint8_t *pd, size_t len, struct rr_cparams *p)
 {
 	/* Private data is often padded (IB CM), so more than 8 bytes is fine.
 	 */

@@ -82,7 +82,7 @@ struct rr_rdma_hdr {
  * above the limits, a proc other than MSG/NOMSG/ERROR, or an err other
  * than ERR_VERS/ERR_CHUNK. vers is written as given (ERR_VERS echoes it).
  */
-int rr_rdma_hdr_encode(const struct rr_rdma_hdr *h, uint8_t *buf, size_t cap);
+int rr__rdma_hdr_encode(const struct rr_rdma_hdr *h, uint8_t *buf, size_t cap);
 
 /*
  * Decodes a received header. Returns its length (the RPC message, if any,
@@ -98,13 +98,13 @@ int rr_rdma_hdr_encode(const struct rr_rdma_hdr *h, uint8_t *buf, size_t cap);
  * result. Arrays are written only up to their counts: entries past them
  * keep what they held (the struct is much larger than any header).
  */
-int rr_rdma_hdr_decode(const uint8_t *buf, size_t len, struct rr_rdma_hdr *h);
+int rr__rdma_hdr_decode(const uint8_t *buf, size_t len, struct rr_rdma_hdr *h);
 
 /*
- * Bytes rr_rdma_hdr_encode will produce for h (without writing); 0 when
+ * Bytes rr__rdma_hdr_encode will produce for h (without writing); 0 when
  * encode would return -EINVAL.
  */
-size_t rr_rdma_hdr_size(const struct rr_rdma_hdr *h);
+size_t rr__rdma_hdr_size(const struct rr_rdma_hdr *h);
 
 /* ------------------------------------------------- RFC 8797 parameters */
 
@@ -124,13 +124,14 @@ struct rr_cparams {
  * Writes the 8-byte block. Sizes are rounded down to a 1 KiB unit and
  * clamped to 1024..262144 (what one octet can say).
  */
-void rr_cparams_encode(const struct rr_cparams *p, uint8_t out[RR_CPARAMS_LEN]);
+void rr__cparams_encode(const struct rr_cparams *p,
+			uint8_t out[RR_CPARAMS_LEN]);
 /*
  * Reads private data from the peer. Returns 0 and fills p when it holds
  * our magic and version 1; -ENOENT when it does not (the caller uses the
  * 1024-byte defaults of RFC 8166 section 3.3.3); -EINVAL when the magic
  * is ours but the block is short or of another version.
  */
-int rr_cparams_decode(const uint8_t *pd, size_t len, struct rr_cparams *p);
+int rr__cparams_decode(const uint8_t *pd, size_t len, struct rr_cparams *p);
 
 #endif

@@ -125,7 +125,7 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 	depth = s->o.max_conns * (conn_sq_depth(s) + conn_rq_depth(s));
 	rc = rr__svc_scratch_alloc(&s->scratch, s->o.max_bulk);
 	if (!rc)
-		rc = rr_drc_init(&s->drc, s->o.drc_entries, SVC_DRC_MAX_RES);
+		rc = rr__drc_init(&s->drc, s->o.drc_entries, SVC_DRC_MAX_RES);
 	if (!rc && s->o.threads)
 		rc = rr__svc_pool_start(s, s->o.threads);
 	if (!rc)
@@ -139,9 +139,9 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 	if (!rc)
 		rc = rr_cq_create(s->dev, depth, &s->cq);
 	if (!rc)
-		rc = rr_bufpool_init(&s->bulk, s->pd, s->o.bulk_bufs,
-				     s->o.max_bulk + SVC_RES_SCRATCH + 1024,
-				     RR_ACCESS_LOCAL_WRITE);
+		rc = rr__bufpool_init(&s->bulk, s->pd, s->o.bulk_bufs,
+				      s->o.max_bulk + SVC_RES_SCRATCH + 1024,
+				      RR_ACCESS_LOCAL_WRITE);
 	s->bulk_free = (uint32_t)((1ull << s->o.bulk_bufs) - 1);
 	if (!rc)
 		rc = rr_listener_create(s->dev, s->ch, addr, addrlen, 64,
@@ -162,7 +162,7 @@ int rr_svc_register(struct rr_svc *s, const struct rr_svc_prog *prog)
 	if (!s || !prog)
 		return -EINVAL;
 	pthread_mutex_lock(&s->mu);
-	rc = rr_progtab_add(&s->progs, prog);
+	rc = rr__progtab_add(&s->progs, prog);
 	pthread_mutex_unlock(&s->mu);
 	return rc;
 }
@@ -187,8 +187,8 @@ static void conn_free(struct svc_conn *cn)
 {
 	if (cn->qp)
 		rr_qp_destroy(cn->qp);
-	rr_bufpool_fini(&cn->recvbufs);
-	rr_bufpool_fini(&cn->sendbufs);
+	rr__bufpool_fini(&cn->recvbufs);
+	rr__bufpool_fini(&cn->sendbufs);
 	rr__svc_cb_put_conn(cn);
 	free(cn->reqs);
 	free(cn->sctx);
@@ -221,11 +221,11 @@ static int conn_alloc(struct rr_svc *s, struct svc_conn **out)
 	if (!rc)
 		rc = rr__svc_cb_new(cn);
 	if (!rc)
-		rc = rr_bufpool_init(&cn->recvbufs, s->pd, cn->nrecv,
-				     s->o.inline_size, RR_ACCESS_LOCAL_WRITE);
+		rc = rr__bufpool_init(&cn->recvbufs, s->pd, cn->nrecv,
+				      s->o.inline_size, RR_ACCESS_LOCAL_WRITE);
 	if (!rc)
-		rc = rr_bufpool_init(&cn->sendbufs, s->pd, cn->nsctx,
-				     s->o.inline_size, 0);
+		rc = rr__bufpool_init(&cn->sendbufs, s->pd, cn->nsctx,
+				      s->o.inline_size, 0);
 	if (!rc)
 		rc = rr_qp_create(s->pd, &a, &cn->qp);
 	if (rc) {
@@ -338,15 +338,15 @@ static void conn_request(struct rr_svc *s, struct rr_cm_event *ev)
 	cn->born_ms = rr_coarse_ms();
 	cn->penalty_until = rr__admit_penalty_until(
 		s->penalties, SVC_PENALTY_HOSTS, &ev->peer, cn->born_ms);
-	rr_xprt_negotiate(ev->private_data, ev->private_data_len,
-			  s->o.inline_size, &cn->inline_send, &cn->inline_recv,
-			  &cn->peer_inv_ok);
+	rr__xprt_negotiate(ev->private_data, ev->private_data_len,
+			   s->o.inline_size, &cn->inline_send, &cn->inline_recv,
+			   &cn->peer_inv_ok);
 	cn->peer = ev->peer;
 	cn->cb->peer = ev->peer;
 	for (uint32_t i = 0; i < cn->nrecv; i++)
 		rr__svc_post_recv(cn, i);
 	/* We never ask clients to invalidate for us: we expose nothing. */
-	rr_xprt_cparams(pd, s->o.inline_size, false);
+	rr__xprt_cparams(pd, s->o.inline_size, false);
 	rc = rr_conn_req_accept(ev->req, cn->qp, pd, sizeof(pd));
 	if (rc) {
 		conn_free(cn);
@@ -672,7 +672,7 @@ void rr_svc_stop(struct rr_svc *s)
 /* post_in_loop: the workers' last replies need the loop to post them. */
 static void drain_workers(struct rr_svc *s)
 {
-	rr_workq_stop(&s->pool.q);
+	rr__workq_stop(&s->pool.q);
 	while (rr__svc_pool_busy(s))
 		loop_once(s, false);
 }
@@ -724,7 +724,7 @@ int rr_svc_destroy(struct rr_svc *s)
 	rr__svc_pool_stop(s);
 	if (s->l)
 		rr_listener_close(s->l);
-	rr_bufpool_fini(&s->bulk);
+	rr__bufpool_fini(&s->bulk);
 	if (s->cq)
 		rr_cq_destroy(s->cq);
 	if (s->ch)
@@ -734,7 +734,7 @@ int rr_svc_destroy(struct rr_svc *s)
 	if (s->dev)
 		rr_device_close(s->dev);
 	rr__svc_scratch_free(&s->scratch);
-	rr_drc_fini(&s->drc);
+	rr__drc_fini(&s->drc);
 	if (s->kick_fd >= 0)
 		close(s->kick_fd);
 	pthread_cond_destroy(&s->posted_cv);

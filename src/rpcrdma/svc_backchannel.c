@@ -77,7 +77,7 @@ void rr__svc_cb_put_conn(struct svc_conn *cn)
 /* The call's result, for rr__svc_cb_run_done. Caller holds s->mu. */
 static void deliver(struct rr_svc *s, struct rr_call *call, int rc)
 {
-	rr_call_list_end(&s->cb_done, call, rc);
+	rr__call_list_end(&s->cb_done, call, rc);
 }
 
 void rr__svc_cb_run_done(struct rr_svc *s)
@@ -88,7 +88,7 @@ void rr__svc_cb_run_done(struct rr_svc *s)
 	l = s->cb_done;
 	s->cb_done = (struct rr_call_list){0};
 	pthread_mutex_unlock(&s->mu);
-	rr_call_list_run(&l);
+	rr__call_list_run(&l);
 }
 
 /* Every callback of the connection fails: it is gone. Under s->mu. */
@@ -108,7 +108,7 @@ void rr__svc_cb_gone(struct svc_conn *cn)
 	while (cb->wait_head) {
 		struct rr_call *call = cb->wait_head;
 
-		cb->wait_head = rr_call_priv(call)->next;
+		cb->wait_head = rr__call_priv(call)->next;
 		deliver(cb->s, call, -ENOTCONN);
 	}
 	cb->wait_tail = NULL;
@@ -132,12 +132,12 @@ static int encode(struct svc_cb *cb, const struct rr_call *call, uint32_t xid,
 				.vers = RR_RDMA_VERSION,
 				.credits = SVC_CB_MAX, /* what we would use */
 				.proc = RR_RDMA_MSG};
-	int n = rr_rdma_hdr_encode(&h, buf, cap), m;
+	int n = rr__rdma_hdr_encode(&h, buf, cap), m;
 
 	if (n < 0)
 		return n;
-	m = rr_call_msg_hdr(call, xid, cb->s->machine, buf + n,
-			    cap - (size_t)n);
+	m = rr__call_msg_hdr(call, xid, cb->s->machine, buf + n,
+			     cap - (size_t)n);
 	if (m < 0)
 		return m == -ENOSPC ? -EMSGSIZE : m;
 	n += m;
@@ -162,7 +162,7 @@ static void post_head(struct svc_cb *cb, struct svc_cb_slot *sl)
 	uint32_t xid = ++cb->xid_seq;
 	int n;
 
-	cb->wait_head = rr_call_priv(call)->next;
+	cb->wait_head = rr__call_priv(call)->next;
 	if (!cb->wait_head)
 		cb->wait_tail = NULL;
 	n = encode(cb, call, xid, rr__svc_send_buf(cn), send_cap(cn));
@@ -177,9 +177,9 @@ static void post_head(struct svc_cb *cb, struct svc_cb_slot *sl)
 	*sl = (struct svc_cb_slot){.busy = true,
 				   .xid = xid,
 				   .deadline_ms =
-					   rr_call_priv(call)->deadline_ms,
+					   rr__call_priv(call)->deadline_ms,
 				   .call = call};
-	rr_call_priv(call)->req = sl;
+	rr__call_priv(call)->req = sl;
 	cb->out++;
 	cb->s->st.cb_calls++;
 }
@@ -196,8 +196,8 @@ static void kick(struct svc_cb *cb)
 		struct svc_cb_slot *sl = slot_free(cb);
 
 		if (cb->out >= credits(cb) || !sl) {
-			if (!rr_call_priv(cb->wait_head)->waited) {
-				rr_call_priv(cb->wait_head)->waited = 1;
+			if (!rr__call_priv(cb->wait_head)->waited) {
+				rr__call_priv(cb->wait_head)->waited = 1;
 				cb->s->st.cb_credit_waits++;
 			}
 			return;
@@ -236,9 +236,9 @@ static void unlock(struct rr_svc *s, bool locked)
 static void enqueue(struct svc_cb *cb, struct rr_call *call,
 		    rr_call_done_fn done, void *arg)
 {
-	rr_call_begin(call, done, arg, cb, deadline_of(call));
+	rr__call_begin(call, done, arg, cb, deadline_of(call));
 	if (cb->wait_tail)
-		rr_call_priv(cb->wait_tail)->next = call;
+		rr__call_priv(cb->wait_tail)->next = call;
 	else
 		cb->wait_head = call;
 	cb->wait_tail = call;
@@ -277,13 +277,13 @@ static bool unqueue(struct svc_cb *cb, struct rr_call *call)
 	struct rr_call *prev = NULL;
 
 	for (struct rr_call *q = cb->wait_head; q;
-	     prev = q, q = rr_call_priv(q)->next) {
+	     prev = q, q = rr__call_priv(q)->next) {
 		if (q != call)
 			continue;
 		if (prev)
-			rr_call_priv(prev)->next = rr_call_priv(q)->next;
+			rr__call_priv(prev)->next = rr__call_priv(q)->next;
 		else
-			cb->wait_head = rr_call_priv(q)->next;
+			cb->wait_head = rr__call_priv(q)->next;
 		if (cb->wait_tail == q)
 			cb->wait_tail = prev;
 		return true;
@@ -300,7 +300,8 @@ static int cb_cancel(struct rr_svc_conn *conn, struct rr_call *call)
 	bool locked = lock(s);
 	int rc = 0;
 
-	sl = rr_call_priv(call)->waiter == cb ? rr_call_priv(call)->req : NULL;
+	sl = rr__call_priv(call)->waiter == cb ? rr__call_priv(call)->req
+					       : NULL;
 	if (unqueue(cb, call)) {
 		deliver(s, call, -ECANCELED);
 	} else if (sl && sl->busy && !sl->owed && sl->call == call) {
@@ -347,7 +348,7 @@ static void complete(struct svc_cb *cb, struct svc_cb_slot *sl,
 	cb->out--;
 	if (sl->owed)
 		return; /* returned already: the reply only frees the credit */
-	rc = rr_reply_take(sl->call, sl->xid, msg, len);
+	rc = rr__reply_take(sl->call, sl->xid, msg, len);
 	if (rc == -EPROTO)
 		s->st.bad_headers++;
 	else
@@ -369,7 +370,7 @@ bool rr__svc_cb_reply(struct svc_conn *cn, const struct rr_rdma_hdr *h,
 	struct svc_cb_slot *sl;
 	uint32_t xid, type;
 
-	if (h->proc != RR_RDMA_MSG || rr_rpc_peek(msg, len, &xid, &type) ||
+	if (h->proc != RR_RDMA_MSG || rr__rpc_peek(msg, len, &xid, &type) ||
 	    type != RR_RPC_REPLY)
 		return false;
 	sl = xid == h->xid && !h->nread && !h->nwrite && !h->has_reply
@@ -404,8 +405,8 @@ static void expire(struct svc_cb *cb, uint64_t now)
 		deliver(s, sl->call, -ETIMEDOUT);
 	}
 	while (call) {
-		struct rr_call *next = rr_call_priv(call)->next;
-		uint64_t d = rr_call_priv(call)->deadline_ms;
+		struct rr_call *next = rr__call_priv(call)->next;
+		uint64_t d = rr__call_priv(call)->deadline_ms;
 
 		if (d && now >= d && unqueue(cb, call)) {
 			s->st.cb_timeouts++;

@@ -198,10 +198,10 @@ static void run_cached(struct rr_svc *s, struct svc_req *r)
 	struct rr_drc_key k;
 	enum rr_drc_verdict v;
 
-	rr_drc_key_of(&k, (const struct sockaddr *)&r->conn->peer, &r->rq.call,
-		      r->rq.args, r->rq.args_len, r->rq.arg_bulk,
-		      r->rq.arg_bulk_len);
-	v = rr_drc_lookup(&s->drc, &k, &r->rh, r->rq.res, &r->rq.res_len);
+	rr__drc_key_of(&k, (const struct sockaddr *)&r->conn->peer, &r->rq.call,
+		       r->rq.args, r->rq.args_len, r->rq.arg_bulk,
+		       r->rq.arg_bulk_len);
+	v = rr__drc_lookup(&s->drc, &k, &r->rh, r->rq.res, &r->rq.res_len);
 	if (v == RR_DRC_REPLAY) {
 		r->rq.res_bulk = NULL;
 		r->rq.res_bulk_len = 0;
@@ -211,9 +211,9 @@ static void run_cached(struct rr_svc *s, struct svc_req *r)
 		r->drop = true;
 		return;
 	}
-	rr_dispatch(&s->progs, &r->rq, &r->rh);
-	rr_drc_done(&s->drc, &k, &r->rh, r->rq.res, r->rq.res_len,
-		    r->rq.res_bulk_len == 0);
+	rr__dispatch(&s->progs, &r->rq, &r->rh);
+	rr__drc_done(&s->drc, &k, &r->rh, r->rq.res, r->rq.res_len,
+		     r->rq.res_bulk_len == 0);
 }
 
 /* Points r's results at the buffers of the thread about to run it. */
@@ -235,8 +235,8 @@ void rr__svc_run_handler(struct rr_svc *s, struct svc_req *r,
 			 const struct svc_scratch *sc)
 {
 	handler_bufs(s, r, sc);
-	if (!rr_progtab_drc(&s->progs, &r->rq.call)) {
-		rr_dispatch(&s->progs, &r->rq, &r->rh);
+	if (!rr__progtab_drc(&s->progs, &r->rq.call)) {
+		rr__dispatch(&s->progs, &r->rq, &r->rh);
 		return;
 	}
 	run_cached(s, r);
@@ -268,10 +268,10 @@ static enum svc_wait reserve_reply(struct svc_conn *cn, struct svc_req *r)
  */
 static bool try_inline(struct rr_svc *s, struct svc_req *r)
 {
-	if (!rr_progtab_nowait(&s->progs, &r->rq.call))
+	if (!rr__progtab_nowait(&s->progs, &r->rq.call))
 		return false;
 	handler_bufs(s, r, &s->scratch);
-	if (!rr_dispatch_nowait(&s->progs, &r->rq, &r->rh)) {
+	if (!rr__dispatch_nowait(&s->progs, &r->rq, &r->rh)) {
 		s->st.deferred_calls++;
 		return false;
 	}
@@ -483,15 +483,15 @@ static int parse_call(struct svc_conn *cn, struct svc_req *r)
 	r->rq.peer = (const struct sockaddr *)&cn->peer;
 	r->rq.conn = cn->cb ? &cn->cb->base : NULL;
 	if (!r->h.nread)
-		return rr_svc_req_parse(
+		return rr__svc_req_parse(
 			&r->rq,
 			rr_bufpool_at(&cn->recvbufs, r->recv_idx) + r->hlen,
 			r->len - (size_t)r->hlen);
 	msg = rr__svc_bulk_at(cn->s, r->bulk) + r->stream_off;
 	if (!r->ddp_len)
-		return rr_svc_req_parse(&r->rq, msg, r->stream_len);
+		return rr__svc_req_parse(&r->rq, msg, r->stream_len);
 	/* the item's length word ends the arguments the handler sees */
-	rc = rr_svc_req_parse(&r->rq, msg, r->ddp_pos);
+	rc = rr__svc_req_parse(&r->rq, msg, r->ddp_pos);
 	if (rc)
 		return rc;
 	r->rq.arg_bulk = msg + r->ddp_pos;
@@ -667,7 +667,7 @@ void rr__svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 	r->len = len;
 	r->bulk = r->res_bulk = -1;
 	r->share_waited = false;
-	r->hlen = rr_rdma_hdr_decode(buf, len, &r->h);
+	r->hlen = rr__rdma_hdr_decode(buf, len, &r->h);
 	if (r->hlen == -EPROTONOSUPPORT) {
 		cn->s->st.bad_headers++;
 		rr__svc_send_error(cn, r->h.xid, r->h.vers, RR_ERR_VERS);

@@ -48,13 +48,13 @@ void rr__svc_scratch_free(struct svc_scratch *sc)
 
 void rr__svc_pool_submit(struct rr_svc *s, struct svc_req *r)
 {
-	rr_workq_push(&s->pool.q, &r->work);
+	rr__workq_push(&s->pool.q, &r->work);
 }
 
 /* The next call to run, or NULL when the pool is stopping. */
 static struct svc_req *take(struct svc_pool *p)
 {
-	struct rr_work *w = rr_workq_pop(&p->q);
+	struct rr_work *w = rr__workq_pop(&p->q);
 
 	return w ? rr_container_of(w, struct svc_req, work) : NULL;
 }
@@ -154,7 +154,7 @@ int rr__svc_pool_start(struct rr_svc *s, uint32_t n)
 	int rc = 0;
 
 	pthread_mutex_init(&p->mu, NULL);
-	rr_workq_init(&p->q);
+	rr__workq_init(&p->q);
 	p->threads = rr_calloc(n, sizeof(*p->threads));
 	p->scratch = rr_calloc(n, sizeof(*p->scratch));
 	if (!p->threads || !p->scratch)
@@ -177,7 +177,7 @@ void rr__svc_pool_stop(struct rr_svc *s)
 
 	if (!p->threads && !p->scratch)
 		return;
-	rr_workq_stop(&p->q);
+	rr__workq_stop(&p->q);
 	for (uint32_t i = 0; i < p->n; i++)
 		pthread_join(p->threads[i], NULL);
 	for (uint32_t i = 0; p->scratch && i < p->cap; i++)
@@ -187,6 +187,6 @@ void rr__svc_pool_stop(struct rr_svc *s)
 	p->threads = NULL;
 	p->scratch = NULL;
 	p->n = 0;
-	rr_workq_fini(&p->q);
+	rr__workq_fini(&p->q);
 	pthread_mutex_destroy(&p->mu);
 }

@@ -187,7 +187,7 @@ void rr__svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
 
 	if (cn->dead || !rr__svc_sq_room(cn, 1))
 		return; /* the peer overran us; it gets no answer */
-	n = rr_rdma_hdr_encode(&h, buf, cn->sendbufs.size);
+	n = rr__rdma_hdr_encode(&h, buf, cn->sendbufs.size);
 	if (n < 0)
 		return;
 	sge.length = (uint32_t)n;
@@ -318,8 +318,8 @@ static int plan_reply_chunk(struct svc_conn *cn, struct svc_req *r,
 	if (!r->h.has_reply || r->res_bulk < 0)
 		return -EMSGSIZE;
 	b = rr__svc_bulk_at(s, r->res_bulk) + off;
-	len = rr_reply_encode(&r->rq, &r->rh, inline_bulk, b,
-			      s->bulk.size - off);
+	len = rr__reply_encode(&r->rq, &r->rh, inline_bulk, b,
+			       s->bulk.size - off);
 	if (len < 0 || (uint64_t)len > chunk_len(&r->h.reply))
 		return -EMSGSIZE;
 	k = chunk_writes(cn, &r->h.reply, b, (size_t)len,
@@ -346,15 +346,15 @@ static int encode_inline(struct svc_conn *cn, struct svc_req *r,
 {
 	size_t cap = cn->inline_send < cn->sendbufs.size ? cn->inline_send
 							 : cn->sendbufs.size;
-	size_t hl = rr_rdma_hdr_size(&p->h);
+	size_t hl = rr__rdma_hdr_size(&p->h);
 	int n;
 
 	if (!hl || hl >= cap)
 		return -EMSGSIZE;
-	n = rr_reply_encode(&r->rq, &r->rh, inline_bulk, sbuf + hl, cap - hl);
+	n = rr__reply_encode(&r->rq, &r->rh, inline_bulk, sbuf + hl, cap - hl);
 	if (n < 0)
 		return -EMSGSIZE;
-	rr_rdma_hdr_encode(&p->h, sbuf, hl);
+	rr__rdma_hdr_encode(&p->h, sbuf, hl);
 	return (int)hl + n;
 }
 
@@ -384,7 +384,7 @@ static int send_reply(struct svc_conn *cn, struct svc_req *r)
 		rc = plan_reply_chunk(cn, r, &p, !use_write);
 		if (rc)
 			return rc;
-		n = rr_rdma_hdr_encode(&p.h, sbuf, cn->sendbufs.size);
+		n = rr__rdma_hdr_encode(&p.h, sbuf, cn->sendbufs.size);
 	}
 	if (n < 0)
 		return -EMSGSIZE;

@@ -38,7 +38,7 @@ static const struct rr_fsm fsm = {
 void rr__svc_req_move(struct svc_conn *cn, struct svc_req *r,
 		      enum sreq_state to)
 {
-	if (!rr_fsm_move(&fsm, r->h.xid, r->state, to))
+	if (!rr__fsm_move(&fsm, r->h.xid, r->state, to))
 		cn->s->st.state_violations++;
 	r->state = to;
 }

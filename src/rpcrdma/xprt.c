@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-int rr_bufpool_init(struct rr_bufpool *p, struct rr_pd *pd, uint32_t count,
-		    uint32_t size, unsigned access)
+int rr__bufpool_init(struct rr_bufpool *p, struct rr_pd *pd, uint32_t count,
+		     uint32_t size, unsigned access)
 {
 	size_t len = (size_t)count * size;
 	int rc;
@@ -37,7 +37,7 @@ int rr_bufpool_init(struct rr_bufpool *p, struct rr_pd *pd, uint32_t count,
 	return 0;
 }
 
-void rr_bufpool_fini(struct rr_bufpool *p)
+void rr__bufpool_fini(struct rr_bufpool *p)
 {
 	if (p->mr)
 		rr_mr_dereg(p->mr);
@@ -46,25 +46,25 @@ void rr_bufpool_fini(struct rr_bufpool *p)
 	memset(p, 0, sizeof(*p));
 }
 
-void rr_xprt_cparams(uint8_t out[8], uint32_t inline_size, bool rem_inv_ok)
+void rr__xprt_cparams(uint8_t out[8], uint32_t inline_size, bool rem_inv_ok)
 {
 	struct rr_cparams cp = {.rem_inv_ok = rem_inv_ok,
 				.inline_send = inline_size,
 				.inline_recv = inline_size};
 
-	rr_cparams_encode(&cp, out);
+	rr__cparams_encode(&cp, out);
 }
 
 /*
  * RFC 8797 section 4: each side sends no more than the peer can receive;
  * without parameters the peer gets the 1 KiB default of RFC 8166 3.3.3.
  */
-void rr_xprt_negotiate(const uint8_t *pd, uint32_t pd_len, uint32_t ours,
-		       uint32_t *send, uint32_t *recv, bool *peer_inv_ok)
+void rr__xprt_negotiate(const uint8_t *pd, uint32_t pd_len, uint32_t ours,
+			uint32_t *send, uint32_t *recv, bool *peer_inv_ok)
 {
 	struct rr_cparams cp;
 
-	if (rr_cparams_decode(pd, pd_len, &cp) != 0) {
+	if (rr__cparams_decode(pd, pd_len, &cp) != 0) {
 		cp.inline_send = RR_INLINE_DEFAULT;
 		cp.inline_recv = RR_INLINE_DEFAULT;
 		cp.rem_inv_ok = false;

@@ -66,18 +66,18 @@ struct rr_bufpool {
 	uint32_t size;
 };
 
-int rr_bufpool_init(struct rr_bufpool *p, struct rr_pd *pd, uint32_t count,
-		    uint32_t size, unsigned access);
-void rr_bufpool_fini(struct rr_bufpool *p);
+int rr__bufpool_init(struct rr_bufpool *p, struct rr_pd *pd, uint32_t count,
+		     uint32_t size, unsigned access);
+void rr__bufpool_fini(struct rr_bufpool *p);
 static inline uint8_t *rr_bufpool_at(const struct rr_bufpool *p, uint32_t i)
 {
 	return p->mem + (size_t)i * p->size;
 }
 
 /* Builds our RFC 8797 private data. */
-void rr_xprt_cparams(uint8_t out[8], uint32_t inline_size, bool rem_inv_ok);
+void rr__xprt_cparams(uint8_t out[8], uint32_t inline_size, bool rem_inv_ok);
 /* Inline sizes to use given ours and what the peer sent (if anything). */
-void rr_xprt_negotiate(const uint8_t *pd, uint32_t pd_len, uint32_t ours,
-		       uint32_t *send, uint32_t *recv, bool *peer_inv_ok);
+void rr__xprt_negotiate(const uint8_t *pd, uint32_t pd_len, uint32_t ours,
+			uint32_t *send, uint32_t *recv, bool *peer_inv_ok);
 
 #endif

@@ -57,14 +57,14 @@ static void fuzz_auth_sys(const uint8_t *data, size_t size)
 	uint8_t *out;
 	int n;
 
-	n = rr_auth_sys_decode(data, size, &a);
+	n = rr__auth_sys_decode(data, size, &a);
 	if (n < 0)
 		return;
 	check((size_t)n <= size);
 	out = exact_buf(n);
-	check(rr_auth_sys_encode(&a, out, (size_t)n) == n);
-	check(rr_auth_sys_encode(&a, out, (size_t)n - 1) == -ENOSPC);
-	check(rr_auth_sys_decode(out, (size_t)n, &b) == n);
+	check(rr__auth_sys_encode(&a, out, (size_t)n) == n);
+	check(rr__auth_sys_encode(&a, out, (size_t)n - 1) == -ENOSPC);
+	check(rr__auth_sys_decode(out, (size_t)n, &b) == n);
 	check_auth_sys(&a, &b);
 	free(out);
 }
@@ -75,14 +75,14 @@ static void fuzz_call(const uint8_t *data, size_t size)
 	uint8_t *out;
 	int n;
 
-	n = rr_call_hdr_decode(data, size, &a);
+	n = rr__call_hdr_decode(data, size, &a);
 	if (n < 0)
 		return;
 	check((size_t)n <= size);
 	out = exact_buf(n);
-	check(rr_call_hdr_encode(&a, out, (size_t)n) == n);
-	check(rr_call_hdr_encode(&a, out, (size_t)n - 1) == -ENOSPC);
-	check(rr_call_hdr_decode(out, (size_t)n, &b) == n);
+	check(rr__call_hdr_encode(&a, out, (size_t)n) == n);
+	check(rr__call_hdr_encode(&a, out, (size_t)n - 1) == -ENOSPC);
+	check(rr__call_hdr_decode(out, (size_t)n, &b) == n);
 	check(a.xid == b.xid && a.rpcvers == b.rpcvers && a.prog == b.prog &&
 	      a.vers == b.vers && a.proc == b.proc);
 	check_auth(&a.cred, &b.cred);
@@ -98,14 +98,14 @@ static void fuzz_reply(const uint8_t *data, size_t size)
 	uint8_t *out;
 	int n;
 
-	n = rr_reply_hdr_decode(data, size, &a);
+	n = rr__reply_hdr_decode(data, size, &a);
 	if (n < 0)
 		return;
 	check((size_t)n <= size);
 	out = exact_buf(n);
-	check(rr_reply_hdr_encode(&a, out, (size_t)n) == n);
-	check(rr_reply_hdr_encode(&a, out, (size_t)n - 1) == -ENOSPC);
-	check(rr_reply_hdr_decode(out, (size_t)n, &b) == n);
+	check(rr__reply_hdr_encode(&a, out, (size_t)n) == n);
+	check(rr__reply_hdr_encode(&a, out, (size_t)n - 1) == -ENOSPC);
+	check(rr__reply_hdr_decode(out, (size_t)n, &b) == n);
 	check(a.xid == b.xid && a.stat == b.stat && a.accept == b.accept);
 	check(a.mismatch_low == b.mismatch_low &&
 	      a.mismatch_high == b.mismatch_high);
@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint32_t xid, type;
 
-	if (rr_rpc_peek(data, size, &xid, &type) == 0)
+	if (rr__rpc_peek(data, size, &xid, &type) == 0)
 		check(size >= 8);
 	else
 		check(size < 8);

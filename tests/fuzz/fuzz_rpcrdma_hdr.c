@@ -65,19 +65,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n;
 	int ret;
 
-	ret = rr_rdma_hdr_decode(data, size, &h1);
+	ret = rr__rdma_hdr_decode(data, size, &h1);
 	if (ret < 0)
 		return 0;
-	n = rr_rdma_hdr_size(&h1);
+	n = rr__rdma_hdr_size(&h1);
 	if ((size_t)ret > size || n != (size_t)ret)
 		abort();
 	/* Exactly n bytes: ASan sees the encoder write past its size. */
 	out = malloc(n);
 	if (!out)
 		return 0;
-	if (rr_rdma_hdr_encode(&h1, out, n) != ret || memcmp(out, data, n))
+	if (rr__rdma_hdr_encode(&h1, out, n) != ret || memcmp(out, data, n))
 		abort();
-	if (rr_rdma_hdr_decode(out, n, &h2) != ret || !hdr_eq(&h1, &h2))
+	if (rr__rdma_hdr_decode(out, n, &h2) != ret || !hdr_eq(&h1, &h2))
 		abort();
 	free(out);
 	return 0;

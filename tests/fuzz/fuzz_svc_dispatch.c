@@ -2,8 +2,8 @@
 /*
  * libFuzzer target for the server's call path without a network
  * (src/rpc/dispatch.c): the peer's RPC message goes through
- * rr_svc_req_parse, rr_dispatch (RPC version, credentials, program,
- * version and procedure lookup, the handler) and rr_reply_encode, as a
+ * rr__svc_req_parse, rr__dispatch (RPC version, credentials, program,
+ * version and procedure lookup, the handler) and rr__reply_encode, as a
  * server transport runs them.
  *
  * The first input byte picks the results buffer's size and whether a
@@ -11,7 +11,7 @@
  * message that parses gets a reply header naming its xid, with the answer
  * RFC 5531 requires for what it carried (RPC_MISMATCH for rpcvers != 2,
  * PROG_UNAVAIL / PROG_MISMATCH with the versions served / PROC_UNAVAIL);
- * the reply fits rr_reply_len exactly, refuses one byte less, and decodes
+ * the reply fits rr__reply_len exactly, refuses one byte less, and decodes
  * back to the same header. Handlers read their arguments as a real program
  * does, so garbage XDR reaches them.
  */
@@ -96,12 +96,12 @@ static void progtab(struct rr_progtab *t)
 
 	memset(t, 0, sizeof(*t));
 	for (p.vers = 2; p.vers <= 5; p.vers++)
-		check(rr_progtab_add(t, &p) == 0);
+		check(rr__progtab_add(t, &p) == 0);
 	p.vers = 3;
-	check(rr_progtab_add(t, &p) == -EEXIST);
+	check(rr__progtab_add(t, &p) == -EEXIST);
 	p = (struct rr_svc_prog){
 		.prog = PROG_B, .vers = 1, .nprocs = 1, .procs = procs_b};
-	check(rr_progtab_add(t, &p) == 0);
+	check(rr__progtab_add(t, &p) == 0);
 }
 
 /* What RFC 5531 says the answer must be, where dispatch alone decides. */
@@ -144,16 +144,16 @@ static void check_verdict(const struct rr_svc_req *r,
 static void check_reply(const struct rr_svc_req *r,
 			const struct rr_reply_hdr *rh, bool inline_bulk)
 {
-	size_t want = rr_reply_len(r, rh, inline_bulk);
+	size_t want = rr__reply_len(r, rh, inline_bulk);
 	uint8_t *out = malloc(want);
 	struct rr_reply_hdr back;
 	int n;
 
 	check(out != NULL);
-	n = rr_reply_encode(r, rh, inline_bulk, out, want);
+	n = rr__reply_encode(r, rh, inline_bulk, out, want);
 	check(n > 0 && (size_t)n <= want);
-	check(rr_reply_encode(r, rh, inline_bulk, out, (size_t)n - 1) < 0);
-	check(rr_reply_hdr_decode(out, (size_t)n, &back) > 0);
+	check(rr__reply_encode(r, rh, inline_bulk, out, (size_t)n - 1) < 0);
+	check(rr__reply_hdr_decode(out, (size_t)n, &back) > 0);
 	check(back.xid == rh->xid && back.stat == rh->stat);
 	if (rh->stat == RR_MSG_ACCEPTED)
 		check(back.accept == rh->accept);
@@ -186,11 +186,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.bulk_cap = sizeof(bulk);
 	r.max_bulk = sizeof(bulk);
 	inline_bulk = data[0] & 0x40;
-	if (rr_svc_req_parse(&r, data + 1, size - 1) == 0) {
+	if (rr__svc_req_parse(&r, data + 1, size - 1) == 0) {
 		check(r.auth_err ? !r.args && !r.args_len
 				 : r.args >= data + 1 &&
 					   r.args + r.args_len == data + size);
-		rr_dispatch(&t, &r, &rh);
+		rr__dispatch(&t, &r, &rh);
 		check_verdict(&r, &rh);
 		check(r.res_len <= r.res_cap && r.res_bulk_len <= r.max_bulk);
 		check_reply(&r, &rh, inline_bulk);

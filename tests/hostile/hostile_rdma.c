@@ -187,7 +187,7 @@ static int mpa_handshake(struct raw *r)
 	uint16_t pd_total;
 	int n;
 
-	rr_cparams_encode(&cp, f.pd);
+	rr__cparams_encode(&cp, f.pd);
 	n = rr__iw_mpa_encode(&f, buf, sizeof(buf));
 	if (n <= 0 || !send_all(r->fd, buf, (size_t)n) ||
 	    !recv_all(r->fd, buf, IW_MPA_HDR_LEN) ||
@@ -263,7 +263,7 @@ static bool send_read_chunk_call(struct raw *r, uint32_t xid)
 				 .proc = RR_RDMA_MSG,
 				 .nread = 1};
 	uint8_t rpc[256], msg[512], *p;
-	int n = rr_call_hdr_encode(&ch, rpc, sizeof(rpc)), hl;
+	int n = rr__call_hdr_encode(&ch, rpc, sizeof(rpc)), hl;
 
 	if (n <= 0)
 		return false; /* in an attacker's thread: no cmocka here */
@@ -278,7 +278,7 @@ static bool send_read_chunk_call(struct raw *r, uint32_t xid)
 	put32(&p, CHUNK_LEN); /* data's length word; the bytes: the chunk */
 	rh.reads[0] = (struct rr_rdma_read_seg){
 		(uint32_t)(p - rpc), {0x5eed, CHUNK_LEN, 0x7f0000000000ull}};
-	hl = rr_rdma_hdr_encode(&rh, msg, sizeof(msg));
+	hl = rr__rdma_hdr_encode(&rh, msg, sizeof(msg));
 	if (hl <= 0)
 		return false;
 	memcpy(msg + hl, rpc, (size_t)(p - rpc));

@@ -134,9 +134,9 @@ static void adv_accept(struct adv *a)
 		die("request", rc);
 	struct rr_cparams cp;
 
-	a->invited_inv =
-		!rr_cparams_decode(ev.private_data, ev.private_data_len, &cp) &&
-		cp.rem_inv_ok;
+	a->invited_inv = !rr__cparams_decode(ev.private_data,
+					     ev.private_data_len, &cp) &&
+			 cp.rem_inv_ok;
 	if ((rc = rr_conn_req_accept(ev.req, a->qp, pd, sizeof(pd))) ||
 	    (rc = rr_evch_get(a->ch, &ev, WAIT_MS)) ||
 	    ev.type != RR_CM_ESTABLISHED)
@@ -159,9 +159,9 @@ static void adv_reply(struct adv *a, const struct rr_rdma_hdr *call,
 				.opcode =
 					inv ? RR_WR_SEND_WITH_INV : RR_WR_SEND,
 				.invalidate_rkey = inv};
-	int n = rr_rdma_hdr_encode(&h, sb, 1024), m;
+	int n = rr__rdma_hdr_encode(&h, sb, 1024), m;
 
-	m = rr_reply_hdr_encode(&rh, sb + n, 1024);
+	m = rr__reply_hdr_encode(&rh, sb + n, 1024);
 	sge.length = (uint32_t)(n + m);
 	if (rr_qp_post_send(a->qp, &wr, NULL))
 		die("reply", -1);
@@ -267,8 +267,9 @@ static void adversary(int ctl, enum mode mode)
 	adv_setup(&a);
 	adv_accept(&a);
 	wc = adv_wc(&a);
-	hl = rr_rdma_hdr_decode(a.buf, wc.byte_len, &h);
-	if (hl < 0 || rr_call_hdr_decode(a.buf + hl, wc.byte_len - hl, &ch) < 0)
+	hl = rr__rdma_hdr_decode(a.buf, wc.byte_len, &h);
+	if (hl < 0 ||
+	    rr__call_hdr_decode(a.buf + hl, wc.byte_len - hl, &ch) < 0)
 		die("decode", hl);
 	if (mode == M_REPLY_INV && h.nwrite)
 		inv = h.writes[0].segs[0].handle;

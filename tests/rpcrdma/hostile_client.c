@@ -294,7 +294,7 @@ static enum rr_cm_event_type hc_try_connect(struct hc *h, uint16_t port)
 	uint8_t pd[RR_CPARAMS_LEN];
 	struct rr_cm_event ev;
 
-	rr_cparams_encode(&cp, pd);
+	rr__cparams_encode(&cp, pd);
 	assert_int_equal(rr_qp_connect(h->qp, (struct sockaddr *)&sin,
 				       sizeof(sin), pd, sizeof(pd)),
 			 0);
@@ -432,7 +432,7 @@ static int rpc_call(uint8_t *p, uint32_t xid, uint32_t rpcvers, uint32_t prog,
 				.prog = prog,
 				.vers = HC_VERS,
 				.proc = proc};
-	int n = rr_call_hdr_encode(&c, p, RPC_HDR_NONE);
+	int n = rr__call_hdr_encode(&c, p, RPC_HDR_NONE);
 
 	assert_int_equal(n, RPC_HDR_NONE);
 	return n;
@@ -448,7 +448,7 @@ static uint32_t build_call(struct hc *h, uint8_t *m, struct rr_rdma_hdr *rh,
 	rh->xid = ++h->xid;
 	rh->vers = RR_RDMA_VERSION;
 	rh->credits = CREDITS;
-	n = rr_rdma_hdr_encode(rh, m, SLOT);
+	n = rr__rdma_hdr_encode(rh, m, SLOT);
 	assert_true(n > 0);
 	n += rpc_call(m + n, rh->xid, rpcvers, HC_PROG, proc);
 	memcpy(m + n, args, alen);
@@ -497,11 +497,11 @@ static struct answer *next_answer(struct hc *h)
 	a.len = hc_recv(h, a.raw);
 	if (a.len < 0)
 		return &a;
-	a.hlen = rr_rdma_hdr_decode(a.raw, (size_t)a.len, &a.h);
+	a.hlen = rr__rdma_hdr_decode(a.raw, (size_t)a.len, &a.h);
 	if (a.hlen < 0 || a.h.proc != RR_RDMA_MSG)
 		return &a;
-	n = rr_reply_hdr_decode(a.raw + a.hlen, (size_t)(a.len - a.hlen),
-				&a.rpc);
+	n = rr__reply_hdr_decode(a.raw + a.hlen, (size_t)(a.len - a.hlen),
+				 &a.rpc);
 	if (n > 0) {
 		a.res = a.raw + a.hlen + n;
 		a.res_len = (size_t)(a.len - a.hlen - n);
@@ -1064,7 +1064,7 @@ static void chunk_semantics(void **state)
 		0, {rr_mr_rkey(h.expo), 64, (uintptr_t)h.mem}};
 	/* Only the transport header goes: the "call" is the chunk's bytes. */
 	build_call(&h, m, &rh, 2, HC_NULL, m, 0);
-	assert_int_equal(hc_send(&h, m, (uint32_t)rr_rdma_hdr_size(&rh)), 0);
+	assert_int_equal(hc_send(&h, m, (uint32_t)rr__rdma_hdr_size(&rh)), 0);
 	expect_rdma_error(&h, rh.xid, RR_ERR_CHUNK);
 	/* RDMA_NOMSG without a read chunk: where would the call be? */
 	rh.nread = 0;
@@ -1249,10 +1249,10 @@ static void bad_rpc_versions_and_programs(void **state)
 	expect_auth_error(&h, m, RR_AUTH_SYS, RR_AUTH_BADCRED);
 	expect_auth_error(&h, m, 99, RR_AUTH_REJECTEDCRED);
 	/* A program we do not serve, and a procedure past the table. */
-	n = rr_rdma_hdr_encode(&(struct rr_rdma_hdr){.xid = 0x500,
-						     .vers = 1,
-						     .credits = CREDITS},
-			       m, sizeof(m));
+	n = rr__rdma_hdr_encode(&(struct rr_rdma_hdr){.xid = 0x500,
+						      .vers = 1,
+						      .credits = CREDITS},
+				m, sizeof(m));
 	n += rpc_call(m + n, 0x500, 2, 0x31337, 0);
 	assert_int_equal(hc_send(&h, m, (uint32_t)n), 0);
 	a = next_answer(&h);
@@ -1757,7 +1757,7 @@ static void nomsg_with_an_item(struct hc *h, uint32_t proc)
 		item[i] = (uint8_t)(i * 31 + 5);
 	rr_t_put32(want, len);
 	memcpy(want + 4, item, len);
-	assert_int_equal(hc_send(h, m, (uint32_t)rr_rdma_hdr_size(&rh)), 0);
+	assert_int_equal(hc_send(h, m, (uint32_t)rr__rdma_hdr_size(&rh)), 0);
 	if (proc == HC_XDR) {
 		expect_results(h, rh.xid, want, 4 + len + 3);
 		return;
@@ -1787,7 +1787,7 @@ static void nomsg_call_in_a_position_zero_chunk(void **state)
 	rpc_call(h.mem, rh.xid, 2, HC_PROG, HC_ECHO);
 	for (uint32_t i = 0; i < alen; i++)
 		h.mem[RPC_HDR_NONE + i] = (uint8_t)(i * 13);
-	assert_int_equal(hc_send(&h, m, (uint32_t)rr_rdma_hdr_size(&rh)), 0);
+	assert_int_equal(hc_send(&h, m, (uint32_t)rr__rdma_hdr_size(&rh)), 0);
 	expect_results(&h, rh.xid, h.mem + RPC_HDR_NONE, alen);
 	/* and with a data item in a chunk of its own, inside the message */
 	nomsg_with_an_item(&h, HC_XDR);

@@ -245,8 +245,8 @@ static bool call_within(struct racer *a, struct rr_rdma_hdr *h, uint32_t *xid,
 	if (wc.status != RR_WC_SUCCESS)
 		die("recv status", (int)wc.status);
 	m = a->buf + (wc.wr_id - 100) * 4096;
-	hl = rr_rdma_hdr_decode(m, wc.byte_len, h);
-	if (hl < 0 || rr_call_hdr_decode(m + hl, wc.byte_len - hl, &ch) < 0)
+	hl = rr__rdma_hdr_decode(m, wc.byte_len, h);
+	if (hl < 0 || rr__call_hdr_decode(m + hl, wc.byte_len - hl, &ch) < 0)
 		die("decode", hl);
 	*xid = ch.xid;
 	post_recv(a, (uint32_t)(wc.wr_id - 100));
@@ -291,9 +291,9 @@ static void reply(struct racer *a, const struct rr_rdma_hdr *call, uint32_t xid,
 		else if (call->nread)
 			h.writes[0].segs[0].handle = call->reads[0].seg.handle;
 	}
-	n = rr_rdma_hdr_encode(&h, sb, 1024);
+	n = rr__rdma_hdr_encode(&h, sb, 1024);
 
-	sge.length = (uint32_t)(n + rr_reply_hdr_encode(&rh, sb + n, 1024));
+	sge.length = (uint32_t)(n + rr__reply_hdr_encode(&rh, sb + n, 1024));
 	if (rr_qp_post_send(a->qp, &wr, NULL))
 		die("reply", -1);
 	/* A receive may complete first: kept for the next call_within. */

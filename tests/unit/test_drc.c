@@ -19,8 +19,8 @@ static struct rr_drc_key key(uint32_t xid, const char *args, const char *ip)
 	struct rr_drc_key k;
 
 	inet_pton(AF_INET, ip, &sin.sin_addr);
-	rr_drc_key_of(&k, (struct sockaddr *)&sin, &h, args, strlen(args), NULL,
-		      0);
+	rr__drc_key_of(&k, (struct sockaddr *)&sin, &h, args, strlen(args),
+		       NULL, 0);
 	return k;
 }
 
@@ -30,7 +30,7 @@ static void run(struct rr_drc *d, const struct rr_drc_key *k, uint8_t v,
 	struct rr_reply_hdr rh = {.xid = k->xid, .accept = v};
 	uint8_t res[4] = {v, v, v, v};
 
-	rr_drc_done(d, k, &rh, res, sizeof(res), keep);
+	rr__drc_done(d, k, &rh, res, sizeof(res), keep);
 }
 
 static void a_repeat_gets_the_first_reply(void **state)
@@ -42,15 +42,15 @@ static void a_repeat_gets_the_first_reply(void **state)
 	size_t len = 0;
 
 	(void)state;
-	assert_int_equal(rr_drc_init(&d, 8, 64), 0);
-	assert_int_equal(rr_drc_lookup(&d, &k, &rh, res, &len), RR_DRC_NEW);
+	assert_int_equal(rr__drc_init(&d, 8, 64), 0);
+	assert_int_equal(rr__drc_lookup(&d, &k, &rh, res, &len), RR_DRC_NEW);
 	run(&d, &k, 9, true);
-	assert_int_equal(rr_drc_lookup(&d, &k, &rh, res, &len), RR_DRC_REPLAY);
+	assert_int_equal(rr__drc_lookup(&d, &k, &rh, res, &len), RR_DRC_REPLAY);
 	assert_int_equal(len, 4);
 	assert_int_equal(res[3], 9);
 	assert_int_equal(rh.accept, 9);
 	assert_int_equal(d.replays, 1);
-	rr_drc_fini(&d);
+	rr__drc_fini(&d);
 }
 
 static void other_args_address_or_xid_are_new_calls(void **state)
@@ -65,13 +65,13 @@ static void other_args_address_or_xid_are_new_calls(void **state)
 	size_t len;
 
 	(void)state;
-	assert_int_equal(rr_drc_init(&d, 8, 64), 0);
-	assert_int_equal(rr_drc_lookup(&d, &k, &rh, res, &len), RR_DRC_NEW);
+	assert_int_equal(rr__drc_init(&d, 8, 64), 0);
+	assert_int_equal(rr__drc_lookup(&d, &k, &rh, res, &len), RR_DRC_NEW);
 	run(&d, &k, 1, true);
-	assert_int_equal(rr_drc_lookup(&d, &args, &rh, res, &len), RR_DRC_NEW);
-	assert_int_equal(rr_drc_lookup(&d, &addr, &rh, res, &len), RR_DRC_NEW);
-	assert_int_equal(rr_drc_lookup(&d, &xid, &rh, res, &len), RR_DRC_NEW);
-	rr_drc_fini(&d);
+	assert_int_equal(rr__drc_lookup(&d, &args, &rh, res, &len), RR_DRC_NEW);
+	assert_int_equal(rr__drc_lookup(&d, &addr, &rh, res, &len), RR_DRC_NEW);
+	assert_int_equal(rr__drc_lookup(&d, &xid, &rh, res, &len), RR_DRC_NEW);
+	rr__drc_fini(&d);
 }
 
 static void replies_not_kept_are_forgotten(void **state)
@@ -83,11 +83,11 @@ static void replies_not_kept_are_forgotten(void **state)
 	size_t len;
 
 	(void)state;
-	assert_int_equal(rr_drc_init(&d, 8, 64), 0);
-	assert_int_equal(rr_drc_lookup(&d, &k, &rh, res, &len), RR_DRC_NEW);
+	assert_int_equal(rr__drc_init(&d, 8, 64), 0);
+	assert_int_equal(rr__drc_lookup(&d, &k, &rh, res, &len), RR_DRC_NEW);
 	run(&d, &k, 1, false); /* e.g. it had a DDP-eligible result */
-	assert_int_equal(rr_drc_lookup(&d, &k, &rh, res, &len), RR_DRC_NEW);
-	rr_drc_fini(&d);
+	assert_int_equal(rr__drc_lookup(&d, &k, &rh, res, &len), RR_DRC_NEW);
+	rr__drc_fini(&d);
 }
 
 /* A full table reuses the oldest finished entry, never a running one. */
@@ -100,25 +100,25 @@ static void the_table_wraps_around_running_calls(void **state)
 	size_t len;
 
 	(void)state;
-	assert_int_equal(rr_drc_init(&d, 4, 64), 0);
+	assert_int_equal(rr__drc_init(&d, 4, 64), 0);
 	for (uint32_t i = 0; i < 4; i++) {
 		k[i] = key(100 + i, "op", "10.0.0.1");
-		assert_int_equal(rr_drc_lookup(&d, &k[i], &rh, res, &len),
+		assert_int_equal(rr__drc_lookup(&d, &k[i], &rh, res, &len),
 				 RR_DRC_NEW);
 		if (i) /* k[0] stays running */
 			run(&d, &k[i], (uint8_t)i, true);
 	}
 	k[4] = key(200, "op", "10.0.0.1");
-	assert_int_equal(rr_drc_lookup(&d, &k[4], &rh, res, &len), RR_DRC_NEW);
+	assert_int_equal(rr__drc_lookup(&d, &k[4], &rh, res, &len), RR_DRC_NEW);
 	/* k[1] made room; k[0] (running) and k[2], k[3] are still there. */
-	assert_int_equal(rr_drc_lookup(&d, &k[1], &rh, res, &len), RR_DRC_NEW);
-	assert_int_equal(rr_drc_lookup(&d, &k[3], &rh, res, &len),
+	assert_int_equal(rr__drc_lookup(&d, &k[1], &rh, res, &len), RR_DRC_NEW);
+	assert_int_equal(rr__drc_lookup(&d, &k[3], &rh, res, &len),
 			 RR_DRC_REPLAY);
 	run(&d, &k[0], 5, true);
-	assert_int_equal(rr_drc_lookup(&d, &k[0], &rh, res, &len),
+	assert_int_equal(rr__drc_lookup(&d, &k[0], &rh, res, &len),
 			 RR_DRC_REPLAY);
 	assert_int_equal(res[0], 5);
-	rr_drc_fini(&d);
+	rr__drc_fini(&d);
 }
 
 int main(void)

@@ -20,27 +20,27 @@ static const struct rr_fsm m = {"test", N, names, next};
 static void table_decides(void **state)
 {
 	(void)state;
-	assert_true(rr_fsm_move(&m, 1, A, B));
-	assert_true(rr_fsm_move(&m, 1, B, C));
-	assert_true(rr_fsm_move(&m, 1, B, A));
-	assert_false(rr_fsm_move(&m, 1, A, C));
-	assert_false(rr_fsm_move(&m, 1, C, A));
-	assert_false(rr_fsm_move(&m, 1, C, B));
+	assert_true(rr__fsm_move(&m, 1, A, B));
+	assert_true(rr__fsm_move(&m, 1, B, C));
+	assert_true(rr__fsm_move(&m, 1, B, A));
+	assert_false(rr__fsm_move(&m, 1, A, C));
+	assert_false(rr__fsm_move(&m, 1, C, A));
+	assert_false(rr__fsm_move(&m, 1, C, B));
 }
 
 static void staying_is_allowed(void **state)
 {
 	(void)state;
 	for (uint32_t s = 0; s < N; s++)
-		assert_true(rr_fsm_allowed(&m, s, s));
+		assert_true(rr__fsm_allowed(&m, s, s));
 }
 
 static void out_of_range_is_refused(void **state)
 {
 	(void)state;
-	assert_false(rr_fsm_allowed(&m, N, A));
-	assert_false(rr_fsm_allowed(&m, A, N));
-	assert_false(rr_fsm_move(&m, 7, 31, 31));
+	assert_false(rr__fsm_allowed(&m, N, A));
+	assert_false(rr__fsm_allowed(&m, A, N));
+	assert_false(rr__fsm_move(&m, 7, 31, 31));
 }
 
 int main(void)

@@ -111,21 +111,21 @@ static int call_decode(const uint8_t *buf, size_t len)
 {
 	struct rr_call_hdr h;
 
-	return rr_call_hdr_decode(buf, len, &h);
+	return rr__call_hdr_decode(buf, len, &h);
 }
 
 static int reply_decode(const uint8_t *buf, size_t len)
 {
 	struct rr_reply_hdr h;
 
-	return rr_reply_hdr_decode(buf, len, &h);
+	return rr__reply_hdr_decode(buf, len, &h);
 }
 
 static int auth_sys_decode(const uint8_t *buf, size_t len)
 {
 	struct rr_auth_sys a;
 
-	return rr_auth_sys_decode(buf, len, &a);
+	return rr__auth_sys_decode(buf, len, &a);
 }
 
 /* Decoding msg[0..len) on the heap, exactly sized. */
@@ -156,7 +156,7 @@ static void null_call_decodes_field_by_field(void **state)
 	struct rr_call_hdr h;
 
 	(void)state;
-	assert_int_equal(rr_call_hdr_decode(buf, sizeof(null_call), &h), 40);
+	assert_int_equal(rr__call_hdr_decode(buf, sizeof(null_call), &h), 40);
 	assert_int_equal(h.xid, 0x28795526);
 	assert_int_equal(h.rpcvers, RR_RPC_VERSION);
 	assert_int_equal(h.prog, 100003);
@@ -177,9 +177,9 @@ static void null_call_reencodes_identically(void **state)
 	uint8_t out[64];
 
 	(void)state;
-	assert_int_equal(rr_call_hdr_decode(null_call, sizeof(null_call), &h),
+	assert_int_equal(rr__call_hdr_decode(null_call, sizeof(null_call), &h),
 			 40);
-	assert_int_equal(rr_call_hdr_encode(&h, out, sizeof(out)), 40);
+	assert_int_equal(rr__call_hdr_encode(&h, out, sizeof(out)), 40);
 	assert_memory_equal(out, null_call, 40);
 }
 
@@ -189,7 +189,7 @@ static void fsinfo_call_decodes_field_by_field(void **state)
 	struct rr_call_hdr h;
 
 	(void)state;
-	assert_int_equal(rr_call_hdr_decode(buf, sizeof(fsinfo_call), &h),
+	assert_int_equal(rr__call_hdr_decode(buf, sizeof(fsinfo_call), &h),
 			 FSINFO_HDR_LEN);
 	assert_int_equal(h.xid, 0x29795526);
 	assert_int_equal(h.rpcvers, 2);
@@ -214,7 +214,7 @@ static void fsinfo_auth_sys_decodes_field_by_field(void **state)
 
 	(void)state;
 	memset(&a, 0xa5, sizeof(a));
-	assert_int_equal(rr_auth_sys_decode(body, 32, &a), 32);
+	assert_int_equal(rr__auth_sys_decode(body, 32, &a), 32);
 	assert_int_equal(a.stamp, 0);
 	assert_int_equal(a.name_len, 11);
 	assert_string_equal(a.name, "vmlab-guest");
@@ -232,14 +232,14 @@ static void fsinfo_call_reencodes_identically(void **state)
 
 	(void)state;
 	assert_int_equal(
-		rr_call_hdr_decode(fsinfo_call, sizeof(fsinfo_call), &h),
+		rr__call_hdr_decode(fsinfo_call, sizeof(fsinfo_call), &h),
 		FSINFO_HDR_LEN);
-	assert_int_equal(rr_auth_sys_decode(h.cred.body, h.cred.len, &a), 32);
-	assert_int_equal(rr_auth_sys_encode(&a, cred, sizeof(cred)), 32);
+	assert_int_equal(rr__auth_sys_decode(h.cred.body, h.cred.len, &a), 32);
+	assert_int_equal(rr__auth_sys_encode(&a, cred, sizeof(cred)), 32);
 	assert_memory_equal(cred, fsinfo_call + 32, 32);
 	/* Re-encode from our own credential bytes, not the message's. */
 	h.cred.body = cred;
-	assert_int_equal(rr_call_hdr_encode(&h, out, sizeof(out)),
+	assert_int_equal(rr__call_hdr_encode(&h, out, sizeof(out)),
 			 FSINFO_HDR_LEN);
 	assert_memory_equal(out, fsinfo_call, FSINFO_HDR_LEN);
 }
@@ -252,7 +252,7 @@ static void success_reply_decodes_and_reencodes(void **state)
 
 	(void)state;
 	memset(&h, 0xa5, sizeof(h));
-	assert_int_equal(rr_reply_hdr_decode(buf, sizeof(success_reply), &h),
+	assert_int_equal(rr__reply_hdr_decode(buf, sizeof(success_reply), &h),
 			 24);
 	assert_int_equal(h.xid, 0x28795526);
 	assert_int_equal(h.stat, RR_MSG_ACCEPTED);
@@ -264,7 +264,7 @@ static void success_reply_decodes_and_reencodes(void **state)
 	assert_int_equal(h.mismatch_high, 0);
 	assert_int_equal(h.reject, 0);
 	assert_int_equal(h.auth_error, 0);
-	assert_int_equal(rr_reply_hdr_encode(&h, out, sizeof(out)), 24);
+	assert_int_equal(rr__reply_hdr_encode(&h, out, sizeof(out)), 24);
 	assert_memory_equal(out, success_reply, 24);
 	free(buf);
 }
@@ -275,20 +275,20 @@ static void peek_reads_xid_and_type_of_any_message(void **state)
 	uint8_t odd[8] = {1, 2, 3, 4, 0, 0, 0, 7};
 
 	(void)state;
-	assert_int_equal(rr_rpc_peek(null_call, 8, &xid, &type), 0);
+	assert_int_equal(rr__rpc_peek(null_call, 8, &xid, &type), 0);
 	assert_int_equal(xid, 0x28795526);
 	assert_int_equal(type, RR_RPC_CALL);
 	assert_int_equal(
-		rr_rpc_peek(success_reply, sizeof(success_reply), &xid, &type),
+		rr__rpc_peek(success_reply, sizeof(success_reply), &xid, &type),
 		0);
 	assert_int_equal(type, RR_RPC_REPLY);
-	assert_int_equal(rr_rpc_peek(odd, 8, &xid, &type), 0);
+	assert_int_equal(rr__rpc_peek(odd, 8, &xid, &type), 0);
 	assert_int_equal(xid, 0x01020304);
 	assert_int_equal(type, 7);
 	for (size_t len = 0; len < 8; len++) {
 		uint8_t *buf = exact_copy(null_call, len);
 
-		assert_int_equal(rr_rpc_peek(buf, len, &xid, &type), -EBADMSG);
+		assert_int_equal(rr__rpc_peek(buf, len, &xid, &type), -EBADMSG);
 		free(buf);
 	}
 }
@@ -337,10 +337,10 @@ static void round_trip_reply(const struct rr_reply_hdr *h, const uint8_t *wire,
 	uint8_t out[64], *buf;
 	struct rr_reply_hdr back;
 
-	assert_int_equal(rr_reply_hdr_encode(h, out, sizeof(out)), (int)len);
+	assert_int_equal(rr__reply_hdr_encode(h, out, sizeof(out)), (int)len);
 	assert_memory_equal(out, wire, len);
 	buf = exact_copy(out, len);
-	assert_int_equal(rr_reply_hdr_decode(buf, len, &back), (int)len);
+	assert_int_equal(rr__reply_hdr_decode(buf, len, &back), (int)len);
 	assert_reply_equal(h, &back);
 	/* Every shorter copy of the same reply is refused. */
 	assert_prefixes_rejected(reply_decode, buf, len);
@@ -420,10 +420,10 @@ static void call_with_bodies_round_trips(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cred); i++)
 		cred[i] = (uint8_t)(i * 7);
-	assert_int_equal(rr_call_hdr_encode(&h, out, sizeof(out)), len);
+	assert_int_equal(rr__call_hdr_encode(&h, out, sizeof(out)), len);
 	assert_int_equal(out[len - 1], 0); /* verifier padding */
 	buf = exact_copy(out, len);
-	assert_int_equal(rr_call_hdr_decode(buf, len, &back), len);
+	assert_int_equal(rr__call_hdr_decode(buf, len, &back), len);
 	assert_int_equal(back.xid, 1);
 	assert_int_equal(back.proc, 4);
 	assert_auth_equal(&h.cred, &back.cred);
@@ -448,9 +448,9 @@ static void auth_sys_at_its_limits_round_trips(void **state)
 	a.name[7] = '\0'; /* name_len, not a NUL, ends the name */
 	for (uint32_t i = 0; i < RR_AUTH_SYS_MAX_GIDS; i++)
 		a.gids[i] = 0x10000 + i;
-	assert_int_equal(rr_auth_sys_encode(&a, out, sizeof(out)), len);
+	assert_int_equal(rr__auth_sys_encode(&a, out, sizeof(out)), len);
 	buf = exact_copy(out, len);
-	assert_int_equal(rr_auth_sys_decode(buf, len, &back), len);
+	assert_int_equal(rr__auth_sys_decode(buf, len, &back), len);
 	assert_auth_sys_equal(&a, &back);
 	assert_int_equal(back.name[RR_AUTH_SYS_MAX_NAME], '\0');
 	assert_prefixes_rejected(auth_sys_decode, buf, len);
@@ -470,9 +470,9 @@ static void auth_sys_with_empty_name_round_trips(void **state)
 	uint32_t w[] = {1, 0, 2, 3, 1, 4};
 
 	(void)state;
-	assert_int_equal(rr_auth_sys_encode(&a, out, sizeof(out)), 24);
+	assert_int_equal(rr__auth_sys_encode(&a, out, sizeof(out)), 24);
 	assert_memory_equal(out, wire, words(w, 6, wire));
-	assert_int_equal(rr_auth_sys_decode(out, 24, &back), 24);
+	assert_int_equal(rr__auth_sys_decode(out, 24, &back), 24);
 	assert_auth_sys_equal(&a, &back);
 	assert_string_equal(back.name, "");
 }
@@ -597,7 +597,7 @@ static void other_rpc_version_is_returned_as_sent(void **state)
 	(void)state;
 	memcpy(msg, null_call, sizeof(null_call));
 	msg[11] = 3;
-	assert_int_equal(rr_call_hdr_decode(msg, sizeof(null_call), &h), 40);
+	assert_int_equal(rr__call_hdr_decode(msg, sizeof(null_call), &h), 40);
 	assert_int_equal(h.rpcvers, 3);
 }
 
@@ -663,17 +663,17 @@ static void assert_short_caps_refused(int (*encode)(const void *, uint8_t *,
 
 static int call_encode(const void *h, uint8_t *buf, size_t cap)
 {
-	return rr_call_hdr_encode(h, buf, cap);
+	return rr__call_hdr_encode(h, buf, cap);
 }
 
 static int reply_encode(const void *h, uint8_t *buf, size_t cap)
 {
-	return rr_reply_hdr_encode(h, buf, cap);
+	return rr__reply_hdr_encode(h, buf, cap);
 }
 
 static int auth_sys_encode(const void *a, uint8_t *buf, size_t cap)
 {
-	return rr_auth_sys_encode(a, buf, cap);
+	return rr__auth_sys_encode(a, buf, cap);
 }
 
 static void encoders_refuse_short_buffers(void **state)
@@ -684,9 +684,9 @@ static void encoders_refuse_short_buffers(void **state)
 
 	(void)state;
 	assert_int_equal(
-		rr_call_hdr_decode(fsinfo_call, sizeof(fsinfo_call), &call),
+		rr__call_hdr_decode(fsinfo_call, sizeof(fsinfo_call), &call),
 		FSINFO_HDR_LEN);
-	assert_int_equal(rr_auth_sys_decode(call.cred.body, 32, &sys), 32);
+	assert_int_equal(rr__auth_sys_decode(call.cred.body, 32, &sys), 32);
 	assert_short_caps_refused(call_encode, &call, FSINFO_HDR_LEN);
 	assert_short_caps_refused(auth_sys_encode, &sys, 32);
 	for (size_t i = 0; i < sizeof(reply_cases) / sizeof(reply_cases[0]);
@@ -713,30 +713,30 @@ static void encoders_refuse_invalid_values(void **state)
 
 	(void)state;
 	call.cred = (struct rr_opaque_auth){.len = 401, .body = big};
-	assert_int_equal(rr_call_hdr_encode(&call, out, sizeof(out)), -EINVAL);
+	assert_int_equal(rr__call_hdr_encode(&call, out, sizeof(out)), -EINVAL);
 	call.cred = (struct rr_opaque_auth){0};
 	call.verf = (struct rr_opaque_auth){.len = 401, .body = big};
-	assert_int_equal(rr_call_hdr_encode(&call, out, sizeof(out)), -EINVAL);
+	assert_int_equal(rr__call_hdr_encode(&call, out, sizeof(out)), -EINVAL);
 	call.verf = (struct rr_opaque_auth){.len = 1, .body = NULL};
-	assert_int_equal(rr_call_hdr_encode(&call, out, sizeof(out)), -EINVAL);
+	assert_int_equal(rr__call_hdr_encode(&call, out, sizeof(out)), -EINVAL);
 	/* -EINVAL wins over -ENOSPC: the values are wrong at any size. */
-	assert_int_equal(rr_call_hdr_encode(&call, out, 0), -EINVAL);
+	assert_int_equal(rr__call_hdr_encode(&call, out, 0), -EINVAL);
 
 	reply.verf = (struct rr_opaque_auth){.len = 401, .body = big};
-	assert_int_equal(rr_reply_hdr_encode(&reply, out, sizeof(out)),
+	assert_int_equal(rr__reply_hdr_encode(&reply, out, sizeof(out)),
 			 -EINVAL);
 	reply = (struct rr_reply_hdr){.stat = 2};
-	assert_int_equal(rr_reply_hdr_encode(&reply, out, sizeof(out)),
+	assert_int_equal(rr__reply_hdr_encode(&reply, out, sizeof(out)),
 			 -EINVAL);
 	reply = (struct rr_reply_hdr){.stat = RR_MSG_DENIED, .reject = 2};
-	assert_int_equal(rr_reply_hdr_encode(&reply, out, sizeof(out)),
+	assert_int_equal(rr__reply_hdr_encode(&reply, out, sizeof(out)),
 			 -EINVAL);
 
 	sys.name_len = RR_AUTH_SYS_MAX_NAME + 1;
-	assert_int_equal(rr_auth_sys_encode(&sys, out, sizeof(out)), -EINVAL);
+	assert_int_equal(rr__auth_sys_encode(&sys, out, sizeof(out)), -EINVAL);
 	sys.name_len = 0;
 	sys.ngids = RR_AUTH_SYS_MAX_GIDS + 1;
-	assert_int_equal(rr_auth_sys_encode(&sys, out, sizeof(out)), -EINVAL);
+	assert_int_equal(rr__auth_sys_encode(&sys, out, sizeof(out)), -EINVAL);
 }
 
 /* ------------------------------------------- libtirpc's own encoder */
@@ -784,7 +784,7 @@ static void call_encodings_match_libtirpc(void **state)
 	(void)state;
 	xdrmem_create(&x, (char *)theirs, sizeof(theirs), XDR_ENCODE);
 	assert_true(xdr_authunix_parms(&x, &parms));
-	clen = rr_auth_sys_encode(&sys, cred, sizeof(cred));
+	clen = rr__auth_sys_encode(&sys, cred, sizeof(cred));
 	assert_int_equal(clen, (int)xdr_getpos(&x));
 	assert_memory_equal(cred, theirs, clen);
 	xdr_destroy(&x);
@@ -799,7 +799,7 @@ static void call_encodings_match_libtirpc(void **state)
 		(struct opaque_auth){AUTH_SYS, (caddr_t)cred, (u_int)clen};
 	m.rm_call.cb_verf = _null_auth;
 	h.cred = (struct rr_opaque_auth){RR_AUTH_SYS, (uint32_t)clen, cred};
-	n = rr_call_hdr_encode(&h, ours, sizeof(ours));
+	n = rr__call_hdr_encode(&h, ours, sizeof(ours));
 	assert_int_equal(
 		n, (int)tirpc_encode(xdr_callmsg, &m, theirs, sizeof(theirs)));
 	assert_memory_equal(ours, theirs, n);
@@ -840,7 +840,7 @@ static void reply_encodings_match_libtirpc(void **state)
 			m.rm_reply.rp_rjct.rj_vers.low = h->mismatch_low;
 			m.rm_reply.rp_rjct.rj_vers.high = h->mismatch_high;
 		}
-		n = rr_reply_hdr_encode(h, ours, sizeof(ours));
+		n = rr__reply_hdr_encode(h, ours, sizeof(ours));
 		assert_int_equal(n, (int)tirpc_encode(xdr_replymsg, &m, theirs,
 						      sizeof(theirs)));
 		assert_memory_equal(ours, theirs, n);
@@ -856,7 +856,7 @@ static void reply_encodings_match_libtirpc(void **state)
 		m.rm_reply.rp_stat = MSG_DENIED;
 		m.rm_reply.rp_rjct.rj_stat = AUTH_ERROR;
 		m.rm_reply.rp_rjct.rj_why = why;
-		n = rr_reply_hdr_encode(&h, ours, sizeof(ours));
+		n = rr__reply_hdr_encode(&h, ours, sizeof(ours));
 		assert_int_equal(n, (int)tirpc_encode(xdr_replymsg, &m, theirs,
 						      sizeof(theirs)));
 		assert_memory_equal(ours, theirs, n);

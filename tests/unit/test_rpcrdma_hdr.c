@@ -32,7 +32,7 @@ static uint32_t rng(void)
 static int decode_exact(const uint8_t *p, size_t len, struct rr_rdma_hdr *h)
 {
 	uint8_t *c = exact_copy(p, len);
-	int ret = rr_rdma_hdr_decode(c, len, h);
+	int ret = rr__rdma_hdr_decode(c, len, h);
 
 	free(c);
 	return ret;
@@ -92,10 +92,10 @@ static void assert_hdr_equal(const struct rr_rdma_hdr *a,
 static int round_trip(const struct rr_rdma_hdr *h, uint8_t *buf, size_t cap)
 {
 	struct rr_rdma_hdr d;
-	int n = rr_rdma_hdr_encode(h, buf, cap);
+	int n = rr__rdma_hdr_encode(h, buf, cap);
 
 	assert_true(n > 0);
-	assert_int_equal((size_t)n, rr_rdma_hdr_size(h));
+	assert_int_equal((size_t)n, rr__rdma_hdr_size(h));
 	poison(&d);
 	assert_int_equal(decode_exact(buf, (size_t)n, &d), n);
 	assert_hdr_equal(h, &d);
@@ -164,9 +164,9 @@ static void check_kernel_msg(const char *hex, uint32_t xid, uint32_t credits)
 	/* The header alone, exactly sized, decodes the same. */
 	assert_int_equal(decode_exact(msg, RR_RDMA_HDR_EMPTY, &h),
 			 RR_RDMA_HDR_EMPTY);
-	assert_int_equal(rr_rdma_hdr_size(&h), RR_RDMA_HDR_EMPTY);
+	assert_int_equal(rr__rdma_hdr_size(&h), RR_RDMA_HDR_EMPTY);
 	memset(out, 0xee, sizeof(out));
-	assert_int_equal(rr_rdma_hdr_encode(&h, out, sizeof(out)),
+	assert_int_equal(rr__rdma_hdr_encode(&h, out, sizeof(out)),
 			 RR_RDMA_HDR_EMPTY);
 	assert_memory_equal(out, msg, RR_RDMA_HDR_EMPTY);
 	assert_int_equal(out[RR_RDMA_HDR_EMPTY], 0xee);
@@ -237,8 +237,8 @@ static void test_chunky_layout(void **state)
 
 	(void)state;
 	fill_chunky(&h);
-	assert_int_equal(rr_rdma_hdr_size(&h), n);
-	assert_int_equal(rr_rdma_hdr_encode(&h, out, sizeof(out)), (int)n);
+	assert_int_equal(rr__rdma_hdr_size(&h), n);
+	assert_int_equal(rr__rdma_hdr_encode(&h, out, sizeof(out)), (int)n);
 	assert_memory_equal(out, want, n);
 	poison(&d);
 	assert_int_equal(decode_exact(want, n, &d), (int)n);
@@ -262,8 +262,8 @@ static void test_err_vers_layout(void **state)
 
 	(void)state;
 	assert_int_equal(n, 28);
-	assert_int_equal(rr_rdma_hdr_size(&h), n);
-	assert_int_equal(rr_rdma_hdr_encode(&h, out, sizeof(out)), (int)n);
+	assert_int_equal(rr__rdma_hdr_size(&h), n);
+	assert_int_equal(rr__rdma_hdr_encode(&h, out, sizeof(out)), (int)n);
 	assert_memory_equal(out, want, n);
 	poison(&d);
 	assert_int_equal(decode_exact(want, n, &d), (int)n);
@@ -287,7 +287,7 @@ static void test_err_vers_echo(void **state)
 	struct rr_rdma_hdr d;
 
 	(void)state;
-	assert_int_equal(rr_rdma_hdr_encode(&h, out, sizeof(out)), 28);
+	assert_int_equal(rr__rdma_hdr_encode(&h, out, sizeof(out)), 28);
 	assert_int_equal(out[7], 2);
 	poison(&d);
 	assert_int_equal(decode_exact(out, 28, &d), -EPROTONOSUPPORT);
@@ -308,8 +308,8 @@ static void test_err_chunk_layout(void **state)
 	struct rr_rdma_hdr d;
 
 	(void)state;
-	assert_int_equal(rr_rdma_hdr_size(&h), 20);
-	assert_int_equal(rr_rdma_hdr_encode(&h, out, sizeof(out)), 20);
+	assert_int_equal(rr__rdma_hdr_size(&h), 20);
+	assert_int_equal(rr__rdma_hdr_encode(&h, out, sizeof(out)), 20);
 	assert_memory_equal(out, want, n);
 	poison(&d);
 	assert_int_equal(decode_exact(want, n, &d), 20);
@@ -469,7 +469,7 @@ static void check_truncations(const uint8_t *msg, size_t n)
 		poison(&h);
 		assert_int_equal(decode_exact(msg, len, &h), -EBADMSG);
 		poison(&h);
-		assert_int_equal(rr_rdma_hdr_decode(msg, len, &h), -EBADMSG);
+		assert_int_equal(rr__rdma_hdr_decode(msg, len, &h), -EBADMSG);
 	}
 	assert_int_equal(decode_exact(msg, n, &h), (int)n);
 }
@@ -493,7 +493,7 @@ static void test_truncations(void **state)
 		  sizeof(buf));
 	check_truncations(buf, n);
 	fill_max(&h);
-	n = (size_t)rr_rdma_hdr_encode(&h, buf, sizeof(buf));
+	n = (size_t)rr__rdma_hdr_encode(&h, buf, sizeof(buf));
 	check_truncations(buf, n);
 }
 
@@ -502,7 +502,7 @@ static void test_null_buffer_empty(void **state)
 	struct rr_rdma_hdr h;
 
 	(void)state;
-	assert_int_equal(rr_rdma_hdr_decode(NULL, 0, &h), -EBADMSG);
+	assert_int_equal(rr__rdma_hdr_decode(NULL, 0, &h), -EBADMSG);
 }
 
 /* Overwrites the word at byte offset off of an encoded header. */
@@ -672,7 +672,8 @@ static void test_random_garbage(void **state)
 		if (ret < 0)
 			continue;
 		assert_true((size_t)ret <= len);
-		assert_int_equal(rr_rdma_hdr_encode(&h, out, sizeof(out)), ret);
+		assert_int_equal(rr__rdma_hdr_encode(&h, out, sizeof(out)),
+				 ret);
 		assert_memory_equal(out, buf, (size_t)ret);
 		assert_int_equal(decode_exact(out, (size_t)ret, &d), ret);
 		assert_hdr_equal(&h, &d);
@@ -683,7 +684,7 @@ static void test_random_garbage(void **state)
 
 static void check_nospc(const struct rr_rdma_hdr *h)
 {
-	size_t n = rr_rdma_hdr_size(h);
+	size_t n = rr__rdma_hdr_size(h);
 	uint8_t *buf;
 
 	assert_true(n > 0);
@@ -691,12 +692,12 @@ static void check_nospc(const struct rr_rdma_hdr *h)
 	for (size_t cap = 0; cap < n; cap++) {
 		buf = malloc(cap ? cap : 1);
 		assert_non_null(buf);
-		assert_int_equal(rr_rdma_hdr_encode(h, buf, cap), -ENOSPC);
+		assert_int_equal(rr__rdma_hdr_encode(h, buf, cap), -ENOSPC);
 		free(buf);
 	}
 	buf = malloc(n);
 	assert_non_null(buf);
-	assert_int_equal(rr_rdma_hdr_encode(h, buf, n), (int)n);
+	assert_int_equal(rr__rdma_hdr_encode(h, buf, n), (int)n);
 	free(buf);
 }
 
@@ -722,8 +723,8 @@ static void check_einval(const struct rr_rdma_hdr *h)
 {
 	uint8_t buf[4096];
 
-	assert_int_equal(rr_rdma_hdr_size(h), 0);
-	assert_int_equal(rr_rdma_hdr_encode(h, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(rr__rdma_hdr_size(h), 0);
+	assert_int_equal(rr__rdma_hdr_encode(h, buf, sizeof(buf)), -EINVAL);
 }
 
 static void test_encode_einval(void **state)
@@ -757,7 +758,7 @@ static void test_encode_einval(void **state)
 	fill_max(&h);
 	h.has_reply = false;
 	h.reply.nsegs = 0xffffffff;
-	assert_int_equal(rr_rdma_hdr_size(&h), 28 + 16 * 24 + 4 * 264);
+	assert_int_equal(rr__rdma_hdr_size(&h), 28 + 16 * 24 + 4 * 264);
 }
 
 /* ---------------------------------------------------------- cparams */
@@ -772,10 +773,10 @@ static void test_cparams_kernel_request(void **state)
 	uint8_t out[RR_CPARAMS_LEN];
 
 	(void)state;
-	rr_cparams_encode(&p, out);
+	rr__cparams_encode(&p, out);
 	assert_memory_equal(out, want, sizeof(want));
 	memset(&d, 0xa5, sizeof(d));
-	assert_int_equal(rr_cparams_decode(want, sizeof(want), &d), 0);
+	assert_int_equal(rr__cparams_decode(want, sizeof(want), &d), 0);
 	assert_true(d.rem_inv_ok);
 	assert_int_equal(d.inline_send, 4096);
 	assert_int_equal(d.inline_recv, 4096);
@@ -794,7 +795,7 @@ static void test_cparams_kernel_reply(void **state)
 	assert_int_equal(n, 32);
 	assert_int_equal(mpa[19], 12); /* PD length: IRD/ORD + our 8 */
 	memset(&d, 0xa5, sizeof(d));
-	assert_int_equal(rr_cparams_decode(mpa + 24, 8, &d), 0);
+	assert_int_equal(rr__cparams_decode(mpa + 24, 8, &d), 0);
 	assert_false(d.rem_inv_ok);
 	assert_int_equal(d.inline_send, 4096);
 	assert_int_equal(d.inline_recv, 4096);
@@ -803,7 +804,7 @@ static void test_cparams_kernel_reply(void **state)
 static int cp_decode_exact(const uint8_t *p, size_t len, struct rr_cparams *d)
 {
 	uint8_t *c = exact_copy(p, len);
-	int ret = rr_cparams_decode(c, len, d);
+	int ret = rr__cparams_decode(c, len, d);
 
 	free(c);
 	return ret;
@@ -822,7 +823,7 @@ static void test_cparams_rejects(void **state)
 	/* Too short to tell: not ours. */
 	for (size_t len = 0; len < 4; len++)
 		assert_int_equal(cp_decode_exact(blk, len, &d), -ENOENT);
-	assert_int_equal(rr_cparams_decode(NULL, 0, &d), -ENOENT);
+	assert_int_equal(rr__cparams_decode(NULL, 0, &d), -ENOENT);
 	assert_int_equal(cp_decode_exact(zeros, sizeof(zeros), &d), -ENOENT);
 	/* rping's private data is empty; another ULP's is anything. */
 	assert_int_equal(cp_decode_exact((const uint8_t *)"\x18\x0e\xab\xf6"
@@ -853,7 +854,7 @@ static void test_cparams_sizes(void **state)
 		p.rem_inv_ok = sz & 1024;
 		p.inline_send = sz;
 		p.inline_recv = 263168 - sz;
-		rr_cparams_encode(&p, out);
+		rr__cparams_encode(&p, out);
 		assert_int_equal(out[6], sz / 1024 - 1);
 		assert_int_equal(cp_decode_exact(out, sizeof(out), &d), 0);
 		assert_int_equal(d.rem_inv_ok, p.rem_inv_ok);
@@ -862,20 +863,20 @@ static void test_cparams_sizes(void **state)
 	}
 	/* Rounded down to a KiB and clamped to what one octet says. */
 	p = (struct rr_cparams){false, 4097, 2047};
-	rr_cparams_encode(&p, out);
+	rr__cparams_encode(&p, out);
 	assert_int_equal(out[6], 3);
 	assert_int_equal(out[7], 0);
 	p = (struct rr_cparams){false, 0, 1u << 20};
-	rr_cparams_encode(&p, out);
+	rr__cparams_encode(&p, out);
 	assert_int_equal(out[6], 0);
 	assert_int_equal(out[7], 255);
 	/* Just past what fits: no wrap into a small size. */
 	p = (struct rr_cparams){false, 300 * 1024, 257 * 1024};
-	rr_cparams_encode(&p, out);
+	rr__cparams_encode(&p, out);
 	assert_int_equal(out[6], 255);
 	assert_int_equal(out[7], 255);
 	p = (struct rr_cparams){false, 0xffffffff, 1023};
-	rr_cparams_encode(&p, out);
+	rr__cparams_encode(&p, out);
 	assert_int_equal(out[6], 255);
 	assert_int_equal(out[7], 0);
 	assert_int_equal(out[5], 0);

@@ -127,7 +127,7 @@ static int crc_local(struct xfer *x, struct progress *p, uint32_t *crc)
 	ssize_t n;
 
 	while ((n = read_full(x->fd, x->buf, x->cap, off)) > 0) {
-		c = rr_crc32c_update(c, x->buf, (size_t)n);
+		c = rr__crc32c_update(c, x->buf, (size_t)n);
 		off += n;
 		progress_add(p, (uint64_t)n);
 	}
@@ -150,7 +150,7 @@ static int crc_remote(struct xfer *x, struct progress *p, uint32_t *crc)
 	if (rc)
 		return cli_fail(x->url, rc);
 	while ((n = rr_nfs_pread(f, x->buf, x->cap, off)) > 0) {
-		c = rr_crc32c_update(c, x->buf, (size_t)n);
+		c = rr__crc32c_update(c, x->buf, (size_t)n);
 		off += (uint64_t)n;
 		progress_add(p, (uint64_t)n);
 	}
@@ -229,7 +229,7 @@ static int get_loop(struct xfer *x, struct progress *p)
 		if (rc)
 			return cli_fail(x->local_path, rc);
 		if (x->c->verify) /* else nothing reads it */
-			x->crc = rr_crc32c_update(x->crc, x->buf, (size_t)n);
+			x->crc = rr__crc32c_update(x->crc, x->buf, (size_t)n);
 		off += (uint64_t)n;
 		progress_add(p, (uint64_t)n);
 	}
@@ -456,7 +456,7 @@ static int put_loop(struct xfer *x, struct progress *p)
 		if (put_piece(x, (size_t)n, off))
 			return 1;
 		if (x->c->verify || x->pipe)
-			x->crc = rr_crc32c_update(x->crc, x->buf, (size_t)n);
+			x->crc = rr__crc32c_update(x->crc, x->buf, (size_t)n);
 		off += (uint64_t)n;
 		progress_add(p, (uint64_t)n);
 	}

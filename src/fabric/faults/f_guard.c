@@ -39,8 +39,8 @@ static uint32_t crc_of(const struct rr_sge *sge, uint32_t n)
 	uint32_t c = RR_CRC32C_INIT;
 
 	for (uint32_t i = 0; i < n; i++)
-		c = rr_crc32c_update(c, (const void *)(uintptr_t)sge[i].addr,
-				     sge[i].length);
+		c = rr__crc32c_update(c, (const void *)(uintptr_t)sge[i].addr,
+				      sge[i].length);
 	return rr_crc32c_final(c);
 }
 

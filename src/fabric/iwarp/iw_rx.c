@@ -207,9 +207,9 @@ static int rx_begin(struct iw_qp *qp)
 	rx->placed = 0;
 	rx->trailer_have = 0;
 	rx->trailer_need = iw_fpdu_pad(rx->h.mpa_len) + IW_CRC_LEN;
-	rx->crc =
-		qp->crc ? rr_crc32c_update(RR_CRC32C_INIT, rx->hdr, hdr_len(rx))
-			: 0;
+	rx->crc = qp->crc ? rr__crc32c_update(RR_CRC32C_INIT, rx->hdr,
+					      hdr_len(rx))
+			  : 0;
 	if (rx->h.tagged)
 		return rx->h.opcode == IW_OP_WRITE ? begin_write(qp, plen)
 						   : begin_read_resp(qp, plen);
@@ -437,7 +437,7 @@ static void crc_iov(struct iw_rx *rx, const struct iovec *iov, int n,
 	for (int i = 0; i < n && bytes; i++) {
 		size_t take = iov[i].iov_len < bytes ? iov[i].iov_len : bytes;
 
-		rx->crc = rr_crc32c_update(rx->crc, iov[i].iov_base, take);
+		rx->crc = rr__crc32c_update(rx->crc, iov[i].iov_base, take);
 		bytes -= take;
 	}
 }
@@ -655,7 +655,7 @@ static int iw_rx_deliver(struct iw_qp *qp)
 
 	if (qp->crc) {
 		uint32_t pad = rx->trailer_need - IW_CRC_LEN;
-		uint32_t c = rr_crc32c_update(rx->crc, rx->trailer, pad);
+		uint32_t c = rr__crc32c_update(rx->crc, rx->trailer, pad);
 
 		if (rr_crc32c_final(c) != rr__iw_crc_load(rx->trailer + pad)) {
 			IW_COUNT(qp->dev, crc_errors);

@@ -47,9 +47,9 @@ static void add_trailer(struct iw_qp *qp, uint32_t first_iov, uint16_t mpa_len)
 		uint32_t c = RR_CRC32C_INIT;
 
 		for (uint32_t i = first_iov; i < tx->iovcnt; i++)
-			c = rr_crc32c_update(c, tx->iov[i].iov_base,
-					     tx->iov[i].iov_len);
-		c = rr_crc32c_update(c, zeros, pad);
+			c = rr__crc32c_update(c, tx->iov[i].iov_base,
+					      tx->iov[i].iov_len);
+		c = rr__crc32c_update(c, zeros, pad);
 		rr__iw_crc_store(t + pad, rr_crc32c_final(c));
 	}
 	add_iov(tx, t, pad + IW_CRC_LEN);

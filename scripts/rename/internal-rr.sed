@@ -1,0 +1,4 @@
+# Issue 16: the internal globals that still had the public prefix rr_ get
+# rr__ (STYLE: internal non-static symbols), with the internal inline
+# helpers beside them. Apply with sed -E -i -f scripts/rename/internal-rr.sed FILE...
+s/\brr_(auth_sys_decode|auth_sys_encode|bufpool_fini|bufpool_init|call_begin|call_hdr_bad_auth|call_hdr_decode|call_hdr_encode|call_msg_hdr|cb_serve|cparams_decode|cparams_encode|crc32c_update|dispatch|dispatch_nowait|drc_done|drc_fini|drc_init|drc_key_of|drc_lookup|fsm_allowed|fsm_move|ka_end|ka_init|ka_note|ka_probe|ka_ready|progtab_add|progtab_drc|progtab_nowait|rdma_hdr_decode|rdma_hdr_encode|rdma_hdr_size|reply_encode|reply_hdr_decode|reply_hdr_encode|reply_len|reply_take|rpc_peek|svc_req_parse|workq_fini|workq_init|workq_pop|workq_push|workq_stop|xprt_cparams|xprt_negotiate|call_wait_(init|fini|done|end)|call_list_(end|run)|call_priv|backoff_(opts|next|reset))\b/rr__\1/g
