@@ -249,7 +249,7 @@ static struct rr__admit_conn admit_view(const struct svc_conn *cn)
 	return (struct rr__admit_conn){.born_ms = cn->born_ms,
 				       .last_call_ms = cn->last_call_ms,
 				       .busy = cn->calls_in || cn->running ||
-					       cn->dead ||
+					       rr__svc_conn_dead(cn) ||
 					       (cn->cb && cn->cb->out)};
 }
 
@@ -259,7 +259,8 @@ static uint32_t peer_conns(const struct rr_svc *s,
 	uint32_t n = 0;
 
 	for (const struct svc_conn *cn = s->conns; cn; cn = cn->next)
-		n += !cn->dead && rr__admit_same_host(&cn->peer, peer);
+		n += !rr__svc_conn_dead(cn) &&
+		     rr__admit_same_host(&cn->peer, peer);
 	return n;
 }
 
@@ -289,8 +290,7 @@ static void make_room(struct rr_svc *s, const struct sockaddr_storage *peer,
 		}
 	}
 	if (best) {
-		best->dead = true;
-		best->why = "evicted to make room";
+		rr__svc_conn_kill(best, "evicted to make room");
 		s->st.conn_evicted++;
 	}
 }
@@ -318,8 +318,7 @@ static void find_overdue(struct rr_svc *s, uint64_t now)
 
 		if (rr__admit_overdue(&a, s->o.first_call_ms, s->o.idle_ms,
 				      now)) {
-			cn->dead = true;
-			cn->why = "idle past its deadline";
+			rr__svc_conn_kill(cn, "idle past its deadline");
 			s->st.conn_timeouts++;
 		}
 	}
@@ -434,11 +433,9 @@ static void cm_events(struct rr_svc *s)
 			 ev.qp) {
 			struct svc_conn *cn = rr_qp_context(ev.qp);
 
-			if (!cn->dead)
-				cn->why = ev.type == RR_CM_DISCONNECTED
-						  ? "disconnected"
-						  : "queue pair error";
-			cn->dead = true;
+			rr__svc_conn_kill(cn, ev.type == RR_CM_DISCONNECTED
+						      ? "disconnected"
+						      : "queue pair error");
 		}
 	}
 }
@@ -487,12 +484,11 @@ static void find_stalled(struct rr_svc *s, uint64_t now)
 	s->stall_check_ms = now;
 	find_overdue(s, now);
 	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
-		if (!cn->dead && stalled(cn, now)) {
+		if (!rr__svc_conn_dead(cn) && stalled(cn, now)) {
 			rr_warn_rl("svc: peer stalled for %d ms with bulk "
 				   "buffers held: dropping it",
 				   SVC_STALL_MS);
-			cn->dead = true;
-			cn->why = "stalled holding bulk buffers";
+			rr__svc_conn_kill(cn, "stalled holding bulk buffers");
 			s->st.bulk_stalls++;
 			penalise(s, cn, now);
 		}
@@ -512,11 +508,11 @@ static void reap(struct rr_svc *s, bool force)
 	find_stalled(s, now);
 	for (; cn; cn = next) {
 		next = cn->next;
-		if (!cn->dead)
+		if (cn->state == SCONN_UP)
 			continue;
-		if (!cn->disconnected) {
+		if (cn->state == SCONN_DEAD) {
 			rr__svc_cb_gone(cn); /* its callbacks end now */
-			cn->disconnected = true;
+			rr__svc_conn_move(cn, SCONN_DRAINING);
 			cn->dead_ms = now;
 			rr_qp_disconnect(cn->qp);
 		}
@@ -537,7 +533,7 @@ static void reap(struct rr_svc *s, bool force)
 static void account_error(struct svc_conn *cn, unsigned kind, uint32_t slot,
 			  uint32_t seq)
 {
-	cn->dead = true;
+	rr__svc_conn_kill(cn, NULL);
 	if (kind == RR_WRK_DRAIN && cn->drain_posted) {
 		if (slot == 0 && !cn->drain_sq) {
 			cn->drain_sq = true;
@@ -581,7 +577,7 @@ static void dispatch(struct rr_svc *s, const struct rr_wc *wc)
 		s->st.stale_cqes++;
 		return;
 	}
-	if (wc->status != RR_WC_SUCCESS || cn->dead) {
+	if (wc->status != RR_WC_SUCCESS || rr__svc_conn_dead(cn)) {
 		account_error(cn, kind, slot, seq);
 		return;
 	}
@@ -703,7 +699,7 @@ int rr_svc_shutdown(struct rr_svc *s)
 	pthread_mutex_lock(&s->mu);
 	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
 		cn->running = 0;
-		cn->dead = true;
+		rr__svc_conn_kill(cn, NULL);
 	}
 	pthread_mutex_unlock(&s->mu);
 	while (s->conns && rr_mono_ms() < deadline)

@@ -180,14 +180,32 @@ struct svc_pend {
 	uint32_t nwr;
 };
 
+/*
+ * A connection's machine on the server (svc_state.c has the table):
+ *
+ *   UP --(lost, refused, evicted, idle, stalled, shut down)--> DEAD
+ *   DEAD --(reap: callbacks ended, rr_qp_disconnect)--> DRAINING
+ *   DRAINING --(both drain markers back, no call in a worker,
+ *               or SVC_DRAIN_MS)--> closed and freed
+ *
+ * A new connection is UP from its allocation (accepted or being
+ * accepted). Only UP posts work requests; completions of any other
+ * state are accounted and dropped.
+ */
+enum svc_conn_state {
+	SCONN_UP,
+	SCONN_DEAD,
+	SCONN_DRAINING,
+	SCONN_NSTATES,
+};
+
 struct svc_conn {
 	struct rr_svc *s;
 	struct rr_qp *qp;
 	uint16_t gen;
-	bool dead;
-	/* what made it dead, for rr_svc_opts.on_conn */
+	enum svc_conn_state state;
+	/* what made it DEAD, for rr_svc_opts.on_conn */
 	const char *why;
-	bool disconnected;	 /* rr_qp_disconnect issued */
 	bool drain_posted;	 /* rr_qp_drain's markers are out */
 	bool drain_sq, drain_rq; /* ... and seen */
 	uint64_t dead_ms;	 /* when found dead: bounds the drain */
@@ -339,6 +357,19 @@ void rr__svc_pool_stop(struct rr_svc *s);
 void rr__svc_pool_submit(struct rr_svc *s, struct svc_req *r);
 int rr__svc_scratch_alloc(struct svc_scratch *sc, size_t max_bulk);
 void rr__svc_scratch_free(struct svc_scratch *sc);
+
+/*
+ * The connection leaves UP for DEAD, why (may be NULL) telling the first
+ * cause; later causes change nothing. Caller holds s->mu.
+ */
+void rr__svc_conn_kill(struct svc_conn *cn, const char *why);
+/* DEAD to DRAINING (svc_state.c). Caller holds s->mu. */
+void rr__svc_conn_move(struct svc_conn *cn, enum svc_conn_state to);
+
+static inline bool rr__svc_conn_dead(const struct svc_conn *cn)
+{
+	return cn->state != SCONN_UP;
+}
 
 /* Every move of a call's machine (svc_state.c). Caller holds s->mu. */
 void rr__svc_req_move(struct svc_conn *cn, struct svc_req *r,

@@ -192,7 +192,7 @@ static uint32_t credits(const struct svc_cb *cb)
 /* Sends what credits and send-queue room allow, in order. */
 static void kick(struct svc_cb *cb)
 {
-	while (cb->cn && !cb->cn->dead && cb->wait_head) {
+	while (cb->cn && !rr__svc_conn_dead(cb->cn) && cb->wait_head) {
 		struct svc_cb_slot *sl = slot_free(cb);
 
 		if (cb->out >= credits(cb) || !sl) {
@@ -259,7 +259,7 @@ static int cb_call_async(struct rr_svc_conn *conn, struct rr_call *call,
 	if (call->args_len && !call->args)
 		return -EINVAL;
 	locked = lock(s);
-	if (!cb->cn || cb->cn->dead)
+	if (!cb->cn || rr__svc_conn_dead(cb->cn))
 		rc = -ENOTCONN;
 	else if (RR_RDMA_HDR_EMPTY + 28 + call->args_len > send_cap(cb->cn))
 		rc = -EMSGSIZE; /* a credential may still make it too long */

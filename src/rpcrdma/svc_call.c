@@ -33,11 +33,11 @@ void rr__svc_post_recv(struct svc_conn *cn, uint32_t i)
 			     .lkey = rr_mr_lkey(cn->recvbufs.mr)};
 	struct rr_recv_wr wr = {.sg_list = &sge, .num_sge = 1};
 
-	if (cn->dead)
+	if (rr__svc_conn_dead(cn))
 		return;
 	wr.wr_id = rr_wrid(cn->gen, RR_WRK_RECV, i, ++cn->reqs[i].recv_seq);
 	if (rr_qp_post_recv(cn->qp, &wr, NULL)) {
-		cn->dead = true;
+		rr__svc_conn_kill(cn, NULL);
 		return;
 	}
 	cn->reqs[i].recv_out = true;
@@ -94,7 +94,7 @@ void rr__svc_share_update(struct rr_svc *s)
 		return;
 	}
 	for (const struct svc_conn *cn = s->conns; cn; cn = cn->next)
-		live += !cn->dead;
+		live += !rr__svc_conn_dead(cn);
 	s->bulk_share = s->o.bulk_bufs / (live + 1);
 	if (!s->bulk_share)
 		s->bulk_share = 1;
@@ -541,11 +541,12 @@ static enum svc_wait pull(struct svc_conn *cn, struct svc_req *r)
 				 .rkey = seg->handle}};
 	}
 	rr__svc_flush(cn); /* ORDER: replies accounted before these go first */
-	rc = cn->dead ? -ENOTCONN : rr_qp_post_send(cn->qp, wr, &bad);
+	rc = rr__svc_conn_dead(cn) ? -ENOTCONN
+				   : rr_qp_post_send(cn->qp, wr, &bad);
 	/* what did go out is accounted, so the drain balances */
 	cn->reads_out += rc ? (uint32_t)(bad ? bad - wr : 0) : n;
 	if (rc) {
-		cn->dead = true; /* conn_close gives r->bulk back */
+		rr__svc_conn_kill(cn, NULL); /* conn_close gives r->bulk back */
 		return SVC_GO;
 	}
 	r->read_mark = cn->sq_posted;
@@ -610,7 +611,8 @@ static struct svc_conn *next_to_try(struct rr_svc *s)
 	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
 		struct svc_req *r = cn->wait_head;
 
-		if (!r || cn->dead || cn->wait_pass == s->resume_pass ||
+		if (!r || rr__svc_conn_dead(cn) ||
+		    cn->wait_pass == s->resume_pass ||
 		    (s->pool_wait && needs_bulk(r)))
 			continue;
 		if (!best || r->park_seq < best->wait_head->park_seq)

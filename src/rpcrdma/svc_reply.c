@@ -100,12 +100,12 @@ void rr__svc_flush(struct svc_conn *cn)
 		}
 	}
 	bad = first;
-	if (!cn->dead && !rr_qp_post_send(cn->qp, first, &bad))
+	if (!rr__svc_conn_dead(cn) && !rr_qp_post_send(cn->qp, first, &bad))
 		return;
 	for (const struct rr_send_wr *w = bad; w; w = w->next)
 		lost++;
 	cn->sq_posted -= lost;
-	cn->dead = true;
+	rr__svc_conn_kill(cn, NULL);
 }
 
 /*
@@ -134,13 +134,14 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 		rc = 0;
 	} else {
 		rr__svc_flush(cn); /* ORDER: posted in the order accounted */
-		rc = cn->dead ? -ENOTCONN
-			      : rr_qp_post_send(cn->qp, first, NULL);
+		rc = rr__svc_conn_dead(cn)
+			     ? -ENOTCONN
+			     : rr_qp_post_send(cn->qp, first, NULL);
 	}
 	if (rc) {
 		sc->busy = false;
 		sc->bulk = -1;
-		cn->dead = true;
+		rr__svc_conn_kill(cn, NULL);
 		return rc;
 	}
 	cn->sq_posted += nwr;
@@ -185,7 +186,7 @@ void rr__svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
 		.opcode = RR_WR_SEND, .sg_list = &sge, .num_sge = 1};
 	int n;
 
-	if (cn->dead || !rr__svc_sq_room(cn, 1))
+	if (rr__svc_conn_dead(cn) || !rr__svc_sq_room(cn, 1))
 		return; /* the peer overran us; it gets no answer */
 	n = rr__rdma_hdr_encode(&h, buf, cn->sendbufs.size);
 	if (n < 0)
@@ -420,7 +421,7 @@ void rr__svc_reply(struct svc_conn *cn, struct svc_req *r)
 		r->res_bulk = -1;
 		return;
 	}
-	if (!cn->dead && send_reply(cn, r) == -EMSGSIZE) {
+	if (!rr__svc_conn_dead(cn) && send_reply(cn, r) == -EMSGSIZE) {
 		cn->s->st.reply_too_large++;
 		rr__svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
 	}
