@@ -236,7 +236,7 @@ int rr_clnt_create(const char *host, uint16_t port,
 		rc = -pthread_create(&c->bg, NULL, bg_main, c);
 	if (rc) {
 		c->bg = 0;
-		c->stop = true;
+		c->life = CLNT_STOPPING;
 		rr_clnt_destroy(c);
 		return rc;
 	}
@@ -272,11 +272,10 @@ int rr_clnt_shutdown(struct rr_clnt *c)
 {
 	if (!c)
 		return -EINVAL;
-	if (c->shut)
+	if (c->life == CLNT_SHUT)
 		return 0;
 	pthread_mutex_lock(&c->mu);
-	c->stop = true;
-	c->shut = true;
+	c->life = CLNT_SHUT;
 	rr__clnt_fail_all(c, -ECANCELED);
 	pthread_cond_broadcast(&c->bg_cv);
 	pthread_mutex_unlock(&c->mu);
@@ -386,7 +385,7 @@ static void *bg_main(void *arg)
 	struct rr_clnt *c = arg;
 
 	pthread_mutex_lock(&c->mu);
-	while (!c->stop) {
+	while (!rr__clnt_stopping(c)) {
 		int ka = rr__clnt_ka_tick(c); /* a probe, when one is due */
 		/* The server's calls come at any time: we keep reading. */
 		bool wanted = c->async_out || c->cb.serving;
@@ -422,7 +421,7 @@ static void *bg_main(void *arg)
 static void wait_done(struct rr_clnt *c, struct clnt_waiter *w)
 {
 	while (!w->done) {
-		if (!c->driving && !c->stop) {
+		if (!c->driving && !rr__clnt_stopping(c)) {
 			c->driving = true;
 			pthread_mutex_unlock(&c->mu);
 			rr__clnt_drive(c, DRIVE_SLICE_MS);
@@ -522,7 +521,7 @@ static int take_role(struct rr_clnt *c, uint64_t calls, uint64_t deadline)
 		if (pthread_cond_timedwait(&w.cv, &c->mu, &ts) == ETIMEDOUT)
 			rc = -ETIMEDOUT;
 		waiter_unlink(c, &w);
-		if (c->completed != calls || c->down)
+		if (c->completed != calls || rr__clnt_down(c))
 			rc = 0;
 	}
 	pthread_cond_destroy(&w.cv);
@@ -550,7 +549,7 @@ static int drive_until(struct rr_clnt *c, uint64_t calls, int timeout_ms)
 		if (rc < 0 && rc != -ETIMEDOUT)
 			return rc;
 		pthread_mutex_lock(&c->mu);
-		done = c->completed != calls || c->down;
+		done = c->completed != calls || rr__clnt_down(c);
 		pthread_mutex_unlock(&c->mu);
 		if (done)
 			return 0;

@@ -64,6 +64,17 @@ enum clnt_conn_state {
 	CLNT_NSTATES,
 };
 
+/*
+ * The client object's own life, apart from its connection's: LIVE until
+ * rr_clnt_shutdown (or a failed creation) starts STOPPING it, SHUT once
+ * shutdown is done. It only moves forward.
+ */
+enum clnt_life {
+	CLNT_LIVE,
+	CLNT_STOPPING,
+	CLNT_SHUT,
+};
+
 struct clnt_waiter {
 	pthread_cond_t cv;
 	bool done;
@@ -167,9 +178,7 @@ struct rr_clnt {
 	bool qp_in_use;
 	bool per_call; /* registration per call (rr_clnt_opts.registration) */
 	uint16_t gen;
-	bool dead; /* no usable connection now */
-	bool down; /* and never again: calls fail */
-	bool shut; /* rr_clnt_shutdown done */
+	/* Only UP posts calls; DOWN is for good: calls fail (clnt_conn.c). */
 	enum clnt_conn_state conn_state;
 	uint64_t state_ms; /* when conn_state was entered */
 	uint64_t retry_ms; /* BACKOFF: when to try again */
@@ -213,7 +222,7 @@ struct rr_clnt {
 	uint64_t last_async_ms; /* when an async burst last started */
 	bool bg_parked;		/* bg thread in its untimed sleep */
 	uint32_t async_out;
-	bool stop;
+	enum clnt_life life;
 	pthread_t bg;
 	pthread_cond_t bg_cv;
 
@@ -285,5 +294,21 @@ int rr__clnt_ka_tick(struct rr_clnt *c);
 void rr__clnt_req_move(struct rr_clnt *c, struct clnt_req *r,
 		       enum req_state to);
 void rr__clnt_conn_move(struct rr_clnt *c, enum clnt_conn_state to);
+/* No usable connection now: not UP (caller holds c->mu). */
+static inline bool rr__clnt_dead(const struct rr_clnt *c)
+{
+	return c->conn_state != CLNT_UP;
+}
+
+/* No connection ever again: calls fail (caller holds c->mu). */
+static inline bool rr__clnt_down(const struct rr_clnt *c)
+{
+	return c->conn_state == CLNT_DOWN;
+}
+
+static inline bool rr__clnt_stopping(const struct rr_clnt *c)
+{
+	return c->life != CLNT_LIVE;
+}
 
 #endif

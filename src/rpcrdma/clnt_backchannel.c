@@ -131,7 +131,7 @@ bool rr__clnt_cb_recv(struct rr_clnt *c, uint32_t i,
 		c->st.cb_dropped++;
 		rr_info_rl("rpcrdma: server's call xid %08x dropped", xid);
 	}
-	if (!c->dead)
+	if (!rr__clnt_dead(c))
 		rr__clnt_post_recv_on(c, i);
 	return true;
 }
@@ -160,7 +160,7 @@ static void post_reply(struct rr_clnt *c, struct clnt_cb_slot *s, int n)
 				.sg_list = &sge,
 				.num_sge = 1};
 
-	if (c->dead || s->gen != c->gen || !sq_room(c)) {
+	if (rr__clnt_dead(c) || s->gen != c->gen || !sq_room(c)) {
 		s->state = CB_FREE;
 		c->st.cb_dropped++;
 		return;
@@ -186,7 +186,7 @@ static struct clnt_cb_slot *take_pending(struct rr_clnt *c)
 
 		if (s->state != CB_PENDING)
 			continue;
-		if (s->gen != c->gen || c->dead) {
+		if (s->gen != c->gen || rr__clnt_dead(c)) {
 			s->state = CB_FREE;
 			c->st.cb_dropped++;
 			continue;

@@ -535,14 +535,14 @@ void rr__clnt_req_resend(struct rr_clnt *c, struct clnt_req *r)
  */
 static bool connection_failed(const struct rr_clnt *c, int rc)
 {
-	return rc != -EMSGSIZE && rc != -EINVAL && !c->stop &&
+	return rc != -EMSGSIZE && rc != -EINVAL && !rr__clnt_stopping(c) &&
 	       !c->o.no_reconnect;
 }
 
 /* Calls to send again go first, as credits allow. false: wait. */
 static bool kick_resends(struct rr_clnt *c)
 {
-	while (c->resend_head && !c->dead) {
+	while (c->resend_head && !rr__clnt_dead(c)) {
 		struct clnt_req *r = c->resend_head;
 		int rc;
 
@@ -589,7 +589,7 @@ void rr__clnt_kick_queue(struct rr_clnt *c)
 {
 	if (!kick_resends(c))
 		return;
-	while (c->wait_head && !c->dead) {
+	while (c->wait_head && !rr__clnt_dead(c)) {
 		struct rr_call *call = c->wait_head;
 		struct clnt_req *r = req_get(c);
 		int rc;
@@ -642,7 +642,7 @@ static uint64_t deadline_of(struct rr_clnt *c, const struct rr_call *call)
 int rr__clnt_start(struct rr_clnt *c, struct rr_call *call,
 		   rr_call_done_fn done, void *arg, struct clnt_waiter *w)
 {
-	if (c->down)
+	if (rr__clnt_down(c))
 		return -ECONNRESET;
 	rr__call_begin(call, done, arg, w, deadline_of(c, call));
 	if (!w)
@@ -736,7 +736,8 @@ static bool fence_now(struct rr_clnt *c, struct clnt_req *r)
 		}
 		m->live = false;
 	}
-	if (!failed || c->dead) /* no connection: nothing can reach it */
+	if (!failed ||
+	    rr__clnt_dead(c)) /* no connection: nothing can reach it */
 		return true;
 	rr_warn_rl("rpcrdma: deregistration failed: tearing down");
 	rr__clnt_conn_lost(c, -ECONNRESET);

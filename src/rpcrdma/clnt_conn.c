@@ -60,8 +60,7 @@ static void forget_qp(struct rr_clnt *c)
 
 static void backoff(struct rr_clnt *c)
 {
-	if (c->stop || c->o.no_reconnect) {
-		c->down = true;
+	if (rr__clnt_stopping(c) || c->o.no_reconnect) {
 		rr__clnt_conn_move(c, CLNT_DOWN);
 		rr__clnt_fail_all(c, -ECONNRESET);
 		return;
@@ -115,7 +114,6 @@ static void up(struct rr_clnt *c, const struct rr_cm_event *ev)
 	rr_dbg("rpcrdma: up: inline send %u recv %u (peer's data: %u bytes)",
 	       c->inline_send, c->inline_recv, ev->private_data_len);
 	c->granted = 1; /* until the server's first grant (RFC 8166 3.3.1) */
-	c->dead = false;
 	rr__clnt_conn_move(c, CLNT_UP);
 	if (c->st.connects > 1)
 		rr_info_rl("rpcrdma: reconnected (attempt %llu)",
@@ -247,16 +245,14 @@ int rr__clnt_conn_step(struct rr_clnt *c)
  */
 void rr__clnt_conn_lost(struct rr_clnt *c, int rc)
 {
-	bool resend = !c->stop && !c->o.no_reconnect && !c->o.soft;
+	bool resend = !rr__clnt_stopping(c) && !c->o.no_reconnect && !c->o.soft;
 
-	if (c->dead)
+	if (rr__clnt_dead(c))
 		return;
-	c->dead = true;
 	c->st.conn_lost++;
-	if (c->qp_in_use) {
-		rr_qp_disconnect(c->qp);
-		rr__clnt_conn_move(c, CLNT_DRAINING);
-	}
+	/* UP always has its QP in use (clnt_conn_start) */
+	rr_qp_disconnect(c->qp);
+	rr__clnt_conn_move(c, CLNT_DRAINING);
 	for (uint32_t i = 0; i < c->nreqs; i++) {
 		struct clnt_req *r = &c->reqs[i];
 
@@ -304,7 +300,6 @@ int rr__clnt_conn_first(struct rr_clnt *c)
 		rr__clnt_drain_now(c);
 		forget_qp(c);
 	}
-	c->dead = c->down = true;
 	rr__clnt_conn_move(c, CLNT_DOWN);
 	return rc;
 }

@@ -52,7 +52,7 @@ static void ka_done(struct rr_call *call, int rc, void *arg)
 	pthread_mutex_lock(&c->mu);
 	if (rc == -ETIMEDOUT)
 		c->st.keepalive_timeouts++;
-	up = c->conn_state == CLNT_UP && !c->dead && !c->stop;
+	up = !rr__clnt_dead(c) && !rr__clnt_stopping(c);
 	if (rr__ka_end(&c->ka.p, rc, up, c->gen)) {
 		rr_warn_rl("rpcrdma: no reply to a keepalive probe in %d ms: "
 			   "reconnecting",
@@ -82,8 +82,7 @@ int rr__clnt_ka_tick(struct rr_clnt *c)
 
 	if (c->o.keepalive_ms <= 0)
 		return -1;
-	if (c->stop || c->down || c->dead || c->conn_state != CLNT_UP ||
-	    !rr__ka_ready(&c->ka.p))
+	if (rr__clnt_stopping(c) || rr__clnt_dead(c) || !rr__ka_ready(&c->ka.p))
 		return c->o.keepalive_ms;
 	now = rr_mono_ms();
 	if (c->ka.gen_seen != c->gen) { /* a new connection: idle from now */

@@ -21,7 +21,7 @@
 /* Reposts a receive buffer after its message was handled. */
 static void clnt_post_recv(struct rr_clnt *c, uint32_t i)
 {
-	if (!c->dead)
+	if (!rr__clnt_dead(c))
 		rr__clnt_post_recv_on(c, i);
 }
 
@@ -264,8 +264,8 @@ static void dispatch(struct rr_clnt *c, const struct rr_wc *wc)
 		c->st.stale_cqes++;
 		return;
 	}
-	if (wc->status != RR_WC_SUCCESS || c->dead) {
-		if (!c->dead)
+	if (wc->status != RR_WC_SUCCESS || rr__clnt_dead(c)) {
+		if (!rr__clnt_dead(c))
 			rr_info_rl("rpcrdma: %s on a %u completion: connection "
 				   "lost",
 				   rr_wc_status_str(wc->status), kind);
@@ -396,7 +396,6 @@ void rr__clnt_drain_now(struct rr_clnt *c)
 	uint64_t end = rr_mono_ms() + CLNT_DRAIN_MS;
 	struct rr_wc wc[POLL_BATCH];
 
-	c->dead = true;
 	rr_qp_disconnect(c->qp);
 	while (!rr__clnt_drained(c) && rr_mono_ms() < end) {
 		int n;
@@ -435,7 +434,7 @@ int rr__clnt_drive(struct rr_clnt *c, int timeout_ms)
 	pthread_mutex_lock(&c->mu);
 	for (int i = 0; i < n; i++)
 		dispatch(c, &wc[i]);
-	if (c->conn_state != CLNT_UP || c->dead)
+	if (rr__clnt_dead(c))
 		rr__clnt_conn_step(c);
 	check_timeouts(c);
 	rr__clnt_kick_queue(c);
