@@ -65,9 +65,10 @@ enum clnt_conn_state {
 };
 
 /*
- * The client object's own life, apart from its connection's: LIVE until
- * rr_clnt_shutdown (or a failed creation) starts STOPPING it, SHUT once
- * shutdown is done. It only moves forward.
+ * The client object's own life, apart from its connection's: LIVE, then
+ * STOPPING when its creation failed and it is torn down, or SHUT from the
+ * moment rr_clnt_shutdown is called (a second call returns at once). It
+ * only moves forward; anything but LIVE makes no new connection.
  */
 enum clnt_life {
 	CLNT_LIVE,
