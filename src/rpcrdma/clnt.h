@@ -132,9 +132,14 @@ struct clnt_sendctx {
  * One call of the server's being served (clnt_backchannel.c): its bytes
  * are copied out of the receive buffer, which goes back at once; the
  * handler runs once mu is released; the reply's Send keeps the slot
- * until it completes (invariant 2).
+ * until it completes (invariant 2). Its machine (clnt_state.c):
+ *
+ *   FREE --(admitted)--> PENDING --(taken by a driver)--> RUNNING
+ *   RUNNING --(reply posted)--> SENDING --(Send completed or flushed,
+ *                                         or the QP reset)--> FREE
+ *   PENDING, RUNNING --(old connection, handler failed, no room)--> FREE
  */
-enum cb_state { CB_FREE, CB_PENDING, CB_RUNNING, CB_SENDING };
+enum cb_state { CB_FREE, CB_PENDING, CB_RUNNING, CB_SENDING, CB_NSTATES };
 
 struct clnt_cb_slot {
 	enum cb_state state;
@@ -295,6 +300,9 @@ int rr__clnt_ka_tick(struct rr_clnt *c);
 void rr__clnt_req_move(struct rr_clnt *c, struct clnt_req *r,
 		       enum req_state to);
 void rr__clnt_conn_move(struct rr_clnt *c, enum clnt_conn_state to);
+/* Every move of a served call's slot (clnt_state.c). Caller holds c->mu. */
+void rr__clnt_cb_move(struct rr_clnt *c, struct clnt_cb_slot *s,
+		      enum cb_state to);
 /* No usable connection now: not UP (caller holds c->mu). */
 static inline bool rr__clnt_dead(const struct rr_clnt *c)
 {

@@ -101,12 +101,12 @@ static bool admit(struct rr_clnt *c, const struct rr_rdma_hdr *h, uint32_t xid,
 		return false;
 	i = (uint32_t)(s - c->cb.slots);
 	memcpy(slot_msg(c, i), msg, len);
-	s->state = CB_PENDING;
 	s->gen = c->gen;
 	s->xid = xid;
 	s->len = len;
 	s->out_cap = c->inline_send < c->o.inline_size ? c->inline_send
 						       : c->o.inline_size;
+	rr__clnt_cb_move(c, s, CB_PENDING);
 	return true;
 }
 
@@ -161,19 +161,19 @@ static void post_reply(struct rr_clnt *c, struct clnt_cb_slot *s, int n)
 				.num_sge = 1};
 
 	if (rr__clnt_dead(c) || s->gen != c->gen || !sq_room(c)) {
-		s->state = CB_FREE;
+		rr__clnt_cb_move(c, s, CB_FREE);
 		c->st.cb_dropped++;
 		return;
 	}
 	rr__rdma_hdr_encode(&h, buf, RR_RDMA_HDR_EMPTY);
 	wr.wr_id = rr_wrid(c->gen, RR_WRK_CB_SEND, i, ++s->seq);
 	if (rr_qp_post_send(c->qp, &wr, NULL)) {
-		s->state = CB_FREE;
+		rr__clnt_cb_move(c, s, CB_FREE);
 		rr__clnt_conn_lost(c, -ECONNRESET);
 		return;
 	}
 	s->sq_mark = ++c->sq_posted;
-	s->state = CB_SENDING;
+	rr__clnt_cb_move(c, s, CB_SENDING);
 	c->st.cb_calls++;
 	c->st.cb_replies++;
 }
@@ -187,11 +187,11 @@ static struct clnt_cb_slot *take_pending(struct rr_clnt *c)
 		if (s->state != CB_PENDING)
 			continue;
 		if (s->gen != c->gen || rr__clnt_dead(c)) {
-			s->state = CB_FREE;
+			rr__clnt_cb_move(c, s, CB_FREE);
 			c->st.cb_dropped++;
 			continue;
 		}
-		s->state = CB_RUNNING;
+		rr__clnt_cb_move(c, s, CB_RUNNING);
 		return s;
 	}
 	return NULL;
@@ -230,7 +230,7 @@ void rr__clnt_cb_run(struct rr_clnt *c)
 		n = serve_slot(c, s);
 		pthread_mutex_lock(&c->mu);
 		if (n < 0) {
-			s->state = CB_FREE;
+			rr__clnt_cb_move(c, s, CB_FREE);
 			c->st.cb_dropped++;
 		} else {
 			post_reply(c, s, n);
@@ -249,7 +249,7 @@ bool rr__clnt_cb_send_done(struct rr_clnt *c, uint32_t slot, uint32_t seq)
 	s = &c->cb.slots[slot];
 	if (s->state != CB_SENDING || s->seq != seq)
 		return false;
-	s->state = CB_FREE;
+	rr__clnt_cb_move(c, s, CB_FREE);
 	return true;
 }
 
@@ -258,5 +258,5 @@ void rr__clnt_cb_forget(struct rr_clnt *c)
 {
 	for (uint32_t i = 0; i < c->cb.nslots; i++)
 		if (c->cb.slots[i].state == CB_SENDING)
-			c->cb.slots[i].state = CB_FREE;
+			rr__clnt_cb_move(c, &c->cb.slots[i], CB_FREE);
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Client: the moves of its two machines, a request slot's (enum
- * req_state, drawn in clnt.h) and the connection's (enum
- * clnt_conn_state, clnt_conn.c), through base/fsm.h, which checks each
- * against these tables and traces it. Caller holds c->mu.
+ * Client: the moves of its machines, a request slot's (enum req_state,
+ * drawn in clnt.h), the connection's (enum clnt_conn_state, clnt_conn.c)
+ * and a served call's of the server's (enum cb_state, clnt.h), through
+ * base/fsm.h, which checks each against these tables and traces it.
+ * Caller holds c->mu.
  */
 #include "rpcrdma/clnt.h"
 
@@ -59,6 +60,35 @@ static const struct rr_fsm conn_fsm = {
 	.states = conn_names,
 	.next = conn_next,
 };
+
+static const char *const cb_names[CB_NSTATES] = {
+	[CB_FREE] = "FREE",
+	[CB_PENDING] = "PENDING",
+	[CB_RUNNING] = "RUNNING",
+	[CB_SENDING] = "SENDING",
+};
+
+static const uint32_t cb_next[CB_NSTATES] = {
+	[CB_FREE] = TO(CB_PENDING),
+	[CB_PENDING] = TO(CB_RUNNING) | TO(CB_FREE),
+	[CB_RUNNING] = TO(CB_SENDING) | TO(CB_FREE),
+	[CB_SENDING] = TO(CB_FREE),
+};
+
+static const struct rr_fsm cb_fsm = {
+	.name = "rpcrdma.clnt_callback",
+	.nstates = CB_NSTATES,
+	.states = cb_names,
+	.next = cb_next,
+};
+
+void rr__clnt_cb_move(struct rr_clnt *c, struct clnt_cb_slot *s,
+		      enum cb_state to)
+{
+	if (!rr__fsm_move(&cb_fsm, s->xid, s->state, to))
+		c->st.state_violations++;
+	s->state = to;
+}
 
 void rr__clnt_req_move(struct rr_clnt *c, struct clnt_req *r, enum req_state to)
 {
