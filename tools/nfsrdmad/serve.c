@@ -546,6 +546,35 @@ static int counters_open(struct daemon *d)
 	return rc;
 }
 
+static void rpcb_add(struct nfsrdmad_ports *p, const struct rr_svc_prog *prog,
+		     const struct xprt *x)
+{
+	if (x->svc)
+		p->e[p->n++] = (struct nfsrdmad_rpcb){
+			.prog = prog->prog,
+			.vers = prog->vers,
+			.netid = rr_rpc_svc_netid(x->svc),
+			.port = x->port};
+}
+
+/*
+ * What rpcbind is told, each on its listener's netid: NFS on TCP; MOUNT
+ * on its own TCP listener, else on NFS's (which serves it when the two
+ * ports are one; with --mount-port off it does not, and MOUNT is still
+ * registered there, as it always was); NFS on RPC-over-RDMA, as Linux's
+ * nfsd registers it (MOUNT there is not registered: clients find it on
+ * TCP).
+ */
+static void rpcb_entries(const struct daemon *d, struct nfsrdmad_ports *p)
+{
+	const struct xprt *mnt =
+		d->x[X_MOUNT].svc ? &d->x[X_MOUNT] : &d->x[X_TCP];
+
+	rpcb_add(p, &d->nfs_prog, &d->x[X_TCP]);
+	rpcb_add(p, &d->mount_prog, mnt);
+	rpcb_add(p, &d->nfs_prog, &d->x[X_RDMA]);
+}
+
 /* Once the transports run: the control socket answers from them. */
 static int control_start(struct daemon *d)
 {
@@ -588,13 +617,9 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 		fprintf(stderr, "nfsrdmad: cannot start a thread\n");
 	if (!rc) {
 		print_exports(&d);
-		struct nfsrdmad_ports p = {.addr = o->address,
-					   .tcp = d.x[X_TCP].port,
-					   .mount = d.x[X_MOUNT].svc
-							    ? d.x[X_MOUNT].port
-							    : d.x[X_TCP].port,
-					   .rdma = d.x[X_RDMA].port};
+		struct nfsrdmad_ports p = {.addr = o->address};
 
+		rpcb_entries(&d, &p);
 		nfsrdmad_rpcbind_set(&p);
 		sig = wait_signal(&d);
 		fprintf(stderr, "nfsrdmad: %s, stopping\n", strsignal(sig));
