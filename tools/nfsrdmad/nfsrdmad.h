@@ -30,10 +30,21 @@ struct nfsrdmad_opts {
 /* Serves until SIGTERM or SIGINT; returns the exit status. */
 int nfsrdmad_serve(const struct nfsrdmad_opts *o);
 
-/* What rpcbind is told: the listeners' address and ports (0: off). */
+/*
+ * What rpcbind is told: prog/vers is served on netid (the listener's
+ * transport names it, rr_rpc_svc_netid) at the listeners' address and
+ * port. Listeners that are off have no entry.
+ */
+struct nfsrdmad_rpcb {
+	uint32_t prog, vers;
+	const char *netid;
+	uint16_t port;
+};
+
 struct nfsrdmad_ports {
 	const char *addr; /* IPv4, dotted */
-	uint16_t tcp, mount, rdma;
+	struct nfsrdmad_rpcb e[4];
+	int n;
 };
 /* Registers each with rpcbind, when one answers on 127.0.0.1:111. */
 void nfsrdmad_rpcbind_set(const struct nfsrdmad_ports *p);

@@ -30,8 +30,7 @@ static uint64_t errors_of(const struct ctr_proc *p)
 
 static int xprt_stats(const struct report_xprt *x, struct rr_xprt_stats *st)
 {
-	return x->rdma ? rr_svc_stats(x->rdma, st)
-		       : rr_tcp_svc_stats(x->tcp, st);
+	return rr_rpc_svc_stats(x->svc, st);
 }
 
 static void text_proc(FILE *f, enum ctr_prog g, uint32_t proc,

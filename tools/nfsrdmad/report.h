@@ -7,7 +7,7 @@
 #include "counters.h"
 
 #include <rpcrdma/nfs3_server.h>
-#include <rpcrdma/rpc_tcp.h>
+#include <rpcrdma/oncrpc.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,8 +16,7 @@
 /* A listener: the transports count over all their connections. */
 struct report_xprt {
 	const char *name;
-	struct rr_svc *rdma;
-	struct rr_tcp_svc *tcp;
+	struct rr_rpc_svc *svc;
 };
 
 struct report_src {

@@ -80,16 +80,16 @@ static CLIENT *local_rpcbind(void)
 }
 
 /*
- * RPCBPROC_SET (set) or UNSET of prog v3 on netid at addr:port; UNSET
- * with netid "" takes every netid's entry of prog v3.
+ * RPCBPROC_SET (set) or UNSET of prog/vers on netid at addr:port; UNSET
+ * with netid "" takes every netid's entry of prog/vers.
  */
-static bool rb_call(CLIENT *c, bool set, uint32_t prog, const char *netid,
-		    const char *addr, uint16_t port)
+static bool rb_call(CLIENT *c, bool set, uint32_t prog, uint32_t vers,
+		    const char *netid, const char *addr, uint16_t port)
 {
 	char uaddr[64], owner[] = "nfsrdmad";
 	struct timeval tmo = {.tv_sec = 2};
 	rpcb parms = {.r_prog = prog,
-		      .r_vers = 3,
+		      .r_vers = vers,
 		      .r_netid = (char *)netid,
 		      .r_addr = uaddr,
 		      .r_owner = owner};
@@ -105,20 +105,38 @@ static bool rb_call(CLIENT *c, bool set, uint32_t prog, const char *netid,
 	return ok;
 }
 
-static void rb_set(CLIENT *c, uint32_t prog, const char *netid,
-		   const char *addr, uint16_t port)
+static void rb_set(CLIENT *c, const struct nfsrdmad_rpcb *e, const char *addr)
 {
-	const char *name = prog == NFS_PROG ? "NFS" : "MOUNT";
+	const char *name = e->prog == NFS_PROG ? "NFS" : "MOUNT";
 
-	if (!port)
+	if (!e->port)
 		return; /* that listener is off */
-	if (rb_call(c, true, prog, netid, addr, port))
+	if (rb_call(c, true, e->prog, e->vers, e->netid, addr, e->port))
 		fprintf(stderr,
 			"nfsrdmad: registered %s on %s %s:%u with rpcbind\n",
-			name, netid, addr, port);
+			name, e->netid, addr, e->port);
 	else
 		fprintf(stderr, "nfsrdmad: rpcbind refused %s on %s\n", name,
-			netid);
+			e->netid);
+}
+
+/* Whether an entry before the i-th names its prog/vers too. */
+static bool seen_before(const struct nfsrdmad_ports *p, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (p->e[j].prog == p->e[i].prog &&
+		    p->e[j].vers == p->e[i].vers)
+			return true;
+	return false;
+}
+
+/* UNSET of every prog/vers the entries name, on every netid. */
+static void rb_unset_all(CLIENT *c, const struct nfsrdmad_ports *p)
+{
+	for (int i = 0; i < p->n; i++)
+		if (!seen_before(p, i))
+			rb_call(c, false, p->e[i].prog, p->e[i].vers, "",
+				p->addr, 0);
 }
 
 static CLIENT *reachable_rpcbind(void)
@@ -140,11 +158,10 @@ void nfsrdmad_rpcbind_set(const struct nfsrdmad_ports *p)
 	if (!c)
 		return;
 	/* what an earlier run left behind, on every netid */
-	rb_call(c, false, NFS_PROG, "", p->addr, 0);
-	rb_call(c, false, MOUNT_PROG, "", p->addr, 0);
-	rb_set(c, NFS_PROG, "tcp", p->addr, p->tcp);
-	rb_set(c, MOUNT_PROG, "tcp", p->addr, p->mount);
-	rb_set(c, NFS_PROG, "rdma", p->addr, p->rdma);
+	rb_call(c, false, NFS_PROG, 3, "", p->addr, 0);
+	rb_call(c, false, MOUNT_PROG, 3, "", p->addr, 0);
+	for (int i = 0; i < p->n; i++)
+		rb_set(c, &p->e[i], p->addr);
 	clnt_destroy(c);
 }
 
@@ -154,9 +171,6 @@ void nfsrdmad_rpcbind_unset(const struct nfsrdmad_ports *p)
 
 	if (!c)
 		return;
-	if (p->tcp || p->rdma)
-		rb_call(c, false, NFS_PROG, "", p->addr, 0);
-	if (p->mount)
-		rb_call(c, false, MOUNT_PROG, "", p->addr, 0);
+	rb_unset_all(c, p);
 	clnt_destroy(c);
 }

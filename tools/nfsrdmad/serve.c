@@ -36,10 +36,14 @@ static const char *const xname[X_N] = {
 	[X_MOUNT] = "mount3 over tcp",
 };
 
+/*
+ * A listener. Only its creation (start_rdma, start_tcp) names the
+ * transport, for the options that belong to it; from then on the daemon
+ * drives it through the one server interface (rr_rpc_svc, oncrpc.h).
+ */
 struct xprt {
 	enum xkind kind;
-	struct rr_svc *rdma;
-	struct rr_tcp_svc *tcp;
+	struct rr_rpc_svc *svc; /* NULL: not listening */
 	uint16_t port;
 	pthread_t th;
 	bool running;
@@ -163,6 +167,19 @@ static int idle_ms(const struct nfsrdmad_opts *o)
 	return o->idle_s > 0 ? o->idle_s * 1000 : o->idle_s;
 }
 
+/* A listener just created serves p1 (and p2 when not NULL): its port. */
+static int serve_progs(struct xprt *x, const struct rr_svc_prog *p1,
+		       const struct rr_svc_prog *p2)
+{
+	int rc = rr_rpc_svc_register(x->svc, p1);
+
+	if (!rc && p2)
+		rc = rr_rpc_svc_register(x->svc, p2);
+	if (!rc)
+		rc = rr_rpc_svc_port(x->svc, &x->port);
+	return rc;
+}
+
 static int start_rdma(struct daemon *d, struct xprt *x, int port)
 {
 	/* As root the server acts as each caller (setfsuid, setgroups). */
@@ -177,21 +194,18 @@ static int start_rdma(struct daemon *d, struct xprt *x, int port)
 		.on_conn = conn_log,
 		.on_conn_arg = x};
 	struct sockaddr_in sin;
+	struct rr_svc *s = NULL;
 	int rc = addr_of(d->o, port, &sin);
 
 	if (!rc)
 		rc = rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &so,
-				   &x->rdma);
+				   &s);
 	if (rc) {
 		listen_error(d, x, port, rc);
 		return rc;
 	}
-	rc = rr_svc_register(x->rdma, &d->nfs_prog);
-	if (!rc)
-		rc = rr_svc_register(x->rdma, &d->mount_prog);
-	if (!rc)
-		rc = rr_svc_port(x->rdma, &x->port);
-	return rc;
+	x->svc = rr_svc_rpc(s);
+	return serve_progs(x, &d->nfs_prog, &d->mount_prog);
 }
 
 /*
@@ -226,29 +240,26 @@ static int start_tcp(struct daemon *d, struct xprt *x, int port,
 				     .on_conn = conn_log,
 				     .on_conn_arg = x};
 	struct sockaddr_in sin;
+	struct rr_tcp_svc *s = NULL;
 	int rc = addr_of(d->o, port, &sin);
 
 	to.max_conns = conns_budget(d->o, x->kind == X_MOUNT);
 	if (!rc)
 		rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin),
-				       &to, &x->tcp);
+				       &to, &s);
 	if (rc) {
 		listen_error(d, x, port, rc);
 		return rc;
 	}
-	rc = rr_tcp_svc_register(x->tcp, p1);
-	if (!rc && p2)
-		rc = rr_tcp_svc_register(x->tcp, p2);
-	if (!rc)
-		rc = rr_tcp_svc_port(x->tcp, &x->port);
-	return rc;
+	x->svc = rr_tcp_svc_rpc(s);
+	return serve_progs(x, p1, p2);
 }
 
 static void *loop(void *arg)
 {
 	struct xprt *x = arg;
 
-	x->rc = x->rdma ? rr_svc_run(x->rdma) : rr_tcp_svc_run(x->tcp);
+	x->rc = rr_rpc_svc_run(x->svc);
 	if (x->rc) {
 		fprintf(stderr, "nfsrdmad: %s stopped: %s\n", xname[x->kind],
 			strerror(-x->rc));
@@ -281,7 +292,7 @@ static int run_all(struct daemon *d)
 	for (int k = 0; k < X_N; k++) {
 		struct xprt *x = &d->x[k];
 
-		if (!x->rdma && !x->tcp)
+		if (!x->svc)
 			continue;
 		if (pthread_create(&x->th, NULL, loop, x))
 			return -EAGAIN;
@@ -311,8 +322,7 @@ static void print_xprt_stats(const struct xprt *x)
 	struct rr_xprt_stats st;
 	char line[2048];
 	size_t n = 0;
-	int rc = x->rdma ? rr_svc_stats(x->rdma, &st)
-			 : rr_tcp_svc_stats(x->tcp, &st);
+	int rc = rr_rpc_svc_stats(x->svc, &st);
 
 	if (rc)
 		return;
@@ -354,7 +364,7 @@ static void print_nfs_stats(struct rr_nfs3_exporter *s)
 static void print_all_stats(const struct daemon *d)
 {
 	for (int k = 0; k < X_N; k++)
-		if (d->x[k].rdma || d->x[k].tcp)
+		if (d->x[k].svc)
 			print_xprt_stats(&d->x[k]);
 	print_nfs_stats(d->nfs);
 }
@@ -366,28 +376,21 @@ static void stop_all(struct daemon *d)
 	for (int k = 0; k < X_N; k++) {
 		struct xprt *x = &d->x[k];
 
-		if (x->running && x->rdma)
-			rr_svc_stop(x->rdma);
-		if (x->running && x->tcp)
-			rr_tcp_svc_stop(x->tcp);
+		if (x->running)
+			rr_rpc_svc_stop(x->svc);
 	}
 	for (int k = 0; k < X_N; k++) {
 		struct xprt *x = &d->x[k];
 
 		if (x->running)
 			pthread_join(x->th, NULL);
-		if (x->rdma)
-			rr_svc_shutdown(x->rdma);
+		/* closes connections before the counters are read (RDMA) */
+		if (x->svc)
+			rr_rpc_svc_shutdown(x->svc);
 	}
 	print_all_stats(d);
-	for (int k = 0; k < X_N; k++) {
-		struct xprt *x = &d->x[k];
-
-		if (x->rdma)
-			rr_svc_destroy(x->rdma);
-		if (x->tcp)
-			rr_tcp_svc_destroy(x->tcp);
-	}
+	for (int k = 0; k < X_N; k++)
+		rr_rpc_svc_destroy(d->x[k].svc); /* NULL: nothing */
 }
 
 /* The table the options name: --export's one export, or the file's. */
@@ -543,15 +546,42 @@ static int counters_open(struct daemon *d)
 	return rc;
 }
 
+static void rpcb_add(struct nfsrdmad_ports *p, const struct rr_svc_prog *prog,
+		     const struct xprt *x)
+{
+	if (x->svc)
+		p->e[p->n++] = (struct nfsrdmad_rpcb){
+			.prog = prog->prog,
+			.vers = prog->vers,
+			.netid = rr_rpc_svc_netid(x->svc),
+			.port = x->port};
+}
+
+/*
+ * What rpcbind is told, each on its listener's netid: NFS on TCP; MOUNT
+ * on its own TCP listener, else on NFS's (which serves it when the two
+ * ports are one; with --mount-port off it does not, and MOUNT is still
+ * registered there, as it always was); NFS on RPC-over-RDMA, as Linux's
+ * nfsd registers it (MOUNT there is not registered: clients find it on
+ * TCP).
+ */
+static void rpcb_entries(const struct daemon *d, struct nfsrdmad_ports *p)
+{
+	const struct xprt *mnt =
+		d->x[X_MOUNT].svc ? &d->x[X_MOUNT] : &d->x[X_TCP];
+
+	rpcb_add(p, &d->nfs_prog, &d->x[X_TCP]);
+	rpcb_add(p, &d->mount_prog, mnt);
+	rpcb_add(p, &d->nfs_prog, &d->x[X_RDMA]);
+}
+
 /* Once the transports run: the control socket answers from them. */
 static int control_start(struct daemon *d)
 {
 	for (int k = 0; k < X_N; k++)
-		if (d->x[k].rdma || d->x[k].tcp)
-			d->rep.x[d->rep.nx++] =
-				(struct report_xprt){.name = xname[k],
-						     .rdma = d->x[k].rdma,
-						     .tcp = d->x[k].tcp};
+		if (d->x[k].svc)
+			d->rep.x[d->rep.nx++] = (struct report_xprt){
+				.name = xname[k], .svc = d->x[k].svc};
 	if (!d->rep.ctl)
 		return 0;
 	return nfsrdmad_control_run(d->rep.ctl, nfsrdmad_report, &d->rep);
@@ -587,13 +617,9 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 		fprintf(stderr, "nfsrdmad: cannot start a thread\n");
 	if (!rc) {
 		print_exports(&d);
-		struct nfsrdmad_ports p = {.addr = o->address,
-					   .tcp = d.x[X_TCP].port,
-					   .mount = d.x[X_MOUNT].tcp
-							    ? d.x[X_MOUNT].port
-							    : d.x[X_TCP].port,
-					   .rdma = d.x[X_RDMA].port};
+		struct nfsrdmad_ports p = {.addr = o->address};
 
+		rpcb_entries(&d, &p);
 		nfsrdmad_rpcbind_set(&p);
 		sig = wait_signal(&d);
 		fprintf(stderr, "nfsrdmad: %s, stopping\n", strsignal(sig));
