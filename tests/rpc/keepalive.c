@@ -28,10 +28,14 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define KPROG	     0x2000009au
 #define CALL_TMO_MS  30000
@@ -595,7 +599,7 @@ static void a_probe_waits_for_the_only_credit_and_gives_it_back(void **state)
 	null_ok(f);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) RR_T_LIMITED(fn, CASE_S, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
 	T(a_stopped_server_is_found_while_a_call_waits),
@@ -620,8 +624,10 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		cmocka_set_skip_filter(argv[2]);
 	g_x = &xrdma;
+	rr_t_limit_context("rdma");
 	failed += cmocka_run_group_tests_name("rdma", tests, NULL, NULL);
 	g_x = &xtcp;
+	rr_t_limit_context("tcp");
 	failed += cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
 	return failed ? 1 : 0;
 }

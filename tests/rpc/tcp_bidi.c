@@ -34,10 +34,14 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define CBPROG	 0x20000098u
 #define MANY_MAX 64
@@ -851,15 +855,16 @@ static void test_client_hostile_server(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sync_from_worker),
-		cmocka_unit_test(test_async_from_loop),
-		cmocka_unit_test(test_many_beyond_limit),
-		cmocka_unit_test(test_limit_on_the_wire),
-		cmocka_unit_test(test_disconnect_mid_callback),
-		cmocka_unit_test(test_client_serves_nothing),
-		cmocka_unit_test(test_timeout_and_stray_replies),
-		cmocka_unit_test(test_cancel),
-		cmocka_unit_test(test_client_hostile_server),
+		RR_T_LIMITED(test_sync_from_worker, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_async_from_loop, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_many_beyond_limit, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_limit_on_the_wire, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_disconnect_mid_callback, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_client_serves_nothing, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_timeout_and_stray_replies, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(test_cancel, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_client_hostile_server, CASE_S, NULL, NULL),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "--wire")) {

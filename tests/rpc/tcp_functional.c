@@ -38,10 +38,14 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define NO_CRED	     0xffffffffu
 #define MAX_BULK     (1u << 20)
@@ -1393,7 +1397,7 @@ running_out_of_descriptors_closes_the_excess_and_recovers(void **state)
 	assert_true(f->sv.st.accept_errors > 0);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) RR_T_LIMITED(fn, CASE_S, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
 	T(echo_returns_the_argument_bytes_at_every_size),
@@ -1411,13 +1415,11 @@ static const struct CMUnitTest tests[] = {
 	T(reply_larger_than_max_record_fails_only_its_call),
 	T(pipelined_async_calls_each_get_their_own_reply),
 	T(many_sync_callers_share_one_client),
-	cmocka_unit_test_setup_teardown(
-		killed_server_fails_every_call_in_flight_once,
-		setup_no_reconnect, teardown),
+	RR_T_LIMITED(killed_server_fails_every_call_in_flight_once, CASE_S,
+		     setup_no_reconnect, teardown),
 	T(destroy_fails_pending_calls_with_ecanceled),
-	cmocka_unit_test_setup_teardown(
-		running_out_of_descriptors_closes_the_excess_and_recovers,
-		setup_few_fds, teardown),
+	RR_T_LIMITED(running_out_of_descriptors_closes_the_excess_and_recovers,
+		     CASE_S, setup_few_fds, teardown),
 };
 
 /* tcp_functional [PATTERN [SKIP]]: cmocka filters on the test names. */
@@ -1431,8 +1433,10 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		cmocka_set_skip_filter(argv[2]);
 	g_threads = 0;
+	rr_t_limit_context("threads=0");
 	failed += cmocka_run_group_tests_name("threads=0", tests, NULL, NULL);
 	g_threads = 4;
+	rr_t_limit_context("threads=4");
 	failed += cmocka_run_group_tests_name("threads=4", tests, NULL, NULL);
 	return failed ? 1 : 0;
 }

@@ -32,10 +32,14 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define MAX_DATA     (1u << 20)
 #define CHILD_TMO_MS 10000
@@ -796,23 +800,24 @@ static void pipelined_calls_to_a_libtirpc_server_all_complete(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(libtirpc_client_is_served_inline),
-		cmocka_unit_test(libtirpc_client_is_served_by_workers),
-		cmocka_unit_test(libtirpc_auth_unix_reaches_our_handler),
-		cmocka_unit_test(libtirpc_understands_our_error_replies),
-		cmocka_unit_test_setup_teardown(
-			our_client_calls_a_libtirpc_server, tsetup, tteardown),
-		cmocka_unit_test_setup_teardown(
-			libtirpc_splits_big_replies_into_fragments, tsetup,
-			tteardown),
-		cmocka_unit_test_setup_teardown(
-			libtirpc_server_sees_our_auth_sys, tsetup, tteardown),
-		cmocka_unit_test_setup_teardown(
-			libtirpc_error_replies_reach_our_caller, tsetup,
-			tteardown),
-		cmocka_unit_test_setup_teardown(
-			pipelined_calls_to_a_libtirpc_server_all_complete,
-			tsetup, tteardown),
+		RR_T_LIMITED(libtirpc_client_is_served_inline, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(libtirpc_client_is_served_by_workers, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(libtirpc_auth_unix_reaches_our_handler, CASE_S,
+			     NULL, NULL),
+		RR_T_LIMITED(libtirpc_understands_our_error_replies, CASE_S,
+			     NULL, NULL),
+		RR_T_LIMITED(our_client_calls_a_libtirpc_server, CASE_S, tsetup,
+			     tteardown),
+		RR_T_LIMITED(libtirpc_splits_big_replies_into_fragments, CASE_S,
+			     tsetup, tteardown),
+		RR_T_LIMITED(libtirpc_server_sees_our_auth_sys, CASE_S, tsetup,
+			     tteardown),
+		RR_T_LIMITED(libtirpc_error_replies_reach_our_caller, CASE_S,
+			     tsetup, tteardown),
+		RR_T_LIMITED(pipelined_calls_to_a_libtirpc_server_all_complete,
+			     CASE_S, tsetup, tteardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

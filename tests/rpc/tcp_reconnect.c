@@ -40,10 +40,14 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define CALL_TMO_MS  30000
 #define CHILD_TMO_MS 10000
@@ -1042,7 +1046,7 @@ static void a_call_cut_off_by_the_loss_goes_again_whole(void **state)
 	free(args);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) RR_T_LIMITED(fn, CASE_S, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
 	T(calls_in_flight_complete_once_on_a_restarted_server),
@@ -1053,8 +1057,10 @@ static const struct CMUnitTest tests[] = {
 };
 
 static const struct CMUnitTest fake_tests[] = {
-	cmocka_unit_test(a_reply_cut_off_by_the_loss_is_discarded),
-	cmocka_unit_test(a_call_cut_off_by_the_loss_goes_again_whole),
+	RR_T_LIMITED(a_reply_cut_off_by_the_loss_is_discarded, CASE_S, NULL,
+		     NULL),
+	RR_T_LIMITED(a_call_cut_off_by_the_loss_goes_again_whole, CASE_S, NULL,
+		     NULL),
 };
 
 /*
@@ -1073,11 +1079,14 @@ int main(int argc, char **argv)
 		cmocka_set_test_filter(argv[1]);
 	if (argc > 2)
 		cmocka_set_skip_filter(argv[2]);
+	rr_t_limit_context("cut records");
 	failed += cmocka_run_group_tests_name("cut records", fake_tests, NULL,
 					      NULL);
 	g_threads = 0;
+	rr_t_limit_context("threads=0");
 	failed += cmocka_run_group_tests_name("threads=0", tests, NULL, NULL);
 	g_threads = 4;
+	rr_t_limit_context("threads=4");
 	failed += cmocka_run_group_tests_name("threads=4", tests, NULL, NULL);
 	return failed ? 1 : 0;
 }
