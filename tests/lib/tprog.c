@@ -18,13 +18,13 @@ static uint32_t done(struct rr_svc_req *r, size_t len, const void *bulk,
 						      : RR_SUCCESS;
 }
 
-static uint32_t h_null(struct rr_svc_req *r, void *arg)
+uint32_t rr_t_null(struct rr_svc_req *r, void *arg)
 {
 	(void)arg;
 	return done(r, 0, NULL, 0);
 }
 
-static uint32_t h_echo(struct rr_svc_req *r, void *arg)
+uint32_t rr_t_echo(struct rr_svc_req *r, void *arg)
 {
 	size_t len, cap;
 	const void *a = rr_svc_args(r, &len);
@@ -203,11 +203,11 @@ static uint32_t h_sleep(struct rr_svc_req *r, void *arg)
 }
 
 static const rr_svc_fn procs[RR_T_NPROCS] = {
-	[RR_T_NULL] = h_null,	[RR_T_ECHO] = h_echo,
-	[RR_T_READ] = h_read,	[RR_T_WRITE] = h_write,
-	[RR_T_BIG] = h_big,	[RR_T_WHOAMI] = h_whoami,
-	[RR_T_GATE] = h_gate,	[RR_T_RELEASE] = h_release,
-	[RR_T_COUNT] = h_count, [RR_T_PEEK] = h_peek,
+	[RR_T_NULL] = rr_t_null, [RR_T_ECHO] = rr_t_echo,
+	[RR_T_READ] = h_read,	 [RR_T_WRITE] = h_write,
+	[RR_T_BIG] = h_big,	 [RR_T_WHOAMI] = h_whoami,
+	[RR_T_GATE] = h_gate,	 [RR_T_RELEASE] = h_release,
+	[RR_T_COUNT] = h_count,	 [RR_T_PEEK] = h_peek,
 	[RR_T_SLEEP] = h_sleep,
 };
 

@@ -52,6 +52,14 @@ enum rr_t_proc {
  * when out of memory). */
 const struct rr_svc_prog *rr_t_prog(void);
 
+/*
+ * Its NULL and ECHO handlers, for a suite that serves a program of its
+ * own beside them: NULL sets empty results; ECHO returns the argument
+ * bytes (RR_GARBAGE_ARGS when they exceed the result buffer).
+ */
+uint32_t rr_t_null(struct rr_svc_req *r, void *arg);
+uint32_t rr_t_echo(struct rr_svc_req *r, void *arg);
+
 /* The deterministic pattern of READ and BIG results. */
 static inline uint8_t rr_t_pat(size_t i)
 {

@@ -85,12 +85,6 @@ static uint32_t answer(struct rr_svc_req *r, struct env *e)
 	return rr_svc_set_res(r, 12, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
-static uint32_t h_null(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
 static uint32_t h_answer(struct rr_svc_req *r, void *arg)
 {
 	return answer(r, arg);
@@ -137,7 +131,7 @@ static uint32_t h_bulk(struct rr_svc_req *r, void *arg)
 }
 
 static const rr_svc_fn procs[P_NPROCS] = {
-	[P_NULL] = h_null,    [P_HERE] = h_answer, [P_DEFER] = h_defer,
+	[P_NULL] = rr_t_null, [P_HERE] = h_answer, [P_DEFER] = h_defer,
 	[P_PLAIN] = h_answer, [P_DRC] = h_answer,  [P_BADDEFER] = h_baddefer,
 	[P_BULK] = h_bulk,
 };

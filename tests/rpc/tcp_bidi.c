@@ -110,12 +110,6 @@ static uint32_t set_words(struct rr_svc_req *r, const uint32_t *w, size_t n)
 	return rr_svc_set_res(r, 4 * n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
-static uint32_t f_null(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
 static uint32_t f_sync(struct rr_svc_req *r, void *arg)
 {
 	size_t len;
@@ -316,8 +310,8 @@ static uint32_t f_cancel(struct rr_svc_req *r, void *arg)
 	return set_words(r, w, 3);
 }
 
-static const rr_svc_fn f_procs[F_NPROCS] = {f_null,   f_sync, f_start,
-					    f_result, f_many, f_cancel};
+static const rr_svc_fn f_procs[F_NPROCS] = {rr_t_null, f_sync, f_start,
+					    f_result,  f_many, f_cancel};
 static const struct rr_svc_prog f_prog = {
 	.prog = TPROG, .vers = 1, .nprocs = F_NPROCS, .procs = f_procs};
 
