@@ -18,6 +18,12 @@
  *             count. Not idempotent: in drc_procs
  *   9 PEEK    results: the counter
  *  10 SLEEP   args: ms; returns after that long (at most RR_T_GATE_MS)
+ *  11 TICK    adds one to a second counter at once; results: the new
+ *             value. Not idempotent: in drc_procs
+ *  12 TICKS   results: TICK's counter
+ *  13 BUMP    as TICK on a third counter, but not in the reply cache:
+ *             each run counts
+ *  14 BUMPS   results: BUMP's counter
  */
 #ifndef RR_TEST_LIB_TPROG_H
 #define RR_TEST_LIB_TPROG_H
@@ -45,6 +51,10 @@ enum rr_t_proc {
 	RR_T_COUNT,
 	RR_T_PEEK,
 	RR_T_SLEEP,
+	RR_T_TICK,
+	RR_T_TICKS,
+	RR_T_BUMP,
+	RR_T_BUMPS,
 	RR_T_NPROCS
 };
 
