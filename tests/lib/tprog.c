@@ -63,7 +63,17 @@ static uint32_t h_read(struct rr_svc_req *r, void *arg)
 	return done(r, 4, pattern, size);
 }
 
-/* WRITE's bytes: apart (a read chunk) or inline after the length word. */
+static bool args_inline;
+
+void rr_t_prog_args_inline(void)
+{
+	args_inline = true;
+}
+
+/*
+ * WRITE's bytes: apart (a read chunk) or inline after the length word,
+ * XDR-padded and nothing more.
+ */
 static const uint8_t *write_data(struct rr_svc_req *r, uint32_t *n)
 {
 	size_t len, blen;
@@ -74,8 +84,8 @@ static const uint8_t *write_data(struct rr_svc_req *r, uint32_t *n)
 		return NULL;
 	*n = rr_t_get32(a);
 	if (bulk) /* nothing may follow the length word then */
-		return blen == *n && len == 4 ? bulk : NULL;
-	return len - 4 >= *n ? a + 4 : NULL;
+		return !args_inline && blen == *n && len == 4 ? bulk : NULL;
+	return len - 4 == *n + rr_t_xdr_pad(*n) ? a + 4 : NULL;
 }
 
 static uint32_t h_write(struct rr_svc_req *r, void *arg)

@@ -70,6 +70,13 @@ const struct rr_svc_prog *rr_t_prog(void);
 uint32_t rr_t_null(struct rr_svc_req *r, void *arg);
 uint32_t rr_t_echo(struct rr_svc_req *r, void *arg);
 
+/*
+ * For a transport that never carries an argument apart (TCP): WRITE
+ * then answers GARBAGE_ARGS to one that arrives apart, as the transport
+ * must not pull it out of the record.
+ */
+void rr_t_prog_args_inline(void);
+
 /* The deterministic pattern of READ and BIG results. */
 static inline uint8_t rr_t_pat(size_t i)
 {
