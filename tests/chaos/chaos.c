@@ -17,6 +17,7 @@
  *   RR_CHAOS_CLIENTS  clients (default 4)
  */
 #include "clock.h"
+#include "tprog.h"
 #include <rpcrdma/faults.h>
 #include <rpcrdma/rpc.h>
 
@@ -78,19 +79,6 @@ static uint8_t *bulk_for_call(void)
 	b = srv_buf[srv_next++ % 64];
 	pthread_mutex_unlock(&srv_mu);
 	return b;
-}
-
-static uint32_t h_echo(struct rr_svc_req *r, void *a)
-{
-	size_t n, cap;
-	const void *args = rr_svc_args(r, &n);
-	void *res = rr_svc_res_buf(r, &cap);
-
-	(void)a;
-	if (n > cap)
-		return RR_GARBAGE_ARGS;
-	memcpy(res, args, n);
-	return rr_svc_set_res(r, n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
 /* args: seed, size; results: size, then the bulk item of that size */
@@ -166,7 +154,7 @@ static uint32_t h_big(struct rr_svc_req *r, void *a)
 }
 
 static const rr_svc_fn procs[P_N] = {
-	[P_ECHO] = h_echo,
+	[P_ECHO] = rr_t_echo,
 	[P_READ] = h_read,
 	[P_WRITE] = h_write,
 	[P_BIG] = h_big,

@@ -18,13 +18,13 @@ static uint32_t done(struct rr_svc_req *r, size_t len, const void *bulk,
 						      : RR_SUCCESS;
 }
 
-static uint32_t h_null(struct rr_svc_req *r, void *arg)
+uint32_t rr_t_null(struct rr_svc_req *r, void *arg)
 {
 	(void)arg;
 	return done(r, 0, NULL, 0);
 }
 
-static uint32_t h_echo(struct rr_svc_req *r, void *arg)
+uint32_t rr_t_echo(struct rr_svc_req *r, void *arg)
 {
 	size_t len, cap;
 	const void *a = rr_svc_args(r, &len);
@@ -63,7 +63,17 @@ static uint32_t h_read(struct rr_svc_req *r, void *arg)
 	return done(r, 4, pattern, size);
 }
 
-/* WRITE's bytes: apart (a read chunk) or inline after the length word. */
+static bool args_inline;
+
+void rr_t_prog_args_inline(void)
+{
+	args_inline = true;
+}
+
+/*
+ * WRITE's bytes: apart (a read chunk) or inline after the length word,
+ * XDR-padded and nothing more.
+ */
 static const uint8_t *write_data(struct rr_svc_req *r, uint32_t *n)
 {
 	size_t len, blen;
@@ -74,8 +84,8 @@ static const uint8_t *write_data(struct rr_svc_req *r, uint32_t *n)
 		return NULL;
 	*n = rr_t_get32(a);
 	if (bulk) /* nothing may follow the length word then */
-		return blen == *n && len == 4 ? bulk : NULL;
-	return len - 4 >= *n ? a + 4 : NULL;
+		return !args_inline && blen == *n && len == 4 ? bulk : NULL;
+	return len - 4 == *n + rr_t_xdr_pad(*n) ? a + 4 : NULL;
 }
 
 static uint32_t h_write(struct rr_svc_req *r, void *arg)
@@ -132,7 +142,7 @@ static uint32_t h_whoami(struct rr_svc_req *r, void *arg)
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
 static bool gate_open;
-static atomic_uint count;
+static atomic_uint count, ticks, bumps;
 
 /* Bounded, so that a lost RELEASE fails the test rather than hangs it. */
 static bool gate_wait(void)
@@ -202,20 +212,56 @@ static uint32_t h_sleep(struct rr_svc_req *r, void *arg)
 	return done(r, 0, NULL, 0);
 }
 
+static uint32_t reply_u32(struct rr_svc_req *r, uint32_t v)
+{
+	size_t cap;
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+
+	rr_t_put32(res, v);
+	return done(r, 4, NULL, 0);
+}
+
+static uint32_t h_tick(struct rr_svc_req *r, void *arg)
+{
+	(void)arg;
+	return reply_u32(r, atomic_fetch_add(&ticks, 1) + 1);
+}
+
+static uint32_t h_ticks(struct rr_svc_req *r, void *arg)
+{
+	(void)arg;
+	return reply_u32(r, atomic_load(&ticks));
+}
+
+static uint32_t h_bump(struct rr_svc_req *r, void *arg)
+{
+	(void)arg;
+	return reply_u32(r, atomic_fetch_add(&bumps, 1) + 1);
+}
+
+static uint32_t h_bumps(struct rr_svc_req *r, void *arg)
+{
+	(void)arg;
+	return reply_u32(r, atomic_load(&bumps));
+}
+
 static const rr_svc_fn procs[RR_T_NPROCS] = {
-	[RR_T_NULL] = h_null,	[RR_T_ECHO] = h_echo,
-	[RR_T_READ] = h_read,	[RR_T_WRITE] = h_write,
-	[RR_T_BIG] = h_big,	[RR_T_WHOAMI] = h_whoami,
-	[RR_T_GATE] = h_gate,	[RR_T_RELEASE] = h_release,
-	[RR_T_COUNT] = h_count, [RR_T_PEEK] = h_peek,
-	[RR_T_SLEEP] = h_sleep,
+	[RR_T_NULL] = rr_t_null, [RR_T_ECHO] = rr_t_echo,
+	[RR_T_READ] = h_read,	 [RR_T_WRITE] = h_write,
+	[RR_T_BIG] = h_big,	 [RR_T_WHOAMI] = h_whoami,
+	[RR_T_GATE] = h_gate,	 [RR_T_RELEASE] = h_release,
+	[RR_T_COUNT] = h_count,	 [RR_T_PEEK] = h_peek,
+	[RR_T_SLEEP] = h_sleep,	 [RR_T_TICK] = h_tick,
+	[RR_T_TICKS] = h_ticks,	 [RR_T_BUMP] = h_bump,
+	[RR_T_BUMPS] = h_bumps,
 };
 
 static const struct rr_svc_prog prog = {.prog = RR_T_PROG,
 					.vers = RR_T_VERS,
 					.nprocs = RR_T_NPROCS,
 					.procs = procs,
-					.drc_procs = 1u << RR_T_COUNT};
+					.drc_procs = 1u << RR_T_COUNT |
+						     1u << RR_T_TICK};
 
 const struct rr_svc_prog *rr_t_prog(void)
 {

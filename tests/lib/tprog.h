@@ -18,6 +18,12 @@
  *             count. Not idempotent: in drc_procs
  *   9 PEEK    results: the counter
  *  10 SLEEP   args: ms; returns after that long (at most RR_T_GATE_MS)
+ *  11 TICK    adds one to a second counter at once; results: the new
+ *             value. Not idempotent: in drc_procs
+ *  12 TICKS   results: TICK's counter
+ *  13 BUMP    as TICK on a third counter, but not in the reply cache:
+ *             each run counts
+ *  14 BUMPS   results: BUMP's counter
  */
 #ifndef RR_TEST_LIB_TPROG_H
 #define RR_TEST_LIB_TPROG_H
@@ -45,12 +51,31 @@ enum rr_t_proc {
 	RR_T_COUNT,
 	RR_T_PEEK,
 	RR_T_SLEEP,
+	RR_T_TICK,
+	RR_T_TICKS,
+	RR_T_BUMP,
+	RR_T_BUMPS,
 	RR_T_NPROCS
 };
 
 /* The program to register; builds the READ pattern on first use (NULL
  * when out of memory). */
 const struct rr_svc_prog *rr_t_prog(void);
+
+/*
+ * Its NULL and ECHO handlers, for a suite that serves a program of its
+ * own beside them: NULL sets empty results; ECHO returns the argument
+ * bytes (RR_GARBAGE_ARGS when they exceed the result buffer).
+ */
+uint32_t rr_t_null(struct rr_svc_req *r, void *arg);
+uint32_t rr_t_echo(struct rr_svc_req *r, void *arg);
+
+/*
+ * For a transport that never carries an argument apart (TCP): WRITE
+ * then answers GARBAGE_ARGS to one that arrives apart, as the transport
+ * must not pull it out of the record.
+ */
+void rr_t_prog_args_inline(void);
 
 /* The deterministic pattern of READ and BIG results. */
 static inline uint8_t rr_t_pat(size_t i)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,6 +81,11 @@ static int make_tcp(const struct rr_t_server_opts *o,
 	struct rr_tcp_svc *s;
 	int rc;
 
+	if (o->nofile) {
+		so.max_conns = so.max_per_peer = 4096;
+		so.first_call_ms = -1;
+	}
+
 	rc = rr_tcp_svc_create((const struct sockaddr *)sin, sizeof(*sin), &so,
 			       &s);
 	if (!rc)
@@ -92,17 +98,27 @@ static int child_setup(const struct rr_t_server_opts *o, struct rr_rpc_svc **s,
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_port = htons(o->port)};
+	static const rr_svc_fn v3_procs[] = {rr_t_null};
+	static const struct rr_svc_prog v3 = {
+		.prog = RR_T_PROG, .vers = 3, .nprocs = 1, .procs = v3_procs};
 	const struct rr_svc_prog *prog = rr_t_prog();
 	int rc;
 
 	if (!prog)
 		return -ENOMEM;
+	if (o->xprt == RR_T_TCP)
+		rr_t_prog_args_inline();
 	if (inet_pton(AF_INET, o->addr ? o->addr : "127.0.0.1",
 		      &sin.sin_addr) != 1)
 		return -EINVAL;
 	rc = o->xprt == RR_T_TCP ? make_tcp(o, &sin, s) : make_rdma(o, &sin, s);
 	if (!rc)
 		rc = rr_rpc_svc_register(*s, prog);
+	if (!rc && o->vers3)
+		rc = rr_rpc_svc_register(*s, &v3);
+	/* A program registered twice is refused. */
+	if (!rc && rr_rpc_svc_register(*s, prog) != -EEXIST)
+		rc = -EINVAL;
 	if (!rc)
 		rc = rr_rpc_svc_port(*s, port);
 	return rc;
@@ -162,7 +178,7 @@ void rr_t_server_main(int argc, char **argv)
 	pid_t parent;
 	int fd;
 
-	if (argc != 11 || strcmp(argv[1], ARG0))
+	if (argc != 13 || strcmp(argv[1], ARG0))
 		return;
 	parent = (pid_t)atoi(argv[2]);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -176,7 +192,15 @@ void rr_t_server_main(int argc, char **argv)
 	o.port = (uint16_t)atoi(argv[8]);
 	o.addr = argv[9];
 	o.faults = !strcmp(argv[10], "faults");
+	o.nofile = (uint32_t)atoi(argv[11]);
+	o.vers3 = !strcmp(argv[12], "vers3");
 	signal(SIGPIPE, SIG_IGN);
+	if (o.nofile) {
+		struct rlimit rl = {.rlim_cur = o.nofile, .rlim_max = o.nofile};
+
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(4);
+	}
 	child_serve(fd, &o);
 }
 
@@ -191,11 +215,12 @@ static void exec_child(const struct rr_t_server_opts *o, pid_t parent, int fd)
 	snprintf(a[2], sizeof(a[2]), "%u", o->threads);
 	snprintf(a[3], sizeof(a[3]), "%u", o->credits);
 	snprintf(a[4], sizeof(a[4]), "%u", o->port);
+	snprintf(a[5], sizeof(a[5]), "%u", o->nofile);
 	execl("/proc/self/exe", "rr-t-server", ARG0, a[0], a[1],
 	      o->xprt == RR_T_TCP ? "tcp" : "rdma",
 	      o->provider ? o->provider : "", a[2], a[3], a[4],
-	      o->addr ? o->addr : "127.0.0.1", o->faults ? "faults" : "-",
-	      (char *)NULL);
+	      o->addr ? o->addr : "127.0.0.1", o->faults ? "faults" : "-", a[5],
+	      o->vers3 ? "vers3" : "-", (char *)NULL);
 	_exit(127);
 }
 

@@ -38,6 +38,15 @@ struct rr_t_server_opts {
 	uint32_t credits; /* RDMA: granted to each client; 0: default */
 	uint16_t port;	  /* 0: an ephemeral one */
 	const char *addr; /* IPv4; NULL: 127.0.0.1 */
+	/*
+	 * TCP: the child's RLIMIT_NOFILE (0: inherited), and then no
+	 * admission limit nor first-call deadline, so that running out of
+	 * descriptors is what stops it accepting.
+	 */
+	uint32_t nofile;
+	/* Also version 3 of the program, NULL only: PROG_MISMATCH names
+	 * 1..3. */
+	bool vers3;
 };
 
 struct rr_t_server {

@@ -24,6 +24,7 @@
  * conformance XPRT [PATTERN [SKIP]]: only the cases matching PATTERN.
  */
 #include "clock.h"
+#include "limit.h"
 #include "tprog.h"
 #include "tserver.h"
 
@@ -144,36 +145,6 @@ static int clnt_new(struct fx *f, unsigned flags, struct rr_rpc_clnt **out,
 	return clnt_new_rdma(f, flags, out, rdma);
 }
 
-/* ------------------------------------------------------ the time limit */
-
-static const char *volatile g_case;
-static volatile unsigned g_limit_s;
-
-static void on_alarm(int sig)
-{
-	char msg[200];
-	int n;
-
-	(void)sig;
-	n = snprintf(msg, sizeof(msg),
-		     "\n[  FAILED  ] %s over %s: not done in its limit of "
-		     "%u s\n",
-		     g_case, g.name, g_limit_s);
-	if (n > 0)
-		(void)!write(2, msg, (size_t)n);
-	_exit(1); /* the server child follows (PR_SET_PDEATHSIG) */
-}
-
-static void limit_start(const struct tcase *tc)
-{
-	struct sigaction sa = {.sa_handler = on_alarm};
-
-	g_case = tc->name;
-	g_limit_s = tc->limit_s;
-	sigaction(SIGALRM, &sa, NULL);
-	alarm(tc->limit_s);
-}
-
 /* ------------------------------------------------------------ fixture */
 
 static int setup(void **state)
@@ -188,7 +159,7 @@ static int setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 	int rc;
 
-	limit_start(tc);
+	rr_t_limit_start(tc->name, tc->limit_s);
 	if (!f)
 		return -1;
 	f->tc = tc;
@@ -274,7 +245,7 @@ static int teardown(void **state)
 	if (rr_t_server_stop(&f->sv))
 		rc = -1;
 	free(f);
-	alarm(0);
+	rr_t_limit_end();
 	return rc;
 }
 
@@ -1348,6 +1319,7 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
+	rr_t_limit_context(g.name);
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 2)
 		cmocka_set_test_filter(argv[2]);

@@ -8,10 +8,9 @@
  * calls that were waiting. A healthy idle server is probed and kept; a
  * probe waits for a credit like any call and gives it back.
  *
- * One server child (this program exec'd with --serve) serves the test
- * program over RPC-over-RDMA (provider RR_PROVIDER, default iwarp) and
- * over TCP; every test runs once per transport. The program
- * (prog 0x2000009a vers 1): 0 NULL, 1 ECHO (results = arguments).
+ * A server child (tserver.h) serves the shared test program (tprog.h:
+ * NULL, ECHO) over RPC-over-RDMA (provider RR_PROVIDER, default iwarp)
+ * or over TCP; every test runs once per transport.
  *
  * Waits are bounded and wait for events: callbacks, replies, the child's
  * state, or a client counter polled every few milliseconds up to a bound.
@@ -21,194 +20,31 @@
 #include <rpcrdma/rpc_tcp.h>
 
 #include "tcp_common.h"
+#include "tserver.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
+
+#include "limit.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
-#define KPROG	     0x2000009au
-#define CALL_TMO_MS  30000
-#define CHILD_TMO_MS 10000
-#define ECHO_LEN     1000
-#define KA_MS	     200
-#define KA_TMO_MS    500
+#define CASE_S 60 /* each case's time limit (limit.h) */
+
+#define CALL_TMO_MS 30000
+#define ECHO_LEN    1000
+#define KA_MS	    200
+#define KA_TMO_MS   500
 /*
  * The probe is due KA_MS after the last reply and given up KA_TMO_MS
  * later; timers count whole milliseconds, hence the slack.
  */
 #define DETECT_MIN_MS (KA_MS + KA_TMO_MS - 10)
 #define DETECT_MAX_MS 5000
-
-/* ============================================================ server */
-
-static struct rr_svc *child_rdma;
-static struct rr_tcp_svc *child_tcp;
-
-static uint32_t h_null(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_echo(struct rr_svc_req *r, void *arg)
-{
-	size_t len, cap;
-	const void *a = rr_svc_args(r, &len);
-	void *res = rr_svc_res_buf(r, &cap);
-
-	(void)arg;
-	if (len > cap)
-		return RR_GARBAGE_ARGS;
-	if (len)
-		memcpy(res, a, len);
-	return rr_svc_set_res(r, len, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static const rr_svc_fn procs[] = {h_null, h_echo};
-
-static void on_term(int sig)
-{
-	(void)sig;
-	if (child_rdma)
-		rr_svc_stop(child_rdma);
-	if (child_tcp)
-		rr_tcp_svc_stop(child_tcp);
-}
-
-static void *tcp_main(void *arg)
-{
-	return (void *)(intptr_t)rr_tcp_svc_run(arg);
-}
-
-/* The exec'd child: both transports until SIGTERM, then exit 0. */
-static void server_main(int out_fd)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_svc_opts ro = {.provider = getenv("RR_PROVIDER")};
-	struct rr_svc_prog p = {
-		.prog = KPROG, .vers = 1, .nprocs = 2, .procs = procs};
-	struct sigaction sa = {.sa_handler = on_term};
-	uint16_t ports[2] = {0, 0};
-	pthread_t t;
-	int rc;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	rc = rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &ro,
-			   &child_rdma);
-	if (!rc)
-		rc = rr_svc_register(child_rdma, &p);
-	if (!rc)
-		rc = rr_svc_port(child_rdma, &ports[0]);
-	if (!rc)
-		rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin),
-				       NULL, &child_tcp);
-	if (!rc)
-		rc = rr_tcp_svc_register(child_tcp, &p);
-	if (!rc)
-		rc = rr_tcp_svc_port(child_tcp, &ports[1]);
-	if (!rc)
-		rc = -pthread_create(&t, NULL, tcp_main, child_tcp);
-	if (rc) {
-		fprintf(stderr, "server child: setup failed: %d\n", rc);
-		_exit(5);
-	}
-	sigaction(SIGTERM, &sa, NULL);
-	if (!rr_t_write_all(out_fd, ports, sizeof(ports)))
-		_exit(9);
-	rc = rr_svc_run(child_rdma);
-	pthread_join(t, NULL);
-	rr_svc_destroy(child_rdma);
-	rr_tcp_svc_destroy(child_tcp);
-	_exit(rc ? 7 : 0);
-}
-
-struct server {
-	pid_t pid;
-	int fd;
-	uint16_t ports[2]; /* RDMA, TCP */
-};
-
-static int server_start(struct server *sv)
-{
-	char a_fd[8];
-	int p[2];
-
-	memset(sv, 0, sizeof(*sv));
-	sv->fd = -1;
-	if (pipe(p))
-		return -errno;
-	sv->pid = fork();
-	if (sv->pid < 0)
-		return -errno;
-	if (sv->pid == 0) {
-		close(p[0]);
-		snprintf(a_fd, sizeof(a_fd), "%d", p[1]);
-		execl("/proc/self/exe", "keepalive", "--serve", a_fd,
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	sv->fd = p[0];
-	if (!rr_t_read_within(sv->fd, sv->ports, sizeof(sv->ports),
-			      CHILD_TMO_MS)) {
-		fprintf(stderr, "server child sent no ports\n");
-		kill(sv->pid, SIGKILL);
-		waitpid(sv->pid, NULL, 0);
-		sv->pid = 0;
-		return -EIO;
-	}
-	return 0;
-}
-
-static void server_signal(struct server *sv, int sig, int want)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, sig), 0);
-	assert_int_equal(waitpid(sv->pid, &status, want), sv->pid);
-}
-
-static void server_freeze(struct server *sv)
-{
-	server_signal(sv, SIGSTOP, WUNTRACED);
-}
-
-static void server_thaw(struct server *sv)
-{
-	server_signal(sv, SIGCONT, WCONTINUED);
-}
-
-static int server_stop(struct server *sv)
-{
-	struct pollfd p = {.fd = sv->fd, .events = POLLIN};
-	int status = 0;
-
-	if (sv->pid) {
-		kill(sv->pid, SIGCONT);
-		kill(sv->pid, SIGTERM);
-		if (poll(&p, 1, CHILD_TMO_MS) <= 0) { /* EOF: it is gone */
-			fprintf(stderr, "server child did not stop\n");
-			kill(sv->pid, SIGKILL);
-		}
-		waitpid(sv->pid, &status, 0);
-		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			fprintf(stderr, "server child ended with %#x\n",
-				status);
-			status = -1;
-		}
-	}
-	if (sv->fd >= 0)
-		close(sv->fd);
-	return status ? -1 : 0;
-}
 
 /* ========================================================= transports */
 
@@ -227,7 +63,7 @@ struct xport {
 			  void *arg);
 	int (*stats)(void *c, struct rr_xprt_stats *st);
 	int (*destroy)(void *c);
-	int port_idx;
+	enum rr_t_xprt xprt;
 };
 
 static int rdma_create(uint16_t port, const struct kopts *o, void **out)
@@ -306,29 +142,31 @@ static const struct xport xrdma = {.name = "rdma",
 				   .call_async = rdma_call_async,
 				   .stats = rdma_stats,
 				   .destroy = rdma_destroy,
-				   .port_idx = 0};
+				   .xprt = RR_T_RDMA};
 static const struct xport xtcp = {.name = "tcp",
 				  .create = tcp_create,
 				  .call = tcp_call,
 				  .call_async = tcp_call_async,
 				  .stats = tcp_stats,
 				  .destroy = tcp_destroy,
-				  .port_idx = 1};
+				  .xprt = RR_T_TCP};
 
 static const struct xport *g_x; /* of the group running */
 
 /* ============================================================ fixture */
 
 struct fx {
-	struct server sv;
+	struct rr_t_server sv;
 	void *c;
 };
 
 static int setup(void **state)
 {
+	struct rr_t_server_opts so = {.xprt = g_x->xprt,
+				      .provider = getenv("RR_PROVIDER")};
 	struct fx *f = calloc(1, sizeof(*f));
 
-	if (!f || server_start(&f->sv)) {
+	if (!f || rr_t_server_start(&f->sv, &so)) {
 		free(f);
 		return -1;
 	}
@@ -377,7 +215,7 @@ static int teardown(void **state)
 		if (g_x->destroy(f->c))
 			rc = -1;
 	}
-	if (server_stop(&f->sv))
+	if (rr_t_server_stop(&f->sv))
 		rc = -1;
 	free(f);
 	return rc;
@@ -389,7 +227,7 @@ static void clnt_new(struct fx *f, int ka_ms, int ka_tmo_ms, uint32_t in_flight)
 			  .keepalive_timeout_ms = ka_tmo_ms,
 			  .in_flight = in_flight,
 			  .timeout_ms = CALL_TMO_MS};
-	int rc = g_x->create(f->sv.ports[g_x->port_idx], &o, &f->c);
+	int rc = g_x->create(f->sv.port, &o, &f->c);
 
 	if (rc)
 		fail_msg("%s client: %d", g_x->name, rc);
@@ -397,8 +235,8 @@ static void clnt_new(struct fx *f, int ka_ms, int ka_tmo_ms, uint32_t in_flight)
 
 static struct rr_call mkcall(uint32_t proc, void *res, size_t cap)
 {
-	return (struct rr_call){.prog = KPROG,
-				.vers = 1,
+	return (struct rr_call){.prog = RR_T_PROG,
+				.vers = RR_T_VERS,
 				.proc = proc,
 				.res = res,
 				.res_cap = cap};
@@ -406,7 +244,7 @@ static struct rr_call mkcall(uint32_t proc, void *res, size_t cap)
 
 static void null_ok(struct fx *f)
 {
-	struct rr_call call = mkcall(0, NULL, 0);
+	struct rr_call call = mkcall(RR_T_NULL, NULL, 0);
 
 	assert_int_equal(g_x->call(f->c, &call), 0);
 }
@@ -469,7 +307,7 @@ static void echo_start(struct fx *f, struct echo *e, uint32_t seed)
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
 	rr_t_fill_seeded(e->args, ECHO_LEN, seed);
-	e->call = mkcall(1, e->res, ECHO_LEN);
+	e->call = mkcall(RR_T_ECHO, e->res, ECHO_LEN);
 	e->call.args = e->args;
 	e->call.args_len = ECHO_LEN;
 	assert_int_equal(g_x->call_async(f->c, &e->call, echo_done, e), 0);
@@ -511,7 +349,7 @@ static void a_stopped_server_is_found_while_a_call_waits(void **state)
 	clnt_new(f, KA_MS, KA_TMO_MS, 0);
 	t0 = rr_t_now_ms(); /* before the last reply */
 	null_ok(f);
-	server_freeze(&f->sv);
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
 	echo_start(f, &e, 1);
 	dt = WAIT_COUNT(f, keepalive_timeouts, 1, t0);
 	fprintf(stderr, "  %s: found in %llu ms\n", g_x->name,
@@ -521,7 +359,7 @@ static void a_stopped_server_is_found_while_a_call_waits(void **state)
 			 (unsigned long long)dt, DETECT_MIN_MS, DETECT_MAX_MS);
 	assert_true(stats_of(f).conn_lost >= 1);
 	assert_true(stats_of(f).keepalive_probes >= 1);
-	server_thaw(&f->sv);
+	assert_int_equal(rr_t_server_thaw(&f->sv), 0);
 	echo_end(&e);
 	null_ok(f);
 	assert_true(stats_of(f).retransmits >= 1);
@@ -536,7 +374,7 @@ static void a_stopped_server_is_found_on_an_idle_connection(void **state)
 	clnt_new(f, KA_MS, KA_TMO_MS, 0);
 	t0 = rr_t_now_ms(); /* before the last reply */
 	null_ok(f);
-	server_freeze(&f->sv);
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
 	dt = WAIT_COUNT(f, conn_lost, 1, t0);
 	fprintf(stderr, "  %s: found in %llu ms\n", g_x->name,
 		(unsigned long long)dt);
@@ -544,7 +382,7 @@ static void a_stopped_server_is_found_on_an_idle_connection(void **state)
 		fail_msg("found after %llu ms, want %d..%d",
 			 (unsigned long long)dt, DETECT_MIN_MS, DETECT_MAX_MS);
 	assert_int_equal(stats_of(f).keepalive_timeouts, 1);
-	server_thaw(&f->sv);
+	assert_int_equal(rr_t_server_thaw(&f->sv), 0);
 	null_ok(f); /* on a new connection */
 	assert_true(stats_of(f).connects >= 2);
 }
@@ -579,12 +417,12 @@ static void a_probe_waits_for_the_only_credit_and_gives_it_back(void **state)
 
 	clnt_new(f, KA_MS, KA_TMO_MS, 1);
 	null_ok(f);
-	server_freeze(&f->sv);
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
 	t0 = rr_t_now_ms();
 	echo_start(f, &e, 2);
 	WAIT_COUNT(f, keepalive_timeouts, 1, t0);
 	assert_true(stats_of(f).credit_waits >= 1);
-	server_thaw(&f->sv);
+	assert_int_equal(rr_t_server_thaw(&f->sv), 0);
 	echo_end(&e);
 	for (int i = 0; i < 10; i++)
 		null_ok(f);
@@ -595,7 +433,7 @@ static void a_probe_waits_for_the_only_credit_and_gives_it_back(void **state)
 	null_ok(f);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) RR_T_LIMITED(fn, CASE_S, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
 	T(a_stopped_server_is_found_while_a_call_waits),
@@ -606,22 +444,22 @@ static const struct CMUnitTest tests[] = {
 
 /*
  * keepalive [PATTERN [SKIP]]: cmocka filters on the test names.
- * keepalive --serve FD: the server child.
  */
 int main(int argc, char **argv)
 {
 	int failed = 0;
 
-	if (argc == 3 && !strcmp(argv[1], "--serve"))
-		server_main(atoi(argv[2]));
+	rr_t_server_main(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);
 	if (argc > 2)
 		cmocka_set_skip_filter(argv[2]);
 	g_x = &xrdma;
+	rr_t_limit_context("rdma");
 	failed += cmocka_run_group_tests_name("rdma", tests, NULL, NULL);
 	g_x = &xtcp;
+	rr_t_limit_context("tcp");
 	failed += cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
 	return failed ? 1 : 0;
 }

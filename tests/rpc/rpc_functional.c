@@ -39,10 +39,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 static const char *test_addr(void)
 {
@@ -918,7 +922,7 @@ static void a_blocked_handler_does_not_stall_other_calls(void **state)
 	check_clean(f->c, false);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) RR_T_LIMITED(fn, CASE_S, setup, teardown)
 
 /*
  * rpc_functional [PATTERN [SKIP]]: runs the tests whose names match

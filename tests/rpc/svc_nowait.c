@@ -32,10 +32,14 @@
 #include <stdio.h>
 #include <sys/syscall.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define BULK_LEN    4096
 #define RES_CAP	    (BULK_LEN + 64)
@@ -79,12 +83,6 @@ static uint32_t answer(struct rr_svc_req *r, struct env *e)
 	rr_t_put32(res + 4, rr_svc_req_nowait(r));
 	rr_t_put32(res + 8, tid() == atomic_load(&e->loop_tid));
 	return rr_svc_set_res(r, 12, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_null(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
 static uint32_t h_answer(struct rr_svc_req *r, void *arg)
@@ -133,7 +131,7 @@ static uint32_t h_bulk(struct rr_svc_req *r, void *arg)
 }
 
 static const rr_svc_fn procs[P_NPROCS] = {
-	[P_NULL] = h_null,    [P_HERE] = h_answer, [P_DEFER] = h_defer,
+	[P_NULL] = rr_t_null, [P_HERE] = h_answer, [P_DEFER] = h_defer,
 	[P_PLAIN] = h_answer, [P_DRC] = h_answer,  [P_BADDEFER] = h_baddefer,
 	[P_BULK] = h_bulk,
 };
@@ -506,42 +504,37 @@ static void without_a_pool_nothing_is_tried_nowait(void **state)
 }
 
 #define POOL_TESTS(setup_fn)                                                   \
-	cmocka_unit_test_setup_teardown(                                       \
-		a_nowait_call_runs_on_the_thread_that_received_it, setup_fn,   \
-		teardown),                                                     \
-		cmocka_unit_test_setup_teardown(                               \
-			a_deferred_call_is_answered_once_by_a_worker,          \
-			setup_fn, teardown),                                   \
-		cmocka_unit_test_setup_teardown(                               \
-			other_procedures_run_in_workers_as_before, setup_fn,   \
-			teardown),                                             \
-		cmocka_unit_test_setup_teardown(                               \
-			deferring_outside_nowait_is_a_system_error, setup_fn,  \
-			teardown),                                             \
-		cmocka_unit_test_setup_teardown(                               \
-			many_calls_in_flight_each_get_their_own_answer,        \
-			setup_fn, teardown)
+	RR_T_LIMITED(a_nowait_call_runs_on_the_thread_that_received_it,        \
+		     CASE_S, setup_fn, teardown),                              \
+		RR_T_LIMITED(a_deferred_call_is_answered_once_by_a_worker,     \
+			     CASE_S, setup_fn, teardown),                      \
+		RR_T_LIMITED(other_procedures_run_in_workers_as_before,        \
+			     CASE_S, setup_fn, teardown),                      \
+		RR_T_LIMITED(deferring_outside_nowait_is_a_system_error,       \
+			     CASE_S, setup_fn, teardown),                      \
+		RR_T_LIMITED(many_calls_in_flight_each_get_their_own_answer,   \
+			     CASE_S, setup_fn, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest rdma[] = {POOL_TESTS(setup_rdma_pool)};
 	const struct CMUnitTest tcp[] = {POOL_TESTS(setup_tcp_pool)};
 	const struct CMUnitTest no_pool[] = {
-		cmocka_unit_test_setup_teardown(
-			without_a_pool_nothing_is_tried_nowait,
-			setup_rdma_inline, teardown),
-		cmocka_unit_test_setup_teardown(
-			without_a_pool_nothing_is_tried_nowait,
-			setup_tcp_inline, teardown),
-		cmocka_unit_test_setup_teardown(
-			many_calls_in_flight_each_get_their_own_answer,
-			setup_rdma_inline, teardown),
+		RR_T_LIMITED(without_a_pool_nothing_is_tried_nowait, CASE_S,
+			     setup_rdma_inline, teardown),
+		RR_T_LIMITED(without_a_pool_nothing_is_tried_nowait, CASE_S,
+			     setup_tcp_inline, teardown),
+		RR_T_LIMITED(many_calls_in_flight_each_get_their_own_answer,
+			     CASE_S, setup_rdma_inline, teardown),
 	};
 	int rc = 0;
 
+	rr_t_limit_context("rdma, two workers");
 	rc |= cmocka_run_group_tests_name("rdma, two workers", rdma, NULL,
 					  NULL);
+	rr_t_limit_context("tcp, two workers");
 	rc |= cmocka_run_group_tests_name("tcp, two workers", tcp, NULL, NULL);
+	rr_t_limit_context("no pool");
 	rc |= cmocka_run_group_tests_name("no pool", no_pool, NULL, NULL);
 	return rc ? 1 : 0;
 }

@@ -34,10 +34,14 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define CBPROG	 0x20000098u
 #define MANY_MAX 64
@@ -104,12 +108,6 @@ static uint32_t set_words(struct rr_svc_req *r, const uint32_t *w, size_t n)
 	for (size_t i = 0; i < n; i++)
 		rr_t_put32(res + 4 * i, w[i]);
 	return rr_svc_set_res(r, 4 * n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t f_null(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
 }
 
 static uint32_t f_sync(struct rr_svc_req *r, void *arg)
@@ -312,8 +310,8 @@ static uint32_t f_cancel(struct rr_svc_req *r, void *arg)
 	return set_words(r, w, 3);
 }
 
-static const rr_svc_fn f_procs[F_NPROCS] = {f_null,   f_sync, f_start,
-					    f_result, f_many, f_cancel};
+static const rr_svc_fn f_procs[F_NPROCS] = {rr_t_null, f_sync, f_start,
+					    f_result,  f_many, f_cancel};
 static const struct rr_svc_prog f_prog = {
 	.prog = TPROG, .vers = 1, .nprocs = F_NPROCS, .procs = f_procs};
 
@@ -851,15 +849,16 @@ static void test_client_hostile_server(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sync_from_worker),
-		cmocka_unit_test(test_async_from_loop),
-		cmocka_unit_test(test_many_beyond_limit),
-		cmocka_unit_test(test_limit_on_the_wire),
-		cmocka_unit_test(test_disconnect_mid_callback),
-		cmocka_unit_test(test_client_serves_nothing),
-		cmocka_unit_test(test_timeout_and_stray_replies),
-		cmocka_unit_test(test_cancel),
-		cmocka_unit_test(test_client_hostile_server),
+		RR_T_LIMITED(test_sync_from_worker, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_async_from_loop, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_many_beyond_limit, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_limit_on_the_wire, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_disconnect_mid_callback, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_client_serves_nothing, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_timeout_and_stray_replies, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(test_cancel, CASE_S, NULL, NULL),
+		RR_T_LIMITED(test_client_hostile_server, CASE_S, NULL, NULL),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "--wire")) {

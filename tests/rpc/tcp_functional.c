@@ -1,26 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * ONC RPC over TCP with record marking, end to end: a test program served
- * by rr_tcp_svc in a forked child on 127.0.0.1 (an ephemeral port, piped
- * back to us), called through rr_tcp_clnt and through a raw socket client
- * (tcp_common.h) that fragments records and misbehaves on purpose.
+ * ONC RPC over TCP with record marking, end to end: the shared test
+ * program (tprog.h) served by rr_tcp_svc in a child process (tserver.h)
+ * on 127.0.0.1, with version 3 (NULL only) beside version 1 so that
+ * PROG_MISMATCH for version 2 names 1..3, called through rr_tcp_clnt and
+ * through a raw socket client (tcp_common.h) that fragments records and
+ * misbehaves on purpose. Over TCP the program's WRITE refuses an
+ * argument the transport pulled out of the record, and TICK (in the
+ * reply cache) tells a call that ran twice.
  *
  * What both transports promise alike (NULL, AUTH_SYS, -EMSGSIZE for
  * res_cap, progress, timeouts, cancellation...) is tested once for both in
  * conformance.c; this suite keeps what is TCP's own or goes further here.
- *
- * The test program (prog TPROG):
- *  vers 1:
- *   0 NULL
- *   1 ECHO    results = the argument bytes
- *   2 READ    args: size; results: size, then size bytes of the pattern
- *             as the DDP-eligible item (inline over TCP: in res)
- *   3 WRITE   args: length word, then the bytes (the call's arg_bulk,
- *             inline over TCP); results: length, checksum
- *   4 BIG     args: n; results: opaque<> of n pattern bytes
- *   5 WHOAMI  results: uid, gid, ngids, gids[] of the AUTH_SYS credential,
- *             or three 0xffffffff without one
- *  vers 3: NULL only (so PROG_MISMATCH for vers 2 names 1..3)
  *
  * Every test runs twice: handlers inline in the loop (threads = 0) and in
  * four workers. SIGSTOP/SIGCONT/SIGKILL of the child make a stalled or
@@ -30,312 +21,35 @@
 #include <rpcrdma/rpc_tcp.h>
 
 #include "tcp_common.h"
+#include "tserver.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
+
+#include "limit.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
-#define NO_CRED	     0xffffffffu
-#define MAX_BULK     (1u << 20)
-#define BIG_CAP	     ((1u << 20) + 64)
-#define SENTINEL     0xa5
-#define SLACK	     64
-#define CALL_TMO_MS  30000
-#define CHILD_TMO_MS 10000
-#define RAW_TMO_MS   10000
-#define SVC_MAX_REC  ((1u << 20) + (64u << 10))
-#define FEW_FDS	     48
-#define FD_FLOOD     (2 * FEW_FDS)
-#define EXCESS_MIN   (FEW_FDS / 2) /* the server holds fewer than FEW_FDS */
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
-enum { P_NULL, P_ECHO, P_READ, P_WRITE, P_BIG, P_WHOAMI, P_COUNT, P_NPROCS };
+#define MAX_BULK    (1u << 20)
+#define BIG_CAP	    ((1u << 20) + 64)
+#define SENTINEL    0xa5
+#define SLACK	    64
+#define CALL_TMO_MS 30000
+#define RAW_TMO_MS  10000
+#define SVC_MAX_REC ((1u << 20) + (64u << 10))
+#define FEW_FDS	    48
+#define FD_FLOOD    (2 * FEW_FDS)
+#define EXCESS_MIN  (FEW_FDS / 2) /* the server holds fewer than FEW_FDS */
 
 static uint32_t g_threads; /* of the group running */
 static uint32_t g_nofile;  /* the server child's RLIMIT_NOFILE; 0: as is */
-
-/* ============================================================ server */
-
-static uint8_t *srv_pattern;
-static struct rr_tcp_svc *child_svc;
-
-static uint32_t h_null(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_echo(struct rr_svc_req *r, void *arg)
-{
-	size_t len, cap;
-	const void *a = rr_svc_args(r, &len);
-	void *res = rr_svc_res_buf(r, &cap);
-
-	(void)arg;
-	if (len > cap)
-		return RR_GARBAGE_ARGS;
-	if (len)
-		memcpy(res, a, len);
-	return rr_svc_set_res(r, len, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-/* Builds the bulk result in the transport's buffer, as NFS READ would. */
-static uint32_t h_read(struct rr_svc_req *r, void *arg)
-{
-	size_t len, cap, bcap;
-	const uint8_t *a = rr_svc_args(r, &len);
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-	uint8_t *bulk = rr_svc_bulk_buf(r, &bcap);
-	uint32_t size;
-
-	(void)arg;
-	if (len != 4)
-		return RR_GARBAGE_ARGS;
-	size = rr_t_get32(a);
-	if (size > MAX_BULK || size > bcap)
-		return RR_GARBAGE_ARGS;
-	memcpy(bulk, srv_pattern, size);
-	rr_t_put32(res, size);
-	return rr_svc_set_res(r, 4, bulk, size) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_write(struct rr_svc_req *r, void *arg)
-{
-	size_t len, blen, cap;
-	const uint8_t *a = rr_svc_args(r, &len);
-	const uint8_t *bulk = rr_svc_arg_bulk(r, &blen);
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-	uint32_t n;
-
-	(void)arg;
-	/* Over TCP the item is inline: the transport must not pull it. */
-	if (bulk || len < 4)
-		return RR_GARBAGE_ARGS;
-	n = rr_t_get32(a);
-	if (len - 4 != n + rr_t_xdr_pad(n))
-		return RR_GARBAGE_ARGS;
-	rr_t_put32(res, n);
-	rr_t_put32(res + 4, rr_t_fnv1a(a + 4, n));
-	return rr_svc_set_res(r, 8, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_big(struct rr_svc_req *r, void *arg)
-{
-	size_t len, cap;
-	const uint8_t *a = rr_svc_args(r, &len);
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-	uint32_t n;
-
-	(void)arg;
-	if (len != 4)
-		return RR_GARBAGE_ARGS;
-	n = rr_t_get32(a);
-	if (n > MAX_BULK || 4 + n + rr_t_xdr_pad(n) > cap)
-		return RR_GARBAGE_ARGS;
-	rr_t_put32(res, n);
-	memcpy(res + 4, srv_pattern, n);
-	memset(res + 4 + n, 0, rr_t_xdr_pad(n));
-	return rr_svc_set_res(r, 4 + n + rr_t_xdr_pad(n), NULL, 0)
-		       ? RR_SYSTEM_ERR
-		       : RR_SUCCESS;
-}
-
-static uint32_t h_whoami(struct rr_svc_req *r, void *arg)
-{
-	const struct rr_cred *cr = rr_svc_cred(r);
-	size_t cap, n = 12;
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-
-	(void)arg;
-	if (!cr) {
-		rr_t_put32(res, NO_CRED);
-		rr_t_put32(res + 4, NO_CRED);
-		rr_t_put32(res + 8, NO_CRED);
-	} else {
-		rr_t_put32(res, cr->uid);
-		rr_t_put32(res + 4, cr->gid);
-		rr_t_put32(res + 8, cr->ngids);
-		for (uint32_t i = 0; i < cr->ngids && i < 16; i++, n += 4)
-			rr_t_put32(res + n, cr->gids[i]);
-	}
-	return rr_svc_set_res(r, n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-/* Not idempotent: each run counts. In the duplicate request cache. */
-static uint32_t srv_count;
-
-static uint32_t h_count(struct rr_svc_req *r, void *arg)
-{
-	size_t cap;
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-
-	(void)arg;
-	rr_t_put32(res, __atomic_add_fetch(&srv_count, 1, __ATOMIC_RELAXED));
-	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static const rr_svc_fn procs_v1[P_NPROCS] = {
-	[P_NULL] = h_null,   [P_ECHO] = h_echo, [P_READ] = h_read,
-	[P_WRITE] = h_write, [P_BIG] = h_big,	[P_WHOAMI] = h_whoami,
-	[P_COUNT] = h_count,
-};
-static const rr_svc_fn procs_v3[] = {h_null};
-
-static void on_term(int sig)
-{
-	(void)sig;
-	if (child_svc)
-		rr_tcp_svc_stop(child_svc);
-}
-
-static int child_setup(uint32_t threads, struct rr_tcp_svc **out)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_tcp_svc_opts o = {.threads = threads};
-	struct rr_svc_prog v1 = {.prog = TPROG,
-				 .vers = 1,
-				 .nprocs = P_NPROCS,
-				 .procs = procs_v1,
-				 .drc_procs = 1u << P_COUNT};
-	struct rr_svc_prog v3 = {
-		.prog = TPROG, .vers = 3, .nprocs = 1, .procs = procs_v3};
-	int rc;
-
-	/*
-	 * With few descriptors the descriptor limit, not admission, must be
-	 * what stops accepting, and no deadline may close a connection
-	 * while the test counts them.
-	 */
-	if (g_nofile) {
-		o.max_conns = o.max_per_peer = 4096;
-		o.first_call_ms = -1;
-	}
-	rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin), &o, out);
-	if (!rc)
-		rc = rr_tcp_svc_register(*out, &v1);
-	if (!rc)
-		rc = rr_tcp_svc_register(*out, &v3);
-	if (!rc && rr_tcp_svc_register(*out, &v1) != -EEXIST)
-		rc = -EINVAL;
-	return rc;
-}
-
-/* Serves until SIGTERM, then writes its stats to out_fd and exits 0. */
-static void server_child(int out_fd, pid_t parent, uint32_t threads)
-{
-	struct sigaction sa = {.sa_handler = on_term};
-	struct rr_xprt_stats st;
-	struct rr_tcp_svc *s;
-	uint16_t port = 0;
-	int rc;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(3);
-	if (g_nofile) {
-		struct rlimit rl = {.rlim_cur = g_nofile, .rlim_max = g_nofile};
-
-		if (setrlimit(RLIMIT_NOFILE, &rl))
-			_exit(8);
-	}
-	srv_pattern = malloc(MAX_BULK);
-	if (!srv_pattern)
-		_exit(4);
-	for (size_t i = 0; i < MAX_BULK; i++)
-		srv_pattern[i] = rr_t_pat(i);
-	rc = child_setup(threads, &s);
-	if (!rc)
-		rc = rr_tcp_svc_port(s, &port);
-	if (rc) {
-		fprintf(stderr, "server child: setup failed: %d\n", rc);
-		_exit(5);
-	}
-	child_svc = s;
-	sigaction(SIGTERM, &sa, NULL);
-	if (!rr_t_write_all(out_fd, &port, sizeof(port)))
-		_exit(9);
-	rc = rr_tcp_svc_run(s);
-	rr_tcp_svc_stats(s, &st);
-	if (!rr_t_write_all(out_fd, &st, sizeof(st)))
-		_exit(9);
-	child_svc = NULL;
-	if (rr_tcp_svc_destroy(s))
-		_exit(6);
-	free(srv_pattern);
-	_exit(rc ? 7 : 0);
-}
-
-struct server {
-	pid_t pid; /* 0 once reaped */
-	int fd;	   /* port, then stats; -1 once closed */
-	uint16_t port;
-	bool have_stats;
-	struct rr_xprt_stats st;
-};
-
-static int server_start(struct server *sv, uint32_t threads)
-{
-	pid_t parent = getpid();
-	int p[2];
-
-	memset(sv, 0, sizeof(*sv));
-	if (pipe(p))
-		return -errno;
-	sv->pid = fork();
-	if (sv->pid < 0)
-		return -errno;
-	if (sv->pid == 0) {
-		close(p[0]);
-		server_child(p[1], parent, threads);
-	}
-	close(p[1]);
-	sv->fd = p[0];
-	if (!rr_t_read_within(sv->fd, &sv->port, sizeof(sv->port),
-			      CHILD_TMO_MS)) {
-		fprintf(stderr, "server child sent no port\n");
-		kill(sv->pid, SIGKILL);
-		waitpid(sv->pid, NULL, 0);
-		close(sv->fd);
-		return -EIO;
-	}
-	return 0;
-}
-
-static void server_freeze(struct server *sv)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, SIGSTOP), 0);
-	assert_int_equal(waitpid(sv->pid, &status, WUNTRACED), sv->pid);
-	assert_true(WIFSTOPPED(status));
-}
-
-static void server_thaw(struct server *sv)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, SIGCONT), 0);
-	assert_int_equal(waitpid(sv->pid, &status, WCONTINUED), sv->pid);
-	assert_true(WIFCONTINUED(status));
-}
-
-static void server_kill(struct server *sv)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, SIGKILL), 0);
-	assert_int_equal(waitpid(sv->pid, &status, 0), sv->pid);
-	assert_true(WIFSIGNALED(status));
-	sv->pid = 0;
-}
 
 static void print_stats(const char *who, const struct rr_xprt_stats *s)
 {
@@ -350,41 +64,10 @@ static void print_stats(const char *who, const struct rr_xprt_stats *s)
 		(unsigned long long)s->conn_lost);
 }
 
-/* SIGTERM, bounded wait for its stats and exit; 0 if it exited cleanly. */
-static int server_stop(struct server *sv)
-{
-	int status = 0, rc = 0;
-
-	if (sv->pid) {
-		kill(sv->pid, SIGCONT);
-		kill(sv->pid, SIGTERM);
-		sv->have_stats = rr_t_read_within(sv->fd, &sv->st,
-						  sizeof(sv->st), CHILD_TMO_MS);
-		if (!sv->have_stats) {
-			fprintf(stderr, "server child did not stop\n");
-			kill(sv->pid, SIGKILL);
-			rc = -1;
-		}
-		waitpid(sv->pid, &status, 0);
-		sv->pid = 0;
-		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			fprintf(stderr, "server child ended with %#x\n",
-				status);
-			rc = -1;
-		}
-		if (sv->have_stats)
-			print_stats("server", &sv->st);
-	}
-	if (sv->fd >= 0)
-		close(sv->fd);
-	sv->fd = -1;
-	return rc;
-}
-
 /* ============================================================ client */
 
 struct fx {
-	struct server sv;
+	struct rr_t_server sv;
 	struct rr_tcp_clnt *c;
 	int flood[FD_FLOOD]; /* raw connections a test holds, closed after */
 	unsigned nflood;
@@ -396,18 +79,22 @@ static int setup_with(void **state, bool no_reconnect)
 	struct rr_tcp_clnt_opts o = {.timeout_ms = CALL_TMO_MS,
 				     .max_in_flight = 32,
 				     .no_reconnect = no_reconnect};
+	struct rr_t_server_opts so = {.xprt = RR_T_TCP,
+				      .threads = g_threads,
+				      .nofile = g_nofile,
+				      .vers3 = true};
 	int rc;
 
 	if (!f)
 		return -1;
-	if (server_start(&f->sv, g_threads)) {
+	if (rr_t_server_start(&f->sv, &so)) {
 		free(f);
 		return -1;
 	}
 	rc = rr_tcp_clnt_create("127.0.0.1", f->sv.port, &o, &f->c);
 	if (rc) {
 		fprintf(stderr, "rr_tcp_clnt_create: %d\n", rc);
-		server_stop(&f->sv);
+		rr_t_server_stop(&f->sv);
 		free(f);
 		return -1;
 	}
@@ -454,7 +141,7 @@ static int teardown(void **state)
 		rc = -1;
 	while (f->nflood)
 		close(f->flood[--f->nflood]);
-	if (server_stop(&f->sv))
+	if (rr_t_server_stop(&f->sv))
 		rc = -1;
 	free(f);
 	return rc;
@@ -480,8 +167,8 @@ static void check_clean(struct rr_tcp_clnt *c)
 
 static struct rr_call mkcall(uint32_t proc, void *res, size_t res_cap)
 {
-	return (struct rr_call){.prog = TPROG,
-				.vers = 1,
+	return (struct rr_call){.prog = RR_T_PROG,
+				.vers = RR_T_VERS,
 				.proc = proc,
 				.res = res,
 				.res_cap = res_cap};
@@ -490,7 +177,7 @@ static struct rr_call mkcall(uint32_t proc, void *res, size_t res_cap)
 static void null_ok(struct rr_tcp_clnt *c)
 {
 	uint8_t res[16];
-	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_NULL, res, sizeof(res));
 
 	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
 	assert_int_equal(call.reply_stat, RR_MSG_ACCEPTED);
@@ -529,7 +216,7 @@ static const uint32_t sizes[] = {0,    1,     3,      4,      1000,
 static void big_ok(struct rr_tcp_clnt *c, uint32_t n)
 {
 	uint8_t *res = buf_new(BIG_CAP), args[4];
-	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
+	struct rr_call call = mkcall(RR_T_BIG, res, BIG_CAP);
 
 	rr_t_put32(args, n);
 	call.args = args;
@@ -551,7 +238,7 @@ static void echo_returns_the_argument_bytes_at_every_size(void **state)
 	for (size_t k = 0; k < NSIZES; k++) {
 		size_t n = sizes[k] & ~3u;
 		uint8_t *args = malloc(n + 1), *res = buf_new(n);
-		struct rr_call call = mkcall(P_ECHO, res, n);
+		struct rr_call call = mkcall(RR_T_ECHO, res, n);
 
 		assert_non_null(args);
 		rr_t_fill_seeded(args, n, (uint32_t)k);
@@ -576,7 +263,7 @@ static void read_returns_the_bulk_item_inline_in_res(void **state)
 	for (size_t k = 0; k < NSIZES; k++) {
 		uint32_t size = sizes[k];
 		uint8_t args[4];
-		struct rr_call call = mkcall(P_READ, res, BIG_CAP);
+		struct rr_call call = mkcall(RR_T_READ, res, BIG_CAP);
 
 		memset(res, SENTINEL, BIG_CAP + SLACK);
 		rr_t_put32(args, size);
@@ -609,7 +296,7 @@ static void write_delivers_the_bulk_item_inline_with_padding(void **state)
 	for (size_t k = 0; k < NSIZES; k++) {
 		uint32_t size = sizes[k];
 		uint8_t args[4], res[16];
-		struct rr_call call = mkcall(P_WRITE, res, sizeof(res));
+		struct rr_call call = mkcall(RR_T_WRITE, res, sizeof(res));
 
 		rr_t_fill_seeded(data, size, (uint32_t)k + 100);
 		rr_t_put32(args, size);
@@ -652,12 +339,12 @@ static void unknown_program_version_and_procedure_are_answered(void **state)
 {
 	struct fx *f = *state;
 	uint8_t res[64];
-	struct rr_call call = mkcall(P_NULL, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_NULL, res, sizeof(res));
 
-	call_rejected(f->c, TPROG + 1, 1, 0, RR_PROG_UNAVAIL);
-	call_rejected(f->c, TPROG, 1, P_NPROCS, RR_PROC_UNAVAIL);
-	call_rejected(f->c, TPROG, 3, 1, RR_PROC_UNAVAIL);
-	call_rejected(f->c, TPROG, 1, P_READ, RR_GARBAGE_ARGS);
+	call_rejected(f->c, RR_T_PROG + 1, 1, 0, RR_PROG_UNAVAIL);
+	call_rejected(f->c, RR_T_PROG, 1, RR_T_NPROCS, RR_PROC_UNAVAIL);
+	call_rejected(f->c, RR_T_PROG, 3, 1, RR_PROC_UNAVAIL);
+	call_rejected(f->c, RR_T_PROG, 1, RR_T_READ, RR_GARBAGE_ARGS);
 	/* RFC 5531: PROG_MISMATCH names the lowest and highest served. */
 	call.vers = 2;
 	assert_int_equal(rr_tcp_clnt_call(f->c, &call), -EREMOTEIO);
@@ -665,7 +352,7 @@ static void unknown_program_version_and_procedure_are_answered(void **state)
 	if (call.mismatch_low != 1 || call.mismatch_high != 3)
 		fail_msg("PROG_MISMATCH names %u..%u, want 1..3",
 			 call.mismatch_low, call.mismatch_high);
-	call = mkcall(P_NULL, res, sizeof(res));
+	call = mkcall(RR_T_NULL, res, sizeof(res));
 	call.vers = 3;
 	assert_int_equal(rr_tcp_clnt_call(f->c, &call), 0);
 	null_ok(f->c);
@@ -684,7 +371,7 @@ static uint32_t raw_count(uint16_t port, uint32_t xid)
 	assert_true(fd >= 0);
 	assert_true(raw_send_record(
 		fd, msg,
-		raw_call_msg(msg, xid, 2, TPROG, 1, P_COUNT, NULL, 0)));
+		raw_call_msg(msg, xid, 2, RR_T_PROG, 1, RR_T_TICK, NULL, 0)));
 	n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
 	assert_true(n > 0);
 	assert_true(raw_parse_reply(rep, (size_t)n, &r));
@@ -753,9 +440,9 @@ static uint32_t auth_error_of(int fd, uint32_t xid, const uint8_t *msg,
  */
 static void oversized_credential_is_answered_auth_error(void **state)
 {
-	const uint32_t huge_cred[] = {31, 0, 2, TPROG, 1, 0, 1, 0xffffffff};
-	const uint32_t long_cred[] = {32, 0, 2, TPROG, 1, 0, 1, 404};
-	const uint32_t huge_verf[] = {33, 0, 2, TPROG, 1, 0, 0, 0, 0, ~0u};
+	const uint32_t huge_cred[] = {31, 0, 2, RR_T_PROG, 1, 0, 1, 0xffffffff};
+	const uint32_t long_cred[] = {32, 0, 2, RR_T_PROG, 1, 0, 1, 404};
+	const uint32_t huge_verf[] = {33, 0, 2, RR_T_PROG, 1, 0, 0, 0, 0, ~0u};
 	struct fx *f = *state;
 	int fd = raw_connect(f->sv.port);
 	static uint8_t msg[1024];
@@ -774,7 +461,7 @@ static void oversized_credential_is_answered_auth_error(void **state)
 		auth_error_of(fd, 33, msg, call_words(msg, huge_verf, 10, 0)),
 		RR_AUTH_BADVERF);
 	assert_true(raw_send_record(
-		fd, msg, raw_call_msg(msg, 34, 2, TPROG, 1, 0, NULL, 0)));
+		fd, msg, raw_call_msg(msg, 34, 2, RR_T_PROG, 1, 0, NULL, 0)));
 	n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
 	assert_true(n > 0);
 	assert_true(raw_parse_reply(rep, (size_t)n, &r));
@@ -795,7 +482,7 @@ static void rpc_version_3_is_denied_with_rpc_mismatch(void **state)
 
 	assert_true(fd >= 0);
 	assert_true(raw_send_record(
-		fd, msg, raw_call_msg(msg, 77, 3, TPROG, 1, 0, NULL, 0)));
+		fd, msg, raw_call_msg(msg, 77, 3, RR_T_PROG, 1, 0, NULL, 0)));
 	n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
 	assert_true(n > 0);
 	assert_true(raw_parse_reply(rep, (size_t)n, &r));
@@ -827,7 +514,8 @@ static void call_split_into_many_fragments_is_reassembled(void **state)
 	assert_true(fd >= 0);
 	rr_t_fill_seeded(args, len, 9);
 	for (uint32_t xid = 1; xid <= 2; xid++) {
-		mlen = raw_call_msg(msg, xid, 2, TPROG, 1, P_ECHO, args, len);
+		mlen = raw_call_msg(msg, xid, 2, RR_T_PROG, 1, RR_T_ECHO, args,
+				    len);
 		assert_true(xid == 1 ? raw_send_frags(fd, msg, mlen, frags, 8)
 				     : raw_send_record(fd, msg, mlen));
 		n = raw_read_record(fd, &rep, len + 4096, RAW_TMO_MS);
@@ -861,14 +549,15 @@ static void garbage_client_does_not_disturb_a_good_one(void **state)
 	ssize_t n;
 
 	assert_true(fd >= 0);
-	raw_call_msg(msg, 5, 2, TPROG, 1, P_NULL, NULL, 0);
+	raw_call_msg(msg, 5, 2, RR_T_PROG, 1, RR_T_NULL, NULL, 0);
 	rr_t_put32(msg + 4, 1); /* a REPLY */
 	assert_true(raw_send_record(fd, msg, 40));
 	assert_true(raw_send_record(fd, junk, sizeof(junk)));
 	null_ok(f->c);
 	/* Still served: the junk was dropped, not fatal. */
 	assert_true(raw_send_record(
-		fd, msg, raw_call_msg(msg, 6, 2, TPROG, 1, P_NULL, NULL, 0)));
+		fd, msg,
+		raw_call_msg(msg, 6, 2, RR_T_PROG, 1, RR_T_NULL, NULL, 0)));
 	n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
 	assert_true(n > 0);
 	assert_true(raw_parse_reply(rep, (size_t)n, &r));
@@ -883,7 +572,7 @@ static void garbage_client_does_not_disturb_a_good_one(void **state)
 	check_clean(f->c);
 	assert_int_equal(rr_tcp_clnt_destroy(f->c), 0);
 	f->c = NULL;
-	assert_int_equal(server_stop(&f->sv), 0);
+	assert_int_equal(rr_t_server_stop(&f->sv), 0);
 	assert_true(f->sv.have_stats);
 	assert_int_equal(f->sv.st.bad_headers, 2);
 	assert_int_equal(f->sv.st.cb_bad_xids, 1);
@@ -900,14 +589,15 @@ static void client_that_never_reads_does_not_stall_others(void **state)
 	struct fx *f = *state;
 	int fd = raw_connect(f->sv.port);
 	uint8_t msg[64], args[4], *res = buf_new(BIG_CAP);
-	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
+	struct rr_call call = mkcall(RR_T_BIG, res, BIG_CAP);
 
 	assert_true(fd >= 0);
 	rr_t_put32(args, 1000000);
 	for (uint32_t i = 0; i < 40; i++)
-		assert_true(raw_send_record(
-			fd, msg,
-			raw_call_msg(msg, i + 1, 2, TPROG, 1, P_BIG, args, 4)));
+		assert_true(
+			raw_send_record(fd, msg,
+					raw_call_msg(msg, i + 1, 2, RR_T_PROG,
+						     1, RR_T_BIG, args, 4)));
 	for (int i = 0; i < 20; i++)
 		null_ok(f->c);
 	call.args = args;
@@ -939,8 +629,8 @@ static void connection_reset_with_calls_in_progress_is_harmless(void **state)
 		for (uint32_t i = 0; i < 30; i++)
 			assert_true(raw_send_record(
 				fd, msg,
-				raw_call_msg(msg, i + 1, 2, TPROG, 1, P_BIG,
-					     args, 4)));
+				raw_call_msg(msg, i + 1, 2, RR_T_PROG, 1,
+					     RR_T_BIG, args, 4)));
 		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		close(fd); /* RST */
 		null_ok(f->c);
@@ -962,7 +652,7 @@ static void reply_larger_than_max_record_fails_only_its_call(void **state)
 				     .max_record = 64 << 10};
 	struct rr_tcp_clnt *c;
 	uint8_t *res = buf_new(BIG_CAP), args[4];
-	struct rr_call call = mkcall(P_BIG, res, BIG_CAP);
+	struct rr_call call = mkcall(RR_T_BIG, res, BIG_CAP);
 	struct rr_xprt_stats st;
 
 	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", f->sv.port, &o, &c),
@@ -986,7 +676,7 @@ static void call_larger_than_max_record_fails_with_emsgsize(void **state)
 	struct fx *f = *state;
 	size_t len = 2u << 20;
 	uint8_t *args = calloc(1, len), res[16];
-	struct rr_call call = mkcall(P_ECHO, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_ECHO, res, sizeof(res));
 
 	assert_non_null(args);
 	call.args = args;
@@ -1075,7 +765,7 @@ static struct async_slot *async_slots(struct async_log *l, uint32_t n)
 		s[i].idx = i;
 		rr_t_fill_seeded(s[i].args, ASYNC_LEN, i + 1000);
 		memset(s[i].res, SENTINEL, ASYNC_LEN);
-		s[i].call = mkcall(P_ECHO, s[i].res, ASYNC_LEN);
+		s[i].call = mkcall(RR_T_ECHO, s[i].res, ASYNC_LEN);
 		s[i].call.args = s[i].args;
 		s[i].call.args_len = ASYNC_LEN;
 	}
@@ -1126,12 +816,12 @@ struct mt_thread {
 static void mt_one(struct mt_thread *t, uint32_t i)
 {
 	uint8_t args[4], res[70000];
-	struct rr_call call = mkcall(P_WRITE, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_WRITE, res, sizeof(res));
 	uint32_t size = 1 + (t->id * 7919 + i * 104729) % 65536;
 	int rc;
 
 	if (i % 2) {
-		call.proc = P_READ;
+		call.proc = RR_T_READ;
 		rr_t_put32(args, size);
 		call.args = args;
 		call.args_len = 4;
@@ -1209,18 +899,18 @@ static void killed_server_fails_every_call_in_flight_once(void **state)
 	struct async_log log;
 	struct async_slot *s;
 	uint8_t res[16];
-	struct rr_call after = mkcall(P_NULL, res, sizeof(res));
+	struct rr_call after = mkcall(RR_T_NULL, res, sizeof(res));
 	struct rr_xprt_stats st;
 
 	async_log_init(&log);
 	s = async_slots(&log, NKILL);
 	null_ok(f->c);
-	server_freeze(&f->sv);
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
 	for (uint32_t i = 0; i < NKILL; i++) /* 32 sent, 16 pending */
 		assert_int_equal(rr_tcp_clnt_call_async(f->c, &s[i].call,
 							async_done, &s[i]),
 				 0);
-	server_kill(&f->sv);
+	assert_int_equal(rr_t_server_kill(&f->sv), 0);
 	async_wait(&log, NKILL, 20000);
 	for (uint32_t i = 0; i < NKILL; i++)
 		if (log.count[i] != 1 || log.rc[i] != -ECONNRESET)
@@ -1247,7 +937,7 @@ static void destroy_fails_pending_calls_with_ecanceled(void **state)
 
 	async_log_init(&log);
 	s = async_slots(&log, 40);
-	server_freeze(&f->sv);
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
 	for (uint32_t i = 0; i < 40; i++)
 		assert_int_equal(rr_tcp_clnt_call_async(f->c, &s[i].call,
 							async_done, &s[i]),
@@ -1258,7 +948,7 @@ static void destroy_fails_pending_calls_with_ecanceled(void **state)
 		assert_int_equal(log.count[i], 1);
 		assert_int_equal(log.rc[i], -ECANCELED);
 	}
-	server_thaw(&f->sv);
+	assert_int_equal(rr_t_server_thaw(&f->sv), 0);
 	async_log_fini(&log);
 	free(s);
 }
@@ -1331,9 +1021,9 @@ static bool raw_null_ok(uint16_t port, uint32_t xid)
 
 	if (fd < 0)
 		return false;
-	if (raw_send_record(
-		    fd, msg,
-		    raw_call_msg(msg, xid, 2, TPROG, 1, P_NULL, NULL, 0)))
+	if (raw_send_record(fd, msg,
+			    raw_call_msg(msg, xid, 2, RR_T_PROG, 1, RR_T_NULL,
+					 NULL, 0)))
 		n = raw_read_record(fd, &rep, 4096, RAW_TMO_MS);
 	close(fd);
 	if (n < 0) {
@@ -1388,12 +1078,12 @@ running_out_of_descriptors_closes_the_excess_and_recovers(void **state)
 	for (uint32_t xid = 1; !served && xid <= 100; xid++)
 		served = raw_null_ok(f->sv.port, xid);
 	assert_true(served);
-	assert_int_equal(server_stop(&f->sv), 0);
+	assert_int_equal(rr_t_server_stop(&f->sv), 0);
 	assert_true(f->sv.have_stats);
 	assert_true(f->sv.st.accept_errors > 0);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) RR_T_LIMITED(fn, CASE_S, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
 	T(echo_returns_the_argument_bytes_at_every_size),
@@ -1411,13 +1101,11 @@ static const struct CMUnitTest tests[] = {
 	T(reply_larger_than_max_record_fails_only_its_call),
 	T(pipelined_async_calls_each_get_their_own_reply),
 	T(many_sync_callers_share_one_client),
-	cmocka_unit_test_setup_teardown(
-		killed_server_fails_every_call_in_flight_once,
-		setup_no_reconnect, teardown),
+	RR_T_LIMITED(killed_server_fails_every_call_in_flight_once, CASE_S,
+		     setup_no_reconnect, teardown),
 	T(destroy_fails_pending_calls_with_ecanceled),
-	cmocka_unit_test_setup_teardown(
-		running_out_of_descriptors_closes_the_excess_and_recovers,
-		setup_few_fds, teardown),
+	RR_T_LIMITED(running_out_of_descriptors_closes_the_excess_and_recovers,
+		     CASE_S, setup_few_fds, teardown),
 };
 
 /* tcp_functional [PATTERN [SKIP]]: cmocka filters on the test names. */
@@ -1425,14 +1113,17 @@ int main(int argc, char **argv)
 {
 	int failed = 0;
 
+	rr_t_server_main(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);
 	if (argc > 2)
 		cmocka_set_skip_filter(argv[2]);
 	g_threads = 0;
+	rr_t_limit_context("threads=0");
 	failed += cmocka_run_group_tests_name("threads=0", tests, NULL, NULL);
 	g_threads = 4;
+	rr_t_limit_context("threads=4");
 	failed += cmocka_run_group_tests_name("threads=4", tests, NULL, NULL);
 	return failed ? 1 : 0;
 }

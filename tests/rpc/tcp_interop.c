@@ -3,15 +3,16 @@
  * ONC RPC over TCP against a peer nobody here wrote: libtirpc.
  *
  *  - libtirpc's client (clnttcp_create with our port: there is no rpcbind
- *    on these machines, so no clnt_create lookup) calls our rr_tcp_svc in
- *    a forked child, with libtirpc's own XDR (xdr_bytes, AUTH_UNIX);
+ *    on these machines, so no clnt_create lookup) calls our rr_tcp_svc
+ *    serving the shared test program (tprog.h, versions 1 and 3) in a
+ *    child (tserver.h), with libtirpc's own XDR (xdr_bytes, AUTH_UNIX);
  *  - our rr_tcp_clnt calls a libtirpc server (svctcp_create + svc_register
  *    with protocol 0, i.e. no portmapper, + svc_run) in a forked child.
  *    libtirpc splits large records into fragments of its send size, so
  *    our reassembly meets a real fragmenting peer here.
  *
- * The program (prog TPROG vers 1; the libtirpc server also serves vers 3
- * with NULL only, so PROG_MISMATCH names 1..3):
+ * The libtirpc server serves, with the shared program's numbers (prog
+ * TPROG vers 1, and vers 3 with NULL only, so PROG_MISMATCH names 1..3):
  *   0 NULL
  *   1 ECHO    opaque<> in, the same opaque<> out
  *   2 READ    u_int n in; opaque<> of n pattern bytes out (our handler
@@ -24,6 +25,7 @@
 #include <rpcrdma/rpc_tcp.h>
 
 #include "tcp_common.h"
+#include "tserver.h"
 
 #include <pthread.h>
 #include <rpc/rpc.h>
@@ -32,10 +34,14 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define MAX_DATA     (1u << 20)
 #define CHILD_TMO_MS 10000
@@ -165,114 +171,14 @@ static int child_stop(struct child *ch)
 
 /* ===================================== our server, libtirpc's client */
 
-static struct rr_tcp_svc *our_svc;
-
-static uint32_t h_null(struct rr_svc_req *r, void *a)
+/* The shared test program (tprog.h) in a child (tserver.h), with
+ * version 3 beside version 1 as the libtirpc server has. */
+static int our_server_start(struct rr_t_server *sv, uint32_t threads)
 {
-	(void)a;
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
+	struct rr_t_server_opts o = {
+		.xprt = RR_T_TCP, .threads = threads, .vers3 = true};
 
-static uint32_t h_echo(struct rr_svc_req *r, void *a)
-{
-	size_t len, cap;
-	const void *args = rr_svc_args(r, &len);
-	void *res = rr_svc_res_buf(r, &cap);
-
-	(void)a;
-	if (len > cap)
-		return RR_GARBAGE_ARGS;
-	memcpy(res, args, len);
-	return rr_svc_set_res(r, len, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_read(struct rr_svc_req *r, void *a)
-{
-	size_t len, cap;
-	const uint8_t *args = rr_svc_args(r, &len);
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-	uint32_t n;
-
-	(void)a;
-	if (len != 4 || (n = rr_t_get32(args)) > MAX_DATA)
-		return RR_GARBAGE_ARGS;
-	rr_t_put32(res, n);
-	return rr_svc_set_res(r, 4, pattern, n) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_write(struct rr_svc_req *r, void *a)
-{
-	size_t len, cap;
-	const uint8_t *args = rr_svc_args(r, &len);
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-	uint32_t n;
-
-	(void)a;
-	if (len < 4)
-		return RR_GARBAGE_ARGS;
-	n = rr_t_get32(args);
-	if (len - 4 != n + rr_t_xdr_pad(n))
-		return RR_GARBAGE_ARGS;
-	rr_t_put32(res, n);
-	rr_t_put32(res + 4, rr_t_fnv1a(args + 4, n));
-	return rr_svc_set_res(r, 8, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_whoami(struct rr_svc_req *r, void *a)
-{
-	const struct rr_cred *cr = rr_svc_cred(r);
-	size_t cap, n = 12;
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-
-	(void)a;
-	rr_t_put32(res, cr ? cr->uid : NO_CRED);
-	rr_t_put32(res + 4, cr ? cr->gid : NO_CRED);
-	rr_t_put32(res + 8, cr ? cr->ngids : NO_CRED);
-	for (uint32_t i = 0; cr && i < cr->ngids && i < 16; i++, n += 4)
-		rr_t_put32(res + n, cr->gids[i]);
-	return rr_svc_set_res(r, n, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static const rr_svc_fn our_procs[] = {h_null,  h_echo, h_read,
-				      h_write, NULL,   h_whoami};
-static const rr_svc_fn our_procs_v3[] = {h_null};
-
-static void our_on_term(int sig)
-{
-	(void)sig;
-	if (our_svc)
-		rr_tcp_svc_stop(our_svc);
-}
-
-static void our_server_child(int out_fd, uint32_t threads)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_tcp_svc_opts o = {.threads = threads};
-	struct rr_svc_prog v1 = {
-		.prog = TPROG, .vers = 1, .nprocs = 6, .procs = our_procs};
-	struct rr_svc_prog v3 = {
-		.prog = TPROG, .vers = 3, .nprocs = 1, .procs = our_procs_v3};
-	struct sigaction sa = {.sa_handler = our_on_term};
-	uint16_t port;
-	int rc;
-
-	rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin), &o,
-			       &our_svc);
-	if (!rc)
-		rc = rr_tcp_svc_register(our_svc, &v1);
-	if (!rc)
-		rc = rr_tcp_svc_register(our_svc, &v3);
-	if (!rc)
-		rc = rr_tcp_svc_port(our_svc, &port);
-	if (rc)
-		_exit(5);
-	sigaction(SIGTERM, &sa, NULL);
-	if (!rr_t_write_all(out_fd, &port, sizeof(port)))
-		_exit(9);
-	rc = rr_tcp_svc_run(our_svc);
-	rr_tcp_svc_destroy(our_svc);
-	_exit(rc ? 7 : 0);
+	return rr_t_server_start(sv, &o);
 }
 
 static CLIENT *tirpc_client(uint16_t port, u_long vers, int *fd)
@@ -286,7 +192,7 @@ static CLIENT *tirpc_client(uint16_t port, u_long vers, int *fd)
 	*fd = raw_connect(port);
 	assert_true(*fd >= 0);
 	/* A non-zero port keeps libtirpc away from the portmapper. */
-	cl = clnttcp_create(&sin, TPROG, vers, fd, 0, 0);
+	cl = clnttcp_create(&sin, RR_T_PROG, vers, fd, 0, 0);
 	if (!cl)
 		fail_msg("%s", clnt_spcreateerror("clnttcp_create"));
 	return cl;
@@ -352,14 +258,14 @@ static const size_t sizes[] = {0, 1, 5, 4000, 65536, 100003, MAX_DATA};
 
 static void tirpc_client_calls_our_server(uint32_t threads)
 {
-	struct child ch;
+	struct rr_t_server ch;
 	uint8_t *in = malloc(MAX_DATA), *out = malloc(MAX_DATA);
 	CLIENT *cl;
 	int fd;
 
 	assert_non_null(in);
 	assert_non_null(out);
-	assert_int_equal(child_start(&ch, our_server_child, threads), 0);
+	assert_int_equal(our_server_start(&ch, threads), 0);
 	cl = tirpc_client(ch.port, 1, &fd);
 	assert_int_equal(clnt_call(cl, P_NULL, XDRPROC(xdr_void), NULL,
 				   XDRPROC(xdr_void), NULL, tv),
@@ -370,7 +276,7 @@ static void tirpc_client_calls_our_server(uint32_t threads)
 		tirpc_write(cl, sizes[k], in);
 	}
 	tirpc_close(cl, fd);
-	assert_int_equal(child_stop(&ch), 0);
+	assert_int_equal(rr_t_server_stop(&ch), 0);
 	free(in);
 	free(out);
 }
@@ -391,12 +297,12 @@ static void libtirpc_auth_unix_reaches_our_handler(void **state)
 {
 	gid_t gids[3] = {7, 8, 9};
 	struct who w = {0};
-	struct child ch;
+	struct rr_t_server ch;
 	CLIENT *cl;
 	int fd;
 
 	(void)state;
-	assert_int_equal(child_start(&ch, our_server_child, 0), 0);
+	assert_int_equal(our_server_start(&ch, 0), 0);
 	cl = tirpc_client(ch.port, 1, &fd);
 	assert_int_equal(clnt_call(cl, P_WHOAMI, XDRPROC(xdr_void), NULL,
 				   XDRPROC(xdr_who), (caddr_t)&w, tv),
@@ -414,21 +320,21 @@ static void libtirpc_auth_unix_reaches_our_handler(void **state)
 	assert_int_equal(w.gids[0], 7);
 	assert_int_equal(w.gids[2], 9);
 	tirpc_close(cl, fd);
-	assert_int_equal(child_stop(&ch), 0);
+	assert_int_equal(rr_t_server_stop(&ch), 0);
 }
 
 /* libtirpc decodes our error replies into its own clnt_stat. */
 static void libtirpc_understands_our_error_replies(void **state)
 {
 	struct rpc_err e;
-	struct child ch;
+	struct rr_t_server ch;
 	CLIENT *cl;
 	int fd;
 
 	(void)state;
-	assert_int_equal(child_start(&ch, our_server_child, 0), 0);
+	assert_int_equal(our_server_start(&ch, 0), 0);
 	cl = tirpc_client(ch.port, 1, &fd);
-	assert_int_equal(clnt_call(cl, 4, XDRPROC(xdr_void), NULL,
+	assert_int_equal(clnt_call(cl, RR_T_NPROCS, XDRPROC(xdr_void), NULL,
 				   XDRPROC(xdr_void), NULL, tv),
 			 RPC_PROCUNAVAIL);
 	tirpc_close(cl, fd);
@@ -440,7 +346,7 @@ static void libtirpc_understands_our_error_replies(void **state)
 	assert_int_equal(e.re_vers.low, 1);
 	assert_int_equal(e.re_vers.high, 3);
 	tirpc_close(cl, fd);
-	assert_int_equal(child_stop(&ch), 0);
+	assert_int_equal(rr_t_server_stop(&ch), 0);
 }
 
 /* ===================================== libtirpc's server, our client */
@@ -793,28 +699,30 @@ static void pipelined_calls_to_a_libtirpc_server_all_complete(void **state)
 	free(s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(libtirpc_client_is_served_inline),
-		cmocka_unit_test(libtirpc_client_is_served_by_workers),
-		cmocka_unit_test(libtirpc_auth_unix_reaches_our_handler),
-		cmocka_unit_test(libtirpc_understands_our_error_replies),
-		cmocka_unit_test_setup_teardown(
-			our_client_calls_a_libtirpc_server, tsetup, tteardown),
-		cmocka_unit_test_setup_teardown(
-			libtirpc_splits_big_replies_into_fragments, tsetup,
-			tteardown),
-		cmocka_unit_test_setup_teardown(
-			libtirpc_server_sees_our_auth_sys, tsetup, tteardown),
-		cmocka_unit_test_setup_teardown(
-			libtirpc_error_replies_reach_our_caller, tsetup,
-			tteardown),
-		cmocka_unit_test_setup_teardown(
-			pipelined_calls_to_a_libtirpc_server_all_complete,
-			tsetup, tteardown),
+		RR_T_LIMITED(libtirpc_client_is_served_inline, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(libtirpc_client_is_served_by_workers, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(libtirpc_auth_unix_reaches_our_handler, CASE_S,
+			     NULL, NULL),
+		RR_T_LIMITED(libtirpc_understands_our_error_replies, CASE_S,
+			     NULL, NULL),
+		RR_T_LIMITED(our_client_calls_a_libtirpc_server, CASE_S, tsetup,
+			     tteardown),
+		RR_T_LIMITED(libtirpc_splits_big_replies_into_fragments, CASE_S,
+			     tsetup, tteardown),
+		RR_T_LIMITED(libtirpc_server_sees_our_auth_sys, CASE_S, tsetup,
+			     tteardown),
+		RR_T_LIMITED(libtirpc_error_replies_reach_our_caller, CASE_S,
+			     tsetup, tteardown),
+		RR_T_LIMITED(pipelined_calls_to_a_libtirpc_server_all_complete,
+			     CASE_S, tsetup, tteardown),
 	};
 
+	rr_t_server_main(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	pattern = malloc(MAX_DATA);
 	if (!pattern)

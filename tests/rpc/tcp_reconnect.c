@@ -8,329 +8,55 @@
  * The reply cache after a disconnect and soft's fast failure are tested
  * once for both transports in conformance.c.
  *
- * The test program (prog TPROG, vers 1):
- *   0 NULL
- *   1 ECHO    results = the argument bytes
- *   2 COUNT   adds one to a counter, then waits for RELEASE (bounded);
- *             results: the new count. In the duplicate request cache
- *   3 RELEASE lets COUNT return
- *   4 PEEK    results: the counter of COUNT
- *   5 TICK    adds one to another counter; results: the new value. In
- *             the duplicate request cache
- *   6 TICKS   results: the counter of TICK
- *   7 BUMP    as TICK, but not in the cache: each run counts
- *   8 BUMPS   results: the counter of BUMP
- *
- * The server is a fresh process image (this program, exec'd with
- * --serve): a forked copy of a process with client threads must not start
- * threads of its own. Every test runs with handlers inline in the server
- * loop and in four workers. Waits are bounded and wait for events
- * (callbacks, replies, the child's state); where the event is a counter of
- * the client's, it is polled every few milliseconds up to a bound.
+ * The server is the shared test program (tprog.h: NULL, ECHO, TICK and
+ * TICKS in the reply cache, BUMP and BUMPS outside it) in a child
+ * process (tserver.h), a fresh process image: a forked copy of a process
+ * with client threads must not start threads of its own. Every test runs
+ * with handlers inline in the server loop and in four workers. Waits are
+ * bounded and wait for events (callbacks, replies, the child's state); where
+ * the event is a counter of the client's, it is polled every few milliseconds
+ * up to a bound.
  */
 #include "clock.h"
 #include <rpcrdma/rpc_tcp.h>
 
 #include "tcp_common.h"
+#include "tserver.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
+
+#include "limit.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
-#define CALL_TMO_MS  30000
-#define CHILD_TMO_MS 10000
-#define FAKE_TMO_MS  20000
-#define ECHO_LEN     2000
-#define NASYNC	     64
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
-enum {
-	P_NULL,
-	P_ECHO,
-	P_COUNT,
-	P_RELEASE,
-	P_PEEK,
-	P_TICK,
-	P_TICKS,
-	P_BUMP,
-	P_BUMPS,
-	P_NPROCS
-};
+#define CALL_TMO_MS 30000
+#define FAKE_TMO_MS 20000
+#define ECHO_LEN    2000
+#define NASYNC	    64
 
 static uint32_t g_threads; /* server workers of the group running */
-
-/* ============================================================ server */
-
-static struct rr_tcp_svc *child_svc;
-static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static bool gate_open;
-static atomic_uint n_count, n_tick, n_bump;
-
-static uint32_t reply_u32(struct rr_svc_req *r, uint32_t v)
-{
-	size_t cap;
-	uint8_t *res = rr_svc_res_buf(r, &cap);
-
-	rr_t_put32(res, v);
-	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_null(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_echo(struct rr_svc_req *r, void *arg)
-{
-	size_t len, cap;
-	const void *a = rr_svc_args(r, &len);
-	void *res = rr_svc_res_buf(r, &cap);
-
-	(void)arg;
-	if (len > cap)
-		return RR_GARBAGE_ARGS;
-	if (len)
-		memcpy(res, a, len);
-	return rr_svc_set_res(r, len, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-/* Waits for RELEASE (bounded: a broken server fails the test, not hangs). */
-static uint32_t h_count(struct rr_svc_req *r, void *arg)
-{
-	uint32_t v = atomic_fetch_add(&n_count, 1) + 1;
-	struct timespec until;
-	int rc = 0;
-
-	(void)arg;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += CALL_TMO_MS / 1000;
-	pthread_mutex_lock(&gate_mu);
-	while (!gate_open && rc == 0)
-		rc = pthread_cond_timedwait(&gate_cv, &gate_mu, &until);
-	gate_open = false;
-	pthread_mutex_unlock(&gate_mu);
-	return rc ? RR_SYSTEM_ERR : reply_u32(r, v);
-}
-
-static uint32_t h_release(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&gate_mu);
-	gate_open = true;
-	pthread_cond_broadcast(&gate_cv);
-	pthread_mutex_unlock(&gate_mu);
-	return rr_svc_set_res(r, 0, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
-}
-
-static uint32_t h_peek(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return reply_u32(r, atomic_load(&n_count));
-}
-
-static uint32_t h_tick(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return reply_u32(r, atomic_fetch_add(&n_tick, 1) + 1);
-}
-
-static uint32_t h_ticks(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return reply_u32(r, atomic_load(&n_tick));
-}
-
-static uint32_t h_bump(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return reply_u32(r, atomic_fetch_add(&n_bump, 1) + 1);
-}
-
-static uint32_t h_bumps(struct rr_svc_req *r, void *arg)
-{
-	(void)arg;
-	return reply_u32(r, atomic_load(&n_bump));
-}
-
-static const rr_svc_fn procs[P_NPROCS] = {
-	[P_NULL] = h_null,	 [P_ECHO] = h_echo, [P_COUNT] = h_count,
-	[P_RELEASE] = h_release, [P_PEEK] = h_peek, [P_TICK] = h_tick,
-	[P_TICKS] = h_ticks,	 [P_BUMP] = h_bump, [P_BUMPS] = h_bumps,
-};
-
-static void on_term(int sig)
-{
-	(void)sig;
-	if (child_svc)
-		rr_tcp_svc_stop(child_svc);
-}
-
-/* The exec'd child: serves on port until SIGTERM, then exits 0. */
-static void server_main(uint16_t want_port, int out_fd, uint32_t threads)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_port = htons(want_port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_tcp_svc_opts o = {.threads = threads};
-	struct rr_svc_prog p = {.prog = TPROG,
-				.vers = 1,
-				.nprocs = P_NPROCS,
-				.procs = procs,
-				.drc_procs = 1u << P_COUNT | 1u << P_TICK};
-	struct sigaction sa = {.sa_handler = on_term};
-	struct rr_tcp_svc *s;
-	uint16_t port = 0;
-	int rc;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin), &o, &s);
-	if (!rc)
-		rc = rr_tcp_svc_register(s, &p);
-	if (!rc)
-		rc = rr_tcp_svc_port(s, &port);
-	if (rc) {
-		fprintf(stderr, "server child: setup failed: %d\n", rc);
-		_exit(5);
-	}
-	child_svc = s;
-	sigaction(SIGTERM, &sa, NULL);
-	if (!rr_t_write_all(out_fd, &port, sizeof(port)))
-		_exit(9);
-	rc = rr_tcp_svc_run(s);
-	child_svc = NULL;
-	rr_tcp_svc_destroy(s);
-	_exit(rc ? 7 : 0);
-}
-
-struct server {
-	pid_t pid; /* 0 once reaped */
-	int fd;	   /* the child's pipe; -1 once closed */
-	uint16_t port;
-};
-
-/* A server child on port (0: any); sv->port says which. */
-static int server_start(struct server *sv, uint16_t port)
-{
-	char a_port[8], a_fd[8], a_thr[8];
-	int p[2];
-
-	memset(sv, 0, sizeof(*sv));
-	sv->fd = -1;
-	if (pipe(p))
-		return -errno;
-	sv->pid = fork();
-	if (sv->pid < 0)
-		return -errno;
-	if (sv->pid == 0) {
-		close(p[0]);
-		snprintf(a_port, sizeof(a_port), "%u", port);
-		snprintf(a_fd, sizeof(a_fd), "%d", p[1]);
-		snprintf(a_thr, sizeof(a_thr), "%u", g_threads);
-		execl("/proc/self/exe", "tcp_reconnect", "--serve", a_port,
-		      a_fd, a_thr, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	sv->fd = p[0];
-	if (!rr_t_read_within(sv->fd, &sv->port, sizeof(sv->port),
-			      CHILD_TMO_MS)) {
-		fprintf(stderr, "server child sent no port\n");
-		kill(sv->pid, SIGKILL);
-		waitpid(sv->pid, NULL, 0);
-		sv->pid = 0;
-		return -EIO;
-	}
-	return 0;
-}
-
-static void server_freeze(struct server *sv)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, SIGSTOP), 0);
-	assert_int_equal(waitpid(sv->pid, &status, WUNTRACED), sv->pid);
-	assert_true(WIFSTOPPED(status));
-}
-
-static void server_thaw(struct server *sv)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, SIGCONT), 0);
-	assert_int_equal(waitpid(sv->pid, &status, WCONTINUED), sv->pid);
-	assert_true(WIFCONTINUED(status));
-}
-
-static void server_kill(struct server *sv)
-{
-	int status;
-
-	assert_int_equal(kill(sv->pid, SIGKILL), 0);
-	assert_int_equal(waitpid(sv->pid, &status, 0), sv->pid);
-	assert_true(WIFSIGNALED(status));
-	sv->pid = 0;
-	close(sv->fd);
-	sv->fd = -1;
-}
-
-/* A new server where the killed one was. */
-static void server_restart(struct server *sv)
-{
-	uint16_t port = sv->port;
-
-	assert_int_equal(server_start(sv, port), 0);
-	assert_int_equal(sv->port, port);
-}
-
-/* SIGTERM and a bounded wait for a clean exit; 0 if it was clean. */
-static int server_stop(struct server *sv)
-{
-	struct pollfd p = {.fd = sv->fd, .events = POLLIN};
-	int status = 0;
-
-	if (sv->pid) {
-		kill(sv->pid, SIGCONT);
-		kill(sv->pid, SIGTERM);
-		/* EOF on its pipe: the child is gone. */
-		if (poll(&p, 1, CHILD_TMO_MS) <= 0) {
-			fprintf(stderr, "server child did not stop\n");
-			kill(sv->pid, SIGKILL);
-		}
-		waitpid(sv->pid, &status, 0);
-		sv->pid = 0;
-		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			fprintf(stderr, "server child ended with %#x\n",
-				status);
-			status = -1;
-		}
-	}
-	if (sv->fd >= 0)
-		close(sv->fd);
-	sv->fd = -1;
-	return status ? -1 : 0;
-}
 
 /* ============================================================ client */
 
 struct fx {
-	struct server sv;
+	struct rr_t_server sv;
 	struct rr_tcp_clnt *c;
 };
 
 static int setup(void **state)
 {
+	struct rr_t_server_opts so = {.xprt = RR_T_TCP, .threads = g_threads};
 	struct fx *f = calloc(1, sizeof(*f));
 
-	if (!f || server_start(&f->sv, 0)) {
+	if (!f || rr_t_server_start(&f->sv, &so)) {
 		free(f);
 		return -1;
 	}
@@ -352,10 +78,19 @@ static int teardown(void **state)
 	}
 	if (f->c && rr_tcp_clnt_destroy(f->c))
 		rc = -1;
-	if (server_stop(&f->sv))
+	if (rr_t_server_stop(&f->sv))
 		rc = -1;
 	free(f);
 	return rc;
+}
+
+/* A new server where the killed one was. */
+static void server_restart(struct fx *f)
+{
+	uint16_t port = f->sv.port;
+
+	assert_int_equal(rr_t_server_restart(&f->sv), 0);
+	assert_int_equal(f->sv.port, port);
 }
 
 /* Reconnects quickly and sends no keepalive probes unless a test says. */
@@ -411,8 +146,8 @@ static void check_clean(struct rr_tcp_clnt *c)
 
 static struct rr_call mkcall(uint32_t proc, void *res, size_t res_cap)
 {
-	return (struct rr_call){.prog = TPROG,
-				.vers = 1,
+	return (struct rr_call){.prog = RR_T_PROG,
+				.vers = RR_T_VERS,
 				.proc = proc,
 				.res = res,
 				.res_cap = res_cap};
@@ -420,7 +155,7 @@ static struct rr_call mkcall(uint32_t proc, void *res, size_t res_cap)
 
 static void null_ok(struct rr_tcp_clnt *c)
 {
-	struct rr_call call = mkcall(P_NULL, NULL, 0);
+	struct rr_call call = mkcall(RR_T_NULL, NULL, 0);
 
 	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
 	assert_int_equal(call.accept_stat, RR_SUCCESS);
@@ -481,7 +216,7 @@ static struct async_slot *async_new(struct async_log *l, uint32_t n)
 		s[i].log = l;
 		s[i].idx = i;
 		rr_t_fill_seeded(s[i].args, ECHO_LEN, i + 300);
-		s[i].call = mkcall(P_ECHO, s[i].res, ECHO_LEN);
+		s[i].call = mkcall(RR_T_ECHO, s[i].res, ECHO_LEN);
 		s[i].call.args = s[i].args;
 		s[i].call.args_len = ECHO_LEN;
 	}
@@ -577,14 +312,14 @@ static void calls_in_flight_complete_once_on_a_restarted_server(void **state)
 	struct rr_xprt_stats st;
 
 	null_ok(c);
-	server_freeze(&f->sv);
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
 	/* even: ECHO; odd: BUMP. 32 go out, 32 wait for a slot. */
 	for (uint32_t i = 1; i < NASYNC; i += 2)
-		s[i].call = mkcall(P_BUMP, s[i].res, 4);
+		s[i].call = mkcall(RR_T_BUMP, s[i].res, 4);
 	for (uint32_t i = 0; i < NASYNC; i++)
 		async_issue(c, &s[i]);
-	server_kill(&f->sv);
-	server_restart(&f->sv);
+	assert_int_equal(rr_t_server_kill(&f->sv), 0);
+	server_restart(f);
 	async_wait(&log, NASYNC, CALL_TMO_MS);
 	for (uint32_t i = 0; i < NASYNC; i++) {
 		if (i % 2 == 0)
@@ -593,7 +328,7 @@ static void calls_in_flight_complete_once_on_a_restarted_server(void **state)
 			v[i / 2] = u32_ok(&s[i]);
 	}
 	assert_permutation(v, NASYNC / 2);
-	assert_int_equal(call_u32(c, P_BUMPS), NASYNC / 2);
+	assert_int_equal(call_u32(c, RR_T_BUMPS), NASYNC / 2);
 	st = stats_of(c);
 	check_clean(c);
 	/*
@@ -625,18 +360,18 @@ static void many_calls_cut_off_by_a_disconnect_each_run_once(void **state)
 	o.max_in_flight = 64;
 	c = clnt_new(f, &o);
 	null_ok(c);
-	server_freeze(&f->sv);
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
 	for (uint32_t i = 0; i < 48; i++) {
-		s[i].call = mkcall(P_TICK, s[i].res, 4);
+		s[i].call = mkcall(RR_T_TICK, s[i].res, 4);
 		async_issue(c, &s[i]);
 	}
 	assert_int_equal(rr_tcp_clnt_disconnect(c), 0);
-	server_thaw(&f->sv);
+	assert_int_equal(rr_t_server_thaw(&f->sv), 0);
 	async_wait(&log, 48, CALL_TMO_MS);
 	for (uint32_t i = 0; i < 48; i++)
 		v[i] = u32_ok(&s[i]);
 	assert_permutation(v, 48);
-	assert_int_equal(call_u32(c, P_TICKS), 48);
+	assert_int_equal(call_u32(c, RR_T_TICKS), 48);
 	st = stats_of(c);
 	check_clean(c);
 	assert_int_equal(st.conn_lost, 1);
@@ -665,7 +400,7 @@ soft_client_sends_calls_not_yet_sent_on_the_next_connection(void **state)
 	o.max_in_flight = 4;
 	c = clnt_new(f, &o);
 	null_ok(c);
-	server_freeze(&f->sv);
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
 	for (uint32_t i = 0; i < 8; i++)
 		async_issue(c, &s[i]);
 	assert_int_equal(rr_tcp_clnt_disconnect(c), 0);
@@ -680,7 +415,7 @@ soft_client_sends_calls_not_yet_sent_on_the_next_connection(void **state)
 	for (uint32_t i = 4; i < 8; i++)
 		assert_int_equal(log.count[i], 0);
 	pthread_mutex_unlock(&log.mu);
-	server_thaw(&f->sv);
+	assert_int_equal(rr_t_server_thaw(&f->sv), 0);
 	async_wait(&log, 8, CALL_TMO_MS);
 	for (uint32_t i = 4; i < 8; i++)
 		echo_ok(&s[i]);
@@ -698,18 +433,18 @@ static void no_reconnect_client_fails_every_call_at_once(void **state)
 	struct rr_tcp_clnt *c;
 	struct async_log log;
 	struct async_slot *s = async_new(&log, 8);
-	struct rr_call after = mkcall(P_NULL, NULL, 0);
+	struct rr_call after = mkcall(RR_T_NULL, NULL, 0);
 	uint64_t t0;
 
 	o.no_reconnect = true;
 	o.max_in_flight = 4;
 	c = clnt_new(f, &o);
 	null_ok(c);
-	server_freeze(&f->sv);
+	assert_int_equal(rr_t_server_freeze(&f->sv), 0);
 	for (uint32_t i = 0; i < 8; i++)
 		async_issue(c, &s[i]);
 	t0 = rr_t_now_ms();
-	server_kill(&f->sv);
+	assert_int_equal(rr_t_server_kill(&f->sv), 0);
 	async_wait(&log, 8, 5000);
 	if (rr_t_now_ms() - t0 > 2000)
 		fail_msg("no_reconnect: the errors took %llu ms",
@@ -719,7 +454,7 @@ static void no_reconnect_client_fails_every_call_at_once(void **state)
 		assert_int_equal(log.rc[i], -ECONNRESET);
 	}
 	assert_int_equal(rr_tcp_clnt_call(c, &after), -ECONNRESET);
-	server_restart(&f->sv); /* not even a server back changes that */
+	server_restart(f); /* not even a server back changes that */
 	assert_int_equal(rr_tcp_clnt_call(c, &after), -ECONNRESET);
 	assert_int_equal(rr_tcp_clnt_progress(c, 10), -ECONNRESET);
 	assert_int_equal(stats_of(c).connects, 1);
@@ -744,7 +479,7 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	struct rr_tcp_clnt_opts o = base_opts();
 	struct rr_tcp_clnt *c;
 	uint8_t args[16], res[16];
-	struct rr_call call = mkcall(P_ECHO, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_ECHO, res, sizeof(res));
 	uint64_t before, tries, t0;
 	int rc;
 
@@ -752,7 +487,7 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	o.reconnect_max_ms = 800;
 	c = clnt_new(f, &o);
 	null_ok(c);
-	server_kill(&f->sv);
+	assert_int_equal(rr_t_server_kill(&f->sv), 0);
 	before = stats_of(c).connects;
 	call.args = args;
 	call.args_len = sizeof(args);
@@ -767,7 +502,7 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	if (tries < 4 || tries > 7)
 		fail_msg("%llu connect attempts in 3 s, want 6 (4..7)",
 			 (unsigned long long)tries);
-	server_restart(&f->sv);
+	server_restart(f);
 	call.timeout_ms = 0;
 	assert_int_equal(rr_tcp_clnt_call(c, &call), 0);
 	assert_memory_equal(res, args, sizeof(args));
@@ -988,7 +723,7 @@ static void a_reply_cut_off_by_the_loss_is_discarded(void **state)
 {
 	struct fake fk = {.lfd = -1};
 	uint8_t args[ECHO_LEN], res[ECHO_LEN];
-	struct rr_call call = mkcall(P_ECHO, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_ECHO, res, sizeof(res));
 	struct rr_tcp_clnt *c;
 	struct rr_xprt_stats st;
 
@@ -1017,7 +752,7 @@ static void a_call_cut_off_by_the_loss_goes_again_whole(void **state)
 	size_t len = 6u << 20;
 	struct fake fk = {.lfd = -1, .call_len = 40 + (6u << 20)};
 	uint8_t *args = malloc(len), res[16];
-	struct rr_call call = mkcall(P_ECHO, res, sizeof(res));
+	struct rr_call call = mkcall(RR_T_ECHO, res, sizeof(res));
 	struct rr_tcp_clnt *c;
 	struct rr_xprt_stats st;
 
@@ -1042,7 +777,7 @@ static void a_call_cut_off_by_the_loss_goes_again_whole(void **state)
 	free(args);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) RR_T_LIMITED(fn, CASE_S, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
 	T(calls_in_flight_complete_once_on_a_restarted_server),
@@ -1053,31 +788,33 @@ static const struct CMUnitTest tests[] = {
 };
 
 static const struct CMUnitTest fake_tests[] = {
-	cmocka_unit_test(a_reply_cut_off_by_the_loss_is_discarded),
-	cmocka_unit_test(a_call_cut_off_by_the_loss_goes_again_whole),
+	RR_T_LIMITED(a_reply_cut_off_by_the_loss_is_discarded, CASE_S, NULL,
+		     NULL),
+	RR_T_LIMITED(a_call_cut_off_by_the_loss_goes_again_whole, CASE_S, NULL,
+		     NULL),
 };
 
 /*
  * tcp_reconnect [PATTERN [SKIP]]: cmocka filters on the test names.
- * tcp_reconnect --serve PORT FD THREADS: the server child.
  */
 int main(int argc, char **argv)
 {
 	int failed = 0;
 
-	if (argc == 5 && !strcmp(argv[1], "--serve"))
-		server_main((uint16_t)atoi(argv[2]), atoi(argv[3]),
-			    (uint32_t)atoi(argv[4]));
+	rr_t_server_main(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);
 	if (argc > 2)
 		cmocka_set_skip_filter(argv[2]);
+	rr_t_limit_context("cut records");
 	failed += cmocka_run_group_tests_name("cut records", fake_tests, NULL,
 					      NULL);
 	g_threads = 0;
+	rr_t_limit_context("threads=0");
 	failed += cmocka_run_group_tests_name("threads=0", tests, NULL, NULL);
 	g_threads = 4;
+	rr_t_limit_context("threads=4");
 	failed += cmocka_run_group_tests_name("threads=4", tests, NULL, NULL);
 	return failed ? 1 : 0;
 }

@@ -26,11 +26,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define PROG	0x20000055
 #define WAIT_MS 10000
@@ -546,19 +550,23 @@ static void arguments_cannot_be_read_after_the_reply(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(
-			keys_kept_by_the_server_are_dead_after_the_reply),
-		cmocka_unit_test(arguments_cannot_be_read_after_the_reply),
-		cmocka_unit_test(
-			key_invalidated_by_the_server_is_not_invalidated_twice),
-		cmocka_unit_test(timed_out_call_leaves_no_key_alive),
-		cmocka_unit_test(
-			send_with_invalidate_of_a_foreign_key_tears_down),
-		cmocka_unit_test(
-			keys_registered_per_call_are_dead_after_the_reply),
-		cmocka_unit_test(uninvited_send_with_invalidate_is_counted),
-		cmocka_unit_test(
-			timed_out_call_registered_per_call_leaves_no_key),
+		RR_T_LIMITED(keys_kept_by_the_server_are_dead_after_the_reply,
+			     CASE_S, NULL, NULL),
+		RR_T_LIMITED(arguments_cannot_be_read_after_the_reply, CASE_S,
+			     NULL, NULL),
+		RR_T_LIMITED(
+			key_invalidated_by_the_server_is_not_invalidated_twice,
+			CASE_S, NULL, NULL),
+		RR_T_LIMITED(timed_out_call_leaves_no_key_alive, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(send_with_invalidate_of_a_foreign_key_tears_down,
+			     CASE_S, NULL, NULL),
+		RR_T_LIMITED(keys_registered_per_call_are_dead_after_the_reply,
+			     CASE_S, NULL, NULL),
+		RR_T_LIMITED(uninvited_send_with_invalidate_is_counted, CASE_S,
+			     NULL, NULL),
+		RR_T_LIMITED(timed_out_call_registered_per_call_leaves_no_key,
+			     CASE_S, NULL, NULL),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

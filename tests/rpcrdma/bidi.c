@@ -27,11 +27,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #include "../lib/daemon.h"
 
@@ -538,12 +542,17 @@ static void shutdown_ends_a_callback_waiting_forever(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(sync_callback_from_a_worker),
-		cmocka_unit_test(async_callbacks_beyond_the_credit),
-		cmocka_unit_test(callback_while_the_client_disconnects),
-		cmocka_unit_test(callback_to_a_client_serving_nothing),
-		cmocka_unit_test(callback_to_a_client_taking_none_times_out),
-		cmocka_unit_test(shutdown_ends_a_callback_waiting_forever),
+		RR_T_LIMITED(sync_callback_from_a_worker, CASE_S, NULL, NULL),
+		RR_T_LIMITED(async_callbacks_beyond_the_credit, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(callback_while_the_client_disconnects, CASE_S,
+			     NULL, NULL),
+		RR_T_LIMITED(callback_to_a_client_serving_nothing, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(callback_to_a_client_taking_none_times_out, CASE_S,
+			     NULL, NULL),
+		RR_T_LIMITED(shutdown_ends_a_callback_waiting_forever, CASE_S,
+			     NULL, NULL),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,11 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define PROG   RR_T_PROG /* its ECHO (proc 1) */
 #define NCALLS 3000
@@ -177,10 +181,10 @@ static void duplicate_completions_are_counted_not_acted_on(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(
-			replies_before_send_completions_are_handled_once),
-		cmocka_unit_test(
-			duplicate_completions_are_counted_not_acted_on),
+		RR_T_LIMITED(replies_before_send_completions_are_handled_once,
+			     CASE_S, NULL, NULL),
+		RR_T_LIMITED(duplicate_completions_are_counted_not_acted_on,
+			     CASE_S, NULL, NULL),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,11 +28,15 @@
 
 #include <stdatomic.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define CREDITS	     16 /* the server grants each client this many */
 #define BULK_BUFS    8	/* the server's shared bulk buffers */
@@ -1844,8 +1848,8 @@ static void calls_beyond_the_grant_are_counted(void **state)
 	good_finish(&e->g, "calls beyond the grant");
 }
 
-#define T(f)  cmocka_unit_test_setup_teardown(f, setup, teardown)
-#define TS(f) cmocka_unit_test_setup_teardown(f, setup_staller, teardown)
+#define T(f)  RR_T_LIMITED(f, CASE_S, setup, teardown)
+#define TS(f) RR_T_LIMITED(f, CASE_S, setup_staller, teardown)
 
 int main(void)
 {
@@ -1872,9 +1876,8 @@ int main(void)
 		T(read_chunks_inside_the_arguments),
 		T(read_chunk_item_in_place_for_xdr),
 		T(nomsg_call_in_a_position_zero_chunk),
-		cmocka_unit_test_setup_teardown(
-			silent_connections_miss_their_first_call_deadline,
-			setup_short_first_call, teardown),
+		RR_T_LIMITED(silent_connections_miss_their_first_call_deadline,
+			     CASE_S, setup_short_first_call, teardown),
 		T(full_table_makes_room_for_the_next_attempt),
 	};
 	const struct CMUnitTest pool_tests[] = {
@@ -1885,11 +1888,15 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	svc_threads = 0;
+	rr_t_limit_context("hostile client, handlers inline");
 	failed = cmocka_run_group_tests_name("hostile client, handlers inline",
 					     tests, NULL, NULL);
 	svc_threads = 2;
+	rr_t_limit_context("hostile client, worker pool");
 	failed += cmocka_run_group_tests_name("hostile client, worker pool",
 					      tests, NULL, NULL);
+	rr_t_limit_context("hostile client, worker pool "
+			   "only");
 	failed += cmocka_run_group_tests_name("hostile client, worker pool "
 					      "only",
 					      pool_tests, NULL, NULL);

@@ -24,11 +24,15 @@
 
 #include <rpcrdma/rpc.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#define CASE_S 120 /* each case's time limit (limit.h) */
 
 #define NCLIENTS      32
 #define RUN_MS	      3000 /* each client's calls, after the start */
@@ -339,8 +343,9 @@ static void same_with_a_worker_pool(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(one_killed_mid_call_others_unharmed),
-		cmocka_unit_test(same_with_a_worker_pool),
+		RR_T_LIMITED(one_killed_mid_call_others_unharmed, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(same_with_a_worker_pool, CASE_S, NULL, NULL),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -41,10 +41,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define CHILD_TMO_MS 10000 /* server start and stop */
 #define CALL_TMO_MS  20000 /* per call: a broken reconnect fails, not hangs */
@@ -496,9 +500,11 @@ static void shutdown_during_a_reconnect_drains_at_once(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(
-			a_client_reconnects_and_calls_while_every_allocation_fails),
-		cmocka_unit_test(shutdown_during_a_reconnect_drains_at_once),
+		RR_T_LIMITED(
+			a_client_reconnects_and_calls_while_every_allocation_fails,
+			CASE_S, NULL, NULL),
+		RR_T_LIMITED(shutdown_during_a_reconnect_drains_at_once, CASE_S,
+			     NULL, NULL),
 	};
 
 	if (argc == 4 && !strcmp(argv[1], "--serve"))

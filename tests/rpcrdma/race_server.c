@@ -39,11 +39,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define PROG	   0x20000077
 #define WAIT_MS	   10000
@@ -1097,31 +1101,28 @@ static void peer_never_sees_more_calls_than_it_granted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(result_waits_for_held_invalidations,
-					  teardown),
-		cmocka_unit_test_teardown(
-			timed_out_call_waits_for_held_invalidations, teardown),
-		cmocka_unit_test_teardown(
-			call_timed_out_before_its_binds_ran_is_fenced,
-			teardown),
-		cmocka_unit_test_teardown(
-			invalidation_of_another_calls_key_tears_down, teardown),
-		cmocka_unit_test_teardown(
-			completion_of_previous_connection_is_not_acted_on,
-			teardown),
-		cmocka_unit_test_teardown(
-			completion_of_previous_use_is_not_acted_on, teardown),
-		cmocka_unit_test_teardown(
-			duplicate_invalidation_completion_is_counted, teardown),
-		cmocka_unit_test_teardown(
-			peer_never_sees_more_calls_than_it_granted, teardown),
-		cmocka_unit_test_teardown(
-			write_list_longer_than_the_chunk_is_refused, teardown),
-		cmocka_unit_test_teardown(
-			write_list_naming_another_key_is_refused, teardown),
-		cmocka_unit_test_teardown(
-			second_reply_to_a_call_is_counted_and_dropped,
-			teardown),
+		RR_T_LIMITED(result_waits_for_held_invalidations, CASE_S, NULL,
+			     teardown),
+		RR_T_LIMITED(timed_out_call_waits_for_held_invalidations,
+			     CASE_S, NULL, teardown),
+		RR_T_LIMITED(call_timed_out_before_its_binds_ran_is_fenced,
+			     CASE_S, NULL, teardown),
+		RR_T_LIMITED(invalidation_of_another_calls_key_tears_down,
+			     CASE_S, NULL, teardown),
+		RR_T_LIMITED(completion_of_previous_connection_is_not_acted_on,
+			     CASE_S, NULL, teardown),
+		RR_T_LIMITED(completion_of_previous_use_is_not_acted_on, CASE_S,
+			     NULL, teardown),
+		RR_T_LIMITED(duplicate_invalidation_completion_is_counted,
+			     CASE_S, NULL, teardown),
+		RR_T_LIMITED(peer_never_sees_more_calls_than_it_granted, CASE_S,
+			     NULL, teardown),
+		RR_T_LIMITED(write_list_longer_than_the_chunk_is_refused,
+			     CASE_S, NULL, teardown),
+		RR_T_LIMITED(write_list_naming_another_key_is_refused, CASE_S,
+			     NULL, teardown),
+		RR_T_LIMITED(second_reply_to_a_call_is_counted_and_dropped,
+			     CASE_S, NULL, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

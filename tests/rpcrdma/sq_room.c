@@ -17,11 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define PROG   RR_T_PROG /* its ECHO (proc 1) */
 #define NCALLS 40
@@ -222,9 +226,12 @@ static void held_binds_keep_their_send_queue_slots(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(calls_wait_for_send_queue_room),
-		cmocka_unit_test(device_never_sees_its_send_queue_overrun),
-		cmocka_unit_test(held_binds_keep_their_send_queue_slots),
+		RR_T_LIMITED(calls_wait_for_send_queue_room, CASE_S, NULL,
+			     NULL),
+		RR_T_LIMITED(device_never_sees_its_send_queue_overrun, CASE_S,
+			     NULL, NULL),
+		RR_T_LIMITED(held_binds_keep_their_send_queue_slots, CASE_S,
+			     NULL, NULL),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

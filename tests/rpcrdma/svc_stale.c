@@ -19,11 +19,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "limit.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#define CASE_S 60 /* each case's time limit (limit.h) */
 
 #define PROG RR_T_PROG /* its ECHO (proc 1) */
 
@@ -137,9 +141,10 @@ static void receive_of_previous_use_is_not_acted_on(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(
-			receive_of_previous_connection_is_not_acted_on),
-		cmocka_unit_test(receive_of_previous_use_is_not_acted_on),
+		RR_T_LIMITED(receive_of_previous_connection_is_not_acted_on,
+			     CASE_S, NULL, NULL),
+		RR_T_LIMITED(receive_of_previous_use_is_not_acted_on, CASE_S,
+			     NULL, NULL),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,8 @@
  */
 #include <rpcrdma/fabric.h>
 
+#include "clock.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -76,14 +78,6 @@ static uint8_t rbuf[(NRECV + 1) * RLEN];
 		CHECK(ok_rc_ == 0, "%s returned %d (%s)", #expr, ok_rc_,       \
 		      strerror(-ok_rc_));                                      \
 	} while (0)
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void side_open(struct side *s)
 {
@@ -137,13 +131,13 @@ static int post_send(struct rr_qp *qp)
  * The next completion of cq within the deadline, which must be a flush;
  * what names the queue in messages. Returns its wr_id.
  */
-static uint64_t next_flush(struct rr_cq *cq, long long end, const char *what)
+static uint64_t next_flush(struct rr_cq *cq, uint64_t end, const char *what)
 {
 	struct rr_wc wc;
 	int n;
 
 	while ((n = rr_cq_poll(cq, &wc, 1)) == 0) {
-		CHECK(now_ms() < end, "no %s marker within %d ms", what,
+		CHECK(rr_t_now_ms() < end, "no %s marker within %d ms", what,
 		      WAIT_MS);
 		rr_cq_wait(cq, 100);
 	}
@@ -156,7 +150,7 @@ static uint64_t next_flush(struct rr_cq *cq, long long end, const char *what)
 /* The late Send, if posted, completes once, flushed, before the marker. */
 static void expect_send_flush(struct side *b, bool posted)
 {
-	long long end = now_ms() + WAIT_MS;
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
 	unsigned seen = 0;
 	uint64_t id;
 
@@ -191,7 +185,7 @@ static void take_events(struct rr_evch *ch, struct side *b, struct side *who)
 static void connect_pair(struct rr_evch *lch, struct side *a, struct side *b,
 			 const struct sockaddr_in *to)
 {
-	long long end = now_ms() + WAIT_MS;
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
 
 	OK(rr_qp_connect(a->qp, (const struct sockaddr *)to, sizeof(*to), NULL,
 			 0));
@@ -199,7 +193,7 @@ static void connect_pair(struct rr_evch *lch, struct side *a, struct side *b,
 		struct pollfd p[3] = {{rr_evch_fd(lch), POLLIN, 0},
 				      {rr_evch_fd(a->ch), POLLIN, 0},
 				      {rr_evch_fd(b->ch), POLLIN, 0}};
-		long long left = end - now_ms();
+		long long left = (long long)(end - rr_t_now_ms());
 
 		CHECK(left > 0, "not connected within %d ms", WAIT_MS);
 		poll(p, 3, (int)left);
@@ -225,7 +219,7 @@ static void wait_readable(int fd, const char *what)
 static void expect_flushes(struct side *b, bool late_posted)
 {
 	unsigned seen[LATE_ID + 1] = {0};
-	long long end = now_ms() + WAIT_MS;
+	uint64_t end = rr_t_now_ms() + WAIT_MS;
 	struct rr_wc wc;
 	uint64_t wr;
 

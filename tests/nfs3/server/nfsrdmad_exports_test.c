@@ -14,6 +14,7 @@
 #include <rpcrdma/rpc.h>
 #include <rpcrdma/rpc_tcp.h>
 
+#include "clock.h"
 #include "io.h"
 #include "mount3.h"
 #include "nfs3_prot.h"
@@ -55,23 +56,15 @@ struct fx {
 	struct rr_cred me;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int read_banner(struct fx *f)
 {
 	char buf[4096] = "", *line, *r;
 	size_t len = 0;
-	uint64_t end = now_ms() + TMO_MS;
+	uint64_t end = rr_t_now_ms() + TMO_MS;
 
 	while (!(r = strstr(buf, "ready")) || !strchr(r, '\n')) {
 		struct pollfd p = {.fd = f->out, .events = POLLIN};
-		int64_t left = (int64_t)(end - now_ms());
+		int64_t left = (int64_t)(end - rr_t_now_ms());
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
@@ -170,12 +163,12 @@ static int log_count(const struct fx *f, const char *what)
 /* Waits (TMO_MS at most) for what to occur in the log n times. */
 static void log_wait(const struct fx *f, const char *what, int n)
 {
-	uint64_t end = now_ms() + TMO_MS;
+	uint64_t end = rr_t_now_ms() + TMO_MS;
 
 	while (log_count(f, what) < n) {
 		struct timespec ts = {0, 2000000};
 
-		if (now_ms() > end)
+		if (rr_t_now_ms() > end)
 			fail_msg("no \"%s\" (x%d) in the log", what, n);
 		nanosleep(&ts,
 			  NULL); /* polling a file another process writes */
