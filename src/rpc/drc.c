@@ -192,3 +192,11 @@ void rr__drc_done(struct rr_drc *d, const struct rr_drc_key *k,
 	}
 	pthread_mutex_unlock(&d->mu);
 }
+
+void rr__drc_stats(struct rr_drc *d, struct rr_xprt_stats *out)
+{
+	pthread_mutex_lock(&d->mu);
+	out->drc_replays = d->replays;
+	out->drc_drops = d->drops;
+	pthread_mutex_unlock(&d->mu);
+}

@@ -66,4 +66,7 @@ void rr__drc_done(struct rr_drc *d, const struct rr_drc_key *k,
 		  const struct rr_reply_hdr *rh, const uint8_t *res,
 		  size_t res_len, bool keep);
 
+/* The cache's counters into a transport's (drc_replays, drc_drops). */
+void rr__drc_stats(struct rr_drc *d, struct rr_xprt_stats *out);
+
 #endif

@@ -1129,10 +1129,7 @@ int rr_tcp_svc_stats(struct rr_tcp_svc *s, struct rr_xprt_stats *out)
 	pthread_mutex_lock(&s->smu);
 	*out = s->st;
 	pthread_mutex_unlock(&s->smu);
-	pthread_mutex_lock(&s->drc.mu);
-	out->drc_replays = s->drc.replays;
-	out->drc_drops = s->drc.drops;
-	pthread_mutex_unlock(&s->drc.mu);
+	rr__drc_stats(&s->drc, out);
 	return 0;
 }
 
