@@ -42,11 +42,11 @@ static inline void rr__call_list_run(struct rr_call_list *l)
 
 	*l = (struct rr_call_list){0};
 	while (call) {
-		struct rr_call *next =
-			rr__call_priv(call)->next; /* ORDER: may reuse */
+		struct rr__call_priv *p = rr__call_priv(call);
+		/* ORDER: next first: the callback may reuse the call. */
+		struct rr_call *next = p->next;
 
-		rr__call_priv(call)->done(call, call->status,
-					  rr__call_priv(call)->arg);
+		p->done(call, call->status, p->arg);
 		call = next;
 	}
 }

@@ -487,9 +487,8 @@ int rr_clnt_cancel(struct rr_clnt *c, struct rr_call *call)
 
 	pthread_mutex_lock(&c->mu);
 	if (!rr__clnt_unqueue(c, call, -ECANCELED)) {
-		if (rr__call_priv(call)->req)
-			rr__call_priv(call)->cancel =
-				true; /* fenced by the driver */
+		if (rr__call_priv(call)->req) /* fenced by the driver */
+			rr__call_priv(call)->cancel = true;
 		else
 			rc = -ENOENT;
 	} else {
