@@ -1458,13 +1458,16 @@ static void stalled_client_with_writes_pending(void **state)
 /*
  * More connections than max_conns (8, the good client holding one): the
  * rest are rejected, the good client is not disturbed, and once they
- * are gone the server has room again.
+ * are gone the server has room again. On a slow machine (TSan) the
+ * twelve attempts outlast RR_ADMIT_EVICT_IDLE_MS: a connection that has
+ * made no call by then may be evicted to make room, and a later attempt
+ * takes its place. Each such eviction is counted; none may be unaccounted.
  */
 static void more_connections_than_allowed(void **state)
 {
 	struct env *e = *state;
 	struct hc *h = calloc(12, sizeof(*h));
-	int est = 0, rej = 0;
+	int est = 0, rej = 0, evicted;
 
 	assert_non_null(h);
 	for (int i = 0; i < 12; i++) {
@@ -1475,12 +1478,17 @@ static void more_connections_than_allowed(void **state)
 		est += t == RR_CM_ESTABLISHED;
 		rej += t == RR_CM_REJECTED;
 	}
-	assert_int_equal(est, 7);
-	assert_int_equal(rej, 5);
+	evicted = (int)DELTA(stats(e), e, conn_evicted);
+	print_message("12 attempts: %d established, %d rejected, %d evicted\n",
+		      est, rej, evicted);
+	assert_int_equal(est + rej, 12);
+	if (est < 7 || est > 7 + evicted)
+		fail_msg("%d established past the table's 7 with %d evicted",
+			 est, evicted);
 	assert_true(good_wait(&e->g, GOOD_AFTER));
 	for (int i = 0; i < 12; i++)
 		hc_close(&h[i]);
-	wait_conn_lost(e, 7);
+	wait_conn_lost(e, (uint64_t)est);
 	hc_open(&h[0]);
 	hc_connect(&h[0], e->sv.port);
 	expect_echo_ok(&h[0]);
