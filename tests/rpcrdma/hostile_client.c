@@ -1504,26 +1504,45 @@ static void more_connections_than_allowed(void **state)
  * Connections that complete the handshake and never send a call hold no
  * slot for long: past the first-call deadline (here 300 ms) they are
  * dropped, and a newcomer is taken. Before, eight of them shut the server
- * to everyone for as long as they were held.
+ * to everyone for as long as they were held. On a slow machine (TSan)
+ * making the seven may outlast the deadline itself: the eighth is then
+ * taken, but only once the deadline has dropped one (a counter that only
+ * grows, so reading it after the answer is enough).
  */
 static void silent_connections_miss_their_first_call_deadline(void **state)
 {
 	struct env *e = *state;
 	struct hc h[8];
+	enum rr_cm_event_type t;
+	uint64_t lost;
 
 	for (int i = 0; i < 7; i++) {
 		hc_open(&h[i]);
 		hc_connect(&h[i], e->sv.port);
 	}
 	hc_open(&h[7]);
-	assert_int_equal(hc_try_connect(&h[7], e->sv.port), RR_CM_REJECTED);
+	t = hc_try_connect(&h[7], e->sv.port);
+	if (t != RR_CM_REJECTED) {
+		assert_int_equal(t, RR_CM_ESTABLISHED);
+		if (DELTA(stats(e), e, conn_timeouts) == 0)
+			fail_msg(
+				"an eighth connection was taken, none dropped");
+		print_message("the seven outlasted the deadline: the eighth "
+			      "was taken\n");
+	}
 	hc_close(&h[7]);
+	lost = t == RR_CM_REJECTED ? 7 : 8;
 	/* dropped by the deadline, not by us (10 s at most) */
 	for (uint64_t end = rr_t_now_us() + 10 * 1000 * 1000;
-	     DELTA(stats(e), e, conn_lost) < 7 && rr_t_now_us() < end;)
+	     DELTA(stats(e), e, conn_lost) < lost && rr_t_now_us() < end;)
 		assert_true(good_wait(&e->g, 1));
-	assert_int_equal(DELTA(stats(e), e, conn_lost), 7);
-	assert_int_equal(DELTA(stats(e), e, conn_timeouts), 7);
+	assert_int_equal(DELTA(stats(e), e, conn_lost), lost);
+	/* the eighth, taken, may have met the deadline before our close */
+	if (DELTA(stats(e), e, conn_timeouts) < 7 ||
+	    DELTA(stats(e), e, conn_timeouts) > lost)
+		fail_msg("%llu dropped by the deadline, of %llu lost",
+			 (unsigned long long)DELTA(stats(e), e, conn_timeouts),
+			 (unsigned long long)lost);
 	hc_open(&h[7]);
 	hc_connect(&h[7], e->sv.port);
 	expect_echo_ok(&h[7]);
