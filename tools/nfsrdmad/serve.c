@@ -268,10 +268,16 @@ static void *loop(void *arg)
 	return NULL;
 }
 
+/* One TCP port for NFS and MOUNT: its listener serves both. */
+static bool mount_on_nfs_port(const struct nfsrdmad_opts *o)
+{
+	return o->mount_port == o->tcp_port && o->tcp_port > 0;
+}
+
 static int setup(struct daemon *d)
 {
 	const struct nfsrdmad_opts *o = d->o;
-	bool shared = o->mount_port == o->tcp_port && o->tcp_port > 0;
+	bool shared = mount_on_nfs_port(o);
 	int rc = 0;
 
 	for (int k = 0; k < X_N; k++)
@@ -559,19 +565,19 @@ static void rpcb_add(struct nfsrdmad_ports *p, const struct rr_svc_prog *prog,
 
 /*
  * What rpcbind is told, each on its listener's netid: NFS on TCP; MOUNT
- * on its own TCP listener, else on NFS's (which serves it when the two
- * ports are one; with --mount-port off it does not, and MOUNT is still
- * registered there, as it always was); NFS on RPC-over-RDMA, as Linux's
- * nfsd registers it (MOUNT there is not registered: clients find it on
- * TCP).
+ * where a TCP listener serves it, its own or NFS's when the two ports
+ * are one (with --mount-port off none does, and a client that asked
+ * rpcbind for MOUNT would be sent to a port that refuses it); NFS on
+ * RPC-over-RDMA, as Linux's nfsd registers it (MOUNT there is not
+ * registered: clients find it on TCP).
  */
 static void rpcb_entries(const struct daemon *d, struct nfsrdmad_ports *p)
 {
-	const struct xprt *mnt =
-		d->x[X_MOUNT].svc ? &d->x[X_MOUNT] : &d->x[X_TCP];
-
 	rpcb_add(p, &d->nfs_prog, &d->x[X_TCP]);
-	rpcb_add(p, &d->mount_prog, mnt);
+	if (d->x[X_MOUNT].svc)
+		rpcb_add(p, &d->mount_prog, &d->x[X_MOUNT]);
+	else if (mount_on_nfs_port(d->o))
+		rpcb_add(p, &d->mount_prog, &d->x[X_TCP]);
 	rpcb_add(p, &d->nfs_prog, &d->x[X_RDMA]);
 }
 

@@ -82,3 +82,31 @@ if grep -Eq "^ +10000[35] " "$top/v4"; then
 	fail "still registered after stop: $(cat "$top/v4")"
 fi
 echo "ok: tcp $tcp, mount $mnt, rdma $(uaddr "$rdma") registered and taken back"
+
+# MOUNT is registered only where a listener serves it: on the NFS port
+# when the two are one, nowhere with --mount-port off. The namespace's
+# network is ours alone, so a fixed port is free.
+# other_run TCP_PORT MOUNT_PORT: registers, then stops; rpcinfo -p in $top/p
+other_run() {
+	: >"$top/err"
+	"$bin" --export "$top/export" --state-dir "$top/state" \
+		--address 127.0.0.1 --rdma-port 0 --tcp-port "$1" \
+		--mount-port "$2" >"$top/out" 2>"$top/err" &
+	nd=$!
+	until_ok grep -q "registered NFS on rdma" "$top/err" ||
+		fail "--mount-port $2: no rdma registration: $(cat "$top/err")"
+	rpcinfo -p 127.0.0.1 >"$top/p"
+	kill "$nd"
+	wait "$nd" || fail "--mount-port $2: nfsrdmad exited $?"
+	nd=
+}
+other_run 20490 20490
+grep -Eq "^ +100005 +3 +tcp +20490 +" "$top/p" ||
+	fail "shared port: MOUNT not on tcp 20490: $(cat "$top/p")"
+other_run 20490 off
+if grep -Eq "^ +100005 " "$top/p"; then
+	fail "--mount-port off: MOUNT registered: $(cat "$top/p")"
+fi
+grep -Eq "^ +100003 +3 +tcp +20490 +" "$top/p" ||
+	fail "--mount-port off: NFS not on tcp 20490: $(cat "$top/p")"
+echo "ok: MOUNT on the shared port, and not registered when off"
