@@ -61,6 +61,25 @@ static int read_banner(struct rr_t_daemon *d)
 	return d->rdma && d->tcp && d->mount ? 0 : -EPROTO;
 }
 
+/*
+ * A daemon that did not come up: the start of its log (where start-up
+ * errors are) on stderr, so that the test's output says why.
+ */
+static void show_log(const struct rr_t_daemon *d, int rc)
+{
+	char buf[2048];
+	int fd = open(d->log, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	fprintf(stderr, "daemon did not start (%d); %s:\n", rc, d->log);
+	if (n > 0) {
+		buf[n] = '\0';
+		fputs(buf, stderr);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
 static void set_limit(int what, long v)
 {
 	struct rlimit rl = {.rlim_cur = (rlim_t)v, .rlim_max = (rlim_t)v};
@@ -95,7 +114,7 @@ int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
 		state_dir,  "--rdma-port",  "0", "--tcp-port",
 		"0",	    "--mount-port", "0", "--address",
 		"127.0.0.1"};
-	int n = 13, p[2];
+	int n = 13, p[2], rc;
 
 	while (argv_extra && *argv_extra && n < MAX_ARGS - 1)
 		argv[n++] = *argv_extra++;
@@ -109,7 +128,12 @@ int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
 		child(d, p[1], bin, argv, lim);
 	close(p[1]);
 	d->out = p[0];
-	return d->pid < 0 ? -errno : read_banner(d);
+	if (d->pid < 0)
+		return -errno;
+	rc = read_banner(d);
+	if (rc)
+		show_log(d, rc);
+	return rc;
 }
 
 int rr_t_daemon_stop(struct rr_t_daemon *d)
