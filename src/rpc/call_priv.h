@@ -18,7 +18,7 @@ struct rr__call_priv {
 	rr_call_done_fn done;
 	void *arg;
 	void *waiter;	      /* a synchronous caller's, if any */
-	uint64_t deadline_ms; /* monotonic; UINT64_MAX: none */
+	uint64_t deadline_ms; /* monotonic; "none" is the transport's mark */
 	bool cancel;
 	uint8_t waited; /* counted in credit_waits (1), sq_waits (2) */
 };

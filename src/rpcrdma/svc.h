@@ -189,7 +189,8 @@ struct svc_pend {
  *               or SVC_DRAIN_MS)--> closed and freed
  *
  * A new connection is UP from its allocation (accepted or being
- * accepted). Only UP posts work requests; completions of any other
+ * accepted). Only UP posts calls' work requests (DRAINING posts just the
+ * two drain markers); completions of any other
  * state are accounted and dropped.
  */
 enum svc_conn_state {
