@@ -321,12 +321,15 @@ static void env_down(struct env *e, struct rr_xprt_stats *cst,
 	assert_int_equal(rr_clnt_shutdown(e->c), 0);
 	assert_int_equal(rr_clnt_stats(e->c, cst), 0);
 	assert_int_equal(cst->teardown_unbalanced, 0);
+	/* every move of both directions' machines was allowed (base/fsm.h) */
+	assert_int_equal(cst->state_violations, 0);
 	assert_int_equal(rr_clnt_destroy(e->c), 0);
 	rr_svc_stop(e->svc);
 	pthread_join(e->loop, NULL);
 	assert_int_equal(rr_svc_shutdown(e->svc), 0);
 	assert_int_equal(rr_svc_stats(e->svc, &st), 0);
 	assert_int_equal(st.teardown_unbalanced, 0);
+	assert_int_equal(st.state_violations, 0);
 	assert_int_equal(rr_svc_destroy(e->svc), 0);
 	*sst = st;
 	print_message("client: cb_calls %lu dropped %lu stale %lu; server: "
