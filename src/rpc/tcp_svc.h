@@ -14,6 +14,7 @@
 #include "rpc/api.h"
 #include "rpc/call_list.h"
 #include "rpc/call_priv.h"
+#include "rpc/cb_table.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/tcp_io.h"
@@ -27,22 +28,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-/* A call to the client on the wire, waiting for the reply with its xid. */
-struct tcp_cb_slot {
-	struct rr_call *call; /* NULL: free */
-	uint32_t xid;
-};
-
-/*
- * A connection's calls to its client: at most cb_max_in_flight in slots,
- * the rest waiting in issue order (linked through its private part's next).
- */
+/* A connection's calls to its client: at most cb_max_in_flight sent. */
 struct tcp_cbs {
-	struct tcp_cb_slot *slots;
-	uint32_t nslots, nfly;
-	struct rr_call *wait_head, *wait_tail;
-	uint32_t seq; /* the xid of the next call */
-	bool gone;    /* the connection ended: its calls failed already */
+	struct rr__cb_table tab;
+	bool gone; /* the connection ended: its calls failed already */
 };
 
 /*

@@ -18,8 +18,9 @@
  * Every callback completes exactly once: by its reply, its deadline
  * (checked by the loop every CB_TICK_MS while any is outstanding), a
  * cancellation, or the connection's end (-ENOTCONN). Each of those takes
- * it out of its slot or the waiting list under conn->mu first; whoever
- * took it runs done, without the lock.
+ * it out of its slot or the waiting list (rpc/cb_table.h, the same table
+ * RPC-over-RDMA keeps) under conn->mu first; whoever took it runs done,
+ * without the lock.
  *
  * One stream carries both directions, so a callback's reply is read only
  * after the client's calls sent before it. While the connection serves
@@ -47,9 +48,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define CB_HDR_MAX     512 /* 24 + AUTH_SYS (8 + 400) + verf (8) */
-#define CB_TICK_MS     20  /* callback deadlines are checked this often */
-#define CB_NO_DEADLINE UINT64_MAX
+#define CB_HDR_MAX 512 /* 24 + AUTH_SYS (8 + 400) + verf (8) */
+#define CB_TICK_MS 20  /* callback deadlines are checked this often */
 
 #define CONN(x) rr_container_of(x, struct tcp_conn, base)
 
@@ -63,18 +63,23 @@ void rr__tcp_cb_loop_enter(struct rr_tcp_svc *s)
 
 int rr__tcp_cb_init(struct tcp_conn *c)
 {
-	c->cb.nslots = c->s->o.cb_max_in_flight;
-	c->cb.slots = rr_calloc(c->cb.nslots, sizeof(*c->cb.slots));
+	uint32_t n = c->s->o.cb_max_in_flight;
+	struct rr__cb_slot *slots = rr_calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	/* A slot is free once its call ends: TCP has no credit to owe. */
+	rr__cb_table_init(&c->cb.tab, slots, n, false);
 	/* Different connections, different xids: a client's reply cache. */
-	c->cb.seq = (uint32_t)rr_mono_ms() ^ ((uint32_t)getpid() << 16) ^
-		    (uint32_t)(uintptr_t)c;
-	return c->cb.slots ? 0 : -ENOMEM;
+	c->cb.tab.xid_seq = (uint32_t)rr_mono_ms() ^
+			    ((uint32_t)getpid() << 16) ^ (uint32_t)(uintptr_t)c;
+	return 0;
 }
 
 void rr__tcp_cb_fini(struct tcp_conn *c)
 {
-	free(c->cb.slots);
-	c->cb.slots = NULL;
+	free(c->cb.tab.slots);
+	c->cb.tab.slots = NULL;
 }
 
 /* ------------------------------------------------------- completions */
@@ -102,14 +107,6 @@ void rr__tcp_cb_done_run(struct rr_tcp_svc *s, struct tcp_cb_done *l)
 
 /* -------------------------------------------------------------- sends */
 
-static struct tcp_cb_slot *slot_free(struct tcp_conn *c)
-{
-	for (uint32_t i = 0; i < c->cb.nslots; i++)
-		if (!c->cb.slots[i].call)
-			return &c->cb.slots[i];
-	return NULL;
-}
-
 /* One record: call header, arguments, any bulk inline. Caller holds mu. */
 static int cb_send(struct tcp_conn *c, struct rr_call *call, uint32_t xid)
 {
@@ -125,51 +122,30 @@ static int cb_send(struct tcp_conn *c, struct rr_call *call, uint32_t xid)
 	return 0;
 }
 
-static struct rr_call *wait_pop(struct tcp_conn *c)
-{
-	struct rr_call *call = c->cb.wait_head;
-
-	c->cb.wait_head = rr__call_priv(call)->next;
-	if (!c->cb.wait_head)
-		c->cb.wait_tail = NULL;
-	rr__call_priv(call)->next = NULL;
-	return call;
-}
-
 /*
  * A broken socket is not an error here: the call stays in its slot and
  * the loop, closing the connection, fails it with the others.
  */
 void rr__tcp_cb_pump(struct tcp_conn *c, struct tcp_cb_done *l)
 {
-	while (c->cb.wait_head && !c->closed && c->cb.nfly < c->cb.nslots &&
+	struct rr__cb_table *t = &c->cb.tab;
+
+	while (rr__cb_head(t) && !c->closed && t->nbusy < t->nslots &&
 	       c->out.bytes < c->s->o.max_queued) {
-		struct rr_call *call = wait_pop(c);
-		struct tcp_cb_slot *sl = slot_free(c);
-		uint32_t xid = c->cb.seq++;
+		struct rr_call *call = rr__cb_pop(t);
+		uint32_t xid = t->xid_seq++;
 		int rc = cb_send(c, call, xid);
 
 		if (rc) { /* the header did not encode: nothing sent */
 			rr__call_list_end(&l->calls, call, rc);
 			continue;
 		}
-		sl->call = call;
-		sl->xid = xid;
-		rr__call_priv(call)->req = sl;
-		c->cb.nfly++;
+		rr__cb_sent(t, rr__cb_slot_free(t), call, xid);
 		l->sent++;
 	}
 }
 
 /* ------------------------------------------------------------- calls */
-
-static uint64_t deadline_of(const struct tcp_conn *c,
-			    const struct rr_call *call)
-{
-	int t = call->timeout_ms ? call->timeout_ms : c->s->o.cb_timeout_ms;
-
-	return t > 0 ? rr_mono_ms() + (uint64_t)t : CB_NO_DEADLINE;
-}
 
 static int call_ok(const struct tcp_conn *c, const struct rr_call *call)
 {
@@ -183,18 +159,6 @@ static int call_ok(const struct tcp_conn *c, const struct rr_call *call)
 	    call->args_len + call->arg_bulk_len + 3 > max)
 		return -EMSGSIZE;
 	return 0;
-}
-
-/* Caller holds c->mu; the connection is still up. */
-static void cb_start(struct tcp_conn *c, struct rr_call *call,
-		     rr_call_done_fn done, void *arg)
-{
-	rr__call_begin(call, done, arg, NULL, deadline_of(c, call));
-	if (c->cb.wait_tail)
-		rr__call_priv(c->cb.wait_tail)->next = call;
-	else
-		c->cb.wait_head = call;
-	c->cb.wait_tail = call;
 }
 
 static int conn_call_async(struct rr_svc_conn *base, struct rr_call *call,
@@ -212,7 +176,8 @@ static int conn_call_async(struct rr_svc_conn *base, struct rr_call *call,
 	if (!rc) {
 		s = c->s;
 		first = atomic_fetch_add(&s->cb_busy, 1) == 0;
-		cb_start(c, call, done, arg);
+		rr__cb_queue(&c->cb.tab, call, done, arg,
+			     rr__cb_deadline(call, s->o.cb_timeout_ms));
 		rr__tcp_cb_pump(c, &l);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -224,33 +189,6 @@ static int conn_call_async(struct rr_svc_conn *base, struct rr_call *call,
 	return rc;
 }
 
-/* Takes call out of c's slot or waiting list; false if in neither. */
-static bool cb_take(struct tcp_conn *c, struct rr_call *call)
-{
-	struct tcp_cb_slot *sl = rr__call_priv(call)->req;
-	struct rr_call *prev = NULL;
-
-	if (sl && sl >= c->cb.slots && sl < c->cb.slots + c->cb.nslots &&
-	    sl->call == call) {
-		sl->call = NULL;
-		c->cb.nfly--;
-		return true;
-	}
-	for (struct rr_call *p = c->cb.wait_head; p;
-	     prev = p, p = rr__call_priv(p)->next) {
-		if (p != call)
-			continue;
-		if (prev)
-			rr__call_priv(prev)->next = rr__call_priv(call)->next;
-		else
-			c->cb.wait_head = rr__call_priv(call)->next;
-		if (c->cb.wait_tail == call)
-			c->cb.wait_tail = prev;
-		return true;
-	}
-	return false;
-}
-
 static int conn_cancel(struct rr_svc_conn *base, struct rr_call *call)
 {
 	struct tcp_conn *c = CONN(base);
@@ -258,9 +196,8 @@ static int conn_cancel(struct rr_svc_conn *base, struct rr_call *call)
 	struct rr_tcp_svc *s = NULL;
 
 	pthread_mutex_lock(&c->mu);
-	if (cb_take(c, call)) {
+	if (rr__cb_end(&c->cb.tab, call, -ECANCELED, &l.calls)) {
 		s = c->s; /* a call was there: the server is too */
-		rr__call_list_end(&l.calls, call, -ECANCELED);
 		rr__tcp_cb_pump(c, &l);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -296,30 +233,20 @@ const struct rr_svc_conn_ops rr__tcp_svc_conn_ops = {
 
 /* ------------------------------------------------------ loop thread */
 
-static struct tcp_cb_slot *slot_of(struct tcp_conn *c, uint32_t xid)
-{
-	for (uint32_t i = 0; i < c->cb.nslots; i++)
-		if (c->cb.slots[i].call && c->cb.slots[i].xid == xid)
-			return &c->cb.slots[i];
-	return NULL;
-}
-
 void rr__tcp_cb_reply(struct tcp_conn *c, const uint8_t *rec, size_t len)
 {
 	struct tcp_cb_done l = {0};
-	struct tcp_cb_slot *sl;
+	struct rr_call *call = NULL;
 	uint32_t xid, type;
+	bool ours;
 	int rc;
 
 	if (rr__rpc_peek(rec, len, &xid, &type))
 		return;
 	pthread_mutex_lock(&c->mu);
-	sl = slot_of(c, xid);
-	if (sl) {
-		struct rr_call *call = sl->call;
-
-		sl->call = NULL;
-		c->cb.nfly--;
+	/* Slots are not kept past their call's end: found means a call. */
+	ours = !rr__cb_answered(&c->cb.tab, xid, &call) && call;
+	if (ours) {
 		rc = rr__reply_take(call, xid, rec, len);
 		call->res_bulk_len = 0; /* over TCP a bulk result is inline */
 		l.bad_headers += rc == -EPROTO;
@@ -328,7 +255,7 @@ void rr__tcp_cb_reply(struct tcp_conn *c, const uint8_t *rec, size_t len)
 		rr__tcp_cb_pump(c, &l);
 	}
 	pthread_mutex_unlock(&c->mu);
-	if (!sl) {
+	if (!ours) {
 		rr__tcp_svc_count(c->s, &c->s->st.cb_bad_xids);
 		rr_info_rl("tcp svc: a reply naming no callback: dropped");
 	}
@@ -341,54 +268,9 @@ void rr__tcp_cb_conn_gone(struct tcp_conn *c)
 
 	pthread_mutex_lock(&c->mu);
 	c->cb.gone = true;
-	for (uint32_t i = 0; i < c->cb.nslots; i++) {
-		struct rr_call *call = c->cb.slots[i].call;
-
-		if (call) {
-			c->cb.slots[i].call = NULL;
-			rr__call_list_end(&l.calls, call, -ENOTCONN);
-		}
-	}
-	c->cb.nfly = 0;
-	while (c->cb.wait_head)
-		rr__call_list_end(&l.calls, wait_pop(c), -ENOTCONN);
-	c->cb.wait_tail = NULL;
+	rr__cb_fail_all(&c->cb.tab, -ENOTCONN, &l.calls);
 	pthread_mutex_unlock(&c->mu);
 	rr__tcp_cb_done_run(c->s, &l);
-}
-
-/* c's callbacks past their deadline, into l. Caller holds c->mu. */
-static void conn_expire(struct tcp_conn *c, uint64_t now, struct tcp_cb_done *l)
-{
-	struct rr_call *prev = NULL, *call = c->cb.wait_head;
-
-	for (uint32_t i = 0; i < c->cb.nslots; i++) {
-		struct rr_call *t = c->cb.slots[i].call;
-
-		if (t && rr__call_priv(t)->deadline_ms <= now) {
-			c->cb.slots[i].call = NULL;
-			c->cb.nfly--;
-			l->timeouts++;
-			rr__call_list_end(&l->calls, t, -ETIMEDOUT);
-		}
-	}
-	while (call) {
-		struct rr_call *next = rr__call_priv(call)->next;
-
-		if (rr__call_priv(call)->deadline_ms <= now) {
-			if (prev)
-				rr__call_priv(prev)->next = next;
-			else
-				c->cb.wait_head = next;
-			if (c->cb.wait_tail == call)
-				c->cb.wait_tail = prev;
-			l->timeouts++;
-			rr__call_list_end(&l->calls, call, -ETIMEDOUT);
-		} else {
-			prev = call;
-		}
-		call = next;
-	}
 }
 
 bool rr__tcp_cb_ticking(struct rr_tcp_svc *s)
@@ -405,7 +287,7 @@ void rr__tcp_cb_expire(struct rr_tcp_svc *s, uint64_t now)
 		struct tcp_cb_done l = {0};
 
 		pthread_mutex_lock(&c->mu);
-		conn_expire(c, rr_mono_ms(), &l);
+		l.timeouts += rr__cb_expire(&c->cb.tab, rr_mono_ms(), &l.calls);
 		if (l.calls.n)
 			rr__tcp_cb_pump(c, &l);
 		pthread_mutex_unlock(&c->mu);

@@ -250,7 +250,7 @@ static struct rr__admit_conn admit_view(const struct svc_conn *cn)
 				       .last_call_ms = cn->last_call_ms,
 				       .busy = cn->calls_in || cn->running ||
 					       rr__svc_conn_dead(cn) ||
-					       (cn->cb && cn->cb->out)};
+					       (cn->cb && cn->cb->tab.nbusy)};
 }
 
 static uint32_t peer_conns(const struct rr_svc *s,

@@ -47,6 +47,7 @@
 #include "rpc/admit.h"
 #include "rpc/api.h"
 #include "rpc/call_list.h"
+#include "rpc/cb_table.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/msg.h"
@@ -102,15 +103,6 @@ enum sreq_state {
 
 struct svc_conn;
 
-/* A callback sent and not yet answered (or returned, its reply owed). */
-struct svc_cb_slot {
-	bool busy;
-	bool owed; /* timed out or cancelled: the client still counts it */
-	uint32_t xid;
-	uint64_t deadline_ms; /* 0: none */
-	struct rr_call *call;
-};
-
 /*
  * The handle on a connection that rr_svc_req_conn gives out: it lives
  * while someone holds it, the connection's own reference included, so
@@ -123,11 +115,9 @@ struct svc_cb {
 	struct rr_svc *s;
 	struct svc_conn *cn;
 	struct sockaddr_storage peer;
-	uint32_t granted; /* backward credits: 1 until the client says */
-	uint32_t out;	  /* slots busy */
-	uint32_t xid_seq;
-	struct svc_cb_slot slots[SVC_CB_MAX];
-	struct rr_call *wait_head, *wait_tail; /* FIFO: for a credit */
+	uint32_t granted;	 /* backward credits: 1 until the client says */
+	struct rr__cb_table tab; /* waiting for a credit, or sent */
+	struct rr__cb_slot slots[SVC_CB_MAX];
 };
 
 struct svc_req {

@@ -17,8 +17,10 @@
  * A callback ends exactly once: by its reply, its timeout, its
  * cancellation or its connection's end (-ENOTCONN). A timed-out or
  * cancelled one keeps its credit until its reply comes: the client still
- * counts it. Completions are handed to their callers after s->mu is
- * released (rr__svc_cb_run_done), so a done function may call again.
+ * counts it. The waiting FIFO and the slots are rpc/cb_table.h's, which
+ * the TCP server keeps too. Completions are handed to their callers after
+ * s->mu is released (rr__svc_cb_run_done), so a done function may call
+ * again.
  */
 #include "base/alloc.h"
 #include "base/clock.h"
@@ -47,9 +49,11 @@ int rr__svc_cb_new(struct svc_conn *cn)
 	cb->s = cn->s;
 	cb->cn = cn;
 	cb->granted = 1;
-	if (getrandom(&cb->xid_seq, sizeof(cb->xid_seq), GRND_NONBLOCK) !=
-	    sizeof(cb->xid_seq))
-		cb->xid_seq = (uint32_t)rr_mono_ms() * 2654435761u;
+	/* A timed-out callback's credit stays taken until its reply. */
+	rr__cb_table_init(&cb->tab, cb->slots, SVC_CB_MAX, true);
+	if (getrandom(&cb->tab.xid_seq, sizeof(cb->tab.xid_seq),
+		      GRND_NONBLOCK) != sizeof(cb->tab.xid_seq))
+		cb->tab.xid_seq = (uint32_t)rr_mono_ms() * 2654435761u;
 	cn->cb = cb;
 	return 0;
 }
@@ -98,30 +102,8 @@ void rr__svc_cb_gone(struct svc_conn *cn)
 
 	if (!cb || !cb->cn)
 		return;
-	for (uint32_t i = 0; i < SVC_CB_MAX; i++) {
-		struct svc_cb_slot *sl = &cb->slots[i];
-
-		if (sl->busy && !sl->owed)
-			deliver(cb->s, sl->call, -ENOTCONN);
-		sl->busy = false;
-	}
-	while (cb->wait_head) {
-		struct rr_call *call = cb->wait_head;
-
-		cb->wait_head = rr__call_priv(call)->next;
-		deliver(cb->s, call, -ENOTCONN);
-	}
-	cb->wait_tail = NULL;
-	cb->out = 0;
+	rr__cb_fail_all(&cb->tab, -ENOTCONN, &cb->s->cb_done);
 	cb->cn = NULL;
-}
-
-static struct svc_cb_slot *slot_free(struct svc_cb *cb)
-{
-	for (uint32_t i = 0; i < SVC_CB_MAX; i++)
-		if (!cb->slots[i].busy)
-			return &cb->slots[i];
-	return NULL;
 }
 
 /* Header, call header and arguments into the next send buffer. */
@@ -155,16 +137,13 @@ static size_t send_cap(const struct svc_conn *cn)
 }
 
 /* Sends the FIFO's head; it fails alone when it cannot be carried. */
-static void post_head(struct svc_cb *cb, struct svc_cb_slot *sl)
+static void post_head(struct svc_cb *cb, struct rr__cb_slot *sl)
 {
 	struct svc_conn *cn = cb->cn;
-	struct rr_call *call = cb->wait_head;
-	uint32_t xid = ++cb->xid_seq;
+	struct rr_call *call = rr__cb_pop(&cb->tab);
+	uint32_t xid = ++cb->tab.xid_seq;
 	int n;
 
-	cb->wait_head = rr__call_priv(call)->next;
-	if (!cb->wait_head)
-		cb->wait_tail = NULL;
 	n = encode(cb, call, xid, rr__svc_send_buf(cn), send_cap(cn));
 	if (n < 0) {
 		deliver(cb->s, call, n);
@@ -174,13 +153,7 @@ static void post_head(struct svc_cb *cb, struct svc_cb_slot *sl)
 		deliver(cb->s, call, -ENOTCONN); /* cn is dead now */
 		return;
 	}
-	*sl = (struct svc_cb_slot){.busy = true,
-				   .xid = xid,
-				   .deadline_ms =
-					   rr__call_priv(call)->deadline_ms,
-				   .call = call};
-	rr__call_priv(call)->req = sl;
-	cb->out++;
+	rr__cb_sent(&cb->tab, sl, call, xid);
 	cb->s->st.cb_calls++;
 }
 
@@ -192,12 +165,15 @@ static uint32_t credits(const struct svc_cb *cb)
 /* Sends what credits and send-queue room allow, in order. */
 static void kick(struct svc_cb *cb)
 {
-	while (cb->cn && !rr__svc_conn_dead(cb->cn) && cb->wait_head) {
-		struct svc_cb_slot *sl = slot_free(cb);
+	struct rr_call *head;
 
-		if (cb->out >= credits(cb) || !sl) {
-			if (!rr__call_priv(cb->wait_head)->waited) {
-				rr__call_priv(cb->wait_head)->waited = 1;
+	while (cb->cn && !rr__svc_conn_dead(cb->cn) &&
+	       (head = rr__cb_head(&cb->tab))) {
+		struct rr__cb_slot *sl = rr__cb_slot_free(&cb->tab);
+
+		if (cb->tab.nbusy >= credits(cb) || !sl) {
+			if (!rr__call_priv(head)->waited) {
+				rr__call_priv(head)->waited = 1;
 				cb->s->st.cb_credit_waits++;
 			}
 			return;
@@ -206,13 +182,6 @@ static void kick(struct svc_cb *cb)
 			return;
 		post_head(cb, sl);
 	}
-}
-
-static uint64_t deadline_of(const struct rr_call *call)
-{
-	int tmo = call->timeout_ms ? call->timeout_ms : SVC_CB_TIMEOUT_MS;
-
-	return tmo < 0 ? 0 : rr_mono_ms() + (uint64_t)tmo;
 }
 
 /* An inline handler holds s->mu already (rr__svc_tl_locked). */
@@ -231,17 +200,6 @@ static void unlock(struct rr_svc *s, bool locked)
 		return;
 	pthread_mutex_unlock(&s->mu);
 	rr__svc_cb_run_done(s);
-}
-
-static void enqueue(struct svc_cb *cb, struct rr_call *call,
-		    rr_call_done_fn done, void *arg)
-{
-	rr__call_begin(call, done, arg, cb, deadline_of(call));
-	if (cb->wait_tail)
-		rr__call_priv(cb->wait_tail)->next = call;
-	else
-		cb->wait_head = call;
-	cb->wait_tail = call;
 }
 
 /*
@@ -264,7 +222,8 @@ static int cb_call_async(struct rr_svc_conn *conn, struct rr_call *call,
 	else if (RR_RDMA_HDR_EMPTY + 28 + call->args_len > send_cap(cb->cn))
 		rc = -EMSGSIZE; /* a credential may still make it too long */
 	if (!rc) {
-		enqueue(cb, call, done, arg);
+		rr__cb_queue(&cb->tab, call, done, arg,
+			     rr__cb_deadline(call, SVC_CB_TIMEOUT_MS));
 		if (!s->post_in_loop || rr__svc_tl_loop == s)
 			kick(cb);
 	}
@@ -272,46 +231,18 @@ static int cb_call_async(struct rr_svc_conn *conn, struct rr_call *call,
 	return rc;
 }
 
-static bool unqueue(struct svc_cb *cb, struct rr_call *call)
-{
-	struct rr_call *prev = NULL;
-
-	for (struct rr_call *q = cb->wait_head; q;
-	     prev = q, q = rr__call_priv(q)->next) {
-		if (q != call)
-			continue;
-		if (prev)
-			rr__call_priv(prev)->next = rr__call_priv(q)->next;
-		else
-			cb->wait_head = rr__call_priv(q)->next;
-		if (cb->wait_tail == q)
-			cb->wait_tail = prev;
-		return true;
-	}
-	return false;
-}
-
 /* In flight: returned now, its slot owed until the reply comes. */
 static int cb_cancel(struct rr_svc_conn *conn, struct rr_call *call)
 {
 	struct svc_cb *cb = CB(conn);
 	struct rr_svc *s = cb->s;
-	struct svc_cb_slot *sl;
 	bool locked = lock(s);
 	int rc = 0;
 
-	sl = rr__call_priv(call)->waiter == cb ? rr__call_priv(call)->req
-					       : NULL;
-	if (unqueue(cb, call)) {
-		deliver(s, call, -ECANCELED);
-	} else if (sl && sl->busy && !sl->owed && sl->call == call) {
-		sl->owed = true;
-		deliver(s, call, -ECANCELED);
-	} else {
-		rc = -ENOENT;
-	}
-	if (!rc)
+	if (rr__cb_end(&cb->tab, call, -ECANCELED, &s->cb_done))
 		s->st.cancels++;
+	else
+		rc = -ENOENT;
 	unlock(s, locked);
 	return rc;
 }
@@ -329,31 +260,21 @@ static const struct rr_svc_conn_ops cb_ops = {
 	.put = cb_put,
 };
 
-static struct svc_cb_slot *slot_of(struct svc_cb *cb, uint32_t xid)
-{
-	for (uint32_t i = 0; i < SVC_CB_MAX; i++)
-		if (cb->slots[i].busy && cb->slots[i].xid == xid)
-			return &cb->slots[i];
-	return NULL;
-}
-
-/* The reply in sl's call; then the credit it held goes to the next. */
-static void complete(struct svc_cb *cb, struct svc_cb_slot *sl,
+/* The reply in call, if it has not ended already (then it is late). */
+static void complete(struct svc_cb *cb, struct rr_call *call, uint32_t xid,
 		     const uint8_t *msg, uint32_t len)
 {
 	struct rr_svc *s = cb->s;
 	int rc;
 
-	sl->busy = false;
-	cb->out--;
-	if (sl->owed)
+	if (!call)
 		return; /* returned already: the reply only frees the credit */
-	rc = rr__reply_take(sl->call, sl->xid, msg, len);
+	rc = rr__reply_take(call, xid, msg, len);
 	if (rc == -EPROTO)
 		s->st.bad_headers++;
 	else
 		s->st.cb_replies++;
-	deliver(s, sl->call, rc);
+	deliver(s, call, rc);
 }
 
 /*
@@ -367,53 +288,23 @@ bool rr__svc_cb_reply(struct svc_conn *cn, const struct rr_rdma_hdr *h,
 		      const uint8_t *msg, uint32_t len)
 {
 	struct svc_cb *cb = cn->cb;
-	struct svc_cb_slot *sl;
+	struct rr_call *call = NULL;
 	uint32_t xid, type;
 
 	if (h->proc != RR_RDMA_MSG || rr__rpc_peek(msg, len, &xid, &type) ||
 	    type != RR_RPC_REPLY)
 		return false;
-	sl = xid == h->xid && !h->nread && !h->nwrite && !h->has_reply
-		     ? slot_of(cb, xid)
-		     : NULL;
-	if (!sl) {
+	if (xid != h->xid || h->nread || h->nwrite || h->has_reply ||
+	    rr__cb_answered(&cb->tab, xid, &call)) {
 		/* Counted, then answered as any message that is no call. */
 		cn->s->st.cb_bad_xids++;
 		rr_info_rl("svc: reply xid %08x to no callback of ours", xid);
 		return false;
 	}
 	cb->granted = h->credits ? h->credits : 1;
-	complete(cb, sl, msg, len);
+	complete(cb, call, xid, msg, len);
 	kick(cb);
 	return true;
-}
-
-/* Timeouts of one connection's callbacks, sent or waiting. */
-static void expire(struct svc_cb *cb, uint64_t now)
-{
-	struct rr_svc *s = cb->s;
-	struct rr_call *call = cb->wait_head;
-
-	for (uint32_t i = 0; i < SVC_CB_MAX; i++) {
-		struct svc_cb_slot *sl = &cb->slots[i];
-
-		if (!sl->busy || sl->owed || !sl->deadline_ms ||
-		    now < sl->deadline_ms)
-			continue;
-		sl->owed = true;
-		s->st.cb_timeouts++;
-		deliver(s, sl->call, -ETIMEDOUT);
-	}
-	while (call) {
-		struct rr_call *next = rr__call_priv(call)->next;
-		uint64_t d = rr__call_priv(call)->deadline_ms;
-
-		if (d && now >= d && unqueue(cb, call)) {
-			s->st.cb_timeouts++;
-			deliver(s, call, -ETIMEDOUT);
-		}
-		call = next;
-	}
 }
 
 /*
@@ -427,11 +318,11 @@ void rr__svc_cb_tick(struct rr_svc *s)
 	for (struct svc_conn *cn = s->conns; cn; cn = cn->next) {
 		struct svc_cb *cb = cn->cb;
 
-		if (!cb || (!cb->out && !cb->wait_head))
+		if (!cb || (!cb->tab.nbusy && !rr__cb_head(&cb->tab)))
 			continue;
 		if (!now)
 			now = rr_mono_ms();
-		expire(cb, now);
+		s->st.cb_timeouts += rr__cb_expire(&cb->tab, now, &s->cb_done);
 		kick(cb);
 	}
 }

@@ -44,7 +44,14 @@
 #define NASYNC	   64
 #define CB_CREDITS 4
 
-enum { FWD_NULL, FWD_CB_SYNC, FWD_CB_ASYNC, FWD_CB_RESULTS, FWD_NPROCS };
+enum {
+	FWD_NULL,
+	FWD_CB_SYNC,
+	FWD_CB_ASYNC,
+	FWD_CB_RESULTS,
+	FWD_CB_CANCEL,
+	FWD_NPROCS
+};
 enum { CB_NULL, CB_TWICE, CB_HANGUP, CB_NPROCS };
 
 static uint32_t get32(const uint8_t *p)
@@ -132,6 +139,19 @@ static uint32_t fwd_cb_sync(struct rr_svc_req *r, void *a)
 		       3);
 }
 
+static void async_setup(struct async_call *ac, uint32_t idx)
+{
+	*ac = (struct async_call){.idx = idx};
+	put32(ac->args, idx);
+	ac->call = (struct rr_call){.prog = CB_PROG,
+				    .vers = 1,
+				    .proc = CB_TWICE,
+				    .args = ac->args,
+				    .args_len = 4,
+				    .res = ac->res,
+				    .res_cap = 4};
+}
+
 static void async_done(struct rr_call *call, int rc, void *arg)
 {
 	struct async_call *ac = (struct async_call *)call;
@@ -173,15 +193,7 @@ static uint32_t fwd_cb_async(struct rr_svc_req *r, void *a)
 	for (uint32_t i = 0; i < n; i++) {
 		struct async_call *ac = &g.acalls[i];
 
-		*ac = (struct async_call){.idx = i};
-		put32(ac->args, i);
-		ac->call = (struct rr_call){.prog = CB_PROG,
-					    .vers = 1,
-					    .proc = CB_TWICE,
-					    .args = ac->args,
-					    .args_len = 4,
-					    .res = ac->res,
-					    .res_cap = 4};
+		async_setup(ac, i);
 		if (rr_svc_conn_call_async(g.aconn, &ac->call, async_done,
 					   NULL))
 			return RR_SYSTEM_ERR;
@@ -204,8 +216,57 @@ static uint32_t fwd_cb_results(struct rr_svc_req *r, void *a)
 	return reply32(r, v, 4);
 }
 
+static struct {
+	struct async_call gone; /* the callback cancelled on the wire */
+	int ndone, rc;
+} cx;
+
+static void cancelled_done(struct rr_call *call, int rc, void *arg)
+{
+	(void)call;
+	(void)arg;
+	pthread_mutex_lock(&g.mu);
+	cx.ndone++;
+	cx.rc = rc;
+	pthread_mutex_unlock(&g.mu);
+}
+
+/*
+ * Inline, in the loop thread, so nothing is read meanwhile: a callback
+ * goes out on the client's one credit and is cancelled at once, then a
+ * second is issued, to follow when that credit comes back. res: the
+ * rc of the first call, of its cancel, of a second cancel, of the
+ * second call (whose end fwd_cb_results counts).
+ */
+static uint32_t fwd_cb_cancel(struct rr_svc_req *r, void *a)
+{
+	struct rr_svc_conn *conn = rr_svc_req_conn(r);
+	int rc[4];
+
+	(void)a;
+	pthread_mutex_lock(&g.mu);
+	g.nasync = 1;
+	g.adone = g.aok = g.abad = 0;
+	g.aconn = conn;
+	cx.ndone = 0;
+	cx.rc = 1;
+	pthread_mutex_unlock(&g.mu);
+	async_setup(&cx.gone, 7);
+	async_setup(&g.acalls[0], 0);
+	rc[0] = rr_svc_conn_call_async(conn, &cx.gone.call, cancelled_done,
+				       NULL);
+	rc[1] = rr_svc_conn_cancel(conn, &cx.gone.call);
+	rc[2] = rr_svc_conn_cancel(conn, &cx.gone.call);
+	rc[3] = rr_svc_conn_call_async(conn, &g.acalls[0].call, async_done,
+				       NULL);
+	return reply32(r,
+		       (uint32_t[]){(uint32_t)rc[0], (uint32_t)rc[1],
+				    (uint32_t)rc[2], (uint32_t)rc[3]},
+		       4);
+}
+
 static const rr_svc_fn fwd_procs[FWD_NPROCS] = {NULL, fwd_cb_sync, fwd_cb_async,
-						fwd_cb_results};
+						fwd_cb_results, fwd_cb_cancel};
 
 /* ------------------------------------------------------------ client */
 
@@ -487,6 +548,42 @@ static void callback_to_a_client_taking_none_times_out(void **state)
 	assert_int_equal(sst.cb_timeouts, 1);
 }
 
+/*
+ * A callback cancelled on the wire returns at once, but its credit stays
+ * taken until its late reply comes (the client counts it till then): the
+ * next callback waits for it, and the late reply is no stray.
+ */
+static void a_cancelled_callback_keeps_its_credit_until_its_reply(void **state)
+{
+	struct rr_xprt_stats cst, sst;
+	uint64_t end = rr_t_now_ms() + 20000;
+	struct env e;
+	uint32_t res[4] = {0};
+
+	(void)state;
+	env_up(&e, 0, 1, true);
+	assert_int_equal(fwd_call(&e, FWD_CB_CANCEL, NULL, 0, res, 4), 0);
+	assert_int_equal((int)res[0], 0);
+	assert_int_equal((int)res[1], 0);
+	assert_int_equal((int)res[2], -ENOENT);
+	assert_int_equal((int)res[3], 0);
+	memset(res, 0, sizeof(res));
+	while (res[0] < 1 && rr_t_now_ms() < end)
+		assert_int_equal(fwd_call(&e, FWD_CB_RESULTS, NULL, 0, res, 4),
+				 0);
+	assert_int_equal(res[0], 1);
+	assert_int_equal(res[1], 1); /* the second got its right answer */
+	assert_int_equal(cx.ndone, 1);
+	assert_int_equal(cx.rc, -ECANCELED);
+	env_down(&e, &cst, &sst);
+	assert_int_equal(sst.cancels, 1);
+	assert_int_equal(sst.cb_calls, 2);
+	assert_int_equal(sst.cb_bad_xids, 0);
+	assert_true(sst.cb_credit_waits >= 1);
+	assert_int_equal(cst.cb_calls, 2);
+	assert_int_equal(cst.cb_dropped, 0);
+}
+
 static void fwd_done(struct rr_call *call, int rc, void *arg)
 {
 	(void)call;
@@ -556,6 +653,9 @@ int main(void)
 			     NULL, NULL),
 		RR_T_LIMITED(shutdown_ends_a_callback_waiting_forever, CASE_S,
 			     NULL, NULL),
+		RR_T_LIMITED(
+			a_cancelled_callback_keeps_its_credit_until_its_reply,
+			CASE_S, NULL, NULL),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
