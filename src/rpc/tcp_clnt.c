@@ -547,7 +547,7 @@ int rr_tcp_clnt_call_async(struct rr_tcp_clnt *c, struct rr_call *call,
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&c->mu);
-	rc = c->down ? -ECONNRESET : c->stopping ? -ECANCELED : 0;
+	rc = c->stopping ? -ECANCELED : rr__tc_ended(c) ? -ECONNRESET : 0;
 	if (!rc) {
 		/*
 		 * A burst starts: the caller gets a slice to drive before the
@@ -590,8 +590,7 @@ static void sync_wait(struct rr_tcp_clnt *c, struct rr_call_wait *w)
 		if (rc && rc != -ETIMEDOUT && !w->done) {
 			struct timespec ts;
 
-			/* down: the callback is on its way, from another thread
-			 */
+			/* Ended: the callback comes from another thread. */
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_nsec += SYNC_SLICE_MS * 1000000L;
 			if (ts.tv_nsec >= 1000000000L) {

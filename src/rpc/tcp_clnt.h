@@ -81,7 +81,6 @@ struct rr_tcp_clnt {
 	pthread_mutex_t mu; /* everything below but the I/O thread's part */
 	int fd;		    /* -1 but in UP, LOST and CONNECTING */
 	enum tc_state state;
-	bool down;	   /* no connection ever again: calls fail */
 	uint32_t gen;	   /* connections established, the first included */
 	uint32_t addr_idx; /* the address tried next */
 	uint64_t state_ms; /* when state was entered */
@@ -117,6 +116,17 @@ struct rr_tcp_clnt {
 	struct rr_progtab cb_progs;
 	uint8_t *cb_res, *cb_out;
 };
+
+/*
+ * No connection ever again, so calls fail: the first loss under
+ * no_reconnect (LOST until the I/O thread closes the socket, then DOWN),
+ * or destroyed. Caller holds c->mu.
+ */
+static inline bool rr__tc_ended(const struct rr_tcp_clnt *c)
+{
+	return c->state == TC_DOWN ||
+	       (c->state == TC_LOST && c->o.no_reconnect);
+}
 
 /* tcp_clnt.c; callers hold c->mu unless said otherwise */
 void rr__tc_wake(struct rr_tcp_clnt *c); /* any thread, any lock */

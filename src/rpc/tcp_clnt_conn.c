@@ -213,10 +213,8 @@ void rr__tc_conn_lost(struct rr_tcp_clnt *c, struct rr_call_list *l)
 		rr__tc_slot_free(c, s);
 		rr__call_list_end(l, call, -ECONNRESET);
 	}
-	if (c->o.no_reconnect) {
-		c->down = true;
+	if (rr__tc_ended(c))
 		rr__tc_fail_all(c, -ECONNRESET, l);
-	}
 	rr__tc_wake(c);
 }
 
@@ -232,7 +230,7 @@ static void close_lost(struct rr_tcp_clnt *c, uint64_t now)
 	close(c->fd);
 	c->fd = -1;
 	rr__tc_rx_discard(c);
-	if (c->down || c->stopping)
+	if (c->o.no_reconnect || c->stopping)
 		rr__tc_move(c, TC_DOWN, now);
 	else
 		backoff(c, now);

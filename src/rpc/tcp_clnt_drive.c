@@ -118,7 +118,7 @@ static bool wait_role(struct rr_tcp_clnt *c, uint64_t seen, uint64_t deadline)
 		struct timespec ts;
 		uint64_t now = rr_mono_ms();
 
-		if (now >= deadline || c->down || c->stopping)
+		if (now >= deadline || rr__tc_ended(c) || c->stopping)
 			break;
 		mono_in(&ts, deadline - now);
 		c->rx_waiters++;
@@ -152,7 +152,7 @@ int rr_tcp_clnt_progress(struct rr_tcp_clnt *c, int timeout_ms)
 		return 0;
 	}
 	if (c->rx_busy || c->state != TC_UP) {
-		rc = c->down ? -ECONNRESET : -ETIMEDOUT;
+		rc = rr__tc_ended(c) ? -ECONNRESET : -ETIMEDOUT;
 		pthread_mutex_unlock(&c->mu);
 		return rc;
 	}
