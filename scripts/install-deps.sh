@@ -30,6 +30,7 @@ RR_DEBS=(
 	linux-headers-amd64 linux-source-6.1
 	nfs-kernel-server # vm tests: the kernel's nfsd in the guest, never here
 	fio # vm bench: the kernel NFS client's I/O in the guest (vm-bench.sh)
+	jq  # reads the benchmarks' --json (tests/bench), as scripts would
 )
 
 # Packages whose scripts would start a service on this host that the tests

@@ -37,8 +37,10 @@ CACHE=${CACHE:-$BUILD/vm-cache}
 for b in nfsrdma nfsrdmad; do
 	[ -x "$BUILD/bin/$b" ] || { echo "vm-bench: no $BUILD/bin/$b (build first)" >&2; exit 2; }
 done
-command -v fio >/dev/null ||
-	{ echo "vm-bench: SKIP: fio not found (scripts/install-deps.sh)" >&2; exit 77; }
+for t in fio jq; do
+	command -v $t >/dev/null ||
+		{ echo "vm-bench: SKIP: $t not found (scripts/install-deps.sh)" >&2; exit 77; }
+done
 LOGS=$(mktemp -d /tmp/rr-vm-bench.XXXXXX)
 
 # guest NAME DEV DEVICE PROVIDER MODE: one guest, its log kept for the end.

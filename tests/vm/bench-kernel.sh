@@ -123,7 +123,10 @@ ours() { # url op bs depth
 	timeout $((RUN_SECS + 60)) "$CLI" bench "$1" --op "$2" --bs "$3" \
 		--depth "$4" --seconds "$RUN_SECS" --json --no-baseline \
 		>"$W/run.out" 2>&1 || return 1
-	read -r ops secs < <(sed -n 's/.*"rdma":{"ops":\([0-9]*\),"seconds":\([0-9.]*\).*/\1 \2/p' "$W/run.out")
+	# The report is the line that starts a JSON object (README.md,
+	# "Benchmark JSON"); nfsrdma's notes on stderr may surround it.
+	read -r ops secs < <(grep -m1 '^{' "$W/run.out" |
+		jq -r '.figures | select(.ops != null) | "\(.ops) \(.elapsed_s)"')
 	[ -n "$secs" ] && figures "$ops" "$secs" "$(bytes_of "$3")"
 }
 

@@ -6,14 +6,21 @@
 # against libtirpc, both on the guest's address (RoCE cannot route
 # 127.0.0.1): NULL at depth 1, 4 KiB READs at depth 16 and 1 MiB WRITEs at
 # depth 2, SECONDS (default 2) per phase. Figures, not assertions: under
-# TCG only the ratios mean anything, and only roughly. It fails when a run
-# fails or prints no ratio line (one phase produced nothing to compare).
+# TCG only the ratios mean anything, and only roughly. It reads the --json
+# report (README.md, "Benchmark JSON") with jq, and fails when a run fails,
+# the report does not name the address and provider, or it has no ratio
+# (one phase produced nothing to compare).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/vm/guest-lib.sh
 . "$HERE/guest-lib.sh"
 BENCH=${1:?rpcrdma-bench binary} PROV=${2:-verbs} SECS=${3:-2}
 OUT=$(mktemp /run/rr-bench-rpc.XXXXXX)
+command -v jq >/dev/null || fail "jq is not installed (scripts/install-deps.sh)"
+
+# One line a person can read: the rates, the ratios, the goals.
+SUMMARY='"calls/s \(.figures.ops_per_s), MB/s \(.figures.MBps), p50 \(.figures.p50_us) us; ratio to \(.baselines[0].name): \(.baselines[0].ratio | tojson)" +
+	([.goals[] | "; goal \(.metric) \(.comparison) \(.target): \(.value) \(if .met then "met" else "MISSED" end)"] | add // "")'
 
 # One run, bounded; its report goes to our output either way.
 run() {
@@ -21,14 +28,17 @@ run() {
 	shift
 	step "rpc $what over $PROV at $ADDR"
 	timeout 120 "$BENCH" rpc --provider "$PROV" --addr "$ADDR" \
-		--seconds "$SECS" "$@" >"$OUT" 2>&1
+		--seconds "$SECS" --json "$@" >"$OUT" 2>"$OUT.err"
 	local rc=$?
-	cat "$OUT"
+	cat "$OUT.err" "$OUT"
 	[ $rc = 0 ] || fail "rpcrdma-bench rpc $*: exit status $rc"
-	grep -q "^ratio " "$OUT" || fail "rpcrdma-bench rpc $*: no ratio line"
-	grep -q "addr $ADDR," "$OUT" ||
-		fail "rpcrdma-bench rpc $*: the report does not name $ADDR"
-	ok "rpc $what: $(grep '^ratio ' "$OUT")"
+	jq -e --arg a "$ADDR" --arg p "$PROV" \
+		'(.target | startswith($a + ":")) and .provider == $p' \
+		"$OUT" >/dev/null ||
+		fail "rpcrdma-bench rpc $*: the report does not name $ADDR and $PROV"
+	jq -e '.baselines[0].ratio.ops_per_s | type == "number"' "$OUT" \
+		>/dev/null || fail "rpcrdma-bench rpc $*: no ratio"
+	ok "rpc $what: $(jq -r "$SUMMARY" "$OUT")"
 }
 
 run "NULL, depth 1" --proc null --size 0 --depth 1

@@ -28,17 +28,38 @@
 
 #include <rpcrdma/fabric.h>
 
+#include "bench_json.h"
 #include "nfsrdma.h"
 
 #define REGION	  (64ull << 20)
 #define MAX_SAMPL (1u << 22)
+/* rdma MB/s over nfs-cp's, reading the same bytes */
+#define GOAL_LIBNFS_RATIO 1.2
 
 struct result {
 	bool ok;
 	double secs;
 	uint64_t ops, bytes;
-	uint32_t p50, p99;
+	uint32_t p50, p99, min, max;
+	double mean;
 	uint64_t region, file_size; /* bytes the run used, of the file's */
+};
+
+/* libnfs's nfs-cp of the whole file: timed as a whole, no latencies. */
+struct copy {
+	bool ok;
+	uint64_t bytes;
+	double secs;
+	char *url; /* what it copied */
+};
+
+/* What cmd_bench measured, for the report. */
+struct runs {
+	uint32_t depth;
+	const struct result *rd; /* NULL: the URL is TCP */
+	struct result tcp;	 /* the TCP URL's, or the baseline's */
+	char *burl;		 /* the baseline's URL; NULL: none */
+	struct copy lib;
 };
 
 struct bench {
@@ -115,6 +136,15 @@ static uint32_t pct(const struct bench *b, double p)
 		return 0;
 	i = (size_t)ceil(p / 100 * (double)b->nlat);
 	return b->lat_us[i ? i - 1 : 0];
+}
+
+static double mean_us(const struct bench *b)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < b->nlat; i++)
+		sum += b->lat_us[i];
+	return b->nlat ? sum / (double)b->nlat : 0;
 }
 
 /* For reads, a file too small for one block is filled first. */
@@ -201,6 +231,9 @@ static int stream(struct bench *b, struct rr_nfs_file *f, uint32_t depth,
 			     .bytes = b->bytes,
 			     .p50 = pct(b, 50),
 			     .p99 = pct(b, 99),
+			     .min = b->nlat ? b->lat_us[0] : 0,
+			     .max = b->nlat ? b->lat_us[b->nlat - 1] : 0,
+			     .mean = mean_us(b),
 			     .region = b->region,
 			     .file_size = b->file_size};
 	return 0;
@@ -256,58 +289,106 @@ static double iops(const struct result *r)
 	return r->ok ? (double)r->ops / r->secs : 0;
 }
 
-static void print_json_run(const char *name, const struct result *r)
+static double copy_mbs(const struct copy *k)
 {
-	printf("\"%s\":{\"ops\":%" PRIu64 ",\"seconds\":%.3f,\"MBps\":%.1f,"
-	       "\"iops\":%.0f,\"p50_us\":%u,\"p99_us\":%u}",
-	       name, r->ops, r->secs, mbs(r), iops(r), r->p50, r->p99);
+	return k->ok && k->secs > 0 ? (double)k->bytes / k->secs / 1e6 : 0;
 }
 
-/* A JSON string of s (URLs may hold quotes or backslashes). */
-static void json_str(const char *s)
+static struct bjson_figures json_figures(const struct result *r)
 {
-	putchar('"');
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	putchar('"');
+	struct bjson_figures f = bjson_figures_none();
+
+	if (!r->ok)
+		return f;
+	f.ops = (double)r->ops;
+	f.bytes = (double)r->bytes;
+	f.elapsed_s = r->secs;
+	f.mbps = mbs(r);
+	f.ops_per_s = iops(r);
+	f.p50_us = r->p50;
+	f.p99_us = r->p99;
+	f.mean_us = r->mean;
+	f.min_us = r->min;
+	f.max_us = r->max;
+	return f;
 }
 
-/*
- * Self-describing: what was measured (url, transport, provider) and in
- * which units, beside the runs.
- */
-static void report_json(const struct cli *c, const struct rr_nfs_url *u,
-			uint32_t depth, const struct result *rd,
-			const struct result *tcp, double lib)
+static struct bjson_figures copy_figures(const struct copy *k)
 {
-	printf("{\"program\":\"nfsrdma bench\",\"url\":");
-	json_str(c->argv[0]);
-	printf(",\"transport\":\"%s\",\"provider\":", rd ? "rdma" : "tcp");
-	if (rd)
-		json_str(u->provider ? u->provider
-				     : rr_fabric_default_provider());
-	else
-		printf("null");
-	printf(",\"units\":{\"MBps\":\"1e6 bytes/s\",\"iops\":\"ops/s\","
-	       "\"p50_us\":\"microseconds\",\"p99_us\":\"microseconds\","
-	       "\"seconds\":\"s\",\"bs\":\"bytes\"},");
-	printf("\"op\":\"%s\",\"bs\":%" PRIu64 ",\"depth\":%u,", c->rw, c->size,
-	       depth);
-	print_json_run(rd ? "rdma" : "tcp", rd ? rd : tcp);
-	if (rd && tcp->ok) {
-		printf(",");
-		print_json_run("tcp", tcp);
-		printf(",\"ratio_MBps\":%.2f", mbs(rd) / mbs(tcp));
+	struct bjson_figures f = bjson_figures_none();
+
+	f.bytes = (double)k->bytes;
+	f.elapsed_s = k->secs;
+	f.mbps = copy_mbs(k);
+	return f;
+}
+
+/* The baselines that ran: our TCP transport, then libnfs's nfs-cp. */
+static unsigned json_baselines(const struct runs *m, struct bjson_baseline *b)
+{
+	unsigned n = 0;
+
+	if (m->rd && m->tcp.ok)
+		b[n++] = (struct bjson_baseline){.name = "tcp",
+						 .transport = "tcp",
+						 .target = m->burl,
+						 .fig = json_figures(&m->tcp)};
+	if (m->rd && m->lib.ok)
+		b[n++] = (struct bjson_baseline){.name = "libnfs",
+						 .transport = "tcp",
+						 .target = m->lib.url,
+						 .fig = copy_figures(&m->lib)};
+	return n;
+}
+
+static struct bjson_goal libnfs_goal(const struct runs *m)
+{
+	return (struct bjson_goal){"ratio.MBps", "libnfs",
+				   mbs(m->rd) / copy_mbs(&m->lib),
+				   GOAL_LIBNFS_RATIO, false};
+}
+
+static void json_details(struct jw *j, const void *arg)
+{
+	const struct result *r = arg;
+
+	jw_u64(j, "region_bytes", r->region);
+	jw_u64(j, "file_bytes", r->file_size);
+}
+
+static int report_json(const struct cli *c, const struct rr_nfs_url *u,
+		       const struct runs *m)
+{
+	const struct result *ours = m->rd ? m->rd : &m->tcp;
+	struct bjson_baseline b[2];
+	struct bjson_goal g;
+	struct bjson_report r = {
+		.program = "nfsrdma",
+		.subcommand = "bench",
+		.version = RR_VERSION,
+		.operation = c->rw,
+		.size_bytes = c->size,
+		.depth = m->depth,
+		.seconds = c->seconds,
+		.latency = "call_to_reply",
+		.target = c->argv[0],
+		.transport = m->rd ? "rdma" : "tcp",
+		.provider = !m->rd	  ? NULL
+			    : u->provider ? u->provider
+					  : rr_fabric_default_provider(),
+		.fig = json_figures(ours),
+		.baselines = b,
+		.nbaselines = json_baselines(m, b),
+		.goals = &g,
+		.details = json_details,
+		.details_arg = ours,
+	};
+
+	if (m->rd && m->lib.ok) {
+		g = libnfs_goal(m);
+		r.ngoals = 1;
 	}
-	if (rd && lib)
-		printf(",\"libnfs_nfs_cp_MBps\":%.1f,\"ratio_vs_libnfs\":%.2f",
-		       lib, mbs(rd) / lib);
-	printf("}\n");
+	return bjson_report_write(stdout, &r);
 }
 
 static void row(const char *name, const struct result *r)
@@ -316,16 +397,22 @@ static void row(const char *name, const struct result *r)
 	       r->p99);
 }
 
-static void report(const struct cli *c, const struct rr_nfs_url *u,
-		   uint32_t depth, const struct result *rd,
-		   const struct result *tcp, double lib)
+static void report_libnfs(const struct runs *m)
 {
-	if (c->json) {
-		report_json(c, u, depth, rd, tcp, lib);
-		return;
-	}
+	struct bjson_goal g = libnfs_goal(m);
+
+	printf("%-8s %12.1f %12s %10s %10s   (nfs-cp, the same bytes)\n",
+	       "libnfs", copy_mbs(&m->lib), "-", "-", "-");
+	printf("%-8s %11.2fx   rdma / libnfs (goal >= %.1fx, %s)\n", "ratio",
+	       g.value, g.target, bjson_goal_met(&g) ? "met" : "missed");
+}
+
+static void report_text(const struct cli *c, const struct runs *m)
+{
+	const struct result *rd = m->rd, *tcp = &m->tcp;
+
 	printf("bench %s: bs %" PRIu64 " B, depth %u, %.0f s per run\n", c->rw,
-	       c->size, depth, c->seconds);
+	       c->size, m->depth, c->seconds);
 	printf("%-8s %12s %12s %10s %10s\n", "", "MB/s", "IOPS", "p50 us",
 	       "p99 us");
 	if (rd)
@@ -336,13 +423,23 @@ static void report(const struct cli *c, const struct rr_nfs_url *u,
 		printf("%-8s %11.2fx %11.2fx %9.2fx\n", "ratio",
 		       mbs(rd) / mbs(tcp), iops(rd) / iops(tcp),
 		       (double)tcp->p50 / rd->p50);
-	if (rd && lib) {
-		printf("%-8s %12.1f %12s %10s %10s   (nfs-cp, the same "
-		       "bytes)\n",
-		       "libnfs", lib, "-", "-", "-");
-		printf("%-8s %11.2fx   rdma / libnfs (goal >= 1.2x)\n", "ratio",
-		       mbs(rd) / lib);
-	}
+	if (rd && m->lib.ok)
+		report_libnfs(m);
+}
+
+/* 0, or 1 when stdout failed (said on stderr). */
+static int report(const struct cli *c, const struct rr_nfs_url *u,
+		  const struct runs *m)
+{
+	int rc = 0;
+
+	if (c->json)
+		rc = report_json(c, u, m);
+	else
+		report_text(c, m);
+	if (!rc && (fflush(stdout) || ferror(stdout)))
+		rc = -EIO;
+	return rc ? cli_fail("stdout", rc) : 0;
 }
 
 /* The same URL over TCP, or NULL when its port is not known. */
@@ -363,14 +460,32 @@ static char *baseline_url(const struct cli *c, const struct rr_nfs_url *u,
 	return b;
 }
 
-/*
- * libnfs's nfs-cp of the whole file over TCP into a new file in memory (it
- * writes neither to /dev/null nor over a file); its MB/s, or 0 when it is
- * not installed, the ports are not known or it failed.
- */
-static double libnfs_read_mbs(const struct cli *c, const struct rr_nfs_url *u)
+/* nfs-cp's command line: its URL, to k->url, and the copy's path. */
+static char *libnfs_cmd(const struct cli *c, const struct rr_nfs_url *u,
+			const char *file, struct copy *k)
 {
 	uint16_t nport = c->tcp_nfsport ? c->tcp_nfsport : RR_NFS_PORT_TCP;
+	char *cmd;
+
+	if (asprintf(&k->url, "nfs://%s%s?nfsport=%u&mountport=%u", u->host,
+		     u->path, nport,
+		     u->mountport ? u->mountport : RR_NFS_PORT_MOUNT) < 0) {
+		k->url = NULL;
+		return NULL;
+	}
+	if (asprintf(&cmd, "nfs-cp '%s' '%s' 2>/dev/null", k->url, file) < 0)
+		return NULL;
+	return cmd;
+}
+
+/*
+ * libnfs's nfs-cp of the whole file over TCP into a new file in memory (it
+ * writes neither to /dev/null nor over a file). k->ok stays false when it
+ * is not installed, the ports are not known or it failed.
+ */
+static void libnfs_copy(const struct cli *c, const struct rr_nfs_url *u,
+			struct copy *k)
+{
 	char dir[] = "/dev/shm/nfsrdma-bench-XXXXXX", file[64];
 	unsigned long long bytes = 0;
 	struct timespec t0, t1;
@@ -379,15 +494,11 @@ static double libnfs_read_mbs(const struct cli *c, const struct rr_nfs_url *u)
 	int st = -1;
 
 	if (strchr(u->host, '\'') || strchr(u->path, '\'') || !mkdtemp(dir))
-		return 0; /* not worth quoting for a comparison */
+		return; /* not worth quoting for a comparison */
 	snprintf(file, sizeof(file), "%s/copy", dir);
-	if (asprintf(&cmd,
-		     "nfs-cp 'nfs://%s%s?nfsport=%u&mountport=%u' '%s' "
-		     "2>/dev/null",
-		     u->host, u->path, nport,
-		     u->mountport ? u->mountport : RR_NFS_PORT_MOUNT,
-		     file) >= 0) {
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cmd = libnfs_cmd(c, u, file, k);
+	if (cmd) {
 		p = popen(cmd, "r");
 		free(cmd);
 	}
@@ -398,11 +509,10 @@ static double libnfs_read_mbs(const struct cli *c, const struct rr_nfs_url *u)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	unlink(file);
 	rmdir(dir);
-	if (st || !bytes)
-		return 0;
-	return (double)bytes / 1e6 /
-	       ((double)(t1.tv_sec - t0.tv_sec) +
-		(double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	k->bytes = bytes;
+	k->secs = (double)(t1.tv_sec - t0.tv_sec) +
+		  (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	k->ok = !st && bytes && k->secs > 0;
 }
 
 static bool valid_op(const char *op)
@@ -411,14 +521,33 @@ static bool valid_op(const char *op)
 	       !strcmp(op, "randread") || !strcmp(op, "randwrite");
 }
 
+/* The baselines of an RDMA run: our TCP transport, then libnfs. */
+static void run_baselines(struct cli *c, const struct rr_nfs_url *u,
+			  struct runs *m)
+{
+	if (!m->burl)
+		return;
+	if (run_one(c, m->burl, true, &m->tcp))
+		fprintf(stderr, "bench: TCP baseline skipped: %s\n",
+			rr_nfs_error()[0] ? rr_nfs_error() : "it failed");
+	if (strcmp(c->rw, "read"))
+		return;
+	if (m->rd->region < m->rd->file_size)
+		fprintf(stderr,
+			"bench: no libnfs baseline: nfs-cp would copy "
+			"all %" PRIu64 " bytes of the file, the bench "
+			"reads its first %" PRIu64 "\n",
+			m->rd->file_size, m->rd->region);
+	else
+		libnfs_copy(c, u, &m->lib);
+}
+
 int cmd_bench(struct cli *c)
 {
-	uint32_t depth = c->o.depth ? c->o.depth : 16;
-	struct result rd = {0}, tcp = {0};
+	struct runs m = {.depth = c->o.depth ? c->o.depth : 16};
+	struct result rd = {0};
 	struct rr_nfs_url u;
-	char *burl = NULL;
-	double lib = 0;
-	bool rdma;
+	int rc;
 
 	if (!valid_op(c->rw))
 		return cli_failf("bench: --op read|write|randread|randwrite, "
@@ -426,28 +555,18 @@ int cmd_bench(struct cli *c)
 				 c->rw);
 	if (rr_nfs_url_parse(c->argv[0], &u))
 		return cli_failf("%s: %s", c->argv[0], rr_nfs_error());
-	rdma = u.proto == RR_NFS_PROTO_RDMA;
-	if (rdma && !c->no_baseline)
-		burl = baseline_url(c, &u, c->argv[0]);
-	c->o.depth = depth; /* bounce buffers for every call in flight */
-	if (run_one(c, c->argv[0], false, rdma ? &rd : &tcp)) {
-		free(burl);
-		rr_nfs_url_free(&u);
-		return 1;
+	if (u.proto == RR_NFS_PROTO_RDMA)
+		m.rd = &rd;
+	if (m.rd && !c->no_baseline)
+		m.burl = baseline_url(c, &u, c->argv[0]);
+	c->o.depth = m.depth; /* bounce buffers for every call in flight */
+	rc = run_one(c, c->argv[0], false, m.rd ? &rd : &m.tcp);
+	if (!rc) {
+		run_baselines(c, &u, &m);
+		rc = report(c, &u, &m);
 	}
-	if (burl && run_one(c, burl, true, &tcp))
-		fprintf(stderr, "bench: TCP baseline skipped: %s\n",
-			rr_nfs_error()[0] ? rr_nfs_error() : "it failed");
-	if (burl && !strcmp(c->rw, "read") && rd.region < rd.file_size)
-		fprintf(stderr,
-			"bench: no libnfs baseline: nfs-cp would copy "
-			"all %" PRIu64 " bytes of the file, the bench "
-			"reads its first %" PRIu64 "\n",
-			rd.file_size, rd.region);
-	else if (burl && !strcmp(c->rw, "read"))
-		lib = libnfs_read_mbs(c, &u);
-	free(burl);
+	free(m.burl);
+	free(m.lib.url);
 	rr_nfs_url_free(&u);
-	report(c, &u, depth, rdma ? &rd : NULL, &tcp, lib);
-	return 0;
+	return rc;
 }

@@ -10,7 +10,7 @@ add_executable(nfsrdma
   ${CMAKE_CURRENT_LIST_DIR}/bench.c
   ${CMAKE_CURRENT_LIST_DIR}/stat.c)
 target_include_directories(nfsrdma PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(nfsrdma PRIVATE rr_nfs3_client m)
+target_link_libraries(nfsrdma PRIVATE rr_nfs3_client rr_tool_common m)
 target_compile_definitions(nfsrdma PRIVATE RR_VERSION="${PROJECT_VERSION}")
 set_target_properties(nfsrdma PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)

@@ -15,6 +15,8 @@
 
 #include <rpcrdma/fabric.h>
 
+#include "bench_json.h"
+
 /* Bounded waits: a broken peer must turn into an error, never a hang. */
 #define BENCH_WAIT_MS 10000
 
@@ -80,6 +82,7 @@ uint64_t bench_now_ns(void);
 
 struct bench_result {
 	bool done;
+	uint16_t port; /* where the phase's peer listened; 0: none yet */
 	double elapsed_s;
 	uint64_t ops;
 	uint64_t bytes; /* payload */
@@ -142,11 +145,16 @@ struct bench_figures {
 struct bench_figures bench_figures(const struct bench_result *r);
 /* a / b, or 0 when b is not positive. */
 double bench_ratio(double a, double b);
-/* Prints s as a JSON string. */
-void bench_json_str(const char *s);
+/* A phase's figures in the reports' common JSON shape. */
+struct bjson_figures bench_json_figures(const struct bench_result *r,
+					const struct bench_figures *f);
+/* "addr:port" of the phase's peer in buf, or NULL before it listened. */
+const char *bench_target(const struct bench_opts *o,
+			 const struct bench_result *r, char *buf, size_t cap);
 
-void bench_report(const struct bench_opts *o, const struct bench_result *ours,
-		  const struct bench_result *base);
+/* 0, or -EIO when stdout failed (a closed pipe: the reader got nothing). */
+int bench_report(const struct bench_opts *o, const struct bench_result *ours,
+		 const struct bench_result *base);
 
 /* -------------------------- cmd.c: what the subcommands have in common */
 
@@ -218,9 +226,9 @@ struct bench_cli {
 	struct bench_phase ours, base;
 	const char *peer_failed; /* a phase's -ECHILD, said in words */
 	size_t result_size;
-	void (*report)(const struct bench_opts *o,
-		       const struct bench_result *ours,
-		       const struct bench_result *base);
+	int (*report)(const struct bench_opts *o,
+		      const struct bench_result *ours,
+		      const struct bench_result *base);
 };
 
 /*

@@ -264,8 +264,12 @@ int bench_cli_run(const struct bench_cli *cli, int argc, char **argv,
 	bench_hist_reset(&base->hist);
 	bench_pin(o, 0);
 	err = run_phases(cli, o, ours, base);
-	if (!err)
-		cli->report(o, ours, base);
+	if (!err) {
+		err = cli->report(o, ours, base);
+		if (err)
+			fprintf(stderr, "%s: stdout: %s\n", cli->me,
+				strerror(-err));
+	}
 	free(ours);
 	free(base);
 	return err ? 1 : 0;

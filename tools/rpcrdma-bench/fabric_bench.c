@@ -817,8 +817,10 @@ int bench_fabric_run(const struct bench_opts *o, struct bench_result *r)
 		return err;
 	}
 	err = bench_peer_port(&peer, &port, "fabric");
-	if (!err)
+	if (!err) {
+		r->port = port;
 		err = fab_open(&f, o, "fabric");
+	}
 	if (!err)
 		err = client_run(&f, port, r);
 	cerr = fab_close(&f);

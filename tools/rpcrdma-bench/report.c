@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Progress line, text summary and JSON output of rpcrdma-bench. */
+#include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -123,9 +124,8 @@ static const char *latency_meaning(enum bench_op op)
 /* -------------------------------------------------------------- the goals */
 
 struct goal {
-	const char *what;
-	double value, target;
-	bool applies, met;
+	const char *what; /* NULL: none applies */
+	struct bjson_goal g;
 };
 
 static struct goal goal(const struct bench_opts *o,
@@ -136,19 +136,16 @@ static struct goal goal(const struct bench_opts *o,
 
 	if (!us->valid || !tcp->valid)
 		return g;
-	if (o->op != BENCH_OP_SEND && o->size >= GOAL_MIN_SIZE) {
-		g.what = "MB/s ratio >=";
-		g.value = bench_ratio(us->mbps, tcp->mbps);
-		g.target = GOAL_BW_RATIO;
-		g.met = g.value >= g.target;
-		g.applies = true;
-	} else if (o->op == BENCH_OP_SEND && o->depth == 1) {
-		g.what = "p50 ratio <=";
-		g.value = bench_ratio(us->p50, tcp->p50);
-		g.target = GOAL_P50_RATIO;
-		g.met = g.value <= g.target;
-		g.applies = true;
-	}
+	if (o->op != BENCH_OP_SEND && o->size >= GOAL_MIN_SIZE)
+		g = (struct goal){"MB/s ratio >=",
+				  {"ratio.MBps", "tcp",
+				   bench_ratio(us->mbps, tcp->mbps),
+				   GOAL_BW_RATIO, false}};
+	else if (o->op == BENCH_OP_SEND && o->depth == 1)
+		g = (struct goal){"p50 ratio <=",
+				  {"ratio.p50_us", "tcp",
+				   bench_ratio(us->p50, tcp->p50),
+				   GOAL_P50_RATIO, true}};
 	return g;
 }
 
@@ -204,9 +201,9 @@ static void text_report(const struct bench_opts *o,
 		       bench_ratio(us.p50, tcp.p50),
 		       bench_ratio(us.p99, tcp.p99));
 	printf("MB = 10^6 bytes; latency = %s\n", latency_meaning(o->op));
-	if (g.applies)
-		printf("goal %s %.2f: %.3f, goal %s\n", g.what, g.target,
-		       g.value, g.met ? "met" : "missed");
+	if (g.what)
+		printf("goal %s %.2f: %.3f, goal %s\n", g.what, g.g.target,
+		       g.g.value, bjson_goal_met(&g.g) ? "met" : "missed");
 	else if (us.valid && tcp.valid)
 		printf("goal: none for this configuration (write/read need "
 		       "size >= 1 MiB, send needs depth 1)\n");
@@ -215,112 +212,106 @@ static void text_report(const struct bench_opts *o,
 
 /* ------------------------------------------------------------------- json */
 
-/* The provider name comes from the command line: escape it. */
-void bench_json_str(const char *s)
+struct bjson_figures bench_json_figures(const struct bench_result *r,
+					const struct bench_figures *f)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	struct bjson_figures j = bjson_figures_none();
 
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
+	if (!f->valid)
+		return j;
+	j.ops = (double)r->ops;
+	j.bytes = (double)r->bytes;
+	j.elapsed_s = r->elapsed_s;
+	j.mbps = f->mbps;
+	j.ops_per_s = f->msgs;
+	j.p50_us = f->p50;
+	j.p99_us = f->p99;
+	j.mean_us = f->mean;
+	j.min_us = f->min;
+	j.max_us = f->max;
+	return j;
 }
 
-static void json_figures(const struct bench_result *r,
-			 const struct bench_figures *f)
+const char *bench_target(const struct bench_opts *o,
+			 const struct bench_result *r, char *buf, size_t cap)
 {
-	printf("\"elapsed_s\":%.6f,\"ops\":%llu,\"bytes\":%llu,\"MBps\":%.3f,"
-	       "\"msgs_per_s\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f,"
-	       "\"mean_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f",
-	       r->elapsed_s, (unsigned long long)r->ops,
-	       (unsigned long long)r->bytes, f->mbps, f->msgs, f->p50, f->p99,
-	       f->mean, f->min, f->max);
+	if (!r->port)
+		return NULL;
+	snprintf(buf, cap, "%s:%u", o->addr_str, r->port);
+	return buf;
 }
 
-static void json_counters(const struct bench_result *r)
+static void json_counters(struct jw *j, const struct bench_result *r)
 {
-	const char *sep = "";
-
 	if (!r->have_counters) {
-		printf("\"counters\":null");
+		jw_null(j, "counters");
 		return;
 	}
-	printf("\"counters\":{");
-#define X(name)                                                                \
-	printf("%s\"%s\":%llu", sep, #name,                                    \
-	       (unsigned long long)r->counters.name);                          \
-	sep = ",";
+	jw_obj(j, "counters");
+#define X(name) jw_u64(j, #name, r->counters.name);
 	COUNTERS(X)
 #undef X
-	printf("}");
+	jw_obj_end(j);
 }
 
-static void json_goal(const struct goal *g)
+struct fabric_details {
+	const struct bench_opts *o;
+	const struct bench_result *ours;
+};
+
+static void json_details(struct jw *j, const void *arg)
 {
-	if (!g->applies) {
-		printf("\"goal\":null");
-		return;
-	}
-	printf("\"goal\":{\"metric\":\"%s\",\"target\":%.2f,\"value\":%.3f,"
-	       "\"met\":%s}",
-	       g->what[0] == 'M' ? "ratio" : "p50_ratio", g->target, g->value,
-	       g->met ? "true" : "false");
+	const struct fabric_details *d = arg;
+
+	jw_bool(j, "crc", d->o->crc);
+	jw_bool(j, "pinned", bench_pinned(d->o));
+	json_counters(j, d->ours);
 }
 
-static void json_report(const struct bench_opts *o,
-			const struct bench_result *ours,
-			const struct bench_result *base)
+static int json_report(const struct bench_opts *o,
+		       const struct bench_result *ours,
+		       const struct bench_result *base)
 {
 	struct bench_figures us = bench_figures(ours),
 			     tcp = bench_figures(base);
 	struct goal g = goal(o, &us, &tcp);
-	bool both = us.valid && tcp.valid;
+	struct fabric_details d = {o, ours};
+	char target[64], base_target[64];
+	struct bjson_baseline b = {.name = "tcp",
+				   .transport = "tcp",
+				   .target = bench_target(o, base, base_target,
+							  sizeof(base_target)),
+				   .fig = bench_json_figures(base, &tcp)};
+	struct bjson_report r = {
+		.program = "rpcrdma-bench",
+		.subcommand = "fabric",
+		.version = RR_VERSION,
+		.operation = bench_op_name(o->op),
+		.size_bytes = o->size,
+		.depth = o->depth,
+		.seconds = o->seconds,
+		.latency = o->op == BENCH_OP_SEND ? "round_trip"
+						  : "post_to_completion",
+		.target = bench_target(o, ours, target, sizeof(target)),
+		.transport = "rdma",
+		.provider = o->provider,
+		.fig = bench_json_figures(ours, &us),
+		.baselines = &b,
+		.nbaselines = tcp.valid,
+		.goals = &g.g,
+		.ngoals = g.what != NULL,
+		.details = json_details,
+		.details_arg = &d,
+	};
 
-	printf("{\"op\":\"%s\",\"size\":%u,\"depth\":%u,\"provider\":",
-	       bench_op_name(o->op), o->size, o->depth);
-	bench_json_str(o->provider);
-	printf(",\"addr\":\"%s\"", o->addr_str); /* inet_ntop's: no escaping */
-	printf(",\"crc\":%s,\"seconds\":%g,\"latency\":\"%s\",",
-	       o->crc ? "true" : "false", o->seconds,
-	       o->op == BENCH_OP_SEND ? "round_trip" : "post_to_completion");
-	if (us.valid)
-		json_figures(ours, &us);
-	else
-		printf("\"MBps\":null,\"msgs_per_s\":null,\"p50_us\":null,"
-		       "\"p99_us\":null");
-	printf(",");
-	printf("\"baseline\":");
-	if (tcp.valid) {
-		printf("{\"transport\":\"tcp\",");
-		json_figures(base, &tcp);
-		printf("}");
-	} else {
-		printf("null");
-	}
-	if (both)
-		printf(",\"ratio\":%.4f,\"p50_ratio\":%.4f,\"p99_ratio\":%.4f",
-		       bench_ratio(us.mbps, tcp.mbps),
-		       bench_ratio(us.p50, tcp.p50),
-		       bench_ratio(us.p99, tcp.p99));
-	printf(",");
-	json_goal(&g);
-	printf(",");
-	json_counters(ours);
-	printf("}\n");
+	return bjson_report_write(stdout, &r);
 }
 
-void bench_report(const struct bench_opts *o, const struct bench_result *ours,
-		  const struct bench_result *base)
+int bench_report(const struct bench_opts *o, const struct bench_result *ours,
+		 const struct bench_result *base)
 {
 	if (o->json)
-		json_report(o, ours, base);
-	else
-		text_report(o, ours, base);
-	fflush(stdout);
+		return json_report(o, ours, base);
+	text_report(o, ours, base);
+	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
 }

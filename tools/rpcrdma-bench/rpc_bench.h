@@ -105,8 +105,9 @@ int rpc_ours_run(const struct rpc_opts *o, struct rpc_result *r);
 int rpc_tirpc_run(const struct rpc_opts *o, struct rpc_result *r);
 
 /* rpc_report.c */
-void rpc_report(const struct rpc_opts *o, const struct rpc_result *ours,
-		const struct rpc_result *base);
+/* 0, or -EIO when stdout failed. */
+int rpc_report(const struct rpc_opts *o, const struct rpc_result *ours,
+	       const struct rpc_result *base);
 void rpc_print_stats(FILE *f, const struct rr_xprt_stats *s);
 
 #endif

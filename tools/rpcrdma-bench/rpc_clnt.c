@@ -527,6 +527,7 @@ int rpc_ours_run(const struct rpc_opts *o, struct rpc_result *r)
 	}
 	serr = err = bench_peer_port(&peer, &port, "rpc");
 	if (!err) {
+		r->r.port = port;
 		err = client_run(&run, port);
 		serr = stop_server(&peer, r, err != 0);
 	}

@@ -136,13 +136,13 @@ static int rpc_tirpc_phase(const struct bench_opts *b, struct bench_result *r)
 	return rpc_tirpc_run(rpc_opts_of(b), rpc_result_of(r));
 }
 
-static void rpc_report_phases(const struct bench_opts *b,
-			      const struct bench_result *ours,
-			      const struct bench_result *base)
+static int rpc_report_phases(const struct bench_opts *b,
+			     const struct bench_result *ours,
+			     const struct bench_result *base)
 {
-	rpc_report(rpc_opts_of(b),
-		   rpc_container_of(ours, const struct rpc_result, r),
-		   rpc_container_of(base, const struct rpc_result, r));
+	return rpc_report(rpc_opts_of(b),
+			  rpc_container_of(ours, const struct rpc_result, r),
+			  rpc_container_of(base, const struct rpc_result, r));
 }
 
 /* cmd.c allocates results as result_size bytes holding a bench_result. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Text summary, JSON and goal verdicts of "rpcrdma-bench rpc". */
+#include <errno.h>
 #include <stdio.h>
 
 #include "rpc_bench.h"
@@ -13,6 +14,7 @@
 #define GOAL_READ_DEPTH	 16u
 #define GOAL_LARGE_READ	 (1u << 20)
 #define DEFAULT_MAX_BULK (1u << 20)
+#define RPC_MAX_GOALS	 5 /* three ratios at most, two of memory */
 
 /* Non-zero counters only: a failure report should be short. */
 void rpc_print_stats(FILE *f, const struct rr_xprt_stats *s)
@@ -33,10 +35,8 @@ void rpc_print_stats(FILE *f, const struct rr_xprt_stats *s)
 
 struct rpc_goal {
 	const char *what;
-	const char *metric; /* JSON name */
-	double value, target;
-	bool at_most; /* value <= target, else value >= target */
-	bool mib;     /* value and target are bytes, shown in MiB */
+	bool mib; /* value and target are bytes, shown in MiB */
+	struct bjson_goal g;
 };
 
 /* The memory goal is about the defaults: 128 credits, 4 KiB inline. */
@@ -61,20 +61,25 @@ static unsigned ratio_goals(const struct rpc_opts *o,
 	if (!us->valid || !tcp->valid)
 		return 0;
 	if (o->proc == BENCHPROC_NULL && o->b.depth == 1)
-		g[n++] = (struct rpc_goal){
-			"null p50 / libtirpc p50", "null_p50_ratio",
-			bench_ratio(us->p50, tcp->p50), GOAL_NULL_P50, true};
+		g[n++] = (struct rpc_goal){"null p50 / libtirpc p50",
+					   false,
+					   {"ratio.p50_us", "libtirpc",
+					    bench_ratio(us->p50, tcp->p50),
+					    GOAL_NULL_P50, true}};
 	if (o->proc == BENCHPROC_READ && o->b.size == GOAL_SMALL_READ &&
 	    o->b.depth == GOAL_READ_DEPTH)
 		g[n++] = (struct rpc_goal){
 			"read 4 KiB depth 16 calls/s / libtirpc",
-			"read_4k_calls_ratio", bench_ratio(us->msgs, tcp->msgs),
-			GOAL_READ_CALLS, false};
+			false,
+			{"ratio.ops_per_s", "libtirpc",
+			 bench_ratio(us->msgs, tcp->msgs), GOAL_READ_CALLS,
+			 false}};
 	if (o->proc == BENCHPROC_READ && o->b.size >= GOAL_LARGE_READ)
 		g[n++] = (struct rpc_goal){"read >= 1 MiB MB/s / libtirpc",
-					   "read_1m_MBps_ratio",
-					   bench_ratio(us->mbps, tcp->mbps),
-					   GOAL_READ_MBPS, false};
+					   false,
+					   {"ratio.MBps", "libtirpc",
+					    bench_ratio(us->mbps, tcp->mbps),
+					    GOAL_READ_MBPS, false}};
 	return n;
 }
 
@@ -88,24 +93,16 @@ static unsigned memory_goals(const struct rpc_opts *o,
 	if (m->client_valid)
 		g[n++] = (struct rpc_goal){
 			"client memory (VmRSS after connecting)",
-			"client_memory_bytes",
-			(double)m->client_rss,
-			GOAL_MEMORY,
 			true,
-			true};
+			{"client_rss_bytes", NULL, (double)m->client_rss,
+			 GOAL_MEMORY, true}};
 	if (m->server_valid)
 		g[n++] = (struct rpc_goal){"server connection (VmRSS growth)",
-					   "server_connection_bytes",
-					   (double)server_conn_bytes(m),
-					   GOAL_MEMORY,
 					   true,
-					   true};
+					   {"server_connection_rss_bytes", NULL,
+					    (double)server_conn_bytes(m),
+					    GOAL_MEMORY, true}};
 	return n;
-}
-
-static bool goal_met(const struct rpc_goal *g)
-{
-	return g->at_most ? g->value <= g->target : g->value >= g->target;
 }
 
 /* ------------------------------------------------------------------- text */
@@ -139,9 +136,9 @@ static void text_goal(const struct rpc_goal *g)
 	double div = g->mib ? MIB : 1;
 
 	printf("goal %s %s %.2f%s: %.2f%s, %s\n", g->what,
-	       g->at_most ? "<=" : ">=", g->target / div, g->mib ? " MiB" : "x",
-	       g->value / div, g->mib ? " MiB" : "x",
-	       goal_met(g) ? "met" : "MISSED");
+	       g->g.at_most ? "<=" : ">=", g->g.target / div,
+	       g->mib ? " MiB" : "x", g->g.value / div, g->mib ? " MiB" : "x",
+	       bjson_goal_met(&g->g) ? "met" : "MISSED");
 }
 
 static void text_report(const struct rpc_opts *o, const struct rpc_result *ours,
@@ -192,147 +189,119 @@ static void text_report(const struct rpc_opts *o, const struct rpc_result *ours,
 
 /* ------------------------------------------------------------------- json */
 
-static void json_figures(const struct bench_result *r,
-			 const struct bench_figures *f)
-{
-	if (!f->valid) {
-		printf("\"calls_per_s\":null,\"MBps\":null,\"p50_us\":null,"
-		       "\"p99_us\":null");
-		return;
-	}
-	printf("\"calls_per_s\":%.3f,\"MBps\":%.3f,\"p50_us\":%.3f,"
-	       "\"p99_us\":%.3f,\"mean_us\":%.3f,\"min_us\":%.3f,"
-	       "\"max_us\":%.3f,\"calls\":%llu,\"bytes\":%llu,"
-	       "\"elapsed_s\":%.6f",
-	       f->msgs, f->mbps, f->p50, f->p99, f->mean, f->min, f->max,
-	       (unsigned long long)r->ops, (unsigned long long)r->bytes,
-	       r->elapsed_s);
-}
-
-static void json_ratio(const struct bench_figures *us,
-		       const struct bench_figures *tcp)
-{
-	if (!us->valid || !tcp->valid) {
-		printf("\"ratio\":null");
-		return;
-	}
-	printf("\"ratio\":{\"calls_per_s\":%.4f,\"MBps\":%.4f,\"p50_us\":%.4f,"
-	       "\"p99_us\":%.4f}",
-	       bench_ratio(us->msgs, tcp->msgs),
-	       bench_ratio(us->mbps, tcp->mbps), bench_ratio(us->p50, tcp->p50),
-	       bench_ratio(us->p99, tcp->p99));
-}
-
-static void json_counters(const char *key, bool valid,
+static void json_counters(struct jw *j, const char *key, bool valid,
 			  const struct rr_xprt_stats *s)
 {
-	const char *sep = "";
-
 	if (!valid) {
-		printf("\"%s\":null", key);
+		jw_null(j, key);
 		return;
 	}
-	printf("\"%s\":{", key);
-#define X(name)                                                                \
-	printf("%s\"%s\":%llu", sep, #name, (unsigned long long)s->name);      \
-	sep = ",";
+	jw_obj(j, key);
+#define X(name) jw_u64(j, #name, s->name);
 	RR_XPRT_STATS_FIELDS(X)
 #undef X
-	printf("}");
+	jw_obj_end(j);
 }
 
-static void json_u64(const char *name, bool valid, uint64_t v)
+static void json_u64(struct jw *j, const char *key, bool valid, uint64_t v)
 {
 	if (valid)
-		printf("\"%s\":%llu", name, (unsigned long long)v);
+		jw_u64(j, key, v);
 	else
-		printf("\"%s\":null", name);
+		jw_null(j, key);
 }
 
-static void json_memory(const struct rpc_memory *m)
+static void json_memory(struct jw *j, const struct rpc_memory *m)
 {
-	printf("\"memory\":{");
-	json_u64("client_registered_bytes", m->client_valid,
+	jw_obj(j, "memory");
+	json_u64(j, "client_registered_bytes", m->client_valid,
 		 m->client_registered);
-	printf(",");
-	json_u64("client_rss_bytes", m->client_valid, m->client_rss);
-	printf(",");
-	json_u64("client_rss_before_bytes", m->client_valid,
+	json_u64(j, "client_rss_bytes", m->client_valid, m->client_rss);
+	json_u64(j, "client_rss_before_bytes", m->client_valid,
 		 m->client_rss_before);
-	printf(",");
-	json_u64("server_registered_bytes", m->server_valid,
+	json_u64(j, "server_registered_bytes", m->server_valid,
 		 m->server_registered);
-	printf(",");
-	json_u64("server_rss_bytes", m->server_valid, m->server_rss);
-	printf(",");
-	json_u64("server_registered_idle_bytes", m->server_valid,
+	json_u64(j, "server_rss_bytes", m->server_valid, m->server_rss);
+	json_u64(j, "server_registered_idle_bytes", m->server_valid,
 		 m->server_registered_idle);
-	printf(",");
-	json_u64("server_rss_idle_bytes", m->server_valid, m->server_rss_idle);
-	printf("}");
+	json_u64(j, "server_rss_idle_bytes", m->server_valid,
+		 m->server_rss_idle);
+	jw_obj_end(j);
 }
 
-static void json_goals(const struct rpc_goal *g, unsigned n)
+struct rpc_details {
+	const struct rpc_opts *o;
+	const struct rpc_result *ours;
+};
+
+static void json_details(struct jw *j, const void *arg)
 {
-	unsigned i;
+	const struct rpc_details *d = arg;
 
-	printf("\"goals\":[");
-	for (i = 0; i < n; i++)
-		printf("%s{\"metric\":\"%s\",\"value\":%.4f,\"op\":\"%s\","
-		       "\"target\":%.4f,\"met\":%s}",
-		       i ? "," : "", g[i].metric, g[i].value,
-		       g[i].at_most ? "<=" : ">=", g[i].target,
-		       goal_met(&g[i]) ? "true" : "false");
-	printf("]");
+	jw_bool(j, "pinned", bench_pinned(&d->o->b));
+	jw_u64(j, "server_threads", d->o->svc_threads);
+	/* libtirpc's client is synchronous: a thread per call in flight */
+	jw_u64(j, "baseline_threads", d->o->b.depth);
+	json_counters(j, "counters", d->ours->have_stats, &d->ours->stats);
+	json_counters(j, "server_counters", d->ours->have_svc_stats,
+		      &d->ours->svc_stats);
+	json_memory(j, &d->ours->mem);
 }
 
-static void json_report(const struct rpc_opts *o, const struct rpc_result *ours,
-			const struct rpc_result *base, const struct rpc_goal *g,
-			unsigned ngoals)
-{
-	struct bench_figures us = bench_figures(&ours->r);
-	struct bench_figures tcp = bench_figures(&base->r);
-
-	printf("{\"proc\":\"%s\",\"size\":%u,\"depth\":%u,\"provider\":",
-	       rpc_proc_name(o->proc), o->b.size, o->b.depth);
-	bench_json_str(o->b.provider);
-	printf(",\"addr\":\"%s\"", o->b.addr_str); /* inet_ntop's */
-	printf(",\"server_threads\":%u,\"pinned\":%s", o->svc_threads,
-	       bench_pinned(&o->b) ? "true" : "false");
-	printf(",\"seconds\":%g,\"latency\":\"call_to_checked_result\",",
-	       o->b.seconds);
-	json_figures(&ours->r, &us);
-	printf(",\"baseline\":{\"transport\":\"tirpc-tcp\",\"threads\":%u,",
-	       o->b.depth);
-	json_figures(&base->r, &tcp);
-	printf("},");
-	json_ratio(&us, &tcp);
-	printf(",");
-	json_goals(g, ngoals);
-	printf(",");
-	json_counters("counters", ours->have_stats, &ours->stats);
-	printf(",");
-	json_counters("server_counters", ours->have_svc_stats,
-		      &ours->svc_stats);
-	printf(",");
-	json_memory(&ours->mem);
-	printf("}\n");
-}
-
-void rpc_report(const struct rpc_opts *o, const struct rpc_result *ours,
-		const struct rpc_result *base)
+static int json_report(const struct rpc_opts *o, const struct rpc_result *ours,
+		       const struct rpc_result *base, const struct rpc_goal *g,
+		       unsigned ngoals)
 {
 	struct bench_figures us = bench_figures(&ours->r);
 	struct bench_figures tcp = bench_figures(&base->r);
-	struct rpc_goal g[5];
+	struct rpc_details d = {o, ours};
+	struct bjson_goal goals[RPC_MAX_GOALS];
+	char target[64], base_target[64];
+	struct bjson_baseline b = {.name = "libtirpc",
+				   .transport = "tcp",
+				   .target = bench_target(&o->b, &base->r,
+							  base_target,
+							  sizeof(base_target)),
+				   .fig = bench_json_figures(&base->r, &tcp)};
+	struct bjson_report r = {
+		.program = "rpcrdma-bench",
+		.subcommand = "rpc",
+		.version = RR_VERSION,
+		.operation = rpc_proc_name(o->proc),
+		.size_bytes = o->b.size,
+		.depth = o->b.depth,
+		.seconds = o->b.seconds,
+		.latency = "call_to_checked_result",
+		.target = bench_target(&o->b, &ours->r, target, sizeof(target)),
+		.transport = "rdma",
+		.provider = o->b.provider,
+		.fig = bench_json_figures(&ours->r, &us),
+		.baselines = &b,
+		.nbaselines = tcp.valid,
+		.goals = goals,
+		.ngoals = ngoals,
+		.details = json_details,
+		.details_arg = &d,
+	};
+
+	for (unsigned i = 0; i < ngoals; i++)
+		goals[i] = g[i].g;
+	return bjson_report_write(stdout, &r);
+}
+
+int rpc_report(const struct rpc_opts *o, const struct rpc_result *ours,
+	       const struct rpc_result *base)
+{
+	struct bench_figures us = bench_figures(&ours->r);
+	struct bench_figures tcp = bench_figures(&base->r);
+	struct rpc_goal g[RPC_MAX_GOALS];
 	unsigned n;
 
 	n = ratio_goals(o, &us, &tcp, g);
 	if (ours->r.done)
 		n += memory_goals(o, &ours->mem, g + n);
 	if (o->b.json)
-		json_report(o, ours, base, g, n);
-	else
-		text_report(o, ours, base, g, n);
-	fflush(stdout);
+		return json_report(o, ours, base, g, n);
+	text_report(o, ours, base, g, n);
+	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
 }

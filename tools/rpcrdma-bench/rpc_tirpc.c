@@ -506,8 +506,10 @@ int rpc_tirpc_run(const struct rpc_opts *o, struct rpc_result *r)
 		return err;
 	}
 	err = bench_peer_port(&peer, &port, "tirpc");
-	if (!err)
+	if (!err) {
+		r->r.port = port;
 		err = client_run(&run, port, r);
+	}
 	run_free(&run);
 	kill(peer.pid, SIGTERM);
 	perr = bench_peer_reap(&peer, "tirpc");

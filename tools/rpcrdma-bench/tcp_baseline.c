@@ -394,8 +394,10 @@ int bench_tcp_run(const struct bench_opts *o, struct bench_result *r)
 		return err;
 	}
 	err = bench_peer_port(&peer, &port, "tcp");
-	if (!err)
+	if (!err) {
+		r->port = port;
 		err = client_run(&c, port);
+	}
 	client_fini(&c);
 	perr = bench_peer_reap(&peer, "tcp");
 	r->done = !err && !perr;
