@@ -6,8 +6,9 @@
  * RDMA; SIGHUP with a bad file keeps the old table, and the connections
  * stay through every reload (one client calls while tables are swapped
  * under it); SIGHUP without --exports changes nothing; libnfs's nfs-ls
- * and nfs-cat see the same rules. And connection log lines within their
- * rate limit, and start-up errors that name their cause.
+ * and nfs-cat see the same rules. And connection and client-error log
+ * lines within their rate limit, and start-up errors that name their
+ * cause.
  *
  * argv[1] is the nfsrdmad binary.
  */
@@ -550,6 +551,62 @@ static void connections_are_logged_within_a_rate_limit(void **state)
 		fail_msg("%d connection lines for 41 connections", lines);
 }
 
+/* A file handle whose length says more than NFSv3 allows: no decode. */
+static bool_t xbad_fh(XDR *x, void *p)
+{
+	u_int len = NFS3_FHSIZE + 1;
+
+	(void)p;
+	return xdr_u_int(x, &len);
+}
+
+/* Lines with what: at least one burst, at most one per window begun. */
+static void assert_rate_limited(const struct fx *f, const char *what,
+				uint64_t elapsed_ms)
+{
+	int lines = log_count(f, what), most;
+
+	most = 10 * (2 + (int)(elapsed_ms / 5000)); /* base/log.h's limit */
+	if (lines < 10 || lines > most)
+		fail_msg("%d lines of \"%s\" for 40 errors in %llu ms", lines,
+			 what, (unsigned long long)elapsed_ms);
+}
+
+/*
+ * A client's errors of each class (a handle we did not make, arguments
+ * that do not decode) get their protocol answer and a log line naming
+ * the client, within the rate limit when one client sends many.
+ */
+static void client_errors_are_logged_per_class_within_a_rate_limit(void **state)
+{
+	struct fx *f = *state;
+	struct rr_tcp_clnt *tc;
+	char buf[NFS3_FHSIZE], dummy;
+	nfs_fh3 fh;
+	uint64_t t0;
+
+	start(f, false);
+	assert_int_equal(mnt(f, f->dir[0], &fh, buf), MNT3_OK);
+	buf[fh.data.data_len / 2] ^= 0x5a; /* its seal no longer holds */
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", f->tcp, NULL, &tc), 0);
+	t0 = rr_t_now_ms();
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(getattr(f, tc, true, &fh), NFS3ERR_BADHANDLE);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(call(f, tc, true, NFS_PROGRAM,
+				      NFSPROC3_GETATTR, (xdrproc_t)xbad_fh,
+				      &dummy, (xdrproc_t)xvoid, &dummy, 1),
+				 -EREMOTEIO);
+	assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
+	assert_int_equal(stop(f), 0);
+	assert_rate_limited(f,
+			    "127.0.0.1: a handle this server did not make: "
+			    "BADHANDLE",
+			    rr_t_now_ms() - t0);
+	assert_rate_limited(f, "127.0.0.1: arguments that do not decode",
+			    rr_t_now_ms() - t0);
+}
+
 /* Runs libnfs's tool on dir's URL: its exit status; its stdout in out. */
 static int libnfs(struct fx *f, const char *tool, const char *dir,
 		  const char *file, char *out, size_t len)
@@ -730,6 +787,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(
 			connections_are_logged_within_a_rate_limit, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			client_errors_are_logged_per_class_within_a_rate_limit,
+			setup, teardown),
 		cmocka_unit_test_setup_teardown(libnfs_sees_the_rules, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(startup_errors_name_their_cause,
