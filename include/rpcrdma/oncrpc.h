@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -399,6 +400,35 @@ int rr_rpc_svc_shutdown(struct rr_rpc_svc *s);
 int rr_rpc_svc_destroy(struct rr_rpc_svc *s);
 int rr_rpc_svc_stats(struct rr_rpc_svc *s, struct rr_xprt_stats *out);
 const char *rr_rpc_svc_netid(const struct rr_rpc_svc *s);
+
+/*
+ * One live connection of a server, copied at one moment: nothing in it
+ * points into the connection, which may be gone by the time it is read.
+ * Counters run from the connection's start; a connection still serving
+ * may show a call in calls before its reply in replies.
+ */
+struct rr_svc_conn_info {
+	struct sockaddr_storage peer;
+	/* constant strings: "rdma" or "tcp"; the state, rr_rpc_svc_conns(3) */
+	const char *netid, *state;
+	uint64_t since_ms; /* connected at: ms since the Epoch, wall clock */
+	uint64_t age_ms;   /* connected for, when copied */
+	uint64_t calls;	   /* calls received (not replies to callbacks) */
+	uint64_t replies;  /* replies sent */
+	/* all the transport moved, headers and RDMA Reads/Writes included */
+	uint64_t bytes_in, bytes_out;
+	uint64_t errors; /* malformed input, replies that did not fit */
+	/* RDMA: the credits we grant, and calls holding one; TCP: 0 */
+	uint32_t credits_granted, credits_used;
+};
+
+/*
+ * Copies up to cap live connections of s into out (*shown of them) and
+ * tells how many more there were (*hidden). Safe from any thread while
+ * the server runs; out may be NULL when cap is 0.
+ */
+int rr_rpc_svc_conns(struct rr_rpc_svc *s, struct rr_svc_conn_info *out,
+		     uint32_t cap, uint32_t *shown, uint32_t *hidden);
 
 /*
  * Calling a client back: a handler takes the connection its call came on

@@ -117,3 +117,13 @@ const char *rr_rpc_svc_netid(const struct rr_rpc_svc *s)
 {
 	return s ? s->ops->netid : "";
 }
+
+int rr_rpc_svc_conns(struct rr_rpc_svc *s, struct rr_svc_conn_info *out,
+		     uint32_t cap, uint32_t *shown, uint32_t *hidden)
+{
+	if (!s || !shown || !hidden || (cap && !out))
+		return -EINVAL;
+	if (!s->ops->conns)
+		return -EOPNOTSUPP;
+	return s->ops->conns(s, out, cap, shown, hidden);
+}

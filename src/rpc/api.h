@@ -49,6 +49,9 @@ struct rr_rpc_svc_ops {
 	int (*shutdown)(struct rr_rpc_svc *s); /* NULL: destroy does it all */
 	int (*destroy)(struct rr_rpc_svc *s);
 	int (*stats)(struct rr_rpc_svc *s, struct rr_xprt_stats *out);
+	/* as rr_rpc_svc_conns; s's own locks, never the caller's */
+	int (*conns)(struct rr_rpc_svc *s, struct rr_svc_conn_info *out,
+		     uint32_t cap, uint32_t *shown, uint32_t *hidden);
 };
 
 struct rr_rpc_svc {
@@ -80,5 +83,7 @@ extern const struct rr_rpc_svc_ops rr__svc_rpc_ops, rr__tcp_svc_rpc_ops;
 
 struct rr_tcp_svc;
 struct rr_tcp_svc *rr__tcp_svc_of(struct rr_rpc_svc *s);
+int rr__tcp_svc_conns(struct rr_rpc_svc *s, struct rr_svc_conn_info *out,
+		      uint32_t cap, uint32_t *shown, uint32_t *hidden);
 
 #endif

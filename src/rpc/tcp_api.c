@@ -107,4 +107,5 @@ const struct rr_rpc_svc_ops rr__tcp_svc_rpc_ops = {
 	.stop = svc_stop,
 	.destroy = svc_destroy,
 	.stats = svc_stats,
+	.conns = rr__tcp_svc_conns,
 };

@@ -42,7 +42,8 @@
  *
  * Locking: conn->mu covers the output queue, the epoll interest, jobs and
  * closed. s->q has its own lock, s->smu covers the counters. Neither is
- * held while taking the other.
+ * held while taking the other. s->lmu covers the list of connections
+ * against rr_rpc_svc_conns; ORDER: lmu before a conn->mu.
  */
 #include "rpc/tcp_svc.h"
 
@@ -171,6 +172,7 @@ static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 		job_done(j);
 		j = next;
 	}
+	pthread_mutex_lock(&s->lmu);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -178,6 +180,7 @@ static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->nconns--;
+	pthread_mutex_unlock(&s->lmu);
 	count(s, &s->st.conn_lost);
 	if (s->o.on_conn)
 		s->o.on_conn(s->o.on_conn_arg, (struct sockaddr *)&c->peer,
@@ -214,11 +217,13 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 		free(c);
 		return err;
 	}
+	pthread_mutex_lock(&s->lmu);
 	c->next = s->conns;
 	if (s->conns)
 		s->conns->prev = c;
 	s->conns = c;
 	s->nconns++;
+	pthread_mutex_unlock(&s->lmu);
 	if (s->o.on_conn)
 		s->o.on_conn(s->o.on_conn_arg, (struct sockaddr *)&c->peer,
 			     true, NULL);
@@ -371,8 +376,20 @@ static void ctx_fini(struct tcp_ctx *x)
 	memset(x, 0, sizeof(*x));
 }
 
+/* Bytes queued count as sent: a connection that closes first drops them. */
+static void count_out(struct tcp_conn *c, const struct iovec *iov, int n)
+{
+	uint64_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	rr__conn_ctr_add(&c->ctr.bytes_out, len);
+}
+
 void rr__tcp_conn_out(struct tcp_conn *c, const struct iovec *iov, int n)
 {
+	if (!c->closed)
+		count_out(c, iov, n);
 	if (c->corked) {
 		/* the loop's flush sends it, and sets the epoll interest */
 		if (rr__outq_put(&c->out, iov, n))
@@ -413,6 +430,7 @@ static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 		c->out_since_ms = rr_coarse_ms();
 	rr__tcp_conn_out(c, iov, 4);
 	pthread_mutex_unlock(&c->mu);
+	rr__conn_ctr_add(&c->ctr.replies, 1);
 }
 
 /*
@@ -462,8 +480,10 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 	if (!rec || rr__svc_req_parse(&r, rec, len)) {
 		/* Not a call: there is no xid we could answer. */
 		count(s, &s->st.bad_headers);
+		rr__conn_ctr_add(&c->ctr.errors, 1);
 		return;
 	}
+	rr__conn_ctr_add(&c->ctr.calls, 1);
 	req_bufs(s, x, &r);
 	if (rr__progtab_drc(&s->progs, &r.call)) {
 		if (!run_cached(s, c, &r, &rh))
@@ -682,8 +702,11 @@ static bool try_inline(struct rr_tcp_svc *s, struct tcp_conn *c,
 		s->st.deferred_calls++;
 	}
 	pthread_mutex_unlock(&s->smu);
-	if (done)
+	if (done) {
+		/* a deferred call counts once, where serve() parses it again */
+		rr__conn_ctr_add(&c->ctr.calls, 1);
 		send_reply(&s->ctx, c, &r, &rh);
+	}
 	return done;
 }
 
@@ -737,6 +760,7 @@ static bool conn_feed(struct rr_tcp_svc *s, struct tcp_conn *c,
 		if (rc < 0) {
 			/* Over max_record: RPC has no answer for it. */
 			count(s, &s->st.bad_headers);
+			rr__conn_ctr_add(&c->ctr.errors, 1);
 			return false;
 		}
 		if (rc != 1)
@@ -853,6 +877,7 @@ static bool conn_read(struct rr_tcp_svc *s, struct tcp_conn *c)
 		       errno == EINTR;
 	if (n == 0)
 		return false;
+	rr__conn_ctr_add(&c->ctr.bytes_in, (uint64_t)n);
 	return conn_consume(s, c, s->stage, (size_t)n);
 }
 
@@ -1067,6 +1092,7 @@ static struct rr_tcp_svc *svc_alloc(const struct rr_tcp_svc_opts *o)
 	atomic_init(&s->cb_busy, 0);
 	gethostname(s->machine, sizeof(s->machine) - 1);
 	pthread_mutex_init(&s->smu, NULL);
+	pthread_mutex_init(&s->lmu, NULL);
 	return s;
 }
 
@@ -1133,6 +1159,41 @@ int rr_tcp_svc_stats(struct rr_tcp_svc *s, struct rr_xprt_stats *out)
 	return 0;
 }
 
+/* Input held back is a client not reading its replies (back-pressure). */
+static const char *conn_state(struct tcp_conn *c)
+{
+	const char *st;
+
+	pthread_mutex_lock(&c->mu);
+	st = c->closed ? "closing" : c->holding ? "held" : "up";
+	pthread_mutex_unlock(&c->mu);
+	return st;
+}
+
+static void conn_info(struct tcp_conn *c, struct rr_svc_conn_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->peer = c->peer;
+	info->netid = "tcp";
+	info->state = conn_state(c);
+	rr__conn_info_fill(info, &c->ctr, c->born_ms);
+}
+
+int rr__tcp_svc_conns(struct rr_rpc_svc *rpc, struct rr_svc_conn_info *out,
+		      uint32_t cap, uint32_t *shown, uint32_t *hidden)
+{
+	struct rr_tcp_svc *s = rr__tcp_svc_of(rpc);
+	uint32_t n = 0;
+
+	pthread_mutex_lock(&s->lmu);
+	for (struct tcp_conn *c = s->conns; c && n < cap; c = c->next)
+		conn_info(c, &out[n++]);
+	*shown = n;
+	*hidden = s->nconns - n;
+	pthread_mutex_unlock(&s->lmu);
+	return 0;
+}
+
 static void close_fd(int fd)
 {
 	if (fd >= 0)
@@ -1163,6 +1224,7 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 	close_fd(s->lfd);
 	rr__workq_fini(&s->q);
 	pthread_mutex_destroy(&s->smu);
+	pthread_mutex_destroy(&s->lmu);
 	free(s);
 	return 0;
 }

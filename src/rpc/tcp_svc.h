@@ -15,6 +15,7 @@
 #include "rpc/call_list.h"
 #include "rpc/call_priv.h"
 #include "rpc/cb_table.h"
+#include "rpc/conn_info.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/tcp_io.h"
@@ -50,6 +51,7 @@ struct tcp_conn {
 	struct rr_ref ref;
 	struct rr_tcp_svc *s;
 	int fd;
+	struct rr__conn_ctr ctr; /* rr_rpc_svc_conns */
 	pthread_mutex_t mu;
 	struct rr__outq out;
 	uint32_t events; /* epoll interest now */
@@ -103,9 +105,14 @@ struct rr_tcp_svc {
 	uint64_t next_sweep_ms;	      /* loop only */
 	atomic_bool stop;
 	struct rr_progtab progs;
-	/* loop thread only */
+	/*
+	 * Changed by the loop only, under lmu, so that rr_rpc_svc_conns may
+	 * walk them from another thread; the loop reads them without it.
+	 */
+	pthread_mutex_t lmu;
 	struct tcp_conn *conns;
 	uint32_t nconns;
+	/* loop thread only */
 	uint8_t *stage;
 	struct tcp_ctx ctx;
 	/* worker pool */

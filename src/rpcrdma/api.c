@@ -125,6 +125,7 @@ const struct rr_rpc_svc_ops rr__svc_rpc_ops = {
 	.shutdown = svc_shutdown,
 	.destroy = svc_destroy,
 	.stats = svc_stats,
+	.conns = rr__svc_conns,
 };
 
 struct rr_rpc_svc *rr_svc_rpc(struct rr_svc *s)

@@ -748,6 +748,42 @@ int rr_svc_stats(struct rr_svc *s, struct rr_xprt_stats *out)
 	return 0;
 }
 
+static const char *const conn_state_names[SCONN_NSTATES] = {
+	[SCONN_UP] = "up",
+	[SCONN_DEAD] = "dead",
+	[SCONN_DRAINING] = "draining",
+};
+
+/* Caller holds s->mu. */
+static void conn_info(const struct svc_conn *cn, struct rr_svc_conn_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->peer = cn->peer;
+	info->netid = "rdma";
+	info->state = conn_state_names[cn->state];
+	info->credits_granted = cn->s->o.credits;
+	info->credits_used = cn->calls_in;
+	rr__conn_info_fill(info, &cn->ctr, cn->born_ms);
+}
+
+int rr__svc_conns(struct rr_rpc_svc *rpc, struct rr_svc_conn_info *out,
+		  uint32_t cap, uint32_t *shown, uint32_t *hidden)
+{
+	struct rr_svc *s = rr_container_of(rpc, struct rr_svc, rpc);
+	uint32_t n = 0;
+
+	/* A handler run inline holds s->mu: taking it again would hang. */
+	if (rr__svc_tl_locked == s)
+		return -EDEADLK;
+	pthread_mutex_lock(&s->mu);
+	for (const struct svc_conn *cn = s->conns; cn && n < cap; cn = cn->next)
+		conn_info(cn, &out[n++]);
+	*shown = n;
+	*hidden = s->nconns - n;
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
 struct rr_device *rr_svc_device(struct rr_svc *s)
 {
 	return s->dev;

@@ -48,6 +48,7 @@
 #include "rpc/api.h"
 #include "rpc/call_list.h"
 #include "rpc/cb_table.h"
+#include "rpc/conn_info.h"
 #include "rpc/dispatch.h"
 #include "rpc/drc.h"
 #include "rpc/msg.h"
@@ -203,6 +204,7 @@ struct svc_conn {
 	uint32_t running;	 /* calls in workers */
 	uint32_t calls_in;	 /* received, not yet finished (its credits) */
 	uint64_t born_ms;	 /* accepted (admission, rpc/admit.h) */
+	struct rr__conn_ctr ctr; /* rr_rpc_svc_conns */
 	uint64_t last_call_ms;	 /* last call received; 0: none yet */
 	uint32_t recv_posted;	 /* receives outstanding */
 	uint32_t bulk_held;	 /* bulk buffers its calls and Sends hold */
@@ -341,6 +343,10 @@ bool rr__svc_cb_reply(struct svc_conn *cn, const struct rr_rdma_hdr *h,
 		      const uint8_t *msg, uint32_t len);
 void rr__svc_cb_tick(struct rr_svc *s);
 void rr__svc_cb_run_done(struct rr_svc *s);
+
+/* svc.c: rr_rpc_svc_conns; takes s->mu (-EDEADLK where held). */
+int rr__svc_conns(struct rr_rpc_svc *rpc, struct rr_svc_conn_info *out,
+		  uint32_t cap, uint32_t *shown, uint32_t *hidden);
 
 /* svc_pool.c: worker threads */
 int rr__svc_pool_start(struct rr_svc *s, uint32_t n);

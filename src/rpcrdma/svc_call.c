@@ -549,6 +549,8 @@ static enum svc_wait pull(struct svc_conn *cn, struct svc_req *r)
 		rr__svc_conn_kill(cn, NULL); /* conn_close gives r->bulk back */
 		return SVC_GO;
 	}
+	for (uint32_t i = 0; i < n; i++)
+		rr__conn_ctr_add(&cn->ctr.bytes_in, sge[i].length);
 	r->read_mark = cn->sq_posted;
 	rr__svc_req_move(cn, r, SREQ_PULLING);
 	r->pull_ms = rr_coarse_ms();
@@ -569,6 +571,7 @@ static enum svc_wait advance(struct svc_conn *cn, struct svc_req *r)
 			    r); /* on success rr__svc_read_done resumes it */
 	if (r->state != SREQ_READY && parse_call(cn, r)) {
 		cn->s->st.bad_headers++;
+		rr__conn_ctr_add(&cn->ctr.errors, 1);
 		rr__svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
 		rr__svc_finish(cn, r);
 		return SVC_GO;
@@ -589,6 +592,7 @@ void rr__svc_read_done(struct svc_conn *cn, struct svc_req *r)
 	fill_stream(cn, r, rr__svc_bulk_at(cn->s, r->bulk) + r->stream_off);
 	if (parse_call(cn, r)) {
 		cn->s->st.bad_headers++;
+		rr__conn_ctr_add(&cn->ctr.errors, 1);
 		rr__svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
 		rr__svc_finish(cn, r);
 		return;
@@ -665,6 +669,7 @@ void rr__svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 	enum svc_wait w;
 	int rc;
 
+	rr__conn_ctr_add(&cn->ctr.bytes_in, len);
 	r->recv_idx = i;
 	r->len = len;
 	r->bulk = r->res_bulk = -1;
@@ -672,6 +677,7 @@ void rr__svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 	r->hlen = rr__rdma_hdr_decode(buf, len, &r->h);
 	if (r->hlen == -EPROTONOSUPPORT) {
 		cn->s->st.bad_headers++;
+		rr__conn_ctr_add(&cn->ctr.errors, 1);
 		rr__svc_send_error(cn, r->h.xid, r->h.vers, RR_ERR_VERS);
 		rr__svc_post_recv(cn, i);
 		return;
@@ -684,6 +690,7 @@ void rr__svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 	rc = r->hlen < 0 ? r->hlen : check_chunks(cn, r);
 	if (rc) {
 		cn->s->st.bad_headers++;
+		rr__conn_ctr_add(&cn->ctr.errors, 1);
 		if (len >= RR_RDMA_HDR_MIN && r->h.proc != RR_RDMA_ERROR)
 			rr__svc_send_error(cn, r->h.xid, RR_RDMA_VERSION,
 					   RR_ERR_CHUNK);
@@ -695,6 +702,7 @@ void rr__svc_recv(struct svc_conn *cn, uint32_t i, uint32_t len)
 	rr__svc_req_move(cn, r, SREQ_RECEIVED);
 	/* Finished calls were answered before the client could use them. */
 	cn->last_call_ms = rr_coarse_ms();
+	rr__conn_ctr_add(&cn->ctr.calls, 1);
 	if (++cn->calls_in > cn->s->o.credits)
 		cn->s->st.credit_overruns++;
 	/* FIFO: not past its connection's parked calls, nor for the pool */

@@ -108,6 +108,18 @@ void rr__svc_flush(struct svc_conn *cn)
 	rr__svc_conn_kill(cn, NULL);
 }
 
+/* Every byte a chain moves to the peer: its Writes' and its Send's. */
+static void count_out(struct svc_conn *cn, const struct rr_send_wr *wr,
+		      uint32_t nwr)
+{
+	uint64_t len = 0;
+
+	for (; wr && nwr; wr = wr->next, nwr--)
+		for (uint32_t i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+	rr__conn_ctr_add(&cn->ctr.bytes_out, len);
+}
+
 /*
  * Posts a chain ending in a Send from the next send context (or, while the
  * loop batches, queues it: it counts as posted from here on). bulk (or -1)
@@ -145,6 +157,7 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 		return rc;
 	}
 	cn->sq_posted += nwr;
+	count_out(cn, first, nwr);
 	sc->sq_mark = cn->sq_posted;
 	cn->sctx_tail++;
 	return 0;
@@ -414,6 +427,8 @@ static int send_reply(struct svc_conn *cn, struct svc_req *r)
  */
 void rr__svc_reply(struct svc_conn *cn, struct svc_req *r)
 {
+	int rc;
+
 	cn->sq_resv -= SVC_REPLY_WRS;
 	cn->sctx_resv--;
 	if (r->drop) {
@@ -421,9 +436,13 @@ void rr__svc_reply(struct svc_conn *cn, struct svc_req *r)
 		r->res_bulk = -1;
 		return;
 	}
-	if (!rr__svc_conn_dead(cn) && send_reply(cn, r) == -EMSGSIZE) {
+	rc = rr__svc_conn_dead(cn) ? -ENOTCONN : send_reply(cn, r);
+	if (rc == -EMSGSIZE) {
 		cn->s->st.reply_too_large++;
+		rr__conn_ctr_add(&cn->ctr.errors, 1);
 		rr__svc_send_error(cn, r->h.xid, RR_RDMA_VERSION, RR_ERR_CHUNK);
+	} else if (!rc) {
+		rr__conn_ctr_add(&cn->ctr.replies, 1);
 	}
 	if (r->rh.stat == RR_MSG_ACCEPTED && r->rh.accept == RR_GARBAGE_ARGS)
 		cn->s->st.garbage_args++;

@@ -24,6 +24,7 @@
 #define ARG0	  "--rr-t-server"
 #define READY	  0x52454459u /* "REDY" */
 #define CMD_STATS 'S'
+#define CMD_CONNS 'C' /* and the capacity, one byte, in one message */
 #define CMD_STOP  'Q'
 
 struct ready_msg {
@@ -125,13 +126,40 @@ static int child_setup(const struct rr_t_server_opts *o, struct rr_rpc_svc **s,
 }
 
 /* Answers the parent's commands; a closed socket means stop too. */
+/* Pointers mean nothing in the parent: the strings go by value. */
+static void child_conns(int fd, uint8_t cap)
+{
+	struct rr_svc_conn_info v[RR_T_CONNS_MAX];
+	struct rr_t_conns cs;
+
+	memset(&cs, 0, sizeof(cs));
+	if (cap > RR_T_CONNS_MAX)
+		cap = 0;
+	cs.rc = rr_rpc_svc_conns(child_svc, v, cap, &cs.shown, &cs.hidden);
+	for (uint32_t i = 0; !cs.rc && i < cs.shown; i++) {
+		cs.c[i].info = v[i];
+		cs.c[i].info.netid = cs.c[i].info.state = NULL;
+		snprintf(cs.c[i].netid, sizeof(cs.c[i].netid), "%s",
+			 v[i].netid);
+		snprintf(cs.c[i].state, sizeof(cs.c[i].state), "%s",
+			 v[i].state);
+	}
+	rr_t_write_or_exit(fd, &cs, sizeof(cs));
+}
+
 static void *control_main(void *arg)
 {
 	int fd = *(int *)arg;
 	struct rr_xprt_stats st;
-	char cmd;
+	char cmd[2]; /* SOCK_SEQPACKET: a command is one message */
+	ssize_t n;
 
-	while (read(fd, &cmd, 1) == 1 && cmd == CMD_STATS) {
+	while ((n = read(fd, cmd, sizeof(cmd))) >= 1 &&
+	       (cmd[0] == CMD_STATS || cmd[0] == CMD_CONNS)) {
+		if (cmd[0] == CMD_CONNS) {
+			child_conns(fd, n == 2 ? (uint8_t)cmd[1] : 0);
+			continue;
+		}
 		memset(&st, 0, sizeof(st));
 		rr_rpc_svc_stats(child_svc, &st);
 		rr_t_write_or_exit(fd, &st, sizeof(st));
@@ -287,6 +315,21 @@ int rr_t_server_stats(struct rr_t_server *sv, struct rr_xprt_stats *out)
 	if (!sv->pid || !rr_t_write_all(sv->ctl, &cmd, 1) ||
 	    !rr_t_read_within(sv->ctl, out, sizeof(*out), RR_T_SERVER_TMO_MS))
 		return -EIO;
+	return 0;
+}
+
+int rr_t_server_conns(struct rr_t_server *sv, uint8_t cap,
+		      struct rr_t_conns *out)
+{
+	char cmd[2] = {CMD_CONNS, (char)cap};
+
+	if (!sv->pid || !rr_t_write_all(sv->ctl, cmd, sizeof(cmd)) ||
+	    !rr_t_read_within(sv->ctl, out, sizeof(*out), RR_T_SERVER_TMO_MS))
+		return -EIO;
+	for (uint32_t i = 0; i < out->shown && i < RR_T_CONNS_MAX; i++) {
+		out->c[i].info.netid = out->c[i].netid;
+		out->c[i].info.state = out->c[i].state;
+	}
 	return 0;
 }
 

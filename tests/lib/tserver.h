@@ -7,7 +7,8 @@
  * parent): main calls rr_t_server_main() first.
  *
  * Parent and child share a control socket: the child says it is ready
- * with its port; the parent asks for its counters, or tells it to stop,
+ * with its port; the parent asks for its counters or its connections
+ * (rr_rpc_svc_conns), or tells it to stop,
  * and gets the last counters and the exit status back. Every wait is
  * bounded (RR_T_SERVER_TMO_MS); none is for time alone.
  */
@@ -77,6 +78,22 @@ int rr_t_server_stats(struct rr_t_server *sv, struct rr_xprt_stats *out);
  * (state_violations 0). 0 too when it was already gone.
  */
 int rr_t_server_stop(struct rr_t_server *sv);
+/*
+ * The running child's answer to rr_rpc_svc_conns with capacity cap (at
+ * most RR_T_CONNS_MAX): rc, and the connections with their strings
+ * copied here (info.netid and info.state point into the entry).
+ */
+#define RR_T_CONNS_MAX 8
+struct rr_t_conns {
+	int32_t rc;
+	uint32_t shown, hidden;
+	struct rr_t_conn {
+		struct rr_svc_conn_info info;
+		char netid[8], state[16];
+	} c[RR_T_CONNS_MAX];
+};
+int rr_t_server_conns(struct rr_t_server *sv, uint8_t cap,
+		      struct rr_t_conns *out);
 /* SIGSTOP, SIGCONT, SIGKILL; each waits for the state change. 0 or -1. */
 int rr_t_server_freeze(struct rr_t_server *sv);
 int rr_t_server_thaw(struct rr_t_server *sv);

@@ -32,12 +32,16 @@
 #include <rpcrdma/rpc.h>
 #include <rpcrdma/rpc_tcp.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -1259,6 +1263,133 @@ static void counters_count_calls_connects_and_losses(void **state)
 	check_clean(f->c, false);
 }
 
+/* ------------------------------------------------- server connections */
+
+/* The entry with calls answered, or NULL. */
+static const struct rr_svc_conn_info *conn_with(const struct rr_t_conns *cs,
+						uint64_t calls)
+{
+	for (uint32_t i = 0; i < cs->shown; i++)
+		if (cs->c[i].info.calls == calls &&
+		    cs->c[i].info.replies == calls)
+			return &cs->c[i].info;
+	return NULL;
+}
+
+/* Whether the server lists exactly the connections with these calls. */
+static bool conns_are(const struct rr_t_conns *cs, const uint64_t *calls,
+		      uint32_t n)
+{
+	if (cs->rc || cs->shown != n || cs->hidden)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (!conn_with(cs, calls[i]))
+			return false;
+	return true;
+}
+
+static void fail_conns(const struct rr_t_conns *cs, uint32_t want)
+{
+	char seen[256] = "";
+	size_t len = 0;
+
+	for (uint32_t i = 0; i < cs->shown && len < sizeof(seen); i++)
+		len += (size_t)snprintf(
+			seen + len, sizeof(seen) - len, " %llu/%llu",
+			(unsigned long long)cs->c[i].info.calls,
+			(unsigned long long)cs->c[i].info.replies);
+	fail_msg("server lists %u connections (rc %d, %u more; calls/replies"
+		 "%s), want %u",
+		 cs->shown, cs->rc, cs->hidden, seen, want);
+}
+
+/*
+ * Asks until the server lists them: a reply can reach the client before
+ * the server counts it sent, and a close reaches the server after the
+ * client returns. Fails past the deadline with what it saw last.
+ */
+static void wait_conns(struct fx *f, const uint64_t *calls, uint32_t n,
+		       struct rr_t_conns *cs)
+{
+	uint64_t end = rr_t_now_ms() + RR_T_SERVER_TMO_MS;
+
+	for (;;) {
+		assert_int_equal(rr_t_server_conns(&f->sv, RR_T_CONNS_MAX, cs),
+				 0);
+		if (conns_are(cs, calls, n))
+			return;
+		if (rr_t_now_ms() > end)
+			fail_conns(cs, n);
+		poll(NULL, 0, 10); /* a pause between asks, not a wait */
+	}
+}
+
+static void conn_looks_right(const struct rr_svc_conn_info *i,
+			     const char *netid)
+{
+	const struct sockaddr_in *sin = (const void *)&i->peer;
+	char addr[INET_ADDRSTRLEN];
+	struct timespec now;
+
+	assert_string_equal(i->netid, netid);
+	assert_string_equal(i->state, "up");
+	assert_int_equal(sin->sin_family, AF_INET);
+	inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
+	assert_string_equal(addr, test_addr());
+	assert_int_not_equal(sin->sin_port, 0);
+	assert_true(i->bytes_in > 0 && i->bytes_out > 0);
+	assert_int_equal(i->errors, 0);
+	assert_true(i->age_ms < 60000);
+	clock_gettime(CLOCK_REALTIME, &now);
+	assert_true(i->since_ms <= (uint64_t)now.tv_sec * 1000 + 1000 &&
+		    i->since_ms + 60000 > (uint64_t)now.tv_sec * 1000);
+	if (!strcmp(netid, "rdma"))
+		assert_true(i->credits_granted > 0);
+	else
+		assert_int_equal(i->credits_granted, 0);
+	assert_int_equal(i->credits_used, 0); /* every call answered */
+}
+
+/*
+ * rr_rpc_svc_conns: each live connection with the calls it carried, its
+ * peer and transport, bounded by the caller's capacity; one that closes
+ * leaves the list, and a reconnect starts from zero.
+ */
+static void server_lists_each_connection_until_it_closes(void **state)
+{
+	struct fx *f = *state;
+	const char *netid = rr_rpc_clnt_netid(f->c);
+	const struct sockaddr_in *p3, *p5;
+	struct rr_rpc_clnt *b;
+	struct rr_t_conns cs;
+
+	for (int i = 0; i < 3; i++)
+		null_ok(f->c);
+	assert_int_equal(clnt_new(f, 0, &b, NULL), 0);
+	for (int i = 0; i < 5; i++)
+		null_ok(b);
+	wait_conns(f, (const uint64_t[]){3, 5}, 2, &cs);
+	conn_looks_right(conn_with(&cs, 3), netid);
+	conn_looks_right(conn_with(&cs, 5), netid);
+	p3 = (const void *)&conn_with(&cs, 3)->peer;
+	p5 = (const void *)&conn_with(&cs, 5)->peer;
+	assert_int_not_equal(p3->sin_port, p5->sin_port);
+	assert_int_equal(rr_t_server_conns(&f->sv, 1, &cs), 0);
+	assert_int_equal(cs.rc, 0);
+	assert_int_equal(cs.shown, 1);
+	assert_int_equal(cs.hidden, 1);
+	assert_int_equal(rr_t_server_conns(&f->sv, 0, &cs), 0);
+	assert_int_equal(cs.shown + cs.hidden, 2);
+
+	assert_int_equal(rr_rpc_clnt_destroy(b), 0);
+	wait_conns(f, (const uint64_t[]){3}, 1, &cs);
+	assert_int_equal(rr_rpc_clnt_disconnect(f->c), 0);
+	wait_conns(f, NULL, 0, &cs);
+	null_ok(f->c);
+	wait_conns(f, (const uint64_t[]){1}, 1, &cs);
+	conn_looks_right(&cs.c[0].info, netid);
+}
+
 /* ------------------------------------------------------------- main */
 
 #define C(fn, secs, flags)                                                     \
@@ -1315,6 +1446,7 @@ int main(int argc, char **argv)
 		C(calls_in_flight_complete_once_on_a_restarted_server, 60, 0),
 		C(a_call_sent_again_after_a_disconnect_runs_once, 60, 0),
 		C(counters_count_calls_connects_and_losses, 30, 0),
+		C(server_lists_each_connection_until_it_closes, 40, 0),
 	};
 
 	if (argc < 2 || pick_transport(argv[1])) {

@@ -2,9 +2,9 @@
 /*
  * nfsrdma stat: with a URL, a file's attributes (cmds.c); with the path
  * of a running nfsrdmad's control socket, its counters: per procedure
- * calls, errors and latency, per listener the transport's counters. The
- * daemon renders them; this asks ("stats" or "stats json") and copies
- * the answer to stdout.
+ * calls, errors and latency, per listener the transport's counters, per
+ * live connection its own. The daemon renders them (nfsrdmad/report.c);
+ * this asks ("stats" or "stats json") and copies the answer to stdout.
  */
 #include <errno.h>
 #include <poll.h>

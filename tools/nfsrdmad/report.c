@@ -5,11 +5,21 @@
  * bucket, then the counters that moved. JSON for a script: every
  * procedure and every counter, zeros too, units in the names. Transport
  * counters are per listener (summed over its connections, what the
- * transports keep), not per connection.
+ * transports keep), and then per live connection (one line each in text,
+ * one object each in JSON), as the transports copied them when asked.
  */
 #include "report.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
 #include <time.h>
+
+/*
+ * Connections shown per listener: the answer stays a few hundred KiB at
+ * most; the rest are counted as not shown.
+ */
+#define CONNS_SHOWN 1024
 
 uint64_t nfsrdmad_report_now_ms(void)
 {
@@ -79,6 +89,77 @@ static void text_xprt(FILE *f, const struct report_xprt *x)
 	fputc('\n', f);
 }
 
+/* A listener's live connections, copied; *more: those not shown. */
+static struct rr_svc_conn_info *conns_of(const struct report_xprt *x,
+					 uint32_t *n, uint32_t *more)
+{
+	struct rr_svc_conn_info *v = calloc(CONNS_SHOWN, sizeof(*v));
+
+	*n = *more = 0;
+	if (v && rr_rpc_svc_conns(x->svc, v, CONNS_SHOWN, n, more)) {
+		*n = *more = 0;
+	} else if (!v) {
+		/* even without memory the count is worth telling */
+		rr_rpc_svc_conns(x->svc, NULL, 0, n, more);
+	}
+	return v;
+}
+
+/* "192.0.2.1:2049" or "[2001:db8::1]:2049": JSON needs no escaping. */
+static void peer_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	const struct sockaddr_in *v4 = (const void *)ss;
+	const struct sockaddr_in6 *v6 = (const void *)ss;
+
+	if (ss->ss_family == AF_INET) {
+		inet_ntop(AF_INET, &v4->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(v4->sin_port));
+	} else if (ss->ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &v6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(v6->sin6_port));
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+static void text_conn(FILE *f, const struct rr_svc_conn_info *c)
+{
+	char peer[INET6_ADDRSTRLEN + 8];
+
+	peer_str(&c->peer, peer, sizeof(peer));
+	fprintf(f, "  %-4s %-28s %-8s %7llu %9llu %9llu %12llu %12llu %6llu",
+		c->netid, peer, c->state, (unsigned long long)c->age_ms / 1000,
+		(unsigned long long)c->calls, (unsigned long long)c->replies,
+		(unsigned long long)c->bytes_in,
+		(unsigned long long)c->bytes_out,
+		(unsigned long long)c->errors);
+	if (c->credits_granted)
+		fprintf(f, " %u/%u", c->credits_used, c->credits_granted);
+	fputc('\n', f);
+}
+
+/* Under each listener, one line per connection. */
+static void text_conns(FILE *f, const struct report_src *s)
+{
+	fprintf(f, "connections (credits: in use/granted)\n");
+	fprintf(f, "  %-4s %-28s %-8s %7s %9s %9s %12s %12s %6s %s\n", "xprt",
+		"peer", "state", "age_s", "calls", "replies", "bytes_in",
+		"bytes_out", "errors", "credits");
+	for (int k = 0; k < s->nx; k++) {
+		uint32_t n, more;
+		struct rr_svc_conn_info *v = conns_of(&s->x[k], &n, &more);
+
+		fprintf(f, "%s: %u connection%s\n", s->x[k].name, n + more,
+			n + more == 1 ? "" : "s");
+		for (uint32_t i = 0; i < n; i++)
+			text_conn(f, &v[i]);
+		if (more)
+			fprintf(f, "  %u more not shown\n", more);
+		free(v);
+	}
+}
+
 #define NFS_FIELDS(X)                                                          \
 	X(calls)                                                               \
 	X(garbage_args)                                                        \
@@ -103,6 +184,7 @@ static void text_report(const struct report_src *s, FILE *f)
 	text_procs(f, s->ctr);
 	for (int k = 0; k < s->nx; k++)
 		text_xprt(f, &s->x[k]);
+	text_conns(f, s);
 	rr_nfs3_exporter_stats(s->nfs, &ns);
 	fputs("nfs3 server:", f);
 #define X(n) fprintf(f, " %s=%llu", #n, (unsigned long long)ns.n);
@@ -179,6 +261,46 @@ static void json_xprt(FILE *f, const struct report_xprt *x, bool last)
 	fprintf(f, "}}%s\n", last ? "" : ",");
 }
 
+static void json_conn(FILE *f, const char *listener,
+		      const struct rr_svc_conn_info *c, bool first)
+{
+	char peer[INET6_ADDRSTRLEN + 8];
+
+	peer_str(&c->peer, peer, sizeof(peer));
+	fprintf(f,
+		"%s    {\"listener\": \"%s\", \"transport\": \"%s\", "
+		"\"peer\": \"%s\", \"state\": \"%s\", "
+		"\"since_unix_ms\": %llu, \"age_ms\": %llu, "
+		"\"calls\": %llu, \"replies\": %llu, \"bytes_in\": %llu, "
+		"\"bytes_out\": %llu, \"errors\": %llu, "
+		"\"credits_granted\": %u, \"credits_used\": %u}",
+		first ? "" : ",\n", listener, c->netid, peer, c->state,
+		(unsigned long long)c->since_ms, (unsigned long long)c->age_ms,
+		(unsigned long long)c->calls, (unsigned long long)c->replies,
+		(unsigned long long)c->bytes_in,
+		(unsigned long long)c->bytes_out, (unsigned long long)c->errors,
+		c->credits_granted, c->credits_used);
+}
+
+static void json_conns(FILE *f, const struct report_src *s)
+{
+	unsigned long long hidden = 0;
+	bool first = true;
+
+	fputs("  \"connections\": [\n", f);
+	for (int k = 0; k < s->nx; k++) {
+		uint32_t n, more;
+		struct rr_svc_conn_info *v = conns_of(&s->x[k], &n, &more);
+
+		for (uint32_t i = 0; i < n; i++, first = false)
+			json_conn(f, s->x[k].name, &v[i], first);
+		hidden += more;
+		free(v);
+	}
+	fprintf(f, "%s  ],\n  \"connections_not_shown\": %llu,\n",
+		first ? "" : "\n", hidden);
+}
+
 static void json_report(const struct report_src *s, FILE *f)
 {
 	struct rr_nfs3_server_stats ns;
@@ -190,8 +312,10 @@ static void json_report(const struct report_src *s, FILE *f)
 	fputs("  \"transports\": [\n", f);
 	for (int k = 0; k < s->nx; k++)
 		json_xprt(f, &s->x[k], k + 1 == s->nx);
+	fputs("  ],\n", f);
+	json_conns(f, s);
 	rr_nfs3_exporter_stats(s->nfs, &ns);
-	fputs("  ],\n  \"nfs3_server\": {", f);
+	fputs("  \"nfs3_server\": {", f);
 #define X(n)                                                                   \
 	fprintf(f, "%s\"%s\": %llu", sep, #n, (unsigned long long)ns.n);       \
 	sep = ", ";

@@ -6,12 +6,15 @@
  * JSON that parses, each histogram summing to its count; the text names
  * them. Garbage, overlong and stalled requests on the socket are refused
  * or timed out without holding up other readers, and the daemon lives.
+ * Each live connection is listed with its own calls, and one that closes
+ * leaves the list.
  *
  * argv[1] is the nfsrdmad binary, argv[2] the nfsrdma one.
  */
 #include <rpcrdma/rpc.h>
 #include <rpcrdma/rpc_tcp.h>
 
+#include "clock.h"
 #include "daemon.h"
 #include "io.h"
 #include "mount3.h"
@@ -402,6 +405,133 @@ static void counts_known_calls_exactly(void **state)
 	assert_null(strstr(f->out, "WRITE")); /* not called: not listed */
 }
 
+/* ---- per connection */
+
+/*
+ * Where the connection objects of transport xprt start in f->out (each
+ * is one line; num_in reads the keys after "transport"); how many.
+ */
+static int conn_objs(const char *out, const char *xprt, const char **objs,
+		     int max)
+{
+	const char *p = strstr(out, "\"connections\": [");
+	const char *end = strstr(out, "\"connections_not_shown\": ");
+	char key[64];
+	int n = 0;
+
+	assert_non_null(p);
+	assert_non_null(end);
+	assert_int_equal(num_in(end, "connections_not_shown"), 0);
+	snprintf(key, sizeof(key), "\"transport\": \"%s\"", xprt);
+	for (; (p = strstr(p, key)) && p < end; p++)
+		if (n < max)
+			objs[n++] = p;
+		else
+			n++;
+	return n;
+}
+
+/* Whether xprt has n connections, and with n == 1 calls answered. */
+static bool conns_are(const char *out, const char *xprt, int n, long calls)
+{
+	const char *o[4];
+
+	if (conn_objs(out, xprt, o, 4) != n)
+		return false;
+	return n != 1 || (num_in(o[0], "calls") == calls &&
+			  num_in(o[0], "replies") == calls);
+}
+
+/*
+ * Asks until the daemon lists n_rdma and n_tcp connections, with the
+ * calls given when one: a reply reaches the client before the server
+ * has counted it sent, and a close reaches the server after the client
+ * returns. Fails with the last answer past the deadline.
+ */
+static void wait_conns(struct fx *f, int n_rdma, long rdma_calls, int n_tcp,
+		       long tcp_calls)
+{
+	uint64_t end = rr_t_now_ms() + TMO_MS;
+
+	for (;;) {
+		assert_int_equal(run_cli(f, "stat", "--json", f->sock), 0);
+		assert_true(json_ok(f->out));
+		if (conns_are(f->out, "rdma", n_rdma, rdma_calls) &&
+		    conns_are(f->out, "tcp", n_tcp, tcp_calls))
+			return;
+		if (rr_t_now_ms() > end)
+			fail_msg("connections not as expected:\n%s", f->out);
+		poll(NULL, 0, 20); /* a pause between tries, not a wait */
+	}
+}
+
+static void expect_conn(const char *out, const char *xprt, bool credits)
+{
+	const char *o;
+
+	assert_int_equal(conn_objs(out, xprt, &o, 1), 1);
+	assert_non_null(strstr(o, "\"peer\": \"127.0.0.1:"));
+	assert_non_null(strstr(o, "\"state\": \"up\""));
+	assert_int_equal(num_in(o, "errors"), 0);
+	assert_true(num_in(o, "bytes_in") > 0);
+	assert_true(num_in(o, "bytes_out") > 0);
+	assert_true(num_in(o, "since_unix_ms") > 1700000000000LL);
+	if (credits)
+		assert_true(num_in(o, "credits_granted") > 0);
+	else
+		assert_int_equal(num_in(o, "credits_granted"), 0);
+}
+
+/* The calls column of the text line of xprt's one connection. */
+static long text_calls(const char *out, const char *xprt)
+{
+	char key[32], state[16];
+	long age, calls;
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n  %-4s 127.0.0.1:", xprt);
+	p = strstr(out, key);
+	assert_non_null(p);
+	p = strchr(p + strlen(key), ' ');
+	assert_int_equal(sscanf(p, "%15s %ld %ld", state, &age, &calls), 3);
+	assert_string_equal(state, "up");
+	return calls;
+}
+
+static void lists_each_connection_until_it_closes(void **state)
+{
+	struct fx *f = *state;
+	char rootbuf[NFS3_FHSIZE];
+	nfs_fh3 root;
+	/* no keepalive: every call on the wire is one this test made */
+	struct rr_clnt_opts ro = {.timeout_ms = TMO_MS, .keepalive_ms = -1};
+	struct rr_tcp_clnt_opts to = {.keepalive_ms = -1};
+	struct rr_tcp_clnt *tc;
+	struct rr_clnt *rc;
+
+	mount_root(f, &root, rootbuf);
+	assert_int_equal(rr_clnt_create("127.0.0.1", f->d.rdma, &ro, &rc), 0);
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", f->d.tcp, &to, &tc),
+			 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(getattr(f, rc, false, &root), NFS3_OK);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(getattr(f, tc, true, &root), NFS3_OK);
+	wait_conns(f, 1, 3, 1, 5);
+	expect_conn(f->out, "rdma", true);
+	expect_conn(f->out, "tcp", false);
+	assert_int_equal(run_cli(f, "stat", f->sock, NULL), 0);
+	assert_int_equal(text_calls(f->out, "rdma"), 3);
+	assert_int_equal(text_calls(f->out, "tcp"), 5);
+
+	assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
+	wait_conns(f, 1, 3, 0, 0);
+	assert_int_equal(getattr(f, rc, false, &root), NFS3_OK);
+	wait_conns(f, 1, 4, 0, 0);
+	assert_int_equal(rr_clnt_destroy(rc), 0);
+	wait_conns(f, 0, 0, 0, 0);
+}
+
 static int dial(const char *path)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
@@ -476,6 +606,8 @@ int main(int argc, char **argv)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(refuses_garbage_and_lives_on,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			lists_each_connection_until_it_closes, setup, teardown),
 	};
 
 	if (argc < 3) {
