@@ -129,6 +129,7 @@ int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
 		return -ENOMEM;
 	s->o = *o;
 	s->root_fd = -1;
+	s->be.ops = &rr__nfsd_be_local_ops;
 	if (!s->o.anon_uid)
 		s->o.anon_uid = NFSD_ANON;
 	if (!s->o.anon_gid)
