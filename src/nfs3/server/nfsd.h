@@ -35,6 +35,7 @@ struct nfsd_pathcache;
 struct nfsd_walk_budget;
 struct nfsd_fcache;
 struct nfsd_file;
+struct nfsd_locks;
 
 struct rr_nfs3_server {
 	struct rr_nfs3_server_opts o;
@@ -56,6 +57,8 @@ struct rr_nfs3_server {
 	struct nfsd_pathcache *cache;
 	struct nfsd_walk_budget *walks; /* walk_budget.c */
 	struct nfsd_fcache *files;	/* open files by handle, fcache.c */
+	/* byte range locks (backend/local_lock.c), made on the first */
+	struct nfsd_locks *_Atomic locks;
 	pthread_mutex_t mnt_lock;
 	struct nfsd_mnt *mounts; /* MOUNT's DUMP list, newest first */
 	uint32_t nmounts;

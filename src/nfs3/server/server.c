@@ -10,6 +10,7 @@
  * sends them again.
  */
 #include "nfs3/server/nfsd.h"
+#include "nfs3/server/backend/local.h"
 
 #include "base/alloc.h"
 
@@ -172,6 +173,7 @@ void rr_nfs3_server_destroy(struct rr_nfs3_server *s)
 		return;
 	rr__nfsd_mounts_free(s);
 	rr__nfsd_fcache_destroy(s->files);
+	rr__nfsd_locks_free(s);
 	rr__nfsd_cache_destroy(s->cache);
 	rr__nfsd_walk_budget_destroy(s->walks);
 	if (s->root_fd >= 0)

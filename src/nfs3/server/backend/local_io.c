@@ -216,31 +216,3 @@ int rr__nfsd_local_commit(struct nfsd_call *c, struct nfsd_obj *o, uint64_t off,
 	close(fd);
 	return rc;
 }
-
-/* Byte range locks: not yet on the local directory (NLM will need them). */
-int rr__nfsd_local_lock(struct nfsd_call *c, struct nfsd_be_file *f,
-			const struct nfsd_be_lock *l)
-{
-	(void)c;
-	(void)f;
-	(void)l;
-	return -ENOTSUP;
-}
-
-int rr__nfsd_local_unlock(struct nfsd_call *c, struct nfsd_be_file *f,
-			  const struct nfsd_be_lock *l)
-{
-	(void)c;
-	(void)f;
-	(void)l;
-	return -ENOTSUP;
-}
-
-int rr__nfsd_local_lock_test(struct nfsd_call *c, struct nfsd_be_file *f,
-			     struct nfsd_be_lock *l)
-{
-	(void)c;
-	(void)f;
-	(void)l;
-	return -ENOTSUP;
-}
