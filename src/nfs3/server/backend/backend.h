@@ -44,6 +44,8 @@ struct nfsd_obj;
 
 /* The longest handle a backend makes (its part of the protocol's). */
 #define NFSD_BE_FH_MAX 64
+/* The most pieces of a ->read or ->write (more: -EINVAL). */
+#define NFSD_BE_IOV_MAX 16
 
 /* What an open is for; NFSv4.1's OPEN4_SHARE_ACCESS_* map onto these. */
 enum nfsd_be_access {

@@ -128,6 +128,8 @@ ssize_t rr__nfsd_local_read(struct nfsd_call *c, struct nfsd_be_file *f,
 	int fd = (int)F_FD(f);
 	ssize_t got;
 
+	if (iovcnt < 0 || iovcnt > NFSD_BE_IOV_MAX)
+		return -EINVAL;
 	if (!c->nowait) {
 		got = preadv(fd, iov, iovcnt, (off_t)off);
 		return got < 0 ? -errno : got;
@@ -139,7 +141,7 @@ ssize_t rr__nfsd_local_read(struct nfsd_call *c, struct nfsd_be_file *f,
 	return got;
 }
 
-/* Skips done bytes of iov (at most IOV_MAX pieces) into out. */
+/* Skips done bytes of iov into out (as many pieces). */
 static int iov_skip(const struct iovec *iov, int n, size_t done,
 		    struct iovec *out)
 {
@@ -175,11 +177,11 @@ ssize_t rr__nfsd_local_write(struct nfsd_call *c, struct nfsd_be_file *f,
 			     enum nfsd_be_stable how)
 {
 	size_t want = iov_len(iov, iovcnt), done = 0;
-	struct iovec rest[8];
+	struct iovec rest[NFSD_BE_IOV_MAX];
 	int fd = (int)F_FD(f), err = 0, rc;
 
 	(void)c;
-	if (iovcnt > 8)
+	if (iovcnt < 0 || iovcnt > NFSD_BE_IOV_MAX)
 		return -EINVAL;
 	while (!err && done < want) {
 		int n = iov_skip(iov, iovcnt, done, rest);
