@@ -5,10 +5,8 @@
  */
 #include "nfs3/server/nfsd.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 static ftype3 ftype(mode_t m)
 {
@@ -60,11 +58,12 @@ void rr__nfsd_post_attr(const struct stat *st, post_op_attr *p)
 	rr__nfsd_fattr(st, &p->post_op_attr_u.attributes);
 }
 
-void rr__nfsd_post_attr_fd(int fd, post_op_attr *p)
+void rr__nfsd_post_attr_obj(struct nfsd_call *c, struct nfsd_obj *o,
+			    post_op_attr *p)
 {
 	struct stat st;
 
-	p->attributes_follow = fd >= 0 && fstat(fd, &st) == 0;
+	p->attributes_follow = o && rr__nfsd_be(c)->getattr(c, o, &st) == 0;
 	if (p->attributes_follow)
 		rr__nfsd_fattr(&st, &p->post_op_attr_u.attributes);
 }
@@ -79,12 +78,13 @@ void rr__nfsd_pre_attr(const struct stat *st, pre_op_attr *p)
 	w->ctime = ntime(&st->st_ctim);
 }
 
-void rr__nfsd_wcc(const struct stat *pre, int fd, wcc_data *w)
+void rr__nfsd_wcc(struct nfsd_call *c, const struct stat *pre,
+		  struct nfsd_obj *o, wcc_data *w)
 {
 	w->before.attributes_follow = FALSE;
 	if (pre)
 		rr__nfsd_pre_attr(pre, &w->before);
-	rr__nfsd_post_attr_fd(fd, &w->after);
+	rr__nfsd_post_attr_obj(c, o, &w->after);
 }
 
 static struct timespec set_time(time_how how, const nfstime3 *t)
@@ -118,36 +118,6 @@ static nfsstat3 may_sattr(struct nfsd_call *c, const struct stat *st,
 	return NFS3_OK;
 }
 
-/*
- * Times go through the descriptor itself; on a symlink the proc path would
- * be followed to its target, so that one is asked for without following
- * (kernels without AT_EMPTY_PATH for utimensat say EINVAL: NOTSUPP then,
- * never a silent OK).
- */
-static int apply_times(int fd, const char *p, const struct stat *st,
-		       const sattr3 *a)
-{
-	struct timespec ts[2] = {
-		set_time(a->atime.set_it, &a->atime.set_atime_u.atime),
-		set_time(a->mtime.set_it, &a->mtime.set_mtime_u.mtime),
-	};
-
-	if (!a->atime.set_it && !a->mtime.set_it)
-		return 0;
-	if (!S_ISLNK(st->st_mode))
-		return utimensat(AT_FDCWD, p, ts, 0) ? -errno : 0;
-	if (!utimensat(fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
-		return 0;
-	return errno == EINVAL ? -EOPNOTSUPP : -errno;
-}
-
-static int apply_size(const char *p, uint64 size)
-{
-	if (size > (uint64)INT64_MAX)
-		return -EFBIG;
-	return truncate(p, (off_t)size) ? -errno : 0;
-}
-
 /* A size on anything but a regular file: refused before anything changes. */
 static nfsstat3 size_ok(const struct stat *st, const sattr3 *a)
 {
@@ -156,36 +126,35 @@ static nfsstat3 size_ok(const struct stat *st, const sattr3 *a)
 	return S_ISDIR(st->st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
 }
 
+static void be_sattr(const sattr3 *a, struct nfsd_be_sattr *b)
+{
+	b->set_mode = a->mode.set_it;
+	b->mode = a->mode.set_mode3_u.mode & 07777;
+	b->set_uid = a->uid.set_it;
+	b->uid = a->uid.set_uid3_u.uid;
+	b->set_gid = a->gid.set_it;
+	b->gid = a->gid.set_gid3_u.gid;
+	b->set_size = a->size.set_it;
+	b->size = a->size.set_size3_u.size;
+	b->atime = set_time(a->atime.set_it, &a->atime.set_atime_u.atime);
+	b->mtime = set_time(a->mtime.set_it, &a->mtime.set_mtime_u.mtime);
+}
+
 /*
- * A mode on a symlink is left alone and the rest applied, as the Linux
- * nfsd does: Linux keeps no mode on symlinks and clients send one with
- * every SETATTR they build from a chmod-less utimes.
+ * A mode on a symlink is left alone by the backend and the rest applied,
+ * as the Linux nfsd does: clients send one with every SETATTR they build
+ * from a chmod-less utimes.
  */
-nfsstat3 rr__nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
+nfsstat3 rr__nfsd_sattr(struct nfsd_call *c, struct nfsd_obj *o,
 			const sattr3 *a)
 {
-	nfsstat3 ns = may_sattr(c, st, a);
-	char p[32];
-	int rc = 0;
+	nfsstat3 ns = may_sattr(c, &o->st, a);
+	struct nfsd_be_sattr b;
 
 	if (!ns)
-		ns = size_ok(st, a);
+		ns = size_ok(&o->st, a);
 	if (ns)
 		return ns;
-	rr__nfsd_fd_path(fd, p);
-	if (a->uid.set_it || a->gid.set_it) {
-		uid_t u = a->uid.set_it ? a->uid.set_uid3_u.uid : (uid_t)-1;
-		gid_t g = a->gid.set_it ? a->gid.set_gid3_u.gid : (gid_t)-1;
-
-		if (fchownat(fd, "", u, g, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
-			rc = -errno;
-	}
-	if (!rc && a->mode.set_it && !S_ISLNK(st->st_mode) &&
-	    chmod(p, a->mode.set_mode3_u.mode & 07777))
-		rc = -errno;
-	if (!rc && a->size.set_it)
-		rc = apply_size(p, a->size.set_size3_u.size);
-	if (!rc)
-		rc = apply_times(fd, p, st, a);
-	return rr__nfsd_errno(rc);
+	be_sattr(a, &b);
+	return rr__nfsd_errno(rr__nfsd_be(c)->setattr(c, o, &b));
 }

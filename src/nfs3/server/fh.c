@@ -1108,20 +1108,6 @@ static nfsstat3 resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	return NFS3_OK;
 }
 
-int rr__nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o, nfs_fh3 *fh)
-{
-	uint8_t *p = rr__nfsd_alloc(c, NFSD_FH_LEN);
-
-	if (!p)
-		return -ENOMEM;
-	rr__nfsd_fh_encode(c->s->key, &o->st, o->birth, p);
-	fh->data.data_val = (char *)p;
-	fh->data.data_len = NFSD_FH_LEN;
-	if (o->name)
-		rr__nfsd_cache_put(c->s, &o->st, o->pdev, o->pino, o->name);
-	return 0;
-}
-
 /* Switches to the server's identity; whether the call was the caller. */
 static bool as_server(struct nfsd_call *c)
 {
@@ -1159,7 +1145,7 @@ static int as_caller(struct nfsd_call *c)
 }
 
 /* The call closes fd when it ends; -EMFILE (fd closed) when full. */
-static int track(struct nfsd_call *c, int fd)
+int rr__nfsd_track(struct nfsd_call *c, int fd)
 {
 	if (c->nfds == (int)(sizeof(c->fds) / sizeof(c->fds[0]))) {
 		close(fd);
@@ -1174,8 +1160,8 @@ static int track(struct nfsd_call *c, int fd)
  * caller may search on the way there (RFC 1813 checks the object itself).
  * A call that already acts as the caller goes back to that afterwards.
  */
-nfsstat3 rr__nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
-			  struct nfsd_obj *o)
+nfsstat3 rr__nfsd_local_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
+				struct nfsd_obj *o)
 {
 	nfsstat3 st;
 
@@ -1193,7 +1179,7 @@ nfsstat3 rr__nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
 	st = resolve(c, fh, o);
 	if (was && as_caller(c))
 		st = NFS3ERR_ACCES;
-	if (o->fd >= 0 && !o->file && track(c, o->fd))
+	if (o->fd >= 0 && !o->file && rr__nfsd_track(c, o->fd))
 		o->fd = -1;
 	return st;
 }
@@ -1209,7 +1195,7 @@ int rr__nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o)
 		fd = o->path ? rr__nfsd_open(c->s, o->path, O_PATH | O_NOFOLLOW,
 					     &o->st)
 			     : -ESTALE;
-		if (fd >= 0 && track(c, fd))
+		if (fd >= 0 && rr__nfsd_track(c, fd))
 			fd = -EMFILE;
 		o->fd = fd < 0 ? -1 : fd;
 	}

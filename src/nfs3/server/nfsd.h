@@ -11,6 +11,7 @@
 #include <rpcrdma/nfs3_server.h>
 
 #include "mount3.h"
+#include "nfs3/server/backend/backend.h"
 #include "nfs3/server/exports.h"
 #include "nfs3_prot.h"
 
@@ -34,9 +35,13 @@ struct nfsd_pathcache;
 struct nfsd_walk_budget;
 struct nfsd_fcache;
 struct nfsd_file;
+struct nfsd_locks;
 
 struct rr_nfs3_server {
 	struct rr_nfs3_server_opts o;
+	/* where the export's objects live (backend/): every procedure acts
+	 * through it */
+	struct nfsd_be be;
 	char *export_path; /* as configured, and its realpath */
 	char *export_real;
 	int root_fd; /* O_PATH of the export root */
@@ -52,6 +57,8 @@ struct rr_nfs3_server {
 	struct nfsd_pathcache *cache;
 	struct nfsd_walk_budget *walks; /* walk_budget.c */
 	struct nfsd_fcache *files;	/* open files by handle, fcache.c */
+	/* byte range locks (backend/local_lock.c), made on the first */
+	struct nfsd_locks *_Atomic locks;
 	pthread_mutex_t mnt_lock;
 	struct nfsd_mnt *mounts; /* MOUNT's DUMP list, newest first */
 	uint32_t nmounts;
@@ -153,10 +160,11 @@ int rr__nfsd_stat(int dirfd, const char *name, struct stat *st,
 		  uint64_t *birth);
 /* 0 or NFS3ERR_INVAL/NAMETOOLONG/ACCES for a name a client sent. */
 nfsstat3 rr__nfsd_name_ok(const char *name);
-nfsstat3 rr__nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
-			  struct nfsd_obj *o);
-int rr__nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o,
-		     nfs_fh3 *fh);
+/* The local backend's resolve (backend/local.c wraps it). */
+nfsstat3 rr__nfsd_local_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
+				struct nfsd_obj *o);
+/* The call closes fd when it ends; -EMFILE (fd closed) when full. */
+int rr__nfsd_track(struct nfsd_call *c, int fd);
 /*
  * Opens path below the root (any length; O_PATH and such; never through a
  * symlink, never above the root) as the server; want: the object must
@@ -290,15 +298,30 @@ nfsstat3 rr__nfsd_may(const struct nfsd_call *c, const struct stat *st,
  */
 bool rr__nfsd_mode_decides(const struct nfsd_obj *o, bool write);
 
+/* obj.c: the procedures' way to the backend's objects */
+static inline const struct nfsd_be_ops *rr__nfsd_be(const struct nfsd_call *c)
+{
+	return c->s->be.ops;
+}
+nfsstat3 rr__nfsd_resolve(struct nfsd_call *c, const nfs_fh3 *fh,
+			  struct nfsd_obj *o);
+int rr__nfsd_make_fh(struct nfsd_call *c, const struct nfsd_obj *o,
+		     nfs_fh3 *fh);
+/* The call acts on o from now on, as the caller (backend ->act). */
+int rr__nfsd_act(struct nfsd_call *c, struct nfsd_obj *o);
+
 /* attr.c */
 void rr__nfsd_fattr(const struct stat *st, fattr3 *a);
 void rr__nfsd_post_attr(const struct stat *st, post_op_attr *p);
-void rr__nfsd_post_attr_fd(int fd, post_op_attr *p);
+/* Fresh attributes of o (NULL: none follow). */
+void rr__nfsd_post_attr_obj(struct nfsd_call *c, struct nfsd_obj *o,
+			    post_op_attr *p);
 void rr__nfsd_pre_attr(const struct stat *st, pre_op_attr *p);
-/* wcc_data: pre from st (NULL: none), post from fd (-1: none) */
-void rr__nfsd_wcc(const struct stat *pre, int fd, wcc_data *w);
-/* Applies a sattr3 to what fd (O_PATH) names, as the caller. */
-nfsstat3 rr__nfsd_sattr(struct nfsd_call *c, int fd, const struct stat *st,
+/* wcc_data: pre from st (NULL: none), post fresh from o (NULL: none) */
+void rr__nfsd_wcc(struct nfsd_call *c, const struct stat *pre,
+		  struct nfsd_obj *o, wcc_data *w);
+/* Applies a sattr3 to o (acted on), its attributes in o->st. */
+nfsstat3 rr__nfsd_sattr(struct nfsd_call *c, struct nfsd_obj *o,
 			const sattr3 *a);
 
 /* ops.c, dir.c, rw.c, readdir.c: the procedures */

@@ -6,11 +6,8 @@
  */
 #include "nfs3/server/nfsd.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <string.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 
 nfsstat3 rr__nfsd_getattr(struct nfsd_call *c, void *args, void *res)
 {
@@ -36,40 +33,35 @@ nfsstat3 rr__nfsd_setattr(struct nfsd_call *c, void *args, void *res)
 	wcc_data *w = &((SETATTR3res *)res)->SETATTR3res_u.resok.obj_wcc;
 	struct nfsd_obj o;
 	nfsstat3 st = rr__nfsd_resolve(c, &a->object, &o);
-	int fd;
+	int rc;
 
 	if (st)
 		return st;
-	fd = rr__nfsd_obj_fd(c, &o);
-	if (fd < 0)
-		return rr__nfsd_errno(fd);
+	rc = rr__nfsd_act(c, &o);
+	if (rc)
+		return rr__nfsd_errno(rc);
 	if (c->id.ro)
 		st = NFS3ERR_ROFS;
 	else if (a->guard.check &&
 		 !ctime_is(&o.st, &a->guard.sattrguard3_u.obj_ctime))
 		st = NFS3ERR_NOT_SYNC;
 	else
-		st = rr__nfsd_sattr(c, fd, &o.st, &a->new_attributes);
-	rr__nfsd_wcc(&o.st, fd, w);
+		st = rr__nfsd_sattr(c, &o, &a->new_attributes);
+	rr__nfsd_wcc(c, &o.st, &o, w);
 	return st;
 }
 
-static nfsstat3 lookup_child(struct nfsd_call *c, const struct nfsd_obj *dir,
-			     int dirfd, const char *name, struct nfsd_obj *o)
+/* "." and ".." are the backend's to answer; other names are checked. */
+static nfsstat3 lookup_child(struct nfsd_call *c, struct nfsd_obj *dir,
+			     const char *name, struct nfsd_obj *o)
 {
-	nfsstat3 st;
+	nfsstat3 st = NFS3_OK;
 
-	if (!strcmp(name, ".")) {
-		*o = *dir;
-		return NFS3_OK;
-	}
-	if (!strcmp(name, "..")) /* never above the root */
-		return rr__nfsd_errno(rr__nfsd_obj_parent(c, dir, o));
-	st = rr__nfsd_name_ok(name);
+	if (strcmp(name, ".") && strcmp(name, ".."))
+		st = rr__nfsd_name_ok(name);
 	if (st)
 		return st;
-	rr__nfsd_obj_place(o, dir, name);
-	return rr__nfsd_errno(rr__nfsd_stat(dirfd, name, &o->st, &o->birth));
+	return rr__nfsd_errno(rr__nfsd_be(c)->lookup(c, dir, name, o, 0));
 }
 
 nfsstat3 rr__nfsd_lookup(struct nfsd_call *c, void *args, void *res)
@@ -79,26 +71,26 @@ nfsstat3 rr__nfsd_lookup(struct nfsd_call *c, void *args, void *res)
 	LOOKUP3resok *ok = &r->LOOKUP3res_u.resok;
 	struct nfsd_obj dir, o;
 	nfsstat3 st = rr__nfsd_resolve(c, &a->dir, &dir);
-	int dirfd;
+	int rc;
 
 	if (st)
 		return st;
 	if (!S_ISDIR(dir.st.st_mode))
 		return NFS3ERR_NOTDIR;
-	dirfd = rr__nfsd_obj_fd(c, &dir);
-	if (dirfd < 0)
-		return rr__nfsd_errno(dirfd);
+	rc = rr__nfsd_act(c, &dir);
+	if (rc)
+		return rr__nfsd_errno(rc);
 	st = rr__nfsd_may(c, &dir.st, ACCESS3_LOOKUP);
 	if (!st)
-		st = lookup_child(c, &dir, dirfd, a->name, &o);
+		st = lookup_child(c, &dir, a->name, &o);
 	if (!st && rr__nfsd_make_fh(c, &o, &ok->object))
 		st = NFS3ERR_SERVERFAULT;
 	if (st) {
-		rr__nfsd_post_attr_fd(dirfd,
-				      &r->LOOKUP3res_u.resfail.dir_attributes);
+		rr__nfsd_post_attr_obj(c, &dir,
+				       &r->LOOKUP3res_u.resfail.dir_attributes);
 	} else {
 		rr__nfsd_post_attr(&o.st, &ok->obj_attributes);
-		rr__nfsd_post_attr_fd(dirfd, &ok->dir_attributes);
+		rr__nfsd_post_attr_obj(c, &dir, &ok->dir_attributes);
 	}
 	return st;
 }
@@ -125,7 +117,7 @@ nfsstat3 rr__nfsd_readlink(struct nfsd_call *c, void *args, void *res)
 	struct nfsd_obj o;
 	nfsstat3 st = rr__nfsd_resolve(c, &a->symlink, &o);
 	ssize_t n;
-	int fd;
+	int rc;
 
 	if (st)
 		return st;
@@ -134,41 +126,37 @@ nfsstat3 rr__nfsd_readlink(struct nfsd_call *c, void *args, void *res)
 		return NFS3ERR_INVAL;
 	if (!buf)
 		return NFS3ERR_SERVERFAULT;
-	fd = rr__nfsd_obj_fd(c, &o);
-	if (fd < 0)
-		return rr__nfsd_errno(fd);
-	n = readlinkat(fd, "", buf, PATH_MAX);
-	st = n < 0 ? rr__nfsd_errno(errno) : NFS3_OK;
-	if (n >= 0)
-		buf[n] = '\0';
+	rc = rr__nfsd_act(c, &o);
+	if (rc)
+		return rr__nfsd_errno(rc);
+	n = rr__nfsd_be(c)->readlink(c, &o, buf, PATH_MAX + 1);
 	ok->data = buf;
-	return st;
+	return n < 0 ? rr__nfsd_errno((int)n) : NFS3_OK;
 }
 
 nfsstat3 rr__nfsd_fsstat(struct nfsd_call *c, void *args, void *res)
 {
 	FSSTAT3args *a = args;
 	FSSTAT3resok *ok = &((FSSTAT3res *)res)->FSSTAT3res_u.resok;
-	struct statvfs v;
+	struct nfsd_be_statfs v;
 	struct nfsd_obj o;
 	nfsstat3 st = rr__nfsd_resolve(c, &a->fsroot, &o);
-	int fd;
+	int rc;
 
 	if (st)
 		return st;
 	rr__nfsd_post_attr(&o.st, &ok->obj_attributes);
-	fd = rr__nfsd_obj_fd(c, &o);
-	if (fd < 0)
-		return rr__nfsd_errno(fd);
-	st = fstatvfs(fd, &v) ? rr__nfsd_errno(errno) : NFS3_OK;
-	if (st)
-		return st;
-	ok->tbytes = (uint64)v.f_blocks * v.f_frsize;
-	ok->fbytes = (uint64)v.f_bfree * v.f_frsize;
-	ok->abytes = (uint64)v.f_bavail * v.f_frsize;
-	ok->tfiles = v.f_files;
-	ok->ffiles = v.f_ffree;
-	ok->afiles = v.f_favail;
+	rc = rr__nfsd_act(c, &o);
+	if (!rc)
+		rc = rr__nfsd_be(c)->statfs(c, &o, &v);
+	if (rc)
+		return rr__nfsd_errno(rc);
+	ok->tbytes = v.tbytes;
+	ok->fbytes = v.fbytes;
+	ok->abytes = v.abytes;
+	ok->tfiles = v.tfiles;
+	ok->ffiles = v.ffiles;
+	ok->afiles = v.afiles;
 	ok->invarsec = 0; /* the file system changes under us any time */
 	return NFS3_OK;
 }
@@ -201,21 +189,22 @@ nfsstat3 rr__nfsd_pathconf(struct nfsd_call *c, void *args, void *res)
 {
 	PATHCONF3args *a = args;
 	PATHCONF3resok *ok = &((PATHCONF3res *)res)->PATHCONF3res_u.resok;
+	struct nfsd_be_statfs v = {0};
 	struct nfsd_obj o;
 	nfsstat3 st = rr__nfsd_resolve(c, &a->object, &o);
-	long lm, nm;
-	int fd;
+	int rc;
 
 	if (st)
 		return st;
 	rr__nfsd_post_attr(&o.st, &ok->obj_attributes);
-	fd = rr__nfsd_obj_fd(c, &o);
-	if (fd < 0)
-		return rr__nfsd_errno(fd);
-	lm = fpathconf(fd, _PC_LINK_MAX);
-	nm = fpathconf(fd, _PC_NAME_MAX);
-	ok->linkmax = lm > 0 ? (uint32)lm : 1;
-	ok->name_max = nm > 0 ? (uint32)nm : NAME_MAX;
+	rc = rr__nfsd_act(c, &o);
+	if (rc)
+		return rr__nfsd_errno(rc);
+	/* limits the backend cannot tell are the usual ones */
+	if (rr__nfsd_be(c)->statfs(c, &o, &v))
+		v.linkmax = v.namemax = 0;
+	ok->linkmax = v.linkmax ? v.linkmax : 1;
+	ok->name_max = v.namemax ? v.namemax : NAME_MAX;
 	ok->no_trunc = TRUE;
 	ok->chown_restricted = TRUE;
 	ok->case_insensitive = FALSE;
@@ -229,25 +218,17 @@ nfsstat3 rr__nfsd_commit(struct nfsd_call *c, void *args, void *res)
 	COMMIT3res *r = res;
 	struct nfsd_obj o;
 	nfsstat3 st = rr__nfsd_resolve(c, &a->file, &o);
-	int pfd, fd;
+	int rc;
 
 	if (st)
 		return st;
 	if (!S_ISREG(o.st.st_mode))
 		return S_ISDIR(o.st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
-	pfd = rr__nfsd_obj_fd(c, &o);
-	if (pfd < 0)
-		return rr__nfsd_errno(pfd);
-	/* fsync needs an open file; reading it is enough to sync it */
-	fd = rr__nfsd_reopen(pfd, O_RDONLY);
-	if (fd < 0)
-		fd = rr__nfsd_reopen(pfd, O_WRONLY);
-	st = fd < 0	 ? rr__nfsd_errno(fd)
-	     : fsync(fd) ? rr__nfsd_errno(errno)
-			 : NFS3_OK;
-	if (fd >= 0)
-		close(fd);
-	rr__nfsd_wcc(&o.st, pfd, &r->COMMIT3res_u.resok.file_wcc);
+	rc = rr__nfsd_act(c, &o);
+	if (rc)
+		return rr__nfsd_errno(rc);
+	st = rr__nfsd_errno(rr__nfsd_be(c)->commit(c, &o, a->offset, a->count));
+	rr__nfsd_wcc(c, &o.st, &o, &r->COMMIT3res_u.resok.file_wcc);
 	memcpy(r->COMMIT3res_u.resok.verf, c->s->write_verf,
 	       NFS3_WRITEVERFSIZE);
 	return st;

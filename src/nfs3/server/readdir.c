@@ -2,26 +2,19 @@
 /*
  * READDIR and READDIRPLUS (RFC 1813 sections 3.3.16-3.3.17).
  *
- * A cookie is the directory offset the kernel gives each entry (d_off,
- * which seekdir takes back): file systems keep those stable while the
- * directory changes (ext4 hashes names, tmpfs and others keep offsets), so
- * a listing resumes where it stopped without state in the server. The
- * cookie verifier is a keyed hash of the directory's identity: constant
- * for one directory across restarts, so a client's cookies stay good, yet
- * a cookie of one directory is refused in another.
+ * A cookie is the backend's (backend.h): stable while the directory
+ * changes, so a listing resumes where it stopped without state in the
+ * server. The cookie verifier is a keyed hash of the directory's identity:
+ * constant for one directory across restarts, so a client's cookies stay good,
+ * yet a cookie of one directory is refused in another.
  *
  * Sizes are counted as the XDR they become: the reply must fit the
  * client's count (or maxcount) and our results buffer.
  */
 #include "nfs3/server/nfsd.h"
 
-#include "base/alloc.h"
-
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
 #define FATTR_XDR   84
 #define POSTATTR    (4 + FATTR_XDR)
@@ -31,9 +24,10 @@
 
 struct rd {
 	const struct rr_nfs3_server *s;
+	struct nfsd_call *c;
 	struct nfsd_obj dir;
-	int pfd;
-	DIR *dp;
+	bool acted; /* the call acts on dir: its attributes can be had */
+	struct nfsd_be_dir *dp;
 	size_t cap, used;   /* whole reply */
 	size_t dcap, dused; /* READDIRPLUS dircount */
 	bool eof;
@@ -66,10 +60,11 @@ static nfsstat3 rd_open(struct nfsd_call *c, const nfs_fh3 *fh, cookie3 ck,
 {
 	cookieverf3 ours;
 	nfsstat3 st = rr__nfsd_resolve(c, fh, &r->dir);
-	int fd;
+	int rc;
 
 	r->s = c->s;
-	r->pfd = -1;
+	r->c = c;
+	r->acted = false;
 	r->dp = NULL;
 	if (st)
 		return st;
@@ -78,61 +73,53 @@ static nfsstat3 rd_open(struct nfsd_call *c, const nfs_fh3 *fh, cookie3 ck,
 	cookie_verf(c, &r->dir.st, ours);
 	if (ck && memcmp(verf, ours, NFS3_COOKIEVERFSIZE))
 		return NFS3ERR_BAD_COOKIE;
-	r->pfd = rr__nfsd_obj_fd(c, &r->dir);
-	if (r->pfd < 0)
-		return rr__nfsd_errno(r->pfd);
+	rc = rr__nfsd_act(c, &r->dir);
+	if (rc)
+		return rr__nfsd_errno(rc);
+	r->acted = true;
 	st = rr__nfsd_may(c, &r->dir.st, ACCESS3_READ);
 	if (st)
 		return st;
-	fd = rr__nfsd_reopen(r->pfd, O_RDONLY | O_DIRECTORY);
-	if (fd < 0)
-		return rr__nfsd_errno(fd);
-	/* fdopendir allocates its DIR: it fails when the injector says so */
-	r->dp = RR_ALLOC_FAILS() ? NULL : fdopendir(fd);
-	if (!r->dp) {
-		close(fd);
+	rc = rr__nfsd_be(c)->opendir(c, &r->dir, ck, &r->dp);
+	if (rc == -ENOMEM)
 		return NFS3ERR_SERVERFAULT;
-	}
-	if (ck)
-		seekdir(r->dp, (long)ck);
-	return NFS3_OK;
+	return rr__nfsd_errno(rc);
 }
 
 static void rd_close(struct rd *r, post_op_attr *attr)
 {
-	rr__nfsd_post_attr_fd(r->pfd, attr);
+	rr__nfsd_post_attr_obj(r->c, r->acted ? &r->dir : NULL, attr);
 	if (r->dp)
-		closedir(r->dp);
+		rr__nfsd_be(r->c)->closedir(r->dp);
 }
 
 /*
- * The next entry if it fits in need more bytes (dneed of dircount);
- * NULL at the end (eof set) or when full. telldir() after a refused entry
- * is rewound so that nothing read is lost.
+ * The next entry into *d if it fits in need more bytes (dneed of
+ * dircount); false at the end (eof set) or when full. A refused entry is
+ * sought back to, so that nothing read is lost.
  */
-static struct dirent *rd_next(struct rd *r, size_t *need, size_t extra)
+static bool rd_next(struct rd *r, struct nfsd_be_dirent *d, size_t *need,
+		    size_t extra)
 {
-	long pos = telldir(r->dp);
-	struct dirent *d;
+	const struct nfsd_be_ops *be = rr__nfsd_be(r->c);
+	int rc = be->readdir(r->dp, d);
 	size_t n;
 
-	errno = 0;
-	d = readdir(r->dp);
-	if (!d) {
-		r->err = errno;
-		r->eof = errno == 0;
-		return NULL;
+	if (rc <= 0) {
+		r->err = -rc;
+		r->eof = rc == 0;
+		return false;
 	}
-	n = ENTRY_XDR + xdr_len(strlen(d->d_name));
+	n = ENTRY_XDR + xdr_len(strlen(d->name));
 	if (r->used + n + extra > r->cap ||
 	    (r->dcap && r->dused + n > r->dcap)) {
-		seekdir(r->dp, pos);
-		return NULL;
+		be->seekdir(r->dp, d->at);
+		return false;
 	}
 	r->used += n + extra;
 	r->dused += n;
 	*need = n;
-	return d;
+	return true;
 }
 
 static nfsstat3 rd_status(struct rd *r, bool any)
@@ -143,11 +130,11 @@ static nfsstat3 rd_status(struct rd *r, bool any)
 }
 
 /* "." and ".." report the directory and its parent; the root's is itself. */
-static fileid3 entry_id(const struct rd *r, const struct dirent *d)
+static fileid3 entry_id(const struct rd *r, const struct nfsd_be_dirent *d)
 {
-	if (!strcmp(d->d_name, "..") && rr__nfsd_is_root(r->s, &r->dir.st))
+	if (!strcmp(d->name, "..") && rr__nfsd_is_root(r->s, &r->dir.st))
 		return (fileid3)r->dir.st.st_ino;
-	return (fileid3)d->d_ino;
+	return (fileid3)d->fileid;
 }
 
 nfsstat3 rr__nfsd_readdir(struct nfsd_call *c, void *args, void *res)
@@ -158,19 +145,19 @@ nfsstat3 rr__nfsd_readdir(struct nfsd_call *c, void *args, void *res)
 	entry3 **tail = &ok->reply.entries;
 	struct rd r = {.cap = res_cap(c, a->count), .used = RESOK_FIXED};
 	nfsstat3 st = rd_open(c, &a->dir, a->cookie, a->cookieverf, &r);
-	struct dirent *d;
+	struct nfsd_be_dirent d;
 	bool any = false;
 	size_t n;
 
-	while (!st && (d = rd_next(&r, &n, 0))) {
+	while (!st && rd_next(&r, &d, &n, 0)) {
 		entry3 *e = rr__nfsd_alloc(c, sizeof(*e));
 
-		if (!e || !(e->name = rr__nfsd_strdup(c, d->d_name))) {
+		if (!e || !(e->name = rr__nfsd_strdup(c, d.name))) {
 			st = NFS3ERR_SERVERFAULT;
 			break;
 		}
-		e->fileid = entry_id(&r, d);
-		e->cookie = (cookie3)d->d_off;
+		e->fileid = entry_id(&r, &d);
+		e->cookie = (cookie3)d.cookie;
 		*tail = e;
 		tail = &e->nextentry;
 		any = true;
@@ -190,20 +177,10 @@ nfsstat3 rr__nfsd_readdir(struct nfsd_call *c, void *args, void *res)
 static void plus_attrs(struct nfsd_call *c, struct rd *r, entryplus3 *e)
 {
 	struct nfsd_obj o;
-	int rc;
 
 	e->name_attributes.attributes_follow = FALSE;
 	e->name_handle.handle_follows = FALSE;
-	if (!strcmp(e->name, ".")) {
-		o = r->dir;
-		rc = 0;
-	} else if (!strcmp(e->name, "..")) {
-		rc = rr__nfsd_obj_parent(c, &r->dir, &o);
-	} else {
-		rr__nfsd_obj_place(&o, &r->dir, e->name);
-		rc = rr__nfsd_stat(dirfd(r->dp), e->name, &o.st, &o.birth);
-	}
-	if (rc)
+	if (rr__nfsd_be(c)->lookup(c, &r->dir, e->name, &o, 0))
 		return;
 	rr__nfsd_post_attr(&o.st, &e->name_attributes);
 	e->name_handle.handle_follows =
@@ -221,19 +198,19 @@ nfsstat3 rr__nfsd_readdirplus(struct nfsd_call *c, void *args, void *res)
 		       .used = RESOK_FIXED,
 		       .dcap = a->dircount};
 	nfsstat3 st = rd_open(c, &a->dir, a->cookie, a->cookieverf, &r);
-	struct dirent *d;
+	struct nfsd_be_dirent d;
 	bool any = false;
 	size_t n;
 
-	while (!st && (d = rd_next(&r, &n, POSTATTR + POSTFH_XDR))) {
+	while (!st && rd_next(&r, &d, &n, POSTATTR + POSTFH_XDR)) {
 		entryplus3 *e = rr__nfsd_alloc(c, sizeof(*e));
 
-		if (!e || !(e->name = rr__nfsd_strdup(c, d->d_name))) {
+		if (!e || !(e->name = rr__nfsd_strdup(c, d.name))) {
 			st = NFS3ERR_SERVERFAULT;
 			break;
 		}
-		e->fileid = entry_id(&r, d);
-		e->cookie = (cookie3)d->d_off;
+		e->fileid = entry_id(&r, &d);
+		e->cookie = (cookie3)d.cookie;
 		plus_attrs(c, &r, e);
 		*tail = e;
 		tail = &e->nextentry;

@@ -7,19 +7,14 @@
  * the data's length word and takes the bytes from the read chunk when the
  * transport pulled one, else from the XDR right after that word.
  *
- * Both act through the open-file cache's descriptors where the mode bits
- * decide (ident.c): checked here, then no identity switch, open or close
- * per call. Otherwise the file is opened again as the caller.
+ * Both open the file in the backend for the one call, and read into (or
+ * write from) the transport's buffers themselves.
  */
 #include "nfs3/server/nfsd.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/uio.h>
-#include <sys/vfs.h>
-#include <unistd.h>
 
 /* xdrmem over the call's results buffer, for encoding. */
 static void res_xdr(struct nfsd_call *c, XDR *x)
@@ -38,12 +33,12 @@ static uint32_t finish(struct nfsd_call *c, XDR *x, bool ok, const void *bulk,
 	return RR_SUCCESS;
 }
 
-static uint32_t read_fail(struct nfsd_call *c, nfsstat3 st, int fd)
+static uint32_t read_fail(struct nfsd_call *c, nfsstat3 st, struct nfsd_obj *o)
 {
 	READ3res r = {.status = st};
 	XDR x;
 
-	rr__nfsd_post_attr_fd(fd, &r.READ3res_u.resfail.file_attributes);
+	rr__nfsd_post_attr_obj(c, o, &r.READ3res_u.resfail.file_attributes);
 	res_xdr(c, &x);
 	return finish(c, &x, rr__xdr_READ3res(&x, &r), NULL, 0);
 }
@@ -79,99 +74,16 @@ static nfsstat3 regular(const struct stat *st)
 	return S_ISDIR(st->st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
 }
 
-/*
- * The descriptor to read or write o through (flags O_RDONLY or O_WRONLY).
- * *own: opened for this call alone, the caller closes it; else the cache's.
- */
-static nfsstat3 io_fd(struct nfsd_call *c, struct nfsd_obj *o, int flags,
-		      int *fd, bool *own)
+/* o opened in the backend for one access (NFSD_BE_READ or _WRITE). */
+static nfsstat3 io_open(struct nfsd_call *c, struct nfsd_obj *o,
+			uint32_t access, struct nfsd_be_file *f, bool *opened)
 {
-	uint32_t want = flags == O_RDONLY ? ACCESS3_READ : ACCESS3_MODIFY;
-	nfsstat3 st;
-	int pfd;
+	int rc;
 
-	*own = false;
-	*fd = -1;
-	if (rr__nfsd_mode_decides(o, flags != O_RDONLY)) {
-		if (rr__nfsd_access(c->s, &c->id, &o->st, want) != want)
-			return NFS3ERR_ACCES;
-		rr__nfsd_as_server(
-			c); /* the check is made: open as ourselves */
-		*fd = c->nowait ? rr__nfsd_file_fd_made(c->s->files, o->file,
-							flags)
-				: rr__nfsd_file_fd(c->s->files, o->file, flags);
-		if (*fd == -EAGAIN && c->nowait)
-			rr__nfsd_defer(c);
-		return *fd < 0 ? rr__nfsd_errno(*fd) : NFS3_OK;
-	}
-	if (c->nowait) /* the caller's identity decides: a worker's job */
-		return rr__nfsd_errno(rr__nfsd_defer(c));
-	pfd = rr__nfsd_obj_fd(c, o);
-	if (pfd < 0)
-		return rr__nfsd_errno(pfd);
-	st = rr__nfsd_may(c, &o->st, want);
-	if (st)
-		return st;
-	*fd = rr__nfsd_reopen(pfd, flags);
-	if (*fd < 0)
-		return rr__nfsd_errno(*fd);
-	*own = true;
-	return NFS3_OK;
-}
-
-/*
- * A file system without RWF_NOWAIT says EOPNOTSUPP (tmpfs does, in the
- * guest's Linux 6.1). tmpfs and ramfs keep files in memory: a plain read
- * waits for no device there (swap aside), and beats a worker hand-off.
- * The answer is kept for the device, so that later READs there cost one
- * pread, not a failed preadv2 and an fstatfs before it.
- */
-static bool in_memory(struct rr_nfs3_server *s, int fd, dev_t dev)
-{
-	struct statfs sf;
-
-	if (fstatfs(fd, &sf) ||
-	    (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC))
-		return false;
-	atomic_store(&s->mem_fs_dev, (uint64_t)dev + 1);
-	return true;
-}
-
-/* What the page cache holds now, or the whole range on a memory fs. */
-static ssize_t read_cached(struct nfsd_call *c, int fd, struct iovec *iov,
-			   off_t off, dev_t dev)
-{
-	ssize_t got;
-
-	if (atomic_load(&c->s->mem_fs_dev) == (uint64_t)dev + 1)
-		return pread(fd, iov->iov_base, iov->iov_len, off);
-	got = preadv2(fd, iov, 1, off, RWF_NOWAIT);
-	if (got < 0 && errno == EOPNOTSUPP && in_memory(c->s, fd, dev))
-		got = pread(fd, iov->iov_base, iov->iov_len, off);
-	return got;
-}
-
-/*
- * Reads up to n bytes at off. Under c->nowait only what the page cache
- * holds (RWF_NOWAIT): a miss, or a short read before the end of the file
- * (the rest is not cached), defers the call to a worker, which reads it
- * all; so does any error, for the worker to answer.
- */
-static ssize_t read_at(struct nfsd_call *c, int fd, void *buf, size_t n,
-		       off_t off, const struct stat *st)
-{
-	struct iovec iov = {buf, n};
-	off_t size = st->st_size;
-	ssize_t got;
-
-	if (!c->nowait)
-		return pread(fd, buf, n, off);
-	got = read_cached(c, fd, &iov, off, st->st_dev);
-	if (got < 0 || ((size_t)got < n && off + got < size)) {
-		errno = -rr__nfsd_defer(c);
-		return -1;
-	}
-	return got;
+	*f = (struct nfsd_be_file){.access = access};
+	rc = rr__nfsd_be(c)->open(c, o, f);
+	*opened = rc == 0;
+	return rr__nfsd_errno(rc);
 }
 
 static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
@@ -181,32 +93,34 @@ static uint32_t do_read(struct nfsd_call *c, const READ3args *a)
 	uint32_t want = a->count;
 	struct nfsd_obj o;
 	nfsstat3 st = rr__nfsd_resolve(c, &a->file, &o);
+	struct nfsd_be_file f;
+	struct iovec iov;
 	ssize_t n = 0;
 	uint32_t rc;
-	bool own = false;
-	int fd = -1;
+	bool opened = false;
 
 	if (st)
-		return read_fail(c, st, -1);
+		return read_fail(c, st, NULL);
 	st = regular(&o.st);
 	if (!st)
-		st = io_fd(c, &o, O_RDONLY, &fd, &own);
+		st = io_open(c, &o, NFSD_BE_READ, &f, &opened);
 	want = want < cap ? want : (uint32_t)cap;
 	want = want < NFSD_MAX_IO ? want : NFSD_MAX_IO;
+	iov = (struct iovec){buf, want};
 	/* No file reaches 2^63: such a READ is zero bytes at the end. */
 	if (!st && want && a->offset <= (uint64)INT64_MAX)
-		n = read_at(c, fd, buf, want, (off_t)a->offset, &o.st);
+		n = rr__nfsd_be(c)->read(c, &f, &iov, 1, a->offset);
 	if (!st && n < 0)
-		st = rr__nfsd_errno(errno);
+		st = rr__nfsd_errno((int)n);
 	if (c->defer)
 		rc = RR_SYSTEM_ERR; /* not an answer: a worker reads it all */
 	else if (st)
-		rc = read_fail(c, st, o.fd);
+		rc = read_fail(c, st, &o);
 	else
 		rc = read_ok(c, &o.st, buf, (uint32_t)n,
 			     a->offset + (uint64)n >= (uint64)o.st.st_size);
-	if (own)
-		close(fd);
+	if (opened)
+		rr__nfsd_be(c)->close(c, &f);
 	return rc;
 }
 
@@ -275,31 +189,20 @@ static bool write_decode(struct nfsd_call *c, struct wargs *w)
 
 /*
  * RFC 1813 lets WRITE answer a count below the one asked for: when part
- * was written before an error (ENOSPC, EFBIG), that part is the answer
- * (*written), and the client's next WRITE meets the error.
+ * was written before an error (ENOSPC, EFBIG), that part is the answer,
+ * and the client's next WRITE meets the error.
  */
-static nfsstat3 write_data(int fd, const struct wargs *w, count3 *written)
+static nfsstat3 write_data(struct nfsd_call *c, struct nfsd_be_file *f,
+			   const struct wargs *w, count3 *written)
 {
-	nfsstat3 st = NFS3_OK;
-	size_t done = 0;
+	struct iovec iov = {(void *)w->data, w->count};
+	ssize_t n = rr__nfsd_be(c)->write(c, f, &iov, 1, w->offset,
+					  (enum nfsd_be_stable)w->stable);
 
-	while (!st && done < w->count) {
-		ssize_t n = pwrite(fd, w->data + done, w->count - done,
-				   (off_t)(w->offset + done));
-
-		if (n < 0 && errno != EINTR)
-			st = rr__nfsd_errno(errno);
-		else if (n > 0)
-			done += (size_t)n;
-	}
-	if (st && done)
-		st = NFS3_OK;
-	*written = (count3)done;
-	if (!st && w->stable == FILE_SYNC && fsync(fd))
-		st = rr__nfsd_errno(errno);
-	if (!st && w->stable == DATA_SYNC && fdatasync(fd))
-		st = rr__nfsd_errno(errno);
-	return st;
+	if (n < 0)
+		return rr__nfsd_errno((int)n);
+	*written = (count3)n;
+	return NFS3_OK;
 }
 
 static nfsstat3 write_check(struct nfsd_call *c, const struct wargs *w,
@@ -323,23 +226,24 @@ static uint32_t do_write(struct nfsd_call *c, const struct wargs *w)
 	WRITE3res r = {0};
 	WRITE3resok *ok = &r.WRITE3res_u.resok;
 	struct nfsd_obj o;
-	bool own = false;
-	int fd = -1;
+	struct nfsd_be_file f;
+	struct stat after;
+	bool opened = false, resolved;
 	XDR x;
 
 	r.status = rr__nfsd_resolve(c, &w->file, &o);
-	if (r.status)
-		o.fd = -1;
-	else
+	resolved = r.status == NFS3_OK;
+	if (!r.status)
 		r.status = write_check(c, w, &o);
 	if (!r.status)
-		r.status = io_fd(c, &o, O_WRONLY, &fd, &own);
+		r.status = io_open(c, &o, NFSD_BE_WRITE, &f, &opened);
 	if (!r.status)
-		r.status = write_data(fd, w, &ok->count);
-	if (own)
-		close(fd);
-	if (o.fd >= 0)
-		rr__nfsd_wcc(&o.st, o.fd, &ok->file_wcc);
+		r.status = write_data(c, &f, w, &ok->count);
+	if (opened)
+		rr__nfsd_be(c)->close(c, &f);
+	/* wcc data only where the backend can tell the attributes after */
+	if (resolved && !rr__nfsd_be(c)->getattr(c, &o, &after))
+		rr__nfsd_wcc(c, &o.st, &o, &ok->file_wcc);
 	ok->committed = w->stable;
 	memcpy(ok->verf, c->s->write_verf, NFS3_WRITEVERFSIZE);
 	res_xdr(c, &x);

@@ -10,6 +10,7 @@
  * sends them again.
  */
 #include "nfs3/server/nfsd.h"
+#include "nfs3/server/backend/local.h"
 
 #include "base/alloc.h"
 
@@ -129,6 +130,7 @@ int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
 		return -ENOMEM;
 	s->o = *o;
 	s->root_fd = -1;
+	s->be.ops = &rr__nfsd_be_local_ops;
 	if (!s->o.anon_uid)
 		s->o.anon_uid = NFSD_ANON;
 	if (!s->o.anon_gid)
@@ -171,6 +173,7 @@ void rr_nfs3_server_destroy(struct rr_nfs3_server *s)
 		return;
 	rr__nfsd_mounts_free(s);
 	rr__nfsd_fcache_destroy(s->files);
+	rr__nfsd_locks_free(s);
 	rr__nfsd_cache_destroy(s->cache);
 	rr__nfsd_walk_budget_destroy(s->walks);
 	if (s->root_fd >= 0)
