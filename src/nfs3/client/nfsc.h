@@ -64,6 +64,12 @@ int rr__nfsc_said(int err, unsigned mark, const char *fmt, ...)
 		rc_;                                                           \
 	})
 
+/*
+ * The credential n's calls from this thread carry: the one
+ * rr_nfs_set_thread_cred gave for n, else the mount's.
+ */
+const struct rr_cred *rr__nfsc_cred(const struct rr_nfs *n);
+
 /* XDR helpers (libtirpc xdrmem). */
 #define NFSC_ARGS_MAX 8192 /* the largest non-WRITE arguments: SYMLINK */
 /*
