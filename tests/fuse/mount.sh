@@ -5,7 +5,7 @@
 # mounted through FUSE over RDMA (iwarp) or TCP, and programs nobody here
 # wrote run on the mount point; the server's directory is the judge.
 #
-# usage: mount.sh NFSRDMAD NFSRDMA rdma|tcp fio|coreutils|users
+# usage: mount.sh NFSRDMAD NFSRDMA rdma|tcp fio|coreutils|users|restart [WRITER]
 #   fio        fio writes (sequential and random, psync, two jobs) and
 #              verifies every block with crc32c
 #   coreutils  cp in and out with cmp, mkdir -p, mv, ln -s, ln, mkfifo,
@@ -14,6 +14,10 @@
 #   users      two uids write through one allow_other mount: the server's
 #              files are theirs, and the server refuses one the other's
 #              file in a sticky directory (root only)
+#   restart    WRITER (restart_writer.c) writes half a file, nfsrdmad is
+#              stopped and started again on the same ports, the rest is
+#              written and close succeeds: its COMMIT saw a new write
+#              verifier and the adapter's log gave the lost half again
 # Every test ends with nfsrdma umount and checks that the mount is gone
 # and the process serving it exited with status 0.
 #
@@ -26,6 +30,7 @@ NFSRDMAD=${1:?usage: mount.sh NFSRDMAD NFSRDMA rdma|tcp TEST}
 NFSRDMA=${2:?}
 PROTO=${3:?}
 TEST=${4:?}
+WRITER=${5:-}
 DEADLINE_S=20
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -74,9 +79,11 @@ unmounted() { ! grep -q " $MNT " /proc/self/mountinfo; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 server_ready() { grep -q ready "$T/server.out"; }
 
+# ports: "RDMA TCP MOUNT" to start again where it was, else any free
 start_server() {
+	local p=(${1:-0 0 0})
 	"$NFSRDMAD" --export "$EXP" --state-dir "$T/state" --address 127.0.0.1 \
-		--rdma-port 0 --tcp-port 0 --mount-port 0 \
+		--rdma-port "${p[0]}" --tcp-port "${p[1]}" --mount-port "${p[2]}" \
 		>"$T/server.out" 2>"$T/server.err" &
 	SERVER=$!
 	poll server_ready || fail "nfsrdmad did not say ready"
@@ -246,10 +253,33 @@ test_users() {
 	do_umount
 }
 
+wrote_half() { grep -q half "$T/writer.out"; }
+
+test_restart() {
+	[ -x "$WRITER" ] || skip "no restart_writer"
+	do_mount actimeo=3
+	head -c $((3 << 20)) /dev/urandom >"$T/src"
+	"$WRITER" "$T/src" "$MNT/f" "$T/go" >"$T/writer.out" 2>"$T/writer.err" &
+	local wp=$! st
+	poll wrote_half || fail "the writer did not write its first half"
+	kill "$SERVER" && wait "$SERVER"
+	SERVER=
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT"
+	touch "$T/go"
+	wait "$wp"
+	st=$?
+	[ "$st" = 0 ] || fail "writer across the restart: $(cat "$T/writer.err")"
+	cmp "$T/src" "$EXP/f" || fail "the server's file differs after the restart"
+	cmp "$T/src" "$MNT/f" || fail "the mount's file differs after the restart"
+	echo "restart: a file written across a server restart arrived whole over $PROTO"
+	do_umount
+}
+
 start_server
 case $TEST in
 fio) test_fio ;;
 coreutils) test_coreutils ;;
 users) test_users ;;
+restart) test_restart ;;
 *) fail "unknown test $TEST" ;;
 esac
