@@ -470,11 +470,20 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 /*
  * Every listing is READDIRPLUS, so `ls -l` is answered in one pass
  * rather than the kernel choosing plain READDIR then a LOOKUP per name.
+ * Writes and read-ahead as large as the mount's WRITE and READ (libfuse
+ * trims them to its buffer, 1 MiB): one FUSE request, one NFS call,
+ * rather than FUSE's 128 KiB cut into eight.
  */
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct rrf *f = userdata;
+	uint32_t w = rr_nfs_max_write(f->n), r = rr_nfs_max_read(f->n);
+
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	if (w > conn->max_write)
+		conn->max_write = w;
+	if (r > conn->max_readahead)
+		conn->max_readahead = r;
 }
 
 const struct fuse_lowlevel_ops rr__fuse_ops = {
