@@ -99,6 +99,14 @@ void rr__fuse_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fi->keep_cache = !f->o.noac && rr__ftab_same_change(&f->tab, ino, &st);
+	/*
+	 * Changed elsewhere: the kernel's cached attributes go too, not only
+	 * its pages (Linux 6.1 drops only the pages at open), or a read
+	 * would stop at the size it cached. Attributes alone (offset -1):
+	 * no page lock is taken while this open waits for our reply.
+	 */
+	if (!fi->keep_cache)
+		fuse_lowlevel_notify_inval_inode(f->se, ino, -1, 0);
 	fi->fh = (uintptr_t)of;
 	if (fuse_reply_open(req, fi)) {
 		rr_nfs_close(of->f);

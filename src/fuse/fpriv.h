@@ -11,6 +11,7 @@
 
 struct rrf {
 	struct rr_nfs *n;
+	struct fuse_session *se; /* for notifications to the kernel */
 	struct ftable tab;
 	struct rr_fuse_opts o;
 };

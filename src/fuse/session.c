@@ -76,6 +76,7 @@ static int run(struct rrf *f, struct fuse_args *args, const char *mountpoint,
 
 	if (!se)
 		return -EINVAL;
+	f->se = se;
 	if (fuse_set_signal_handlers(se))
 		goto out_destroy;
 	if (fuse_session_mount(se, mountpoint))

@@ -14,6 +14,8 @@
 #   users      two uids write through one allow_other mount: the server's
 #              files are theirs, and the server refuses one the other's
 #              file in a sticky directory (root only)
+#   cache      attributes are cached for actimeo, yet an open sees what
+#              changed on the server (close-to-open); with noac, stat does
 #   restart    WRITER (restart_writer.c) writes half a file, nfsrdmad is
 #              stopped and started again on the same ports, the rest is
 #              written and close succeeds: its COMMIT saw a new write
@@ -253,6 +255,35 @@ test_users() {
 	do_umount
 }
 
+test_cache() {
+	do_mount actimeo=3600
+	printf aaaa >"$MNT/f"
+	[ "$(cat "$MNT/f")" = aaaa ] || fail "first read"
+	[ "$(stat -c %s "$MNT/f")" = 4 ] || fail "first size"
+	# changed on the server, behind the mount's back, in place; an
+	# mtime of its own, since a coarse clock may give the same tick
+	printf bbbb >"$EXP/f" && touch -d @1000000000 "$EXP/f"
+	# close-to-open: a read within the cached size comes from the
+	# server, not from the pages the first read left in the kernel
+	[ "$(dd if="$MNT/f" bs=2 count=1 status=none)" = bb ] ||
+		fail "close-to-open: an open read the old pages after the server's change"
+	# and when the server's file grew, the read goes past the old size
+	printf bbbbbbbbbb >"$EXP/f"
+	[ "$(stat -c %s "$MNT/f")" = 4 ] ||
+		fail "actimeo=3600: stat asked the server (not cached)"
+	[ "$(cat "$MNT/f")" = bbbbbbbbbb ] ||
+		fail "close-to-open: read '$(cat "$MNT/f")' after the server's change"
+	[ "$(stat -c %s "$MNT/f")" = 10 ] || fail "size after the open"
+	do_umount
+
+	do_mount noac
+	[ "$(stat -c %s "$MNT/f")" = 10 ] || fail "noac: first size"
+	printf cc >"$EXP/f"
+	[ "$(stat -c %s "$MNT/f")" = 2 ] || fail "noac: stat did not ask the server"
+	echo "cache: actimeo holds attributes, open sees the server's change, noac asks each time, over $PROTO"
+	do_umount
+}
+
 wrote_half() { grep -q half "$T/writer.out"; }
 
 test_restart() {
@@ -281,5 +312,6 @@ fio) test_fio ;;
 coreutils) test_coreutils ;;
 users) test_users ;;
 restart) test_restart ;;
+cache) test_cache ;;
 *) fail "unknown test $TEST" ;;
 esac
