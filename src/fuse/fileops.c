@@ -38,13 +38,16 @@ static void of_free(struct ofile *of)
 }
 
 static int of_new(struct rrf *f, uint64_t ino, const struct nfsc_fh *fh,
-		  int flags, bool checked, struct ofile **out)
+		  int flags, bool checked, const struct fcred *cred,
+		  struct ofile **out)
 {
 	struct ofile *of = rr_calloc(1, sizeof(*of));
 	int rc;
 
 	if (!of)
 		return -ENOMEM;
+	of->cred = *cred;
+	of->cred.c.groups = of->cred.groups;
 	pthread_rwlock_init(&of->io, NULL);
 	pthread_mutex_init(&of->mu, NULL);
 	of->ino = ino;
@@ -83,7 +86,8 @@ static int commit(struct ofile *of)
 
 void rr__fuse_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct fcred cred;
+	struct rrf *f = rr__fuse_req(req, &cred);
 	struct nfsc_fh fh;
 	struct stat st;
 	struct ofile *of;
@@ -93,7 +97,7 @@ void rr__fuse_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!rc)
 		rc = rr__nfsc_h_getattr(f->n, &fh, &st);
 	if (!rc)
-		rc = of_new(f, ino, &fh, fi->flags, false, &of);
+		rc = of_new(f, ino, &fh, fi->flags, false, &cred, &of);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -117,7 +121,8 @@ void rr__fuse_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void rr__fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode, struct fuse_file_info *fi)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct fcred cred;
+	struct rrf *f = rr__fuse_req(req, &cred);
 	struct fuse_entry_param e = {0};
 	struct nfsc_fh dir, fh;
 	struct ofile *of;
@@ -134,7 +139,7 @@ void rr__fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 	/* the file is its creator's whatever its mode says: no ACCESS */
-	rc = of_new(f, id, &fh, fi->flags, true, &of);
+	rc = of_new(f, id, &fh, fi->flags, true, &cred, &of);
 	if (rc) {
 		rr__ftab_forget(&f->tab, id, 1);
 		fuse_reply_err(req, -rc);
@@ -160,7 +165,7 @@ void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	ssize_t n;
 
 	(void)ino;
-	rr__fuse_req(req);
+	rr__fuse_req(req, NULL);
 	buf = rr_malloc(size ? size : 1);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
@@ -196,7 +201,7 @@ void rr__fuse_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	int rc;
 
 	(void)ino;
-	rr__fuse_req(req);
+	rr__fuse_req(req, NULL);
 	pthread_rwlock_rdlock(&of->io);
 	n = rr_nfs_pwrite(of->f, buf, size, (uint64_t)off);
 	/* unlogged, the bytes could not be sent again: commit them now */
@@ -219,7 +224,7 @@ void rr__fuse_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
  */
 void rr__fuse_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh fh;
 	struct stat st;
 	int rc = commit(of_of(fi));
@@ -235,17 +240,18 @@ void rr__fuse_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 {
 	(void)ino;
 	(void)datasync; /* COMMIT has no data-only form */
-	rr__fuse_req(req);
+	rr__fuse_req(req, NULL);
 	fuse_reply_err(req, -commit(of_of(fi)));
 }
 
 void rr__fuse_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct rrf *f = fuse_req_userdata(req);
 	struct ofile *of = of_of(fi);
 	int rc;
 
 	(void)ino;
-	rr__fuse_req(req);
+	rr_nfs_set_thread_cred(f->n, &of->cred.c);
 	pthread_rwlock_wrlock(&of->io);
 	rc = rr_nfs_close(of->f);
 	pthread_rwlock_unlock(&of->io);

@@ -35,6 +35,12 @@ struct wlog {
 	size_t n, cap, bytes;
 };
 
+/* A request's AUTH_SYS identity, kept past it (an open file's opener). */
+struct fcred {
+	struct rr_nfs_cred c; /* c.groups points at groups */
+	uint32_t groups[16];  /* AUTH_SYS carries no more */
+};
+
 /*
  * An open file. ORDER: writes hold io for reading (they run in
  * parallel); fsync, flush and the commit a full log forces hold it for
@@ -44,6 +50,11 @@ struct wlog {
 struct ofile {
 	struct rr_nfs_file *f;
 	uint64_t ino;
+	/*
+	 * RELEASE comes without a requester (Linux sends it with no
+	 * credentials, uid 0), so its last COMMIT goes as the opener.
+	 */
+	struct fcred cred;
 	pthread_rwlock_t io;
 	pthread_mutex_t mu; /* guards log */
 	struct wlog log;
@@ -55,8 +66,11 @@ ssize_t rr__wlog_fill(const struct wlog *l, void *buf, size_t len,
 		      uint64_t off);
 void rr__wlog_clear(struct wlog *l);
 
-/* Every request's AUTH_SYS identity: the process that made it (ops.c). */
-struct rrf *rr__fuse_req(fuse_req_t req);
+/*
+ * Every request's AUTH_SYS identity: the process that made it, for the
+ * calls this thread makes next (ops.c); *cred (may be NULL) gets a copy.
+ */
+struct rrf *rr__fuse_req(fuse_req_t req, struct fcred *cred);
 /* How long the kernel may trust st (seconds): the attribute cache. */
 double rr__fuse_attr_tmo(const struct rrf *f, const struct stat *st);
 

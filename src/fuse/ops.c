@@ -22,29 +22,34 @@
  * The requester's groups are read from /proc by libfuse; a process whose
  * groups cannot be read (it exited) is served with its primary gid alone.
  */
-static void set_cred(struct rrf *f, fuse_req_t req)
+static void req_cred(fuse_req_t req, struct fcred *fc)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
 	gid_t groups[NGROUPS_ASK];
-	uint32_t g[NGROUPS_ASK];
 	int ng = fuse_req_getgroups(req, NGROUPS_ASK, groups);
-	struct rr_nfs_cred cred = {.uid = c->uid, .gid = c->gid, .groups = g};
+	uint32_t n = ng > 0 ? (uint32_t)ng : 0;
 
-	if (ng < 0)
-		ng = 0;
-	if (ng > NGROUPS_ASK)
-		ng = NGROUPS_ASK; /* more than asked: the first NGROUPS_ASK */
-	for (int i = 0; i < ng; i++)
-		g[i] = groups[i];
-	cred.ngroups = (uint32_t)ng;
-	rr_nfs_set_thread_cred(f->n, &cred);
+	if (n > 16)
+		n = 16; /* AUTH_SYS carries 16 (RFC 5531 appendix A) */
+	for (uint32_t i = 0; i < n; i++)
+		fc->groups[i] = groups[i];
+	fc->c = (struct rr_nfs_cred){.uid = c->uid,
+				     .gid = c->gid,
+				     .ngroups = n,
+				     .groups = fc->groups};
 }
 
-struct rrf *rr__fuse_req(fuse_req_t req)
+struct rrf *rr__fuse_req(fuse_req_t req, struct fcred *cred)
 {
 	struct rrf *f = fuse_req_userdata(req);
+	struct fcred fc;
 
-	set_cred(f, req);
+	req_cred(req, &fc);
+	rr_nfs_set_thread_cred(f->n, &fc.c);
+	if (cred) {
+		*cred = fc;
+		cred->c.groups = cred->groups;
+	}
 	return f;
 }
 
@@ -106,7 +111,7 @@ static void reply_made(struct rrf *f, fuse_req_t req, int rc,
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh dir, fh;
 	struct stat st;
 
@@ -146,7 +151,7 @@ static void reply_attr(struct rrf *f, fuse_req_t req, int rc,
 static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh fh;
 	struct stat st;
 
@@ -186,7 +191,7 @@ static struct nfsc_set set_of(const struct stat *a, int to_set)
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_set s = set_of(attr, to_set);
 	struct nfsc_fh fh;
 	struct stat st;
@@ -198,7 +203,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh fh;
 	char *target = NULL;
 	int rc;
@@ -216,7 +221,7 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode, dev_t rdev)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh dir, fh;
 	struct stat st;
 	int rc;
@@ -233,7 +238,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh dir, fh;
 	struct stat st;
 
@@ -246,7 +251,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 		       const char *name)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh dir, fh;
 	struct stat st;
 
@@ -260,7 +265,7 @@ static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent,
 		    const char *name)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh dir, fh;
 	struct stat st;
 
@@ -272,7 +277,7 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent,
 static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name,
 			  bool is_dir)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh dir;
 
 	if (fh_of(f, req, parent, &dir))
@@ -294,7 +299,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh from, to;
 
 	/* NFSv3 has neither RENAME_NOREPLACE nor RENAME_EXCHANGE */
@@ -309,7 +314,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh fh;
 	struct statvfs sv;
 	int rc;
@@ -422,7 +427,7 @@ static bool fill_one(void *arg, const char *name, uint64_t fileid,
 static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 			   off_t off, struct fuse_file_info *fi, bool plus)
 {
-	struct rrf *f = rr__fuse_req(req);
+	struct rrf *f = rr__fuse_req(req, NULL);
 	struct odir *d = (struct odir *)(uintptr_t)fi->fh;
 	struct fill fl = {.f = f, .req = req, .plus = plus, .size = size};
 	uint64_t cookie = (uint64_t)off;
