@@ -370,6 +370,8 @@ struct fill {
 	char *buf;
 	size_t size, used;
 	uint64_t last; /* the cookie of the last entry taken */
+	uint64_t *ids; /* readdirplus: the nodes referenced, to undo */
+	size_t nids;
 };
 
 static size_t add_plain(struct fill *fl, const char *name, uint64_t fileid,
@@ -398,6 +400,7 @@ static size_t add_plus(struct fill *fl, const char *name, uint64_t fileid,
 	if (need > fl->size - fl->used)
 		return need;
 	if (fh && st && rr__ftab_ref(&fl->f->tab, fh, &id) == 0) {
+		fl->ids[fl->nids++] = id;
 		e.ino = id;
 		e.attr = *st;
 		e.attr_timeout = rr__fuse_attr_tmo(fl->f, st);
@@ -424,6 +427,12 @@ static bool fill_one(void *arg, const char *name, uint64_t fileid,
 	return true;
 }
 
+static void unref_all(struct fill *fl)
+{
+	for (size_t i = 0; i < fl->nids; i++)
+		rr__ftab_forget(&fl->f->tab, fl->ids[i], 1);
+}
+
 static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 			   off_t off, struct fuse_file_info *fi, bool plus)
 {
@@ -438,7 +447,11 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 	if (!fh_of(f, req, ino, &fh))
 		return;
 	fl.buf = rr_malloc(size ? size : 1);
-	if (!fl.buf) {
+	/* an entry takes at least 64 bytes of the reply */
+	fl.ids = rr_malloc((size / 64 + 1) * sizeof(*fl.ids));
+	if (!fl.buf || !fl.ids) {
+		free(fl.buf);
+		free(fl.ids);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -455,9 +468,10 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 	}
 	if (rc)
 		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_buf(req, fl.buf, fl.used);
+	else if (fuse_reply_buf(req, fl.buf, fl.used))
+		unref_all(&fl); /* the kernel took none of these entries */
 	free(fl.buf);
+	free(fl.ids);
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
