@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "fpriv.h"
@@ -312,6 +313,45 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 						       newname));
 }
 
+/*
+ * access(2) asks the server, as the kernel client does: the mode bits
+ * alone do not say what the server lets this user do (root squashing,
+ * ACLs). Writing a directory means adding and removing names in it.
+ */
+static uint32_t access_needed(int mask, bool dir)
+{
+	uint32_t need = 0;
+
+	if (mask & R_OK)
+		need |= dir ? NFSC_ACCESS_READ | NFSC_ACCESS_LOOKUP
+			    : NFSC_ACCESS_READ;
+	if (mask & W_OK)
+		need |= NFSC_ACCESS_MODIFY | NFSC_ACCESS_EXTEND |
+			(dir ? NFSC_ACCESS_DELETE : 0);
+	if (mask & X_OK)
+		need |= dir ? NFSC_ACCESS_LOOKUP : NFSC_ACCESS_EXECUTE;
+	return need;
+}
+
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	const uint32_t all = 0x3f; /* every ACCESS3 bit: one call */
+	uint32_t granted = 0, need;
+	struct nfsc_fh fh;
+	struct stat st;
+	int rc;
+
+	if (!fh_of(f, req, ino, &fh))
+		return;
+	rc = rr__nfsc_h_access(f->n, &fh, all, &granted, &st);
+	if (!rc) {
+		need = access_needed(mask, S_ISDIR(st.st_mode));
+		rc = (granted & need) == need ? 0 : -EACCES;
+	}
+	fuse_reply_err(req, -rc);
+}
+
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct rrf *f = rr__fuse_req(req, NULL);
@@ -531,5 +571,6 @@ const struct fuse_lowlevel_ops rr__fuse_ops = {
 	.readdirplus = op_readdirplus,
 	.releasedir = op_releasedir,
 	.statfs = op_statfs,
+	.access = op_access,
 	.create = rr__fuse_create,
 };

@@ -251,6 +251,17 @@ test_users() {
 		sh -c "echo x >'$MNT/shared/dir-4242/intruder'" 2>/dev/null; then
 		fail "uid 4343 wrote into uid 4242's directory"
 	fi
+	# access(2) says what the server would do
+	setpriv --reuid=4242 --regid=4242 --clear-groups \
+		test -w "$MNT/shared/by-4242" || fail "access: 4242 may not write its own file"
+	if setpriv --reuid=4343 --regid=4343 --clear-groups \
+		test -w "$MNT/shared/by-4242"; then
+		fail "access: 4343 is told it may write 4242's file"
+	fi
+	if setpriv --reuid=4343 --regid=4343 --clear-groups \
+		test -w "$MNT/shared/dir-4242"; then
+		fail "access: 4343 is told it may write in 4242's directory"
+	fi
 	echo "users: uids 4242 and 4343 own what they wrote, and are kept apart, over $PROTO"
 	do_umount
 }

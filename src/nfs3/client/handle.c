@@ -400,6 +400,28 @@ int rr__nfsc_h_readdirplus(struct rr_nfs *n, const struct nfsc_fh *dir,
 	return rc;
 }
 
+int rr__nfsc_h_access(struct rr_nfs *n, const struct nfsc_fh *fh, uint32_t want,
+		      uint32_t *granted, struct stat *st)
+{
+	ACCESS3args a = {.access = want};
+	ACCESS3res r = {0};
+	post_op_attr pa = {0};
+	int rc;
+
+	nfsc_fh_arg(&a.object, fh);
+	rc = rr__nfsc_call(n, NFSPROC3_ACCESS, (xdrproc_t)rr__xdr_ACCESS3args,
+			   &a, (xdrproc_t)rr__xdr_ACCESS3res, &r, 0);
+	if (rc)
+		return rc;
+	rc = rr_nfs_errno(r.status);
+	if (!rc) {
+		*granted = r.ACCESS3res_u.resok.access & want;
+		pa = r.ACCESS3res_u.resok.obj_attributes;
+	}
+	xdr_free((xdrproc_t)rr__xdr_ACCESS3res, &r);
+	return rc ? rc : attr_after(n, fh, &pa, st);
+}
+
 int rr__nfsc_h_open(struct rr_nfs *n, const struct nfsc_fh *fh, int flags,
 		    bool checked, struct rr_nfs_file **out)
 {

@@ -97,6 +97,20 @@ int rr__nfsc_h_readdirplus(struct rr_nfs *n, const struct nfsc_fh *dir,
 			   nfsc_dirent_fn fn, void *arg, bool *eof);
 
 /*
+ * ACCESS (RFC 1813 section 3.3.4): which of want's ACCESS3 bits
+ * (NFSC_ACCESS_*) the server grants the caller, in *granted; st gets
+ * the object's attributes (what it is decides which bits matter).
+ */
+#define NFSC_ACCESS_READ    0x01
+#define NFSC_ACCESS_LOOKUP  0x02
+#define NFSC_ACCESS_MODIFY  0x04
+#define NFSC_ACCESS_EXTEND  0x08
+#define NFSC_ACCESS_DELETE  0x10
+#define NFSC_ACCESS_EXECUTE 0x20
+int rr__nfsc_h_access(struct rr_nfs *n, const struct nfsc_fh *fh, uint32_t want,
+		      uint32_t *granted, struct stat *st);
+
+/*
  * An open file on a handle: ACCESS checks flags' mode for the caller
  * (skipped when checked is true: the caller just created it), O_TRUNC
  * truncates. Then rr_nfs_pread/pwrite/fsync/close as for rr_nfs_open.
