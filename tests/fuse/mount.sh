@@ -16,6 +16,7 @@
 #              file in a sticky directory (root only)
 #   cache      attributes are cached for actimeo, yet an open sees what
 #              changed on the server (close-to-open); with noac, stat does
+#   nonroot    user nobody mounts (through fusermount3), writes, unmounts
 #   restart    WRITER (restart_writer.c) writes half a file, nfsrdmad is
 #              stopped and started again on the same ports, the rest is
 #              written and close succeeds: its COMMIT saw a new write
@@ -295,6 +296,32 @@ test_cache() {
 	do_umount
 }
 
+test_nonroot() {
+	[ "$(id -u)" = 0 ] || skip "becoming another uid needs root"
+	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+	[ -u "$(command -v fusermount3)" ] || skip "fusermount3 is not setuid root"
+	# fusermount3 wants the user named in the password database
+	local u g as pid
+	u=$(id -u nobody 2>/dev/null) && g=$(id -g nobody) || skip "no user nobody"
+	as=(setpriv --reuid="$u" --regid="$g" --clear-groups)
+	chmod 777 "$EXP"
+	chown "$u:$g" "$MNT"
+	"${as[@]}" "$NFSRDMA" mount "$(url)" "$MNT" 2>"$T/mount.err" ||
+		fail "$u could not mount: $(cat "$T/mount.err")"
+	mounted || fail "nfsrdma mount returned before the mount was up"
+	grep " $MNT " /proc/self/mountinfo | grep -q "user_id=$u," ||
+		fail "the mount is not uid $u's: $(grep " $MNT " /proc/self/mountinfo)"
+	pid=$(pgrep -f -x ".*nfsrdma mount .* $MNT" | head -1)
+	[ -n "$pid" ] || fail "no daemon serving $MNT"
+	"${as[@]}" sh -c "echo hi >'$MNT/mine' && [ \"\$(cat '$MNT/mine')\" = hi ]" ||
+		fail "uid $u could not write and read on its mount"
+	[ "$(stat -c %u "$EXP/mine")" = "$u" ] || fail "the server's file is not $u's"
+	"${as[@]}" "$NFSRDMA" umount "$MNT" || fail "uid $u could not unmount"
+	poll unmounted || fail "$MNT still mounted after umount"
+	poll gone "$pid" || fail "the mount daemon did not exit"
+	echo "nonroot: uid $u mounted, wrote and unmounted through fusermount3 over $PROTO"
+}
+
 wrote_half() { grep -q half "$T/writer.out"; }
 
 test_restart() {
@@ -324,5 +351,6 @@ coreutils) test_coreutils ;;
 users) test_users ;;
 restart) test_restart ;;
 cache) test_cache ;;
+nonroot) test_nonroot ;;
 *) fail "unknown test $TEST" ;;
 esac
