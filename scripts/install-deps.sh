@@ -31,6 +31,7 @@ RR_DEBS=(
 	nfs-kernel-server # vm tests: the kernel's nfsd in the guest, never here
 	fio # vm bench: the kernel NFS client's I/O in the guest (vm-bench.sh)
 	jq  # reads the benchmarks' --json (tests/bench), as scripts would
+	libfuse3-dev fuse3 # nfsrdma mount (src/fuse); fusermount3 for users
 )
 
 # Packages whose scripts would start a service on this host that the tests

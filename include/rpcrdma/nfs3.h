@@ -123,6 +123,26 @@ int rr_nfs_xprt_stats(const struct rr_nfs *n, struct rr_xprt_stats *out);
  */
 const char *rr_nfs_error(void);
 
+/*
+ * An AUTH_SYS identity for the calls one thread makes on a mount, as a
+ * server of many users (a FUSE mount) makes each request as the user who
+ * asked. groups: ngroups supplementary group ids; AUTH_SYS carries 16,
+ * the rest are left out (the server then decides as if they were not
+ * held, as for the kernel client).
+ */
+struct rr_nfs_cred {
+	uint32_t uid, gid;
+	uint32_t ngroups;
+	const uint32_t *groups;
+};
+/*
+ * From now on, this thread's calls on n carry c (copied), until the next
+ * call; c NULL: the mount's own credential again (the URL's uid and gid,
+ * else the caller's). Setting it for one mount resets it for any other.
+ * Returns 0 or -EINVAL (groups NULL with ngroups > 0).
+ */
+int rr_nfs_set_thread_cred(struct rr_nfs *n, const struct rr_nfs_cred *c);
+
 int rr_nfs_stat(struct rr_nfs *n, const char *path, struct stat *st);
 int rr_nfs_lstat(struct rr_nfs *n, const char *path, struct stat *st);
 /*

@@ -3,7 +3,8 @@
 #
 # The layer rule (issue 16), checked on the sources as they are:
 #
-#   base <- fabric, base <- rpc, base+fabric+rpc <- rpcrdma, all <- nfs3
+#   base <- fabric, base <- rpc, base+fabric+rpc <- rpcrdma, all <- nfs3,
+#   all <- fuse (the FUSE adapter over the NFS client)
 #
 # Each folder under src/ is a layer, and each public header belongs to the
 # layer that implements it. An #include is an edge from the including
@@ -25,6 +26,7 @@ declare -A ALLOWED=(
 	[rpc]="base"
 	[rpcrdma]="base fabric rpc"
 	[nfs3]="base fabric rpc rpcrdma"
+	[fuse]="base fabric rpc rpcrdma nfs3"
 )
 
 # The layer of each public header. A new header must be added here.
@@ -155,6 +157,7 @@ self_test()
 	expect_caught "$root" include/rpcrdma/oncrpc.h '#include <rpcrdma/faults.h>' || bad=1
 	expect_caught "$root" src/base/log.c '#include "rpc/msg.h"' || bad=1
 	expect_caught "$root" src/fabric/fabric.c '#include "rpcrdma/xprt.h"' || bad=1
+	expect_caught "$root" src/nfs3/client/nfs.c '#include "fuse/nfs_fuse.h"' || bad=1
 	return "$bad"
 }
 

@@ -31,6 +31,13 @@ static const char usage_text[] =
 	"                    -r: a directory tree, as cp -r\n"
 	"  put LOCAL URL     copy a file to the server (LOCAL -: stdin);\n"
 	"                    -r: a directory tree, as cp -r\n"
+	"  mount URL MOUNTPOINT [-o OPTIONS] [-f]\n"
+	"                    serve the export at MOUNTPOINT through FUSE\n"
+	"                    (a daemon; -f: in the foreground). OPTIONS:\n"
+	"                    actimeo, acregmin, acregmax, acdirmin,\n"
+	"                    acdirmax=SECONDS, noac, threads=N, and FUSE's\n"
+	"                    (allow_other, default_permissions, ro, ...)\n"
+	"  umount MOUNTPOINT end such a mount\n"
 	"  bench URL         --op read|write|randread|randwrite --bs 1M\n"
 	"                    --depth N --seconds S [--json]: over RDMA, with\n"
 	"                    a TCP baseline to the same server in the same "
@@ -221,6 +228,12 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 	case 'q':
 		c->quiet = true;
 		return 0;
+	case 'o':
+		c->mount_opts = arg;
+		return 0;
+	case 'f':
+		c->foreground = true;
+		return 0;
 	case 'l':
 		c->long_list = true;
 		return 0;
@@ -287,10 +300,12 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"ls", 1, cmd_ls},	 {"stat", 1, cmd_stat_any}, {"cat", 1, cmd_cat},
-	{"mkdir", 1, cmd_mkdir}, {"rm", 1, cmd_rm},	    {"df", 1, cmd_df},
-	{"mv", 2, cmd_mv},	 {"get", 2, cmd_get},	    {"put", 2, cmd_put},
-	{"bench", 1, cmd_bench},
+	{"ls", 1, cmd_ls},	 {"stat", 1, cmd_stat_any},
+	{"cat", 1, cmd_cat},	 {"mkdir", 1, cmd_mkdir},
+	{"rm", 1, cmd_rm},	 {"df", 1, cmd_df},
+	{"mv", 2, cmd_mv},	 {"get", 2, cmd_get},
+	{"put", 2, cmd_put},	 {"bench", 1, cmd_bench},
+	{"mount", 2, cmd_mount}, {"umount", 1, cmd_umount},
 };
 
 int main(int argc, char **argv)
@@ -298,7 +313,7 @@ int main(int argc, char **argv)
 	struct cli c = {.rw = "read", .size = 1 << 20, .seconds = 5};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "qhVlRr", longopts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "qhVlRro:f", longopts, NULL)) !=
 	       -1) {
 		if (opt == 'h') {
 			fputs(usage_text, stdout);

@@ -26,6 +26,9 @@ struct cli {
 	bool force;	    /* bench --op write: into a file that exists */
 	bool bench_created; /* the write bench made its file: it may rewrite */
 	uint16_t tcp_nfsport;
+	/* mount */
+	const char *mount_opts; /* -o */
+	bool foreground;	/* -f */
 	/* positional arguments after the command */
 	int argc;
 	char **argv;
@@ -53,6 +56,9 @@ int cmd_mv(struct cli *c);
 int cmd_get(struct cli *c);
 int cmd_put(struct cli *c);
 int cmd_bench(struct cli *c);
+/* mount.c: the mount through FUSE, and its end */
+int cmd_mount(struct cli *c);
+int cmd_umount(struct cli *c);
 
 /*
  * Temporary names and interrupts for get and put (partial.c). temp_name:

@@ -8,9 +8,15 @@ add_executable(nfsrdma
   ${CMAKE_CURRENT_LIST_DIR}/tree.c
   ${CMAKE_CURRENT_LIST_DIR}/progress.c
   ${CMAKE_CURRENT_LIST_DIR}/bench.c
-  ${CMAKE_CURRENT_LIST_DIR}/stat.c)
+  ${CMAKE_CURRENT_LIST_DIR}/stat.c
+  ${CMAKE_CURRENT_LIST_DIR}/mount.c)
 target_include_directories(nfsrdma PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(nfsrdma PRIVATE rr_nfs3_client rr_tool_common m)
 target_compile_definitions(nfsrdma PRIVATE RR_VERSION="${PROJECT_VERSION}")
 set_target_properties(nfsrdma PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+# mount: through the FUSE adapter, where libfuse3 is (src/fuse).
+if(TARGET rr_fuse)
+  target_link_libraries(nfsrdma PRIVATE rr_fuse)
+  target_compile_definitions(nfsrdma PRIVATE RR_HAVE_FUSE=1)
+endif()

@@ -16,6 +16,9 @@
 
 static __thread char last_error[256];
 static __thread unsigned fail_count;
+/* rr_nfs_set_thread_cred: for which mount, and who. */
+static __thread const struct rr_nfs *cred_mount;
+static __thread struct rr_cred cred_thread;
 
 int rr__nfsc_fail(int err, const char *fmt, ...)
 {
@@ -49,6 +52,35 @@ int rr__nfsc_said(int err, unsigned mark, const char *fmt, ...)
 const char *rr_nfs_error(void)
 {
 	return last_error;
+}
+
+/*
+ * Thread-local rather than an argument of every call: a FUSE worker
+ * thread serves one request at a time, so setting the requester once
+ * covers every call that request makes, pipelined READs and WRITEs
+ * included, without a second set of functions. The rr_call points into
+ * this thread's storage, which outlives the call: calls are synchronous.
+ */
+int rr_nfs_set_thread_cred(struct rr_nfs *n, const struct rr_nfs_cred *c)
+{
+	if (!c) {
+		cred_mount = NULL;
+		return 0;
+	}
+	if (c->ngroups && !c->groups)
+		return -EINVAL;
+	cred_thread = (struct rr_cred){.uid = c->uid, .gid = c->gid};
+	/* AUTH_SYS carries 16 groups (RFC 5531 appendix A): the rest drop */
+	for (uint32_t i = 0; i < c->ngroups && i < 16; i++)
+		cred_thread.gids[cred_thread.ngids++] = c->groups[i];
+	cred_thread.machine = n->cred.machine;
+	cred_mount = n;
+	return 0;
+}
+
+const struct rr_cred *rr__nfsc_cred(const struct rr_nfs *n)
+{
+	return cred_mount == n ? &cred_thread : &n->cred;
 }
 
 /*
@@ -204,16 +236,16 @@ int rr__nfsc_xcall(struct rr_rpc_clnt *xp, const struct rr_cred *cred,
 int rr__nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
 		  xdrproc_t xres, void *res, size_t res_cap)
 {
-	return xcall(n->x, &n->cred, NFS_PROGRAM, NFS_V3, proc, xargs, args,
-		     xres, res, res_cap, 0);
+	return xcall(n->x, rr__nfsc_cred(n), NFS_PROGRAM, NFS_V3, proc, xargs,
+		     args, xres, res, res_cap, 0);
 }
 
 int rr__nfsc_call_ddp(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs,
 		      void *args, size_t item_len, xdrproc_t xres, void *res,
 		      size_t res_cap)
 {
-	return xcall(n->x, &n->cred, NFS_PROGRAM, NFS_V3, proc, xargs, args,
-		     xres, res, res_cap, item_len);
+	return xcall(n->x, rr__nfsc_cred(n), NFS_PROGRAM, NFS_V3, proc, xargs,
+		     args, xres, res, res_cap, item_len);
 }
 
 int rr__nfsc_fh_set(struct nfsc_fh *fh, const nfs_fh3 *w)

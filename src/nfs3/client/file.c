@@ -47,7 +47,7 @@ static int create_file(struct rr_nfs *n, const char *path, int flags,
 	return rc;
 }
 
-static int check_access(struct rr_nfs *n, const struct nfsc_fh *fh, int flags)
+int rr__nfsc_access(struct rr_nfs *n, const struct nfsc_fh *fh, int flags)
 {
 	int acc = flags & O_ACCMODE;
 	uint32_t want = (acc != O_WRONLY ? ACCESS3_READ : 0) |
@@ -108,13 +108,28 @@ static int do_open(struct rr_nfs *n, const char *path, int flags, mode_t mode,
 	rc = open_fh(n, path, flags, mode, &f->fh, &created);
 	/* a file we just made is ours whatever its mode says */
 	if (!rc && !created)
-		rc = check_access(n, &f->fh, flags);
+		rc = rr__nfsc_access(n, &f->fh, flags);
 	if (!rc && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY)
 		rc = rr__nfsc_setsize(n, &f->fh, 0);
 	if (rc) {
 		free(f);
 		return rc;
 	}
+	pthread_mutex_init(&f->mu, NULL);
+	*out = f;
+	return 0;
+}
+
+int rr__nfsc_file_new(struct rr_nfs *n, const struct nfsc_fh *fh, int flags,
+		      struct rr_nfs_file **out)
+{
+	struct rr_nfs_file *f = rr_calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->n = n;
+	f->fh = *fh;
+	f->flags = flags;
 	pthread_mutex_init(&f->mu, NULL);
 	*out = f;
 	return 0;

@@ -206,7 +206,7 @@ static void slot_prepare(struct io_run *run, struct io_slot *s)
 	s->call.prog = NFS_PROGRAM;
 	s->call.vers = NFS_V3;
 	s->call.proc = run->write ? NFSPROC3_WRITE : NFSPROC3_READ;
-	s->call.cred = &run->f->n->cred;
+	s->call.cred = rr__nfsc_cred(run->f->n);
 	s->call.args = s->args;
 	s->call.res = s->res;
 	s->call.res_cap = IO_RES_HDR;

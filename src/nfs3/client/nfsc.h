@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 
+#include "handle.h"
 #include "mount3.h"
 #include "nfs3_prot.h"
 
@@ -64,6 +65,12 @@ int rr__nfsc_said(int err, unsigned mark, const char *fmt, ...)
 		rc_;                                                           \
 	})
 
+/*
+ * The credential n's calls from this thread carry: the one
+ * rr_nfs_set_thread_cred gave for n, else the mount's.
+ */
+const struct rr_cred *rr__nfsc_cred(const struct rr_nfs *n);
+
 /* XDR helpers (libtirpc xdrmem). */
 #define NFSC_ARGS_MAX 8192 /* the largest non-WRITE arguments: SYMLINK */
 /*
@@ -85,10 +92,7 @@ int rr__nfsc_xcall(struct rr_rpc_clnt *x, const struct rr_cred *cred,
 		   uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
 		   void *args, xdrproc_t xres, void *res, size_t res_cap);
 
-struct nfsc_fh {
-	uint32_t len;
-	uint8_t data[NFS3_FHSIZE];
-};
+_Static_assert(NFSC_FHSIZE == NFS3_FHSIZE, "handle.h's handle size");
 
 struct rr_nfs {
 	struct rr_rpc_clnt *x;
@@ -160,6 +164,15 @@ static inline void nfsc_fh_arg(nfs_fh3 *a, const struct nfsc_fh *fh)
 
 /* Copies a handle from the wire; -EPROTO if it is too long. */
 int rr__nfsc_fh_set(struct nfsc_fh *fh, const nfs_fh3 *w);
+
+/* ACCESS for flags' open mode: -EACCES when the server says no. */
+int rr__nfsc_access(struct rr_nfs *n, const struct nfsc_fh *fh, int flags);
+/* An rr_nfs_file on fh, without checks (file.c). */
+int rr__nfsc_file_new(struct rr_nfs *n, const struct nfsc_fh *fh, int flags,
+		      struct rr_nfs_file **out);
+/* One LOOKUP in dir (path.c). */
+int rr__nfsc_lookup1(struct rr_nfs *n, const struct nfsc_fh *dir,
+		     const char *name, struct nfsc_fh *fh, fattr3 *attr);
 
 /* SETATTR of the size alone. */
 int rr__nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len);

@@ -44,8 +44,8 @@ int rr__nfsc_getattr(struct rr_nfs *n, const struct nfsc_fh *fh, fattr3 *attr)
 }
 
 /* One LOOKUP: the child's handle and attributes (fetched if not sent). */
-static int lookup1(struct rr_nfs *n, const struct nfsc_fh *dir,
-		   const char *name, struct nfsc_fh *fh, fattr3 *attr)
+int rr__nfsc_lookup1(struct rr_nfs *n, const struct nfsc_fh *dir,
+		     const char *name, struct nfsc_fh *fh, fattr3 *attr)
 {
 	LOOKUP3args a = {.what.name = (char *)name};
 	LOOKUP3res r = {0};
@@ -187,7 +187,7 @@ static int walk_step(struct walk *w, const char *name, bool follow)
 		return 0;
 	if (w->cur_attr.type != NF3DIR)
 		return -ENOTDIR;
-	rc = lookup1(w->n, &w->cur, name, &fh, &attr);
+	rc = rr__nfsc_lookup1(w->n, &w->cur, name, &fh, &attr);
 	if (rc)
 		return rc;
 	if (attr.type == NF3LNK && (follow || !at_end(w->rest)))

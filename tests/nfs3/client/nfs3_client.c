@@ -786,6 +786,76 @@ static void permission_is_the_callers(void **state)
 	(void)buf;
 }
 
+struct as_user {
+	struct rr_nfs *n;
+	const char *path;
+	int rc;
+};
+
+static void *create_as_4343(void *arg)
+{
+	struct as_user *a = arg;
+	const uint32_t groups[] = {4344, 4345};
+	struct rr_nfs_cred c = {
+		.uid = 4343, .gid = 4343, .ngroups = 2, .groups = groups};
+	struct rr_nfs_file *f;
+
+	a->rc = rr_nfs_set_thread_cred(a->n, &c);
+	if (!a->rc)
+		a->rc = rr_nfs_open(a->n, a->path, O_WRONLY | O_CREAT, 0644,
+				    &f);
+	if (!a->rc)
+		a->rc = rr_nfs_close(f);
+	return NULL;
+}
+
+/*
+ * rr_nfs_set_thread_cred: one thread's calls carry another user, the
+ * other threads' (and the same thread's after a reset) the mount's.
+ */
+static void a_thread_credential_is_that_threads_alone(void **state)
+{
+	char dir[64], theirs[128], ours[128];
+	struct rr_nfs *n = mount_it(state);
+	struct as_user a = {.n = n, .path = theirs};
+	struct rr_nfs_cred bad = {.uid = 1, .gid = 1, .ngroups = 1};
+	struct rr_nfs_file *f;
+	struct stat st;
+	pthread_t t;
+
+	/* a server not run by root cannot act as another user */
+	if (geteuid() != 0) {
+		assert_int_equal(rr_nfs_umount(n), 0);
+		skip();
+	}
+	test_dir(state, "tcred", dir, sizeof(dir));
+	/* uid 4343 must reach dir: the export's root is the test's own */
+	assert_int_equal(chmod(local_path(""), 0755), 0);
+	snprintf(theirs, sizeof(theirs), "%s/theirs", dir);
+	snprintf(ours, sizeof(ours), "%s/ours", dir);
+	assert_int_equal(mkdir(local_path(dir), 0777), 0);
+	assert_int_equal(chmod(local_path(dir), 0777), 0);
+	assert_int_equal(rr_nfs_set_thread_cred(n, &bad), -EINVAL);
+	assert_int_equal(pthread_create(&t, NULL, create_as_4343, &a), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(a.rc, 0);
+	/* this thread, set and reset: the mount's credential again */
+	assert_int_equal(
+		rr_nfs_set_thread_cred(
+			n, &(struct rr_nfs_cred){.uid = 4343, .gid = 4343}),
+		0);
+	assert_int_equal(rr_nfs_set_thread_cred(n, NULL), 0);
+	assert_int_equal(rr_nfs_open(n, ours, O_WRONLY | O_CREAT, 0644, &f), 0);
+	assert_int_equal(rr_nfs_close(f), 0);
+	assert_int_equal(stat(local_path(ours), &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(stat(local_path(theirs), &st), 0);
+	assert_int_equal(st.st_uid, 4343);
+	assert_int_equal(st.st_gid, 4343);
+	assert_int_equal(rr_nfs_unlink(n, ours), 0);
+	assert_int_equal(rr_nfs_umount(n), 0);
+}
+
 /* Offsets past 4 GiB: 64-bit all the way (a sparse file on disk). */
 static void offsets_beyond_4g(void **state)
 {
@@ -1180,6 +1250,7 @@ int main(int argc, char **argv)
 		BOTH(errors_are_errnos),
 		BOTH(every_failure_leaves_a_message),
 		BOTH(permission_is_the_callers),
+		BOTH(a_thread_credential_is_that_threads_alone),
 		BOTH(concurrent_writers),
 		BOTH(stream_random_reads),
 		BOTH(offsets_beyond_4g),

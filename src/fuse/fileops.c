@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Open files: close-to-open consistency (GETATTR at open; the kernel
+ * keeps its cached pages only when the change attributes did not move),
+ * UNSTABLE WRITEs logged until the COMMIT that flush, fsync and release
+ * send through the client library (rr_nfs_fsync, rr_nfs_close), and the
+ * library's refill reading the log back when the server restarted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "fpriv.h"
+
+static struct ofile *of_of(const struct fuse_file_info *fi)
+{
+	return (struct ofile *)(uintptr_t)fi->fh;
+}
+
+static ssize_t refill(void *arg, void *buf, size_t len, uint64_t off)
+{
+	struct ofile *of = arg;
+	ssize_t rc;
+
+	pthread_mutex_lock(&of->mu);
+	rc = rr__wlog_fill(&of->log, buf, len, off);
+	pthread_mutex_unlock(&of->mu);
+	return rc;
+}
+
+static void of_free(struct ofile *of)
+{
+	rr__wlog_clear(&of->log);
+	pthread_mutex_destroy(&of->mu);
+	pthread_rwlock_destroy(&of->io);
+	free(of);
+}
+
+static int of_new(struct rrf *f, uint64_t ino, const struct nfsc_fh *fh,
+		  int flags, bool checked, const struct fcred *cred,
+		  struct ofile **out)
+{
+	struct ofile *of = rr_calloc(1, sizeof(*of));
+	int rc;
+
+	if (!of)
+		return -ENOMEM;
+	of->cred = *cred;
+	of->cred.c.groups = of->cred.groups;
+	pthread_rwlock_init(&of->io, NULL);
+	pthread_mutex_init(&of->mu, NULL);
+	of->ino = ino;
+	rc = rr__nfsc_h_open(f->n, fh, flags & O_ACCMODE, checked, &of->f);
+	if (rc) {
+		of_free(of);
+		return rc;
+	}
+	rr_nfs_set_refill(of->f, refill, of);
+	*out = of;
+	return 0;
+}
+
+/* Commits what the log holds and empties it. Caller holds io to write. */
+static int commit_locked(struct ofile *of)
+{
+	int rc = rr_nfs_fsync(of->f);
+
+	if (!rc) {
+		pthread_mutex_lock(&of->mu);
+		rr__wlog_clear(&of->log);
+		pthread_mutex_unlock(&of->mu);
+	}
+	return rc;
+}
+
+static int commit(struct ofile *of)
+{
+	int rc;
+
+	pthread_rwlock_wrlock(&of->io);
+	rc = commit_locked(of);
+	pthread_rwlock_unlock(&of->io);
+	return rc;
+}
+
+void rr__fuse_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fcred cred;
+	struct rrf *f = rr__fuse_req(req, &cred);
+	struct nfsc_fh fh;
+	struct stat st;
+	struct ofile *of;
+	int rc = rr__ftab_fh(&f->tab, ino, &fh);
+
+	/* close-to-open: what this open reads is what the server has now */
+	if (!rc)
+		rc = rr__nfsc_h_getattr(f->n, &fh, &st);
+	if (!rc)
+		rc = of_new(f, ino, &fh, fi->flags, false, &cred, &of);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fi->keep_cache = !f->o.noac && rr__ftab_same_change(&f->tab, ino, &st);
+	/*
+	 * Changed elsewhere: the kernel's cached attributes go too, not only
+	 * its pages (Linux 6.1 drops only the pages at open), or a read
+	 * would stop at the size it cached. Attributes alone (offset -1):
+	 * no page lock is taken while this open waits for our reply.
+	 */
+	if (!fi->keep_cache)
+		fuse_lowlevel_notify_inval_inode(f->se, ino, -1, 0);
+	fi->fh = (uintptr_t)of;
+	if (fuse_reply_open(req, fi)) {
+		rr_nfs_close(of->f);
+		of_free(of);
+	}
+}
+
+void rr__fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, struct fuse_file_info *fi)
+{
+	struct fcred cred;
+	struct rrf *f = rr__fuse_req(req, &cred);
+	struct fuse_entry_param e = {0};
+	struct nfsc_fh dir, fh;
+	struct ofile *of;
+	uint64_t id;
+	int rc = rr__ftab_fh(&f->tab, parent, &dir);
+
+	if (!rc)
+		rc = rr__nfsc_h_create(f->n, &dir, name, mode,
+				       fi->flags & O_EXCL, &fh, &e.attr);
+	if (!rc)
+		rc = rr__ftab_ref(&f->tab, &fh, &id);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	/* the file is its creator's whatever its mode says: no ACCESS */
+	rc = of_new(f, id, &fh, fi->flags, true, &cred, &of);
+	if (rc) {
+		rr__ftab_forget(&f->tab, id, 1);
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	rr__ftab_same_change(&f->tab, id, &e.attr);
+	e.ino = id;
+	e.attr_timeout = rr__fuse_attr_tmo(f, &e.attr);
+	e.entry_timeout = f->o.noac ? 0 : f->o.acdirmin;
+	fi->fh = (uintptr_t)of;
+	if (fuse_reply_create(req, &e, fi)) {
+		rr__ftab_forget(&f->tab, id, 1);
+		rr_nfs_close(of->f);
+		of_free(of);
+	}
+}
+
+void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	struct ofile *of = of_of(fi);
+	char *buf;
+	ssize_t n;
+
+	(void)ino;
+	rr__fuse_req(req, NULL);
+	buf = rr_malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = rr_nfs_pread(of->f, buf, size, (uint64_t)off);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+/* Logs what was written; a full log is committed (and emptied). */
+static int log_write(struct ofile *of, const char *buf, size_t size, off_t off,
+		     bool *full)
+{
+	int rc;
+
+	pthread_mutex_lock(&of->mu);
+	rc = rr__wlog_add(&of->log, (uint64_t)off, buf, size);
+	*full = of->log.bytes >= WLOG_MAX;
+	pthread_mutex_unlock(&of->mu);
+	return rc;
+}
+
+void rr__fuse_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		    size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct ofile *of = of_of(fi);
+	bool full = false;
+	ssize_t n;
+	int rc;
+
+	(void)ino;
+	rr__fuse_req(req, NULL);
+	pthread_rwlock_rdlock(&of->io);
+	n = rr_nfs_pwrite(of->f, buf, size, (uint64_t)off);
+	/* unlogged, the bytes could not be sent again: commit them now */
+	rc = n > 0 ? log_write(of, buf, (size_t)n, off, &full) : 0;
+	pthread_rwlock_unlock(&of->io);
+	if (n >= 0 && (rc || full))
+		rc = commit(of);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+/*
+ * close(2): the data goes to stable storage before close returns, as
+ * the kernel client's close-to-open promises the next opener; the
+ * attributes after it are what this client's cache now matches.
+ */
+void rr__fuse_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh fh;
+	struct stat st;
+	int rc = commit(of_of(fi));
+
+	if (!rc && !rr__ftab_fh(&f->tab, ino, &fh) &&
+	    !rr__nfsc_h_getattr(f->n, &fh, &st))
+		rr__ftab_same_change(&f->tab, ino, &st);
+	fuse_reply_err(req, -rc);
+}
+
+void rr__fuse_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		    struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)datasync; /* COMMIT has no data-only form */
+	rr__fuse_req(req, NULL);
+	fuse_reply_err(req, -commit(of_of(fi)));
+}
+
+void rr__fuse_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct rrf *f = fuse_req_userdata(req);
+	struct ofile *of = of_of(fi);
+	int rc;
+
+	(void)ino;
+	rr_nfs_set_thread_cred(f->n, &of->cred.c);
+	pthread_rwlock_wrlock(&of->io);
+	rc = rr_nfs_close(of->f);
+	pthread_rwlock_unlock(&of->io);
+	of_free(of);
+	fuse_reply_err(req, -rc);
+}

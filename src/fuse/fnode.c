@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The node table (fnode.h): two chained hash tables over the same nodes,
+ * by id for every request and by handle for every reply that names one.
+ * One lock: each use is a few pointer steps, far below an RPC's cost.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "fnode.h"
+
+#define NBUCKETS (1u << 14)
+
+struct fnode {
+	uint64_t id;
+	uint64_t nlookup;
+	struct nfsc_fh fh;
+	struct fchange change;
+	struct fnode *id_next, *fh_next;
+};
+
+/* FNV-1a: handles are opaque bytes, often with a common prefix. */
+static size_t fh_bucket(const struct ftable *t, const struct nfsc_fh *fh)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (uint32_t i = 0; i < fh->len; i++)
+		h = (h ^ fh->data[i]) * 1099511628211ull;
+	return (size_t)(h & (t->nbuckets - 1));
+}
+
+static size_t id_bucket(const struct ftable *t, uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 50) & (t->nbuckets - 1);
+}
+
+static struct fnode *find_id(struct ftable *t, uint64_t id)
+{
+	struct fnode *p = t->by_id[id_bucket(t, id)];
+
+	while (p && p->id != id)
+		p = p->id_next;
+	return p;
+}
+
+static struct fnode *find_fh(struct ftable *t, const struct nfsc_fh *fh)
+{
+	struct fnode *p = t->by_fh[fh_bucket(t, fh)];
+
+	while (p &&
+	       (p->fh.len != fh->len || memcmp(p->fh.data, fh->data, fh->len)))
+		p = p->fh_next;
+	return p;
+}
+
+static struct fnode *add(struct ftable *t, const struct nfsc_fh *fh,
+			 uint64_t id)
+{
+	struct fnode *p = rr_calloc(1, sizeof(*p));
+	size_t bi = id_bucket(t, id), bf = fh_bucket(t, fh);
+
+	if (!p)
+		return NULL;
+	p->id = id;
+	p->fh = *fh;
+	p->id_next = t->by_id[bi];
+	t->by_id[bi] = p;
+	p->fh_next = t->by_fh[bf];
+	t->by_fh[bf] = p;
+	t->count++;
+	return p;
+}
+
+static void unlink_node(struct ftable *t, struct fnode *p)
+{
+	struct fnode **pp = &t->by_id[id_bucket(t, p->id)];
+
+	while (*pp != p)
+		pp = &(*pp)->id_next;
+	*pp = p->id_next;
+	pp = &t->by_fh[fh_bucket(t, &p->fh)];
+	while (*pp != p)
+		pp = &(*pp)->fh_next;
+	*pp = p->fh_next;
+	t->count--;
+	free(p);
+}
+
+int rr__ftab_init(struct ftable *t, const struct nfsc_fh *root)
+{
+	struct fnode *r;
+
+	memset(t, 0, sizeof(*t));
+	t->nbuckets = NBUCKETS;
+	t->by_id = rr_calloc(NBUCKETS, sizeof(*t->by_id));
+	t->by_fh = rr_calloc(NBUCKETS, sizeof(*t->by_fh));
+	t->next_id = 2;
+	r = t->by_id && t->by_fh ? add(t, root, 1) : NULL;
+	if (!r) {
+		free(t->by_id);
+		free(t->by_fh);
+		return -ENOMEM;
+	}
+	r->nlookup = 1; /* the kernel never forgets the root */
+	pthread_mutex_init(&t->mu, NULL);
+	return 0;
+}
+
+void rr__ftab_fini(struct ftable *t)
+{
+	for (size_t i = 0; i < t->nbuckets; i++)
+		while (t->by_id[i])
+			unlink_node(t, t->by_id[i]);
+	free(t->by_id);
+	free(t->by_fh);
+	pthread_mutex_destroy(&t->mu);
+}
+
+int rr__ftab_fh(struct ftable *t, uint64_t id, struct nfsc_fh *fh)
+{
+	struct fnode *p;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_id(t, id);
+	if (p)
+		*fh = p->fh;
+	pthread_mutex_unlock(&t->mu);
+	return p ? 0 : -ESTALE;
+}
+
+int rr__ftab_ref(struct ftable *t, const struct nfsc_fh *fh, uint64_t *id)
+{
+	struct fnode *p;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_fh(t, fh);
+	if (!p)
+		p = add(t, fh, t->next_id++);
+	if (p) {
+		p->nlookup++;
+		*id = p->id;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return p ? 0 : -ENOMEM;
+}
+
+void rr__ftab_forget(struct ftable *t, uint64_t id, uint64_t n)
+{
+	struct fnode *p;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_id(t, id);
+	if (p && id != 1) {
+		p->nlookup = p->nlookup > n ? p->nlookup - n : 0;
+		if (!p->nlookup)
+			unlink_node(t, p);
+	}
+	pthread_mutex_unlock(&t->mu);
+}
+
+static bool ts_eq(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+bool rr__ftab_same_change(struct ftable *t, uint64_t id, const struct stat *now)
+{
+	struct fchange c = {.mtime = now->st_mtim,
+			    .ctime = now->st_ctim,
+			    .size = now->st_size,
+			    .valid = true};
+	struct fnode *p;
+	bool same = false;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_id(t, id);
+	if (p) {
+		same = p->change.valid && ts_eq(&p->change.mtime, &c.mtime) &&
+		       ts_eq(&p->change.ctime, &c.ctime) &&
+		       p->change.size == c.size;
+		p->change = c;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return same;
+}
+
+size_t rr__ftab_count(struct ftable *t)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->mu);
+	n = t->count;
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}

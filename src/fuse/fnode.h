@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * FUSE node ids and NFS file handles (fnode.c). The kernel names every
+ * object by a 64-bit node id it got from a LOOKUP-like reply, and counts
+ * those replies; FORGET gives the count back. So the table holds exactly
+ * the objects the kernel holds: an entry is made on the first reply
+ * naming a handle, found again by handle on the next (hard links, and
+ * the same file reached twice, share one id), and freed when its count
+ * drops to zero. Memory follows the kernel's inode cache, not the tree.
+ *
+ * Ids are counted up from 2 and never reused (1 is FUSE's root, which
+ * is never forgotten), so a FORGET arriving late cannot hit a newer entry.
+ */
+#ifndef RR_FUSE_FNODE_H
+#define RR_FUSE_FNODE_H
+
+#include "nfs3/client/handle.h"
+
+#include <pthread.h>
+
+/* What close-to-open compares: the attributes a write moves. */
+struct fchange {
+	struct timespec mtime, ctime;
+	off_t size;
+	bool valid;
+};
+
+struct fnode;
+
+struct ftable {
+	pthread_mutex_t mu; /* guards everything here and in the nodes */
+	struct fnode **by_id, **by_fh;
+	size_t nbuckets;
+	uint64_t next_id;
+	size_t count;
+};
+
+/* The root (id 1) on fh. 0 or -ENOMEM. */
+int rr__ftab_init(struct ftable *t, const struct nfsc_fh *root);
+void rr__ftab_fini(struct ftable *t);
+/* The handle of id: 0 or -ESTALE (the kernel named no node we hold). */
+int rr__ftab_fh(struct ftable *t, uint64_t id, struct nfsc_fh *fh);
+/* One more reference to fh's node, made if need be: its id in *id. */
+int rr__ftab_ref(struct ftable *t, const struct nfsc_fh *fh, uint64_t *id);
+/* FORGET: n references fewer; the node goes at zero. */
+void rr__ftab_forget(struct ftable *t, uint64_t id, uint64_t n);
+/*
+ * Close-to-open: records now as id's change attributes and says whether
+ * they equal what was recorded before (the cached pages are still good).
+ */
+bool rr__ftab_same_change(struct ftable *t, uint64_t id,
+			  const struct stat *now);
+size_t rr__ftab_count(struct ftable *t);
+
+#endif

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The namespace and attribute operations of the low-level API: each turns
+ * node ids into handles (fnode.c), makes one or two NFS calls as the
+ * requesting user, and answers. Replies naming an object (lookup, mkdir,
+ * readdirplus, ...) take a node reference that the kernel's FORGET gives
+ * back; a reply the kernel did not take (the request was interrupted)
+ * gives it back at once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "fpriv.h"
+
+#define NGROUPS_ASK  64
+#define RDP_MAXCOUNT (32 * 1024)
+
+/*
+ * The requester's groups are read from /proc by libfuse; a process whose
+ * groups cannot be read (it exited) is served with its primary gid alone.
+ */
+static void req_cred(fuse_req_t req, struct fcred *fc)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	gid_t groups[NGROUPS_ASK];
+	int ng = fuse_req_getgroups(req, NGROUPS_ASK, groups);
+	uint32_t n = ng > 0 ? (uint32_t)ng : 0;
+
+	if (n > 16)
+		n = 16; /* AUTH_SYS carries 16 (RFC 5531 appendix A) */
+	for (uint32_t i = 0; i < n; i++)
+		fc->groups[i] = groups[i];
+	fc->c = (struct rr_nfs_cred){.uid = c->uid,
+				     .gid = c->gid,
+				     .ngroups = n,
+				     .groups = fc->groups};
+}
+
+struct rrf *rr__fuse_req(fuse_req_t req, struct fcred *cred)
+{
+	struct rrf *f = fuse_req_userdata(req);
+	struct fcred fc;
+
+	req_cred(req, &fc);
+	rr_nfs_set_thread_cred(f->n, &fc.c);
+	if (cred) {
+		*cred = fc;
+		cred->c.groups = cred->groups;
+	}
+	return f;
+}
+
+/*
+ * As the kernel client does (nfs(5)): an object that changed recently is
+ * trusted briefly, one unchanged for long is trusted longer; a tenth of
+ * its age, between the min and the max.
+ */
+double rr__fuse_attr_tmo(const struct rrf *f, const struct stat *st)
+{
+	bool dir = S_ISDIR(st->st_mode);
+	double lo = dir ? f->o.acdirmin : f->o.acregmin;
+	double hi = dir ? f->o.acdirmax : f->o.acregmax;
+	double age = difftime(time(NULL), st->st_mtim.tv_sec) / 10;
+
+	if (f->o.noac)
+		return 0;
+	return age < lo ? lo : age > hi ? hi : age;
+}
+
+void rr__fuse_reply_entry(struct rrf *f, fuse_req_t req,
+			  const struct nfsc_fh *fh, const struct stat *st)
+{
+	struct fuse_entry_param e = {.attr = *st};
+	uint64_t id;
+	int rc = rr__ftab_ref(&f->tab, fh, &id);
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	e.ino = id;
+	e.attr_timeout = rr__fuse_attr_tmo(f, st);
+	/* a name stays valid as long as its directory's attributes */
+	e.entry_timeout = f->o.noac ? 0 : f->o.acdirmin;
+	if (fuse_reply_entry(req, &e))
+		rr__ftab_forget(&f->tab, id, 1);
+}
+
+/* The handle of ino, or an error reply (false). */
+static bool fh_of(struct rrf *f, fuse_req_t req, fuse_ino_t ino,
+		  struct nfsc_fh *fh)
+{
+	int rc = rr__ftab_fh(&f->tab, ino, fh);
+
+	if (rc)
+		fuse_reply_err(req, -rc);
+	return !rc;
+}
+
+static void reply_made(struct rrf *f, fuse_req_t req, int rc,
+		       const struct nfsc_fh *fh, const struct stat *st)
+{
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		rr__fuse_reply_entry(f, req, fh, st);
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh dir, fh;
+	struct stat st;
+
+	if (fh_of(f, req, parent, &dir))
+		reply_made(f, req,
+			   rr__nfsc_h_lookup(f->n, &dir, name, &fh, &st), &fh,
+			   &st);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct rrf *f = fuse_req_userdata(req);
+
+	rr__ftab_forget(&f->tab, ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *fd)
+{
+	struct rrf *f = fuse_req_userdata(req);
+
+	for (size_t i = 0; i < count; i++)
+		rr__ftab_forget(&f->tab, fd[i].ino, fd[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void reply_attr(struct rrf *f, fuse_req_t req, int rc,
+		       const struct stat *st)
+{
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_attr(req, st, rr__fuse_attr_tmo(f, st));
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh fh;
+	struct stat st;
+
+	(void)fi;
+	if (fh_of(f, req, ino, &fh))
+		reply_attr(f, req, rr__nfsc_h_getattr(f->n, &fh, &st), &st);
+}
+
+static struct nfsc_set set_of(const struct stat *a, int to_set)
+{
+	static const struct {
+		int fuse;
+		unsigned ours;
+	} map[] = {
+		{FUSE_SET_ATTR_MODE, NFSC_SET_MODE},
+		{FUSE_SET_ATTR_UID, NFSC_SET_UID},
+		{FUSE_SET_ATTR_GID, NFSC_SET_GID},
+		{FUSE_SET_ATTR_SIZE, NFSC_SET_SIZE},
+		{FUSE_SET_ATTR_ATIME, NFSC_SET_ATIME},
+		{FUSE_SET_ATTR_MTIME, NFSC_SET_MTIME},
+		{FUSE_SET_ATTR_ATIME_NOW, NFSC_SET_ATIME_NOW},
+		{FUSE_SET_ATTR_MTIME_NOW, NFSC_SET_MTIME_NOW},
+	};
+	struct nfsc_set s = {.mode = a->st_mode,
+			     .uid = a->st_uid,
+			     .gid = a->st_gid,
+			     .size = (uint64_t)a->st_size,
+			     .atime = a->st_atim,
+			     .mtime = a->st_mtim};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (to_set & map[i].fuse)
+			s.mask |= map[i].ours;
+	return s;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_set s = set_of(attr, to_set);
+	struct nfsc_fh fh;
+	struct stat st;
+
+	(void)fi;
+	if (fh_of(f, req, ino, &fh))
+		reply_attr(f, req, rr__nfsc_h_setattr(f->n, &fh, &s, &st), &st);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh fh;
+	char *target = NULL;
+	int rc;
+
+	if (!fh_of(f, req, ino, &fh))
+		return;
+	rc = rr__nfsc_h_readlink(f->n, &fh, &target);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_readlink(req, target);
+	free(target);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh dir, fh;
+	struct stat st;
+	int rc;
+
+	if (!fh_of(f, req, parent, &dir))
+		return;
+	if (S_ISREG(mode))
+		rc = rr__nfsc_h_create(f->n, &dir, name, mode, true, &fh, &st);
+	else
+		rc = rr__nfsc_h_mknod(f->n, &dir, name, mode, rdev, &fh, &st);
+	reply_made(f, req, rc, &fh, &st);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh dir, fh;
+	struct stat st;
+
+	if (fh_of(f, req, parent, &dir))
+		reply_made(f, req,
+			   rr__nfsc_h_mkdir(f->n, &dir, name, mode, &fh, &st),
+			   &fh, &st);
+}
+
+static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
+		       const char *name)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh dir, fh;
+	struct stat st;
+
+	if (fh_of(f, req, parent, &dir))
+		reply_made(
+			f, req,
+			rr__nfsc_h_symlink(f->n, &dir, name, target, &fh, &st),
+			&fh, &st);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent,
+		    const char *name)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh dir, fh;
+	struct stat st;
+
+	if (fh_of(f, req, ino, &fh) && fh_of(f, req, parent, &dir))
+		reply_made(f, req, rr__nfsc_h_link(f->n, &fh, &dir, name, &st),
+			   &fh, &st);
+}
+
+static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name,
+			  bool is_dir)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh dir;
+
+	if (fh_of(f, req, parent, &dir))
+		fuse_reply_err(req,
+			       -rr__nfsc_h_remove(f->n, &dir, name, is_dir));
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	remove_common(req, parent, name, false);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	remove_common(req, parent, name, true);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh from, to;
+
+	/* NFSv3 has neither RENAME_NOREPLACE nor RENAME_EXCHANGE */
+	if (flags) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (fh_of(f, req, parent, &from) && fh_of(f, req, newparent, &to))
+		fuse_reply_err(req, -rr__nfsc_h_rename(f->n, &from, name, &to,
+						       newname));
+}
+
+/*
+ * access(2) asks the server, as the kernel client does: the mode bits
+ * alone do not say what the server lets this user do (root squashing,
+ * ACLs). Writing a directory means adding and removing names in it.
+ */
+static uint32_t access_needed(int mask, bool dir)
+{
+	uint32_t need = 0;
+
+	if (mask & R_OK)
+		need |= dir ? NFSC_ACCESS_READ | NFSC_ACCESS_LOOKUP
+			    : NFSC_ACCESS_READ;
+	if (mask & W_OK)
+		need |= NFSC_ACCESS_MODIFY | NFSC_ACCESS_EXTEND |
+			(dir ? NFSC_ACCESS_DELETE : 0);
+	if (mask & X_OK)
+		need |= dir ? NFSC_ACCESS_LOOKUP : NFSC_ACCESS_EXECUTE;
+	return need;
+}
+
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	const uint32_t all = 0x3f; /* every ACCESS3 bit: one call */
+	uint32_t granted = 0, need;
+	struct nfsc_fh fh;
+	struct stat st;
+	int rc;
+
+	if (!fh_of(f, req, ino, &fh))
+		return;
+	rc = rr__nfsc_h_access(f->n, &fh, all, &granted, &st);
+	if (!rc) {
+		need = access_needed(mask, S_ISDIR(st.st_mode));
+		rc = (granted & need) == need ? 0 : -EACCES;
+	}
+	fuse_reply_err(req, -rc);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh fh;
+	struct statvfs sv;
+	int rc;
+
+	if (!fh_of(f, req, ino, &fh))
+		return;
+	rc = rr__nfsc_h_statfs(f->n, &fh, &sv);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/* --------------------------------------------------------- directories */
+
+/*
+ * A directory open for reading: the server's cookie verifier, which
+ * every READDIRPLUS of one listing hands back. The kernel's offsets are
+ * the server's cookies, so a listing resumes where the kernel asks.
+ */
+struct odir {
+	uint8_t verf[8];
+};
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct odir *d = rr_calloc(1, sizeof(*d));
+
+	(void)ino;
+	if (!d) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uintptr_t)d;
+	if (fuse_reply_open(req, fi))
+		free(d);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	(void)ino;
+	free((struct odir *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+/* One reply's buffer being filled from a READDIRPLUS round. */
+struct fill {
+	struct rrf *f;
+	fuse_req_t req;
+	bool plus;
+	char *buf;
+	size_t size, used;
+	uint64_t last; /* the cookie of the last entry taken */
+	uint64_t *ids; /* readdirplus: the nodes referenced, to undo */
+	size_t nids;
+};
+
+static size_t add_plain(struct fill *fl, const char *name, uint64_t fileid,
+			uint64_t cookie, const struct stat *st)
+{
+	struct stat s = {.st_ino = fileid, .st_mode = st ? st->st_mode : 0};
+
+	return fuse_add_direntry(fl->req, fl->buf + fl->used,
+				 fl->size - fl->used, name, &s, (off_t)cookie);
+}
+
+/*
+ * readdirplus: each entry with a handle is a lookup the kernel will
+ * FORGET; one without (the server sent none) has id 0, which the kernel
+ * lists without making a node.
+ */
+static size_t add_plus(struct fill *fl, const char *name, uint64_t fileid,
+		       uint64_t cookie, const struct nfsc_fh *fh,
+		       const struct stat *st)
+{
+	struct fuse_entry_param e = {.attr.st_ino = fileid,
+				     .attr.st_mode = st ? st->st_mode : 0};
+	size_t need = fuse_add_direntry_plus(fl->req, NULL, 0, name, NULL, 0);
+	uint64_t id = 0;
+
+	if (need > fl->size - fl->used)
+		return need;
+	if (fh && st && rr__ftab_ref(&fl->f->tab, fh, &id) == 0) {
+		fl->ids[fl->nids++] = id;
+		e.ino = id;
+		e.attr = *st;
+		e.attr_timeout = rr__fuse_attr_tmo(fl->f, st);
+		e.entry_timeout = fl->f->o.noac ? 0 : fl->f->o.acdirmin;
+	}
+	return fuse_add_direntry_plus(fl->req, fl->buf + fl->used,
+				      fl->size - fl->used, name, &e,
+				      (off_t)cookie);
+}
+
+static bool fill_one(void *arg, const char *name, uint64_t fileid,
+		     uint64_t cookie, const struct nfsc_fh *fh,
+		     const struct stat *st)
+{
+	struct fill *fl = arg;
+	size_t n;
+
+	n = fl->plus ? add_plus(fl, name, fileid, cookie, fh, st)
+		     : add_plain(fl, name, fileid, cookie, st);
+	if (n > fl->size - fl->used)
+		return false; /* full: the kernel asks again from here */
+	fl->used += n;
+	fl->last = cookie;
+	return true;
+}
+
+static void unref_all(struct fill *fl)
+{
+	for (size_t i = 0; i < fl->nids; i++)
+		rr__ftab_forget(&fl->f->tab, fl->ids[i], 1);
+}
+
+static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi, bool plus)
+{
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct odir *d = (struct odir *)(uintptr_t)fi->fh;
+	struct fill fl = {.f = f, .req = req, .plus = plus, .size = size};
+	uint64_t cookie = (uint64_t)off;
+	struct nfsc_fh fh;
+	bool eof = false;
+	int rc = 0;
+
+	if (!fh_of(f, req, ino, &fh))
+		return;
+	fl.buf = rr_malloc(size ? size : 1);
+	/* an entry takes at least 64 bytes of the reply */
+	fl.ids = rr_malloc((size / 64 + 1) * sizeof(*fl.ids));
+	if (!fl.buf || !fl.ids) {
+		free(fl.buf);
+		free(fl.ids);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (!off)
+		memset(d->verf, 0, sizeof(d->verf)); /* a listing anew */
+	/* a round the server sent empty fills nothing: go on */
+	while (!rc && !eof && !fl.used) {
+		fl.last = cookie;
+		rc = rr__nfsc_h_readdirplus(f->n, &fh, cookie, d->verf,
+					    RDP_MAXCOUNT, fill_one, &fl, &eof);
+		if (!rc && !eof && !fl.used && fl.last == cookie)
+			rc = -EPROTO; /* no progress */
+		cookie = fl.last;
+	}
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else if (fuse_reply_buf(req, fl.buf, fl.used))
+		unref_all(&fl); /* the kernel took none of these entries */
+	free(fl.buf);
+	free(fl.ids);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	readdir_common(req, ino, size, off, fi, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	readdir_common(req, ino, size, off, fi, true);
+}
+
+/*
+ * Every listing is READDIRPLUS, so `ls -l` is answered in one pass
+ * rather than the kernel choosing plain READDIR then a LOOKUP per name.
+ * Writes and read-ahead as large as the mount's WRITE and READ (libfuse
+ * trims them to its buffer, 1 MiB): one FUSE request, one NFS call,
+ * rather than FUSE's 128 KiB cut into eight.
+ */
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct rrf *f = userdata;
+	uint32_t w = rr_nfs_max_write(f->n), r = rr_nfs_max_read(f->n);
+
+	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	if (w > conn->max_write)
+		conn->max_write = w;
+	if (r > conn->max_readahead)
+		conn->max_readahead = r;
+}
+
+const struct fuse_lowlevel_ops rr__fuse_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readlink = op_readlink,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
+	.open = rr__fuse_open,
+	.read = rr__fuse_read,
+	.write = rr__fuse_write,
+	.flush = rr__fuse_flush,
+	.release = rr__fuse_release,
+	.fsync = rr__fuse_fsync,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
+	.releasedir = op_releasedir,
+	.statfs = op_statfs,
+	.access = op_access,
+	.create = rr__fuse_create,
+};

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * One FUSE session over one NFS mount: libfuse's multi-threaded loop, so
+ * that requests of different processes (and a process's parallel I/O)
+ * are NFS calls in flight together on the one transport, each worker
+ * making its calls as its request's user.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "fpriv.h"
+
+#define DEFAULT_THREADS 16
+
+/* "nfsrdma -o fsname=...,subtype=nfsrdma[,theirs]" as libfuse reads it. */
+static int make_args(struct fuse_args *a, const char *fsname,
+		     const char *fuse_opts)
+{
+	size_t len = strlen(fsname) + strlen(fuse_opts) + 64;
+	char *o = rr_malloc(len);
+	int rc = 0;
+
+	if (!o)
+		return -ENOMEM;
+	/* a comma in fsname would split it: libfuse takes "\," */
+	snprintf(o, len, "subtype=nfsrdma%s%s", *fuse_opts ? "," : "",
+		 fuse_opts);
+	if (fuse_opt_add_arg(a, "nfsrdma") || fuse_opt_add_arg(a, "-o") ||
+	    fuse_opt_add_arg(a, o) || fuse_opt_add_arg(a, "-o"))
+		rc = -ENOMEM;
+	free(o);
+	if (!rc) {
+		size_t fl = strlen(fsname) * 2 + 8;
+		char *fs = rr_malloc(fl), *p = fs;
+
+		if (!fs)
+			return -ENOMEM;
+		p += sprintf(p, "fsname=");
+		for (const char *s = fsname; *s; s++) {
+			if (*s == ',' || *s == '\\')
+				*p++ = '\\';
+			*p++ = *s;
+		}
+		*p = '\0';
+		rc = fuse_opt_add_arg(a, fs) ? -ENOMEM : 0;
+		free(fs);
+	}
+	return rc;
+}
+
+static int loop(struct fuse_session *se, const struct rr_fuse_opts *o)
+{
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	int rc;
+
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_max_threads(cfg, o->max_threads ? o->max_threads
+							  : DEFAULT_THREADS);
+	/* one /dev/fuse descriptor per worker: no contention on one */
+	fuse_loop_cfg_set_clone_fd(cfg, 1);
+	rc = fuse_session_loop_mt(se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return rc < 0 ? rc : 0;
+}
+
+static int run(struct rrf *f, struct fuse_args *args, const char *mountpoint,
+	       void (*mounted)(void *arg), void *arg)
+{
+	struct fuse_session *se =
+		fuse_session_new(args, &rr__fuse_ops, sizeof(rr__fuse_ops), f);
+	int rc = -ENOTCONN;
+
+	if (!se)
+		return -EINVAL;
+	f->se = se;
+	if (fuse_set_signal_handlers(se))
+		goto out_destroy;
+	if (fuse_session_mount(se, mountpoint))
+		goto out_signals;
+	if (mounted)
+		mounted(arg);
+	rc = loop(se, &f->o);
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_destroy:
+	fuse_session_destroy(se);
+	return rc;
+}
+
+int rr__fuse_serve(struct rr_nfs *n, const char *mountpoint, const char *fsname,
+		   const struct rr_fuse_opts *o, const char *fuse_opts,
+		   void (*mounted)(void *arg), void *arg)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct rrf f = {.n = n, .o = *o};
+	struct nfsc_fh root;
+	int rc = rr__nfsc_h_root(n, &root, NULL);
+
+	if (rc)
+		return rc;
+	rc = rr__ftab_init(&f.tab, &root);
+	if (rc)
+		return rc;
+	rc = make_args(&args, fsname, fuse_opts ? fuse_opts : "");
+	if (!rc)
+		rc = run(&f, &args, mountpoint, mounted, arg);
+	fuse_opt_free_args(&args);
+	rr__ftab_fini(&f.tab);
+	return rc;
+}

@@ -1,0 +1,356 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# nfsrdma mount, end to end: a real nfsrdmad on loopback, the export
+# mounted through FUSE over RDMA (iwarp) or TCP, and programs nobody here
+# wrote run on the mount point; the server's directory is the judge.
+#
+# usage: mount.sh NFSRDMAD NFSRDMA rdma|tcp fio|coreutils|users|restart [WRITER]
+#   fio        fio writes (sequential and random, psync, two jobs) and
+#              verifies every block with crc32c
+#   coreutils  cp in and out with cmp, mkdir -p, mv, ln -s, ln, mkfifo,
+#              chmod, touch, truncate, rm -r; ls -l agrees with stat of
+#              the server's files
+#   users      two uids write through one allow_other mount: the server's
+#              files are theirs, and the server refuses one the other's
+#              file in a sticky directory (root only)
+#   cache      attributes are cached for actimeo, yet an open sees what
+#              changed on the server (close-to-open); with noac, stat does
+#   nonroot    user nobody mounts (through fusermount3), writes, unmounts
+#   restart    WRITER (restart_writer.c) writes half a file, nfsrdmad is
+#              stopped and started again on the same ports, the rest is
+#              written and close succeeds: its COMMIT saw a new write
+#              verifier and the adapter's log gave the lost half again
+# Every test ends with nfsrdma umount and checks that the mount is gone
+# and the process serving it exited with status 0.
+#
+# Exit 77 (skipped, saying why) without /dev/fuse, the tools, or the
+# right to mount. Waits poll for a condition with a deadline, never a
+# fixed sleep standing for one.
+set -u
+
+NFSRDMAD=${1:?usage: mount.sh NFSRDMAD NFSRDMA rdma|tcp TEST}
+NFSRDMA=${2:?}
+PROTO=${3:?}
+TEST=${4:?}
+WRITER=${5:-}
+DEADLINE_S=20
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() {
+	echo "FAIL: $*"
+	[ -f "$T/server.err" ] && sed 's/^/  nfsrdmad: /' "$T/server.err" | tail -20
+	exit 1
+}
+
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+[ -x "$NFSRDMAD" ] && [ -x "$NFSRDMA" ] || skip "$NFSRDMAD or $NFSRDMA not built"
+if [ "$(id -u)" != 0 ] && ! command -v fusermount3 >/dev/null; then
+	skip "not root and no fusermount3 (fuse3)"
+fi
+"$NFSRDMA" --help | grep -q '^  mount ' || skip "nfsrdma built without libfuse3"
+
+T=$(mktemp -d /tmp/rr-fuse.XXXXXX)
+chmod 755 "$T"
+MNT=$T/mnt
+EXP=$T/exp
+mkdir -p "$MNT" "$EXP" "$T/state"
+SERVER=
+SERVE_PID=
+
+cleanup() {
+	if grep -q " $MNT " /proc/self/mountinfo 2>/dev/null; then
+		umount -l "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null
+	fi
+	[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null
+	[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+# poll CMD... until it succeeds or DEADLINE_S passes
+poll() {
+	local end=$((SECONDS + DEADLINE_S))
+	until "$@"; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+}
+
+mounted() { grep -q " $MNT [^ ]* - fuse.nfsrdma " /proc/self/mountinfo; }
+unmounted() { ! grep -q " $MNT " /proc/self/mountinfo; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+server_ready() { grep -q ready "$T/server.out"; }
+
+# ports: "RDMA TCP MOUNT" to start again where it was, else any free
+start_server() {
+	local p=(${1:-0 0 0})
+	"$NFSRDMAD" --export "$EXP" --state-dir "$T/state" --address 127.0.0.1 \
+		--rdma-port "${p[0]}" --tcp-port "${p[1]}" --mount-port "${p[2]}" \
+		>"$T/server.out" 2>"$T/server.err" &
+	SERVER=$!
+	poll server_ready || fail "nfsrdmad did not say ready"
+	RDMA_PORT=$(sed -n 's/.*over rdma on .*:\([0-9]*\)$/\1/p' "$T/server.out")
+	TCP_PORT=$(sed -n 's/.*nfs3 over tcp on .*:\([0-9]*\)$/\1/p' "$T/server.out")
+	MOUNT_PORT=$(sed -n 's/.*mount3 over tcp on .*:\([0-9]*\)$/\1/p' "$T/server.out")
+	[ -n "$RDMA_PORT" ] && [ -n "$TCP_PORT" ] && [ -n "$MOUNT_PORT" ] ||
+		fail "no ports in nfsrdmad's banner"
+}
+
+url() {
+	case $PROTO in
+	rdma) echo "nfs://127.0.0.1:$RDMA_PORT$EXP?mountport=$MOUNT_PORT&provider=iwarp" ;;
+	tcp) echo "nfs://127.0.0.1:$TCP_PORT$EXP?proto=tcp&mountport=$MOUNT_PORT" ;;
+	*) fail "proto $PROTO: want rdma or tcp" ;;
+	esac
+}
+
+# RDMA mounts as a daemon, TCP in the foreground: both modes are run.
+do_mount() {
+	local opts=$1 err=$T/mount.err
+	if [ "$PROTO" = tcp ]; then
+		"$NFSRDMA" mount "$(url)" "$MNT" -f -o "$opts" 2>"$err" &
+		SERVE_PID=$!
+		poll mounted || { gone "$SERVE_PID" && grep -q "FUSE could not mount" "$err" &&
+			skip "FUSE cannot mount here: $(cat "$err")"; fail "not mounted: $(cat "$err")"; }
+	else
+		if ! "$NFSRDMA" mount "$(url)" "$MNT" -o "$opts" 2>"$err"; then
+			grep -q "FUSE could not mount" "$err" &&
+				skip "FUSE cannot mount here: $(cat "$err")"
+			fail "nfsrdma mount: $(cat "$err")"
+		fi
+		# returned: the mount must be there already, not soon
+		mounted || fail "nfsrdma mount returned before the mount was up"
+		SERVE_PID=$(pgrep -f -x ".*nfsrdma mount .* $MNT -o .*" | head -1)
+		[ -n "$SERVE_PID" ] || fail "no daemon serving $MNT"
+	fi
+}
+
+do_umount() {
+	"$NFSRDMA" umount "$MNT" || fail "nfsrdma umount failed"
+	poll unmounted || fail "$MNT still mounted after umount"
+	if [ "$PROTO" = tcp ]; then
+		wait "$SERVE_PID"
+		local st=$?
+		[ "$st" = 0 ] || fail "nfsrdma mount -f exited with $st"
+	else
+		poll gone "$SERVE_PID" || fail "the mount daemon did not exit"
+	fi
+	SERVE_PID=
+}
+
+# ------------------------------------------------------------------ tests
+
+test_fio() {
+	command -v fio >/dev/null || skip "no fio"
+	do_mount actimeo=3
+	local common=(--directory="$MNT" --ioengine=psync --numjobs=2
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting
+		--output-format=terse)
+	fio --name=seq --rw=write --bs=64k --size=8m "${common[@]}" >"$T/fio1" ||
+		fail "fio sequential write+verify: $(cat "$T/fio1")"
+	fio --name=rand --rw=randwrite --bs=4k --size=2m "${common[@]}" >"$T/fio2" ||
+		fail "fio random write+verify: $(cat "$T/fio2")"
+	# the server holds what fio wrote: each job's file, whole
+	for f in seq.0.0 seq.1.0 rand.0.0 rand.1.0; do
+		[ -f "$EXP/$f" ] || fail "$f not on the server"
+		cmp -s "$EXP/$f" "$MNT/$f" || fail "$f differs from the server's"
+	done
+	[ "$(stat -c %s "$EXP/seq.0.0")" = $((8 << 20)) ] || fail "seq.0.0 size"
+	echo "fio: sequential and random write+verify (crc32c) passed over $PROTO"
+	do_umount
+}
+
+# "mode nlink uid gid size mtime name" of each entry in dir $1, by ls -l
+ls_fields() {
+	ls -ln --time-style=+%s "$1" | awk 'NR > 1 { print $1, $2, $3, $4, $5, $6, $7 }' |
+		sed 's/\([-dlps][-rwxsStT]\{9\}\)[.+]/\1/'
+}
+
+# the same by stat of the server's directory $1
+stat_fields() {
+	(cd "$1" && for f in $(ls -A | sort); do
+		stat -c '%A %h %u %g %s %Y %n' "$f"
+	done) | awk '{ if ($1 ~ /^[cb]/) $5 = "?"; print }'
+}
+
+test_coreutils() {
+	do_mount actimeo=3
+	head -c $((5 << 20)) /dev/urandom >"$T/big"
+	cp "$T/big" "$MNT/big" || fail "cp in"
+	cmp "$T/big" "$EXP/big" || fail "cp in: the server's copy differs"
+	cp "$MNT/big" "$T/back" || fail "cp out"
+	cmp "$T/big" "$T/back" || fail "cp out: the copy differs"
+
+	mkdir -p "$MNT/a/b/c" || fail "mkdir -p"
+	[ -d "$EXP/a/b/c" ] || fail "mkdir -p: not on the server"
+	echo deep >"$MNT/a/b/c/f"
+	mv "$MNT/a/b/c" "$MNT/a/moved" || fail "mv"
+	[ -f "$EXP/a/moved/f" ] && [ ! -e "$EXP/a/b/c" ] || fail "mv: server disagrees"
+	[ "$(cat "$MNT/a/moved/f")" = deep ] || fail "mv: content"
+	ln -s moved/f "$MNT/a/sym" || fail "ln -s"
+	[ "$(readlink "$EXP/a/sym")" = moved/f ] || fail "ln -s: server's target"
+	[ "$(cat "$MNT/a/sym")" = deep ] || fail "ln -s: reading through it"
+	ln "$MNT/a/moved/f" "$MNT/a/hard" || fail "ln"
+	[ "$(stat -c %i "$EXP/a/hard")" = "$(stat -c %i "$EXP/a/moved/f")" ] ||
+		fail "ln: not the same file on the server"
+	[ "$(stat -c %h "$MNT/a/hard")" = 2 ] || fail "ln: link count"
+	[ "$(stat -c %i "$MNT/a/hard")" = "$(stat -c %i "$MNT/a/moved/f")" ] ||
+		fail "ln: not the same inode through the mount"
+	mkfifo "$MNT/a/fifo" || fail "mkfifo"
+	[ -p "$EXP/a/fifo" ] || fail "mkfifo: not a FIFO on the server"
+	chmod 640 "$MNT/a/hard" || fail chmod
+	[ "$(stat -c %a "$EXP/a/moved/f")" = 640 ] || fail "chmod: server's mode"
+	touch -d @1000000000 "$MNT/a/hard" || fail touch
+	[ "$(stat -c %Y "$EXP/a/hard")" = 1000000000 ] || fail "touch: server's mtime"
+	truncate -s 2 "$MNT/a/hard" || fail truncate
+	[ "$(stat -c %s "$EXP/a/hard")" = 2 ] || fail "truncate: server's size"
+	echo more >>"$MNT/a/hard"
+	[ "$(cat "$EXP/a/moved/f")" = "demore" ] || fail "append: server's bytes"
+
+	# ls -l through the mount says what stat says on the server
+	ls_fields "$MNT/a" >"$T/ls.mnt"
+	stat_fields "$EXP/a" >"$T/ls.exp"
+	diff "$T/ls.exp" "$T/ls.mnt" >"$T/ls.diff" ||
+		fail "ls -l differs from the server's stat: $(cat "$T/ls.diff")"
+	[ "$(wc -l <"$T/ls.mnt")" = 5 ] || fail "ls -l: want 5 entries, $(cat "$T/ls.mnt")"
+
+	rm -r "$MNT/a" || fail "rm -r"
+	[ ! -e "$EXP/a" ] || fail "rm -r: still on the server"
+	df "$MNT" >/dev/null || fail "df (statfs)"
+	echo "coreutils: cp/cmp, mkdir -p, mv, ln -s, ln, mkfifo, chmod, touch, truncate, ls -l, rm -r passed over $PROTO"
+	do_umount
+}
+
+test_users() {
+	[ "$(id -u)" = 0 ] || skip "two uids need root"
+	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+	do_mount allow_other,noac
+	mkdir "$MNT/shared" && chmod 1777 "$MNT/shared" || fail "shared dir"
+	local u
+	for u in 4242 4343; do
+		setpriv --reuid=$u --regid=$u --clear-groups \
+			sh -c "head -c 100000 /dev/urandom >'$MNT/shared/by-$u' && \
+				mkdir '$MNT/shared/dir-$u'" ||
+			fail "uid $u could not write through the mount"
+	done
+	for u in 4242 4343; do
+		[ "$(stat -c %u:%g "$EXP/shared/by-$u")" = "$u:$u" ] ||
+			fail "by-$u is $(stat -c %u:%g "$EXP/shared/by-$u") on the server"
+		[ "$(stat -c %u:%g "$EXP/shared/dir-$u")" = "$u:$u" ] ||
+			fail "dir-$u is $(stat -c %u:%g "$EXP/shared/dir-$u") on the server"
+		[ "$(stat -c %u "$MNT/shared/by-$u")" = "$u" ] ||
+			fail "by-$u: the mount shows another owner"
+	done
+	# the server, not the adapter, refuses: 4343 is not 4242
+	if setpriv --reuid=4343 --regid=4343 --clear-groups \
+		rm -f "$MNT/shared/by-4242" 2>/dev/null; then
+		fail "uid 4343 removed uid 4242's file in a sticky directory"
+	fi
+	[ -f "$EXP/shared/by-4242" ] || fail "by-4242 is gone"
+	if setpriv --reuid=4343 --regid=4343 --clear-groups \
+		sh -c "echo x >'$MNT/shared/dir-4242/intruder'" 2>/dev/null; then
+		fail "uid 4343 wrote into uid 4242's directory"
+	fi
+	# access(2) says what the server would do
+	setpriv --reuid=4242 --regid=4242 --clear-groups \
+		test -w "$MNT/shared/by-4242" || fail "access: 4242 may not write its own file"
+	if setpriv --reuid=4343 --regid=4343 --clear-groups \
+		test -w "$MNT/shared/by-4242"; then
+		fail "access: 4343 is told it may write 4242's file"
+	fi
+	if setpriv --reuid=4343 --regid=4343 --clear-groups \
+		test -w "$MNT/shared/dir-4242"; then
+		fail "access: 4343 is told it may write in 4242's directory"
+	fi
+	echo "users: uids 4242 and 4343 own what they wrote, and are kept apart, over $PROTO"
+	do_umount
+}
+
+test_cache() {
+	do_mount actimeo=3600
+	printf aaaa >"$MNT/f"
+	[ "$(cat "$MNT/f")" = aaaa ] || fail "first read"
+	[ "$(stat -c %s "$MNT/f")" = 4 ] || fail "first size"
+	# changed on the server, behind the mount's back, in place; an
+	# mtime of its own, since a coarse clock may give the same tick
+	printf bbbb >"$EXP/f" && touch -d @1000000000 "$EXP/f"
+	# close-to-open: a read within the cached size comes from the
+	# server, not from the pages the first read left in the kernel
+	[ "$(dd if="$MNT/f" bs=2 count=1 status=none)" = bb ] ||
+		fail "close-to-open: an open read the old pages after the server's change"
+	# and when the server's file grew, the read goes past the old size
+	printf bbbbbbbbbb >"$EXP/f"
+	[ "$(stat -c %s "$MNT/f")" = 4 ] ||
+		fail "actimeo=3600: stat asked the server (not cached)"
+	[ "$(cat "$MNT/f")" = bbbbbbbbbb ] ||
+		fail "close-to-open: read '$(cat "$MNT/f")' after the server's change"
+	[ "$(stat -c %s "$MNT/f")" = 10 ] || fail "size after the open"
+	do_umount
+
+	do_mount noac
+	[ "$(stat -c %s "$MNT/f")" = 10 ] || fail "noac: first size"
+	printf cc >"$EXP/f"
+	[ "$(stat -c %s "$MNT/f")" = 2 ] || fail "noac: stat did not ask the server"
+	echo "cache: actimeo holds attributes, open sees the server's change, noac asks each time, over $PROTO"
+	do_umount
+}
+
+test_nonroot() {
+	[ "$(id -u)" = 0 ] || skip "becoming another uid needs root"
+	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+	[ -u "$(command -v fusermount3)" ] || skip "fusermount3 is not setuid root"
+	# fusermount3 wants the user named in the password database
+	local u g as pid
+	u=$(id -u nobody 2>/dev/null) && g=$(id -g nobody) || skip "no user nobody"
+	as=(setpriv --reuid="$u" --regid="$g" --clear-groups)
+	chmod 777 "$EXP"
+	chown "$u:$g" "$MNT"
+	"${as[@]}" "$NFSRDMA" mount "$(url)" "$MNT" 2>"$T/mount.err" ||
+		fail "$u could not mount: $(cat "$T/mount.err")"
+	mounted || fail "nfsrdma mount returned before the mount was up"
+	grep " $MNT " /proc/self/mountinfo | grep -q "user_id=$u," ||
+		fail "the mount is not uid $u's: $(grep " $MNT " /proc/self/mountinfo)"
+	pid=$(pgrep -f -x ".*nfsrdma mount .* $MNT" | head -1)
+	[ -n "$pid" ] || fail "no daemon serving $MNT"
+	"${as[@]}" sh -c "echo hi >'$MNT/mine' && [ \"\$(cat '$MNT/mine')\" = hi ]" ||
+		fail "uid $u could not write and read on its mount"
+	[ "$(stat -c %u "$EXP/mine")" = "$u" ] || fail "the server's file is not $u's"
+	"${as[@]}" "$NFSRDMA" umount "$MNT" || fail "uid $u could not unmount"
+	poll unmounted || fail "$MNT still mounted after umount"
+	poll gone "$pid" || fail "the mount daemon did not exit"
+	echo "nonroot: uid $u mounted, wrote and unmounted through fusermount3 over $PROTO"
+}
+
+wrote_half() { grep -q half "$T/writer.out"; }
+
+test_restart() {
+	[ -x "$WRITER" ] || skip "no restart_writer"
+	do_mount actimeo=3
+	head -c $((3 << 20)) /dev/urandom >"$T/src"
+	"$WRITER" "$T/src" "$MNT/f" "$T/go" >"$T/writer.out" 2>"$T/writer.err" &
+	local wp=$! st
+	poll wrote_half || fail "the writer did not write its first half"
+	kill "$SERVER" && wait "$SERVER"
+	SERVER=
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT"
+	touch "$T/go"
+	wait "$wp"
+	st=$?
+	[ "$st" = 0 ] || fail "writer across the restart: $(cat "$T/writer.err")"
+	cmp "$T/src" "$EXP/f" || fail "the server's file differs after the restart"
+	cmp "$T/src" "$MNT/f" || fail "the mount's file differs after the restart"
+	echo "restart: a file written across a server restart arrived whole over $PROTO"
+	do_umount
+}
+
+start_server
+case $TEST in
+fio) test_fio ;;
+coreutils) test_coreutils ;;
+users) test_users ;;
+restart) test_restart ;;
+cache) test_cache ;;
+nonroot) test_nonroot ;;
+*) fail "unknown test $TEST" ;;
+esac

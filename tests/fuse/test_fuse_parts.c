@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The FUSE adapter's parts that need no mount (src/fuse): the node table,
+ * whose lookup counts bound its memory and whose ids must never name a
+ * wrong handle; the write log, whose bytes are what a restarted server
+ * gets again; and the -o list.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fuse/fpriv.h"
+
+static struct nfsc_fh fh_of(uint8_t tag)
+{
+	struct nfsc_fh fh = {.len = 12};
+
+	memset(fh.data, 0xa5, fh.len);
+	fh.data[11] = tag;
+	return fh;
+}
+
+/* The same handle twice is one node; FORGET of both frees it. */
+static void a_node_lives_while_the_kernel_holds_it(void **state)
+{
+	struct nfsc_fh root = fh_of(0), a = fh_of(1), got;
+	struct ftable t;
+	uint64_t id1, id2, id3;
+
+	(void)state;
+	assert_int_equal(rr__ftab_init(&t, &root), 0);
+	assert_int_equal(rr__ftab_ref(&t, &a, &id1), 0);
+	assert_int_equal(rr__ftab_ref(&t, &a, &id2), 0);
+	assert_int_equal(id1, id2);
+	assert_int_not_equal(id1, 1);
+	assert_int_equal(rr__ftab_count(&t), 2);
+	rr__ftab_forget(&t, id1, 1);
+	assert_int_equal(rr__ftab_fh(&t, id1, &got), 0);
+	assert_memory_equal(got.data, a.data, a.len);
+	rr__ftab_forget(&t, id1, 1);
+	assert_int_equal(rr__ftab_fh(&t, id1, &got), -ESTALE);
+	assert_int_equal(rr__ftab_count(&t), 1);
+	/* a late FORGET of the old id cannot touch the new node */
+	assert_int_equal(rr__ftab_ref(&t, &a, &id3), 0);
+	assert_int_not_equal(id3, id1);
+	rr__ftab_forget(&t, id1, 5);
+	assert_int_equal(rr__ftab_fh(&t, id3, &got), 0);
+	rr__ftab_fini(&t);
+}
+
+/* FORGET names the root too (batch forgets); it stays. */
+static void the_root_is_never_forgotten(void **state)
+{
+	struct nfsc_fh root = fh_of(0), got;
+	struct ftable t;
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(rr__ftab_init(&t, &root), 0);
+	rr__ftab_forget(&t, 1, 1000);
+	assert_int_equal(rr__ftab_fh(&t, 1, &got), 0);
+	assert_int_equal(rr__ftab_ref(&t, &root, &id), 0);
+	assert_int_equal(id, 1);
+	rr__ftab_fini(&t);
+}
+
+/* Memory follows the kernel: many nodes made and forgotten leave none. */
+static void many_nodes_forgotten_leave_the_root(void **state)
+{
+	struct nfsc_fh root = fh_of(0);
+	struct ftable t;
+	uint64_t ids[5000];
+
+	(void)state;
+	assert_int_equal(rr__ftab_init(&t, &root), 0);
+	for (uint32_t i = 0; i < 5000; i++) {
+		struct nfsc_fh fh = {.len = 8};
+
+		memcpy(fh.data, &i, sizeof(i));
+		assert_int_equal(rr__ftab_ref(&t, &fh, &ids[i]), 0);
+	}
+	assert_int_equal(rr__ftab_count(&t), 5001);
+	for (uint32_t i = 0; i < 5000; i++)
+		rr__ftab_forget(&t, ids[i], 1);
+	assert_int_equal(rr__ftab_count(&t), 1);
+	rr__ftab_fini(&t);
+}
+
+/* Close-to-open: the same mtime, ctime and size keep the cache. */
+static void change_attributes_decide_keep_cache(void **state)
+{
+	struct nfsc_fh root = fh_of(0), one = fh_of(1);
+	struct ftable t;
+	struct stat st = {.st_size = 10};
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(rr__ftab_init(&t, &root), 0);
+	assert_int_equal(rr__ftab_ref(&t, &one, &id), 0);
+	st.st_mtim.tv_sec = 100;
+	assert_false(rr__ftab_same_change(&t, id, &st)); /* nothing known */
+	assert_true(rr__ftab_same_change(&t, id, &st));
+	st.st_mtim.tv_nsec = 1; /* written in the same second */
+	assert_false(rr__ftab_same_change(&t, id, &st));
+	st.st_ctim.tv_sec = 5;
+	assert_false(rr__ftab_same_change(&t, id, &st));
+	st.st_size = 11;
+	assert_false(rr__ftab_same_change(&t, id, &st));
+	assert_true(rr__ftab_same_change(&t, id, &st));
+	rr__ftab_fini(&t);
+}
+
+/* The newest write of each byte is what goes out again. */
+static void the_log_gives_the_last_bytes_written(void **state)
+{
+	struct wlog l = {0};
+	char buf[16];
+
+	(void)state;
+	assert_int_equal(rr__wlog_add(&l, 0, "aaaaaaaa", 8), 0);
+	assert_int_equal(rr__wlog_add(&l, 4, "bbbbbbbb", 8), 0);
+	assert_int_equal(rr__wlog_add(&l, 2, "cc", 2), 0);
+	assert_int_equal(l.bytes, 18);
+	assert_int_equal(rr__wlog_fill(&l, buf, 12, 0), 12);
+	assert_memory_equal(buf, "aaccbbbbbbbb", 12);
+	assert_int_equal(rr__wlog_fill(&l, buf, 3, 5), 3);
+	assert_memory_equal(buf, "bbb", 3);
+	/* a byte nobody logged cannot be sent again: say so, send nothing */
+	assert_int_equal(rr__wlog_fill(&l, buf, 13, 0), -EIO);
+	rr__wlog_clear(&l);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(l.bytes, 0);
+	assert_int_equal(rr__wlog_fill(&l, buf, 1, 0), -EIO);
+}
+
+static void options_split_ours_from_fuses(void **state)
+{
+	struct rr_fuse_opts o;
+	char *rest = NULL;
+	const char *bad;
+
+	(void)state;
+	assert_int_equal(rr__fuse_opts_parse(NULL, &o, &rest, &bad), 0);
+	assert_true(o.acregmin == 3 && o.acregmax == 60);
+	assert_true(o.acdirmin == 30 && o.acdirmax == 60 && !o.noac);
+	assert_string_equal(rest, "");
+	free(rest);
+	assert_int_equal(rr__fuse_opts_parse("allow_other,actimeo=7,noac,"
+					     "threads=4,ro,acdirmax=9",
+					     &o, &rest, &bad),
+			 0);
+	assert_true(o.acregmin == 7 && o.acregmax == 7 && o.acdirmin == 7);
+	assert_true(o.acdirmax == 9 && o.noac && o.max_threads == 4);
+	assert_string_equal(rest, "allow_other,ro");
+	free(rest);
+	assert_int_equal(rr__fuse_opts_parse("ro,acregmin=x", &o, &rest, &bad),
+			 -EINVAL);
+	assert_string_equal(bad, "acregmin=x");
+	assert_int_equal(rr__fuse_opts_parse("acregmin=70", &o, &rest, &bad),
+			 -EINVAL);
+	assert_int_equal(rr__fuse_opts_parse("threads=0", &o, &rest, &bad),
+			 -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_node_lives_while_the_kernel_holds_it),
+		cmocka_unit_test(the_root_is_never_forgotten),
+		cmocka_unit_test(many_nodes_forgotten_leave_the_root),
+		cmocka_unit_test(change_attributes_decide_keep_cache),
+		cmocka_unit_test(the_log_gives_the_last_bytes_written),
+		cmocka_unit_test(options_split_ours_from_fuses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
