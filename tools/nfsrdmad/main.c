@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		"                   P = 0: any free port; P = off: none\n"
 		"  --grace S        NLM: after start, only reclaims of locks\n"
 		"                   for S seconds (90)\n"
+		"  --nlm-locks-per-host N  NLM: ranges one client host may\n"
+		"                   hold locked (1024)\n"
 		"  --provider NAME  RDMA provider (iwarp)\n"
 		"  --address A      IPv4 address to listen on (0.0.0.0)\n"
 		"  --threads N      handler threads per transport (4)\n"
@@ -151,7 +153,8 @@ enum {
 	O_EXPORTS,
 	O_CONTROL,
 	O_NLM,
-	O_GRACE
+	O_GRACE,
+	O_NLMH
 };
 
 static const struct option longopts[] = {
@@ -162,6 +165,7 @@ static const struct option longopts[] = {
 	{"mount-port", required_argument, NULL, O_MOUNT},
 	{"nlm-port", required_argument, NULL, O_NLM},
 	{"grace", required_argument, NULL, O_GRACE},
+	{"nlm-locks-per-host", required_argument, NULL, O_NLMH},
 	{"provider", required_argument, NULL, O_PROV},
 	{"read-only", no_argument, NULL, O_RO},
 	{"threads", required_argument, NULL, O_THR},
@@ -204,6 +208,8 @@ static int parse_one(int c, const char *arg, struct nfsrdmad_opts *o)
 		return port_arg(arg, &o->nlm_port);
 	case O_GRACE:
 		return count_arg(arg, 0, 3600, &o->grace_s);
+	case O_NLMH:
+		return count_arg(arg, 1, 65536, &o->nlm_locks_per_host);
 	case O_PROV:
 		o->provider = arg;
 		return 0;
@@ -279,6 +285,7 @@ static const char *value_hint(int c)
 		return "a count, 1-32";
 	case O_MAXC:
 	case O_PERH:
+	case O_NLMH:
 		return "a count, 1-65536";
 	case O_IDLE:
 		return "seconds, 0-86400";

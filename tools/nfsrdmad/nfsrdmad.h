@@ -18,7 +18,8 @@ struct nfsrdmad_opts {
 	const char *provider;
 	/* 0: ephemeral, -1: off */
 	int rdma_port, tcp_port, mount_port, nlm_port;
-	uint32_t grace_s; /* NLM's grace period after start */
+	uint32_t grace_s;	     /* NLM's grace period after start */
+	uint32_t nlm_locks_per_host; /* 0: the library's default */
 	uint32_t threads;
 	uint32_t bulk_bufs; /* 0: rr_svc_opts' default */
 	/* TCP admission (rr_tcp_svc_opts); 0: the default */

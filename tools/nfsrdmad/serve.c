@@ -536,7 +536,9 @@ static int open_server(const struct nfsrdmad_opts *o,
 /* NLM's program, its grace period starting now (--nlm-port off: none). */
 static int nlm_open(struct daemon *d)
 {
-	struct rr_nlm_opts no = {.grace_s = d->o->grace_s};
+	struct rr_nlm_opts no = {.grace_s = d->o->grace_s,
+				 .max_locks_per_host =
+					 d->o->nlm_locks_per_host};
 	int rc;
 
 	if (d->o->nlm_port < 0)
