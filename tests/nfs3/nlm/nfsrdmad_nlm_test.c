@@ -123,12 +123,19 @@ static void write_file(const char *path, const char *text)
 	close(fd);
 }
 
-static int start(void **state, const char *grace)
+static int start(void **state, const char *grace, const char *per_host)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	char line[PATH_MAX + 64];
-	const char *extra[] = {"--exports",  f->exports, "--grace", grace,
-			       "--nlm-port", "0",	 NULL};
+	const char *extra[] = {"--exports",
+			       f->exports,
+			       "--grace",
+			       grace,
+			       "--nlm-port",
+			       "0",
+			       "--nlm-locks-per-host",
+			       per_host,
+			       NULL};
 
 	snprintf(f->top, sizeof(f->top), "/tmp/rr-nlm-XXXXXX");
 	assert_non_null(mkdtemp(f->top));
@@ -156,12 +163,18 @@ static int start(void **state, const char *grace)
 
 static int start_no_grace(void **state)
 {
-	return start(state, "0");
+	return start(state, "0", "1024");
+}
+
+/* a host may hold 4 ranges; a LOCK that may add 2 needs room for them */
+static int start_small(void **state)
+{
+	return start(state, "0", "4");
 }
 
 static int start_in_grace(void **state)
 {
-	return start(state, "3600");
+	return start(state, "3600", "1024");
 }
 
 static int stop(void **state)
@@ -430,6 +443,42 @@ static void a_client_no_rule_admits_gets_no_locks(void **state)
 	assert_int_equal(lock(f, &A, 0, 0, true), NLM4_GRANTED);
 }
 
+static void locks_outlive_the_connection_that_took_them(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(lock(f, &A, 0, 10, true), NLM4_GRANTED);
+	forget(f->nlm);
+	f->nlm = client(f->d.nlm, NLM_PROG, NLM4_VERS, NULL);
+	assert_int_equal(lock(f, &B, 5, 1, false), NLM4_DENIED);
+	assert_int_equal(unlock(f, &A, 0, 10), NLM4_GRANTED);
+	assert_int_equal(lock(f, &B, 5, 1, false), NLM4_GRANTED);
+}
+
+static void a_host_past_its_bound_gets_no_more_locks(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(lock(f, &A, 0, 1, true), NLM4_GRANTED);
+	assert_int_equal(lock(f, &A2, 10, 1, true), NLM4_GRANTED);
+	assert_int_equal(lock(f, &A, 20, 1, true), NLM4_GRANTED);
+	/* 3 held + 2 a lock may add > 4, whichever owner of the host */
+	assert_int_equal(lock(f, &A2, 30, 1, true), NLM4_DENIED_NOLOCKS);
+	assert_int_equal(rr_t_daemon_counter(&f->d, "nlm4", "refused_cap"), 1);
+	assert_int_equal(rr_t_daemon_counter(&f->d, "nlm4", "locks"), 3);
+	/* another host has its own bound */
+	assert_int_equal(lock(f, &B, 500, 1, true), NLM4_GRANTED);
+	/* unlocking makes room again */
+	assert_int_equal(unlock(f, &A, 0, 1), NLM4_GRANTED);
+	assert_int_equal(lock(f, &A2, 30, 1, true), NLM4_GRANTED);
+	/* and splitting a range counts: 2 ranges held, a split makes 4 */
+	free_all(f, "host-a");
+	assert_int_equal(lock(f, &A, 0, 100, true), NLM4_GRANTED);
+	assert_int_equal(lock(f, &A, 40, 10, false), NLM4_GRANTED);
+	assert_int_equal(rr_t_daemon_counter(&f->d, "nlm4", "locks"), 4);
+	assert_int_equal(lock(f, &A, 200, 1, true), NLM4_DENIED_NOLOCKS);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -453,6 +502,12 @@ int main(int argc, char **argv)
 			start_no_grace, stop),
 		cmocka_unit_test_setup_teardown(
 			a_client_no_rule_admits_gets_no_locks, start_no_grace,
+			stop),
+		cmocka_unit_test_setup_teardown(
+			locks_outlive_the_connection_that_took_them,
+			start_no_grace, stop),
+		cmocka_unit_test_setup_teardown(
+			a_host_past_its_bound_gets_no_more_locks, start_small,
 			stop),
 	};
 
