@@ -415,10 +415,39 @@ static void bad_handles_are_stale(void **state)
 	}
 }
 
+/* Bytes sent as they are: arguments no XDR routine of ours would make. */
+struct raw {
+	char *buf;
+	u_int len; /* a multiple of 4 */
+};
+
+static bool_t xdr_raw(XDR *x, struct raw *r)
+{
+	return xdr_opaque(x, r->buf, r->len);
+}
+
+/* A LOCK whose caller_name holds a NUL: "host-a\0junk". */
+static struct raw name_with_nul(struct fx *f, char *buf, u_int cap)
+{
+	nlm4_lockargs a = {.exclusive = true, .alock = alock(f, &A, 0, 1)};
+	char *at;
+	XDR x;
+
+	a.alock.caller_name = "host-aXjunk";
+	xdrmem_create(&x, buf, cap, XDR_ENCODE);
+	assert_true(rr__xdr_nlm4_lockargs(&x, &a));
+	at = memmem(buf, xdr_getpos(&x), "host-aX", 7);
+	assert_non_null(at);
+	at[6] = '\0';
+	return (struct raw){.buf = buf, .len = xdr_getpos(&x)};
+}
+
 static void arguments_that_do_not_decode_are_garbage(void **state)
 {
 	struct fx *f = *state;
-	uint32_t one = htonl(1);
+	u_int one = 1;
+	char buf[512];
+	struct raw raw = name_with_nul(f, buf, sizeof(buf));
 	nlm4_res r;
 
 	memset(&r, 0, sizeof(r));
@@ -427,6 +456,13 @@ static void arguments_that_do_not_decode_are_garbage(void **state)
 				   (char *)&one, (xdrproc_t)rr__xdr_nlm4_res,
 				   (char *)&r, tmo),
 			 RPC_CANTDECODEARGS);
+	/* a name rpcgen would cut at its NUL, taking a lock for "host-a" */
+	assert_int_equal(clnt_call(f->nlm, NLMPROC4_LOCK, (xdrproc_t)xdr_raw,
+				   (char *)&raw, (xdrproc_t)rr__xdr_nlm4_res,
+				   (char *)&r, tmo),
+			 RPC_CANTDECODEARGS);
+	assert_int_equal(rr_t_daemon_counter(&f->d, "nlm4", "garbage_args"), 2);
+	assert_int_equal(rr_t_daemon_counter(&f->d, "nlm4", "locks"), 0);
 	/* and the server still answers */
 	assert_int_equal(lock(f, &A, 0, 1, true), NLM4_GRANTED);
 }
