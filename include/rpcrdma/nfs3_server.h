@@ -127,6 +127,34 @@ void rr_nfs3_exporter_progs(struct rr_nfs3_exporter *x, struct rr_svc_prog *nfs,
 /* Sums of every export's counters. */
 void rr_nfs3_exporter_stats(struct rr_nfs3_exporter *x,
 			    struct rr_nfs3_server_stats *out);
+/*
+ * The Network Lock Manager, version 4 (program 100021), for the
+ * exporter's files: byte range locks by (host, svid, oh) owners, a grace
+ * period after start when only reclaims are granted, and bounds on the
+ * locks kept (0: 16384 in all, 1024 per client host). Blocking locks are
+ * not queued yet: a conflict is NLM4_DENIED, which clients poll on.
+ */
+struct rr_nlm_opts {
+	uint32_t grace_s;
+	uint32_t max_locks, max_locks_per_host;
+};
+/* Fills the NLM program table; once per exporter. */
+int rr_nfs3_exporter_nlm(struct rr_nfs3_exporter *x,
+			 const struct rr_nlm_opts *o, struct rr_svc_prog *nlm);
+
+struct rr_nlm_stats {
+	uint64_t calls;
+	uint64_t locks; /* ranges held now */
+	uint64_t garbage_args;
+	uint64_t bad_handles;	/* no export's, or stale: NLM4_STALE_FH */
+	uint64_t denied_access; /* no rule admits the caller */
+	uint64_t refused_cap;	/* over a bound: NLM4_DENIED_NOLOCKS */
+	uint64_t refused_grace; /* NLM4_DENIED_GRACE_PERIOD */
+};
+/* Zeros when NLM is not served. */
+void rr_nfs3_exporter_nlm_stats(struct rr_nfs3_exporter *x,
+				struct rr_nlm_stats *out);
+
 /* Only once no transport can call into x any more. */
 void rr_nfs3_exporter_destroy(struct rr_nfs3_exporter *x);
 

@@ -34,6 +34,8 @@ static void ports_of(struct rr_t_daemon *d, char *buf)
 			d->tcp = port;
 		else if (strstr(l, "mount3 over tcp"))
 			d->mount = port;
+		else if (strstr(l, "nlm4 over tcp"))
+			d->nlm = port;
 	}
 }
 
@@ -115,6 +117,11 @@ int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
 		"0",	    "--mount-port", "0", "--address",
 		"127.0.0.1"};
 	int n = 13, p[2], rc;
+
+	if (!exp) { /* the export comes with argv_extra */
+		memmove(argv + 1, argv + 3, sizeof(argv[0]) * 10);
+		n = 11;
+	}
 
 	while (argv_extra && *argv_extra && n < MAX_ARGS - 1)
 		argv[n++] = *argv_extra++;

@@ -15,9 +15,9 @@
 
 struct rr_t_daemon {
 	pid_t pid;
-	int out; /* its stdout */
-	uint16_t rdma, tcp, mount;
-	char log[256]; /* where its stderr goes */
+	int out;			/* its stdout */
+	uint16_t rdma, tcp, mount, nlm; /* nlm: 0 when not served */
+	char log[256];			/* where its stderr goes */
 };
 
 /* Resource limits for the daemon; 0: inherited. */
@@ -27,9 +27,9 @@ struct rr_t_limits {
 };
 
 /*
- * Starts bin serving exp, state in state_dir, with extra arguments
- * argv_extra (NULL-terminated, may be NULL) under lim (may be NULL).
- * 0 once it is ready, or a negative errno.
+ * Starts bin serving exp (NULL: argv_extra says, --exports), state in
+ * state_dir, with extra arguments argv_extra (NULL-terminated, may be NULL)
+ * under lim (may be NULL). 0 once it is ready, or a negative errno.
  */
 int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
 		      const char *state_dir, const char *const *argv_extra,

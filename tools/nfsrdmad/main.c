@@ -4,7 +4,8 @@
  *
  *   nfsrdmad --export DIR | --exports FILE
  *            [--rdma-port 20049] [--tcp-port 2049]
- *            [--mount-port 20048] [--provider iwarp] [--read-only]
+ *            [--mount-port 20048] [--nlm-port 0] [--grace 90]
+ *            [--provider iwarp] [--read-only]
  *            [--threads N] [--bulk-bufs N] [--root-squash]
  *            [--state-dir DIR]
  *            [--address A] [--max-conns N] [--max-conns-per-host N]
@@ -48,7 +49,12 @@ static void usage(FILE *f)
 		"  --rdma-port P    NFS and MOUNT over RPC-over-RDMA (20049)\n"
 		"  --tcp-port P     NFS over TCP (2049)\n"
 		"  --mount-port P   MOUNT over TCP (20048)\n"
+		"  --nlm-port P     NLM v4 (locks) over TCP (0)\n"
 		"                   P = 0: any free port; P = off: none\n"
+		"  --grace S        NLM: after start, only reclaims of locks\n"
+		"                   for S seconds (90)\n"
+		"  --nlm-locks-per-host N  NLM: ranges one client host may\n"
+		"                   hold locked (1024)\n"
 		"  --provider NAME  RDMA provider (iwarp)\n"
 		"  --address A      IPv4 address to listen on (0.0.0.0)\n"
 		"  --threads N      handler threads per transport (4)\n"
@@ -145,7 +151,10 @@ enum {
 	O_HCMB,
 	O_WALK,
 	O_EXPORTS,
-	O_CONTROL
+	O_CONTROL,
+	O_NLM,
+	O_GRACE,
+	O_NLMH
 };
 
 static const struct option longopts[] = {
@@ -154,6 +163,9 @@ static const struct option longopts[] = {
 	{"rdma-port", required_argument, NULL, O_RDMA},
 	{"tcp-port", required_argument, NULL, O_TCP},
 	{"mount-port", required_argument, NULL, O_MOUNT},
+	{"nlm-port", required_argument, NULL, O_NLM},
+	{"grace", required_argument, NULL, O_GRACE},
+	{"nlm-locks-per-host", required_argument, NULL, O_NLMH},
 	{"provider", required_argument, NULL, O_PROV},
 	{"read-only", no_argument, NULL, O_RO},
 	{"threads", required_argument, NULL, O_THR},
@@ -192,6 +204,12 @@ static int parse_one(int c, const char *arg, struct nfsrdmad_opts *o)
 		return port_arg(arg, &o->tcp_port);
 	case O_MOUNT:
 		return port_arg(arg, &o->mount_port);
+	case O_NLM:
+		return port_arg(arg, &o->nlm_port);
+	case O_GRACE:
+		return count_arg(arg, 0, 3600, &o->grace_s);
+	case O_NLMH:
+		return count_arg(arg, 1, 65536, &o->nlm_locks_per_host);
 	case O_PROV:
 		o->provider = arg;
 		return 0;
@@ -257,13 +275,17 @@ static const char *value_hint(int c)
 	case O_RDMA:
 	case O_TCP:
 	case O_MOUNT:
+	case O_NLM:
 		return "a port, 0-65535, or off";
+	case O_GRACE:
+		return "seconds, 0-3600";
 	case O_THR:
 		return "a count, 0-256";
 	case O_BULK:
 		return "a count, 1-32";
 	case O_MAXC:
 	case O_PERH:
+	case O_NLMH:
 		return "a count, 1-65536";
 	case O_IDLE:
 		return "seconds, 0-86400";
@@ -292,6 +314,7 @@ int main(int argc, char **argv)
 	struct nfsrdmad_opts o = {.rdma_port = 20049,
 				  .tcp_port = 2049,
 				  .mount_port = 20048,
+				  .grace_s = 90,
 				  .threads = 4,
 				  .address = "0.0.0.0"};
 	char sdir[4096];

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Registration with rpcbind, so clients that ask rpcbind find NFS and
- * MOUNT on TCP and NFS on RPC-over-RDMA: rpcbind version 4 SETs of netid
- * "tcp", and "rdma" with the RDMA listener's universal address, as
- * Linux's nfsd registers its RDMA port (RFC 5665 names the netid;
+ * Registration with rpcbind, so clients that ask rpcbind find NFS,
+ * MOUNT and NLM (nlockmgr version 4) on TCP and NFS on RPC-over-RDMA: rpcbind
+ * version 4 SETs of netid "tcp", and "rdma" with the RDMA listener's universal
+ * address, as Linux's nfsd registers its RDMA port (RFC 5665 names the netid;
  * portmap version 2 has no protocol number for it, so `rpcinfo` shows it
  * and `rpcinfo -p` does not). They go over rpcbind's local socket, which
  * tells rpcbind who we are (libtirpc's pmap_set would too, but leaks the
@@ -30,6 +30,7 @@
 
 #define NFS_PROG   100003
 #define MOUNT_PROG 100005
+#define NLM_PROG   100021
 #define PROBE_MS   300
 
 static bool rpcbind_answers(void)
@@ -107,7 +108,9 @@ static bool rb_call(CLIENT *c, bool set, uint32_t prog, uint32_t vers,
 
 static void rb_set(CLIENT *c, const struct nfsrdmad_rpcb *e, const char *addr)
 {
-	const char *name = e->prog == NFS_PROG ? "NFS" : "MOUNT";
+	const char *name = e->prog == NFS_PROG	 ? "NFS"
+			   : e->prog == NLM_PROG ? "NLM"
+						 : "MOUNT";
 
 	if (!e->port)
 		return; /* that listener is off */
@@ -160,6 +163,7 @@ void nfsrdmad_rpcbind_set(const struct nfsrdmad_ports *p)
 	/* what an earlier run left behind, on every netid */
 	rb_call(c, false, NFS_PROG, 3, "", p->addr, 0);
 	rb_call(c, false, MOUNT_PROG, 3, "", p->addr, 0);
+	rb_call(c, false, NLM_PROG, 4, "", p->addr, 0);
 	for (int i = 0; i < p->n; i++)
 		rb_set(c, &p->e[i], p->addr);
 	clnt_destroy(c);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The transports nfsrdmad runs, each loop in its own thread: NFS and MOUNT
- * on RPC-over-RDMA, NFS on TCP, MOUNT on TCP. SIGTERM and SIGINT are
- * blocked in every thread and taken by the main thread with sigwait, which
+ * on RPC-over-RDMA, NFS on TCP, MOUNT on TCP, NLM v4 on TCP. SIGTERM and SIGINT
+ * are blocked in every thread and taken by the main thread with sigwait, which
  * then stops each loop (calls in flight finish first) and tears down in
  * the reverse order of setup. SIGHUP, taken the same way, reads the
  * exports file again: the exporter swaps the new table in for the next
@@ -28,12 +28,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum xkind { X_RDMA, X_TCP, X_MOUNT, X_N };
+enum xkind { X_RDMA, X_TCP, X_MOUNT, X_NLM, X_N };
 
 static const char *const xname[X_N] = {
 	[X_RDMA] = "nfs3+mount3 over rdma",
 	[X_TCP] = "nfs3 over tcp",
 	[X_MOUNT] = "mount3 over tcp",
+	[X_NLM] = "nlm4 over tcp",
 };
 
 /*
@@ -54,7 +55,7 @@ struct xprt {
 struct daemon {
 	const struct nfsrdmad_opts *o;
 	struct rr_nfs3_exporter *nfs;
-	struct rr_svc_prog nfs_prog, mount_prog;
+	struct rr_svc_prog nfs_prog, mount_prog, nlm_prog;
 	struct sockaddr_in sin;
 	struct xprt x[X_N];
 	struct nfsrdmad_counters *ctr;
@@ -95,9 +96,10 @@ static void listen_error(const struct daemon *d, const struct xprt *x, int port,
 			 int rc)
 {
 	const struct nfsrdmad_opts *o = d->o;
-	const char *opt = x->kind == X_RDMA  ? "--rdma-port"
-			  : x->kind == X_TCP ? "--tcp-port"
-					     : "--mount-port";
+	const char *opt = x->kind == X_RDMA    ? "--rdma-port"
+			  : x->kind == X_TCP   ? "--tcp-port"
+			  : x->kind == X_MOUNT ? "--mount-port"
+					       : "--nlm-port";
 	struct in_addr a;
 
 	if (inet_pton(AF_INET, o->address, &a) != 1) {
@@ -213,9 +215,10 @@ static int start_rdma(struct daemon *d, struct xprt *x, int port)
  * open-file cache (a sixteenth of RLIMIT_NOFILE), the RDMA side and the
  * handle searches: the ports' tables must fill before descriptors run
  * out, so that a newcomer finds an idle connection to replace rather
- * than an accept that fails. MOUNT gets an eighth of what is left.
+ * than an accept that fails. MOUNT gets an eighth of what is left, and
+ * so does NLM (one connection per client host's lockd).
  */
-static uint32_t conns_budget(const struct nfsrdmad_opts *o, bool mount)
+static uint32_t conns_budget(const struct nfsrdmad_opts *o, bool small)
 {
 	struct rlimit rl;
 	uint64_t nofile = 1024, avail, n;
@@ -223,11 +226,11 @@ static uint32_t conns_budget(const struct nfsrdmad_opts *o, bool mount)
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
 		nofile = rl.rlim_cur;
 	avail = nofile > 128 + nofile / 16 ? nofile - 128 - nofile / 16 : 16;
-	n = mount ? avail / 8 : avail * 3 / 4;
+	n = small ? avail / 8 : avail * 3 / 4;
 	if (o->max_conns && o->max_conns < n)
 		n = o->max_conns;
-	if (!o->max_conns && n > (mount ? 64 : 256))
-		n = mount ? 64 : 256;
+	if (!o->max_conns && n > (small ? 64 : 256))
+		n = small ? 64 : 256;
 	return n < 4 ? 4 : (uint32_t)n;
 }
 
@@ -243,7 +246,8 @@ static int start_tcp(struct daemon *d, struct xprt *x, int port,
 	struct rr_tcp_svc *s = NULL;
 	int rc = addr_of(d->o, port, &sin);
 
-	to.max_conns = conns_budget(d->o, x->kind == X_MOUNT);
+	to.max_conns =
+		conns_budget(d->o, x->kind == X_MOUNT || x->kind == X_NLM);
 	if (!rc)
 		rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin),
 				       &to, &s);
@@ -289,6 +293,9 @@ static int setup(struct daemon *d)
 			       shared ? &d->mount_prog : NULL);
 	if (!rc && o->mount_port >= 0 && !shared)
 		rc = start_tcp(d, &d->x[X_MOUNT], o->mount_port, &d->mount_prog,
+			       NULL);
+	if (!rc && o->nlm_port >= 0)
+		rc = start_tcp(d, &d->x[X_NLM], o->nlm_port, &d->nlm_prog,
 			       NULL);
 	return rc;
 }
@@ -367,12 +374,31 @@ static void print_nfs_stats(struct rr_nfs3_exporter *s)
 		(unsigned long long)st.handle_cache_evicted);
 }
 
+static void print_nlm_stats(struct rr_nfs3_exporter *s)
+{
+	struct rr_nlm_stats st;
+
+	rr_nfs3_exporter_nlm_stats(s, &st);
+	fprintf(stderr,
+		"nfsrdmad: nlm4: calls=%llu locks=%llu garbage_args=%llu "
+		"bad_handles=%llu denied_access=%llu refused_cap=%llu "
+		"refused_grace=%llu\n",
+		(unsigned long long)st.calls, (unsigned long long)st.locks,
+		(unsigned long long)st.garbage_args,
+		(unsigned long long)st.bad_handles,
+		(unsigned long long)st.denied_access,
+		(unsigned long long)st.refused_cap,
+		(unsigned long long)st.refused_grace);
+}
+
 static void print_all_stats(const struct daemon *d)
 {
 	for (int k = 0; k < X_N; k++)
 		if (d->x[k].svc)
 			print_xprt_stats(&d->x[k]);
 	print_nfs_stats(d->nfs);
+	if (d->x[X_NLM].svc)
+		print_nlm_stats(d->nfs);
 }
 
 static void stop_all(struct daemon *d)
@@ -507,6 +533,22 @@ static int open_server(const struct nfsrdmad_opts *o,
 	return rc;
 }
 
+/* NLM's program, its grace period starting now (--nlm-port off: none). */
+static int nlm_open(struct daemon *d)
+{
+	struct rr_nlm_opts no = {.grace_s = d->o->grace_s,
+				 .max_locks_per_host =
+					 d->o->nlm_locks_per_host};
+	int rc;
+
+	if (d->o->nlm_port < 0)
+		return 0;
+	rc = rr_nfs3_exporter_nlm(d->nfs, &no, &d->nlm_prog);
+	if (rc)
+		fprintf(stderr, "nfsrdmad: nlm: %s\n", strerror(-rc));
+	return rc;
+}
+
 /*
  * Counters around every handler, and the control socket that reads
  * them: --control PATH, by default "control" in the state directory.
@@ -569,7 +611,8 @@ static void rpcb_add(struct nfsrdmad_ports *p, const struct rr_svc_prog *prog,
  * are one (with --mount-port off none does, and a client that asked
  * rpcbind for MOUNT would be sent to a port that refuses it); NFS on
  * RPC-over-RDMA, as Linux's nfsd registers it (MOUNT there is not
- * registered: clients find it on TCP).
+ * registered: clients find it on TCP); NLM (nlockmgr) on TCP, where
+ * lockd's clients look for it.
  */
 static void rpcb_entries(const struct daemon *d, struct nfsrdmad_ports *p)
 {
@@ -579,6 +622,7 @@ static void rpcb_entries(const struct daemon *d, struct nfsrdmad_ports *p)
 	else if (mount_on_nfs_port(d->o))
 		rpcb_add(p, &d->mount_prog, &d->x[X_TCP]);
 	rpcb_add(p, &d->nfs_prog, &d->x[X_RDMA]);
+	rpcb_add(p, &d->nlm_prog, &d->x[X_NLM]);
 }
 
 /* Once the transports run: the control socket answers from them. */
@@ -614,7 +658,9 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 	if (open_server(o, &d.nfs))
 		return 1;
 	rr_nfs3_exporter_progs(d.nfs, &d.nfs_prog, &d.mount_prog);
-	rc = counters_open(&d);
+	rc = nlm_open(&d);
+	if (!rc)
+		rc = counters_open(&d);
 	if (!rc)
 		rc = setup(&d); /* says itself what could not start */
 	if (!rc && (rc = run_all(&d)))

@@ -48,7 +48,8 @@ struct rr_nfs3_exporter {
 	pthread_rwlock_t lock;
 	struct rr_nfs3_exports *cur; /* under lock */
 	struct rr_nfs3_server *m[NFSD_MEMBERS_MAX];
-	uint32_t nm; /* written under the write lock */
+	uint32_t nm;	      /* written under the write lock */
+	struct nfsd_nlm *nlm; /* NULL: NLM not served */
 };
 
 static void errf(char *err, size_t len, const char *what, const char *path,
@@ -200,6 +201,7 @@ void rr_nfs3_exporter_destroy(struct rr_nfs3_exporter *x)
 {
 	if (!x)
 		return;
+	rr__nfsd_nlm_destroy(x->nlm);
 	for (uint32_t i = 0; i < x->nm; i++)
 		rr_nfs3_server_destroy(x->m[i]);
 	rr_nfs3_exports_free(x->cur);
@@ -309,6 +311,44 @@ static uint32_t ex_nfs_handler(struct rr_svc_req *req, void *arg)
 			   c.s->export_path);
 	}
 	return rr__nfsd_nfs_call(&c, &pol);
+}
+
+bool rr__nfsd_ex_pick(struct nfsd_call *c, const void *fh, size_t len,
+		      struct nfsd_policy *pol)
+{
+	struct rr_nfs3_exporter *x = c->ex;
+	int m;
+
+	pthread_rwlock_rdlock(&x->lock);
+	m = member_of_fh(x, fh, len);
+	if (m >= 0) {
+		c->s = x->m[m];
+		c->denied =
+			!rule_for(x, (uint32_t)m, rr_svc_req_peer(c->req), pol);
+	}
+	pthread_rwlock_unlock(&x->lock);
+	return m >= 0;
+}
+
+int rr_nfs3_exporter_nlm(struct rr_nfs3_exporter *x,
+			 const struct rr_nlm_opts *o, struct rr_svc_prog *nlm)
+{
+	int rc;
+
+	if (x->nlm)
+		return -EBUSY;
+	rc = rr__nfsd_nlm_create(x, o, &x->nlm);
+	if (!rc)
+		rr__nfsd_nlm_prog(x->nlm, nlm);
+	return rc;
+}
+
+void rr_nfs3_exporter_nlm_stats(struct rr_nfs3_exporter *x,
+				struct rr_nlm_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (x->nlm)
+		rr__nfsd_nlm_stats(x->nlm, out);
 }
 
 static const rr_svc_fn ex_nfs_table[NPROCS] = {

@@ -373,7 +373,21 @@ struct rr_nfs3_server *rr__nfsd_ex_member(struct rr_nfs3_exporter *x,
 /* Did one of the exporter's members make the handle? */
 bool rr__nfsd_ex_owns_fh(struct rr_nfs3_exporter *x, const void *fh,
 			 size_t len);
+/*
+ * The member that made the handle into c->s, and the caller's rule there
+ * into *pol (c->denied when none admits it); false: no member made it.
+ */
+bool rr__nfsd_ex_pick(struct nfsd_call *c, const void *fh, size_t len,
+		      struct nfsd_policy *pol);
 /* EXPORT's answer: every export with its clients, from c's arena. */
 bool rr__nfsd_ex_list(struct nfsd_call *c, XDR *out);
+
+/* nlm.c: NLM version 4 for an exporter's files */
+struct nfsd_nlm;
+int rr__nfsd_nlm_create(struct rr_nfs3_exporter *x, const struct rr_nlm_opts *o,
+			struct nfsd_nlm **out);
+void rr__nfsd_nlm_destroy(struct nfsd_nlm *n);
+void rr__nfsd_nlm_prog(struct nfsd_nlm *n, struct rr_svc_prog *p);
+void rr__nfsd_nlm_stats(struct nfsd_nlm *n, struct rr_nlm_stats *out);
 
 #endif

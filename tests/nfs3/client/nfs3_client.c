@@ -168,8 +168,8 @@ static int port_of(const char *line)
 
 /*
  * nfsrdmad prints one line per endpoint, "nfsrdmad: nfs3+mount3 over rdma
- * on HOST:PORT", "... nfs3 over tcp on ...", "... mount3 over tcp on ...";
- * we tell them apart by those words.
+ * on HOST:PORT", "... nfs3 over tcp on ...", "... mount3 over tcp on ...",
+ * "... nlm4 over tcp on ..."; we tell them apart by those words.
  */
 static void note_endpoint(char *line)
 {
@@ -183,7 +183,7 @@ static void note_endpoint(char *line)
 		port_rdma = (uint16_t)port;
 	else if (strstr(line, "mount3 over tcp"))
 		port_mount = (uint16_t)port;
-	else if (strstr(line, "over tcp"))
+	else if (strstr(line, "nfs3 over tcp"))
 		port_tcp = (uint16_t)port;
 }
 

@@ -143,6 +143,35 @@ static void locks_on_another_file_never_conflict(void **state)
 	assert_int_equal(lock(x, 1, 2, 0, 0, true), 0);
 }
 
+static int count(struct fx *x, int file, uint64_t owner)
+{
+	return rr__nfsd_be_local_ops.lock_count(&x->c, &x->f[file], owner);
+}
+
+static void lock_count_follows_splits_merges_and_unlocks(void **state)
+{
+	struct fx *x = *state;
+
+	assert_int_equal(count(x, 0, 1), 0);
+	assert_int_equal(lock(x, 0, 1, 0, 300, true), 0);
+	assert_int_equal(count(x, 0, 1), 1);
+	/* a lock inside its own range splits it: three ranges */
+	assert_int_equal(lock(x, 0, 1, 100, 100, false), 0);
+	assert_int_equal(count(x, 0, 1), 3);
+	/* one covering them all replaces them */
+	assert_int_equal(lock(x, 0, 1, 0, 0, true), 0);
+	assert_int_equal(count(x, 0, 1), 1);
+	assert_int_equal(unlock(x, 1, 10, 10), 0);
+	assert_int_equal(count(x, 0, 1), 2);
+	/* another owner's, and another file's, are not counted */
+	assert_int_equal(lock(x, 1, 1, 0, 1, true), 0);
+	assert_int_equal(count(x, 0, 1), 2);
+	assert_int_equal(count(x, 1, 1), 1);
+	assert_int_equal(count(x, 0, 2), 0);
+	assert_int_equal(unlock(x, 1, 0, 0), 0);
+	assert_int_equal(count(x, 0, 1), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest t[] = {
@@ -163,6 +192,9 @@ int main(void)
 			fx_teardown),
 		cmocka_unit_test_setup_teardown(
 			locks_on_another_file_never_conflict, fx_setup,
+			fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			lock_count_follows_splits_merges_and_unlocks, fx_setup,
 			fx_teardown),
 	};
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# nfsrdmad registers every listener with a real rpcbind: NFS and MOUNT on
+# nfsrdmad registers every listener with a real rpcbind: NFS, MOUNT and NLM on
 # tcp (rpcinfo -p shows them) and NFS on netid rdma at the RDMA port
 # (rpcinfo's version 4 dump shows it, as for Linux's nfsd), and takes them
 # all back when it stops. rpcbind runs in a private network and mount
@@ -57,20 +57,25 @@ port_of() { sed -n "s/^nfsrdmad: $1 on 127.0.0.1:\([0-9]*\)$/\1/p" "$top/out"; }
 rdma=$(port_of 'nfs3+mount3 over rdma')
 tcp=$(port_of 'nfs3 over tcp')
 mnt=$(port_of 'mount3 over tcp')
-[ -n "$rdma" ] && [ -n "$tcp" ] && [ -n "$mnt" ] || fail "no ports in: $(cat "$top/out")"
+nlm=$(port_of 'nlm4 over tcp')
+[ -n "$rdma" ] && [ -n "$tcp" ] && [ -n "$mnt" ] && [ -n "$nlm" ] || fail "no ports in: $(cat "$top/out")"
 uaddr() { echo "127.0.0.1.$(($1 >> 8)).$(($1 & 255))"; }
 
 # registered once nfsrdmad says so; then rpcbind must show each
 until_ok grep -q "registered NFS on rdma" "$top/err" ||
 	fail "no rdma registration: $(cat "$top/err")"
+until_ok grep -q "registered NLM on tcp" "$top/err" ||
+	fail "no NLM registration: $(cat "$top/err")"
 rpcinfo -p 127.0.0.1 >"$top/p"
 rpcinfo 127.0.0.1 >"$top/v4"
 grep -Eq "^ +100003 +3 +tcp +$tcp +" "$top/p" || fail "NFS on tcp $tcp: $(cat "$top/p")"
 grep -Eq "^ +100005 +3 +tcp +$mnt +" "$top/p" || fail "MOUNT on tcp $mnt: $(cat "$top/p")"
+grep -Eq "^ +100021 +4 +tcp +$nlm +nlockmgr" "$top/p" || fail "NLM on tcp $nlm: $(cat "$top/p")"
 grep -Eq "^ +100003 +3 +rdma +$(uaddr "$rdma") " "$top/v4" ||
 	fail "NFS on rdma $(uaddr "$rdma"): $(cat "$top/v4")"
 # and a client that asks rpcbind finds the server there
 rpcinfo -t 127.0.0.1 100003 3 >/dev/null || fail "rpcinfo -t cannot reach NFS"
+rpcinfo -t 127.0.0.1 nlockmgr 4 >/dev/null || fail "rpcinfo -t cannot reach NLM"
 
 kill "$nd"
 wait "$nd"
@@ -78,10 +83,10 @@ rc=$?
 nd=
 [ "$rc" = 0 ] || fail "nfsrdmad exited $rc: $(grep -v calls= "$top/err")"
 rpcinfo 127.0.0.1 >"$top/v4"
-if grep -Eq "^ +10000[35] " "$top/v4"; then
+if grep -Eq "^ +1000(0[35]|21) " "$top/v4"; then
 	fail "still registered after stop: $(cat "$top/v4")"
 fi
-echo "ok: tcp $tcp, mount $mnt, rdma $(uaddr "$rdma") registered and taken back"
+echo "ok: tcp $tcp, mount $mnt, nlm $nlm, rdma $(uaddr "$rdma") registered and taken back"
 
 # MOUNT is registered only where a listener serves it: on the NFS port
 # when the two are one, nowhere with --mount-port off. The namespace's

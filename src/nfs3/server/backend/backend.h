@@ -201,6 +201,13 @@ struct nfsd_be_ops {
 	/* 0: l could be taken; -EAGAIN: *l is now the conflicting lock. */
 	int (*lock_test)(struct nfsd_call *c, struct nfsd_be_file *f,
 			 struct nfsd_be_lock *l);
+	/*
+	 * The ranges owner holds on f's file (0: none): what a protocol
+	 * that bounds its peers' locks counts them by, since a lock or an
+	 * unlock may split, merge or drop ranges.
+	 */
+	int (*lock_count)(struct nfsd_call *c, struct nfsd_be_file *f,
+			  uint64_t owner);
 };
 
 /*

@@ -297,4 +297,5 @@ const struct nfsd_be_ops rr__nfsd_be_local_ops = {
 	.lock = rr__nfsd_local_lock,
 	.unlock = rr__nfsd_local_unlock,
 	.lock_test = rr__nfsd_local_lock_test,
+	.lock_count = rr__nfsd_local_lock_count,
 };

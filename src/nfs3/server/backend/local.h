@@ -34,6 +34,8 @@ int rr__nfsd_local_unlock(struct nfsd_call *c, struct nfsd_be_file *f,
 			  const struct nfsd_be_lock *l);
 int rr__nfsd_local_lock_test(struct nfsd_call *c, struct nfsd_be_file *f,
 			     struct nfsd_be_lock *l);
+int rr__nfsd_local_lock_count(struct nfsd_call *c, struct nfsd_be_file *f,
+			      uint64_t owner);
 /* Frees the server's lock table (no call may run). */
 void rr__nfsd_locks_free(struct rr_nfs3_server *s);
 

@@ -214,3 +214,19 @@ int rr__nfsd_local_lock_test(struct nfsd_call *c, struct nfsd_be_file *f,
 	pthread_mutex_unlock(&t->mu);
 	return rc;
 }
+
+int rr__nfsd_local_lock_count(struct nfsd_call *c, struct nfsd_be_file *f,
+			      uint64_t owner)
+{
+	struct nfsd_locks *t = table(c->s);
+	struct key k = key_of(f, &(struct nfsd_be_lock){.owner = owner});
+	int n = 0;
+
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_lock(&t->mu);
+	for (struct lk *e = t->head; e; e = e->next)
+		n += e->owner == owner && same_file(e, &k);
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}

@@ -1,0 +1,582 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The Network Lock Manager, version 4 (XNFS chapter 10 and its version 4
+ * additions), served for an exporter: byte range locks on the files of
+ * its exports, kept by each export's backend (->lock, ->unlock,
+ * ->lock_test), which never waits.
+ *
+ * A lock owner is (caller_name, svid, oh): the client host's name, the
+ * process on it, and an opaque the client makes. The backend knows owners
+ * by a 64-bit cookie, their SipHash under a key of this process, so a
+ * peer cannot aim at another owner's cookie. NLM state belongs to a host,
+ * not to a connection: locks go with UNLOCK and FREE_ALL (statd sends it
+ * when a client reboots), never when a connection closes.
+ *
+ * Each (owner, file) with locks is a holding here: its handle, for
+ * FREE_ALL to find the file again, its owner's names, for TEST to report
+ * a holder, and how many ranges the backend keeps for it (->lock_count),
+ * which bounds what one host, and all, may make us keep. A LOCK that
+ * would pass a bound is NLM4_DENIED_NOLOCKS and counted.
+ *
+ * After start, for the grace period, only reclaims are granted (clients
+ * taking back what they held before we restarted), as Linux's lockd
+ * does; after it a reclaim is refused the same way.
+ *
+ * Not yet: blocking locks are not queued. A blocking LOCK that conflicts
+ * is NLM4_DENIED (the client polls, as Linux's does on that answer)
+ * rather than NLM4_BLOCKED with a GRANTED callback later; so CANCEL finds
+ * nothing to cancel. Nor the _MSG/_RES variants, SHARE, or NSM.
+ *
+ * WARNING: one mutex over every holding, held across the backend's calls
+ * so a holding's count stays its backend's; fine for NLM's few locks.
+ */
+#include "nfs3/server/nfsd.h"
+
+#include "base/alloc.h"
+#include "base/log.h"
+#include "nlm4.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+/* bounds of rr_nlm_opts' 0 */
+#define NLM_MAX_LOCKS	       16384
+#define NLM_MAX_LOCKS_PER_HOST 1024
+/* a LOCK or UNLOCK adds at most two ranges (a split, and itself) */
+#define NLM_GROWTH 2
+
+struct holding {
+	struct holding *next;
+	struct rr_nfs3_server *s;
+	uint64_t owner;
+	uint32_t ranges; /* the backend's count for (owner, file) */
+	int32_t svid;
+	uint32_t fh_len, oh_len;
+	uint8_t fh[NLM4_FHSIZE];
+	char *host; /* caller_name, then oh's bytes, in one allocation */
+	uint8_t *oh;
+};
+
+struct nfsd_nlm {
+	struct rr_nfs3_exporter *x;
+	struct rr_nlm_opts o;
+	uint8_t key[NFSD_KEY_LEN];
+	uint64_t grace_end_ms;
+	pthread_mutex_t mu;
+	struct holding *head;
+	uint32_t ranges; /* every holding's */
+	atomic_uint_fast64_t calls, garbage_args, bad_handles, denied_access,
+		refused_cap, refused_grace;
+};
+
+/* What one call of NLM works with. */
+struct nlm_call {
+	struct nfsd_call c;
+	struct nfsd_nlm *n;
+	struct nfsd_obj o;
+	struct nfsd_be_file f;
+	bool opened;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static bool in_grace(const struct nfsd_nlm *n)
+{
+	return now_ms() < n->grace_end_ms;
+}
+
+static uint64_t owner_of(const struct nfsd_nlm *n, const nlm4_lock *l)
+{
+	size_t hn = strlen(l->caller_name), on = l->oh.nlm4_netobj_len;
+	uint8_t buf[LM_MAXSTRLEN + 1 + 4 + MAXNETOBJ_SZ], h[8];
+	uint32_t svid = (uint32_t)l->svid;
+	uint64_t v;
+
+	memcpy(buf, l->caller_name, hn + 1);
+	memcpy(buf + hn + 1, &svid, 4);
+	memcpy(buf + hn + 5, l->oh.nlm4_netobj_val, on);
+	rr__nfsd_siphash(n->key, buf, hn + 5 + on, h);
+	memcpy(&v, h, 8);
+	return v;
+}
+
+static struct nfsd_be_lock range_of(const nlm4_lock *l, bool excl,
+				    uint64_t owner)
+{
+	return (struct nfsd_be_lock){.owner = owner,
+				     .off = l->l_offset,
+				     .len = l->l_len,
+				     .excl = excl};
+}
+
+/* Caller holds n->mu. The holding of owner on s's file fh, or NULL. */
+static struct holding *find(struct nfsd_nlm *n, struct rr_nfs3_server *s,
+			    uint64_t owner, const nlm4_netobj *fh)
+{
+	for (struct holding *h = n->head; h; h = h->next)
+		if (h->s == s && h->owner == owner &&
+		    h->fh_len == fh->nlm4_netobj_len &&
+		    !memcmp(h->fh, fh->nlm4_netobj_val, h->fh_len))
+			return h;
+	return NULL;
+}
+
+/* Caller holds n->mu. Ranges the holdings of host keep. */
+static uint32_t host_ranges(const struct nfsd_nlm *n, const char *host)
+{
+	uint32_t sum = 0;
+
+	for (const struct holding *h = n->head; h; h = h->next)
+		if (!strcmp(h->host, host))
+			sum += h->ranges;
+	return sum;
+}
+
+/* Sizes are the XDR's bounds (LM_MAXSTRLEN, MAXNETOBJ_SZ), not the peer's. */
+static struct holding *holding_new(struct rr_nfs3_server *s, uint64_t owner,
+				   const nlm4_lock *l)
+{
+	size_t hn = strlen(l->caller_name) + 1, on = l->oh.nlm4_netobj_len;
+	struct holding *h = rr_calloc(1, sizeof(*h) + hn + on);
+
+	if (!h)
+		return NULL;
+	h->s = s;
+	h->owner = owner;
+	h->svid = l->svid;
+	h->fh_len = l->fh.nlm4_netobj_len;
+	memcpy(h->fh, l->fh.nlm4_netobj_val, h->fh_len);
+	h->host = (char *)(h + 1);
+	memcpy(h->host, l->caller_name, hn);
+	h->oh = (uint8_t *)h->host + hn;
+	h->oh_len = (uint32_t)on;
+	memcpy(h->oh, l->oh.nlm4_netobj_val, on);
+	return h;
+}
+
+/* Caller holds n->mu. Takes h's new count from the backend; drops it at 0. */
+static void holding_recount(struct nlm_call *nc, struct holding *h)
+{
+	struct nfsd_nlm *n = nc->n;
+	int cnt = rr__nfsd_be(&nc->c)->lock_count(&nc->c, &nc->f, h->owner);
+
+	if (cnt < 0)
+		return; /* keep the old count: a bound errs high, not low */
+	n->ranges = n->ranges - h->ranges + (uint32_t)cnt;
+	h->ranges = (uint32_t)cnt;
+	if (cnt)
+		return;
+	for (struct holding **pp = &n->head; *pp; pp = &(*pp)->next)
+		if (*pp == h) {
+			*pp = h->next;
+			free(h);
+			return;
+		}
+}
+
+static void warn_peer(struct nlm_call *nc, const char *what)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	rr__nfsd_host_of(&nc->c, host);
+	rr_warn_rl("nlm4: %s: %s", host, what);
+}
+
+/*
+ * The export fh is of, its rule for the caller, and the file opened in
+ * its backend: NLM4_GRANTED, or the status to answer.
+ */
+static nlm4_stats nlm_open(struct nlm_call *nc, const nlm4_netobj *fh)
+{
+	nfs_fh3 nfh = {.data = {.data_len = fh->nlm4_netobj_len,
+				.data_val = fh->nlm4_netobj_val}};
+	struct nfsd_policy pol;
+	int rc;
+
+	if (fh->nlm4_netobj_len > NLM4_FHSIZE ||
+	    !rr__nfsd_ex_pick(&nc->c, fh->nlm4_netobj_val, fh->nlm4_netobj_len,
+			      &pol)) {
+		atomic_fetch_add(&nc->n->bad_handles, 1);
+		return NLM4_STALE_FH;
+	}
+	if (nc->c.denied) {
+		atomic_fetch_add(&nc->n->denied_access, 1);
+		warn_peer(nc, "not a client of the export: no locks");
+		return NLM4_DENIED_NOLOCKS;
+	}
+	rr__nfsd_ident_from_cred(&pol, rr_svc_cred(nc->c.req), &nc->c.id);
+	if (rr__nfsd_resolve(&nc->c, &nfh, &nc->o) != NFS3_OK) {
+		atomic_fetch_add(&nc->n->bad_handles, 1);
+		return NLM4_STALE_FH;
+	}
+	/*
+	 * Reading the file is right enough to lock it, whichever the lock,
+	 * as Linux's lockd (NFSD_MAY_LOCK) lets it be; writing it too, for a
+	 * file the caller may only write.
+	 */
+	nc->f = (struct nfsd_be_file){.access = NFSD_BE_READ};
+	rc = rr__nfsd_be(&nc->c)->open(&nc->c, &nc->o, &nc->f);
+	if (rc == -EACCES) {
+		nc->f = (struct nfsd_be_file){.access = NFSD_BE_WRITE};
+		rc = rr__nfsd_be(&nc->c)->open(&nc->c, &nc->o, &nc->f);
+	}
+	nc->opened = rc == 0;
+	if (rc == -ESTALE || rc == -ENOENT)
+		return NLM4_STALE_FH;
+	return rc ? NLM4_DENIED_NOLOCKS : NLM4_GRANTED;
+}
+
+static void nlm_close(struct nlm_call *nc)
+{
+	if (nc->opened)
+		rr__nfsd_be(&nc->c)->close(&nc->c, &nc->f);
+	nc->opened = false;
+	rr__nfsd_call_close(&nc->c);
+}
+
+/* Caller holds n->mu. Would a lock of host pass a bound? */
+static bool over_cap(struct nfsd_nlm *n, const char *host)
+{
+	return n->ranges + NLM_GROWTH > n->o.max_locks ||
+	       host_ranges(n, host) + NLM_GROWTH > n->o.max_locks_per_host;
+}
+
+static nlm4_stats lock_locked(struct nlm_call *nc, const nlm4_lockargs *a)
+{
+	struct nfsd_nlm *n = nc->n;
+	uint64_t owner = owner_of(n, &a->alock);
+	struct nfsd_be_lock l = range_of(&a->alock, a->exclusive, owner);
+	struct holding *h = find(n, nc->c.s, owner, &a->alock.fh);
+	int rc;
+
+	if (over_cap(n, a->alock.caller_name)) {
+		atomic_fetch_add(&n->refused_cap, 1);
+		warn_peer(nc, "over its lock bound: NLM4_DENIED_NOLOCKS");
+		return NLM4_DENIED_NOLOCKS;
+	}
+	if (!h) {
+		h = holding_new(nc->c.s, owner, &a->alock);
+		if (!h)
+			return NLM4_DENIED_NOLOCKS;
+		h->next = n->head;
+		n->head = h;
+	}
+	rc = rr__nfsd_be(&nc->c)->lock(&nc->c, &nc->f, &l);
+	holding_recount(nc, h);
+	if (rc == -EAGAIN)
+		return NLM4_DENIED; /* blocking or not: see the top */
+	return rc ? NLM4_DENIED_NOLOCKS : NLM4_GRANTED;
+}
+
+static nlm4_stats do_lock(struct nlm_call *nc, const nlm4_lockargs *a)
+{
+	nlm4_stats st;
+
+	if (in_grace(nc->n) != (bool)a->reclaim) {
+		atomic_fetch_add(&nc->n->refused_grace, 1);
+		return NLM4_DENIED_GRACE_PERIOD;
+	}
+	st = nlm_open(nc, &a->alock.fh);
+	if (st != NLM4_GRANTED)
+		return st;
+	pthread_mutex_lock(&nc->n->mu);
+	st = lock_locked(nc, a);
+	pthread_mutex_unlock(&nc->n->mu);
+	return st;
+}
+
+static nlm4_stats do_unlock(struct nlm_call *nc, const nlm4_unlockargs *a)
+{
+	struct nfsd_nlm *n = nc->n;
+	uint64_t owner = owner_of(n, &a->alock);
+	struct nfsd_be_lock l = range_of(&a->alock, false, owner);
+	nlm4_stats st = nlm_open(nc, &a->alock.fh);
+	struct holding *h;
+	int rc;
+
+	if (st != NLM4_GRANTED)
+		return st;
+	pthread_mutex_lock(&n->mu);
+	rc = rr__nfsd_be(&nc->c)->unlock(&nc->c, &nc->f, &l);
+	h = find(n, nc->c.s, owner, &a->alock.fh);
+	if (h)
+		holding_recount(nc, h);
+	pthread_mutex_unlock(&n->mu);
+	return rc ? NLM4_DENIED_NOLOCKS : NLM4_GRANTED;
+}
+
+/* The holder TEST reports: its owner's svid and oh when we know them. */
+static void holder_of(struct nlm_call *nc, const struct nfsd_be_lock *l,
+		      nlm4_holder *out)
+{
+	struct nfsd_nlm *n = nc->n;
+
+	*out = (nlm4_holder){
+		.exclusive = l->excl, .l_offset = l->off, .l_len = l->len};
+	pthread_mutex_lock(&n->mu);
+	for (struct holding *h = n->head; h; h = h->next) {
+		if (h->s != nc->c.s || h->owner != l->owner)
+			continue;
+		out->svid = h->svid;
+		out->oh.nlm4_netobj_val = rr__nfsd_alloc(&nc->c, h->oh_len + 1);
+		if (out->oh.nlm4_netobj_val) {
+			memcpy(out->oh.nlm4_netobj_val, h->oh, h->oh_len);
+			out->oh.nlm4_netobj_len = h->oh_len;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&n->mu);
+}
+
+static nlm4_stats do_test(struct nlm_call *nc, const nlm4_testargs *a,
+			  nlm4_holder *holder)
+{
+	uint64_t owner = owner_of(nc->n, &a->alock);
+	struct nfsd_be_lock l = range_of(&a->alock, a->exclusive, owner);
+	nlm4_stats st;
+	int rc;
+
+	if (in_grace(nc->n)) {
+		atomic_fetch_add(&nc->n->refused_grace, 1);
+		return NLM4_DENIED_GRACE_PERIOD;
+	}
+	st = nlm_open(nc, &a->alock.fh);
+	if (st != NLM4_GRANTED)
+		return st;
+	rc = rr__nfsd_be(&nc->c)->lock_test(&nc->c, &nc->f, &l);
+	if (rc == -EAGAIN) {
+		holder_of(nc, &l, holder);
+		return NLM4_DENIED;
+	}
+	return rc ? NLM4_DENIED_NOLOCKS : NLM4_GRANTED;
+}
+
+/*
+ * FREE_ALL: every lock the host's owners hold, in every export. The
+ * files are opened as the server (c.id zero), as statd's notice has no
+ * caller of its own. A holding whose file will not open stays, counted.
+ */
+static void free_host(struct nfsd_nlm *n, struct rr_svc_req *req,
+		      const char *host)
+{
+	pthread_mutex_lock(&n->mu);
+	for (struct holding *h = n->head, *next; h; h = next) {
+		struct nlm_call nc = {.c = {.s = h->s, .req = req}, .n = n};
+		struct nfsd_be_lock all = {.owner = h->owner};
+		nfs_fh3 fh = {.data = {.data_len = h->fh_len,
+				       .data_val = (char *)h->fh}};
+
+		next = h->next;
+		if (strcmp(h->host, host))
+			continue;
+		if (rr__nfsd_resolve(&nc.c, &fh, &nc.o) == NFS3_OK) {
+			nc.f = (struct nfsd_be_file){.access = NFSD_BE_READ};
+			nc.opened =
+				!rr__nfsd_be(&nc.c)->open(&nc.c, &nc.o, &nc.f);
+		}
+		if (nc.opened &&
+		    !rr__nfsd_be(&nc.c)->unlock(&nc.c, &nc.f, &all))
+			holding_recount(&nc, h);
+		nlm_close(&nc);
+		rr__nfsd_arena_free(&nc.c);
+	}
+	pthread_mutex_unlock(&n->mu);
+}
+
+/*
+ * Decodes the arguments and refuses what rpcgen would take but XDR does
+ * not mean: a string cut at a NUL ("host\0junk" would be "host"), padding
+ * that is not zero; encoding them again must give the same bytes.
+ */
+static bool decode(struct nlm_call *nc, xdrproc_t xp, void *args)
+{
+	size_t len;
+	const void *in = rr_svc_args_xdr(nc->c.req, &len);
+	char *again;
+	u_int used;
+	XDR x;
+
+	xdrmem_create(&x, (char *)in, (u_int)len, XDR_DECODE);
+	if (!xp(&x, args))
+		return false;
+	used = xdr_getpos(&x);
+	again = rr__nfsd_alloc(&nc->c, used ? used : 1);
+	if (!again)
+		return false;
+	xdrmem_create(&x, again, used, XDR_ENCODE);
+	return xp(&x, args) && xdr_getpos(&x) == used &&
+	       !memcmp(again, in, used);
+}
+
+static bool encode(struct nlm_call *nc, xdrproc_t xp, void *res)
+{
+	size_t cap;
+	void *out = rr_svc_res_buf(nc->c.req, &cap);
+	XDR x;
+
+	xdrmem_create(&x, out, (u_int)cap, XDR_ENCODE);
+	return xp(&x, res) &&
+	       !rr_svc_set_res(nc->c.req, xdr_getpos(&x), NULL, 0);
+}
+
+/* Every procedure's arguments and result, and what answers them. */
+union nlm_args {
+	nlm4_testargs test;
+	nlm4_lockargs lock;
+	nlm4_cancargs cancel;
+	nlm4_unlockargs unlock;
+	nlm4_notify notify;
+};
+
+static nlm4_stats answer(struct nlm_call *nc, uint32_t proc, union nlm_args *a,
+			 nlm4_testres *tr)
+{
+	switch (proc) {
+	case NLMPROC4_TEST:
+		tr->stat.stat =
+			do_test(nc, &a->test, &tr->stat.nlm4_testrply_u.holder);
+		return tr->stat.stat;
+	case NLMPROC4_LOCK:
+		return do_lock(nc, &a->lock);
+	case NLMPROC4_CANCEL: /* nothing is ever queued to cancel */
+		return in_grace(nc->n) ? NLM4_DENIED_GRACE_PERIOD
+				       : NLM4_GRANTED;
+	case NLMPROC4_UNLOCK:
+		return do_unlock(nc, &a->unlock);
+	default:
+		free_host(nc->n, nc->c.req, a->notify.name);
+		return NLM4_GRANTED;
+	}
+}
+
+static const xdrproc_t xargs[] = {
+	[NLMPROC4_TEST] = (xdrproc_t)rr__xdr_nlm4_testargs,
+	[NLMPROC4_LOCK] = (xdrproc_t)rr__xdr_nlm4_lockargs,
+	[NLMPROC4_CANCEL] = (xdrproc_t)rr__xdr_nlm4_cancargs,
+	[NLMPROC4_UNLOCK] = (xdrproc_t)rr__xdr_nlm4_unlockargs,
+	[NLMPROC4_FREE_ALL] = (xdrproc_t)rr__xdr_nlm4_notify,
+};
+
+#define NLM_NPROCS (NLMPROC4_FREE_ALL + 1)
+
+/* Every argument but FREE_ALL's starts with the cookie to echo. */
+static bool reply(struct nlm_call *nc, uint32_t proc, union nlm_args *a)
+{
+	nlm4_testres tr = {.cookie = a->test.cookie};
+	nlm4_res r = {.cookie = a->test.cookie};
+	nlm4_stats st = answer(nc, proc, a, &tr);
+
+	if (proc == NLMPROC4_FREE_ALL)
+		return !rr_svc_set_res(nc->c.req, 0, NULL, 0);
+	if (proc == NLMPROC4_TEST)
+		return encode(nc, (xdrproc_t)rr__xdr_nlm4_testres, &tr);
+	r.stat.stat = st;
+	return encode(nc, (xdrproc_t)rr__xdr_nlm4_res, &r);
+}
+
+static uint32_t nlm_run(struct nlm_call *nc, uint32_t proc)
+{
+	union nlm_args a;
+	uint32_t rc = RR_SYSTEM_ERR;
+
+	if (proc == NLMPROC4_NULL)
+		return rr_svc_set_res(nc->c.req, 0, NULL, 0) ? RR_SYSTEM_ERR
+							     : RR_SUCCESS;
+	if (proc >= NLM_NPROCS || !xargs[proc])
+		return RR_PROC_UNAVAIL;
+	memset(&a, 0, sizeof(a));
+	if (!decode(nc, xargs[proc], &a)) {
+		atomic_fetch_add(&nc->n->garbage_args, 1);
+		warn_peer(nc, "arguments that do not decode");
+		rc = RR_GARBAGE_ARGS;
+	} else if (reply(nc, proc, &a)) {
+		rc = RR_SUCCESS;
+	}
+	xdr_free(xargs[proc], (char *)&a);
+	return rc;
+}
+
+static uint32_t nlm_handler(struct rr_svc_req *req, void *arg)
+{
+	struct nfsd_nlm *n = arg;
+	struct nlm_call nc = {.c = {.req = req, .ex = n->x}, .n = n};
+	uint32_t rc;
+
+	rc = nlm_run(&nc, rr_svc_req_proc(req));
+	nlm_close(&nc);
+	rr__nfsd_arena_free(&nc.c);
+	atomic_fetch_add(&n->calls, 1);
+	return rc;
+}
+
+static const rr_svc_fn nlm_table[NLM_NPROCS] = {
+	[0 ... NLM_NPROCS - 1] = nlm_handler,
+};
+
+int rr__nfsd_nlm_create(struct rr_nfs3_exporter *x, const struct rr_nlm_opts *o,
+			struct nfsd_nlm **out)
+{
+	struct nfsd_nlm *n = rr_calloc(1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	if (getrandom(n->key, sizeof(n->key), 0) != sizeof(n->key)) {
+		free(n);
+		return -EIO;
+	}
+	n->x = x;
+	n->o = *o;
+	if (!n->o.max_locks)
+		n->o.max_locks = NLM_MAX_LOCKS;
+	if (!n->o.max_locks_per_host)
+		n->o.max_locks_per_host = NLM_MAX_LOCKS_PER_HOST;
+	n->grace_end_ms = now_ms() + (uint64_t)o->grace_s * 1000;
+	pthread_mutex_init(&n->mu, NULL);
+	*out = n;
+	return 0;
+}
+
+void rr__nfsd_nlm_destroy(struct nfsd_nlm *n)
+{
+	if (!n)
+		return;
+	while (n->head) {
+		struct holding *h = n->head;
+
+		n->head = h->next;
+		free(h);
+	}
+	pthread_mutex_destroy(&n->mu);
+	free(n);
+}
+
+void rr__nfsd_nlm_prog(struct nfsd_nlm *n, struct rr_svc_prog *p)
+{
+	*p = (struct rr_svc_prog){.prog = NLM_PROG,
+				  .vers = NLM4_VERS,
+				  .nprocs = NLM_NPROCS,
+				  .procs = nlm_table,
+				  .arg = n};
+}
+
+void rr__nfsd_nlm_stats(struct nfsd_nlm *n, struct rr_nlm_stats *out)
+{
+	pthread_mutex_lock(&n->mu);
+	out->locks = n->ranges;
+	pthread_mutex_unlock(&n->mu);
+	out->calls = atomic_load(&n->calls);
+	out->garbage_args = atomic_load(&n->garbage_args);
+	out->bad_handles = atomic_load(&n->bad_handles);
+	out->denied_access = atomic_load(&n->denied_access);
+	out->refused_cap = atomic_load(&n->refused_cap);
+	out->refused_grace = atomic_load(&n->refused_grace);
+}
