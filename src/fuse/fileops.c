@@ -18,6 +18,58 @@ static struct ofile *of_of(const struct fuse_file_info *fi)
 	return (struct ofile *)(uintptr_t)fi->fh;
 }
 
+/*
+ * I/O on an open file goes as its opener, as the kernel client's does
+ * (the open context's credential): the identity the open was checked
+ * with, and no read of the requester's groups from /proc per READ or
+ * WRITE.
+ */
+static struct ofile *io_begin(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct rrf *f = fuse_req_userdata(req);
+	struct ofile *of = of_of(fi);
+
+	rr_nfs_set_thread_cred(f->n, &of->cred.c);
+	return of;
+}
+
+/* A READ's bytes land in its thread's buffer, kept from call to call. */
+struct rbuf {
+	size_t cap;
+	char data[];
+};
+
+static pthread_key_t rbuf_key;
+static pthread_once_t rbuf_once = PTHREAD_ONCE_INIT;
+static bool rbuf_ok; /* the key exists: a thread's buffer is freed at its end */
+
+static void rbuf_key_make(void)
+{
+	rbuf_ok = !pthread_key_create(&rbuf_key, free);
+}
+
+/* NULL: no buffer of the thread's (the caller allocates its own). */
+static char *rbuf_get(size_t size)
+{
+	struct rbuf *b;
+
+	pthread_once(&rbuf_once, rbuf_key_make);
+	if (!rbuf_ok)
+		return NULL;
+	b = pthread_getspecific(rbuf_key);
+	if (b && b->cap >= size)
+		return b->data;
+	pthread_setspecific(rbuf_key, NULL);
+	free(b);
+	b = rr_malloc(sizeof(*b) + size);
+	if (!b || pthread_setspecific(rbuf_key, b)) {
+		free(b);
+		return NULL;
+	}
+	b->cap = size;
+	return b->data;
+}
+
 static ssize_t refill(void *arg, void *buf, size_t len, uint64_t off)
 {
 	struct ofile *of = arg;
@@ -160,13 +212,13 @@ void rr__fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
-	struct ofile *of = of_of(fi);
-	char *buf;
+	struct ofile *of = io_begin(req, fi);
+	char *buf = rbuf_get(size ? size : 1), *own = NULL;
 	ssize_t n;
 
 	(void)ino;
-	rr__fuse_req(req, NULL);
-	buf = rr_malloc(size ? size : 1);
+	if (!buf)
+		buf = own = rr_malloc(size ? size : 1);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -176,7 +228,7 @@ void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_buf(req, buf, (size_t)n);
-	free(buf);
+	free(own);
 }
 
 /* Logs what was written; a full log is committed (and emptied). */
@@ -195,13 +247,12 @@ static int log_write(struct ofile *of, const char *buf, size_t size, off_t off,
 void rr__fuse_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		    size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct ofile *of = of_of(fi);
+	struct ofile *of = io_begin(req, fi);
 	bool full = false;
 	ssize_t n;
 	int rc;
 
 	(void)ino;
-	rr__fuse_req(req, NULL);
 	pthread_rwlock_rdlock(&of->io);
 	n = rr_nfs_pwrite(of->f, buf, size, (uint64_t)off);
 	/* unlogged, the bytes could not be sent again: commit them now */
@@ -240,8 +291,7 @@ void rr__fuse_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 {
 	(void)ino;
 	(void)datasync; /* COMMIT has no data-only form */
-	rr__fuse_req(req, NULL);
-	fuse_reply_err(req, -commit(of_of(fi)));
+	fuse_reply_err(req, -commit(io_begin(req, fi)));
 }
 
 void rr__fuse_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
