@@ -120,7 +120,7 @@ static int commit_locked(struct ofile *of)
 
 	if (!rc) {
 		pthread_mutex_lock(&of->mu);
-		rr__wlog_clear(&of->log);
+		rr__wlog_reset(&of->log);
 		pthread_mutex_unlock(&of->mu);
 	}
 	return rc;

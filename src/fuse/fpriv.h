@@ -22,17 +22,21 @@ struct rrf {
  * because FUSE (without writeback caching) hands us each write once.
  * rr_nfs_fsync's refill reads them back when the server's write verifier
  * changed (it restarted and may have lost them). Bounded: past
- * WLOG_MAX bytes the writer commits, and a commit empties it.
+ * WLOG_MAX bytes the writer commits, and a commit empties it. The bytes
+ * go one after another into an arena the log keeps across commits, so a
+ * WRITE allocates nothing once the file's writing has reached its pace.
  */
 #define WLOG_MAX (16u << 20)
 struct wlog_ent {
 	uint64_t off;
 	size_t len;
-	uint8_t *data;
+	size_t at; /* where its bytes start in the arena */
 };
 struct wlog {
 	struct wlog_ent *e;
 	size_t n, cap, bytes;
+	uint8_t *arena;
+	size_t arena_cap;
 };
 
 /* A request's AUTH_SYS identity, kept past it (an open file's opener). */
@@ -64,6 +68,9 @@ int rr__wlog_add(struct wlog *l, uint64_t off, const void *buf, size_t len);
 /* Copies the newest bytes logged for [off, off + len); -EIO if a gap. */
 ssize_t rr__wlog_fill(const struct wlog *l, void *buf, size_t len,
 		      uint64_t off);
+/* Empties the log, keeping its memory for the next writes. */
+void rr__wlog_reset(struct wlog *l);
+/* Empties the log and frees its memory. */
 void rr__wlog_clear(struct wlog *l);
 
 /*

@@ -134,6 +134,7 @@ static void the_log_gives_the_last_bytes_written(void **state)
 	/* a byte nobody logged cannot be sent again: say so, send nothing */
 	assert_int_equal(rr__wlog_fill(&l, buf, 13, 0), -EIO);
 	rr__wlog_clear(&l);
+	assert_null(l.arena);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.bytes, 0);
 	assert_int_equal(rr__wlog_fill(&l, buf, 1, 0), -EIO);
@@ -168,6 +169,39 @@ static void options_split_ours_from_fuses(void **state)
 			 -EINVAL);
 }
 
+/* After a COMMIT the log's memory takes the next writes: none is made. */
+static void a_committed_log_takes_the_next_writes_in_its_memory(void **state)
+{
+	static char big[100000];
+	struct wlog l = {0};
+	struct wlog_ent *e;
+	uint8_t *arena;
+	size_t cap;
+	char buf[8];
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(rr__wlog_add(&l, 0, big, sizeof(big)), 0);
+	assert_int_equal(rr__wlog_add(&l, sizeof(big), "yyyy", 4), 0);
+	assert_int_equal(rr__wlog_fill(&l, buf, 6, sizeof(big) - 2), 6);
+	assert_memory_equal(buf, "xxyyyy", 6);
+	arena = l.arena;
+	cap = l.arena_cap;
+	e = l.e;
+	rr__wlog_reset(&l);
+	assert_int_equal(l.bytes, 0);
+	assert_int_equal(rr__wlog_fill(&l, buf, 1, 0), -EIO);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(
+			rr__wlog_add(&l, 8u * (unsigned)i, "abcdefgh", 8), 0);
+	assert_ptr_equal(l.arena, arena);
+	assert_int_equal(l.arena_cap, cap);
+	assert_ptr_equal(l.e, e);
+	assert_int_equal(rr__wlog_fill(&l, buf, 8, 8), 8);
+	assert_memory_equal(buf, "abcdefgh", 8);
+	rr__wlog_clear(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +210,8 @@ int main(void)
 		cmocka_unit_test(many_nodes_forgotten_leave_the_root),
 		cmocka_unit_test(change_attributes_decide_keep_cache),
 		cmocka_unit_test(the_log_gives_the_last_bytes_written),
+		cmocka_unit_test(
+			a_committed_log_takes_the_next_writes_in_its_memory),
 		cmocka_unit_test(options_split_ours_from_fuses),
 	};
 
