@@ -294,7 +294,7 @@ static void never_reading(struct fx *f, uint32_t count, const char *name)
 {
 	static uint8_t burst[64 << 10];
 	char fhbuf[NFS3_FHSIZE];
-	nfs_fh3 fh;
+	nfs_fh3 fh = {0};
 	size_t len = 0;
 	uint32_t xid = 1;
 
@@ -399,7 +399,7 @@ static void names_with_a_nul_are_garbage(void **state)
 	char rootbuf[NFS3_FHSIZE], mnt[PATH_MAX + 8], x[PATH_MAX + 8];
 	uint8_t buf[2048], *p;
 	struct stat st;
-	nfs_fh3 root;
+	nfs_fh3 root = {0};
 	size_t n;
 
 	root_handle(f, &root, rootbuf);
@@ -438,7 +438,7 @@ static void huge_length_word_allocates_nothing(void **state)
 	char rootbuf[NFS3_FHSIZE];
 	uint8_t buf[512], *p;
 	long vm0, vm1;
-	nfs_fh3 root;
+	nfs_fh3 root = {0};
 
 	root_handle(f, &root, rootbuf);
 	vm0 = rr_t_daemon_status_kb(&f->d, "VmPeak");
@@ -512,7 +512,7 @@ static void mount_flood(void **state)
 	unsigned all, mine;
 	int fd = attacker(f, 2, f->d.mount);
 	char rootbuf[NFS3_FHSIZE];
-	nfs_fh3 root;
+	nfs_fh3 root = {0};
 	uint8_t *p;
 	size_t len;
 
@@ -571,7 +571,7 @@ static void read_past_2_63_is_zero_bytes_and_eof(void **state)
 	char fhbuf[NFS3_FHSIZE];
 	struct raw_res r;
 	uint8_t buf[256], *p;
-	nfs_fh3 fh;
+	nfs_fh3 fh = {0};
 	size_t off;
 
 	data_handle(f, &fh, fhbuf);
@@ -612,7 +612,7 @@ static void write_that_partly_fits_answers_the_count_written(void **state)
 	struct raw_res r;
 	struct stat st;
 	uint8_t *p;
-	nfs_fh3 fh;
+	nfs_fh3 fh = {0};
 
 	data_handle(f, &fh, fhbuf);
 	memset(data, 0x5a, sizeof(data));
@@ -707,7 +707,7 @@ static void deep_lookups(struct fx *f, struct rr_tcp_clnt *c, long *rss0)
 {
 	char path[PATH_MAX], fhbuf[2][NFS3_FHSIZE], leafbuf[NFS3_FHSIZE];
 	size_t n = (size_t)snprintf(path, sizeof(path), "%s", f->exp);
-	nfs_fh3 dir, leaf, fh;
+	nfs_fh3 dir = {0}, leaf = {0}, fh = {0};
 
 	root_handle(f, &dir, fhbuf[0]);
 	for (int d = 0; d < CACHE_DEPTH; d++) {
@@ -922,7 +922,7 @@ static void probe(struct fx *f, const char *when)
 {
 	char fhbuf[NFS3_FHSIZE];
 	uint8_t buf[256];
-	nfs_fh3 fh;
+	nfs_fh3 fh = {0};
 	double ga, rd;
 
 	data_handle(f, &fh, fhbuf);
@@ -978,7 +978,7 @@ static void stale_handle_flood(void **state)
 	char path[PATH_MAX + 64], to[PATH_MAX + 64], rootbuf[NFS3_FHSIZE];
 	char dirbuf[NFS3_FHSIZE], keepbuf[NFS3_FHSIZE];
 	struct rr_tcp_clnt *c;
-	nfs_fh3 root, dir, fh, keep;
+	nfs_fh3 root = {0}, dir = {0}, fh = {0}, keep = {0};
 	long dirs0, dirs;
 	uint64_t t0;
 	double secs;

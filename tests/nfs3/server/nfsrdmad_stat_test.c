@@ -184,7 +184,7 @@ static void read12(struct fx *f, void *c, bool tcp, nfs_fh3 *fh)
 static void known_calls(struct fx *f, void *c, bool tcp, nfs_fh3 *root)
 {
 	char fbuf[NFS3_FHSIZE];
-	nfs_fh3 file;
+	nfs_fh3 file = {0};
 
 	assert_int_equal(lookup(f, c, tcp, root, "f", &file, fbuf), NFS3_OK);
 	assert_int_equal(lookup(f, c, tcp, root, "nope", &file, fbuf),
