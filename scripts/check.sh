@@ -7,6 +7,8 @@
 #   build/       RelWithDebInfo, all tests (labels unit, integration, wire)
 #   build-asan/  ASan+UBSan, labels unit and integration
 #   build-tsan/  TSan, label integration
+#   build-release/  Release, as scripts/bootstrap.sh builds it: compiled
+#                only, since -O3 warns (-Werror) where -O2 does not
 #
 # The last line printed is "N passed, N failed, N skipped", summed over the
 # three ctest runs (a build that fails counts as one failure). Skipped tests
@@ -64,22 +66,31 @@ tally() { # tally NAME JUNIT_FILE
 	summary+=("$name: $p passed, $f failed, $((s + d)) skipped")
 }
 
+# build NAME BUILD_DIR "CMAKE_ARGS": false, and one failure counted, if
+# it does not build.
+build() {
+	local name=$1 dir=$2 cmake_args=$3
+
+	echo
+	echo "=== $name: configure and build $dir/ ==="
+	# shellcheck disable=SC2086 # cmake_args is a word list
+	if cmake -S . -B "$dir" $cmake_args &&
+		cmake --build "$dir" -j"$jobs"; then
+		return 0
+	fi
+	echo "check: $name: build failed"
+	failed=$((failed + 1))
+	summary+=("$name: build FAILED")
+	return 1
+}
+
 # run_suite NAME BUILD_DIR "CMAKE_ARGS" [ctest args...]
 run_suite() {
 	local name=$1 dir=$2 cmake_args=$3 xml
 	shift 3
 	xml=$PWD/$dir/ctest-junit.xml
 
-	echo
-	echo "=== $name: configure and build $dir/ ==="
-	# shellcheck disable=SC2086 # cmake_args is a word list
-	if ! cmake -S . -B "$dir" $cmake_args ||
-		! cmake --build "$dir" -j"$jobs"; then
-		echo "check: $name: build failed"
-		failed=$((failed + 1))
-		summary+=("$name: build FAILED")
-		return
-	fi
+	build "$name" "$dir" "$cmake_args" || return
 	echo
 	echo "=== $name: ctest $* ==="
 	rm -f "$xml"
@@ -100,6 +111,9 @@ TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} \
 	run_suite "tsan" build-tsan \
 	"-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRR_SANITIZE=thread" \
 	-j2 -L integration
+
+build "release" build-release "-DCMAKE_BUILD_TYPE=Release -DRR_SANITIZE=" &&
+	summary+=("release: built (no tests run)")
 
 echo
 echo "=== summary ==="
