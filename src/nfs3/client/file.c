@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "handle.h"
 #include "nfsc.h"
 
 #define ACCESS3_READ   0x0001
@@ -52,20 +53,10 @@ int rr__nfsc_access(struct rr_nfs *n, const struct nfsc_fh *fh, int flags)
 	int acc = flags & O_ACCMODE;
 	uint32_t want = (acc != O_WRONLY ? ACCESS3_READ : 0) |
 			(acc != O_RDONLY ? ACCESS3_MODIFY | ACCESS3_EXTEND : 0);
-	ACCESS3args a = {.access = want};
-	ACCESS3res r = {0};
-	int rc;
+	uint32_t granted = 0;
+	int rc = rr__nfsc_h_access(n, fh, want, &granted, NULL);
 
-	nfsc_fh_arg(&a.object, fh);
-	rc = rr__nfsc_call(n, NFSPROC3_ACCESS, (xdrproc_t)rr__xdr_ACCESS3args,
-			   &a, (xdrproc_t)rr__xdr_ACCESS3res, &r, 0);
-	if (rc)
-		return rc;
-	rc = rr_nfs_errno(r.status);
-	if (!rc && (r.ACCESS3res_u.resok.access & want) != want)
-		rc = -EACCES;
-	xdr_free((xdrproc_t)rr__xdr_ACCESS3res, &r);
-	return rc;
+	return rc ? rc : granted != want ? -EACCES : 0;
 }
 
 /* Finds or creates the file; *created says which. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handle.h"
 #include "nfsc.h"
 
 static int stat_path(struct rr_nfs *n, const char *path, bool follow,
@@ -202,40 +203,12 @@ ssize_t rr_nfs_readlink(struct rr_nfs *n, const char *path, char *buf,
 	return NFSC_SAY(do_readlink(n, path, buf, size), "readlink %s", path);
 }
 
-static void fsstat_to_statvfs(const FSSTAT3resok *ok, uint32_t bsize,
-			      struct statvfs *sv)
-{
-	memset(sv, 0, sizeof(*sv));
-	sv->f_bsize = bsize;
-	sv->f_frsize = bsize;
-	sv->f_blocks = ok->tbytes / bsize;
-	sv->f_bfree = ok->fbytes / bsize;
-	sv->f_bavail = ok->abytes / bsize;
-	sv->f_files = ok->tfiles;
-	sv->f_ffree = ok->ffiles;
-	sv->f_favail = ok->afiles;
-	sv->f_namemax = NAME_MAX;
-}
-
 static int do_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv)
 {
-	FSSTAT3args a;
-	FSSTAT3res r = {0};
 	struct nfsc_fh fh;
 	int rc = rr__nfsc_lookup_path(n, path, true, &fh, NULL);
 
-	if (rc)
-		return rc;
-	nfsc_fh_arg(&a.fsroot, &fh);
-	rc = rr__nfsc_call(n, NFSPROC3_FSSTAT, (xdrproc_t)rr__xdr_FSSTAT3args,
-			   &a, (xdrproc_t)rr__xdr_FSSTAT3res, &r, 0);
-	if (rc)
-		return rc;
-	rc = rr_nfs_errno(r.status);
-	if (!rc)
-		fsstat_to_statvfs(&r.FSSTAT3res_u.resok, 4096, sv);
-	xdr_free((xdrproc_t)rr__xdr_FSSTAT3res, &r);
-	return rc;
+	return rc ? rc : rr__nfsc_h_statfs(n, &fh, sv);
 }
 
 int rr_nfs_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv)
