@@ -190,8 +190,10 @@ int rr_nfs_stream(struct rr_nfs_file *f, bool write, uint32_t depth,
  * Registers buf with the RDMA transport until rr_nfs_mem_unreg: READ data
  * then lands in it and WRITE data leaves from it with no copy through
  * the client's bounce buffers. rr_nfs_pread and rr_nfs_pwrite register
- * large buffers by themselves; this is for rr_nfs_stream's buffers, used
- * call after call. 0, -EOPNOTSUPP over TCP (nothing to register), or the
+ * a large buffer (1 MiB or more) by themselves for the call, which costs
+ * a registration each time; one inside a region registered here is used
+ * as it is, so transfers from it allocate nothing. This is also for
+ * rr_nfs_stream's buffers, used call after call. 0, -EOPNOTSUPP over TCP (nothing to register), or the
  * transport's error (-ENOSPC: too many regions). Unregister only once no
  * call uses the buffer.
  */

@@ -203,7 +203,7 @@ static int xcall(struct rr_rpc_clnt *xp, const struct rr_cred *cred,
 		 void *args, xdrproc_t xres, void *res, size_t res_cap,
 		 size_t item_len)
 {
-	char abuf[NFSC_ARGS_MAX];
+	char abuf[NFSC_ARGS_MAX], fixed[NFSC_RES_FIXED];
 	struct rr_call call = {.prog = prog,
 			       .vers = vers,
 			       .proc = proc,
@@ -214,14 +214,16 @@ static int xcall(struct rr_rpc_clnt *xp, const struct rr_cred *cred,
 	if (rc)
 		return rc;
 	split_ddp(&call, item_len);
+	/* a result of fixed shape (GETATTR, COMMIT, ...) needs no heap */
 	call.res_cap = res_cap ? res_cap : NFSC_RES_FIXED;
-	call.res = rr_malloc(call.res_cap);
+	call.res = res_cap ? rr_malloc(call.res_cap) : fixed;
 	if (!call.res)
 		return -ENOMEM;
 	rc = rr__nfsc_rpc_errno(rr_rpc_clnt_call(xp, &call), &call);
 	if (!rc)
 		rc = decode(xres, res, call.res, call.res_len);
-	free(call.res);
+	if (call.res != fixed)
+		free(call.res);
 	return rc;
 }
 

@@ -15,6 +15,11 @@
  * Completions can run on the transport's own thread, so done() only
  * queues the slot under a lock; decoding and reissuing happen in the
  * caller's thread. A short transfer without EOF is reissued for the rest.
+ *
+ * The slots and their result buffers outlive a transfer: the mount keeps
+ * up to IO_IDLE_MAX idle sets (struct nfsc_io_ctx) and a transfer takes
+ * one, so a FUSE thread or a CLI loop that reads and writes allocates
+ * nothing once its first transfers have sized the set (issue 18).
  */
 #include <errno.h>
 #include <limits.h>
@@ -30,6 +35,13 @@
 #define IO_INLINE	  2048 /* smaller READs travel inline over RDMA too */
 #define PROGRESS_SLICE_MS 10
 #define REG_MIN		  (1u << 20)
+/*
+ * Idle slot sets a mount keeps: as many as the threads that transfer at
+ * once, up to this. Each holds depth result buffers of at most
+ * IO_RES_HDR + rtmax + 4 bytes (TCP: READ data arrives inline), so a
+ * mount's idle memory stays under IO_IDLE_MAX * depth * (rtmax + 516).
+ */
+#define IO_IDLE_MAX 8
 
 struct io_run;
 
@@ -42,6 +54,17 @@ struct io_slot {
 	uint64_t roff;	     /* pread/pwrite: offset into the buffer */
 	char args[IO_ARGS_CAP];
 	char *res;
+	size_t res_room; /* res's size, grown to what a call needed */
+};
+
+/* Slots for up to cap calls in flight, kept by the mount between runs. */
+struct nfsc_io_ctx {
+	struct nfsc_io_ctx *next; /* on the mount's idle list */
+	uint32_t cap;
+	struct io_slot *slots;
+	struct io_range *retry;
+	uint32_t *freel;
+	uint32_t *doneq;
 };
 
 struct io_range {
@@ -61,6 +84,7 @@ struct io_run {
 	uint64_t next;	    /* first byte not yet issued */
 	uint64_t eof_at;    /* READ: where the file ended */
 	uint32_t chunk, depth, inflight;
+	struct nfsc_io_ctx *ctx; /* the arrays below are its */
 	struct io_slot *slots;
 	struct io_range *retry; /* short transfers to reissue */
 	uint32_t nretry;
@@ -208,7 +232,6 @@ static void slot_prepare(struct io_run *run, struct io_slot *s)
 	s->call.proc = run->write ? NFSPROC3_WRITE : NFSPROC3_READ;
 	s->call.cred = rr__nfsc_cred(run->f->n);
 	s->call.args = s->args;
-	s->call.res = s->res;
 	s->call.res_cap = IO_RES_HDR;
 	if (run->write) {
 		s->call.arg_bulk = s->io.buf;
@@ -221,12 +244,32 @@ static void slot_prepare(struct io_run *run, struct io_slot *s)
 	}
 }
 
+/* Grows s's result buffer to need, once: later runs reuse it. */
+static int slot_room(struct io_slot *s, size_t need)
+{
+	char *p;
+
+	if (s->res_room >= need)
+		return 0;
+	p = rr_malloc(need);
+	if (!p)
+		return -ENOMEM;
+	free(s->res);
+	s->res = p;
+	s->res_room = need;
+	return 0;
+}
+
 static int slot_issue(struct io_run *run, struct io_slot *s)
 {
 	struct rr_rpc_clnt *x = run->f->n->x;
 	int rc;
 
 	slot_prepare(run, s);
+	rc = slot_room(s, s->call.res_cap);
+	if (rc)
+		return rc;
+	s->call.res = s->res;
 	rc = run->write ? encode_write(run, s) : encode_read(run, s);
 	if (!rc)
 		rc = rr_rpc_clnt_call_async(x, &s->call, io_done, s);
@@ -384,34 +427,108 @@ static void complete(struct io_run *run, struct io_slot *s)
 	run->freel[run->nfree++] = s->idx;
 }
 
+/* ------------------------------------------------------------ slot sets */
+
+static void ctx_free(struct nfsc_io_ctx *c)
+{
+	for (uint32_t i = 0; c->slots && i < c->cap; i++)
+		free(c->slots[i].res);
+	free(c->slots);
+	free(c->retry);
+	free(c->freel);
+	free(c->doneq);
+	free(c);
+}
+
+static struct nfsc_io_ctx *ctx_new(uint32_t cap)
+{
+	struct nfsc_io_ctx *c = rr_calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->cap = cap;
+	c->slots = rr_calloc(cap, sizeof(*c->slots));
+	c->retry = rr_calloc(cap, sizeof(*c->retry));
+	c->freel = rr_calloc(cap, sizeof(*c->freel));
+	c->doneq = rr_calloc(cap, sizeof(*c->doneq));
+	if (!c->slots || !c->retry || !c->freel || !c->doneq) {
+		ctx_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* An idle set with room for depth calls, else a new one. */
+static struct nfsc_io_ctx *ctx_get(struct rr_nfs *n, uint32_t depth)
+{
+	struct nfsc_io_ctx **pp, *c = NULL;
+
+	pthread_mutex_lock(&n->io_mu);
+	for (pp = &n->io_idle; *pp; pp = &(*pp)->next) {
+		if ((*pp)->cap >= depth) {
+			c = *pp;
+			*pp = c->next;
+			n->io_nidle--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&n->io_mu);
+	return c ? c : ctx_new(depth > n->depth ? depth : n->depth);
+}
+
+static void ctx_put(struct rr_nfs *n, struct nfsc_io_ctx *c)
+{
+	pthread_mutex_lock(&n->io_mu);
+	if (n->io_nidle < IO_IDLE_MAX) {
+		c->next = n->io_idle;
+		n->io_idle = c;
+		n->io_nidle++;
+		c = NULL;
+	}
+	pthread_mutex_unlock(&n->io_mu);
+	if (c)
+		ctx_free(c);
+}
+
+void rr__nfsc_io_init(struct rr_nfs *n)
+{
+	pthread_mutex_init(&n->io_mu, NULL);
+}
+
+void rr__nfsc_io_fini(struct rr_nfs *n)
+{
+	struct nfsc_io_ctx *c;
+
+	while ((c = n->io_idle)) {
+		n->io_idle = c->next;
+		ctx_free(c);
+	}
+	n->io_nidle = 0;
+	pthread_mutex_destroy(&n->io_mu);
+}
+
 /* Slots for depth calls; run_fini undoes it, also half-way. */
 static int run_init(struct io_run *run, struct rr_nfs_file *f, bool write,
 		    uint32_t depth)
 {
 	struct rr_nfs *n = f->n;
-	uint32_t chunk = write ? n->wtmax : n->rtmax;
-	size_t rcap = write		      ? IO_RES_HDR
-		      : rr_rpc_clnt_ddp(n->x) ? IO_RES_HDR + IO_INLINE + 4
-					      : IO_RES_HDR + (size_t)chunk + 4;
 
 	run->f = f;
 	run->write = write;
-	run->chunk = chunk;
+	run->chunk = write ? n->wtmax : n->rtmax;
 	run->depth = depth;
 	pthread_mutex_init(&run->mu, NULL);
 	pthread_cond_init(&run->cv, NULL);
-	run->slots = rr_calloc(depth, sizeof(*run->slots));
-	run->retry = rr_calloc(depth, sizeof(*run->retry));
-	run->freel = rr_calloc(depth, sizeof(*run->freel));
-	run->doneq = rr_calloc(depth, sizeof(*run->doneq));
-	if (!run->slots || !run->retry || !run->freel || !run->doneq)
+	run->ctx = ctx_get(n, depth);
+	if (!run->ctx)
 		return -ENOMEM;
+	run->slots = run->ctx->slots;
+	run->retry = run->ctx->retry;
+	run->freel = run->ctx->freel;
+	run->doneq = run->ctx->doneq;
 	for (uint32_t i = 0; i < depth; i++) {
 		run->slots[i].run = run;
 		run->slots[i].idx = i;
-		run->slots[i].res = rr_malloc(rcap);
-		if (!run->slots[i].res)
-			return -ENOMEM;
 		run->freel[run->nfree++] = depth - 1 - i;
 	}
 	return 0;
@@ -421,12 +538,8 @@ static void run_fini(struct io_run *run)
 {
 	pthread_mutex_destroy(&run->mu);
 	pthread_cond_destroy(&run->cv);
-	for (uint32_t i = 0; run->slots && i < run->depth; i++)
-		free(run->slots[i].res);
-	free(run->slots);
-	free(run->retry);
-	free(run->freel);
-	free(run->doneq);
+	if (run->ctx)
+		ctx_put(run->f->n, run->ctx);
 }
 
 /* Issues and completes until nothing is left in flight. */
@@ -445,19 +558,46 @@ static int run_pipe(struct io_run *run)
  * READ data lands in it by RDMA Write and WRITE data is read from it, with
  * no bounce copies; when registration fails the bounce buffers serve.
  */
-static bool mem_reg(struct rr_rpc_clnt *x, void *buf, size_t len)
+static bool ureg_covers(struct rr_nfs *n, const void *buf, size_t len)
 {
-	return rr_rpc_clnt_ddp(x) && len >= REG_MIN &&
-	       !rr_rpc_clnt_mem_reg(x, buf, len);
+	const char *p = buf;
+	bool in = false;
+
+	pthread_mutex_lock(&n->io_mu);
+	for (uint32_t i = 0; i < n->nuregs && !in; i++)
+		in = p >= n->uregs[i].addr && len <= n->uregs[i].len &&
+		     (size_t)(p - n->uregs[i].addr) <= n->uregs[i].len - len;
+	pthread_mutex_unlock(&n->io_mu);
+	return in;
+}
+
+/*
+ * A buffer the caller registered (rr_nfs_mem_reg) serves as it is: no
+ * registration, and no allocation, per call.
+ */
+static bool mem_reg(struct rr_nfs *n, void *buf, size_t len)
+{
+	return rr_rpc_clnt_ddp(n->x) && len >= REG_MIN &&
+	       !ureg_covers(n, buf, len) &&
+	       !rr_rpc_clnt_mem_reg(n->x, buf, len);
 }
 
 static int do_mem_reg(struct rr_nfs *n, void *buf, size_t len)
 {
+	int rc;
+
 	if (!n || !buf || !len)
 		return -EINVAL;
 	if (!rr_rpc_clnt_ddp(n->x)) /* the transport copies everything */
 		return -EOPNOTSUPP;
-	return rr_rpc_clnt_mem_reg(n->x, buf, len);
+	pthread_mutex_lock(&n->io_mu);
+	rc = n->nuregs == NFSC_UREG_MAX ? -ENOSPC : 0;
+	if (!rc)
+		rc = rr_rpc_clnt_mem_reg(n->x, buf, len);
+	if (!rc)
+		n->uregs[n->nuregs++] = (struct nfsc_ureg){buf, len};
+	pthread_mutex_unlock(&n->io_mu);
+	return rc;
 }
 
 int rr_nfs_mem_reg(struct rr_nfs *n, void *buf, size_t len)
@@ -467,11 +607,22 @@ int rr_nfs_mem_reg(struct rr_nfs *n, void *buf, size_t len)
 
 static int do_mem_unreg(struct rr_nfs *n, void *buf)
 {
+	int rc;
+
 	if (!n || !buf)
 		return -EINVAL;
 	if (!rr_rpc_clnt_ddp(n->x))
 		return -EOPNOTSUPP;
-	return rr_rpc_clnt_mem_unreg(n->x, buf);
+	rc = rr_rpc_clnt_mem_unreg(n->x, buf);
+	pthread_mutex_lock(&n->io_mu);
+	for (uint32_t i = 0; !rc && i < n->nuregs; i++) {
+		if (n->uregs[i].addr == buf) {
+			n->uregs[i] = n->uregs[--n->nuregs];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&n->io_mu);
+	return rc;
 }
 
 int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf)
@@ -499,7 +650,7 @@ static ssize_t io_run(struct rr_nfs_file *f, bool write, void *buf, size_t len,
 		run_fini(&run);
 		return rc;
 	}
-	reg = mem_reg(f->n->x, buf, len);
+	reg = mem_reg(f->n, buf, len);
 	rc = run_pipe(&run);
 	/* ORDER: every call that exposed buf has completed (and fenced) */
 	if (reg)

@@ -167,6 +167,7 @@ static int mount_url(struct rr_nfs *n, const struct rr_nfs_url *u,
 static void nfs_free(struct rr_nfs *n)
 {
 	rr_rpc_clnt_destroy(n->x);
+	rr__nfsc_io_fini(n);
 	free(n->host);
 	free(n->export);
 	free(n->url_path);
@@ -190,6 +191,7 @@ int rr_nfs_mount(const char *url, const struct rr_nfs_opts *o,
 		rr_nfs_url_free(&u);
 		return -ENOMEM;
 	}
+	rr__nfsc_io_init(n);
 	apply_opts(n, o, &max_io);
 	rc = mount_url(n, &u, max_io);
 	rr_nfs_url_free(&u);

@@ -94,6 +94,11 @@ int rr__nfsc_xcall(struct rr_rpc_clnt *x, const struct rr_cred *cred,
 
 _Static_assert(NFSC_FHSIZE == NFS3_FHSIZE, "handle.h's handle size");
 
+struct nfsc_io_ctx;
+
+/* As many as the RDMA client's registration table holds. */
+#define NFSC_UREG_MAX 32
+
 struct rr_nfs {
 	struct rr_rpc_clnt *x;
 	struct rr_cred cred;
@@ -106,7 +111,20 @@ struct rr_nfs {
 	int connect_timeout_ms;
 	uint32_t depth;
 	uint32_t rtmax, wtmax, dtpref;
+	pthread_mutex_t io_mu;	     /* guards io_idle, io_nidle */
+	struct nfsc_io_ctx *io_idle; /* READ/WRITE slot sets kept (io.c) */
+	uint32_t io_nidle;
+	/* what rr_nfs_mem_reg registered: pread/pwrite need not again */
+	struct nfsc_ureg {
+		const char *addr;
+		size_t len;
+	} uregs[NFSC_UREG_MAX];
+	uint32_t nuregs; /* guarded by io_mu */
 };
+
+/* The mount's kept slot sets: set up with the mount, freed with it. */
+void rr__nfsc_io_init(struct rr_nfs *n);
+void rr__nfsc_io_fini(struct rr_nfs *n);
 
 /* Sorted, disjoint, non-adjacent byte ranges [off, end) (ranges.c). */
 struct nfsc_range {

@@ -16,6 +16,7 @@
  * server on this machine), so what the client did is checked there too.
  */
 #include "clock.h"
+#include <rpcrdma/alloc_inject.h>
 #include <rpcrdma/nfs3.h>
 #include <rpcrdma/rpc.h>
 
@@ -390,6 +391,87 @@ static void big_file_round_trip(void **state)
 	assert_int_equal(rr_nfs_umount(n), 0);
 	free(src);
 	free(dst);
+}
+
+/* Fails naming every site that allocated while the injector counted. */
+static void assert_no_allocation(const char *during)
+{
+	struct rr_alloc_inject_stats st;
+	struct rr_alloc_site_info si;
+
+	rr_alloc_inject_off();
+	rr_alloc_inject_stats(&st);
+	for (uint32_t i = 0; i < st.nsites; i++)
+		if (!rr_alloc_inject_site(i, &si))
+			fprintf(stderr, "%s allocated at %s:%d (%llu times)\n",
+				during, si.file, si.line,
+				(unsigned long long)si.attempts);
+	assert_int_equal(st.attempts, 0);
+}
+
+/* One round of the sizes a FUSE mount and the CLI transfer. */
+static void io_round(struct rr_nfs_file *f, uint8_t *buf, const uint8_t *src)
+{
+	static const size_t sizes[] = {1,	  4096,	   65536 + 3,
+				       128 << 10, 1 << 20, (1 << 20) + 4096};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		assert_int_equal(rr_nfs_pwrite(f, src, sizes[i], 4096),
+				 (ssize_t)sizes[i]);
+		assert_int_equal(rr_nfs_pread(f, buf, sizes[i], 4096),
+				 (ssize_t)sizes[i]);
+		assert_memory_equal(buf, src, sizes[i]);
+	}
+}
+
+/*
+ * Issue 18: the data path allocates nothing per request. After a first
+ * round has sized what the mount keeps, rounds of READs and WRITEs of
+ * every size up to more than rtmax, and a GETATTR, allocate nothing at
+ * all in the library; the allocator counts every attempt meanwhile. The
+ * large buffers are registered by the caller, as a FUSE mount's are not
+ * (its requests are smaller than what pread registers by itself).
+ */
+static void steady_io_allocates_nothing(void **state)
+{
+	size_t cap = (1 << 20) + 4096;
+	uint8_t *src = malloc(cap), *buf = malloc(cap);
+	char dir[64], path[128];
+	struct rr_nfs *n = mount_it(state);
+	struct rr_nfs_file *f;
+	struct stat st;
+
+	assert_non_null(src);
+	assert_non_null(buf);
+	/* large transfers use the caller's registration (RDMA only) */
+	if (!tcp_of(state)) {
+		assert_int_equal(rr_nfs_mem_reg(n, src, cap), 0);
+		assert_int_equal(rr_nfs_mem_reg(n, buf, cap), 0);
+	}
+	fill(src, cap, 11);
+	test_dir(state, "steady", dir, sizeof(dir));
+	snprintf(path, sizeof(path), "/%s/file", dir);
+	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
+	assert_int_equal(
+		rr_nfs_open(n, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	io_round(f, buf, src);
+	assert_int_equal(rr_nfs_fstat(f, &st), 0);
+
+	rr_alloc_inject_count();
+	for (int i = 0; i < 3; i++)
+		io_round(f, buf, src);
+	assert_int_equal(rr_nfs_fstat(f, &st), 0);
+	assert_no_allocation("READ, WRITE and GETATTR");
+
+	assert_int_equal(st.st_size, 4096 + (1 << 20) + 4096);
+	assert_int_equal(rr_nfs_close(f), 0);
+	if (!tcp_of(state)) {
+		assert_int_equal(rr_nfs_mem_unreg(n, src), 0);
+		assert_int_equal(rr_nfs_mem_unreg(n, buf), 0);
+	}
+	assert_int_equal(rr_nfs_umount(n), 0);
+	free(src);
+	free(buf);
 }
 
 static void overwrite_in_the_middle(void **state)
@@ -1239,6 +1321,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		BOTH(big_file_round_trip),
 		BOTH(overwrite_in_the_middle),
+		BOTH(steady_io_allocates_nothing),
 		BOTH(namespace_operations),
 		/* chunks are RDMA's */
 		cmocka_unit_test_prestate(fixed_size_results_travel_inline,
