@@ -103,6 +103,7 @@ static int of_new(struct rrf *f, uint64_t ino, const struct nfsc_fh *fh,
 	pthread_rwlock_init(&of->io, NULL);
 	pthread_mutex_init(&of->mu, NULL);
 	of->ino = ino;
+	of->rdonly = (flags & O_ACCMODE) == O_RDONLY;
 	rc = rr__nfsc_h_open(f->n, fh, flags & O_ACCMODE, checked, &of->f);
 	if (rc) {
 		of_free(of);
@@ -271,14 +272,22 @@ void rr__fuse_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 /*
  * close(2): the data goes to stable storage before close returns, as
  * the kernel client's close-to-open promises the next opener; the
- * attributes after it are what this client's cache now matches.
+ * attributes after it are what this client's cache now matches. An
+ * opener that cannot write has nothing to send.
  */
 void rr__fuse_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh fh;
 	struct stat st;
-	int rc = commit(of_of(fi));
+	int rc;
+
+	/* a reader's close costs no round trip, as the kernel client's */
+	if (of_of(fi)->rdonly) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	rc = commit(of_of(fi));
 
 	if (!rc && !rr__ftab_fh(&f->tab, ino, &fh) &&
 	    !rr__nfsc_h_getattr(f->n, &fh, &st))

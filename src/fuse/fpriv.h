@@ -59,6 +59,7 @@ struct ofile {
 	 * credentials, uid 0), so its last COMMIT goes as the opener.
 	 */
 	struct fcred cred;
+	bool rdonly; /* opened O_RDONLY: it never has writes to commit */
 	pthread_rwlock_t io;
 	pthread_mutex_t mu; /* guards log */
 	struct wlog log;
