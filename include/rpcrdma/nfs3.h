@@ -193,9 +193,9 @@ int rr_nfs_stream(struct rr_nfs_file *f, bool write, uint32_t depth,
  * a large buffer (1 MiB or more) by themselves for the call, which costs
  * a registration each time; one inside a region registered here is used
  * as it is, so transfers from it allocate nothing. This is also for
- * rr_nfs_stream's buffers, used call after call. 0, -EOPNOTSUPP over TCP (nothing to register), or the
- * transport's error (-ENOSPC: too many regions). Unregister only once no
- * call uses the buffer.
+ * rr_nfs_stream's buffers, used call after call. 0, -EOPNOTSUPP over TCP
+ * (nothing to register), or the transport's error (-ENOSPC: too many regions).
+ * Unregister only once no call uses the buffer.
  */
 int rr_nfs_mem_reg(struct rr_nfs *n, void *buf, size_t len);
 int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf);

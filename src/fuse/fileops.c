@@ -152,7 +152,7 @@ void rr__fuse_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!rc)
 		rc = of_new(f, ino, &fh, fi->flags, false, &cred, &of);
 	if (rc) {
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 		return;
 	}
 	fi->keep_cache = !f->o.noac && rr__ftab_same_change(&f->tab, ino, &st);
@@ -188,14 +188,14 @@ void rr__fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!rc)
 		rc = rr__ftab_ref(&f->tab, &fh, &id);
 	if (rc) {
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 		return;
 	}
 	/* the file is its creator's whatever its mode says: no ACCESS */
 	rc = of_new(f, id, &fh, fi->flags, true, &cred, &of);
 	if (rc) {
 		rr__ftab_forget(&f->tab, id, 1);
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 		return;
 	}
 	rr__ftab_same_change(&f->tab, id, &e.attr);
@@ -221,12 +221,12 @@ void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (!buf)
 		buf = own = rr_malloc(size ? size : 1);
 	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
+		rr__fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	n = rr_nfs_pread(of->f, buf, size, (uint64_t)off);
 	if (n < 0)
-		fuse_reply_err(req, (int)-n);
+		rr__fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_buf(req, buf, (size_t)n);
 	free(own);
@@ -262,9 +262,9 @@ void rr__fuse_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	if (n >= 0 && (rc || full))
 		rc = commit(of);
 	if (n < 0)
-		fuse_reply_err(req, (int)-n);
+		rr__fuse_reply_err(req, (int)-n);
 	else if (rc)
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 	else
 		fuse_reply_write(req, (size_t)n);
 }
@@ -284,7 +284,7 @@ void rr__fuse_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	/* a reader's close costs no round trip, as the kernel client's */
 	if (of_of(fi)->rdonly) {
-		fuse_reply_err(req, 0);
+		rr__fuse_reply_err(req, 0);
 		return;
 	}
 	rc = commit(of_of(fi));
@@ -292,7 +292,7 @@ void rr__fuse_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!rc && !rr__ftab_fh(&f->tab, ino, &fh) &&
 	    !rr__nfsc_h_getattr(f->n, &fh, &st))
 		rr__ftab_same_change(&f->tab, ino, &st);
-	fuse_reply_err(req, -rc);
+	rr__fuse_reply_err(req, -rc);
 }
 
 void rr__fuse_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
@@ -300,7 +300,7 @@ void rr__fuse_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 {
 	(void)ino;
 	(void)datasync; /* COMMIT has no data-only form */
-	fuse_reply_err(req, -commit(io_begin(req, fi)));
+	rr__fuse_reply_err(req, -commit(io_begin(req, fi)));
 }
 
 void rr__fuse_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -315,5 +315,5 @@ void rr__fuse_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	rc = rr_nfs_close(of->f);
 	pthread_rwlock_unlock(&of->io);
 	of_free(of);
-	fuse_reply_err(req, -rc);
+	rr__fuse_reply_err(req, -rc);
 }

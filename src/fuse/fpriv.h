@@ -4,10 +4,28 @@
 #define RR_FUSE_FPRIV_H
 
 #define FUSE_USE_VERSION 312
+#include <errno.h>
 #include <fuse_lowlevel.h>
 
 #include "fnode.h"
 #include "nfs_fuse.h"
+
+/*
+ * An error for the kernel, as the kernel NFS client gives it: a call
+ * that timed out on a soft mount, or whose transport is gone for good,
+ * is EIO (nfs(5)), not the transport's own errno.
+ */
+static inline int rr__fuse_reply_err(fuse_req_t req, int err)
+{
+	if (err == ETIMEDOUT || err == ECONNRESET || err == ECONNREFUSED ||
+	    err == ESHUTDOWN || err == ENOTCONN || err == EPIPE)
+		err = EIO;
+	return fuse_reply_err(req, err);
+}
+
+/* readahead.c: the mount's read-ahead window, in KiB (root only). */
+int rr__fuse_set_readahead(const char *mountpoint, unsigned kb);
+unsigned rr__fuse_readahead_kb(const struct rr_fuse_opts *o, uint32_t rtmax);
 
 struct rrf {
 	struct rr_nfs *n;

@@ -18,21 +18,41 @@
  * growing from min to max with the time since the object last changed.
  * noac: nothing is trusted, every stat asks the server.
  */
+/*
+ * Hard or soft (nfs(5)): a hard mount waits for the server as long as it
+ * takes, its transport reconnecting and sending the calls again; a soft
+ * one fails a call with EIO after timeo deciseconds and retrans more of
+ * them. rsize and wsize cap READ and WRITE below what the server offers.
+ * readahead (KiB) is the kernel's read-ahead window for the mount, set
+ * through its backing device (root only); by default rsize * 15, the
+ * kernel NFS client's.
+ */
+#define RR_FUSE_READAHEAD_AUTO (~0u)
 struct rr_fuse_opts {
 	double acregmin, acregmax, acdirmin, acdirmax;
 	bool noac;
+	bool soft;
 	unsigned max_threads; /* FUSE worker threads; 0: 16 */
+	unsigned timeo;	      /* deciseconds */
+	unsigned retrans;
+	unsigned rsize, wsize; /* 0: the server's */
+	unsigned readahead_kb;
 };
 
 /*
  * Splits a mount's -o list: our options (actimeo=, acregmin=, acregmax=,
- * acdirmin=, acdirmax=, noac, threads=) into o (defaults first: 3, 60,
- * 30, 60 seconds), the rest into *fuse_opts (rr_malloc'd, "" when none)
- * for libfuse (allow_other, default_permissions, ro, ...). opts may be
- * NULL. 0, -EINVAL (a bad value, named in *bad), or -ENOMEM.
+ * acdirmin=, acdirmax=, noac, hard, soft, timeo=, retrans=, rsize=,
+ * wsize=, threads=, readahead=) into o (defaults first: 3, 60, 30, 60
+ * seconds, hard, timeo=600, retrans=2), the rest into *fuse_opts
+ * (rr_malloc'd, "" when none) for libfuse (allow_other,
+ * default_permissions, ro, ...). opts may be NULL. 0, -EINVAL (a bad
+ * value, named in *bad), or -ENOMEM.
  */
 int rr__fuse_opts_parse(const char *opts, struct rr_fuse_opts *o,
 			char **fuse_opts, const char **bad);
+
+/* The mount's per-call timeout for rr_nfs_opts: -1 (none) when hard. */
+int rr__fuse_timeout_ms(const struct rr_fuse_opts *o);
 
 /*
  * Mounts n at mountpoint and serves it until it is unmounted or the

@@ -79,7 +79,7 @@ void rr__fuse_reply_entry(struct rrf *f, fuse_req_t req,
 	int rc = rr__ftab_ref(&f->tab, fh, &id);
 
 	if (rc) {
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 		return;
 	}
 	e.ino = id;
@@ -97,7 +97,7 @@ static bool fh_of(struct rrf *f, fuse_req_t req, fuse_ino_t ino,
 	int rc = rr__ftab_fh(&f->tab, ino, fh);
 
 	if (rc)
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 	return !rc;
 }
 
@@ -105,7 +105,7 @@ static void reply_made(struct rrf *f, fuse_req_t req, int rc,
 		       const struct nfsc_fh *fh, const struct stat *st)
 {
 	if (rc)
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 	else
 		rr__fuse_reply_entry(f, req, fh, st);
 }
@@ -144,7 +144,7 @@ static void reply_attr(struct rrf *f, fuse_req_t req, int rc,
 		       const struct stat *st)
 {
 	if (rc)
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 	else
 		fuse_reply_attr(req, st, rr__fuse_attr_tmo(f, st));
 }
@@ -213,7 +213,7 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 		return;
 	rc = rr__nfsc_h_readlink(f->n, &fh, &target);
 	if (rc)
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 	else
 		fuse_reply_readlink(req, target);
 	free(target);
@@ -282,8 +282,8 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct nfsc_fh dir;
 
 	if (fh_of(f, req, parent, &dir))
-		fuse_reply_err(req,
-			       -rr__nfsc_h_remove(f->n, &dir, name, is_dir));
+		rr__fuse_reply_err(
+			req, -rr__nfsc_h_remove(f->n, &dir, name, is_dir));
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -305,12 +305,12 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	/* NFSv3 has neither RENAME_NOREPLACE nor RENAME_EXCHANGE */
 	if (flags) {
-		fuse_reply_err(req, EINVAL);
+		rr__fuse_reply_err(req, EINVAL);
 		return;
 	}
 	if (fh_of(f, req, parent, &from) && fh_of(f, req, newparent, &to))
-		fuse_reply_err(req, -rr__nfsc_h_rename(f->n, &from, name, &to,
-						       newname));
+		rr__fuse_reply_err(req, -rr__nfsc_h_rename(f->n, &from, name,
+							   &to, newname));
 }
 
 /*
@@ -349,7 +349,7 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 		need = access_needed(mask, S_ISDIR(st.st_mode));
 		rc = (granted & need) == need ? 0 : -EACCES;
 	}
-	fuse_reply_err(req, -rc);
+	rr__fuse_reply_err(req, -rc);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -363,7 +363,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 		return;
 	rc = rr__nfsc_h_statfs(f->n, &fh, &sv);
 	if (rc)
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 	else
 		fuse_reply_statfs(req, &sv);
 }
@@ -386,7 +386,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 
 	(void)ino;
 	if (!d) {
-		fuse_reply_err(req, ENOMEM);
+		rr__fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	fi->fh = (uintptr_t)d;
@@ -399,7 +399,7 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 {
 	(void)ino;
 	free((struct odir *)(uintptr_t)fi->fh);
-	fuse_reply_err(req, 0);
+	rr__fuse_reply_err(req, 0);
 }
 
 /* One reply's buffer being filled from a READDIRPLUS round. */
@@ -492,7 +492,7 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 	if (!fl.buf || !fl.ids) {
 		free(fl.buf);
 		free(fl.ids);
-		fuse_reply_err(req, ENOMEM);
+		rr__fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	if (!off)
@@ -507,7 +507,7 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 		cookie = fl.last;
 	}
 	if (rc)
-		fuse_reply_err(req, -rc);
+		rr__fuse_reply_err(req, -rc);
 	else if (fuse_reply_buf(req, fl.buf, fl.used))
 		unref_all(&fl); /* the kernel took none of these entries */
 	free(fl.buf);
@@ -541,8 +541,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 	if (w > conn->max_write)
 		conn->max_write = w;
-	if (r > conn->max_readahead)
-		conn->max_readahead = r;
+	/* the window readahead.c opens: INIT may only narrow it */
+	uint64_t ra = (uint64_t)rr__fuse_readahead_kb(&f->o, r) * 1024;
+
+	if (ra < r)
+		ra = r;
+	if (ra > conn->max_readahead)
+		conn->max_readahead =
+			(unsigned)(ra > UINT32_MAX ? UINT32_MAX : ra);
 }
 
 const struct fuse_lowlevel_ops rr__fuse_ops = {

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * A mount's -o list: the attribute-cache options the kernel NFS client
- * takes (nfs(5)), with its defaults, and the rest left for libfuse.
+ * A mount's -o list: the options of the kernel NFS client (nfs(5)) that
+ * mean something here, with its defaults (attribute cache, hard or soft,
+ * timeo and retrans, rsize and wsize), ours (threads, readahead), and the
+ * rest left for libfuse.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +28,43 @@ static int seconds(const char *v, double *out)
 	return 0;
 }
 
+/* A whole number in [lo, hi]. */
+static int count(const char *v, unsigned lo, unsigned hi, unsigned *out)
+{
+	double d;
+
+	if (seconds(v, &d) || d < lo || d > hi || d != (unsigned)d)
+		return -EINVAL;
+	*out = (unsigned)d;
+	return 0;
+}
+
+/* The numeric options that are not times: 0, 1 (not one), -EINVAL. */
+static int counted(const char *opt, size_t klen, const char *v,
+		   struct rr_fuse_opts *o)
+{
+	static const struct {
+		const char *key;
+		size_t at;
+		unsigned lo, hi;
+	} n[] = {
+		{"threads", offsetof(struct rr_fuse_opts, max_threads), 1,
+		 1024},
+		{"timeo", offsetof(struct rr_fuse_opts, timeo), 1, 36000},
+		{"retrans", offsetof(struct rr_fuse_opts, retrans), 0, 100},
+		{"rsize", offsetof(struct rr_fuse_opts, rsize), 4096, 1u << 20},
+		{"wsize", offsetof(struct rr_fuse_opts, wsize), 4096, 1u << 20},
+		{"readahead", offsetof(struct rr_fuse_opts, readahead_kb), 0,
+		 1u << 20},
+	};
+
+	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++)
+		if (klen == strlen(n[i].key) && !strncmp(opt, n[i].key, klen))
+			return count(v, n[i].lo, n[i].hi,
+				     (unsigned *)((char *)o + n[i].at));
+	return 1;
+}
+
 /* One option: ours (0), not ours (1), or a bad value of ours (-EINVAL). */
 static int ours(const char *opt, struct rr_fuse_opts *o)
 {
@@ -35,17 +75,18 @@ static int ours(const char *opt, struct rr_fuse_opts *o)
 	int rc;
 
 #define KEY(k) (klen == strlen(k) && !strncmp(opt, k, klen))
-	if (KEY("noac") && !v) {
-		o->noac = true;
-		return 0;
-	}
-	if (KEY("threads")) {
-		rc = seconds(v, &d);
-		if (rc || d < 1 || d > 1024 || d != (unsigned)d)
+	if (KEY("noac") || KEY("hard") || KEY("soft")) {
+		if (v) /* flags take no value */
 			return -EINVAL;
-		o->max_threads = (unsigned)d;
+		if (KEY("noac"))
+			o->noac = true;
+		else
+			o->soft = KEY("soft");
 		return 0;
 	}
+	rc = counted(opt, klen, v, o);
+	if (rc != 1)
+		return rc;
 	if (!KEY("actimeo") && !KEY("acregmin") && !KEY("acregmax") &&
 	    !KEY("acdirmin") && !KEY("acdirmax"))
 		return 1;
@@ -81,8 +122,13 @@ int rr__fuse_opts_parse(const char *opts, struct rr_fuse_opts *o,
 	char *save = NULL;
 	int rc = 0;
 
-	*o = (struct rr_fuse_opts){
-		.acregmin = 3, .acregmax = 60, .acdirmin = 30, .acdirmax = 60};
+	*o = (struct rr_fuse_opts){.acregmin = 3,
+				   .acregmax = 60,
+				   .acdirmin = 30,
+				   .acdirmax = 60,
+				   .timeo = 600,
+				   .retrans = 2,
+				   .readahead_kb = RR_FUSE_READAHEAD_AUTO};
 	*bad = NULL;
 	if (!copy || !out) {
 		free(copy);
@@ -108,4 +154,10 @@ int rr__fuse_opts_parse(const char *opts, struct rr_fuse_opts *o,
 	else
 		*fuse_opts = out;
 	return rc;
+}
+
+int rr__fuse_timeout_ms(const struct rr_fuse_opts *o)
+{
+	/* soft: timeo, then retrans more of it, as nfs(5) over TCP */
+	return o->soft ? (int)(o->timeo * 100u * (o->retrans + 1u)) : -1;
 }

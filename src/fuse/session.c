@@ -67,6 +67,20 @@ static int loop(struct fuse_session *se, const struct rr_fuse_opts *o)
 	return rc < 0 ? rc : 0;
 }
 
+/* Before the daemon's stderr goes: a failure is said where it is seen. */
+static void ra_set(struct rrf *f, const char *mountpoint)
+{
+	unsigned kb = rr__fuse_readahead_kb(&f->o, rr_nfs_max_read(f->n));
+	int rc = rr__fuse_set_readahead(mountpoint, kb);
+
+	if (rc &&
+	    (f->o.readahead_kb != RR_FUSE_READAHEAD_AUTO || rc != -EACCES))
+		fprintf(stderr,
+			"nfsrdma: %s: read-ahead of %u KiB not set (%s); "
+			"the kernel's default stays\n",
+			mountpoint, kb, strerror(-rc));
+}
+
 static int run(struct rrf *f, struct fuse_args *args, const char *mountpoint,
 	       void (*mounted)(void *arg), void *arg)
 {
@@ -81,6 +95,7 @@ static int run(struct rrf *f, struct fuse_args *args, const char *mountpoint,
 		goto out_destroy;
 	if (fuse_session_mount(se, mountpoint))
 		goto out_signals;
+	ra_set(f, mountpoint);
 	if (mounted)
 		mounted(arg);
 	rc = loop(se, &f->o);
@@ -103,6 +118,8 @@ int rr__fuse_serve(struct rr_nfs *n, const char *mountpoint, const char *fsname,
 
 	if (rc)
 		return rc;
+	/* rsize and wsize lower what the server offers, never raise it */
+	rr__nfsc_cap_io(n, o->rsize, o->wsize);
 	rc = rr__ftab_init(&f.tab, &root);
 	if (rc)
 		return rc;

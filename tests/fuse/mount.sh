@@ -17,6 +17,9 @@
 #   cache      attributes are cached for actimeo, yet an open sees what
 #              changed on the server (close-to-open); with noac, stat does
 #   nonroot    user nobody mounts (through fusermount3), writes, unmounts
+#   outage     nfsrdmad stopped: a soft mount's create fails with EIO; a
+#              hard mount's waits out twice that, and completes once
+#              the server is back
 #   restart    WRITER (restart_writer.c) writes half a file, nfsrdmad is
 #              stopped and started again on the same ports, the rest is
 #              written and close succeeds: its COMMIT saw a new write
@@ -331,8 +334,7 @@ test_restart() {
 	"$WRITER" "$T/src" "$MNT/f" "$T/go" >"$T/writer.out" 2>"$T/writer.err" &
 	local wp=$! st
 	poll wrote_half || fail "the writer did not write its first half"
-	kill "$SERVER" && wait "$SERVER"
-	SERVER=
+	stop_server
 	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT"
 	touch "$T/go"
 	wait "$wp"
@@ -344,8 +346,50 @@ test_restart() {
 	do_umount
 }
 
+stop_server() {
+	kill "$SERVER" && wait "$SERVER"
+	SERVER=
+}
+
+# soft,timeo=10,retrans=1: a call fails after 1 s and one more of it
+SOFT_S=2
+
+test_outage() {
+	local t0 hp st
+	do_mount "soft,timeo=10,retrans=1,noac"
+	stop_server
+	t0=$SECONDS
+	if echo soft 2>"$T/soft.err" >"$MNT/soft"; then
+		fail "soft: a create succeeded with the server down"
+	fi
+	grep -q "Input/output error" "$T/soft.err" ||
+		fail "soft: want EIO, as nfs(5) says: $(cat "$T/soft.err")"
+	local soft_took=$((SECONDS - t0))
+	[ "$soft_took" -lt $DEADLINE_S ] || fail "soft: failed only after $soft_took s"
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT"
+	do_umount
+
+	do_mount "hard,timeo=10,retrans=1,noac"
+	stop_server
+	(echo hard 2>"$T/hard.err" >"$MNT/hard") &
+	hp=$!
+	# the outage is what is tested: twice what fails the soft mount
+	sleep $((2 * SOFT_S))
+	kill -0 "$hp" 2>/dev/null ||
+		fail "hard: the create ended during the outage: $(cat "$T/hard.err")"
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT"
+	wait "$hp"
+	st=$?
+	[ "$st" = 0 ] || fail "hard: the create failed after the server came back: $(cat "$T/hard.err")"
+	[ "$(cat "$EXP/hard")" = hard ] || fail "hard: the server's file holds '$(cat "$EXP/hard")'"
+	[ ! -e "$EXP/soft" ] || fail "soft: the failed create left a file"
+	echo "outage: soft failed with EIO after ${soft_took} s, hard waited out $((2 * SOFT_S)) s and completed, over $PROTO"
+	do_umount
+}
+
 start_server
 case $TEST in
+outage) test_outage ;;
 fio) test_fio ;;
 coreutils) test_coreutils ;;
 users) test_users ;;

@@ -169,6 +169,43 @@ static void options_split_ours_from_fuses(void **state)
 			 -EINVAL);
 }
 
+/* nfs(5)'s defaults: hard, so no call ever times out; soft: timeo. */
+static void hard_soft_and_sizes_as_nfs5_says(void **state)
+{
+	struct rr_fuse_opts o;
+	char *rest = NULL;
+	const char *bad;
+
+	(void)state;
+	assert_int_equal(rr__fuse_opts_parse("", &o, &rest, &bad), 0);
+	assert_false(o.soft);
+	assert_int_equal(rr__fuse_timeout_ms(&o), -1);
+	assert_int_equal(o.readahead_kb, RR_FUSE_READAHEAD_AUTO);
+	assert_int_equal(rr__fuse_readahead_kb(&o, 1u << 20), 15 * 1024);
+	free(rest);
+	assert_int_equal(rr__fuse_opts_parse("soft,timeo=15,retrans=3,"
+					     "rsize=65536,wsize=32768,"
+					     "readahead=512,allow_other",
+					     &o, &rest, &bad),
+			 0);
+	assert_true(o.soft && o.timeo == 15 && o.retrans == 3);
+	assert_int_equal(rr__fuse_timeout_ms(&o), 6000); /* 1.5 s x 4 */
+	assert_true(o.rsize == 65536 && o.wsize == 32768);
+	assert_int_equal(rr__fuse_readahead_kb(&o, 1u << 20), 512);
+	assert_string_equal(rest, "allow_other");
+	free(rest);
+	assert_int_equal(rr__fuse_opts_parse("soft,hard", &o, &rest, &bad), 0);
+	assert_false(o.soft); /* the last one says, as mount(8) */
+	free(rest);
+	assert_int_equal(rr__fuse_opts_parse("timeo=0", &o, &rest, &bad),
+			 -EINVAL);
+	assert_int_equal(rr__fuse_opts_parse("rsize=100", &o, &rest, &bad),
+			 -EINVAL);
+	assert_int_equal(rr__fuse_opts_parse("hard=1", &o, &rest, &bad),
+			 -EINVAL);
+	assert_string_equal(bad, "hard=1");
+}
+
 /* After a COMMIT the log's memory takes the next writes: none is made. */
 static void a_committed_log_takes_the_next_writes_in_its_memory(void **state)
 {
@@ -213,6 +250,7 @@ int main(void)
 		cmocka_unit_test(
 			a_committed_log_takes_the_next_writes_in_its_memory),
 		cmocka_unit_test(options_split_ours_from_fuses),
+		cmocka_unit_test(hard_soft_and_sizes_as_nfs5_says),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -117,6 +117,7 @@ int cmd_mount(struct cli *c)
 	}
 	if (rc)
 		return cli_fail("-o", rc);
+	c->o.timeout_ms = rr__fuse_timeout_ms(&fo); /* -o hard/soft rule */
 	/* a relative mount point must survive the daemon's chdir("/") */
 	char *mp = realpath(c->argv[1], NULL);
 	if (!mp) {

@@ -25,6 +25,9 @@ struct nfsc_fh {
 	uint8_t data[NFSC_FHSIZE];
 };
 
+/* Lowers the largest READ and WRITE (0: leave), in whole 4 KiB pages. */
+void rr__nfsc_cap_io(struct rr_nfs *n, uint32_t rsize, uint32_t wsize);
+
 /* The object the mount's URL names (its path inside the export). */
 int rr__nfsc_h_root(struct rr_nfs *n, struct nfsc_fh *fh, struct stat *st);
 int rr__nfsc_h_lookup(struct rr_nfs *n, const struct nfsc_fh *dir,

@@ -250,3 +250,11 @@ int rr_nfs_xprt_stats(const struct rr_nfs *n, struct rr_xprt_stats *out)
 
 	return NFSC_SAY(rc, "transport counters");
 }
+
+void rr__nfsc_cap_io(struct rr_nfs *n, uint32_t rsize, uint32_t wsize)
+{
+	if (rsize >= 4096 && rsize < n->rtmax)
+		n->rtmax = rsize & ~4095u;
+	if (wsize >= 4096 && wsize < n->wtmax)
+		n->wtmax = wsize & ~4095u;
+}
