@@ -201,7 +201,7 @@ void rr__fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rr__ftab_same_change(&f->tab, id, &e.attr);
 	e.ino = id;
 	e.attr_timeout = rr__fuse_attr_tmo(f, &e.attr);
-	e.entry_timeout = f->o.noac ? 0 : f->o.acdirmin;
+	e.entry_timeout = rr__fuse_entry_tmo(f, true);
 	fi->fh = (uintptr_t)of;
 	if (fuse_reply_create(req, &e, fi)) {
 		rr__ftab_forget(&f->tab, id, 1);

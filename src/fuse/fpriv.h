@@ -99,6 +99,8 @@ void rr__wlog_clear(struct wlog *l);
 struct rrf *rr__fuse_req(fuse_req_t req, struct fcred *cred);
 /* How long the kernel may trust st (seconds): the attribute cache. */
 double rr__fuse_attr_tmo(const struct rrf *f, const struct stat *st);
+/* How long a name found (found) or not found may be trusted: lookupcache. */
+double rr__fuse_entry_tmo(const struct rrf *f, bool found);
 
 extern const struct fuse_lowlevel_ops rr__fuse_ops;
 

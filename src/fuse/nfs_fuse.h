@@ -32,6 +32,11 @@ struct rr_fuse_opts {
 	double acregmin, acregmax, acdirmin, acdirmax;
 	bool noac;
 	bool soft;
+	/*
+	 * lookupcache= (nfs(5)): names found (pos) and names not found
+	 * (all, the default) are trusted for acdirmin; none: neither.
+	 */
+	enum { RR_FUSE_LC_ALL, RR_FUSE_LC_POS, RR_FUSE_LC_NONE } lookupcache;
 	unsigned max_threads; /* FUSE worker threads; 0: 16 */
 	unsigned timeo;	      /* deciseconds */
 	unsigned retrans;
@@ -41,9 +46,9 @@ struct rr_fuse_opts {
 
 /*
  * Splits a mount's -o list: our options (actimeo=, acregmin=, acregmax=,
- * acdirmin=, acdirmax=, noac, hard, soft, timeo=, retrans=, rsize=,
- * wsize=, threads=, readahead=) into o (defaults first: 3, 60, 30, 60
- * seconds, hard, timeo=600, retrans=2), the rest into *fuse_opts
+ * acdirmin=, acdirmax=, noac, lookupcache=, hard, soft, timeo=,
+ * retrans=, rsize=, wsize=, threads=, readahead=) into o (defaults first: 3,
+ * 60, 30, 60 seconds, hard, timeo=600, retrans=2), the rest into *fuse_opts
  * (rr_malloc'd, "" when none) for libfuse (allow_other,
  * default_permissions, ro, ...). opts may be NULL. 0, -EINVAL (a bad
  * value, named in *bad), or -ENOMEM.

@@ -71,6 +71,16 @@ double rr__fuse_attr_tmo(const struct rrf *f, const struct stat *st)
 	return age < lo ? lo : age > hi ? hi : age;
 }
 
+/* A name stays valid as long as its directory's attributes. */
+double rr__fuse_entry_tmo(const struct rrf *f, bool found)
+{
+	if (f->o.noac || f->o.lookupcache == RR_FUSE_LC_NONE)
+		return 0;
+	if (!found && f->o.lookupcache != RR_FUSE_LC_ALL)
+		return 0;
+	return f->o.acdirmin;
+}
+
 void rr__fuse_reply_entry(struct rrf *f, fuse_req_t req,
 			  const struct nfsc_fh *fh, const struct stat *st)
 {
@@ -84,8 +94,7 @@ void rr__fuse_reply_entry(struct rrf *f, fuse_req_t req,
 	}
 	e.ino = id;
 	e.attr_timeout = rr__fuse_attr_tmo(f, st);
-	/* a name stays valid as long as its directory's attributes */
-	e.entry_timeout = f->o.noac ? 0 : f->o.acdirmin;
+	e.entry_timeout = rr__fuse_entry_tmo(f, true);
 	if (fuse_reply_entry(req, &e))
 		rr__ftab_forget(&f->tab, id, 1);
 }
@@ -110,16 +119,30 @@ static void reply_made(struct rrf *f, fuse_req_t req, int rc,
 		rr__fuse_reply_entry(f, req, fh, st);
 }
 
+/*
+ * A name the server does not have is answered as an entry with no inode,
+ * which the kernel keeps as a negative dentry for its timeout: a build
+ * probing many absent paths asks the server once per name.
+ */
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct rrf *f = rr__fuse_req(req, NULL);
 	struct nfsc_fh dir, fh;
 	struct stat st;
+	int rc;
 
-	if (fh_of(f, req, parent, &dir))
-		reply_made(f, req,
-			   rr__nfsc_h_lookup(f->n, &dir, name, &fh, &st), &fh,
-			   &st);
+	if (!fh_of(f, req, parent, &dir))
+		return;
+	rc = rr__nfsc_h_lookup(f->n, &dir, name, &fh, &st);
+	if (rc == -ENOENT && rr__fuse_entry_tmo(f, false) > 0) {
+		struct fuse_entry_param e = {
+			.ino = 0,
+			.entry_timeout = rr__fuse_entry_tmo(f, false)};
+
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	reply_made(f, req, rc, &fh, &st);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -444,7 +467,7 @@ static size_t add_plus(struct fill *fl, const char *name, uint64_t fileid,
 		e.ino = id;
 		e.attr = *st;
 		e.attr_timeout = rr__fuse_attr_tmo(fl->f, st);
-		e.entry_timeout = fl->f->o.noac ? 0 : fl->f->o.acdirmin;
+		e.entry_timeout = rr__fuse_entry_tmo(fl->f, true);
 	}
 	return fuse_add_direntry_plus(fl->req, fl->buf + fl->used,
 				      fl->size - fl->used, name, &e,

@@ -65,6 +65,21 @@ static int counted(const char *opt, size_t klen, const char *v,
 	return 1;
 }
 
+static int lookupcache(const char *v, struct rr_fuse_opts *o)
+{
+	if (!v)
+		return -EINVAL;
+	if (!strcmp(v, "all"))
+		o->lookupcache = RR_FUSE_LC_ALL;
+	else if (!strcmp(v, "pos") || !strcmp(v, "positive"))
+		o->lookupcache = RR_FUSE_LC_POS;
+	else if (!strcmp(v, "none"))
+		o->lookupcache = RR_FUSE_LC_NONE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 /* One option: ours (0), not ours (1), or a bad value of ours (-EINVAL). */
 static int ours(const char *opt, struct rr_fuse_opts *o)
 {
@@ -84,6 +99,8 @@ static int ours(const char *opt, struct rr_fuse_opts *o)
 			o->soft = KEY("soft");
 		return 0;
 	}
+	if (KEY("lookupcache"))
+		return lookupcache(v, o);
 	rc = counted(opt, klen, v, o);
 	if (rc != 1)
 		return rc;

@@ -14,8 +14,9 @@
 #   users      two uids write through one allow_other mount: the server's
 #              files are theirs, and the server refuses one the other's
 #              file in a sticky directory (root only)
-#   cache      attributes are cached for actimeo, yet an open sees what
-#              changed on the server (close-to-open); with noac, stat does
+#   cache      attributes and absent names are cached for actimeo, yet an
+#              open sees what changed on the server (close-to-open);
+#              lookupcache=positive forgets absent names; with noac, stat does
 #   nonroot    user nobody mounts (through fusermount3), writes, unmounts
 #   outage     nfsrdmad stopped: a soft mount's create fails with EIO; a
 #              hard mount's waits out twice that, and completes once
@@ -289,13 +290,27 @@ test_cache() {
 	[ "$(cat "$MNT/f")" = bbbbbbbbbb ] ||
 		fail "close-to-open: read '$(cat "$MNT/f")' after the server's change"
 	[ "$(stat -c %s "$MNT/f")" = 10 ] || fail "size after the open"
+	# a name not found is remembered too (lookupcache=all, for acdirmin)
+	[ ! -e "$MNT/ghost" ] || fail "ghost exists before it was made"
+	echo boo >"$EXP/ghost"
+	[ ! -e "$MNT/ghost" ] || fail "lookupcache=all: the absent name was asked again"
+	# yet what this mount creates is seen at once
+	[ ! -e "$MNT/made" ] || fail "made exists before it was made"
+	echo made >"$MNT/made" && [ "$(cat "$MNT/made")" = made ] ||
+		fail "a create after a negative lookup is not seen"
+	do_umount
+
+	do_mount actimeo=3600,lookupcache=positive
+	[ ! -e "$MNT/ghost2" ] || fail "ghost2 exists before it was made"
+	echo boo >"$EXP/ghost2"
+	[ -e "$MNT/ghost2" ] || fail "lookupcache=positive: the absent name was remembered"
 	do_umount
 
 	do_mount noac
 	[ "$(stat -c %s "$MNT/f")" = 10 ] || fail "noac: first size"
 	printf cc >"$EXP/f"
 	[ "$(stat -c %s "$MNT/f")" = 2 ] || fail "noac: stat did not ask the server"
-	echo "cache: actimeo holds attributes, open sees the server's change, noac asks each time, over $PROTO"
+	echo "cache: actimeo holds attributes and absent names, open sees the server's change, noac asks each time, over $PROTO"
 	do_umount
 }
 

@@ -204,6 +204,18 @@ static void hard_soft_and_sizes_as_nfs5_says(void **state)
 	assert_int_equal(rr__fuse_opts_parse("hard=1", &o, &rest, &bad),
 			 -EINVAL);
 	assert_string_equal(bad, "hard=1");
+	assert_int_equal(o.lookupcache, RR_FUSE_LC_ALL);
+	assert_int_equal(
+		rr__fuse_opts_parse("lookupcache=pos", &o, &rest, &bad), 0);
+	assert_int_equal(o.lookupcache, RR_FUSE_LC_POS);
+	free(rest);
+	assert_int_equal(
+		rr__fuse_opts_parse("lookupcache=none", &o, &rest, &bad), 0);
+	assert_int_equal(o.lookupcache, RR_FUSE_LC_NONE);
+	free(rest);
+	assert_int_equal(
+		rr__fuse_opts_parse("lookupcache=some", &o, &rest, &bad),
+		-EINVAL);
 }
 
 /* After a COMMIT the log's memory takes the next writes: none is made. */
