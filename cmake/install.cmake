@@ -6,6 +6,17 @@ include(GNUInstallDirs)
 
 install(TARGETS nfsrdmad RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR})
 install(TARGETS nfsrdma rpcrdma-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# mount(8) runs /sbin/mount.fuse.nfsrdma for -t fuse.nfsrdma and fstab
+# lines (tools/nfsrdma/mount_helper.c): a relative link to nfsrdma.
+if(TARGET rr_fuse)
+  install(CODE "
+    set(_sbin \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}\")
+    file(RELATIVE_PATH _rel \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}\"
+         \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/nfsrdma\")
+    file(MAKE_DIRECTORY \"\${_sbin}\")
+    file(CREATE_LINK \"\${_rel}\" \"\${_sbin}/mount.fuse.nfsrdma\" SYMBOLIC)
+    message(STATUS \"Installing: \${_sbin}/mount.fuse.nfsrdma -> \${_rel}\")")
+endif()
 install(TARGETS rpcrdma rr_nfs3_xdr rr_nfs3_client rr_nfs3_server
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS rpcrdma_shared rr_nfs3_client_shared rr_nfs3_server_shared

@@ -18,6 +18,9 @@
 #              open sees what changed on the server (close-to-open);
 #              lookupcache=positive forgets absent names; with noac, stat does
 #   nonroot    user nobody mounts (through fusermount3), writes, unmounts
+#   fstab      mount.fuse.nfsrdma, called as mount(8) calls it, drops
+#              fstab's own options and mounts; -f mounts nothing; as
+#              root, mount(8) itself mounts an fstab line through it
 #   outage     nfsrdmad stopped: a soft mount's create fails with EIO; a
 #              hard mount's waits out twice that, and completes once
 #              the server is back
@@ -402,8 +405,61 @@ test_outage() {
 	do_umount
 }
 
+# mount.fuse.nfsrdma's daemon for $MNT: pid, or nothing
+helper_pid() { pgrep -f "mount.fuse.nfsrdma .* $MNT( |$)" | head -1; }
+
+helper_umount() {
+	local pid=$1
+	"$NFSRDMA" umount "$MNT" || fail "nfsrdma umount failed"
+	poll unmounted || fail "$MNT still mounted after umount"
+	poll gone "$pid" || fail "the helper's daemon did not exit"
+}
+
+# mount(8) in a private mount namespace whose /usr/sbin holds only the
+# helper: an fstab line of type fuse.nfsrdma, mounted and unmounted
+fstab_in_namespace() {
+	mkdir "$T/sbin" && ln -s "$HELPER" "$T/sbin/mount.fuse.nfsrdma"
+	printf '%s %s fuse.nfsrdma noauto,_netdev,actimeo=3 0 0\n' "$(url)" "$MNT" >"$T/fstab"
+	unshare -m --propagation private bash -c '
+		mount --bind "$0/sbin" /usr/sbin || exit 3
+		mount --fstab "$0/fstab" "$1" 2>"$0/fstab.err" || exit 4
+		echo via-fstab >"$1/fs" || exit 5
+		umount "$1" || exit 6' "$T" "$MNT"
+}
+
+test_fstab() {
+	local pid rc
+	HELPER=$(dirname "$NFSRDMA")/mount.fuse.nfsrdma
+	[ -x "$HELPER" ] || skip "no mount.fuse.nfsrdma next to nfsrdma"
+	# as mount(8) runs it, fstab's own options among the file system's
+	"$HELPER" "$(url)" "$MNT" -o rw,noauto,_netdev,nofail,x-systemd.automount,actimeo=3 \
+		2>"$T/mount.err" || fail "mount.fuse.nfsrdma: $(cat "$T/mount.err")"
+	mounted || fail "the helper returned before the mount was up"
+	pid=$(helper_pid)
+	[ -n "$pid" ] || fail "no daemon serving $MNT"
+	echo via-helper >"$MNT/h" && [ "$(cat "$EXP/h")" = via-helper ] ||
+		fail "writing through the helper's mount"
+	helper_umount "$pid"
+	# -f is mount(8)'s fake mount: nothing is mounted
+	"$HELPER" "$(url)" "$MNT" -f -o actimeo=3 || fail "helper -f failed"
+	unmounted || fail "helper -f mounted"
+
+	if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
+		echo "fstab: the helper mounted; mount(8) from fstab not tried (needs root and unshare)"
+		return
+	fi
+	fstab_in_namespace
+	rc=$?
+	[ "$rc" = 0 ] || fail "mount(8) with an fstab line, step $rc: $(cat "$T/fstab.err" 2>/dev/null)"
+	[ "$(cat "$EXP/fs")" = via-fstab ] || fail "the fstab mount's file is not on the server"
+	poll_gone_helper() { [ -z "$(helper_pid)" ]; }
+	poll poll_gone_helper || fail "the fstab mount's daemon did not exit"
+	echo "fstab: mount.fuse.nfsrdma and mount(8) from an fstab line mounted and unmounted over $PROTO"
+}
+
 start_server
 case $TEST in
+fstab) test_fstab ;;
 outage) test_outage ;;
 fio) test_fio ;;
 coreutils) test_coreutils ;;

@@ -316,6 +316,8 @@ int main(int argc, char **argv)
 	struct cli c = {.rw = "read", .size = 1 << 20, .seconds = 5};
 	int opt;
 
+	if (mount_helper_called(argc, argv))
+		return mount_helper(argc, argv);
 	while ((opt = getopt_long(argc, argv, "qhVlRro:f", longopts, NULL)) !=
 	       -1) {
 		if (opt == 'h') {

@@ -58,6 +58,9 @@ int cmd_put(struct cli *c);
 int cmd_bench(struct cli *c);
 /* mount.c: the mount through FUSE, and its end */
 int cmd_mount(struct cli *c);
+/* Run as mount(8)'s helper (mount_helper.c)? Then mount_helper does it. */
+bool mount_helper_called(int argc, char **argv);
+int mount_helper(int argc, char **argv);
 int cmd_umount(struct cli *c);
 
 /*
