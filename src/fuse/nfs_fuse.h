@@ -56,6 +56,13 @@ struct rr_fuse_opts {
 int rr__fuse_opts_parse(const char *opts, struct rr_fuse_opts *o,
 			char **fuse_opts, const char **bad);
 
+/*
+ * "MAJ:MIN" of the newest mount at mountpoint (an absolute path, as
+ * /proc/self/mountinfo has it), from mountinfo: no request reaches the
+ * mount, so its own daemon may ask. 0, -ENOENT, or -errno.
+ */
+int rr__fuse_mount_dev(const char *mountpoint, char *dev, size_t cap);
+
 /* The mount's per-call timeout for rr_nfs_opts: -1 (none) when hard. */
 int rr__fuse_timeout_ms(const struct rr_fuse_opts *o);
 

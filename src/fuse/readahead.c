@@ -37,8 +37,7 @@ static void unescape(char *s)
 	*d = '\0';
 }
 
-/* "MAJ:MIN" of the newest mount at mountpoint, into dev. */
-static int mount_dev(const char *mountpoint, char *dev, size_t cap)
+int rr__fuse_mount_dev(const char *mountpoint, char *dev, size_t cap)
 {
 	FILE *mi = fopen("/proc/self/mountinfo", "re");
 	char line[4096], mid[64], mp[4096];
@@ -63,7 +62,7 @@ static int mount_dev(const char *mountpoint, char *dev, size_t cap)
 int rr__fuse_set_readahead(const char *mountpoint, unsigned kb)
 {
 	char dev[64], path[128], val[32];
-	int fd, rc = mount_dev(mountpoint, dev, sizeof(dev));
+	int fd, rc = rr__fuse_mount_dev(mountpoint, dev, sizeof(dev));
 	ssize_t n;
 
 	if (rc)

@@ -10,7 +10,8 @@
 #              verifies every block with crc32c
 #   coreutils  cp in and out with cmp, mkdir -p, mv, ln -s, ln, mkfifo,
 #              chmod, touch, truncate, rm -r; ls -l agrees with stat of
-#              the server's files
+#              the server's files; nfsrdma stat MOUNTPOINT counts the
+#              calls, and its socket goes with the mount
 #   users      two uids write through one allow_other mount: the server's
 #              files are theirs, and the server refuses one the other's
 #              file in a sticky directory (root only)
@@ -226,7 +227,28 @@ test_coreutils() {
 	[ ! -e "$EXP/a" ] || fail "rm -r: still on the server"
 	df "$MNT" >/dev/null || fail "df (statfs)"
 	echo "coreutils: cp/cmp, mkdir -p, mv, ln -s, ln, mkfifo, chmod, touch, truncate, ls -l, rm -r passed over $PROTO"
+	mount_stat
 	do_umount
+	[ -z "$SOCK" ] || [ ! -e "$SOCK" ] || fail "the control socket $SOCK outlived the mount"
+}
+
+# nfsrdma stat MOUNTPOINT: the mount's own counters, while mounted
+mount_stat() {
+	local calls
+	"$NFSRDMA" stat "$MNT" >"$T/stat" 2>&1 || fail "nfsrdma stat $MNT: $(cat "$T/stat")"
+	grep -q "^mount $MNT: nfs://" "$T/stat" || fail "stat: no mount line: $(head -3 "$T/stat")"
+	grep -q "^rsize [0-9]* wsize [0-9]* hard" "$T/stat" || fail "stat: no sizes: $(head -3 "$T/stat")"
+	calls=$(sed -n 's/^calls //p' "$T/stat")
+	[ "${calls:-0}" -gt 20 ] || fail "stat: $calls calls after all that"
+	if command -v jq >/dev/null; then
+		"$NFSRDMA" stat --json "$MNT" >"$T/stat.json" || fail "stat --json"
+		jq -e '.hard == true and .transport.calls > 20 and .rsize_bytes > 0' \
+			"$T/stat.json" >/dev/null || fail "stat --json: $(cat "$T/stat.json")"
+	fi
+	SOCK=
+	[ "$(id -u)" = 0 ] && SOCK=/run/nfsrdma/mount-$(mountpoint -d "$MNT").sock
+	[ -z "$SOCK" ] || [ -S "$SOCK" ] || fail "no control socket at $SOCK"
+	echo "stat: $calls calls counted by the mount's transport over $PROTO"
 }
 
 test_users() {

@@ -26,15 +26,20 @@
 
 struct daemon_pipe {
 	int fd; /* -1 in the foreground */
+	struct mount_ctl ctl;
 };
 
-/* The mount is up: the parent may go, and the daemon's stdio goes. */
+/*
+ * The mount is up: its control socket opens (saying on stderr if it
+ * cannot), the parent may go, and the daemon's stdio goes.
+ */
 static void mounted(void *arg)
 {
 	struct daemon_pipe *p = arg;
 	int null;
 	char ok = 0;
 
+	mount_ctl_start(&p->ctl);
 	if (p->fd < 0)
 		return;
 	if (write(p->fd, &ok, 1) != 1)
@@ -59,7 +64,10 @@ static int serve(struct cli *c, const struct rr_fuse_opts *fo,
 
 	if (cli_mount(c, url, &n))
 		return 1;
+	p->ctl = (struct mount_ctl){
+		.n = n, .url = url, .mountpoint = mp, .fo = fo};
 	rc = rr__fuse_serve(n, mp, url, fo, fuse_opts, mounted, p);
+	mount_ctl_stop(&p->ctl);
 	rr_nfs_umount(n);
 	if (rc == -ENOTCONN)
 		return cli_failf("%s: FUSE could not mount it (see above)", mp);

@@ -58,6 +58,24 @@ int cmd_put(struct cli *c);
 int cmd_bench(struct cli *c);
 /* mount.c: the mount through FUSE, and its end */
 int cmd_mount(struct cli *c);
+/*
+ * A mounted daemon's control socket (mount_ctl.c): its path for the
+ * mount at mountpoint (absolute), the directory made when create; and,
+ * with libfuse3, the socket itself, answering with the mount's counters.
+ */
+int mount_ctl_path(const char *mountpoint, bool create, char *buf, size_t cap);
+struct rr_fuse_opts;
+struct tool_control;
+struct mount_ctl {
+	struct rr_nfs *n;
+	const char *url, *mountpoint;
+	const struct rr_fuse_opts *fo;
+	struct tool_control *ctl;
+};
+/* Failure is said on stderr and leaves the mount without stats. */
+int mount_ctl_start(struct mount_ctl *m);
+void mount_ctl_stop(struct mount_ctl *m);
+
 /* Run as mount(8)'s helper (mount_helper.c)? Then mount_helper does it. */
 bool mount_helper_called(int argc, char **argv);
 int mount_helper(int argc, char **argv);

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * nfsrdma stat: with a URL, a file's attributes (cmds.c); with the path
- * of a running nfsrdmad's control socket, its counters: per procedure
- * calls, errors and latency, per listener the transport's counters, per
- * live connection its own. The daemon renders them (nfsrdmad/report.c);
+ * nfsrdma stat: with a URL, a file's attributes (cmds.c); with a mount
+ * point of nfsrdma mount, that mount's transport counters (mount_ctl.c);
+ * with the path of a running nfsrdmad's control socket, its counters: per
+ * procedure calls, errors and latency, per listener the transport's counters,
+ * per live connection its own. The daemon renders them (nfsrdmad/report.c);
  * this asks ("stats" or "stats json") and copies the answer to stdout.
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -82,9 +85,30 @@ static int server_stat(struct cli *c, const char *path)
 	return refused ? 1 : 0;
 }
 
+/* A directory: the FUSE mount there, through its daemon's socket. */
+static int mount_stat(struct cli *c, const char *dir)
+{
+	char *real = realpath(dir, NULL), path[512];
+	int rc =
+		real ? mount_ctl_path(real, false, path, sizeof(path)) : -errno;
+
+	free(real);
+	if (rc == -ENOENT)
+		return cli_failf("%s: not an nfsrdma mount of this user's "
+				 "(no control socket)",
+				 dir);
+	if (rc)
+		return cli_fail(dir, rc);
+	return server_stat(c, path);
+}
+
 int cmd_stat_any(struct cli *c)
 {
+	struct stat st;
+
 	if (strstr(c->argv[0], "://"))
 		return cmd_stat(c);
+	if (!stat(c->argv[0], &st) && S_ISDIR(st.st_mode))
+		return mount_stat(c, c->argv[0]);
 	return server_stat(c, c->argv[0]);
 }

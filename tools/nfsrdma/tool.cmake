@@ -10,9 +10,11 @@ add_executable(nfsrdma
   ${CMAKE_CURRENT_LIST_DIR}/bench.c
   ${CMAKE_CURRENT_LIST_DIR}/stat.c
   ${CMAKE_CURRENT_LIST_DIR}/mount.c
-  ${CMAKE_CURRENT_LIST_DIR}/mount_helper.c)
+  ${CMAKE_CURRENT_LIST_DIR}/mount_helper.c
+  ${CMAKE_CURRENT_LIST_DIR}/mount_ctl.c)
 target_include_directories(nfsrdma PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(nfsrdma PRIVATE rr_nfs3_client rr_tool_common m)
+target_link_libraries(nfsrdma PRIVATE rr_nfs3_client rr_tool_common
+  rr_tool_control m)
 target_compile_definitions(nfsrdma PRIVATE RR_VERSION="${PROJECT_VERSION}")
 set_target_properties(nfsrdma PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)

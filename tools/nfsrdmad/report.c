@@ -191,7 +191,7 @@ static void text_report(const struct report_src *s, FILE *f)
 	NFS_FIELDS(X)
 #undef X
 	fprintf(f, "\ncontrol: refused=%lu\n",
-		s->ctl ? nfsrdmad_control_refused(s->ctl) : 0ul);
+		s->ctl ? tool_control_refused(s->ctl) : 0ul);
 }
 
 static void json_proc(FILE *f, enum ctr_prog g, uint32_t proc,
@@ -322,7 +322,7 @@ static void json_report(const struct report_src *s, FILE *f)
 	NFS_FIELDS(X)
 #undef X
 	fprintf(f, "},\n  \"control_refused\": %lu\n}\n",
-		s->ctl ? nfsrdmad_control_refused(s->ctl) : 0ul);
+		s->ctl ? tool_control_refused(s->ctl) : 0ul);
 }
 
 void nfsrdmad_report(void *arg, FILE *f, bool json)

@@ -24,11 +24,11 @@ struct report_src {
 	struct report_xprt x[4];
 	int nx;
 	struct rr_nfs3_exporter *nfs;
-	struct nfsrdmad_control *ctl;
+	struct tool_control *ctl;
 	uint64_t start_ms; /* CLOCK_MONOTONIC */
 };
 
-/* An nfsrdmad_render_fn; arg is a struct report_src. */
+/* An tool_render_fn; arg is a struct report_src. */
 void nfsrdmad_report(void *arg, FILE *f, bool json);
 uint64_t nfsrdmad_report_now_ms(void);
 

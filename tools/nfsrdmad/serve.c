@@ -403,7 +403,7 @@ static void print_all_stats(const struct daemon *d)
 
 static void stop_all(struct daemon *d)
 {
-	nfsrdmad_control_close(d->rep.ctl);
+	tool_control_close(d->rep.ctl);
 	d->rep.ctl = NULL;
 	for (int k = 0; k < X_N; k++) {
 		struct xprt *x = &d->x[k];
@@ -573,7 +573,7 @@ static int counters_open(struct daemon *d)
 	}
 	if (!path || !strcmp(path, "off"))
 		return 0;
-	rc = nfsrdmad_control_open(path, &d->rep.ctl);
+	rc = tool_control_open(path, &d->rep.ctl);
 	if (rc == -EADDRINUSE && !d->o->control_path) {
 		/*
 		 * Several daemons may share a state directory (one per port
@@ -634,7 +634,7 @@ static int control_start(struct daemon *d)
 				.name = xname[k], .svc = d->x[k].svc};
 	if (!d->rep.ctl)
 		return 0;
-	return nfsrdmad_control_run(d->rep.ctl, nfsrdmad_report, &d->rep);
+	return tool_control_run(d->rep.ctl, nfsrdmad_report, &d->rep);
 }
 
 int nfsrdmad_serve(const struct nfsrdmad_opts *o)

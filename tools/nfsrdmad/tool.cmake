@@ -4,9 +4,8 @@ add_executable(nfsrdmad
   ${CMAKE_CURRENT_LIST_DIR}/serve.c
   ${CMAKE_CURRENT_LIST_DIR}/rpcbind.c
   ${CMAKE_CURRENT_LIST_DIR}/counters.c
-  ${CMAKE_CURRENT_LIST_DIR}/report.c
-  ${CMAKE_CURRENT_LIST_DIR}/control.c)
-target_link_libraries(nfsrdmad PRIVATE rr_nfs3_server rpcrdma
+  ${CMAKE_CURRENT_LIST_DIR}/report.c)
+target_link_libraries(nfsrdmad PRIVATE rr_nfs3_server rpcrdma rr_tool_control
   PkgConfig::TIRPC Threads::Threads)
 # base/log.h: the rate limit of the lines clients make
 target_include_directories(nfsrdmad PRIVATE ${PROJECT_SOURCE_DIR}/src)

@@ -36,12 +36,12 @@ struct client {
 	size_t out_len, sent;
 };
 
-struct nfsrdmad_control {
+struct tool_control {
 	int lfd, wake[2];
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t th;
 	bool running, bound;
-	nfsrdmad_render_fn render;
+	tool_render_fn render;
 	void *arg;
 	struct client cl[MAX_CLIENTS];
 	_Atomic unsigned long refused;
@@ -75,7 +75,7 @@ static int clear_stale(const struct sockaddr_un *sun)
 	return unlink(sun->sun_path) && errno != ENOENT ? -errno : 0;
 }
 
-static int bind_listen(struct nfsrdmad_control *c)
+static int bind_listen(struct tool_control *c)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	mode_t old;
@@ -98,9 +98,9 @@ static int bind_listen(struct nfsrdmad_control *c)
 	return rc;
 }
 
-int nfsrdmad_control_open(const char *path, struct nfsrdmad_control **out)
+int tool_control_open(const char *path, struct tool_control **out)
 {
-	struct nfsrdmad_control *c;
+	struct tool_control *c;
 	int rc;
 
 	if (strlen(path) >= sizeof(c->path))
@@ -116,7 +116,7 @@ int nfsrdmad_control_open(const char *path, struct nfsrdmad_control **out)
 	if (!rc && pipe2(c->wake, O_CLOEXEC | O_NONBLOCK))
 		rc = -errno;
 	if (rc) {
-		nfsrdmad_control_close(c);
+		tool_control_close(c);
 		return rc;
 	}
 	*out = c;
@@ -131,8 +131,7 @@ static void drop(struct client *k)
 	k->fd = -1;
 }
 
-static void answer(struct nfsrdmad_control *c, struct client *k,
-		   const char *req)
+static void answer(struct tool_control *c, struct client *k, const char *req)
 {
 	FILE *f = open_memstream(&k->out, &k->out_len);
 
@@ -155,7 +154,7 @@ static void answer(struct nfsrdmad_control *c, struct client *k,
 }
 
 /* Reads what came; a complete line (or the peer's end) gets its answer. */
-static void take_request(struct nfsrdmad_control *c, struct client *k)
+static void take_request(struct tool_control *c, struct client *k)
 {
 	ssize_t n = recv(k->fd, k->req + k->req_len,
 			 sizeof(k->req) - 1 - k->req_len, MSG_DONTWAIT);
@@ -202,7 +201,7 @@ static void send_answer(struct client *k)
 		drop(k);
 }
 
-static void accept_one(struct nfsrdmad_control *c)
+static void accept_one(struct tool_control *c)
 {
 	int fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
@@ -218,7 +217,7 @@ static void accept_one(struct nfsrdmad_control *c)
 }
 
 /* The poll set: wake pipe, listener when there is room, each client. */
-static nfds_t poll_set(struct nfsrdmad_control *c, struct pollfd *p, int *idx)
+static nfds_t poll_set(struct tool_control *c, struct pollfd *p, int *idx)
 {
 	nfds_t n = 1;
 	bool room = false;
@@ -241,7 +240,7 @@ static nfds_t poll_set(struct nfsrdmad_control *c, struct pollfd *p, int *idx)
 	return n;
 }
 
-static void expire(struct nfsrdmad_control *c)
+static void expire(struct tool_control *c)
 {
 	uint64_t now = now_ms();
 
@@ -255,7 +254,7 @@ static void expire(struct nfsrdmad_control *c)
 
 static void *serve(void *arg)
 {
-	struct nfsrdmad_control *c = arg;
+	struct tool_control *c = arg;
 	struct pollfd p[MAX_CLIENTS + 2];
 	int idx[MAX_CLIENTS + 2];
 
@@ -281,8 +280,7 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-int nfsrdmad_control_run(struct nfsrdmad_control *c, nfsrdmad_render_fn fn,
-			 void *arg)
+int tool_control_run(struct tool_control *c, tool_render_fn fn, void *arg)
 {
 	c->render = fn;
 	c->arg = arg;
@@ -292,12 +290,12 @@ int nfsrdmad_control_run(struct nfsrdmad_control *c, nfsrdmad_render_fn fn,
 	return 0;
 }
 
-unsigned long nfsrdmad_control_refused(const struct nfsrdmad_control *c)
+unsigned long tool_control_refused(const struct tool_control *c)
 {
-	return atomic_load(&((struct nfsrdmad_control *)c)->refused);
+	return atomic_load(&((struct tool_control *)c)->refused);
 }
 
-void nfsrdmad_control_close(struct nfsrdmad_control *c)
+void tool_control_close(struct tool_control *c)
 {
 	if (!c)
 		return;
