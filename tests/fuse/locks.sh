@@ -9,7 +9,10 @@
 #   - a process on the other mount waits in F_SETLKW until the holder
 #     closes the file, then holds it (the two mounts are two NLM
 #     clients: a mount's locks are the server's conflicts);
-#   - a holder killed (process exit) lets its lock go;
+#   - a holder killed (process exit) lets its lock go, to a process of
+#     the same mount waiting in F_SETLKW;
+#   - a waiter killed in F_SETLKW takes nothing (FUSE's interrupt stops
+#     the mount's waiting);
 #   - flock: the second mount is refused until the first closes.
 #
 # usage: locks.sh NFSRDMAD NFSRDMA LOCK_PROBE
@@ -107,6 +110,10 @@ probe() {
 	eval "FD_$name=$fd"
 }
 says() { grep -q "^$2" "$T/$1.out"; }
+# a process that exited (a zombie of ours, or gone)
+exited() {
+	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ] || ! kill -0 "$1" 2>/dev/null
+}
 # a process inside system call $2 (F_SETLKW waiting)
 in_syscall() { [ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = "$2" ]; }
 
@@ -136,14 +143,37 @@ out=$("$PROBE" hold "$M1/f" r 0 1 </dev/null)
 [ "$out" = "busy 11" ] || fail "the waiter's lock is not seen from m1: '$out'"
 echo "two mounts: F_SETLKW waited for the holder's close, then held"
 
-# --- a holder's exit lets go
+# --- a holder's exit lets go; a waiter on the same mount gets it
 kill -9 "$PID_w2"
 wait "$PID_w2" 2>/dev/null
 probe h3 hold "$M1/f" w 0 0
 poll says h3 locked || fail "a killed holder's lock stayed: $(cat "$T/h3.out")"
-eval "exec $FD_h1>&- $FD_h3>&-"
-wait "$PID_h1" "$PID_h3" 2>/dev/null
-echo "exit: a killed holder's lock went with it"
+probe w4 wait "$M1/f" r 0 1
+poll says w4 waiting || fail "the second waiter did not start"
+poll in_syscall "$PID_w4" "$nr" || fail "the second waiter is not in fcntl"
+says w4 locked && fail "the same mount's waiter got the lock while it was held"
+kill -9 "$PID_h3"
+wait "$PID_h3" 2>/dev/null
+poll says w4 locked || fail "the same mount's waiter was not granted after the exit"
+eval "exec $FD_h1>&- $FD_w4>&-"
+wait "$PID_h1" "$PID_w4" 2>/dev/null
+echo "exit: a killed holder's lock went with it, to a waiter on its mount"
+
+# --- a waiter killed while it waits takes nothing, then or later
+probe h5 hold "$M1/f" w 0 0
+poll says h5 locked || fail "h5: $(cat "$T/h5.out")"
+probe w5 wait "$M2/f" w 0 0
+poll says w5 waiting || fail "the third waiter did not start"
+poll in_syscall "$PID_w5" "$nr" || fail "the third waiter is not in fcntl"
+kill -9 "$PID_w5"
+# it dies once the mount answered its interrupted request
+poll exited "$PID_w5" || fail "a killed waiter did not exit"
+wait "$PID_w5" 2>/dev/null
+eval "exec $FD_h5>&-"
+wait "$PID_h5" 2>/dev/null
+out=$("$PROBE" hold "$M1/f" w 0 0 </dev/null)
+[ "$out" = "locked" ] || fail "a killed waiter took the lock: '$out'"
+echo "interrupt: a waiter killed in F_SETLKW took nothing"
 
 # --- flock across the mounts
 probe f1 flock "$M1/f"
