@@ -9,7 +9,9 @@
  *
  * host may be a name, an IPv4 address or an IPv6 address in brackets; a
  * port in the authority is the NFS port. Arguments: nfsport=N and
- * mountport=N (libnfs's), uid=N and gid=N (the AUTH_SYS identity; the
+ * mountport=N (libnfs's), nlmport=N (the lock manager's TCP port, as
+ * nfs(5)'s mountport; rpcbind is asked without it), uid=N and gid=N
+ * (the AUTH_SYS identity; the
  * caller's own by default), version=3, and ours: proto=rdma|tcp (rdma by
  * default) and provider=iwarp|verbs (the fabric provider for rdma).
  * Unknown arguments are ignored, as libnfs does.
@@ -69,6 +71,7 @@ struct rr_nfs_url {
 	uint16_t nfsport;   /* 0: default (or rpcbind) */
 	uint16_t mountport; /* 0: default (or rpcbind) */
 	int64_t uid, gid;   /* -1: the caller's */
+	uint16_t nlmport;   /* the lock manager's TCP port; 0: rpcbind's */
 };
 
 /*
@@ -242,6 +245,50 @@ ssize_t rr_nfs_readlink(struct rr_nfs *n, const char *path, char *buf,
 			size_t size);
 int rr_nfs_statvfs(struct rr_nfs *n, const char *path, struct statvfs *sv);
 int rr_nfs_truncate(struct rr_nfs *n, const char *path, uint64_t len);
+
+/*
+ * POSIX byte-range locks on an open file, kept by the server's lock
+ * manager (NLM version 4 over TCP; its port is the URL's nlmport, else
+ * rpcbind's answer): advisory, as fcntl's, and they conflict with the
+ * locks other clients of the server take, the kernel's included.
+ *
+ * A lock belongs to an owner: owner (0: the calling process) and pid
+ * (the owner's process, NLM's svid; 0: getpid()), on this mount. Two
+ * mounts are two clients, whose owners never share a lock. An owner's
+ * locks on a range merge and split as fcntl's do, and stay after
+ * rr_nfs_close: a process drops them with rr_nfs_unlock (the whole file:
+ * start 0, len 0), as closing an fd does for fcntl.
+ *
+ * rr_nfs_lock takes type F_RDLCK (shared) or F_WRLCK (exclusive) of
+ * [start, start + len) (len 0: to the end of the file, however it grows).
+ * A conflict is -EAGAIN at once, or with RR_NFS_LOCK_WAIT is waited out:
+ * the request is made again, every 10 ms at first and at most every
+ * 500 ms, until it is granted, cancelled(arg) says true, or a signal
+ * interrupts the wait (-EINTR); the server's GRANTED callback is not
+ * listened for. rr_nfs_unlock releases the range (what was not held is
+ * no error). rr_nfs_testlock asks whether type could be taken: l->type
+ * becomes F_UNLCK if so, else l describes one lock in the way (its type,
+ * range and pid, the holder's svid), as fcntl's F_GETLK.
+ *
+ * Errors: -ENOLCK (no lock manager answers, or the server keeps no more
+ * locks for us), -EAGAIN (conflict), -EDEADLK, -ESTALE, -EROFS, -EFBIG,
+ * -EINVAL (a bad type, or a range past 2^64), -EINTR, or the transport's.
+ * The server's grace period after a restart (it grants only reclaims) is
+ * waited out for up to the mount's call timeout, then -ENOLCK.
+ */
+#define RR_NFS_LOCK_WAIT 1
+struct rr_nfs_lock {
+	int type; /* F_RDLCK, F_WRLCK (testlock: F_UNLCK if free) */
+	uint64_t start;
+	uint64_t len;		      /* 0: to the end of the file */
+	uint64_t owner;		      /* 0: the calling process */
+	int32_t pid;		      /* 0: getpid() */
+	bool (*cancelled)(void *arg); /* RR_NFS_LOCK_WAIT: stop waiting? */
+	void *arg;
+};
+int rr_nfs_lock(struct rr_nfs_file *f, const struct rr_nfs_lock *l, int flags);
+int rr_nfs_unlock(struct rr_nfs_file *f, const struct rr_nfs_lock *l);
+int rr_nfs_testlock(struct rr_nfs_file *f, struct rr_nfs_lock *l);
 
 #pragma GCC visibility pop
 

@@ -146,10 +146,15 @@ struct rr_nlm_stats {
 	uint64_t calls;
 	uint64_t locks; /* ranges held now */
 	uint64_t garbage_args;
-	uint64_t bad_handles;	/* no export's, or stale: NLM4_STALE_FH */
-	uint64_t denied_access; /* no rule admits the caller */
-	uint64_t refused_cap;	/* over a bound: NLM4_DENIED_NOLOCKS */
-	uint64_t refused_grace; /* NLM4_DENIED_GRACE_PERIOD */
+	uint64_t bad_handles;	    /* no export's, or stale: NLM4_STALE_FH */
+	uint64_t denied_access;	    /* no rule admits the caller */
+	uint64_t refused_cap;	    /* over a bound: NLM4_DENIED_NOLOCKS */
+	uint64_t refused_grace;	    /* NLM4_DENIED_GRACE_PERIOD */
+	uint64_t waiting;	    /* blocked LOCKs kept now */
+	uint64_t blocked;	    /* NLM4_BLOCKED answers */
+	uint64_t refused_waiting;   /* over the waiters' bound: NLM4_DENIED */
+	uint64_t callbacks;	    /* GRANTED callbacks the client took */
+	uint64_t callback_failures; /* unreachable or refused: lock undone */
 };
 /* Zeros when NLM is not served. */
 void rr_nfs3_exporter_nlm_stats(struct rr_nfs3_exporter *x,

@@ -15,6 +15,7 @@
 
 #include "base/alloc.h"
 #include "fpriv.h"
+#include "locks.h"
 
 #define NGROUPS_ASK  64
 #define RDP_MAXCOUNT (32 * 1024)
@@ -592,8 +593,8 @@ const struct fuse_lowlevel_ops rr__fuse_ops = {
 	.open = rr__fuse_open,
 	.read = rr__fuse_read,
 	.write = rr__fuse_write,
-	.flush = rr__fuse_flush,
-	.release = rr__fuse_release,
+	.flush = rr__fuse_lk_flush,
+	.release = rr__fuse_lk_release,
 	.fsync = rr__fuse_fsync,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
@@ -602,4 +603,7 @@ const struct fuse_lowlevel_ops rr__fuse_ops = {
 	.statfs = op_statfs,
 	.access = op_access,
 	.create = rr__fuse_create,
+	.getlk = rr__fuse_getlk,
+	.setlk = rr__fuse_setlk,
+	.flock = rr__fuse_flock,
 };

@@ -382,13 +382,18 @@ static void print_nlm_stats(struct rr_nfs3_exporter *s)
 	fprintf(stderr,
 		"nfsrdmad: nlm4: calls=%llu locks=%llu garbage_args=%llu "
 		"bad_handles=%llu denied_access=%llu refused_cap=%llu "
-		"refused_grace=%llu\n",
+		"refused_grace=%llu waiting=%llu blocked=%llu "
+		"refused_waiting=%llu callbacks=%llu callback_failures=%llu\n",
 		(unsigned long long)st.calls, (unsigned long long)st.locks,
 		(unsigned long long)st.garbage_args,
 		(unsigned long long)st.bad_handles,
 		(unsigned long long)st.denied_access,
 		(unsigned long long)st.refused_cap,
-		(unsigned long long)st.refused_grace);
+		(unsigned long long)st.refused_grace,
+		(unsigned long long)st.waiting, (unsigned long long)st.blocked,
+		(unsigned long long)st.refused_waiting,
+		(unsigned long long)st.callbacks,
+		(unsigned long long)st.callback_failures);
 }
 
 static void print_all_stats(const struct daemon *d)

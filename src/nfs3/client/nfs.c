@@ -152,6 +152,7 @@ static int mount_url(struct rr_nfs *n, const struct rr_nfs_url *u,
 	set_ports(u, &nfsport, &mntport);
 	n->host = rr_strdup(u->host);
 	n->mountport = mntport;
+	n->nlmport = u->nlmport;
 	if (!n->host)
 		return -ENOMEM;
 	rc = rr__nfsc_mount_export(n, u->host, mntport, u->path, &n->root,
@@ -166,6 +167,7 @@ static int mount_url(struct rr_nfs *n, const struct rr_nfs_url *u,
 
 static void nfs_free(struct rr_nfs *n)
 {
+	rr__nfsc_nlm_free(n);
 	rr_rpc_clnt_destroy(n->x);
 	rr__nfsc_io_fini(n);
 	free(n->host);

@@ -107,6 +107,8 @@ struct rr_nfs {
 	char *export;
 	char *url_path;
 	uint16_t mountport;
+	uint16_t nlmport;     /* 0: rpcbind's */
+	struct nfsc_nlm *nlm; /* the lock manager's client (lock.c), or NULL */
 	int timeout_ms;
 	int connect_timeout_ms;
 	uint32_t depth;
@@ -222,6 +224,9 @@ int rr__nfsc_lookup_parent(struct rr_nfs *n, const char *path,
 int rr__nfsc_readlink_fh(struct rr_nfs *n, const struct nfsc_fh *fh,
 			 char **target);
 int rr__nfsc_getattr(struct rr_nfs *n, const struct nfsc_fh *fh, fattr3 *attr);
+
+/* The lock manager's client, made at the first lock call (lock.c). */
+void rr__nfsc_nlm_free(struct rr_nfs *n);
 
 /* MOUNT over TCP: the export list, MNT and UMNT. */
 int rr__nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,

@@ -200,6 +200,8 @@ static int set_arg(struct rr_nfs_url *u, const char *k, size_t klen,
 		return parse_port("nfsport", v, vlen, &u->nfsport);
 	if (key_is(k, klen, "mountport"))
 		return parse_port("mountport", v, vlen, &u->mountport);
+	if (key_is(k, klen, "nlmport"))
+		return parse_port("nlmport", v, vlen, &u->nlmport);
 	if (key_is(k, klen, "uid"))
 		return set_id("uid", v, vlen, &u->uid);
 	if (key_is(k, klen, "gid"))

@@ -22,10 +22,19 @@
  * taking back what they held before we restarted), as Linux's lockd
  * does; after it a reclaim is refused the same way.
  *
- * Not yet: blocking locks are not queued. A blocking LOCK that conflicts
- * is NLM4_DENIED (the client polls, as Linux's does on that answer)
- * rather than NLM4_BLOCKED with a GRANTED callback later; so CANCEL finds
- * nothing to cancel. Nor the _MSG/_RES variants, SHARE, or NSM.
+ * A blocking LOCK that conflicts is NLM4_BLOCKED and kept as a waiter,
+ * in arrival order, bounded per host and in all (past a bound: NLM4_DENIED,
+ * counted, and the client polls as Linux's does on that answer). When a
+ * lock on its file goes (UNLOCK, FREE_ALL, a lock that replaces one, a
+ * callback that failed), each waiter of the file is tried again; one
+ * that is granted is taken for its owner at once, then told to the
+ * client host's lock manager by a GRANTED callback from a thread of its
+ * own (nlm_cb.c), so no NLM call waits on a client. A callback that does
+ * not reach the client, or that it refuses, undoes the lock (of the
+ * waiter's range: a lock the owner held over it before goes too, a case
+ * Linux's lockd shares). CANCEL removes a waiter; FREE_ALL its host's.
+ *
+ * Not yet: the _MSG/_RES variants, SHARE, NSM.
  *
  * WARNING: one mutex over every holding, held across the backend's calls
  * so a holding's count stays its backend's; fine for NLM's few locks.
@@ -35,6 +44,7 @@
 #include "base/alloc.h"
 #include "base/log.h"
 #include "nlm4.h"
+#include "nlm_cb.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,6 +57,9 @@
 #define NLM_MAX_LOCKS_PER_HOST 1024
 /* a LOCK or UNLOCK adds at most two ranges (a split, and itself) */
 #define NLM_GROWTH 2
+/* blocked LOCKs kept, in all and of one client host */
+#define NLM_MAX_WAITING		 256
+#define NLM_MAX_WAITING_PER_HOST 16
 
 struct holding {
 	struct holding *next;
@@ -60,6 +73,23 @@ struct holding {
 	uint8_t *oh;
 };
 
+/*
+ * A blocked LOCK: its owner's names and range, and the address its
+ * lock manager is called back at (the peer that asked).
+ */
+struct waiter {
+	struct waiter *next;
+	struct rr_nfs3_server *s;
+	uint64_t owner, off, len;
+	bool excl;
+	int32_t svid;
+	uint32_t fh_len, oh_len;
+	uint8_t fh[NLM4_FHSIZE];
+	char peer[INET6_ADDRSTRLEN];
+	char *host; /* caller_name, then oh's bytes, in one allocation */
+	uint8_t *oh;
+};
+
 struct nfsd_nlm {
 	struct rr_nfs3_exporter *x;
 	struct rr_nlm_opts o;
@@ -67,9 +97,17 @@ struct nfsd_nlm {
 	uint64_t grace_end_ms;
 	pthread_mutex_t mu;
 	struct holding *head;
-	uint32_t ranges; /* every holding's */
+	uint32_t ranges;	/* every holding's */
+	struct waiter *waiting; /* in arrival order */
+	uint32_t nwaiting;
+	struct waiter *grants; /* taken, for the callback thread to tell */
+	pthread_cond_t cb_cv;  /* grants has one, or cb_stop */
+	bool cb_stop, cb_running;
+	pthread_t cb_thread;
+	uint64_t cb_cookie;
 	atomic_uint_fast64_t calls, garbage_args, bad_handles, denied_access,
-		refused_cap, refused_grace;
+		refused_cap, refused_grace, blocked, refused_waiting, callbacks,
+		callback_failures;
 };
 
 /* What one call of NLM works with. */
@@ -185,9 +223,10 @@ static void holding_recount(struct nlm_call *nc, struct holding *h)
 
 static void warn_peer(struct nlm_call *nc, const char *what)
 {
-	char host[INET6_ADDRSTRLEN];
+	char host[INET6_ADDRSTRLEN] = "a blocked lock's host";
 
-	rr__nfsd_host_of(&nc->c, host);
+	if (nc->c.req) /* none when a waiter is tried again */
+		rr__nfsd_host_of(&nc->c, host);
 	rr_warn_rl("nlm4: %s: %s", host, what);
 }
 
@@ -250,6 +289,9 @@ static bool over_cap(struct nfsd_nlm *n, const char *host)
 	       host_ranges(n, host) + NLM_GROWTH > n->o.max_locks_per_host;
 }
 
+static nlm4_stats block(struct nlm_call *nc, const nlm4_lockargs *a,
+			uint64_t owner);
+
 static nlm4_stats lock_locked(struct nlm_call *nc, const nlm4_lockargs *a)
 {
 	struct nfsd_nlm *n = nc->n;
@@ -273,8 +315,283 @@ static nlm4_stats lock_locked(struct nlm_call *nc, const nlm4_lockargs *a)
 	rc = rr__nfsd_be(&nc->c)->lock(&nc->c, &nc->f, &l);
 	holding_recount(nc, h);
 	if (rc == -EAGAIN)
-		return NLM4_DENIED; /* blocking or not: see the top */
+		return a->block ? block(nc, a, owner) : NLM4_DENIED;
 	return rc ? NLM4_DENIED_NOLOCKS : NLM4_GRANTED;
+}
+
+/* ------------------------------------------------------ blocked LOCKs */
+
+static bool waiter_is(const struct waiter *w, struct rr_nfs3_server *s,
+		      uint64_t owner, const nlm4_lock *l, bool excl)
+{
+	return w->s == s && w->owner == owner && w->off == l->l_offset &&
+	       w->len == l->l_len && w->excl == excl &&
+	       w->fh_len == l->fh.nlm4_netobj_len &&
+	       !memcmp(w->fh, l->fh.nlm4_netobj_val, w->fh_len);
+}
+
+/* Sizes are the XDR's bounds (LM_MAXSTRLEN, MAXNETOBJ_SZ), not the peer's. */
+static struct waiter *waiter_new(struct nlm_call *nc, const nlm4_lockargs *a,
+				 uint64_t owner)
+{
+	const nlm4_lock *l = &a->alock;
+	size_t hn = strlen(l->caller_name) + 1, on = l->oh.nlm4_netobj_len;
+	struct waiter *w = rr_calloc(1, sizeof(*w) + hn + on);
+
+	if (!w)
+		return NULL;
+	w->s = nc->c.s;
+	w->owner = owner;
+	w->off = l->l_offset;
+	w->len = l->l_len;
+	w->excl = a->exclusive;
+	w->svid = l->svid;
+	w->fh_len = l->fh.nlm4_netobj_len;
+	memcpy(w->fh, l->fh.nlm4_netobj_val, w->fh_len);
+	rr__nfsd_host_of(&nc->c, w->peer);
+	w->host = (char *)(w + 1);
+	memcpy(w->host, l->caller_name, hn);
+	w->oh = (uint8_t *)w->host + hn;
+	w->oh_len = (uint32_t)on;
+	memcpy(w->oh, l->oh.nlm4_netobj_val, on);
+	return w;
+}
+
+/* The waiter's lock as NLM writes it; it points into w. */
+static nlm4_lock waiter_lock(struct waiter *w)
+{
+	return (nlm4_lock){.caller_name = w->host,
+			   .fh = {.nlm4_netobj_len = w->fh_len,
+				  .nlm4_netobj_val = (char *)w->fh},
+			   .oh = {.nlm4_netobj_len = w->oh_len,
+				  .nlm4_netobj_val = (char *)w->oh},
+			   .svid = w->svid,
+			   .l_offset = w->off,
+			   .l_len = w->len};
+}
+
+/*
+ * Caller holds n->mu. Keeps a's LOCK as a waiter: NLM4_BLOCKED, or
+ * NLM4_DENIED past a bound. The same request again (a retransmission,
+ * or a client asking anew) is the waiter it already is.
+ */
+static nlm4_stats block(struct nlm_call *nc, const nlm4_lockargs *a,
+			uint64_t owner)
+{
+	struct nfsd_nlm *n = nc->n;
+	struct waiter **pp = &n->waiting, *w;
+	uint32_t of_host = 0;
+
+	for (; *pp; pp = &(*pp)->next) {
+		if (waiter_is(*pp, nc->c.s, owner, &a->alock, a->exclusive))
+			return NLM4_BLOCKED;
+		of_host += !strcmp((*pp)->host, a->alock.caller_name);
+	}
+	if (n->nwaiting >= NLM_MAX_WAITING ||
+	    of_host >= NLM_MAX_WAITING_PER_HOST) {
+		atomic_fetch_add(&n->refused_waiting, 1);
+		warn_peer(nc, "over its bound of blocked locks: NLM4_DENIED");
+		return NLM4_DENIED;
+	}
+	w = waiter_new(nc, a, owner);
+	if (!w)
+		return NLM4_DENIED;
+	*pp = w; /* the last: waiters are tried in arrival order */
+	n->nwaiting++;
+	atomic_fetch_add(&n->blocked, 1);
+	return NLM4_BLOCKED;
+}
+
+/*
+ * Caller holds n->mu. Opens w's file as the server, as free_host does
+ * (the waiter's caller was admitted when it asked), and runs fn.
+ */
+static nlm4_stats on_waiter_file(struct nfsd_nlm *n, struct waiter *w,
+				 nlm4_stats (*fn)(struct nlm_call *nc,
+						  struct waiter *w))
+{
+	struct nlm_call nc = {.c = {.s = w->s}, .n = n};
+	nfs_fh3 fh = {
+		.data = {.data_len = w->fh_len, .data_val = (char *)w->fh}};
+	nlm4_stats st = NLM4_STALE_FH;
+
+	if (rr__nfsd_resolve(&nc.c, &fh, &nc.o) == NFS3_OK) {
+		nc.f = (struct nfsd_be_file){.access = NFSD_BE_READ};
+		nc.opened = !rr__nfsd_be(&nc.c)->open(&nc.c, &nc.o, &nc.f);
+	}
+	if (nc.opened)
+		st = fn(&nc, w);
+	nlm_close(&nc);
+	rr__nfsd_arena_free(&nc.c);
+	return st;
+}
+
+static nlm4_stats grant_fn(struct nlm_call *nc, struct waiter *w)
+{
+	nlm4_lockargs a = {.exclusive = w->excl, .alock = waiter_lock(w)};
+
+	return lock_locked(nc, &a); /* block false: no waiter again */
+}
+
+static nlm4_stats undo_fn(struct nlm_call *nc, struct waiter *w)
+{
+	struct nfsd_be_lock l = {
+		.owner = w->owner, .off = w->off, .len = w->len};
+	nlm4_netobj fh = {.nlm4_netobj_len = w->fh_len,
+			  .nlm4_netobj_val = (char *)w->fh};
+	struct holding *h;
+
+	rr__nfsd_be(&nc->c)->unlock(&nc->c, &nc->f, &l);
+	h = find(nc->n, w->s, w->owner, &fh);
+	if (h)
+		holding_recount(nc, h);
+	return NLM4_GRANTED;
+}
+
+/*
+ * Caller holds n->mu. Tries again each waiter of s's file fh (every
+ * waiter when s is NULL), in order: one granted goes to the callback
+ * thread, one that can never be (its file gone, a bound) is dropped.
+ */
+static void wake(struct nfsd_nlm *n, struct rr_nfs3_server *s,
+		 const uint8_t *fh, uint32_t fh_len)
+{
+	for (struct waiter **pp = &n->waiting; *pp;) {
+		struct waiter *w = *pp, **gp;
+		nlm4_stats st;
+
+		if (s && (w->s != s || w->fh_len != fh_len ||
+			  memcmp(w->fh, fh, fh_len))) {
+			pp = &w->next;
+			continue;
+		}
+		st = on_waiter_file(n, w, grant_fn);
+		if (st == NLM4_DENIED) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		n->nwaiting--;
+		w->next = NULL;
+		if (st != NLM4_GRANTED) {
+			free(w);
+			continue;
+		}
+		for (gp = &n->grants; *gp; gp = &(*gp)->next)
+			;
+		*gp = w;
+		pthread_cond_signal(&n->cb_cv);
+	}
+}
+
+static void wake_file(struct nfsd_nlm *n, struct rr_nfs3_server *s,
+		      const nlm4_netobj *fh)
+{
+	wake(n, s, (const uint8_t *)fh->nlm4_netobj_val, fh->nlm4_netobj_len);
+}
+
+/* The callback for w, which holds its lock now: 0 when the client took it. */
+static int tell(struct nfsd_nlm *n, struct waiter *w)
+{
+	uint64_t cookie;
+	nlm4_testargs a;
+
+	pthread_mutex_lock(&n->mu);
+	cookie = n->cb_cookie++;
+	pthread_mutex_unlock(&n->mu);
+	a = (nlm4_testargs){.cookie = {.nlm4_netobj_len = sizeof(cookie),
+				       .nlm4_netobj_val = (char *)&cookie},
+			    .exclusive = w->excl,
+			    .alock = waiter_lock(w)};
+	return rr__nfsd_nlm_granted(w->peer, &a);
+}
+
+static void *cb_main(void *arg)
+{
+	struct nfsd_nlm *n = arg;
+
+	pthread_mutex_lock(&n->mu);
+	for (;;) {
+		struct waiter *w;
+		int rc;
+
+		while (!n->cb_stop && !n->grants)
+			pthread_cond_wait(&n->cb_cv, &n->mu);
+		if (n->cb_stop)
+			break;
+		w = n->grants;
+		n->grants = w->next;
+		pthread_mutex_unlock(&n->mu);
+		rc = tell(n, w);
+		pthread_mutex_lock(&n->mu);
+		if (rc) {
+			atomic_fetch_add(&n->callback_failures, 1);
+			rr_warn_rl("nlm4: %s: GRANTED callback failed (%s): "
+				   "the lock is undone",
+				   w->peer, strerror(-rc));
+			on_waiter_file(n, w, undo_fn);
+			wake(n, w->s, w->fh, w->fh_len);
+		} else {
+			atomic_fetch_add(&n->callbacks, 1);
+		}
+		free(w);
+	}
+	pthread_mutex_unlock(&n->mu);
+	return NULL;
+}
+
+static void waiters_free(struct waiter *w)
+{
+	while (w) {
+		struct waiter *next = w->next;
+
+		free(w);
+		w = next;
+	}
+}
+
+/* Caller holds n->mu. Drops host's waiters (FREE_ALL). */
+static void drop_host_waiters(struct nfsd_nlm *n, const char *host)
+{
+	for (struct waiter **pp = &n->waiting; *pp;) {
+		struct waiter *w = *pp;
+
+		if (strcmp(w->host, host)) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		n->nwaiting--;
+		free(w);
+	}
+}
+
+static nlm4_stats do_cancel(struct nlm_call *nc, const nlm4_cancargs *a)
+{
+	struct nfsd_nlm *n = nc->n;
+	uint64_t owner = owner_of(n, &a->alock);
+	nlm4_stats st;
+
+	if (in_grace(n)) {
+		atomic_fetch_add(&n->refused_grace, 1);
+		return NLM4_DENIED_GRACE_PERIOD;
+	}
+	st = nlm_open(nc, &a->alock.fh);
+	if (st != NLM4_GRANTED)
+		return st;
+	pthread_mutex_lock(&n->mu);
+	for (struct waiter **pp = &n->waiting; *pp; pp = &(*pp)->next) {
+		struct waiter *w = *pp;
+
+		if (waiter_is(w, nc->c.s, owner, &a->alock, a->exclusive)) {
+			*pp = w->next;
+			n->nwaiting--;
+			free(w);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&n->mu);
+	return NLM4_GRANTED;
 }
 
 static nlm4_stats do_lock(struct nlm_call *nc, const nlm4_lockargs *a)
@@ -290,6 +607,8 @@ static nlm4_stats do_lock(struct nlm_call *nc, const nlm4_lockargs *a)
 		return st;
 	pthread_mutex_lock(&nc->n->mu);
 	st = lock_locked(nc, a);
+	if (st == NLM4_GRANTED && nc->n->waiting)
+		wake_file(nc->n, nc->c.s, &a->alock.fh);
 	pthread_mutex_unlock(&nc->n->mu);
 	return st;
 }
@@ -310,6 +629,8 @@ static nlm4_stats do_unlock(struct nlm_call *nc, const nlm4_unlockargs *a)
 	h = find(n, nc->c.s, owner, &a->alock.fh);
 	if (h)
 		holding_recount(nc, h);
+	if (!rc && n->waiting)
+		wake_file(n, nc->c.s, &a->alock.fh);
 	pthread_mutex_unlock(&n->mu);
 	return rc ? NLM4_DENIED_NOLOCKS : NLM4_GRANTED;
 }
@@ -389,6 +710,8 @@ static void free_host(struct nfsd_nlm *n, struct rr_svc_req *req,
 		nlm_close(&nc);
 		rr__nfsd_arena_free(&nc.c);
 	}
+	drop_host_waiters(n, host);
+	wake(n, NULL, NULL, 0);
 	pthread_mutex_unlock(&n->mu);
 }
 
@@ -447,9 +770,8 @@ static nlm4_stats answer(struct nlm_call *nc, uint32_t proc, union nlm_args *a,
 		return tr->stat.stat;
 	case NLMPROC4_LOCK:
 		return do_lock(nc, &a->lock);
-	case NLMPROC4_CANCEL: /* nothing is ever queued to cancel */
-		return in_grace(nc->n) ? NLM4_DENIED_GRACE_PERIOD
-				       : NLM4_GRANTED;
+	case NLMPROC4_CANCEL:
+		return do_cancel(nc, &a->cancel);
 	case NLMPROC4_UNLOCK:
 		return do_unlock(nc, &a->unlock);
 	default:
@@ -541,6 +863,14 @@ int rr__nfsd_nlm_create(struct rr_nfs3_exporter *x, const struct rr_nlm_opts *o,
 		n->o.max_locks_per_host = NLM_MAX_LOCKS_PER_HOST;
 	n->grace_end_ms = now_ms() + (uint64_t)o->grace_s * 1000;
 	pthread_mutex_init(&n->mu, NULL);
+	pthread_cond_init(&n->cb_cv, NULL);
+	if (pthread_create(&n->cb_thread, NULL, cb_main, n)) {
+		pthread_cond_destroy(&n->cb_cv);
+		pthread_mutex_destroy(&n->mu);
+		free(n);
+		return -EAGAIN;
+	}
+	n->cb_running = true;
 	*out = n;
 	return 0;
 }
@@ -549,6 +879,15 @@ void rr__nfsd_nlm_destroy(struct nfsd_nlm *n)
 {
 	if (!n)
 		return;
+	pthread_mutex_lock(&n->mu);
+	n->cb_stop = true;
+	pthread_cond_signal(&n->cb_cv);
+	pthread_mutex_unlock(&n->mu);
+	if (n->cb_running)
+		pthread_join(n->cb_thread, NULL);
+	waiters_free(n->waiting);
+	waiters_free(n->grants);
+	pthread_cond_destroy(&n->cb_cv);
 	while (n->head) {
 		struct holding *h = n->head;
 
@@ -572,7 +911,12 @@ void rr__nfsd_nlm_stats(struct nfsd_nlm *n, struct rr_nlm_stats *out)
 {
 	pthread_mutex_lock(&n->mu);
 	out->locks = n->ranges;
+	out->waiting = n->nwaiting;
 	pthread_mutex_unlock(&n->mu);
+	out->blocked = atomic_load(&n->blocked);
+	out->refused_waiting = atomic_load(&n->refused_waiting);
+	out->callbacks = atomic_load(&n->callbacks);
+	out->callback_failures = atomic_load(&n->callback_failures);
 	out->calls = atomic_load(&n->calls);
 	out->garbage_args = atomic_load(&n->garbage_args);
 	out->bad_handles = atomic_load(&n->bad_handles);

@@ -42,13 +42,15 @@ static void plain_url_gets_defaults(void **state)
 static void libnfs_port_arguments_are_read(void **state)
 {
 	struct rr_nfs_url u = parse_ok(
-		"nfs://10.0.0.1/srv?nfsport=2050&mountport=635&version=3");
+		"nfs://10.0.0.1/srv?nfsport=2050&mountport=635&version=3"
+		"&nlmport=4045");
 
 	(void)state;
 	assert_string_equal(u.host, "10.0.0.1");
 	assert_string_equal(u.path, "/srv");
 	assert_int_equal(u.nfsport, 2050);
 	assert_int_equal(u.mountport, 635);
+	assert_int_equal(u.nlmport, 4045);
 	rr_nfs_url_free(&u);
 }
 
@@ -129,6 +131,7 @@ static void bad_urls_are_refused(void **state)
 		{"nfs://h/e?nfsport=", "nfsport ''"},
 		{"nfs://h/e?nfsport=-1", "nfsport '-1'"},
 		{"nfs://h/e?mountport=70000", "mountport '70000'"},
+		{"nfs://h/e?nlmport=0", "nlmport '0'"},
 		{"nfs://h/e?proto=udp", "proto 'udp' is not rdma or tcp"},
 		{"nfs://h/e?version=4", "version '4' is not 3"},
 		{"nfs://h/e?provider=", "provider ''"},

@@ -320,10 +320,10 @@ static void exclusive_and_shared_ranges_conflict_as_posix_says(void **state)
 	/* shared locks share; an exclusive one waits for both */
 	assert_int_equal(lock(f, &A, 10, 10, false), NLM4_GRANTED);
 	assert_int_equal(lock(f, &A2, 0, 0, true), NLM4_DENIED);
-	/* a blocking request is refused too: nothing is queued yet */
+	/* a blocking request waits (tests/nfs3/nlm/nlm_blocking_test.c) */
 	assert_int_equal(
 		lock_as(f->nlm, alock(f, &A2, 0, 0), true, true, false),
-		NLM4_DENIED);
+		NLM4_BLOCKED);
 }
 
 static void test_names_the_holder(void **state)

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * NLM's GRANTED callback: a blocked lock, now taken for its owner, told
+ * to the client host's lock manager, found as Linux's lockd finds it:
+ * the host's rpcbind (PMAP version 2 GETPORT over TCP, port 111) names
+ * its NLM version 4 TCP port. A connection per callback, made and
+ * dropped: blocked locks are rare, and a client's lock manager may
+ * have moved since.
+ *
+ * Bounded in time (CB_TIMEOUT_MS each for rpcbind and the call) so a
+ * dead client holds the callback thread briefly, never forever.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rpc/rpc.h>
+#include <rpc/pmap_prot.h>
+#include <rpcrdma/oncrpc.h>
+#include <rpcrdma/rpc_tcp.h>
+
+#include "base/alloc.h"
+#include "nlm_cb.h"
+
+#define CB_TIMEOUT_MS 5000
+#define CB_RES_CAP    512
+#define CB_ARGS_CAP   (LM_MAXSTRLEN + 3 * MAXNETOBJ_SZ + 256)
+#define RPCBIND_PORT  111
+
+static int clnt(const char *host, uint16_t port, struct rr_tcp_clnt **out)
+{
+	struct rr_tcp_clnt_opts o = {.timeout_ms = CB_TIMEOUT_MS,
+				     .connect_timeout_ms = CB_TIMEOUT_MS,
+				     .max_record = 64 * 1024,
+				     .no_reconnect = true,
+				     .keepalive_ms = -1};
+
+	return rr_tcp_clnt_create(host, port, &o, out);
+}
+
+/* One call with rpcgen's XDR both ways; res decoded when 0. */
+static int xcall(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
+		 uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r)
+{
+	char *buf = rr_malloc(CB_ARGS_CAP + CB_RES_CAP);
+	struct rr_call call = {.prog = prog, .vers = vers, .proc = proc};
+	struct rr_tcp_clnt *c;
+	XDR x;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	xdrmem_create(&x, buf, CB_ARGS_CAP, XDR_ENCODE);
+	if (!xa(&x, a)) {
+		free(buf);
+		return -EMSGSIZE;
+	}
+	call.args = buf;
+	call.args_len = xdr_getpos(&x);
+	call.res = buf + CB_ARGS_CAP;
+	call.res_cap = CB_RES_CAP;
+	rc = clnt(host, port, &c);
+	if (!rc) {
+		rc = rr_tcp_clnt_call(c, &call);
+		rr_tcp_clnt_destroy(c);
+	}
+	if (!rc) {
+		xdrmem_create(&x, call.res, (u_int)call.res_len, XDR_DECODE);
+		rc = xr(&x, r) ? 0 : -EPROTO;
+	}
+	free(buf);
+	return rc;
+}
+
+static uint16_t nlm_port(const char *host)
+{
+	struct pmap args = {.pm_prog = NLM_PROG,
+			    .pm_vers = NLM4_VERS,
+			    .pm_prot = IPPROTO_TCP};
+	u_int port = 0;
+
+	if (xcall(host, RPCBIND_PORT, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT,
+		  (xdrproc_t)xdr_pmap, &args, (xdrproc_t)xdr_u_int, &port))
+		return 0;
+	return port <= 65535 ? (uint16_t)port : 0;
+}
+
+int rr__nfsd_nlm_granted(const char *host, const nlm4_testargs *a)
+{
+	uint16_t port = nlm_port(host);
+	nlm4_res res;
+	int rc;
+
+	if (!port)
+		return -EHOSTUNREACH;
+	memset(&res, 0, sizeof(res));
+	rc = xcall(host, port, NLM_PROG, NLM4_VERS, NLMPROC4_GRANTED,
+		   (xdrproc_t)rr__xdr_nlm4_testargs, (void *)a,
+		   (xdrproc_t)rr__xdr_nlm4_res, &res);
+	if (rc)
+		return rc;
+	/* anything but GRANTED: the client no longer wants the lock */
+	rc = res.stat.stat == NLM4_GRANTED ? 0 : -ECANCELED;
+	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&res);
+	return rc;
+}
