@@ -110,8 +110,25 @@ static int of_new(struct rrf *f, uint64_t ino, const struct nfsc_fh *fh,
 		return rc;
 	}
 	rr_nfs_set_refill(of->f, refill, of);
+	rr__ftab_opened(&f->tab, ino);
 	*out = of;
 	return 0;
+}
+
+/*
+ * An open ends: of goes, and the last close of a file unlinked while
+ * open removes the name it was renamed to (ops.c's silly_rename).
+ */
+static int of_end(struct rrf *f, struct ofile *of)
+{
+	struct fsilly *s = rr__ftab_closed(&f->tab, of->ino);
+	int rc = 0;
+
+	if (s)
+		rc = rr__nfsc_h_remove(f->n, &s->dir, s->name, false);
+	free(s);
+	of_free(of);
+	return rc;
 }
 
 /* Commits what the log holds and empties it. Caller holds io to write. */
@@ -167,7 +184,7 @@ void rr__fuse_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)of;
 	if (fuse_reply_open(req, fi)) {
 		rr_nfs_close(of->f);
-		of_free(of);
+		of_end(f, of);
 	}
 }
 
@@ -204,9 +221,9 @@ void rr__fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	e.entry_timeout = rr__fuse_entry_tmo(f, true);
 	fi->fh = (uintptr_t)of;
 	if (fuse_reply_create(req, &e, fi)) {
-		rr__ftab_forget(&f->tab, id, 1);
 		rr_nfs_close(of->f);
-		of_free(of);
+		of_end(f, of);
+		rr__ftab_forget(&f->tab, id, 1);
 	}
 }
 
@@ -314,6 +331,6 @@ void rr__fuse_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pthread_rwlock_wrlock(&of->io);
 	rc = rr_nfs_close(of->f);
 	pthread_rwlock_unlock(&of->io);
-	of_free(of);
+	rc = of_end(f, of) ?: rc;
 	rr__fuse_reply_err(req, -rc);
 }

@@ -18,6 +18,8 @@ struct fnode {
 	uint64_t nlookup;
 	struct nfsc_fh fh;
 	struct fchange change;
+	uint32_t nopen;	      /* opens not yet released */
+	struct fsilly *silly; /* unlinked while open: renamed to this */
 	struct fnode *id_next, *fh_next;
 };
 
@@ -85,6 +87,7 @@ static void unlink_node(struct ftable *t, struct fnode *p)
 		pp = &(*pp)->fh_next;
 	*pp = p->fh_next;
 	t->count--;
+	free(p->silly);
 	free(p);
 }
 
@@ -194,4 +197,74 @@ size_t rr__ftab_count(struct ftable *t)
 	n = t->count;
 	pthread_mutex_unlock(&t->mu);
 	return n;
+}
+
+void rr__ftab_opened(struct ftable *t, uint64_t id)
+{
+	struct fnode *p;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_id(t, id);
+	if (p) {
+		p->nopen++;
+		t->nopen++;
+	}
+	pthread_mutex_unlock(&t->mu);
+}
+
+struct fsilly *rr__ftab_closed(struct ftable *t, uint64_t id)
+{
+	struct fsilly *s = NULL;
+	struct fnode *p;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_id(t, id);
+	if (p && p->nopen) {
+		p->nopen--;
+		t->nopen--;
+		if (!p->nopen) {
+			s = p->silly;
+			p->silly = NULL;
+		}
+	}
+	pthread_mutex_unlock(&t->mu);
+	return s;
+}
+
+bool rr__ftab_any_open(struct ftable *t)
+{
+	bool any;
+
+	pthread_mutex_lock(&t->mu);
+	any = t->nopen > 0;
+	pthread_mutex_unlock(&t->mu);
+	return any;
+}
+
+bool rr__ftab_is_open(struct ftable *t, const struct nfsc_fh *fh)
+{
+	struct fnode *p;
+	bool open;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_fh(t, fh);
+	open = p && p->nopen;
+	pthread_mutex_unlock(&t->mu);
+	return open;
+}
+
+int rr__ftab_set_silly(struct ftable *t, const struct nfsc_fh *fh,
+		       struct fsilly *s)
+{
+	struct fnode *p;
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_fh(t, fh);
+	if (p && p->nopen && !p->silly) {
+		p->silly = s;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return rc;
 }

@@ -17,6 +17,7 @@
 #include "nfs3/client/handle.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 
 /* What close-to-open compares: the attributes a write moves. */
 struct fchange {
@@ -27,12 +28,24 @@ struct fchange {
 
 struct fnode;
 
+/*
+ * A file unlinked while open, as the kernel NFS client does it ("silly
+ * rename"): renamed to a hidden name in its directory, so the server
+ * keeps it for the opens that still use its handle, and removed at the
+ * last close.
+ */
+struct fsilly {
+	struct nfsc_fh dir;
+	char name[32];
+};
+
 struct ftable {
 	pthread_mutex_t mu; /* guards everything here and in the nodes */
 	struct fnode **by_id, **by_fh;
 	size_t nbuckets;
 	uint64_t next_id;
 	size_t count;
+	uint64_t nopen; /* opens of all nodes, not yet released */
 };
 
 /* The root (id 1) on fh. 0 or -ENOMEM. */
@@ -51,5 +64,19 @@ void rr__ftab_forget(struct ftable *t, uint64_t id, uint64_t n);
 bool rr__ftab_same_change(struct ftable *t, uint64_t id,
 			  const struct stat *now);
 size_t rr__ftab_count(struct ftable *t);
+
+/* An open of id began, or was released. */
+void rr__ftab_opened(struct ftable *t, uint64_t id);
+/* The last close of a silly-renamed node gives its fsilly (to free). */
+struct fsilly *rr__ftab_closed(struct ftable *t, uint64_t id);
+/* Whether any node, or fh's node, is open now. */
+bool rr__ftab_any_open(struct ftable *t);
+bool rr__ftab_is_open(struct ftable *t, const struct nfsc_fh *fh);
+/*
+ * Gives s to fh's node, open and not yet renamed: 0; -ENOENT when it was
+ * closed meanwhile (the caller removes the name and frees s).
+ */
+int rr__ftab_set_silly(struct ftable *t, const struct nfsc_fh *fh,
+		       struct fsilly *s);
 
 #endif

@@ -8,6 +8,7 @@
  * gives it back at once.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -310,9 +311,58 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name,
 			req, -rr__nfsc_h_remove(f->n, &dir, name, is_dir));
 }
 
+/*
+ * A file some opener still uses is renamed, not removed: READs and
+ * WRITEs by its handle would find nothing on the server (ESTALE). The
+ * LOOKUP that tells which file the name is costs a round trip only
+ * while some file of the mount is open.
+ */
+static int silly_rename(struct rrf *f, const struct nfsc_fh *dir,
+			const char *name, bool *renamed)
+{
+	static _Atomic uint32_t seq;
+	struct fsilly *s;
+	struct nfsc_fh fh;
+	struct stat st;
+	int rc;
+
+	*renamed = false;
+	if (rr__nfsc_h_lookup(f->n, dir, name, &fh, &st) ||
+	    !rr__ftab_is_open(&f->tab, &fh))
+		return 0;
+	s = rr_calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->dir = *dir;
+	snprintf(s->name, sizeof(s->name), ".nfs%016llx%08x",
+		 (unsigned long long)st.st_ino, (unsigned)++seq);
+	rc = rr__nfsc_h_rename(f->n, dir, name, dir, s->name);
+	if (!rc && rr__ftab_set_silly(&f->tab, &fh, s)) /* closed since */
+		rc = rr__nfsc_h_remove(f->n, dir, s->name, false);
+	else if (!rc)
+		s = NULL;
+	free(s);
+	*renamed = !rc;
+	return rc;
+}
+
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	remove_common(req, parent, name, false);
+	struct rrf *f = rr__fuse_req(req, NULL);
+	struct nfsc_fh dir;
+	bool renamed = false;
+	int rc = 0;
+
+	if (!rr__ftab_any_open(&f->tab)) {
+		remove_common(req, parent, name, false);
+		return;
+	}
+	if (!fh_of(f, req, parent, &dir))
+		return;
+	rc = silly_rename(f, &dir, name, &renamed);
+	if (!rc && !renamed)
+		rc = rr__nfsc_h_remove(f->n, &dir, name, false);
+	rr__fuse_reply_err(req, -rc);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)

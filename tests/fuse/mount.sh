@@ -225,11 +225,28 @@ test_coreutils() {
 
 	rm -r "$MNT/a" || fail "rm -r"
 	[ ! -e "$EXP/a" ] || fail "rm -r: still on the server"
+	open_unlinked
 	df "$MNT" >/dev/null || fail "df (statfs)"
 	echo "coreutils: cp/cmp, mkdir -p, mv, ln -s, ln, mkfifo, chmod, touch, truncate, ls -l, rm -r passed over $PROTO"
 	mount_stat
 	do_umount
 	[ -z "$SOCK" ] || [ ! -e "$SOCK" ] || fail "the control socket $SOCK outlived the mount"
+}
+
+no_silly() { ! ls -A "$EXP" | grep -q '^\.nfs'; }
+
+# A file removed while open stays usable through the open (the kernel
+# client's silly rename), and goes from the server at the last close.
+open_unlinked() {
+	exec 3>"$MNT/ou" || fail "open ou"
+	printf before >&3
+	rm "$MNT/ou" || fail "rm of an open file"
+	[ ! -e "$MNT/ou" ] || fail "ou still has its name after rm"
+	printf after >&3 || fail "write after rm: the open lost its file"
+	[ "$(cat /proc/$$/fd/3)" = beforeafter ] || fail "read after rm: '$(cat /proc/$$/fd/3)'"
+	no_silly && fail "no hidden .nfs name on the server while open"
+	exec 3>&-
+	poll no_silly || fail "the hidden name outlived the last close: $(ls -A "$EXP")"
 }
 
 # nfsrdma stat MOUNTPOINT: the mount's own counters, while mounted
