@@ -32,6 +32,7 @@ RR_DEBS=(
 	fio # vm bench: the kernel NFS client's I/O in the guest (vm-bench.sh)
 	jq  # reads the benchmarks' --json (tests/bench), as scripts would
 	libfuse3-dev fuse3 # nfsrdma mount (src/fuse); fusermount3 for users
+	stress-ng dbench   # judges of the FUSE mount (tests/fuse: stress)
 )
 
 # Packages whose scripts would start a service on this host that the tests

@@ -19,6 +19,9 @@
 #              open sees what changed on the server (close-to-open);
 #              lookupcache=positive forgets absent names; with noac, stat does
 #   nonroot    user nobody mounts (through fusermount3), writes, unmounts
+#   stress     stress-ng's file stressors (hdd, seek, dir, rename, link,
+#              symlink, lockf, mmap) with --verify, dbench, and fio's
+#              O_DIRECT and mmap engines with crc32c verification
 #   fstab      mount.fuse.nfsrdma, called as mount(8) calls it, drops
 #              fstab's own options and mounts; -f mounts nothing; as
 #              root, mount(8) itself mounts an fstab line through it
@@ -90,25 +93,27 @@ unmounted() { ! grep -q " $MNT " /proc/self/mountinfo; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 server_ready() { grep -q ready "$T/server.out"; }
 
-# ports: "RDMA TCP MOUNT" to start again where it was, else any free
+# ports: "RDMA TCP MOUNT NLM" to start again where it was, else any free
 start_server() {
-	local p=(${1:-0 0 0})
+	local p=(${1:-0 0 0 0})
 	"$NFSRDMAD" --export "$EXP" --state-dir "$T/state" --address 127.0.0.1 \
 		--rdma-port "${p[0]}" --tcp-port "${p[1]}" --mount-port "${p[2]}" \
+		--nlm-port "${p[3]}" --grace 0 \
 		>"$T/server.out" 2>"$T/server.err" &
 	SERVER=$!
 	poll server_ready || fail "nfsrdmad did not say ready"
 	RDMA_PORT=$(sed -n 's/.*over rdma on .*:\([0-9]*\)$/\1/p' "$T/server.out")
 	TCP_PORT=$(sed -n 's/.*nfs3 over tcp on .*:\([0-9]*\)$/\1/p' "$T/server.out")
 	MOUNT_PORT=$(sed -n 's/.*mount3 over tcp on .*:\([0-9]*\)$/\1/p' "$T/server.out")
-	[ -n "$RDMA_PORT" ] && [ -n "$TCP_PORT" ] && [ -n "$MOUNT_PORT" ] ||
+	NLM_PORT=$(sed -n 's/.*nlm4 over tcp on .*:\([0-9]*\)$/\1/p' "$T/server.out")
+	[ -n "$RDMA_PORT" ] && [ -n "$TCP_PORT" ] && [ -n "$MOUNT_PORT" ] && [ -n "$NLM_PORT" ] ||
 		fail "no ports in nfsrdmad's banner"
 }
 
 url() {
 	case $PROTO in
-	rdma) echo "nfs://127.0.0.1:$RDMA_PORT$EXP?mountport=$MOUNT_PORT&provider=iwarp" ;;
-	tcp) echo "nfs://127.0.0.1:$TCP_PORT$EXP?proto=tcp&mountport=$MOUNT_PORT" ;;
+	rdma) echo "nfs://127.0.0.1:$RDMA_PORT$EXP?mountport=$MOUNT_PORT&nlmport=$NLM_PORT&provider=iwarp" ;;
+	tcp) echo "nfs://127.0.0.1:$TCP_PORT$EXP?proto=tcp&mountport=$MOUNT_PORT&nlmport=$NLM_PORT" ;;
 	*) fail "proto $PROTO: want rdma or tcp" ;;
 	esac
 }
@@ -166,6 +171,42 @@ test_fio() {
 	done
 	[ "$(stat -c %s "$EXP/seq.0.0")" = $((8 << 20)) ] || fail "seq.0.0 size"
 	echo "fio: sequential and random write+verify (crc32c) passed over $PROTO"
+	do_umount
+}
+
+# Programs nobody here wrote, with their own verification: stress-ng's
+# file stressors, dbench, and fio's O_DIRECT and mmap engines
+test_stress() {
+	local ran=""
+	do_mount actimeo=3
+	if command -v stress-ng >/dev/null; then
+		mkdir "$MNT/s" || fail "mkdir s"
+		stress-ng --temp-path "$MNT/s" --timeout 3 --verify --metrics-brief \
+			--hdd 1 --hdd-bytes 4m --seek 1 --seek-size 4m --dir 1 \
+			--rename 1 --link 1 --symlink 1 --lockf 1 \
+			--mmap 1 --mmap-bytes 256k --mmap-file >"$T/stress" 2>&1 ||
+			fail "stress-ng: $(grep -E 'fail|error' "$T/stress" | head -5)"
+		! grep -qE "fail:|error:" "$T/stress" ||
+			fail "stress-ng: $(grep -E 'fail:|error:' "$T/stress" | head -5)"
+		ran+=" stress-ng"
+	fi
+	if command -v dbench >/dev/null; then
+		dbench -D "$MNT" -t 3 2 >"$T/dbench" 2>&1 || fail "dbench: $(tail -5 "$T/dbench")"
+		! grep -qi "error" "$T/dbench" || fail "dbench: $(grep -i error "$T/dbench" | head -3)"
+		grep -q "^Throughput" "$T/dbench" || fail "dbench: no throughput line"
+		ran+=" dbench"
+	fi
+	if command -v fio >/dev/null; then
+		local common=(--directory="$MNT" --size=4m --bs=4k --rw=randwrite
+			--verify=crc32c --do_verify=1 --verify_fatal=1 --output-format=terse)
+		fio --name=direct --direct=1 "${common[@]}" >"$T/fio1" ||
+			fail "fio O_DIRECT write+verify: $(cat "$T/fio1")"
+		fio --name=mmap --ioengine=mmap "${common[@]}" >"$T/fio2" ||
+			fail "fio mmap write+verify: $(cat "$T/fio2")"
+		ran+=" fio-direct fio-mmap"
+	fi
+	[ -n "$ran" ] || skip "none of stress-ng, dbench, fio"
+	echo "stress:$ran passed over $PROTO"
 	do_umount
 }
 
@@ -392,7 +433,7 @@ test_restart() {
 	local wp=$! st
 	poll wrote_half || fail "the writer did not write its first half"
 	stop_server
-	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT"
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
 	touch "$T/go"
 	wait "$wp"
 	st=$?
@@ -423,7 +464,7 @@ test_outage() {
 		fail "soft: want EIO, as nfs(5) says: $(cat "$T/soft.err")"
 	local soft_took=$((SECONDS - t0))
 	[ "$soft_took" -lt $DEADLINE_S ] || fail "soft: failed only after $soft_took s"
-	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT"
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
 	do_umount
 
 	do_mount "hard,timeo=10,retrans=1,noac"
@@ -434,7 +475,7 @@ test_outage() {
 	sleep $((2 * SOFT_S))
 	kill -0 "$hp" 2>/dev/null ||
 		fail "hard: the create ended during the outage: $(cat "$T/hard.err")"
-	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT"
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
 	wait "$hp"
 	st=$?
 	[ "$st" = 0 ] || fail "hard: the create failed after the server came back: $(cat "$T/hard.err")"
@@ -498,6 +539,7 @@ test_fstab() {
 
 start_server
 case $TEST in
+stress) test_stress ;;
 fstab) test_fstab ;;
 outage) test_outage ;;
 fio) test_fio ;;
