@@ -32,7 +32,8 @@
 	X(terminate_received)                                                  \
 	X(peer_reset)                                                          \
 	X(fpdus_sent)                                                          \
-	X(fpdus_received)
+	X(fpdus_received)                                                      \
+	X(peer_cred_refused)
 
 const char *bench_op_name(enum bench_op op)
 {

@@ -82,6 +82,8 @@ static void qp_fresh(struct iw_qp *qp)
 	qp->cm_deadline_ms = 0;
 	qp->cm_len = qp->cm_done = 0;
 	memset(&qp->peer, 0, sizeof(qp->peer));
+	qp->peer_pid = 0;
+	qp->cm_err = 0;
 	qp->sq_head = qp->sq_tail = 0;
 	atomic_store(&qp->sq_free, (int)a->sq_depth);
 	qp->unsig_done = 0;
