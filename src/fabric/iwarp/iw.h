@@ -251,6 +251,7 @@ struct iw_rwqe {
 struct iw_orq {
 	uint64_t wr_id;
 	bool signaled;
+	uint8_t opcode; /* RR_WR_RDMA_READ; shm: RR_WR_RDMA_WRITE pulled */
 	uint32_t sink_stag;
 	uint64_t sink_to;
 	uint32_t len;
@@ -261,6 +262,7 @@ struct iw_orq {
 struct iw_irq {
 	struct iw_read_req rr;
 	uint32_t sent;
+	bool placed; /* shm: copied already; only the response goes out */
 };
 
 enum iw_rx_phase { RX_HDR, RX_PAYLOAD, RX_TRAILER };
@@ -281,7 +283,8 @@ struct iw_rx {
 	uint64_t tagged_addr; /* tagged: next byte's address */
 	struct iw_rwqe *rwqe; /* untagged Send: the receive being filled */
 	uint8_t small[IW_READ_REQ_LEN + IW_TERM_MAX_HDR + 8]; /* QN 1, 2 */
-	uint32_t msg_len; /* untagged: bytes of this message so far */
+	uint32_t msg_len;    /* untagged: bytes of this message so far */
+	bool placed_by_peer; /* shm: a Read Response whose bytes are copied */
 	/*
 	 * An untagged header is 20 bytes but only 16 are read ahead. Its last
 	 * field, MO, has exactly one valid value (the bytes of the message so
@@ -366,6 +369,7 @@ struct iw_qp {
 	uint32_t cm_len, cm_done;
 	struct sockaddr_storage peer;
 	pid_t peer_pid; /* shm: the peer process, from SO_PEERCRED */
+	bool cma;	/* shm: copy bulk data with process_vm_readv/writev */
 	int cm_err; /* shm: connect failed at once, reported from the loop */
 
 	/* send side: rx_mu -> tx_mu order */
@@ -378,6 +382,7 @@ struct iw_qp {
 	struct iw_tx tx;
 	struct iw_orq orq[IW_MAX_ORD];
 	atomic_uint orq_head, orq_tail; /* tx pushes at tail, rx pops head */
+	uint32_t pulls_out; /* shm: pulled Writes in the ORQ; under tx_mu */
 	struct iw_irq irq[IW_MAX_IRD];
 	atomic_uint irq_head, irq_tail; /* rx pushes at tail, tx pops head */
 	bool term_pending;

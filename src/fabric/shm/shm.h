@@ -28,8 +28,35 @@
 
 #include <sys/types.h>
 
-/* Payloads from this size on are copied by the memory's owner. */
+/*
+ * One-sided operations. The side that owns the memory copies, never the
+ * initiator: it checks key, protection domain, bounds and rights, and holds
+ * the key's lock during process_vm_readv/writev, so a key invalidated
+ * (LOCAL_INV, Send With Invalidate, rr_mw_fence) waits for a copy in
+ * progress and refuses every later one. The initiator's own memory was
+ * checked against its lkey when it posted.
+ *
+ *  - RDMA Read: the Read Request travels as on iwarp; the target copies
+ *    its source into the initiator's sink (process_vm_writev) and answers
+ *    with an empty Read Response whose offset is the end of the sink.
+ *  - RDMA Write: sent as a Read Request with SHM_PULL in the sink STag
+ *    (STags use 28 bits): the target copies the initiator's source into
+ *    its memory (process_vm_readv), checked for remote write, and answers
+ *    the same way; the Write completes on that answer, as a Read does, so
+ *    the source is never changed before it is copied. Pulls take ORD/IRD
+ *    slots like Reads; a QP without ORD, a gather list or a small Write
+ *    goes through the socket as on iwarp. While a pull is out, only
+ *    Reads and further pulls are sent: a Send or local operation posted
+ *    after it waits, so that send-queue completions keep the order of
+ *    posting (a Write's completion before the Send's that follows it).
+ *
+ * One copy and one round trip of two small frames per operation. The
+ * other design, the initiator copying after the target has said yes, needs
+ * a second message to release the key after the copy; without it, an
+ * invalidation could complete while the initiator still writes.
+ */
 #define SHM_CMA_MIN 4096
+#define SHM_PULL    0x80000000u
 
 /* shm_addr.c */
 int rr__shm_listen_socket(const struct sockaddr *addr, socklen_t addrlen,
@@ -38,6 +65,10 @@ int rr__shm_connect_socket(const struct sockaddr *addr, socklen_t addrlen,
 			   int *fd, int *failed);
 void rr__shm_peer_addr(const struct sockaddr_storage *local, pid_t pid,
 		       struct sockaddr_storage *out);
+
+/* shm_cma.c */
+bool rr__shm_pull_ok(const struct iw_qp *qp, const struct iw_wqe *w);
+int rr__shm_serve(struct iw_qp *qp, const struct iw_read_req *rr, bool pull);
 
 /* shm_cred.c */
 int rr__shm_peer_check(struct iw_device *dev, int fd, pid_t *pid);
