@@ -51,7 +51,7 @@ static void rpc_usage(FILE *f)
 		"fractional\n"
 		"  --port P         our server's port (default: any free "
 		"port)\n"
-		"  --provider NAME  fabric provider (default iwarp)\n"
+		"  --provider NAME  fabric provider (default iwarp; shm: same host)\n"
 		"  --addr IPV4      the address both sides of both phases use "
 		"(default\n"
 		"                   127.0.0.1; verbs over Soft-RoCE needs the "

@@ -221,7 +221,7 @@ static int set_arg(struct rr_nfs_url *u, const char *k, size_t klen,
 		if (!vlen ||
 		    strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") < vlen)
 			return bad("provider", v, vlen,
-				   "is not a provider name (iwarp, verbs)");
+				   "is not a provider name (iwarp, shm, verbs)");
 		free(u->provider);
 		u->provider = rr_strndup(v, vlen);
 		return u->provider ? 0 : -ENOMEM;
