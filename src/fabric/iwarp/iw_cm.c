@@ -258,7 +258,7 @@ void rr__iw_cm_listener_ready(struct iw_listener *l)
 				close(fd);
 				continue;
 			}
-			rr__shm_peer_addr(&l->shm_addr, pid, &peer);
+			rr__shm_peer_addr(&l->shm_addr, &peer);
 		}
 		r = rr_calloc(1, sizeof(*r));
 		if (!r) {

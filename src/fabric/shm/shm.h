@@ -63,7 +63,7 @@ int rr__shm_listen_socket(const struct sockaddr *addr, socklen_t addrlen,
 			  int backlog, int *fd, struct sockaddr_storage *bound);
 int rr__shm_connect_socket(const struct sockaddr *addr, socklen_t addrlen,
 			   int *fd, int *failed);
-void rr__shm_peer_addr(const struct sockaddr_storage *local, pid_t pid,
+void rr__shm_peer_addr(const struct sockaddr_storage *local,
 		       struct sockaddr_storage *out);
 
 /* shm_cma.c */

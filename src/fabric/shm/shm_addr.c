@@ -10,6 +10,7 @@
 #include "fabric/shm/shm.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -151,13 +152,16 @@ int rr__shm_connect_socket(const struct sockaddr *addr, socklen_t addrlen,
 
 /*
  * The peer of an accepted connection, as the layers above expect one: the
- * listener's address, and a port above the reserved range taken from the
- * peer's pid (a Unix socket has no port; never a "privileged" one, which
- * some servers trust).
+ * listener's address, and a port that tells this connection from the
+ * others (a Unix socket has no port): the next of a counter, above the
+ * reserved range, since some servers trust a "privileged" port.
  */
-void rr__shm_peer_addr(const struct sockaddr_storage *local, pid_t pid,
+void rr__shm_peer_addr(const struct sockaddr_storage *local,
 		       struct sockaddr_storage *out)
 {
+	static _Atomic uint32_t next;
+	uint32_t n = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
+
 	*out = *local;
 	if (out->ss_family == AF_INET) {
 		struct sockaddr_in *in = (struct sockaddr_in *)out;
@@ -170,5 +174,5 @@ void rr__shm_peer_addr(const struct sockaddr_storage *local, pid_t pid,
 		if (!memcmp(&in6->sin6_addr, &in6addr_any, sizeof(in6addr_any)))
 			in6->sin6_addr = in6addr_loopback;
 	}
-	set_port(out, (uint16_t)(1024 + (uint32_t)pid % (65536 - 1024)));
+	set_port(out, (uint16_t)(1024 + n % (65536 - 1024)));
 }
