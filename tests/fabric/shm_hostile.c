@@ -36,8 +36,8 @@
 #include <cmocka.h>
 
 #define WAIT_MS	  5000
-#define BUF_LEN	  (64 * 1024)
-#define IO_LEN	  (8 * 1024)
+#define BUF_LEN	  (256 * 1024)
+#define IO_LEN	  (64 * 1024)
 #define PEER_FILL 0xEE
 
 enum op_kind { OP_END, OP_WRITE, OP_READ, OP_SEND_INV };

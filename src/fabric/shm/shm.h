@@ -55,7 +55,12 @@
  * a second message to release the key after the copy; without it, an
  * invalidation could complete while the initiator still writes.
  */
-#define SHM_CMA_MIN 4096
+/*
+ * Below this, the socket's two copies cost less than a pull's round trip
+ * and the Sends it holds back (NFS 4 KiB random reads ran at 0.17x TCP
+ * with 4 KiB here, as fast as iwarp with 64 KiB).
+ */
+#define SHM_CMA_MIN (64 * 1024)
 #define SHM_PULL    0x80000000u
 
 /* shm_addr.c */
