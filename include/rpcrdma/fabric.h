@@ -116,6 +116,8 @@ struct rr_fabric_counters {
 	uint64_t peer_reset; /* peer closed or reset the stream mid-FPDU */
 	uint64_t fpdus_sent;
 	uint64_t fpdus_received;
+	/* shm: a peer of another user (SO_PEERCRED) was refused */
+	uint64_t peer_cred_refused;
 };
 
 struct rr_fault_plan;
@@ -129,7 +131,9 @@ struct rr_device_opts {
 };
 
 /*
- * Provider names: "iwarp" (TCP, siw-compatible); "faults" (wraps another
+ * Provider names: "iwarp" (TCP, siw-compatible); "shm" (processes of one
+ * user on one host: the iwarp engine over a Unix socket, RDMA Read and
+ * large Writes copied by process_vm_readv/writev); "faults" (wraps another
  * provider and injects faults deterministically from a seed, for tests);
  * "verbs" (rdma-core) where built. NULL: rr_fabric_default_provider(),
  * so that the layers above need not name one. opts may be NULL for

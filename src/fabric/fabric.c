@@ -18,6 +18,7 @@ static _Thread_local uint64_t wr_hits; /* trace.h: "hit" */
 
 static const struct rr_provider_ops *const providers[] = {
 	&rr__iwarp_ops,
+	&rr__shm_ops,
 	&rr__faults_ops,
 #ifdef RR_HAVE_VERBS
 	&rr__verbs_ops,

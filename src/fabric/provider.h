@@ -139,6 +139,7 @@ static inline enum rr_wc_opcode rr__wc_opcode_of(unsigned wr_opcode)
 
 extern const struct rr_provider_ops rr__iwarp_ops;
 extern const struct rr_provider_ops rr__faults_ops;
+extern const struct rr_provider_ops rr__shm_ops;
 /* src/fabric/verbs, built where rdma-core's libraries are found */
 extern const struct rr_provider_ops rr__verbs_ops;
 

@@ -245,12 +245,24 @@ static pid_t h_fork(void)
 	return 0;
 }
 
+/*
+ * RR_PROVIDER_INNER names the provider the "faults" provider wraps (NULL:
+ * the default), so that the suite shows faults composes with each one.
+ */
+static const struct rr_device_opts *h_opts(void)
+{
+	static struct rr_device_opts o;
+
+	o.inner = getenv("RR_PROVIDER_INNER");
+	return o.inner && *o.inner ? &o : NULL;
+}
+
 /* The probe child: rc, then the attributes, down fd. */
 static void h_probe(const char *provider, int fd)
 {
 	struct rr_device *dev;
 	struct rr_device_attr a = {0};
-	int rc = rr_device_open(provider, NULL, &dev);
+	int rc = rr_device_open(provider, h_opts(), &dev);
 
 	if (!rc) {
 		rc = rr_device_query(dev, &a);
@@ -524,7 +536,7 @@ void h_open(struct h_test *t)
 {
 	uint32_t depth;
 
-	H_OK(rr_device_open(t->provider, NULL, &t->dev));
+	H_OK(rr_device_open(t->provider, h_opts(), &t->dev));
 	h_track(t, H_T_DEV, t->dev);
 	H_OK(rr_device_query(t->dev, &t->attr));
 	H_OK(rr_pd_alloc(t->dev, &t->pd));

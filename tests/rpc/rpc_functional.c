@@ -750,7 +750,7 @@ reconnect_attempts_back_off_against_a_server_that_is_down(void **state)
 	 * takes its own time), so the counts hold on our provider only.
 	 */
 	if (o.provider && strcmp(o.provider, "iwarp") &&
-	    strcmp(o.provider, "faults")) {
+	    strcmp(o.provider, "shm") && strcmp(o.provider, "faults")) {
 		print_message("skipped: attempts are counted against the "
 			      "iwarp provider's prompt refusals only\n");
 		skip();

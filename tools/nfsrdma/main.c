@@ -65,7 +65,7 @@ static const char usage_text[] =
 	"  --force           bench --op write: overwrite a file that exists\n"
 	"                    (by default it writes only a file it creates)\n"
 	"URL: nfs://host[:port]/export/path[?proto=rdma|tcp&nfsport=N&"
-	"mountport=N&provider=iwarp|verbs]\n";
+	"mountport=N&provider=iwarp|shm|verbs]\n";
 
 static int usage(void)
 {

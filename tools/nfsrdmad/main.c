@@ -55,7 +55,7 @@ static void usage(FILE *f)
 		"                   for S seconds (90)\n"
 		"  --nlm-locks-per-host N  NLM: ranges one client host may\n"
 		"                   hold locked (1024)\n"
-		"  --provider NAME  RDMA provider (iwarp)\n"
+		"  --provider NAME  RDMA provider (iwarp; shm: same host)\n"
 		"  --address A      IPv4 address to listen on (0.0.0.0)\n"
 		"  --threads N      handler threads per transport (4)\n"
 		"  --bulk-bufs N    RDMA: registered 1 MiB buffers for READ\n"

@@ -109,10 +109,10 @@ static void listen_error(const struct daemon *d, const struct xprt *x, int port,
 	}
 	if (x->kind == X_RDMA && rc == -ENODEV && o->provider &&
 	    strcmp(o->provider, "iwarp") && strcmp(o->provider, "verbs") &&
-	    strcmp(o->provider, "faults")) {
+	    strcmp(o->provider, "shm") && strcmp(o->provider, "faults")) {
 		fprintf(stderr,
 			"nfsrdmad: --provider %s: no such RDMA provider "
-			"(iwarp, verbs, faults)\n",
+			"(iwarp, shm, verbs, faults)\n",
 			o->provider);
 		return;
 	}

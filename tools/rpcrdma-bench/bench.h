@@ -135,6 +135,9 @@ void bench_sockaddr(const struct bench_opts *o, uint16_t port,
 
 int bench_fabric_run(const struct bench_opts *o, struct bench_result *r);
 int bench_tcp_run(const struct bench_opts *o, struct bench_result *r);
+/* limits.c: memcpy and process_vm_writev/readv of o's size and depth. */
+int bench_limits_run(const struct bench_opts *o, struct bench_result *mem,
+		     struct bench_result *cma);
 
 /* A phase's figures; valid only if the phase completed. */
 struct bench_figures {

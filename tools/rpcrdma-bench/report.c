@@ -2,6 +2,8 @@
 /* Progress line, text summary and JSON output of rpcrdma-bench. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -10,6 +12,21 @@
 #define GOAL_MIN_SIZE  (1u << 20)
 #define GOAL_BW_RATIO  0.9
 #define GOAL_P50_RATIO 1.25
+/* shm (issue 22): against process_vm_writev/readv, and TCP's latency */
+#define GOAL_SHM_CMA_RATIO 0.8
+#define GOAL_SHM_P50_RATIO 0.25
+
+/* The physical limits, measured for shm's Writes and Reads only. */
+struct limits {
+	bool valid;
+	struct bench_result *mem, *cma;
+};
+
+static const char *cma_name(const struct bench_opts *o)
+{
+	return o->op == BENCH_OP_READ ? "process_vm_readv"
+				      : "process_vm_writev";
+}
 
 #define COUNTERS(X)                                                            \
 	X(conn_established)                                                    \
@@ -32,7 +49,8 @@
 	X(terminate_received)                                                  \
 	X(peer_reset)                                                          \
 	X(fpdus_sent)                                                          \
-	X(fpdus_received)
+	X(fpdus_received)                                                      \
+	X(peer_cred_refused)
 
 const char *bench_op_name(enum bench_op op)
 {
@@ -130,12 +148,29 @@ struct goal {
 
 static struct goal goal(const struct bench_opts *o,
 			const struct bench_figures *us,
-			const struct bench_figures *tcp)
+			const struct bench_figures *tcp,
+			const struct limits *lim)
 {
 	struct goal g = {0};
+	bool shm = !strcmp(o->provider, "shm");
 
+	if (shm && lim->valid && o->size >= GOAL_MIN_SIZE) {
+		struct bench_figures cma = bench_figures(lim->cma);
+
+		if (us->valid && cma.valid)
+			g = (struct goal){"MB/s ratio >=",
+					  {"ratio.MBps", cma_name(o),
+					   bench_ratio(us->mbps, cma.mbps),
+					   GOAL_SHM_CMA_RATIO, false}};
+		return g;
+	}
 	if (!us->valid || !tcp->valid)
 		return g;
+	if (shm && o->op == BENCH_OP_SEND && o->depth == 1)
+		return (struct goal){"p50 ratio <=",
+				     {"ratio.p50_us", "tcp",
+				      bench_ratio(us->p50, tcp->p50),
+				      GOAL_SHM_P50_RATIO, true}};
 	if (o->op != BENCH_OP_SEND && o->size >= GOAL_MIN_SIZE)
 		g = (struct goal){"MB/s ratio >=",
 				  {"ratio.MBps", "tcp",
@@ -177,13 +212,35 @@ static void text_counters(const struct bench_result *r)
 	printf("\n");
 }
 
+static void text_limits(const struct bench_opts *o,
+			const struct bench_figures *us,
+			const struct limits *lim)
+{
+	struct bench_figures mem, cma;
+
+	if (!lim->valid)
+		return;
+	mem = bench_figures(lim->mem);
+	cma = bench_figures(lim->cma);
+	printf("%-8s %12.1f %12.0f %10.2f %10.2f\n", "memcpy", mem.mbps,
+	       mem.msgs, mem.p50, mem.p99);
+	printf("%-8s %12.1f %12.0f %10.2f %10.2f (%s)\n", "cma", cma.mbps,
+	       cma.msgs, cma.p50, cma.p99, cma_name(o));
+	printf("%-8s %12.3f %12s %10s %10s (%s / memcpy)\n", "ratio",
+	       bench_ratio(us->mbps, mem.mbps), "", "", "", o->provider);
+	printf("%-8s %12.3f %12s %10s %10s (%s / %s)\n", "ratio",
+	       bench_ratio(us->mbps, cma.mbps), "", "", "", o->provider,
+	       cma_name(o));
+}
+
 static void text_report(const struct bench_opts *o,
 			const struct bench_result *ours,
-			const struct bench_result *base)
+			const struct bench_result *base,
+			const struct limits *lim)
 {
 	struct bench_figures us = bench_figures(ours),
 			     tcp = bench_figures(base);
-	struct goal g = goal(o, &us, &tcp);
+	struct goal g = goal(o, &us, &tcp, lim);
 
 	printf("fabric %s: size %u B, depth %u, %.1f s per phase, provider %s, "
 	       "addr %s, crc %s, %s\n",
@@ -200,6 +257,7 @@ static void text_report(const struct bench_opts *o,
 		       bench_ratio(us.mbps, tcp.mbps), "",
 		       bench_ratio(us.p50, tcp.p50),
 		       bench_ratio(us.p99, tcp.p99));
+	text_limits(o, &us, lim);
 	printf("MB = 10^6 bytes; latency = %s\n", latency_meaning(o->op));
 	if (g.what)
 		printf("goal %s %.2f: %.3f, goal %s\n", g.what, g.g.target,
@@ -270,18 +328,37 @@ static void json_details(struct jw *j, const void *arg)
 
 static int json_report(const struct bench_opts *o,
 		       const struct bench_result *ours,
-		       const struct bench_result *base)
+		       const struct bench_result *base,
+		       const struct limits *lim)
 {
 	struct bench_figures us = bench_figures(ours),
 			     tcp = bench_figures(base);
-	struct goal g = goal(o, &us, &tcp);
+	struct goal g = goal(o, &us, &tcp, lim);
 	struct fabric_details d = {o, ours};
 	char target[64], base_target[64];
-	struct bjson_baseline b = {.name = "tcp",
-				   .transport = "tcp",
-				   .target = bench_target(o, base, base_target,
-							  sizeof(base_target)),
-				   .fig = bench_json_figures(base, &tcp)};
+	struct bjson_baseline b[3] = {
+		{.name = "tcp",
+		 .transport = "tcp",
+		 .target = bench_target(o, base, base_target,
+					sizeof(base_target)),
+		 .fig = bench_json_figures(base, &tcp)}};
+	unsigned nb = 0;
+
+	if (tcp.valid)
+		nb++;
+	if (lim->valid) {
+		struct bench_figures mem = bench_figures(lim->mem),
+				     cma = bench_figures(lim->cma);
+
+		b[nb++] = (struct bjson_baseline){
+			.name = "memcpy",
+			.transport = "memory",
+			.fig = bench_json_figures(lim->mem, &mem)};
+		b[nb++] = (struct bjson_baseline){
+			.name = cma_name(o),
+			.transport = "memory",
+			.fig = bench_json_figures(lim->cma, &cma)};
+	}
 	struct bjson_report r = {
 		.program = "rpcrdma-bench",
 		.subcommand = "fabric",
@@ -296,8 +373,8 @@ static int json_report(const struct bench_opts *o,
 		.transport = "rdma",
 		.provider = o->provider,
 		.fig = bench_json_figures(ours, &us),
-		.baselines = &b,
-		.nbaselines = tcp.valid,
+		.baselines = b,
+		.nbaselines = nb,
 		.goals = &g.g,
 		.ngoals = g.what != NULL,
 		.details = json_details,
@@ -307,11 +384,44 @@ static int json_report(const struct bench_opts *o,
 	return bjson_report_write(stdout, &r);
 }
 
+/*
+ * shm's Writes and Reads are bounded by what the host can copy: measured
+ * here, after both phases, so every figure comes from the same run.
+ */
+static int limits_measure(const struct bench_opts *o, struct limits *lim)
+{
+	int err;
+
+	if (strcmp(o->provider, "shm") || o->op == BENCH_OP_SEND ||
+	    o->baseline_only)
+		return 0;
+	lim->mem = calloc(1, sizeof(*lim->mem));
+	lim->cma = calloc(1, sizeof(*lim->cma));
+	if (!lim->mem || !lim->cma)
+		return -ENOMEM;
+	bench_hist_reset(&lim->mem->hist);
+	bench_hist_reset(&lim->cma->hist);
+	err = bench_limits_run(o, lim->mem, lim->cma);
+	if (err)
+		fprintf(stderr, "rpcrdma-bench fabric: limits: %s\n",
+			strerror(-err));
+	lim->valid = err == 0;
+	return 0;
+}
+
 int bench_report(const struct bench_opts *o, const struct bench_result *ours,
 		 const struct bench_result *base)
 {
-	if (o->json)
-		return json_report(o, ours, base);
-	text_report(o, ours, base);
-	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
+	struct limits lim = {0};
+	int err = limits_measure(o, &lim);
+
+	if (!err && o->json)
+		err = json_report(o, ours, base, &lim);
+	else if (!err) {
+		text_report(o, ours, base, &lim);
+		err = fflush(stdout) || ferror(stdout) ? -EIO : 0;
+	}
+	free(lim.mem);
+	free(lim.cma);
+	return err;
 }

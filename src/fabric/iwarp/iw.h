@@ -114,6 +114,11 @@ struct iw_device {
 	struct iw_connreq *pending;    /* handshakes not yet complete */
 	struct iw_qp *connecting;      /* active handshakes, for their timer */
 	struct iw_qp *handed;	       /* QPs whose input waiters read */
+	/*
+	 * The shm provider runs this engine over Unix sockets between
+	 * processes of one user (src/fabric/shm/shm.h); iwarp leaves it false.
+	 */
+	bool shm;
 };
 
 struct iw_pd {
@@ -198,6 +203,7 @@ struct iw_listener {
 	struct iw_pollable poll;
 	int fd;
 	struct iw_connreq *reqs; /* delivered to the app, not yet answered */
+	struct sockaddr_storage shm_addr; /* shm: the address it stands for */
 };
 
 struct iw_connreq {
@@ -206,7 +212,8 @@ struct iw_connreq {
 	struct iw_connreq *next;
 	struct iw_listener *listener;
 	int fd;
-	bool dead; /* its listener is closing */
+	pid_t peer_pid; /* shm */
+	bool dead;	/* its listener is closing */
 	uint64_t deadline_ms;
 	struct sockaddr_storage peer;
 	uint8_t buf[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
@@ -244,6 +251,7 @@ struct iw_rwqe {
 struct iw_orq {
 	uint64_t wr_id;
 	bool signaled;
+	uint8_t opcode; /* RR_WR_RDMA_READ; shm: RR_WR_RDMA_WRITE pulled */
 	uint32_t sink_stag;
 	uint64_t sink_to;
 	uint32_t len;
@@ -254,6 +262,7 @@ struct iw_orq {
 struct iw_irq {
 	struct iw_read_req rr;
 	uint32_t sent;
+	bool placed; /* shm: copied already; only the response goes out */
 };
 
 enum iw_rx_phase { RX_HDR, RX_PAYLOAD, RX_TRAILER };
@@ -274,7 +283,8 @@ struct iw_rx {
 	uint64_t tagged_addr; /* tagged: next byte's address */
 	struct iw_rwqe *rwqe; /* untagged Send: the receive being filled */
 	uint8_t small[IW_READ_REQ_LEN + IW_TERM_MAX_HDR + 8]; /* QN 1, 2 */
-	uint32_t msg_len; /* untagged: bytes of this message so far */
+	uint32_t msg_len;    /* untagged: bytes of this message so far */
+	bool placed_by_peer; /* shm: a Read Response whose bytes are copied */
 	/*
 	 * An untagged header is 20 bytes but only 16 are read ahead. Its last
 	 * field, MO, has exactly one valid value (the bytes of the message so
@@ -358,6 +368,9 @@ struct iw_qp {
 	uint8_t cm_buf[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
 	uint32_t cm_len, cm_done;
 	struct sockaddr_storage peer;
+	pid_t peer_pid; /* shm: the peer process, from SO_PEERCRED */
+	bool cma;	/* shm: copy bulk data with process_vm_readv/writev */
+	int cm_err; /* shm: connect failed at once, reported from the loop */
 
 	/* send side: rx_mu -> tx_mu order */
 	pthread_mutex_t tx_mu;
@@ -369,6 +382,7 @@ struct iw_qp {
 	struct iw_tx tx;
 	struct iw_orq orq[IW_MAX_ORD];
 	atomic_uint orq_head, orq_tail; /* tx pushes at tail, rx pops head */
+	uint32_t pulls_out; /* shm: pulled Writes in the ORQ; under tx_mu */
 	struct iw_irq irq[IW_MAX_IRD];
 	atomic_uint irq_head, irq_tail; /* rx pushes at tail, tx pops head */
 	bool term_pending;
@@ -458,6 +472,8 @@ static inline int iw_qp_state(struct iw_qp *qp)
 uint64_t rr__iw_now_ms(void);
 
 /* iw_device.c */
+int rr__iw_device_open_as(const struct rr_provider_ops *ops, bool shm,
+			  struct rr_device **out);
 void rr__iw_epoch_barrier(struct iw_device *dev);
 int rr__iw_epoll_add(struct iw_device *dev, int fd, struct iw_pollable *p,
 		     uint32_t events);
@@ -529,6 +545,11 @@ void rr__iw_cm_connreq_free(struct iw_connreq *r);
 void rr__iw_cm_unlist(struct iw_qp *qp);
 
 /* provider op implementations, spread over the files above */
+int rr__iw_device_close(struct rr_device *dev);
+int rr__iw_device_counters(struct rr_device *dev,
+			   struct rr_fabric_counters *out);
+int rr__iw_pd_alloc(struct rr_device *dev, struct rr_pd **out);
+int rr__iw_pd_free(struct rr_pd *pd);
 int rr__iw_mr_reg(struct rr_pd *pd, void *addr, size_t len, unsigned access,
 		  struct rr_mr **out);
 int rr__iw_mr_dereg(struct rr_mr *mr);

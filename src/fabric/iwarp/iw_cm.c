@@ -12,6 +12,7 @@
  * a zero-length Write sent as RTR by a peer is accepted as a no-op.
  */
 #include "fabric/iwarp/iw.h"
+#include "fabric/shm/shm.h"
 #include "base/alloc.h"
 
 #include "base/log.h"
@@ -119,6 +120,13 @@ int rr__iw_listen(struct rr_device *d, struct rr_evch *ch,
 
 	if (!l)
 		return -ENOMEM;
+	if (dev->shm) {
+		rc = rr__shm_listen_socket(addr, addrlen, backlog, &l->fd,
+					   &l->shm_addr);
+		if (rc)
+			goto err_free;
+		goto listening;
+	}
 	l->fd = socket(addr->sa_family,
 		       SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->fd < 0) {
@@ -130,6 +138,7 @@ int rr__iw_listen(struct rr_device *d, struct rr_evch *ch,
 		rc = -errno;
 		goto err_close;
 	}
+listening:
 	l->base = (struct rr_listener){.dev = d, .evch = ch};
 	l->poll.kind = IW_POLL_LISTENER;
 	rc = rr__iw_epoll_add(dev, l->fd, &l->poll, EPOLLIN);
@@ -148,6 +157,10 @@ int rr__iw_listener_addr(struct rr_listener *l, struct sockaddr_storage *out)
 {
 	socklen_t len = sizeof(*out);
 
+	if (to_iw_dev(l->dev)->shm) {
+		*out = to_iw_listener(l)->shm_addr;
+		return 0;
+	}
 	return getsockname(to_iw_listener(l)->fd, (struct sockaddr *)out, &len)
 		       ? -errno
 		       : 0;
@@ -235,8 +248,18 @@ void rr__iw_cm_listener_ready(struct iw_listener *l)
 		int fd = accept4(l->fd, (struct sockaddr *)&peer, &alen,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
+		pid_t pid = 0;
+
 		if (fd < 0)
 			return;
+		if (dev->shm) {
+			if (rr__shm_peer_check(dev, fd, &pid)) {
+				IW_COUNT(dev, conn_failed);
+				close(fd);
+				continue;
+			}
+			rr__shm_peer_addr(&l->shm_addr, &peer);
+		}
 		r = rr_calloc(1, sizeof(*r));
 		if (!r) {
 			IW_COUNT(dev, conn_failed);
@@ -247,6 +270,7 @@ void rr__iw_cm_listener_ready(struct iw_listener *l)
 		r->poll.kind = IW_POLL_CONNREQ;
 		r->listener = l;
 		r->fd = fd;
+		r->peer_pid = pid;
 		r->peer = peer;
 		r->deadline_ms = rr__iw_now_ms() + IW_HANDSHAKE_MS;
 		pthread_mutex_lock(&dev->mu);
@@ -374,6 +398,7 @@ int rr__iw_accept(struct rr_conn_req *req, struct rr_qp *q, const void *pdata,
 	}
 	qp->crc = crc;
 	qp->peer = r->peer;
+	qp->peer_pid = r->peer_pid;
 	pthread_mutex_lock(&qp->rx_mu);
 	rr__iw_qp_set_established(qp, r->fd);
 	r->fd = -1;
@@ -426,6 +451,12 @@ int rr__iw_connect(struct rr_qp *q, const struct sockaddr *addr,
 		      pdata, len, qp->cm_buf, sizeof(qp->cm_buf));
 	if (n < 0)
 		return n;
+	if (qp->dev->shm) {
+		rc = rr__shm_connect_socket(addr, addrlen, &fd, &qp->cm_err);
+		if (rc)
+			return rc;
+		goto connecting;
+	}
 	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		    0);
 	if (fd < 0)
@@ -435,6 +466,7 @@ int rr__iw_connect(struct rr_qp *q, const struct sockaddr *addr,
 		close(fd);
 		return rc;
 	}
+connecting:
 	pthread_mutex_lock(&qp->rx_mu);
 	qp->fd = fd;
 	qp->cm_len = (uint32_t)n;
@@ -549,6 +581,15 @@ static int connect_step(struct iw_qp *qp, uint32_t events)
 		getsockopt(qp->fd, SOL_SOCKET, SO_ERROR, &err, &el);
 		if (err)
 			return -err;
+		if (qp->cm_err)
+			return qp->cm_err;
+		if (qp->dev->shm) {
+			int rc2 = rr__shm_peer_check(qp->dev, qp->fd,
+						     &qp->peer_pid);
+
+			if (rc2)
+				return rc2;
+		}
 		qp->cm_phase = CM_SEND_REQ;
 		return 1;
 	case CM_SEND_REQ:

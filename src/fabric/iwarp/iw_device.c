@@ -142,10 +142,10 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-static void set_attr(struct rr_device_attr *a)
+static void set_attr(struct rr_device_attr *a, const char *name)
 {
 	memset(a, 0, sizeof(*a));
-	snprintf(a->provider, sizeof(a->provider), "iwarp");
+	snprintf(a->provider, sizeof(a->provider), "%s", name);
 	a->max_qp_wr = IW_MAX_QP_WR;
 	a->max_sge = IW_MAX_SGE;
 	a->max_cqe = IW_MAX_CQE;
@@ -157,18 +157,18 @@ static void set_attr(struct rr_device_attr *a)
 	a->responder_reasons = 1;
 }
 
-static int iw_device_open(const struct rr_device_opts *opts,
+int rr__iw_device_open_as(const struct rr_provider_ops *ops, bool shm,
 			  struct rr_device **out)
 {
 	struct iw_device *dev;
 	int rc;
 
-	(void)opts;
 	dev = rr_calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
-	dev->base.ops = &rr__iwarp_ops;
-	set_attr(&dev->base.attr);
+	dev->base.ops = ops;
+	dev->shm = shm;
+	set_attr(&dev->base.attr, ops->name);
 	dev->wake.kind = IW_POLL_WAKE;
 	pthread_mutex_init(&dev->mu, NULL);
 	pthread_cond_init(&dev->epoch_cv, NULL);
@@ -205,7 +205,14 @@ err_free:
 	return rc;
 }
 
-static int iw_device_close(struct rr_device *d)
+static int iw_device_open(const struct rr_device_opts *opts,
+			  struct rr_device **out)
+{
+	(void)opts;
+	return rr__iw_device_open_as(&rr__iwarp_ops, false, out);
+}
+
+int rr__iw_device_close(struct rr_device *d)
 {
 	struct iw_device *dev = to_iw_dev(d);
 
@@ -227,8 +234,7 @@ static int iw_device_close(struct rr_device *d)
 	return 0;
 }
 
-static int iw_device_counters(struct rr_device *d,
-			      struct rr_fabric_counters *out)
+int rr__iw_device_counters(struct rr_device *d, struct rr_fabric_counters *out)
 {
 	struct iw_device *dev = to_iw_dev(d);
 	const uint64_t *src = (const uint64_t *)&dev->ctr;
@@ -239,7 +245,7 @@ static int iw_device_counters(struct rr_device *d,
 	return 0;
 }
 
-static int iw_pd_alloc(struct rr_device *d, struct rr_pd **out)
+int rr__iw_pd_alloc(struct rr_device *d, struct rr_pd **out)
 {
 	struct iw_pd *pd = rr_calloc(1, sizeof(*pd));
 
@@ -250,7 +256,7 @@ static int iw_pd_alloc(struct rr_device *d, struct rr_pd **out)
 	return 0;
 }
 
-static int iw_pd_free(struct rr_pd *p)
+int rr__iw_pd_free(struct rr_pd *p)
 {
 	struct iw_pd *pd = to_iw_pd(p);
 
@@ -263,10 +269,10 @@ static int iw_pd_free(struct rr_pd *p)
 const struct rr_provider_ops rr__iwarp_ops = {
 	.name = "iwarp",
 	.device_open = iw_device_open,
-	.device_close = iw_device_close,
-	.device_counters = iw_device_counters,
-	.pd_alloc = iw_pd_alloc,
-	.pd_free = iw_pd_free,
+	.device_close = rr__iw_device_close,
+	.device_counters = rr__iw_device_counters,
+	.pd_alloc = rr__iw_pd_alloc,
+	.pd_free = rr__iw_pd_free,
 	.mr_reg = rr__iw_mr_reg,
 	.mr_dereg = rr__iw_mr_dereg,
 	.mw_alloc = rr__iw_mw_alloc,

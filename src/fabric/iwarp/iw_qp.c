@@ -82,6 +82,9 @@ static void qp_fresh(struct iw_qp *qp)
 	qp->cm_deadline_ms = 0;
 	qp->cm_len = qp->cm_done = 0;
 	memset(&qp->peer, 0, sizeof(qp->peer));
+	qp->peer_pid = 0;
+	qp->cma = false;
+	qp->cm_err = 0;
 	qp->sq_head = qp->sq_tail = 0;
 	atomic_store(&qp->sq_free, (int)a->sq_depth);
 	qp->unsig_done = 0;
@@ -90,6 +93,7 @@ static void qp_fresh(struct iw_qp *qp)
 		qp->tx.msn[i] = 1;
 	atomic_store(&qp->orq_head, 0);
 	atomic_store(&qp->orq_tail, 0);
+	qp->pulls_out = 0;
 	atomic_store(&qp->irq_head, 0);
 	atomic_store(&qp->irq_tail, 0);
 	qp->term_pending = false;
@@ -191,7 +195,7 @@ static void flush_sends(struct iw_qp *qp)
 		uint32_t h = atomic_load(&qp->orq_head);
 		struct iw_orq *o = &qp->orq[h % IW_MAX_ORD];
 		struct iw_wqe w = {.wr_id = o->wr_id,
-				   .opcode = RR_WR_RDMA_READ,
+				   .opcode = o->opcode,
 				   .flags = RR_SEND_SIGNALED};
 
 		rr__iw_qp_complete_send(qp, &w, first, 0);
@@ -211,6 +215,7 @@ static void flush_sends(struct iw_qp *qp)
 		qp->sq_tail++;
 	}
 	atomic_store(&qp->irq_head, atomic_load(&qp->irq_tail));
+	qp->pulls_out = 0;
 }
 
 static void flush_recvs(struct iw_qp *qp)
@@ -463,6 +468,7 @@ void rr__iw_qp_set_established(struct iw_qp *qp, int fd)
 	qp->fd = fd;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	qp->fpdu_max = fpdu_payload_max(fd);
+	qp->cma = qp->dev->shm && qp->peer_pid > 0;
 	atomic_store(&qp->state, RR_QPS_RTS);
 }
 

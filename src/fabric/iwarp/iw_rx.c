@@ -16,6 +16,7 @@
  * reason, and moves the QP to error (which flushes everything).
  */
 #include "fabric/iwarp/iw.h"
+#include "fabric/shm/shm.h"
 
 #include "base/crc32c.h"
 #include "base/log.h"
@@ -132,6 +133,11 @@ static int begin_read_resp(struct iw_qp *qp, uint32_t plen)
 		return rx_terminate(qp, IW_TERM_RDMAP, IW_TERM_RDMAP_REMOTE_OP,
 				    IW_TERM_ECODE_UNEXPECTED_OP, -EPROTO);
 	}
+	rx->placed_by_peer = qp->cma && plen == 0 && rx->h.last &&
+			     o->got == 0 && rx->h.stag == o->sink_stag &&
+			     rx->h.to == o->sink_to + o->len;
+	if (rx->placed_by_peer)
+		return 0;
 	if (rx->h.stag != o->sink_stag || rx->h.to != o->sink_to + o->got ||
 	    plen > o->len - o->got)
 		return rx_bad_stag(qp, -ERANGE);
@@ -572,9 +578,10 @@ static int deliver_read_resp(struct iw_qp *qp)
 	struct iw_rx *rx = &qp->rx;
 	uint32_t head = atomic_load(&qp->orq_head);
 	struct iw_orq *o = &qp->orq[head % IW_MAX_ORD];
-	struct iw_wqe w = {.wr_id = o->wr_id, .opcode = RR_WR_RDMA_READ};
+	struct iw_wqe w = {.wr_id = o->wr_id, .opcode = o->opcode};
 
-	o->got += rx->placed;
+	o->got += rx->placed_by_peer ? o->len : rx->placed;
+	rx->placed_by_peer = false;
 	if (!rx->h.last)
 		return 0;
 	if (o->got != o->len)
@@ -582,7 +589,9 @@ static int deliver_read_resp(struct iw_qp *qp)
 	w.flags = o->signaled ? RR_SEND_SIGNALED : 0;
 	pthread_mutex_lock(&qp->tx_mu);
 	atomic_store(&qp->orq_head, head + 1);
-	rr__iw_qp_complete_send(qp, &w, RR_WC_SUCCESS, o->len);
+	qp->pulls_out -= o->opcode == RR_WR_RDMA_WRITE;
+	rr__iw_qp_complete_send(qp, &w, RR_WC_SUCCESS,
+				o->opcode == RR_WR_RDMA_READ ? o->len : 0);
 	rr__iw_tx_run(qp); /* a Read may have waited for ORD room */
 	pthread_mutex_unlock(&qp->tx_mu);
 	return 0;
@@ -594,6 +603,7 @@ static int deliver_read_req(struct iw_qp *qp)
 	uint32_t tail = atomic_load(&qp->irq_tail);
 	struct iw_read_req rr;
 	struct iw_stag *s;
+	bool placed = false;
 	int rc;
 
 	if (rr__iw_read_req_decode(rx->small, rx->placed, &rr)) {
@@ -606,15 +616,27 @@ static int deliver_read_req(struct iw_qp *qp)
 				    IW_TERM_ECODE_CATA_STREAM, -EPROTO);
 	}
 	if (rr.size) {
+		bool pull = qp->cma && (rr.sink_stag & SHM_PULL);
+
 		rc = rr__iw_stag_acquire(qp->dev, rr.src_stag, qp->base.pd,
-					 RR_ACCESS_REMOTE_READ, rr.src_to,
-					 rr.size, &s);
+					 pull ? RR_ACCESS_REMOTE_WRITE
+					      : RR_ACCESS_REMOTE_READ,
+					 rr.src_to, rr.size, &s);
 		if (rc)
 			return rx_bad_stag(qp, rc);
+		/* ORDER: copied under the key's lock: no invalidation
+		 * completes while the bytes move (shm.h). */
+		rc = qp->cma ? rr__shm_serve(qp, &rr, pull) : -EAGAIN;
 		pthread_mutex_unlock(&s->mu);
+		placed = rc == 0;
+		if (pull && !placed)
+			return rx_terminate(qp, IW_TERM_RDMAP,
+					    IW_TERM_RDMAP_REMOTE_OP,
+					    IW_TERM_ECODE_CATA_STREAM, rc);
 	}
 	rx->msn[IW_QN_READ_REQ]++;
-	qp->irq[tail % IW_MAX_IRD] = (struct iw_irq){.rr = rr};
+	qp->irq[tail % IW_MAX_IRD] =
+		(struct iw_irq){.rr = rr, .placed = placed};
 	atomic_store_explicit(&qp->irq_tail, tail + 1, memory_order_release);
 	pthread_mutex_lock(&qp->tx_mu);
 	rr__iw_tx_run(qp);

@@ -14,6 +14,7 @@
  * completes when its response has been placed (see iw_rx.c).
  */
 #include "fabric/iwarp/iw.h"
+#include "fabric/shm/shm.h"
 
 #include "base/crc32c.h"
 #include "base/log.h"
@@ -150,11 +151,17 @@ static void add_control(struct iw_qp *qp, uint8_t opcode, uint32_t qn,
 	add_trailer(qp, first, h.mpa_len);
 }
 
+/*
+ * A Read Request; on shm also a Write the peer pulls (shm.h): the "sink"
+ * then names our source and the "source" the peer's memory.
+ */
 static bool add_read_request(struct iw_qp *qp, const struct iw_wqe *w)
 {
 	uint32_t head = atomic_load(&qp->orq_head);
 	uint32_t tail = atomic_load(&qp->orq_tail);
-	struct iw_read_req rr = {.sink_stag = w->sge[0].lkey,
+	bool pull = w->opcode == RR_WR_RDMA_WRITE;
+	struct iw_read_req rr = {.sink_stag =
+					 w->sge[0].lkey | (pull ? SHM_PULL : 0),
 				 .sink_to = w->sge[0].addr,
 				 .size = (uint32_t)w->length,
 				 .src_stag = w->rkey,
@@ -169,12 +176,34 @@ static bool add_read_request(struct iw_qp *qp, const struct iw_wqe *w)
 	o = &qp->orq[tail % IW_MAX_ORD];
 	*o = (struct iw_orq){.wr_id = w->wr_id,
 			     .signaled = w->flags & RR_SEND_SIGNALED,
+			     .opcode = w->opcode,
 			     .sink_stag = rr.sink_stag,
 			     .sink_to = rr.sink_to,
 			     .len = rr.size};
+	qp->pulls_out += pull;
 	/* ORDER: published before the request can be answered. */
 	atomic_store_explicit(&qp->orq_tail, tail + 1, memory_order_release);
 	return true;
+}
+
+/*
+ * shm: the bytes of a Read (or pulled Write) are in place already; one
+ * empty Read Response, whose offset is the end of the sink, says so.
+ */
+static void add_placed_response(struct iw_qp *qp, const struct iw_read_req *r)
+{
+	struct iw_tx *tx = &qp->tx;
+	uint32_t first = tx->iovcnt;
+	struct iw_hdr h = {.tagged = true,
+			   .opcode = IW_OP_READ_RESP,
+			   .last = true,
+			   .stag = r->sink_stag,
+			   .to = r->sink_to + r->size};
+
+	h.mpa_len = (uint16_t)(IW_TAGGED_HDR_LEN - 2);
+	add_iov(tx, tx->hdrs[tx->nfpdu],
+		rr__iw_hdr_encode(&h, tx->hdrs[tx->nfpdu]));
+	add_trailer(qp, first, h.mpa_len);
 }
 
 /* Read Response FPDUs for the oldest inbound Read, from ir->sent on. */
@@ -183,6 +212,12 @@ static bool add_read_response(struct iw_qp *qp, struct iw_irq *ir)
 	struct iw_tx *tx = &qp->tx;
 	uint64_t start = ir->sent;
 
+	if (ir->placed) {
+		if (!batch_room(tx, 2))
+			return false;
+		add_placed_response(qp, &ir->rr);
+		return true;
+	}
 	while (batch_room(tx, 3)) {
 		uint32_t left = ir->rr.size - ir->sent;
 		uint32_t len = left > qp->fpdu_max ? qp->fpdu_max : left;
@@ -237,17 +272,26 @@ static bool build_one_send(struct iw_qp *qp)
 
 	if (tx->ndone == IW_TX_MAX_DONE)
 		return false;
+	if (qp->pulls_out && !rr__shm_pull_ok(qp, w) &&
+	    w->opcode != RR_WR_RDMA_READ)
+		return false; /* completions stay in order: shm.h */
 	switch (w->opcode) {
 	case RR_WR_REG:
 	case RR_WR_LOCAL_INV:
 		st = run_local(qp, w);
 		break;
+	case RR_WR_RDMA_WRITE:
+		if (!rr__shm_pull_ok(qp, w))
+			goto message;
+		/* the peer pulls it, as it would answer a Read */
+		__attribute__((fallthrough));
 	case RR_WR_RDMA_READ:
 		if (!add_read_request(qp, w))
 			return false;
 		qp->sq_tail++;
 		return true; /* completes when the response arrives */
 	default:
+	message:
 		if (!add_message(qp, w))
 			return false;
 		tx->msg_off = 0;

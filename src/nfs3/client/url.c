@@ -222,8 +222,9 @@ static int set_arg(struct rr_nfs_url *u, const char *k, size_t klen,
 	if (key_is(k, klen, "provider")) {
 		if (!vlen ||
 		    strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") < vlen)
-			return bad("provider", v, vlen,
-				   "is not a provider name (iwarp, verbs)");
+			return bad(
+				"provider", v, vlen,
+				"is not a provider name (iwarp, shm, verbs)");
 		free(u->provider);
 		u->provider = rr_strndup(v, vlen);
 		return u->provider ? 0 : -ENOMEM;
