@@ -130,5 +130,9 @@ endfunction()
 rr_shared_library(rpcrdma OBJECTS rpcrdma LIBS ${RR_SO_RPCRDMA_DEPS})
 rr_shared_library(rr_nfs3_client OBJECTS rr_nfs3_client rr_nfs3_xdr
   LIBS rpcrdma_shared PkgConfig::RR_SO_TIRPC Threads::Threads)
+set(RR_SO_CEPHFS)
+if(RR_CEPHFS)
+  set(RR_SO_CEPHFS ${CEPHFS_LIBRARY})
+endif()
 rr_shared_library(rr_nfs3_server OBJECTS rr_nfs3_server rr_nfs3_xdr
-  LIBS rpcrdma_shared PkgConfig::RR_SO_TIRPC Threads::Threads)
+  LIBS rpcrdma_shared PkgConfig::RR_SO_TIRPC Threads::Threads ${RR_SO_CEPHFS})

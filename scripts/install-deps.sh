@@ -33,12 +33,15 @@ RR_DEBS=(
 	jq  # reads the benchmarks' --json (tests/bench), as scripts would
 	libfuse3-dev fuse3 # nfsrdma mount (src/fuse); fusermount3 for users
 	stress-ng dbench   # judges of the FUSE mount (tests/fuse: stress)
+	libcephfs-dev      # the CephFS backend of nfsrdmad (ceph_ll_* API)
+	ceph-mon ceph-osd ceph-mds ceph-common # ceph tests: a cluster on loopback
 )
 
 # Packages whose scripts would start a service on this host that the tests
 # only want inside the vm guest: the kernel nfsd would take port 2049,
-# which the NFS-Ganesha tests need.
-RR_NO_HOST_SERVICE=(nfs-kernel-server)
+# which the NFS-Ganesha tests need. The ceph daemons' packages would start a
+# cluster-less ceph.target; the ceph tests start their own daemons.
+RR_NO_HOST_SERVICE=(nfs-kernel-server ceph-mon ceph-osd ceph-mds)
 RR_POLICY_RC=/usr/sbin/policy-rc.d
 
 # While packages install, a policy-rc.d that exits 101 makes invoke-rc.d and
@@ -63,6 +66,10 @@ rr_disable_host_services() {
 		case $pkg in
 		nfs-kernel-server)
 			"${sudo[@]}" systemctl disable --quiet nfs-server.service ||
+				true
+			;;
+		ceph-mon | ceph-osd | ceph-mds)
+			"${sudo[@]}" systemctl disable --quiet ceph.target ||
 				true
 			;;
 		esac

@@ -77,19 +77,21 @@ static int derive_key(struct rr_nfs3_server *s, const char *path)
 	return 0;
 }
 
-static int member_new(struct rr_nfs3_exporter *x, const char *path,
-		      struct rr_nfs3_server **out)
+/* err: what went wrong, when the backend says more than an errno */
+static int member_new(struct rr_nfs3_exporter *x, const struct nfsd_export *e,
+		      struct rr_nfs3_server **out, char *err, size_t errlen)
 {
 	struct rr_nfs3_server_opts mo = x->o;
 	int rc;
 
-	mo.export_path = path;
+	mo.export_path = e->path;
 	mo.state_dir = x->state_dir;
 	mo.read_only = true; /* unused: each call's rule says */
 	mo.root_squash = true;
-	rc = rr_nfs3_server_create(&mo, out);
+	*out = NULL;
+	rc = rr__nfsd_server_create_be(&mo, &e->be, out, err, errlen);
 	if (!rc)
-		rc = derive_key(*out, path);
+		rc = derive_key(*out, e->path);
 	if (rc && *out) {
 		rr_nfs3_server_destroy(*out);
 		*out = NULL;
@@ -131,9 +133,12 @@ static int bind_members(struct rr_nfs3_exporter *x, struct rr_nfs3_exports *t,
 			errf(err, errlen, "export", t->ex[i].path, rc);
 			break;
 		}
-		rc = member_new(x, t->ex[i].path, &x->m[nm + *added]);
+		if (err && errlen)
+			err[0] = '\0';
+		rc = member_new(x, &t->ex[i], &x->m[nm + *added], err, errlen);
 		if (rc) {
-			errf(err, errlen, "export", t->ex[i].path, rc);
+			if (!err || !errlen || !err[0])
+				errf(err, errlen, "export", t->ex[i].path, rc);
 			break;
 		}
 		t->ex[i].member = nm + (*added)++;
@@ -259,11 +264,8 @@ static bool first_fh(struct rr_svc_req *req, const uint8_t **fh, size_t *n)
 static int member_of_fh(const struct rr_nfs3_exporter *x, const uint8_t *fh,
 			size_t n)
 {
-	uint64_t dev, ino, birth;
-
 	for (uint32_t i = 0; i < x->nm; i++)
-		if (!rr__nfsd_fh_verify(x->m[i]->key, fh, n, &dev, &ino,
-					&birth))
+		if (rr__nfsd_fh_sealed(x->m[i]->key, fh, n))
 			return (int)i;
 	return -1;
 }

@@ -31,6 +31,16 @@
  *   sync, no_subtree_check, insecure, wdelay, no_wdelay, hide, nohide
  *                       accepted, no effect (what this server does anyway,
  *                       or nothing to do: one file system per export)
+ * The backend (the export's, whichever client's options name it; two
+ * clients naming it differently is an error):
+ *   backend=local (default)  path is a local directory
+ *   backend=cephfs      path is only the name clients mount; the files are
+ *                       a CephFS's, through libcephfs:
+ *   ceph_conf=FILE      its ceph.conf (default: libcephfs' search)
+ *   ceph_id=NAME        the client id (client.NAME; default admin)
+ *   ceph_fs=NAME        the file system (default: the cluster's default)
+ *   ceph_path=/DIR      the directory of it exported (default /)
+ * A ceph_ option without backend=cephfs is an error.
  * Anything else (secure, async, crossmnt, fsid=, sec=krb5...) is an error
  * naming the file, the line and the option, as are a client written
  * "client (options)" with a space (exportfs would read that as every
@@ -52,6 +62,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,9 +186,75 @@ static int id_value(struct parser *p, const char *opt, const char *v,
 	return 0;
 }
 
-static int one_option(struct parser *p, const char *opt,
-		      struct nfsd_policy *pol)
+/* A backend setting: set once, or again to the same value. */
+static int be_string(struct parser *p, const char *opt, const char *v,
+		     char **slot)
 {
+	if (!*v || strlen(v) > 1024)
+		return fail(p, "bad value in option \"%s\"", opt);
+	if (*slot)
+		return strcmp(*slot, v)
+			       ? fail(p,
+				      "option \"%s\": set differently before",
+				      opt)
+			       : 0;
+	*slot = rr_strdup(v);
+	return *slot ? 0 : -ENOMEM;
+}
+
+static int be_kind(struct parser *p, const char *opt, struct nfsd_be_conf *be)
+{
+	const char *v = opt + strlen("backend=");
+	int kind = !strcmp(v, "local")	  ? NFSD_BE_LOCAL
+		   : !strcmp(v, "cephfs") ? NFSD_BE_CEPHFS
+					  : -1;
+
+	if (kind < 0)
+		return fail(p, "option \"%s\": backends are local and cephfs",
+			    opt);
+	if (be->kind != NFSD_BE_LOCAL && be->kind != kind)
+		return fail(p, "option \"%s\": set differently before", opt);
+	be->kind = (uint8_t)kind;
+	return 0;
+}
+
+/* 1: opt was a backend option (0 or an error in *rc); 0: it was not. */
+static int be_option(struct parser *p, const char *opt, struct nfsd_be_conf *be,
+		     int *rc)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} str[] = {
+		{"ceph_conf=", offsetof(struct nfsd_be_conf, ceph_conf)},
+		{"ceph_id=", offsetof(struct nfsd_be_conf, ceph_id)},
+		{"ceph_fs=", offsetof(struct nfsd_be_conf, ceph_fs)},
+		{"ceph_path=", offsetof(struct nfsd_be_conf, ceph_path)},
+	};
+
+	if (!strncmp(opt, "backend=", 8)) {
+		*rc = be_kind(p, opt, be);
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(str) / sizeof(str[0]); i++) {
+		size_t n = strlen(str[i].name);
+
+		if (strncmp(opt, str[i].name, n))
+			continue;
+		*rc = be_string(p, opt, opt + n,
+				(char **)((char *)be + str[i].off));
+		return 1;
+	}
+	return 0;
+}
+
+static int one_option(struct parser *p, const char *opt,
+		      struct nfsd_policy *pol, struct nfsd_be_conf *be)
+{
+	int rc = 0;
+
+	if (be_option(p, opt, be, &rc))
+		return rc;
 	static const char *const inert[] = {"sync",	 "no_subtree_check",
 					    "insecure",	 "wdelay",
 					    "no_wdelay", "hide",
@@ -206,14 +283,15 @@ static int one_option(struct parser *p, const char *opt,
 	return 0;
 }
 
-/* opts: "a,b,c" (modified in place) applied onto pol. */
-static int options(struct parser *p, char *opts, struct nfsd_policy *pol)
+/* opts: "a,b,c" (modified in place) applied onto pol and be. */
+static int options(struct parser *p, char *opts, struct nfsd_policy *pol,
+		   struct nfsd_be_conf *be)
 {
 	char *save = NULL;
 
 	for (char *o = strtok_r(opts, ",", &save); o;
 	     o = strtok_r(NULL, ",", &save)) {
-		int rc = one_option(p, o, pol);
+		int rc = one_option(p, o, pol, be);
 
 		if (rc)
 			return rc;
@@ -370,7 +448,7 @@ static int client(struct parser *p, struct nfsd_export *e, char *tok,
 			return fail(p, "bad client \"%s\"", tok);
 		paren[n - 1] = '\0';
 		*paren = '\0';
-		rc = options(p, paren + 1, &r.pol);
+		rc = options(p, paren + 1, &r.pol, &e->be);
 		if (rc)
 			return rc;
 	}
@@ -424,6 +502,21 @@ static struct nfsd_export *new_export(struct parser *p, const char *path,
 	return &t->ex[t->n++];
 }
 
+/* ceph_ options belong to backend=cephfs; ceph_path is absolute. */
+static int be_check(struct parser *p, const struct nfsd_export *e)
+{
+	const struct nfsd_be_conf *b = &e->be;
+	bool ceph = b->ceph_conf || b->ceph_id || b->ceph_fs || b->ceph_path;
+
+	if (ceph && b->kind != NFSD_BE_CEPHFS)
+		return fail(p, "%s: ceph_ options need backend=cephfs",
+			    e->path);
+	if (b->ceph_path && b->ceph_path[0] != '/')
+		return fail(p, "%s: ceph_path=%s: an absolute path", e->path,
+			    b->ceph_path);
+	return 0;
+}
+
 static int export_line(struct parser *p, char *s, char *path)
 {
 	struct nfsd_policy def = {.ro = true,
@@ -443,7 +536,7 @@ static int export_line(struct parser *p, char *s, char *path)
 		return rc;
 	while ((tok = next_token(p, &s, &rc))) {
 		if (tok[0] == '-' && !e->nrules) {
-			rc = options(p, tok + 1, &def);
+			rc = options(p, tok + 1, &def, &e->be);
 			if (rc)
 				return rc;
 			continue;
@@ -457,7 +550,7 @@ static int export_line(struct parser *p, char *s, char *path)
 			    "%s: no client (write *(options) for every "
 			    "client)",
 			    path);
-	return rc;
+	return rc ? rc : be_check(p, e);
 }
 
 void rr_nfs3_exports_free(struct rr_nfs3_exports *t)
@@ -469,6 +562,10 @@ void rr_nfs3_exports_free(struct rr_nfs3_exports *t)
 			free(t->ex[i].rules[j].spec);
 		free(t->ex[i].rules);
 		free(t->ex[i].path);
+		free(t->ex[i].be.ceph_conf);
+		free(t->ex[i].be.ceph_id);
+		free(t->ex[i].be.ceph_fs);
+		free(t->ex[i].be.ceph_path);
 	}
 	free(t->ex);
 	free(t);

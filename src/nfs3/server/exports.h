@@ -37,8 +37,19 @@ struct nfsd_rule {
 	struct nfsd_policy pol;
 };
 
+/* Where an export's files live: the backend and its settings. */
+enum nfsd_be_kind { NFSD_BE_LOCAL, NFSD_BE_CEPHFS };
+
+struct nfsd_be_conf {
+	uint8_t kind; /* enum nfsd_be_kind */
+	/* CephFS (NULL: libcephfs' default): its ceph.conf, client id (as
+	 * in client.ID), file system name, and the directory exported */
+	char *ceph_conf, *ceph_id, *ceph_fs, *ceph_path;
+};
+
 struct nfsd_export {
-	char *path;
+	char *path; /* what clients mount (a local export: the directory) */
+	struct nfsd_be_conf be;
 	struct nfsd_rule *rules;
 	uint32_t nrules;
 	uint32_t member; /* exporter.c: the server that serves it */

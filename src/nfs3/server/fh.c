@@ -143,40 +143,60 @@ static uint64_t get64(const uint8_t *p)
 	return v;
 }
 
-int rr__nfsd_fh_encode(const uint8_t key[NFSD_KEY_LEN], const struct stat *st,
-		       uint64_t birth, uint8_t out[NFSD_FH_LEN])
+void rr__nfsd_fh_seal(const uint8_t key[NFSD_KEY_LEN], uint8_t v, uint64_t a,
+		      uint64_t b, uint64_t c, uint8_t out[NFSD_FH_LEN])
 {
 	out[0] = 'R';
 	out[1] = 'N';
-	out[2] = 1;
+	out[2] = v;
 	out[3] = 0;
-	put64(out + 4, (uint64_t)st->st_dev);
-	put64(out + 12, (uint64_t)st->st_ino);
-	put64(out + 20, birth);
+	put64(out + 4, a);
+	put64(out + 12, b);
+	put64(out + 20, c);
 	rr__nfsd_siphash(key, out, FH_MAC_OFF, out + FH_MAC_OFF);
+}
+
+int rr__nfsd_fh_encode(const uint8_t key[NFSD_KEY_LEN], const struct stat *st,
+		       uint64_t birth, uint8_t out[NFSD_FH_LEN])
+{
+	rr__nfsd_fh_seal(key, NFSD_FH_V_LOCAL, (uint64_t)st->st_dev,
+			 (uint64_t)st->st_ino, birth, out);
 	return NFSD_FH_LEN;
+}
+
+int rr__nfsd_fh_sealed(const uint8_t key[NFSD_KEY_LEN], const void *fh,
+		       size_t len)
+{
+	const uint8_t *p = fh;
+	uint8_t mac[8];
+	uint8_t diff = 0;
+
+	if (len != NFSD_FH_LEN || p[0] != 'R' || p[1] != 'N' || !p[2] ||
+	    p[3] != 0)
+		return 0;
+	rr__nfsd_siphash(key, p, FH_MAC_OFF, mac);
+	/* constant time: a forger learns nothing from how long we took */
+	for (int i = 0; i < 8; i++)
+		diff |= mac[i] ^ p[FH_MAC_OFF + i];
+	return diff ? 0 : p[2];
+}
+
+void rr__nfsd_fh_fields(const void *fh, uint64_t *a, uint64_t *b, uint64_t *c)
+{
+	const uint8_t *p = fh;
+
+	*a = get64(p + 4);
+	*b = get64(p + 12);
+	*c = get64(p + 20);
 }
 
 int rr__nfsd_fh_verify(const uint8_t key[NFSD_KEY_LEN], const void *fh,
 		       size_t len, uint64_t *dev, uint64_t *ino,
 		       uint64_t *birth)
 {
-	const uint8_t *p = fh;
-	uint8_t mac[8];
-	uint8_t diff = 0;
-
-	if (len != NFSD_FH_LEN || p[0] != 'R' || p[1] != 'N' || p[2] != 1 ||
-	    p[3] != 0)
+	if (rr__nfsd_fh_sealed(key, fh, len) != NFSD_FH_V_LOCAL)
 		return NFS3ERR_BADHANDLE;
-	rr__nfsd_siphash(key, p, FH_MAC_OFF, mac);
-	/* constant time: a forger learns nothing from how long we took */
-	for (int i = 0; i < 8; i++)
-		diff |= mac[i] ^ p[FH_MAC_OFF + i];
-	if (diff)
-		return NFS3ERR_BADHANDLE;
-	*dev = get64(p + 4);
-	*ino = get64(p + 12);
-	*birth = get64(p + 20);
+	rr__nfsd_fh_fields(fh, dev, ino, birth);
 	return 0;
 }
 
@@ -1206,6 +1226,8 @@ int rr__nfsd_obj_fd(struct nfsd_call *c, struct nfsd_obj *o)
 
 void rr__nfsd_call_close(struct nfsd_call *c)
 {
+	if (c->s && c->s->be.ops->call_end)
+		c->s->be.ops->call_end(c);
 	as_server(c);
 	while (c->nfds)
 		close(c->fds[--c->nfds]);

@@ -90,6 +90,27 @@ static int mnt_walk(struct nfsd_call *c, char *path, struct nfsd_obj *o)
 	return rc;
 }
 
+/*
+ * The same through a backend that has no local path (->root): each
+ * directory looked up as the server, from the export's root.
+ */
+static int mnt_walk_be(struct nfsd_call *c, char *path, struct nfsd_obj *o)
+{
+	const struct nfsd_be_ops *be = rr__nfsd_be(c);
+	char *save = NULL;
+	int rc = be->root(c, o);
+
+	for (char *n = strtok_r(path, "/", &save); n && !rc;
+	     n = strtok_r(NULL, "/", &save)) {
+		struct nfsd_obj dir = *o;
+
+		if (rr__nfsd_name_ok(n) || !S_ISDIR(dir.st.st_mode))
+			return -EACCES;
+		rc = be->lookup(c, &dir, n, o, NFSD_BE_LOOKUP_ACT);
+	}
+	return rc;
+}
+
 static mountstat3 mnt_resolve(struct nfsd_call *c, const char *dir,
 			      struct nfsd_obj *o)
 {
@@ -107,7 +128,8 @@ static mountstat3 mnt_resolve(struct nfsd_call *c, const char *dir,
 		return MNT3ERR_ACCES;
 	memcpy(path, rel, n);
 	path[n] = '\0';
-	rc = mnt_walk(c, path, o);
+	rc = rr__nfsd_be(c)->root ? mnt_walk_be(c, path, o)
+				  : mnt_walk(c, path, o);
 	if (rc == -ENOENT)
 		return MNT3ERR_NOENT;
 	if (rc)

@@ -93,6 +93,14 @@ struct nfsd_call {
 	struct nfsd_file *held[8]; /* cached files this call uses */
 	int nheld;
 	/*
+	 * The backend's for this call, given back by its ->call_end
+	 * (CephFS: the caller's UserPerm, made once per call, and the inode
+	 * references the call holds).
+	 */
+	void *be_perm;
+	void *be_held[8];
+	int nbe_held;
+	/*
 	 * Acting as the caller yet? A call starts as the server (resolving
 	 * handles) and becomes the caller when it first asks for an object's
 	 * descriptor to act on (rr__nfsd_obj_fd), as every acting procedure
@@ -139,7 +147,24 @@ struct nfsd_obj {
 	/* the cache's entry (rr__nfsd_resolve only; the call holds it), or NULL
 	 */
 	struct nfsd_file *file;
+	/* CephFS: the inode the call holds (acted on or resolved), or NULL;
+	 * its snapshot id (CEPH_NOSNAP for the live file system) */
+	void *be_ref;
+	uint64_t snap;
 };
+
+/* server.c: a server of one export, in the backend bc says (NULL: local) */
+int rr__nfsd_server_create_be(const struct rr_nfs3_server_opts *o,
+			      const struct nfsd_be_conf *bc,
+			      struct rr_nfs3_server **out, char *err,
+			      size_t errlen);
+/*
+ * backend/cephfs.c: s served from the CephFS bc names; errors name the
+ * option at fault in err. -EOPNOTSUPP where built without libcephfs.
+ */
+int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
+			 const struct nfsd_be_conf *bc, char *err,
+			 size_t errlen);
 
 /* arena.c */
 void *rr__nfsd_alloc(struct nfsd_call *c, size_t n);
@@ -155,6 +180,17 @@ int rr__nfsd_fh_encode(const uint8_t key[NFSD_KEY_LEN], const struct stat *st,
 int rr__nfsd_fh_verify(const uint8_t key[NFSD_KEY_LEN], const void *fh,
 		       size_t len, uint64_t *dev, uint64_t *ino,
 		       uint64_t *birth);
+/*
+ * Any backend's handle sealed under key (backend.h's frame): its
+ * version, 0 when it is not one.
+ */
+int rr__nfsd_fh_sealed(const uint8_t key[NFSD_KEY_LEN], const void *fh,
+		       size_t len);
+/* Seals a handle of version v and the backend's 24 bytes a, b, c. */
+void rr__nfsd_fh_seal(const uint8_t key[NFSD_KEY_LEN], uint8_t v, uint64_t a,
+		      uint64_t b, uint64_t c, uint8_t out[NFSD_FH_LEN]);
+/* The 24 bytes of a handle rr__nfsd_fh_sealed accepted. */
+void rr__nfsd_fh_fields(const void *fh, uint64_t *a, uint64_t *b, uint64_t *c);
 /* fstatat without following, plus the birth time handles carry. */
 int rr__nfsd_stat(int dirfd, const char *name, struct stat *st,
 		  uint64_t *birth);

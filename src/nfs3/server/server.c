@@ -117,8 +117,32 @@ static int open_root(struct rr_nfs3_server *s)
 	return 0;
 }
 
+/*
+ * A CephFS export has no local directory: its path is only the name
+ * clients mount, and the backend opens the file system.
+ */
+static int open_backend(struct rr_nfs3_server *s, const struct nfsd_be_conf *bc,
+			char *err, size_t errlen)
+{
+	if (!bc || bc->kind == NFSD_BE_LOCAL)
+		return open_root(s);
+	s->export_path = rr_strdup(s->o.export_path);
+	s->export_real = rr_strdup(s->o.export_path);
+	if (!s->export_path || !s->export_real)
+		return -ENOMEM;
+	return rr__nfsd_cephfs_open(s, bc, err, errlen);
+}
+
 int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
 			  struct rr_nfs3_server **out)
+{
+	return rr__nfsd_server_create_be(o, NULL, out, NULL, 0);
+}
+
+int rr__nfsd_server_create_be(const struct rr_nfs3_server_opts *o,
+			      const struct nfsd_be_conf *bc,
+			      struct rr_nfs3_server **out, char *err,
+			      size_t errlen)
 {
 	struct rr_nfs3_server *s;
 	int rc;
@@ -146,7 +170,7 @@ int rr_nfs3_server_create(const struct rr_nfs3_server_opts *o,
 	if (s->ngroups < 0)
 		s->ngroups = 0; /* more than 64: act with none, never more */
 	pthread_mutex_init(&s->mnt_lock, NULL);
-	rc = open_root(s);
+	rc = open_backend(s, bc, err, errlen);
 	if (!rc)
 		rc = load_key(o->state_dir, s->key);
 	if (!rc)
@@ -172,6 +196,8 @@ void rr_nfs3_server_destroy(struct rr_nfs3_server *s)
 	if (!s)
 		return;
 	rr__nfsd_mounts_free(s);
+	if (s->be.ops->destroy)
+		s->be.ops->destroy(&s->be);
 	rr__nfsd_fcache_destroy(s->files);
 	rr__nfsd_locks_free(s);
 	rr__nfsd_cache_destroy(s->cache);

@@ -215,6 +215,38 @@ static void bounds_are_the_parsers_not_the_files(void **state)
 	free(text);
 }
 
+/* The backend options are the export's, whichever client names them. */
+static void backend_options_are_the_exports(void **state)
+{
+	struct rr_nfs3_exports *t;
+	const struct nfsd_be_conf *b;
+
+	(void)state;
+	assert_int_equal(
+		parse("/plain *(rw)\n"
+		      "/c -backend=cephfs,ceph_conf=/e/c.conf "
+		      "10.0.0.1(rw,ceph_id=nfs,"
+		      "ceph_fs=fs1) 10.0.0.2(ceph_path=/x/y,ceph_id=nfs)\n",
+		      &t),
+		0);
+	assert_int_equal(t->ex[0].be.kind, NFSD_BE_LOCAL);
+	assert_null(t->ex[0].be.ceph_conf);
+	b = &t->ex[1].be;
+	assert_int_equal(b->kind, NFSD_BE_CEPHFS);
+	assert_string_equal(b->ceph_conf, "/e/c.conf");
+	assert_string_equal(b->ceph_id, "nfs");
+	assert_string_equal(b->ceph_fs, "fs1");
+	assert_string_equal(b->ceph_path, "/x/y");
+	rr_nfs3_exports_free(t);
+
+	refused("/c *(backend=nfs)\n", 1, "backend=nfs");
+	refused("/c *(ceph_fs=a)\n", 1, "need backend=cephfs");
+	refused("/c 10.0.0.1(backend=cephfs,ceph_id=x) 10.0.0.2(ceph_id=y)\n",
+		1, "ceph_id=y");
+	refused("/c *(backend=cephfs,ceph_path=rel)\n", 1, "ceph_path=rel");
+	refused("/c *(backend=cephfs,ceph_conf=)\n", 1, "ceph_conf=");
+}
+
 static void a_missing_file_is_named(void **state)
 {
 	struct rr_nfs3_exports *t = NULL;
@@ -234,6 +266,7 @@ int main(void)
 		cmocka_unit_test(defaults_quotes_continuations_and_hosts),
 		cmocka_unit_test(bad_input_names_line_and_option),
 		cmocka_unit_test(bounds_are_the_parsers_not_the_files),
+		cmocka_unit_test(backend_options_are_the_exports),
 		cmocka_unit_test(a_missing_file_is_named),
 	};
 

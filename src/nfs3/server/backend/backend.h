@@ -41,6 +41,7 @@
 
 struct nfsd_call;
 struct nfsd_obj;
+struct nfsd_be;
 
 /* The longest handle a backend makes (its part of the protocol's). */
 #define NFSD_BE_FH_MAX 64
@@ -208,6 +209,17 @@ struct nfsd_be_ops {
 	 */
 	int (*lock_count)(struct nfsd_call *c, struct nfsd_be_file *f,
 			  uint64_t owner);
+
+	/*
+	 * Optional (NULL: the local backend's own ways). root: the export's
+	 * root into o, for MOUNT, which then walks the path it was asked
+	 * with ->lookup. call_end: the call is over; what the backend took
+	 * for it (references, credentials) goes. destroy: the instance is
+	 * no longer used by any call.
+	 */
+	int (*root)(struct nfsd_call *c, struct nfsd_obj *o);
+	void (*call_end)(struct nfsd_call *c);
+	void (*destroy)(struct nfsd_be *be);
 };
 
 /*
@@ -216,9 +228,20 @@ struct nfsd_be_ops {
  */
 struct nfsd_be {
 	const struct nfsd_be_ops *ops;
+	void *priv; /* the instance's state (NULL for the local backend) */
 };
 
 /* local*.c: the local directory the server was created for. */
 extern const struct nfsd_be_ops rr__nfsd_be_local_ops;
+
+/*
+ * Handles of every backend share the local backend's frame and seal
+ * (fh.c): 'R' 'N' version 0, 24 bytes of the backend's, and a SipHash of
+ * the 28 bytes before it under the server's key. version 1: the local
+ * backend's; version 2: CephFS's. The exporter finds a handle's export by
+ * its seal alone, whatever the backend.
+ */
+#define NFSD_FH_V_LOCAL	 1
+#define NFSD_FH_V_CEPHFS 2
 
 #endif

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Files' contents on CephFS: an open is a libcephfs file handle (Fh)
+ * opened as the caller for the call, and READ and WRITE move the data
+ * straight between CephFS and the caller's iovecs (the transport's
+ * registered buffers) with ceph_ll_readv and ceph_ll_writev: no bounce
+ * copy of ours.
+ *
+ * Byte range locks are not offered yet: libcephfs ties a lock to the Fh
+ * it was taken through and drops it when that Fh closes, while an NLM
+ * call opens the file for itself alone; keeping Fhs open per lock owner
+ * is left for later. Every lock op answers -EOPNOTSUPP (NLM:
+ * NLM4_DENIED_NOLOCKS, "no locks available"), and an owner holds no
+ * range, so NLM keeps no record of it.
+ */
+#include "nfs3/server/backend/cephfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+
+#define F_FH(f) ((f)->priv[0])
+
+int rr__nfsd_ceph_open(struct nfsd_call *c, struct nfsd_obj *o,
+		       struct nfsd_be_file *f)
+{
+	int flags = f->access == (NFSD_BE_READ | NFSD_BE_WRITE) ? O_RDWR
+		    : f->access & NFSD_BE_WRITE			? O_WRONLY
+								: O_RDONLY;
+	const UserPerm *perm;
+	struct Inode *in;
+	struct Fh *fh = NULL;
+	int rc;
+
+	f->obj = o;
+	F_FH(f) = 0;
+	if (f->deny)
+		return -EOPNOTSUPP; /* no share reservations in CephFS */
+	if (c->nowait)
+		return rr__nfsd_defer(c);
+	rc = rr__nfsd_ceph_inode(c, o, &in);
+	if (rc)
+		return rc;
+	perm = rr__nfsd_ceph_perm(c);
+	if (!perm)
+		return -ENOMEM;
+	rc = ceph_ll_open(rr__nfsd_ceph(c)->cm, in, flags, &fh, perm);
+	if (rc)
+		return rc;
+	F_FH(f) = (intptr_t)fh;
+	return 0;
+}
+
+void rr__nfsd_ceph_close(struct nfsd_call *c, struct nfsd_be_file *f)
+{
+	if (F_FH(f))
+		ceph_ll_close(rr__nfsd_ceph(c)->cm, (struct Fh *)F_FH(f));
+	F_FH(f) = 0;
+}
+
+ssize_t rr__nfsd_ceph_read(struct nfsd_call *c, struct nfsd_be_file *f,
+			   const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	if (iovcnt < 0 || iovcnt > NFSD_BE_IOV_MAX || off > INT64_MAX)
+		return -EINVAL;
+	if (c->nowait)
+		return rr__nfsd_defer(c);
+	return ceph_ll_readv(rr__nfsd_ceph(c)->cm, (struct Fh *)F_FH(f), iov,
+			     iovcnt, (int64_t)off);
+}
+
+static size_t iov_len(const struct iovec *iov, int n)
+{
+	size_t len = 0;
+
+	while (n--)
+		len += iov[n].iov_len;
+	return len;
+}
+
+/*
+ * libcephfs writes all or fails (it waits for room in its cache, not
+ * for the OSDs unless asked to sync); a short count is passed on.
+ */
+ssize_t rr__nfsd_ceph_write(struct nfsd_call *c, struct nfsd_be_file *f,
+			    const struct iovec *iov, int iovcnt, uint64_t off,
+			    enum nfsd_be_stable how)
+{
+	struct ceph_mount_info *cm = rr__nfsd_ceph(c)->cm;
+	struct Fh *fh = (struct Fh *)F_FH(f);
+	int64_t n;
+	int rc = 0;
+
+	if (iovcnt < 0 || iovcnt > NFSD_BE_IOV_MAX ||
+	    off > INT64_MAX - iov_len(iov, iovcnt))
+		return -EINVAL;
+	if (c->nowait)
+		return rr__nfsd_defer(c);
+	n = ceph_ll_writev(cm, fh, iov, iovcnt, (int64_t)off);
+	if (n <= 0)
+		return n;
+	if (how != NFSD_BE_UNSTABLE)
+		rc = ceph_ll_fsync(cm, fh, how == NFSD_BE_DATA_SYNC);
+	return rc ? rc : (ssize_t)n;
+}
+
+/*
+ * The whole file, data and metadata, to the OSDs and the MDS: what
+ * ceph_ll_fsync does for an Fh, done on the inode (no open needed).
+ */
+int rr__nfsd_ceph_commit(struct nfsd_call *c, struct nfsd_obj *o, uint64_t off,
+			 uint64_t len)
+{
+	struct Inode *in;
+	int rc = rr__nfsd_ceph_inode(c, o, &in);
+
+	(void)off;
+	(void)len;
+	return rc ? rc : ceph_ll_sync_inode(rr__nfsd_ceph(c)->cm, in, 0);
+}
+
+int rr__nfsd_ceph_lock(struct nfsd_call *c, struct nfsd_be_file *f,
+		       const struct nfsd_be_lock *l)
+{
+	(void)c;
+	(void)f;
+	(void)l;
+	return -EOPNOTSUPP;
+}
+
+int rr__nfsd_ceph_lock_test(struct nfsd_call *c, struct nfsd_be_file *f,
+			    struct nfsd_be_lock *l)
+{
+	(void)c;
+	(void)f;
+	(void)l;
+	return -EOPNOTSUPP;
+}
+
+int rr__nfsd_ceph_lock_count(struct nfsd_call *c, struct nfsd_be_file *f,
+			     uint64_t owner)
+{
+	(void)c;
+	(void)f;
+	(void)owner;
+	return 0;
+}

@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * nfsrdmad serving a CephFS (backend=cephfs) end to end: one throw-away
+ * cluster (cephlab.sh) for the whole program, and against it
+ *  - the NFS client suite that runs against the local backend
+ *    (tests/nfs3/client, its remote cases) over RDMA (iwarp) and TCP;
+ *  - handles that survive a restart of nfsrdmad;
+ *  - two nfsrdmad on the same export with the same key: the same
+ *    handles, and a file written through one read through the other;
+ *  - a listing read a few entries per READDIR while it changes: every
+ *    entry that stays is seen once (the cookies are CephFS's offsets);
+ *  - NLM's answer where the backend keeps no locks, start-up errors
+ *    that name the option at fault, and libnfs's tools when installed.
+ *
+ * argv: nfsrdmad, the nfs3_client test binary, cephlab.sh. Without the
+ * ceph daemons or libcephfs it exits 77, saying which.
+ */
+#include "clock.h"
+#include <rpcrdma/nfs3.h>
+#include <rpcrdma/rpc.h>
+#include <rpcrdma/rpc_tcp.h>
+
+#include "daemon.h"
+#include "io.h"
+#include "mount3.h"
+#include "nfs3_prot.h"
+#include "nlm4.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#define TMO_MS	10000
+#define RES_CAP (64u << 10)
+#define EXPORT	"/cephfs"
+
+static const char *nfsrdmad, *client_bin, *cephlab;
+static char top[PATH_MAX], cluster[PATH_MAX + 16], conf[PATH_MAX + 32];
+static char exports_file[PATH_MAX + 16];
+static struct rr_t_daemon a, b;
+static bool cluster_up;
+static uint8_t res[RES_CAP];
+static struct rr_cred root_cred; /* uid 0: the export is no_root_squash */
+
+/* ============================================================ cluster */
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4 * PATH_MAX];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void cluster_stop(void)
+{
+	if (cluster_up && sh("'%s' stop '%s'", cephlab, cluster))
+		fprintf(stderr, "cephlab stop failed\n");
+	cluster_up = false;
+}
+
+/* A test killed or failing still stops the cluster, by its PIDs. */
+static void on_signal(int sig)
+{
+	cluster_stop();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * A case that hangs fails by its name within CASE_S, and the cluster is
+ * stopped (nfsrdmad children follow by PR_SET_PDEATHSIG); ctest's own
+ * timeout would kill us with no chance to.
+ */
+#define CASE_S 90
+static const char *volatile running;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	fprintf(stderr, "\n[  FAILED  ] %s: not done in %d s\n",
+		running ? running : "?", CASE_S);
+	cluster_stop();
+	_exit(1);
+}
+
+static int arm(void **state)
+{
+	running = *state;
+	*state = NULL;
+	signal(SIGALRM, on_alarm);
+	alarm(CASE_S);
+	return 0;
+}
+
+static int disarm(void **state)
+{
+	(void)state;
+	alarm(0);
+	return 0;
+}
+
+#define CASE(fn) cmocka_unit_test_prestate_setup_teardown(fn, arm, disarm, #fn)
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int start(struct rr_t_daemon *d, const char *state)
+{
+	const char *extra[] = {"--exports", exports_file, "--grace", "0", NULL};
+
+	return rr_t_daemon_start(d, nfsrdmad, NULL, state, extra, NULL);
+}
+
+static void state_of(const char *name, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/%s", top, name);
+}
+
+static int group_setup(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+	char text[PATH_MAX + 128], st[PATH_MAX + 16];
+	uint64_t t0 = rr_t_now_ms();
+
+	(void)state;
+	snprintf(top, sizeof(top), "%.200s/nfs3-ceph.XXXXXX",
+		 tmp ? tmp : "/tmp");
+	if (!mkdtemp(top))
+		return -1;
+	snprintf(cluster, sizeof(cluster), "%s/cluster", top);
+	snprintf(conf, sizeof(conf), "%s/ceph.conf", cluster);
+	snprintf(exports_file, sizeof(exports_file), "%s/exports", top);
+	mkdir(cluster, 0700);
+	atexit(cluster_stop);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	cluster_up = true;
+	if (sh("'%s' start '%s' >&2", cephlab, cluster))
+		return -1;
+	fprintf(stderr, "cluster up in %.1f s\n",
+		(double)(rr_t_now_ms() - t0) / 1000);
+	snprintf(text, sizeof(text),
+		 EXPORT " *(rw,no_root_squash,backend=cephfs,ceph_conf=%s)\n",
+		 conf);
+	write_file(exports_file, text);
+	state_of("a", st, sizeof(st));
+	return start(&a, st);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (a.pid > 0)
+		rr_t_daemon_stop(&a);
+	if (b.pid > 0)
+		rr_t_daemon_stop(&b);
+	cluster_stop();
+	return rr_t_rm_tree(top);
+}
+
+/* ============================================================== calls */
+
+/* One call on either transport, rpcgen-encoded. */
+static void call(void *clnt, bool tcp, uint32_t prog, uint32_t vers,
+		 uint32_t proc, xdrproc_t xa, void *args, xdrproc_t xr, void *r,
+		 size_t rsize)
+{
+	char buf[2048];
+	struct rr_call c = {.prog = prog,
+			    .vers = vers,
+			    .proc = proc,
+			    .cred = &root_cred,
+			    .args = buf,
+			    .res = res,
+			    .res_cap = RES_CAP};
+	XDR x;
+
+	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
+	assert_true(xa(&x, args));
+	c.args_len = xdr_getpos(&x);
+	assert_int_equal(
+		tcp ? rr_tcp_clnt_call(clnt, &c) : rr_clnt_call(clnt, &c), 0);
+	memset(r, 0, rsize);
+	xdrmem_create(&x, (char *)res, (u_int)c.res_len, XDR_DECODE);
+	assert_true(xr(&x, r));
+}
+
+struct fh {
+	uint8_t b[NFS3_FHSIZE];
+	u_int len;
+};
+
+static nfs_fh3 fh3(struct fh *h)
+{
+	return (nfs_fh3){
+		.data = {.data_len = h->len, .data_val = (char *)h->b}};
+}
+
+static void keep(struct fh *h, const char *p, u_int len)
+{
+	assert_true(len <= sizeof(h->b));
+	memcpy(h->b, p, len);
+	h->len = len;
+}
+
+static void mnt(const struct rr_t_daemon *d, struct fh *root)
+{
+	struct rr_tcp_clnt *mc;
+	char *path = EXPORT;
+	mountres3 mr;
+
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", d->mount, NULL, &mc),
+			 0);
+	call(mc, true, MOUNT_PROGRAM, 3, MOUNTPROC3_MNT,
+	     (xdrproc_t)rr__xdr_dirpath, &path, (xdrproc_t)rr__xdr_mountres3,
+	     &mr, sizeof(mr));
+	assert_int_equal(mr.fhs_status, MNT3_OK);
+	keep(root, mr.mountres3_u.mountinfo.fhandle.fhandle3_val,
+	     mr.mountres3_u.mountinfo.fhandle.fhandle3_len);
+	xdr_free((xdrproc_t)rr__xdr_mountres3, (char *)&mr);
+	assert_int_equal(rr_tcp_clnt_destroy(mc), 0);
+}
+
+static struct rr_tcp_clnt *tcp_to(const struct rr_t_daemon *d)
+{
+	struct rr_tcp_clnt *c;
+
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", d->tcp, NULL, &c), 0);
+	return c;
+}
+
+/* CREATE (UNCHECKED) name in dir: its handle. */
+static void create(struct rr_tcp_clnt *c, struct fh *dir, const char *name,
+		   struct fh *out)
+{
+	CREATE3args ca = {.where = {.dir = fh3(dir), .name = (char *)name},
+			  .how = {.mode = UNCHECKED}};
+	CREATE3res cr;
+
+	call(c, true, NFS_PROGRAM, 3, NFSPROC3_CREATE,
+	     (xdrproc_t)rr__xdr_CREATE3args, &ca, (xdrproc_t)rr__xdr_CREATE3res,
+	     &cr, sizeof(cr));
+	assert_int_equal(cr.status, NFS3_OK);
+	assert_true(cr.CREATE3res_u.resok.obj.handle_follows);
+	if (out)
+		keep(out,
+		     cr.CREATE3res_u.resok.obj.post_op_fh3_u.handle.data
+			     .data_val,
+		     cr.CREATE3res_u.resok.obj.post_op_fh3_u.handle.data
+			     .data_len);
+	xdr_free((xdrproc_t)rr__xdr_CREATE3res, (char *)&cr);
+}
+
+static void write_at(struct rr_tcp_clnt *c, struct fh *f, const char *data)
+{
+	WRITE3args wa = {.file = fh3(f),
+			 .count = (count3)strlen(data),
+			 .stable = FILE_SYNC,
+			 .data = {.data_len = (u_int)strlen(data),
+				  .data_val = (char *)data}};
+	WRITE3res wr;
+
+	call(c, true, NFS_PROGRAM, 3, NFSPROC3_WRITE,
+	     (xdrproc_t)rr__xdr_WRITE3args, &wa, (xdrproc_t)rr__xdr_WRITE3res,
+	     &wr, sizeof(wr));
+	assert_int_equal(wr.status, NFS3_OK);
+	xdr_free((xdrproc_t)rr__xdr_WRITE3res, (char *)&wr);
+}
+
+/* GETATTR: the status, and the size into *size. */
+static nfsstat3 getattr(void *c, bool tcp, struct fh *f, uint64_t *size)
+{
+	GETATTR3args ga = {.object = fh3(f)};
+	GETATTR3res gr;
+	nfsstat3 st;
+
+	call(c, tcp, NFS_PROGRAM, 3, NFSPROC3_GETATTR,
+	     (xdrproc_t)rr__xdr_GETATTR3args, &ga,
+	     (xdrproc_t)rr__xdr_GETATTR3res, &gr, sizeof(gr));
+	st = gr.status;
+	if (!st && size)
+		*size = gr.GETATTR3res_u.resok.obj_attributes.size;
+	xdr_free((xdrproc_t)rr__xdr_GETATTR3res, (char *)&gr);
+	return st;
+}
+
+/* ============================================================== cases */
+
+/* The client suite, as a child: over RDMA (iwarp) or TCP. */
+static void client_suite(bool tcp)
+{
+	char url[512];
+	pid_t pid;
+	int st;
+
+	snprintf(url, sizeof(url),
+		 "nfs://127.0.0.1" EXPORT "?nfsport=%u&mountport=%u%s",
+		 tcp ? a.tcp : a.rdma, a.mount, tcp ? "&proto=tcp" : "");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		setenv("RR_TEST_NFS_URL", url, 1);
+		setenv("RR_TEST_NFS_SUITE", "remote", 1);
+		unsetenv("RR_TEST_NFS_DIR");
+		dup2(2, 1);
+		execl(client_bin, client_bin, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void client_suite_over_rdma(void **state)
+{
+	(void)state;
+	client_suite(false);
+}
+
+/*
+ * Under TSan (some 3x slower) the suite runs over RDMA alone, to keep the
+ * phase near its minute; the default and ASan phases run both.
+ */
+static void client_suite_over_tcp(void **state)
+{
+	(void)state;
+#ifdef __SANITIZE_THREAD__
+	skip();
+#endif
+	client_suite(true);
+}
+
+static void handles_survive_a_restart(void **state)
+{
+	struct fh root, again, f;
+	struct rr_clnt_opts ro = {.timeout_ms = TMO_MS};
+	struct rr_tcp_clnt *tc;
+	struct rr_clnt *rc;
+	char st[PATH_MAX + 16];
+	uint64_t size = 0;
+
+	(void)state;
+	mnt(&a, &root);
+	tc = tcp_to(&a);
+	create(tc, &root, "kept", &f);
+	write_at(tc, &f, "hello ceph");
+	assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
+
+	assert_int_equal(rr_t_daemon_stop(&a), 0);
+	state_of("a", st, sizeof(st));
+	assert_int_equal(start(&a, st), 0);
+
+	mnt(&a, &again);
+	assert_int_equal(again.len, root.len);
+	assert_memory_equal(again.b, root.b, root.len);
+	tc = tcp_to(&a);
+	assert_int_equal(getattr(tc, true, &f, &size), NFS3_OK);
+	assert_int_equal(size, 10);
+	assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
+	/* over RDMA too, and a handle the server never made is refused */
+	assert_int_equal(rr_clnt_create("127.0.0.1", a.rdma, &ro, &rc), 0);
+	assert_int_equal(getattr(rc, false, &f, &size), NFS3_OK);
+	f.b[f.len - 1] ^= 1;
+	assert_int_equal(getattr(rc, false, &f, NULL), NFS3ERR_BADHANDLE);
+	assert_int_equal(rr_clnt_destroy(rc), 0);
+}
+
+static struct rr_nfs *mount_url(const struct rr_t_daemon *d, bool tcp)
+{
+	struct rr_nfs_opts o = {.timeout_ms = 30000};
+	struct rr_nfs *n = NULL;
+	char url[512];
+
+	snprintf(url, sizeof(url),
+		 "nfs://127.0.0.1" EXPORT "?nfsport=%u&mountport=%u%s",
+		 tcp ? d->tcp : d->rdma, d->mount, tcp ? "&proto=tcp" : "");
+	if (rr_nfs_mount(url, &o, &n))
+		fail_msg("mount %s: %s", url, rr_nfs_error());
+	return n;
+}
+
+static void put(struct rr_nfs *n, const char *path, const char *text)
+{
+	struct rr_nfs_file *f;
+	size_t len = strlen(text);
+
+	assert_int_equal(
+		rr_nfs_open(n, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, &f),
+		0);
+	assert_int_equal(rr_nfs_pwrite(f, text, len, 0), (ssize_t)len);
+	assert_int_equal(rr_nfs_close(f), 0);
+}
+
+static void got(struct rr_nfs *n, const char *path, const char *text)
+{
+	struct rr_nfs_file *f;
+	char buf[256] = "";
+	size_t len = strlen(text);
+
+	assert_int_equal(rr_nfs_open(n, path, O_RDONLY, 0, &f), 0);
+	assert_int_equal(rr_nfs_pread(f, buf, sizeof(buf) - 1, 0),
+			 (ssize_t)len);
+	assert_string_equal(buf, text);
+	assert_int_equal(rr_nfs_close(f), 0);
+}
+
+static void two_servers_one_export(void **state)
+{
+	char sa[PATH_MAX + 16], sb[PATH_MAX + 16];
+	struct fh ra, rb, f;
+	struct rr_tcp_clnt *tc;
+	struct rr_nfs *na, *nb;
+	uint64_t size = 0;
+
+	(void)state;
+	state_of("a", sa, sizeof(sa));
+	state_of("b", sb, sizeof(sb));
+	mkdir(sb, 0700);
+	assert_int_equal(sh("cp '%s/fh.key' '%s/fh.key'", sa, sb), 0);
+	assert_int_equal(start(&b, sb), 0);
+	mnt(&a, &ra);
+	mnt(&b, &rb);
+	assert_int_equal(ra.len, rb.len);
+	assert_memory_equal(ra.b, rb.b, ra.len);
+	/* a handle one made, the other knows */
+	tc = tcp_to(&a);
+	create(tc, &ra, "from-a", &f);
+	write_at(tc, &f, "0123456789abc");
+	assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
+	tc = tcp_to(&b);
+	assert_int_equal(getattr(tc, true, &f, &size), NFS3_OK);
+	assert_int_equal(size, 13);
+	assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
+
+	/* close-to-open: written and closed through one, opened on the other */
+	na = mount_url(&a, false);
+	nb = mount_url(&b, true);
+	put(na, "cto", "written through a");
+	got(nb, "cto", "written through a");
+	put(nb, "cto", "then through b, shorter");
+	got(na, "cto", "then through b, shorter");
+	put(na, "cto", "a again");
+	got(nb, "cto", "a again");
+	assert_int_equal(rr_nfs_umount(na), 0);
+	assert_int_equal(rr_nfs_umount(nb), 0);
+	assert_int_equal(rr_t_daemon_stop(&b), 0);
+	b.pid = 0;
+}
+
+/* READDIR of count bytes from cookie: names into seen[], the next cookie. */
+static bool readdir_some(struct rr_tcp_clnt *c, struct fh *dir, cookie3 *ck,
+			 cookieverf3 verf, int *seen, int n)
+{
+	READDIR3args ra = {.dir = fh3(dir), .cookie = *ck, .count = 1024};
+	READDIR3res rr;
+	bool eof;
+
+	memcpy(ra.cookieverf, verf, NFS3_COOKIEVERFSIZE);
+	call(c, true, NFS_PROGRAM, 3, NFSPROC3_READDIR,
+	     (xdrproc_t)rr__xdr_READDIR3args, &ra,
+	     (xdrproc_t)rr__xdr_READDIR3res, &rr, sizeof(rr));
+	assert_int_equal(rr.status, NFS3_OK);
+	for (entry3 *e = rr.READDIR3res_u.resok.reply.entries; e;
+	     e = e->nextentry) {
+		int i;
+
+		*ck = e->cookie;
+		if (sscanf(e->name, "e%d", &i) == 1 && i >= 0 && i < n)
+			seen[i]++;
+	}
+	memcpy(verf, rr.READDIR3res_u.resok.cookieverf, NFS3_COOKIEVERFSIZE);
+	eof = rr.READDIR3res_u.resok.reply.eof;
+	xdr_free((xdrproc_t)rr__xdr_READDIR3res, (char *)&rr);
+	return eof;
+}
+
+static void listing_resumes_while_it_changes(void **state)
+{
+	enum { N = 300, ADDED = 1000 };
+	static int seen[N + ADDED];
+	struct rr_tcp_clnt *c;
+	struct rr_nfs *n;
+	struct fh root, dir;
+	cookieverf3 verf = {0};
+	cookie3 ck = 0;
+	char name[64];
+	int calls = 0;
+
+	(void)state;
+	n = mount_url(&a, true);
+	assert_int_equal(rr_nfs_mkdir(n, "many", 0755), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "many/e%d", i);
+		put(n, name, "");
+	}
+	mnt(&a, &root);
+	c = tcp_to(&a);
+	{
+		LOOKUP3args la = {.what = {.dir = fh3(&root), .name = "many"}};
+		LOOKUP3res lr;
+
+		call(c, true, NFS_PROGRAM, 3, NFSPROC3_LOOKUP,
+		     (xdrproc_t)rr__xdr_LOOKUP3args, &la,
+		     (xdrproc_t)rr__xdr_LOOKUP3res, &lr, sizeof(lr));
+		assert_int_equal(lr.status, NFS3_OK);
+		keep(&dir, lr.LOOKUP3res_u.resok.object.data.data_val,
+		     lr.LOOKUP3res_u.resok.object.data.data_len);
+		xdr_free((xdrproc_t)rr__xdr_LOOKUP3res, (char *)&lr);
+	}
+	memset(seen, 0, sizeof(seen));
+	/* between replies, entries come (N and up) and go (the odd ones) */
+	while (!readdir_some(c, &dir, &ck, verf, seen, N + ADDED)) {
+		/* a listing that never ends (cookies not honoured) fails */
+		assert_true(++calls < ADDED - 1);
+		if (calls % 2 == 0 && calls / 2 < N / 2) {
+			snprintf(name, sizeof(name), "many/e%d",
+				 2 * (calls / 2) + 1);
+			assert_int_equal(rr_nfs_unlink(n, name), 0);
+		}
+		snprintf(name, sizeof(name), "many/e%d", N + calls);
+		put(n, name, "");
+	}
+	assert_true(calls > 5); /* it took several replies */
+	for (int i = 0; i < N; i += 2)
+		assert_int_equal(seen[i], 1); /* stayed: seen exactly once */
+	for (int i = 0; i < N + ADDED; i++)
+		assert_true(seen[i] <= 1);
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+	assert_int_equal(rr_nfs_umount(n), 0);
+}
+
+static void locks_are_refused_with_nolocks(void **state)
+{
+	struct fh root, f;
+	struct rr_tcp_clnt *c;
+	nlm4_lockargs la = {0};
+	nlm4_res r;
+
+	(void)state;
+	assert_true(a.nlm > 0);
+	mnt(&a, &root);
+	c = tcp_to(&a);
+	create(c, &root, "lockme", &f);
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+	la.exclusive = TRUE;
+	la.alock = (nlm4_lock){
+		.caller_name = "tester",
+		.fh = {.nlm4_netobj_len = f.len,
+		       .nlm4_netobj_val = (char *)f.b},
+		.oh = {.nlm4_netobj_len = 2, .nlm4_netobj_val = "oh"},
+		.svid = 7,
+		.l_len = 10};
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", a.nlm, NULL, &c), 0);
+	call(c, true, NLM_PROG, NLM4_VERS, 2 /* NLM4_LOCK */,
+	     (xdrproc_t)rr__xdr_nlm4_lockargs, &la, (xdrproc_t)rr__xdr_nlm4_res,
+	     &r, sizeof(r));
+	assert_int_equal(r.stat.stat, NLM4_DENIED_NOLOCKS);
+	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+}
+
+/* nfsrdmad with one export line: its exit status, stderr into err. */
+static int start_fails(const char *line, char *err, size_t cap)
+{
+	char file[PATH_MAX + 16], st[PATH_MAX + 16], log[PATH_MAX + 32];
+	const char *argv[] = {nfsrdmad, "--exports",
+			      file,	"--state-dir",
+			      st,	"--rdma-port",
+			      "0",	"--tcp-port",
+			      "0",	"--mount-port",
+			      "0",	"--nlm-port",
+			      "off",	NULL};
+	int fd, status = 0;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(file, sizeof(file), "%s/bad-exports", top);
+	state_of("bad", st, sizeof(st));
+	snprintf(log, sizeof(log), "%s/bad.log", top);
+	write_file(file, line);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		dup2(fd, 1);
+		execv(nfsrdmad, (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	fd = open(log, O_RDONLY);
+	n = fd >= 0 ? read(fd, err, cap - 1) : 0;
+	err[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void start_up_errors_name_the_option(void **state)
+{
+	char line[2 * PATH_MAX], err[4096], bad[PATH_MAX + 32];
+
+	(void)state;
+	snprintf(line, sizeof(line),
+		 "/x *(rw,backend=cephfs,ceph_conf=%s,ceph_path=/no/such)\n",
+		 conf);
+	assert_int_equal(start_fails(line, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "ceph_path=/no/such"));
+
+	snprintf(line, sizeof(line),
+		 "/x *(rw,backend=cephfs,ceph_conf=%s/none.conf)\n", top);
+	assert_int_equal(start_fails(line, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "ceph_conf="));
+
+	/* a cluster that does not answer: a monitor address nothing uses */
+	snprintf(bad, sizeof(bad), "%s/dead.conf", top);
+	write_file(bad, "[global]\nmon host = 127.0.0.1:9\n"
+			"auth client required = none\n"
+			"client mount timeout = 2\n");
+	snprintf(line, sizeof(line),
+		 "/x *(rw,backend=cephfs,ceph_conf=%s,ceph_fs=cephfs)\n", bad);
+	assert_int_equal(start_fails(line, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "cannot mount the CephFS"));
+	assert_non_null(strstr(err, "ceph_conf="));
+
+	assert_int_equal(
+		start_fails("/x *(rw,ceph_fs=cephfs)\n", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "need backend=cephfs"));
+}
+
+static void libnfs_tools_against_it(void **state)
+{
+	char in[PATH_MAX + 16], back[PATH_MAX + 16], q[128];
+
+	(void)state;
+	if (sh("command -v nfs-cp >/dev/null && command -v nfs-ls "
+	       ">/dev/null")) {
+		fprintf(stderr, "nfs-cp/nfs-ls (libnfs-utils) not installed: "
+				"case skipped\n");
+		skip();
+	}
+	snprintf(in, sizeof(in), "%s/in.bin", top);
+	snprintf(back, sizeof(back), "%s/back.bin", top);
+	snprintf(q, sizeof(q), "?nfsport=%u&mountport=%u", a.tcp, a.mount);
+	assert_int_equal(sh("head -c 3000000 /dev/urandom >'%s'", in), 0);
+	assert_int_equal(sh("nfs-cp '%s' 'nfs://127.0.0.1" EXPORT
+			    "/libnfs.bin%s' >&2",
+			    in, q),
+			 0);
+	assert_int_equal(sh("nfs-cp 'nfs://127.0.0.1" EXPORT
+			    "/libnfs.bin%s' '%s' >&2",
+			    q, back),
+			 0);
+	assert_int_equal(sh("cmp '%s' '%s'", in, back), 0);
+	assert_int_equal(sh("nfs-ls 'nfs://127.0.0.1" EXPORT "/%s' | "
+			    "grep -q libnfs.bin",
+			    q),
+			 0);
+}
+
+/*
+ * Under TSan, nfsrdmad reads tests/ceph/tsan.supp (RR_TEST_TSAN_SUPP):
+ * the races TSan sees wholly inside libcephfs, which is not built for
+ * it. What TSAN_OPTIONS already says (halt_on_error) stays.
+ */
+static void tsan_suppressions(void)
+{
+	const char *supp = getenv("RR_TEST_TSAN_SUPP");
+	const char *cur = getenv("TSAN_OPTIONS");
+	char v[2 * PATH_MAX];
+
+	if (!supp || !*supp)
+		return;
+	snprintf(v, sizeof(v), "%s%ssuppressions=%s", cur ? cur : "",
+		 cur && *cur ? ":" : "", supp);
+	setenv("TSAN_OPTIONS", v, 1);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		CASE(client_suite_over_rdma),
+		CASE(client_suite_over_tcp),
+		CASE(listing_resumes_while_it_changes),
+		CASE(two_servers_one_export),
+		CASE(locks_are_refused_with_nolocks),
+		CASE(libnfs_tools_against_it),
+		CASE(start_up_errors_name_the_option),
+		CASE(handles_survive_a_restart),
+	};
+	int rc;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s NFSRDMAD NFS3_CLIENT CEPHLAB\n",
+			argv[0]);
+		return 2;
+	}
+	nfsrdmad = argv[1];
+	client_bin = argv[2];
+	cephlab = argv[3];
+	if (access(nfsrdmad, X_OK) || access(client_bin, X_OK)) {
+		printf("SKIP: %s or %s not built\n", nfsrdmad, client_bin);
+		return 77;
+	}
+	tsan_suppressions();
+	rc = sh("'%s' check", cephlab);
+	if (rc)
+		return rc == 77 ? 77 : 1; /* it said why */
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
