@@ -16,6 +16,7 @@
  * argv[1] is the nfsrdmad binary; run inside in-rpcbind-ns.sh.
  */
 #include "daemon.h"
+#include "nlm_fixture.h"
 #include "mount3.h"
 #include "nfs3_prot.h"
 #include "nlm4.h"
@@ -45,16 +46,6 @@
 #include <cmocka.h>
 
 static const char *daemon_path;
-static const struct timeval tmo = {.tv_sec = 10};
-
-struct fx {
-	char top[PATH_MAX], exp[PATH_MAX], state[PATH_MAX], exports[PATH_MAX];
-	struct rr_t_daemon d;
-	CLIENT *nlm;
-	char fh[NFS3_FHSIZE];
-	u_int fh_len;
-	uint16_t cb_port;
-};
 
 static struct fx fx;
 
@@ -213,77 +204,6 @@ static int grants_seen(void)
 
 /* ------------------------------------------------------------ the server */
 
-static CLIENT *client(uint16_t port, u_long prog, u_long vers)
-{
-	struct sockaddr_in to = {.sin_family = AF_INET,
-				 .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct netbuf nb = {
-		.len = sizeof(to), .maxlen = sizeof(to), .buf = &to};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	CLIENT *c;
-
-	assert_true(fd >= 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
-	c = clnt_vc_create(fd, &nb, prog, vers, 0, 0);
-	assert_non_null(c);
-	clnt_control(c, CLSET_FD_CLOSE, NULL);
-	c->cl_auth = authunix_create_default();
-	return c;
-}
-
-static void forget(CLIENT *c)
-{
-	auth_destroy(c->cl_auth);
-	clnt_destroy(c);
-}
-
-static void find_fh(struct fx *f)
-{
-	CLIENT *m = client(f->d.mount, MOUNT_PROGRAM, MOUNT_V3);
-	CLIENT *n = client(f->d.tcp, NFS_PROGRAM, NFS_V3);
-	mountres3 mr;
-	LOOKUP3args la;
-	LOOKUP3res lr;
-	char *dir = f->exp;
-
-	memset(&mr, 0, sizeof(mr));
-	assert_int_equal(clnt_call(m, MOUNTPROC3_MNT,
-				   (xdrproc_t)rr__xdr_dirpath, (char *)&dir,
-				   (xdrproc_t)rr__xdr_mountres3, (char *)&mr,
-				   tmo),
-			 RPC_SUCCESS);
-	assert_int_equal(mr.fhs_status, MNT3_OK);
-	la.what.dir.data.data_len =
-		mr.mountres3_u.mountinfo.fhandle.fhandle3_len;
-	la.what.dir.data.data_val =
-		mr.mountres3_u.mountinfo.fhandle.fhandle3_val;
-	la.what.name = "f";
-	memset(&lr, 0, sizeof(lr));
-	assert_int_equal(clnt_call(n, NFSPROC3_LOOKUP,
-				   (xdrproc_t)rr__xdr_LOOKUP3args, (char *)&la,
-				   (xdrproc_t)rr__xdr_LOOKUP3res, (char *)&lr,
-				   tmo),
-			 RPC_SUCCESS);
-	assert_int_equal(lr.status, NFS3_OK);
-	f->fh_len = lr.LOOKUP3res_u.resok.object.data.data_len;
-	memcpy(f->fh, lr.LOOKUP3res_u.resok.object.data.data_val, f->fh_len);
-	xdr_free((xdrproc_t)rr__xdr_LOOKUP3res, (char *)&lr);
-	xdr_free((xdrproc_t)rr__xdr_mountres3, (char *)&mr);
-	forget(n);
-	forget(m);
-}
-
-static void write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-}
-
-/* nfsrdmad has told rpcbind of its NLM (or been refused), 10 s at most. */
 static void await_registration(struct fx *f)
 {
 	char buf[8192];
@@ -325,7 +245,7 @@ static int setup(void **state)
 			 0);
 	assert_true(f->d.nlm != 0);
 	find_fh(f);
-	f->nlm = client(f->d.nlm, NLM_PROG, NLM4_VERS);
+	f->nlm = client(f->d.nlm, NLM_PROG, NLM4_VERS, NULL);
 	await_registration(f);
 	cb_start();
 	cb_register(true);

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The NLM tests' shared fixture (nlm_fixture.h). */
+#include "nlm_fixture.h"
+
+#include "mount3.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+CLIENT *client(uint16_t port, u_long prog, u_long vers, const char *from)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in me = {.sin_family = AF_INET};
+	struct netbuf nb = {
+		.len = sizeof(to), .maxlen = sizeof(to), .buf = &to};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CLIENT *c;
+
+	assert_true(fd >= 0);
+	if (from) {
+		assert_int_equal(inet_pton(AF_INET, from, &me.sin_addr), 1);
+		assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)),
+				 0);
+	}
+	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	c = clnt_vc_create(fd, &nb, prog, vers, 0, 0);
+	assert_non_null(c);
+	clnt_control(c, CLSET_FD_CLOSE, NULL);
+	c->cl_auth = authunix_create_default();
+	return c;
+}
+
+void forget(CLIENT *c)
+{
+	auth_destroy(c->cl_auth);
+	clnt_destroy(c);
+}
+
+void find_fh(struct fx *f)
+{
+	CLIENT *m = client(f->d.mount, MOUNT_PROGRAM, MOUNT_V3, NULL);
+	CLIENT *n = client(f->d.tcp, NFS_PROGRAM, NFS_V3, NULL);
+	mountres3 mr;
+	LOOKUP3args la;
+	LOOKUP3res lr;
+	char *dir = f->exp;
+
+	memset(&mr, 0, sizeof(mr));
+	assert_int_equal(clnt_call(m, MOUNTPROC3_MNT,
+				   (xdrproc_t)rr__xdr_dirpath, (char *)&dir,
+				   (xdrproc_t)rr__xdr_mountres3, (char *)&mr,
+				   tmo),
+			 RPC_SUCCESS);
+	assert_int_equal(mr.fhs_status, MNT3_OK);
+	la.what.dir.data.data_len =
+		mr.mountres3_u.mountinfo.fhandle.fhandle3_len;
+	la.what.dir.data.data_val =
+		mr.mountres3_u.mountinfo.fhandle.fhandle3_val;
+	la.what.name = "f";
+	memset(&lr, 0, sizeof(lr));
+	assert_int_equal(clnt_call(n, NFSPROC3_LOOKUP,
+				   (xdrproc_t)rr__xdr_LOOKUP3args, (char *)&la,
+				   (xdrproc_t)rr__xdr_LOOKUP3res, (char *)&lr,
+				   tmo),
+			 RPC_SUCCESS);
+	assert_int_equal(lr.status, NFS3_OK);
+	f->fh_len = lr.LOOKUP3res_u.resok.object.data.data_len;
+	memcpy(f->fh, lr.LOOKUP3res_u.resok.object.data.data_val, f->fh_len);
+	xdr_free((xdrproc_t)rr__xdr_LOOKUP3res, (char *)&lr);
+	xdr_free((xdrproc_t)rr__xdr_mountres3, (char *)&mr);
+	forget(n);
+	forget(m);
+}
+
+void write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the NLM tests share (nlm_fixture.c): nfsrdmad started on a
+ * directory with a file "f", libtirpc clients of its TCP services, and
+ * the file's handle found as a client finds it (MNT, then LOOKUP).
+ * Failures are cmocka assertions.
+ */
+#ifndef RR_TESTS_NLM_FIXTURE_H
+#define RR_TESTS_NLM_FIXTURE_H
+
+#include "daemon.h"
+#include "nfs3_prot.h"
+
+#include <limits.h>
+#include <rpc/rpc.h>
+#include <stdint.h>
+
+static const struct timeval tmo = {.tv_sec = 10};
+
+struct fx {
+	char top[PATH_MAX], exp[PATH_MAX], state[PATH_MAX], exports[PATH_MAX];
+	struct rr_t_daemon d;
+	CLIENT *nlm;
+	char fh[NFS3_FHSIZE];
+	u_int fh_len;
+	uint16_t cb_port; /* the test's own lock manager, where it has one */
+};
+
+/* A client of prog/vers at port, its source address from (NULL: any). */
+CLIENT *client(uint16_t port, u_long prog, u_long vers, const char *from);
+void forget(CLIENT *c);
+/* The handle of the file "f" in the export, as a client finds it. */
+void find_fh(struct fx *f);
+void write_file(const char *path, const char *text);
+
+#endif
