@@ -3,7 +3,8 @@
 #
 # Our NFS client (nfsrdma, over TCP) against NFS-Ganesha, a server nobody
 # here wrote, exporting a temporary directory on loopback: put and get with
-# --verify, listing, mkdir, rename, remove, df.
+# --verify, listing, mkdir, rename, remove, df; and its export mounted
+# with nfsrdma mount (FUSE), fio verifying what it wrote through it.
 #
 #   ganesha_interop.sh NFSRDMA
 #
@@ -26,6 +27,7 @@ command -v rpcinfo >/dev/null 2>&1 || skip "rpcinfo not found (package rpcbind)"
 tmp=$(mktemp -d)
 gpid= rpid=
 cleanup() {
+	grep -q " $tmp/mnt " /proc/self/mountinfo 2>/dev/null && umount -l "$tmp/mnt"
 	[ -n "$gpid" ] && kill "$gpid" 2>/dev/null && wait "$gpid" 2>/dev/null
 	[ -n "$rpid" ] && kill "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
 	rm -rf "$tmp"
@@ -153,5 +155,30 @@ if run get "$url/missing$q" "$tmp/x" 2>/dev/null; then
 	fail "get of a missing file succeeded"
 fi
 ok "get of a missing file fails"
+
+# nfsrdma mount of Ganesha's export (issue 18): fio writes and verifies
+# through the FUSE mount, cp and cmp agree with Ganesha's disk
+mounted() { grep -q " $tmp/mnt [^ ]* - fuse.nfsrdma " /proc/self/mountinfo; }
+if [ ! -c /dev/fuse ] || ! "$nfsrdma" --help | grep -q '^  mount '; then
+	echo "mount: not tried (no /dev/fuse, or nfsrdma built without libfuse3)"
+elif ! command -v fio >/dev/null 2>&1; then
+	echo "mount: not tried (no fio)"
+else
+	mkdir "$tmp/mnt"
+	"$nfsrdma" mount "$url$q" "$tmp/mnt" -o actimeo=3 2>"$tmp/mount.err" ||
+		fail "nfsrdma mount of Ganesha's export: $(cat "$tmp/mount.err")"
+	mounted || fail "nfsrdma mount returned before the mount was up"
+	fio --name=g --directory="$tmp/mnt" --rw=randwrite --bs=4k --size=4m \
+		--numjobs=2 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--output-format=terse >"$tmp/fio" 2>&1 ||
+		fail "fio through the mount: $(tail -3 "$tmp/fio")"
+	head -c $((3 * 1024 * 1024)) /dev/urandom >"$tmp/m.bin"
+	cp "$tmp/m.bin" "$tmp/mnt/m.bin" && cmp -s "$tmp/m.bin" "$tmp/export/m.bin" ||
+		fail "cp through the mount differs on Ganesha's disk"
+	"$nfsrdma" umount "$tmp/mnt" || fail "nfsrdma umount"
+	for _ in $(seq 100); do mounted || break; pause; done
+	mounted && fail "still mounted after umount"
+	ok "nfsrdma mount of Ganesha's export: fio write+verify (crc32c), cp and cmp"
+fi
 
 echo "$passed passed, 0 failed"
