@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Issue 18's benchmark on this host: what FUSE costs. One nfsrdmad on a
+# temporary directory; on the same file, in the same run:
+#   - fio through `nfsrdma mount` over iwarp (1 MiB sequential read and
+#     write, depth 16, libaio; 4 KiB random read, depth 16, O_DIRECT so
+#     FUSE's page cache answers nothing);
+#   - `nfsrdma bench` of the same operations over iwarp, the client
+#     library without FUSE (goal: the mount at least 0.7x);
+#   - libnfs's nfs-cp reading a whole 64 MiB file over TCP, the reader
+#     the bench times as its "libnfs" baseline (the bench copies at most
+#     64 MiB), against one pass of fio through the mount over the same
+#     file (goal: the mount at least 1.5x).
+# Figures and ratios, not assertions. Run it on a quiet machine, and more
+# than once before believing a ratio.
+#
+#   scripts/fuse-bench.sh [-B BUILD] [-s SECONDS] [-m MIB]
+#     -B  build tree with bin/nfsrdma and bin/nfsrdmad (default build)
+#     -s  seconds per run (default 5); -m  file size in MiB (default 512)
+# Exit: 0 when every run ran; 77 when something it needs is missing.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$ROOT/build SECS=5 MIB=512
+while getopts "B:s:m:h" o; do
+	case $o in
+	B) BUILD=$(cd "$OPTARG" && pwd) || exit 2 ;;
+	s) SECS=$OPTARG ;;
+	m) MIB=$OPTARG ;;
+	*) sed -n '4,20p' "$0"; exit 2 ;;
+	esac
+done
+NFSRDMA=$BUILD/bin/nfsrdma NFSRDMAD=$BUILD/bin/nfsrdmad
+skip() { echo "fuse-bench: SKIP: $*" >&2; exit 77; }
+for b in "$NFSRDMA" "$NFSRDMAD"; do [ -x "$b" ] || skip "no $b (build first)"; done
+for t in fio jq; do command -v $t >/dev/null || skip "$t not found"; done
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+"$NFSRDMA" --help | grep -q '^  mount ' || skip "nfsrdma built without libfuse3"
+
+T=$(mktemp -d /tmp/rr-fuse-bench.XXXXXX)
+SERVER=
+cleanup() {
+	grep -q " $T/mnt " /proc/self/mountinfo && umount -l "$T/mnt"
+	[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+mkdir -p "$T/exp" "$T/mnt" "$T/state"
+head -c $((MIB << 20)) /dev/urandom >"$T/exp/data" || exit 1
+head -c $((64 << 20)) /dev/urandom >"$T/exp/small" || exit 1
+
+"$NFSRDMAD" --export "$T/exp" --state-dir "$T/state" --address 127.0.0.1 \
+	--rdma-port 0 --tcp-port 0 --mount-port 0 >"$T/server.out" 2>&1 &
+SERVER=$!
+for _ in $(seq 200); do
+	grep -q ready "$T/server.out" && break
+	read -r -t 0.05 _ <>"$T/server.out" 2>/dev/null || true
+done
+port() { sed -n "s/.*$1 on .*:\\([0-9]*\\)\$/\\1/p" "$T/server.out"; }
+R=$(port "over rdma") TP=$(port "nfs3 over tcp") M=$(port "mount3 over tcp")
+[ -n "$R" ] && [ -n "$TP" ] && [ -n "$M" ] || { cat "$T/server.out"; exit 1; }
+URL="nfs://127.0.0.1:$R$T/exp?mountport=$M&provider=iwarp"
+FILE_URL="nfs://127.0.0.1:$R$T/exp/data?mountport=$M&provider=iwarp"
+
+# bench OP BS [FILE]: nfsrdma bench's MBps, and its libnfs baseline's
+bench() {
+	"$NFSRDMA" bench "${FILE_URL/data/${3:-data}}" --op "$1" --bs "$2" --depth 16 \
+		--seconds "$SECS" --tcp-nfsport "$TP" --force --json 2>/dev/null |
+		jq -r '[.figures.MBps, (.baselines[] | select(.name == "libnfs") |
+			.figures.MBps) // null] | map(tostring) | join(" ")'
+}
+
+# fio_mount NAME RW BS DIRECT [FILE]: fio's MB/s through the mount; with
+# FILE, one pass over it rather than SECS seconds
+fio_mount() {
+	local how=(--size=$((MIB << 20)) --time_based --runtime="$SECS")
+	[ -n "${5:-}" ] && how=(--size=$((64 << 20)))
+	fio --name="$1" --filename="$T/mnt/${5:-data}" --rw="$2" --bs="$3" \
+		--direct="$4" --ioengine=libaio --iodepth=16 --invalidate=1 \
+		"${how[@]}" \
+		--output-format=json 2>/dev/null |
+		jq -r "(.jobs[0].read.bw_bytes + .jobs[0].write.bw_bytes) / 1e6"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+"$NFSRDMA" mount "$URL" "$T/mnt" || exit 1
+echo "fuse-bench: ${MIB} MiB file, ${SECS} s a run, nfsrdmad over iwarp on 127.0.0.1"
+printf '%-28s %10s %10s %8s %10s %8s\n' run mount_MBps bench_MBps ratio libnfs_MBps ratio
+row() { # NAME MOUNT BENCH LIBNFS
+	printf '%-28s %10.1f %10.1f %8s %10s %8s\n' "$1" "$2" "$3" "$(ratio "$2" "$3")" \
+		"${4:-n/a}" "$([ "${4:-null}" = null ] && echo n/a || ratio "$2" "$4")"
+}
+read -r b _ < <(bench read 1M)
+m=$(fio_mount seqread read 1M 0)
+row "1 MiB sequential read" "$m" "$b" null
+read -r b lib < <(bench read 1M small)
+m=$(fio_mount once read 1M 0 small)
+row "1 MiB read, 64 MiB once" "$m" "$b" "$lib"
+read -r b _ < <(bench write 1M)
+m=$(fio_mount seqwrite write 1M 0)
+row "1 MiB sequential write" "$m" "$b" null
+read -r b _ < <(bench randread 4K)
+m=$(fio_mount randread randread 4k 1)
+row "4 KiB random read (direct)" "$m" "$b" null
+echo "goals: mount/bench >= 0.7; 1 MiB read mount/libnfs >= 1.5"
+"$NFSRDMA" umount "$T/mnt"
