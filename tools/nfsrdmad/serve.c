@@ -31,6 +31,8 @@
 
 enum xkind { X_RDMA, X_TCP, X_MOUNT, X_NLM, X_NSM, X_N };
 
+_Static_assert(X_N <= REPORT_MAX_XPRTS, "the report has a place per listener");
+
 static const char *const xname[X_N] = {
 	[X_RDMA] = "nfs3+mount3 over rdma", [X_TCP] = "nfs3 over tcp",
 	[X_MOUNT] = "mount3 over tcp",	    [X_NLM] = "nlm4 over tcp",
