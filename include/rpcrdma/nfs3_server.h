@@ -160,6 +160,49 @@ struct rr_nlm_stats {
 void rr_nfs3_exporter_nlm_stats(struct rr_nfs3_exporter *x,
 				struct rr_nlm_stats *out);
 
+/*
+ * The Network Status Monitor, version 1 (program 100024, "statd"), for
+ * the exporter's lock manager (after rr_nfs3_exporter_nlm): a client
+ * host's SM_NOTIFY (it rebooted) releases every lock and waiter its
+ * name holds, as NLM's FREE_ALL does. The state directory keeps our
+ * state number (odd while up; each start adds to it) in "nsm-state" and
+ * the client hosts that lock (their names and addresses, at most 1024)
+ * in "nsm-hosts", each written whole under a temporary name and renamed.
+ * Without a state directory: state 1, nothing kept, nobody told.
+ * my_name: the name SM_NOTIFY gives us (NULL: gethostname()).
+ */
+struct rr_nsm_opts {
+	const char *my_name;
+};
+/* Fills the NSM program table; once per exporter, after NLM. */
+int rr_nfs3_exporter_nsm(struct rr_nfs3_exporter *x,
+			 const struct rr_nsm_opts *o, struct rr_svc_prog *nsm);
+/*
+ * Tells the hosts that held locks before this start, in the background
+ * (each host's rpcbind names its statd; 5 s bounds each call), that we
+ * restarted, so they reclaim in the grace period; then forgets them.
+ * Call once our NLM answers. Never waits on a host.
+ */
+int rr_nfs3_exporter_nsm_notify(struct rr_nfs3_exporter *x);
+
+struct rr_nsm_stats {
+	uint64_t state; /* ours, now */
+	uint64_t calls;
+	uint64_t garbage_args;
+	uint64_t notifies;	   /* SM_NOTIFY received */
+	uint64_t released_locks;   /* ranges they released */
+	uint64_t dropped_waiters;  /* blocked LOCKs they dropped */
+	uint64_t refused_mon;	   /* SM_MON: we monitor for our NLM only */
+	uint64_t hosts;		   /* client hosts recorded now */
+	uint64_t hosts_unrecorded; /* over the bound, or unusable names */
+	uint64_t record_failures;  /* nsm-hosts could not be written */
+	uint64_t notified;	   /* hosts told of our restart */
+	uint64_t notify_failures;  /* unreachable, or no statd */
+};
+/* Zeros when NSM is not served. */
+void rr_nfs3_exporter_nsm_stats(struct rr_nfs3_exporter *x,
+				struct rr_nsm_stats *out);
+
 /* Only once no transport can call into x any more. */
 void rr_nfs3_exporter_destroy(struct rr_nfs3_exporter *x);
 

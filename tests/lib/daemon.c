@@ -36,6 +36,8 @@ static void ports_of(struct rr_t_daemon *d, char *buf)
 			d->mount = port;
 		else if (strstr(l, "nlm4 over tcp"))
 			d->nlm = port;
+		else if (strstr(l, "nsm1 over tcp"))
+			d->nsm = port;
 	}
 }
 

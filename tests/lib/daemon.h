@@ -15,9 +15,9 @@
 
 struct rr_t_daemon {
 	pid_t pid;
-	int out;			/* its stdout */
-	uint16_t rdma, tcp, mount, nlm; /* nlm: 0 when not served */
-	char log[256];			/* where its stderr goes */
+	int out;			     /* its stdout */
+	uint16_t rdma, tcp, mount, nlm, nsm; /* 0: not served */
+	char log[256];			     /* where its stderr goes */
 };
 
 /* Resource limits for the daemon; 0: inherited. */

@@ -4,7 +4,8 @@
  *
  *   nfsrdmad --export DIR | --exports FILE
  *            [--rdma-port 20049] [--tcp-port 2049]
- *            [--mount-port 20048] [--nlm-port 0] [--grace 90]
+ *            [--mount-port 20048] [--nlm-port 0] [--nsm-port 0]
+ *            [--grace 90]
  *            [--provider iwarp] [--read-only]
  *            [--threads N] [--bulk-bufs N] [--root-squash]
  *            [--state-dir DIR]
@@ -51,6 +52,8 @@ static void usage(FILE *f)
 		"  --mount-port P   MOUNT over TCP (20048)\n"
 		"  --nlm-port P     NLM v4 (locks) over TCP (0)\n"
 		"                   P = 0: any free port; P = off: none\n"
+		"  --nsm-port P     NSM v1 (statd: client reboots) over TCP\n"
+		"                   (0); off: none (restarts are still told)\n"
 		"  --grace S        NLM: after start, only reclaims of locks\n"
 		"                   for S seconds (90)\n"
 		"  --nlm-locks-per-host N  NLM: ranges one client host may\n"
@@ -64,7 +67,8 @@ static void usage(FILE *f)
 		"  --read-only      --export: modifying calls get "
 		"NFS3ERR_ROFS\n"
 		"  --root-squash    --export: uid 0 acts as nobody (65534)\n"
-		"  --state-dir DIR  where the file-handle key is kept\n"
+		"  --state-dir DIR  where the file-handle key and NSM's state\n"
+		"                   (nsm-state, nsm-hosts) are kept\n"
 		"                   (/var/lib/nfsrdmad for root, else\n"
 		"                   ~/.local/state/nfsrdmad)\n"
 		"  --max-conns N    TCP connections per port (256, fewer\n"
@@ -154,7 +158,8 @@ enum {
 	O_CONTROL,
 	O_NLM,
 	O_GRACE,
-	O_NLMH
+	O_NLMH,
+	O_NSM
 };
 
 static const struct option longopts[] = {
@@ -164,6 +169,7 @@ static const struct option longopts[] = {
 	{"tcp-port", required_argument, NULL, O_TCP},
 	{"mount-port", required_argument, NULL, O_MOUNT},
 	{"nlm-port", required_argument, NULL, O_NLM},
+	{"nsm-port", required_argument, NULL, O_NSM},
 	{"grace", required_argument, NULL, O_GRACE},
 	{"nlm-locks-per-host", required_argument, NULL, O_NLMH},
 	{"provider", required_argument, NULL, O_PROV},
@@ -206,6 +212,8 @@ static int parse_one(int c, const char *arg, struct nfsrdmad_opts *o)
 		return port_arg(arg, &o->mount_port);
 	case O_NLM:
 		return port_arg(arg, &o->nlm_port);
+	case O_NSM:
+		return port_arg(arg, &o->nsm_port);
 	case O_GRACE:
 		return count_arg(arg, 0, 3600, &o->grace_s);
 	case O_NLMH:
@@ -276,6 +284,7 @@ static const char *value_hint(int c)
 	case O_TCP:
 	case O_MOUNT:
 	case O_NLM:
+	case O_NSM:
 		return "a port, 0-65535, or off";
 	case O_GRACE:
 		return "seconds, 0-3600";

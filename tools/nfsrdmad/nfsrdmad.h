@@ -17,7 +17,7 @@ struct nfsrdmad_opts {
 	const char *address; /* IPv4 to bind, default 0.0.0.0 */
 	const char *provider;
 	/* 0: ephemeral, -1: off */
-	int rdma_port, tcp_port, mount_port, nlm_port;
+	int rdma_port, tcp_port, mount_port, nlm_port, nsm_port;
 	uint32_t grace_s;	     /* NLM's grace period after start */
 	uint32_t nlm_locks_per_host; /* 0: the library's default */
 	uint32_t threads;
@@ -46,7 +46,7 @@ struct nfsrdmad_rpcb {
 
 struct nfsrdmad_ports {
 	const char *addr; /* IPv4, dotted */
-	struct nfsrdmad_rpcb e[6];
+	struct nfsrdmad_rpcb e[7];
 	int n;
 };
 /* Registers each with rpcbind, when one answers on 127.0.0.1:111. */

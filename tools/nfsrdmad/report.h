@@ -19,9 +19,12 @@ struct report_xprt {
 	struct rr_rpc_svc *svc;
 };
 
+/* every listener nfsrdmad runs: RDMA, NFS, MOUNT, NLM and NSM on TCP */
+#define REPORT_MAX_XPRTS 5
+
 struct report_src {
 	struct nfsrdmad_counters *ctr;
-	struct report_xprt x[4];
+	struct report_xprt x[REPORT_MAX_XPRTS];
 	int nx;
 	struct rr_nfs3_exporter *nfs;
 	struct tool_control *ctl;

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Registration with rpcbind, so clients that ask rpcbind find NFS,
- * MOUNT and NLM (nlockmgr version 4) on TCP and NFS on RPC-over-RDMA: rpcbind
- * version 4 SETs of netid "tcp", and "rdma" with the RDMA listener's universal
- * address, as Linux's nfsd registers its RDMA port (RFC 5665 names the netid;
- * portmap version 2 has no protocol number for it, so `rpcinfo` shows it
- * and `rpcinfo -p` does not). They go over rpcbind's local socket, which
- * tells rpcbind who we are (libtirpc's pmap_set would too, but leaks the
- * address it converts on every call). Only when
- * rpcbind answers on 127.0.0.1:111 right away: without one, libtirpc would
- * retry for many seconds before giving up, and serving goes on regardless.
- * We listen on IPv4 only, so there is no "rdma6" to register.
+ * MOUNT, NLM (nlockmgr version 4) and NSM (status version 1) on TCP and NFS on
+ * RPC-over-RDMA: rpcbind version 4 SETs of netid "tcp", and "rdma" with the
+ * RDMA listener's universal address, as Linux's nfsd registers its RDMA port
+ * (RFC 5665 names the netid; portmap version 2 has no protocol number for it,
+ * so `rpcinfo` shows it and `rpcinfo -p` does not). They go over rpcbind's
+ * local socket, which tells rpcbind who we are (libtirpc's pmap_set would too,
+ * but leaks the address it converts on every call). Only when rpcbind answers
+ * on 127.0.0.1:111 right away: without one, libtirpc would retry for many
+ * seconds before giving up, and serving goes on regardless. We listen on IPv4
+ * only, so there is no "rdma6" to register.
  */
 #include "nfsrdmad.h"
 
@@ -31,6 +31,7 @@
 #define NFS_PROG   100003
 #define MOUNT_PROG 100005
 #define NLM_PROG   100021
+#define NSM_PROG   100024
 #define PROBE_MS   300
 
 static bool rpcbind_answers(void)
@@ -110,6 +111,7 @@ static void rb_set(CLIENT *c, const struct nfsrdmad_rpcb *e, const char *addr)
 {
 	const char *name = e->prog == NFS_PROG	 ? "NFS"
 			   : e->prog == NLM_PROG ? "NLM"
+			   : e->prog == NSM_PROG ? "NSM"
 						 : "MOUNT";
 
 	if (!e->port)
@@ -164,6 +166,10 @@ void nfsrdmad_rpcbind_set(const struct nfsrdmad_ports *p)
 	rb_call(c, false, NFS_PROG, 3, "", p->addr, 0);
 	rb_call(c, false, MOUNT_PROG, 3, "", p->addr, 0);
 	rb_call(c, false, NLM_PROG, 4, "", p->addr, 0);
+	/* only when ours replaces it: another statd may be the host's */
+	for (int i = 0; i < p->n; i++)
+		if (p->e[i].prog == NSM_PROG)
+			rb_call(c, false, NSM_PROG, 1, "", p->addr, 0);
 	for (int i = 0; i < p->n; i++)
 		rb_set(c, &p->e[i], p->addr);
 	clnt_destroy(c);

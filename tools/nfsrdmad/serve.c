@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The transports nfsrdmad runs, each loop in its own thread: NFS and MOUNT
- * on RPC-over-RDMA, NFS on TCP, MOUNT on TCP, NLM v4 on TCP. SIGTERM and SIGINT
+ * on RPC-over-RDMA, NFS on TCP, MOUNT on TCP, NLM v4 and NSM v1 on TCP (each
+ * its own port). SIGTERM and SIGINT
  * are blocked in every thread and taken by the main thread with sigwait, which
  * then stops each loop (calls in flight finish first) and tears down in
  * the reverse order of setup. SIGHUP, taken the same way, reads the
@@ -28,13 +29,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum xkind { X_RDMA, X_TCP, X_MOUNT, X_NLM, X_N };
+enum xkind { X_RDMA, X_TCP, X_MOUNT, X_NLM, X_NSM, X_N };
+
+_Static_assert(X_N <= REPORT_MAX_XPRTS, "the report has a place per listener");
 
 static const char *const xname[X_N] = {
-	[X_RDMA] = "nfs3+mount3 over rdma",
-	[X_TCP] = "nfs3 over tcp",
-	[X_MOUNT] = "mount3 over tcp",
-	[X_NLM] = "nlm4 over tcp",
+	[X_RDMA] = "nfs3+mount3 over rdma", [X_TCP] = "nfs3 over tcp",
+	[X_MOUNT] = "mount3 over tcp",	    [X_NLM] = "nlm4 over tcp",
+	[X_NSM] = "nsm1 over tcp",
 };
 
 /*
@@ -55,7 +57,7 @@ struct xprt {
 struct daemon {
 	const struct nfsrdmad_opts *o;
 	struct rr_nfs3_exporter *nfs;
-	struct rr_svc_prog nfs_prog, mount_prog, nlm_prog;
+	struct rr_svc_prog nfs_prog, mount_prog, nlm_prog, nsm_prog;
 	struct sockaddr_in sin;
 	struct xprt x[X_N];
 	struct nfsrdmad_counters *ctr;
@@ -99,7 +101,8 @@ static void listen_error(const struct daemon *d, const struct xprt *x, int port,
 	const char *opt = x->kind == X_RDMA    ? "--rdma-port"
 			  : x->kind == X_TCP   ? "--tcp-port"
 			  : x->kind == X_MOUNT ? "--mount-port"
-					       : "--nlm-port";
+			  : x->kind == X_NLM   ? "--nlm-port"
+					       : "--nsm-port";
 	struct in_addr a;
 
 	if (inet_pton(AF_INET, o->address, &a) != 1) {
@@ -216,7 +219,7 @@ static int start_rdma(struct daemon *d, struct xprt *x, int port)
  * handle searches: the ports' tables must fill before descriptors run
  * out, so that a newcomer finds an idle connection to replace rather
  * than an accept that fails. MOUNT gets an eighth of what is left, and
- * so does NLM (one connection per client host's lockd).
+ * so do NLM (one connection per client host's lockd) and NSM.
  */
 static uint32_t conns_budget(const struct nfsrdmad_opts *o, bool small)
 {
@@ -247,7 +250,8 @@ static int start_tcp(struct daemon *d, struct xprt *x, int port,
 	int rc = addr_of(d->o, port, &sin);
 
 	to.max_conns =
-		conns_budget(d->o, x->kind == X_MOUNT || x->kind == X_NLM);
+		conns_budget(d->o, x->kind == X_MOUNT || x->kind == X_NLM ||
+					   x->kind == X_NSM);
 	if (!rc)
 		rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin),
 				       &to, &s);
@@ -296,6 +300,9 @@ static int setup(struct daemon *d)
 			       NULL);
 	if (!rc && o->nlm_port >= 0)
 		rc = start_tcp(d, &d->x[X_NLM], o->nlm_port, &d->nlm_prog,
+			       NULL);
+	if (!rc && o->nlm_port >= 0 && o->nsm_port >= 0)
+		rc = start_tcp(d, &d->x[X_NSM], o->nsm_port, &d->nsm_prog,
 			       NULL);
 	return rc;
 }
@@ -396,14 +403,39 @@ static void print_nlm_stats(struct rr_nfs3_exporter *s)
 		(unsigned long long)st.callback_failures);
 }
 
+static void print_nsm_stats(struct rr_nfs3_exporter *s)
+{
+	struct rr_nsm_stats st;
+
+	rr_nfs3_exporter_nsm_stats(s, &st);
+	fprintf(stderr,
+		"nfsrdmad: nsm1: state=%llu calls=%llu garbage_args=%llu "
+		"notifies=%llu released_locks=%llu dropped_waiters=%llu "
+		"refused_mon=%llu hosts=%llu hosts_unrecorded=%llu "
+		"record_failures=%llu notified=%llu notify_failures=%llu\n",
+		(unsigned long long)st.state, (unsigned long long)st.calls,
+		(unsigned long long)st.garbage_args,
+		(unsigned long long)st.notifies,
+		(unsigned long long)st.released_locks,
+		(unsigned long long)st.dropped_waiters,
+		(unsigned long long)st.refused_mon,
+		(unsigned long long)st.hosts,
+		(unsigned long long)st.hosts_unrecorded,
+		(unsigned long long)st.record_failures,
+		(unsigned long long)st.notified,
+		(unsigned long long)st.notify_failures);
+}
+
 static void print_all_stats(const struct daemon *d)
 {
 	for (int k = 0; k < X_N; k++)
 		if (d->x[k].svc)
 			print_xprt_stats(&d->x[k]);
 	print_nfs_stats(d->nfs);
-	if (d->x[X_NLM].svc)
+	if (d->x[X_NLM].svc) {
 		print_nlm_stats(d->nfs);
+		print_nsm_stats(d->nfs);
+	}
 }
 
 static void stop_all(struct daemon *d)
@@ -538,7 +570,12 @@ static int open_server(const struct nfsrdmad_opts *o,
 	return rc;
 }
 
-/* NLM's program, its grace period starting now (--nlm-port off: none). */
+/*
+ * NLM's program, its grace period starting now, and NSM's, our state
+ * number counted up in the state directory (--nlm-port off: neither).
+ * With --nsm-port off NSM still keeps the hosts that lock and tells
+ * them when we restart; only client reboots go unheard.
+ */
 static int nlm_open(struct daemon *d)
 {
 	struct rr_nlm_opts no = {.grace_s = d->o->grace_s,
@@ -549,8 +586,15 @@ static int nlm_open(struct daemon *d)
 	if (d->o->nlm_port < 0)
 		return 0;
 	rc = rr_nfs3_exporter_nlm(d->nfs, &no, &d->nlm_prog);
-	if (rc)
+	if (rc) {
 		fprintf(stderr, "nfsrdmad: nlm: %s\n", strerror(-rc));
+		return rc;
+	}
+	rc = rr_nfs3_exporter_nsm(d->nfs, NULL, &d->nsm_prog);
+	if (rc)
+		fprintf(stderr, "nfsrdmad: nsm: state in %s: %s\n",
+			d->o->state_dir ? d->o->state_dir : "(none)",
+			strerror(-rc));
 	return rc;
 }
 
@@ -616,8 +660,8 @@ static void rpcb_add(struct nfsrdmad_ports *p, const struct rr_svc_prog *prog,
  * are one (with --mount-port off none does, and a client that asked
  * rpcbind for MOUNT would be sent to a port that refuses it); NFS on
  * RPC-over-RDMA, as Linux's nfsd registers it (MOUNT there is not
- * registered: clients find it on TCP); NLM (nlockmgr) on TCP, where
- * lockd's clients look for it.
+ * registered: clients find it on TCP); NLM (nlockmgr) and NSM (status)
+ * on TCP, where lockd's clients and statd look for them.
  */
 static void rpcb_entries(const struct daemon *d, struct nfsrdmad_ports *p)
 {
@@ -628,6 +672,7 @@ static void rpcb_entries(const struct daemon *d, struct nfsrdmad_ports *p)
 		rpcb_add(p, &d->mount_prog, &d->x[X_TCP]);
 	rpcb_add(p, &d->nfs_prog, &d->x[X_RDMA]);
 	rpcb_add(p, &d->nlm_prog, &d->x[X_NLM]);
+	rpcb_add(p, &d->nsm_prog, &d->x[X_NSM]);
 }
 
 /* Once the transports run: the control socket answers from them. */
@@ -678,6 +723,10 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 
 		rpcb_entries(&d, &p);
 		nfsrdmad_rpcbind_set(&p);
+		/* once clients can find our NLM to reclaim at */
+		if (d.x[X_NLM].svc && rr_nfs3_exporter_nsm_notify(d.nfs))
+			fprintf(stderr, "nfsrdmad: nsm: cannot start a thread "
+					"to tell clients we restarted\n");
 		sig = wait_signal(&d);
 		fprintf(stderr, "nfsrdmad: %s, stopping\n", strsignal(sig));
 		nfsrdmad_rpcbind_unset(&p);

@@ -50,6 +50,7 @@ struct rr_nfs3_exporter {
 	struct rr_nfs3_server *m[NFSD_MEMBERS_MAX];
 	uint32_t nm;	      /* written under the write lock */
 	struct nfsd_nlm *nlm; /* NULL: NLM not served */
+	struct nfsd_nsm *nsm; /* NULL: NSM not served */
 };
 
 static void errf(char *err, size_t len, const char *what, const char *path,
@@ -206,6 +207,7 @@ void rr_nfs3_exporter_destroy(struct rr_nfs3_exporter *x)
 {
 	if (!x)
 		return;
+	rr__nfsd_nsm_destroy(x->nsm); /* before NLM: it calls into it */
 	rr__nfsd_nlm_destroy(x->nlm);
 	for (uint32_t i = 0; i < x->nm; i++)
 		rr_nfs3_server_destroy(x->m[i]);
@@ -351,6 +353,36 @@ void rr_nfs3_exporter_nlm_stats(struct rr_nfs3_exporter *x,
 	memset(out, 0, sizeof(*out));
 	if (x->nlm)
 		rr__nfsd_nlm_stats(x->nlm, out);
+}
+
+int rr_nfs3_exporter_nsm(struct rr_nfs3_exporter *x,
+			 const struct rr_nsm_opts *o, struct rr_svc_prog *nsm)
+{
+	int rc;
+
+	if (!x->nlm)
+		return -EINVAL;
+	if (x->nsm)
+		return -EBUSY;
+	rc = rr__nfsd_nsm_create(x->nlm, x->state_dir, o, &x->nsm);
+	if (rc)
+		return rc;
+	rr__nfsd_nsm_prog(x->nsm, nsm);
+	rr__nfsd_nlm_set_nsm(x->nlm, x->nsm);
+	return 0;
+}
+
+int rr_nfs3_exporter_nsm_notify(struct rr_nfs3_exporter *x)
+{
+	return x->nsm ? rr__nfsd_nsm_notify(x->nsm) : -EINVAL;
+}
+
+void rr_nfs3_exporter_nsm_stats(struct rr_nfs3_exporter *x,
+				struct rr_nsm_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (x->nsm)
+		rr__nfsd_nsm_stats(x->nsm, out);
 }
 
 static const rr_svc_fn ex_nfs_table[NPROCS] = {

@@ -425,5 +425,36 @@ int rr__nfsd_nlm_create(struct rr_nfs3_exporter *x, const struct rr_nlm_opts *o,
 void rr__nfsd_nlm_destroy(struct nfsd_nlm *n);
 void rr__nfsd_nlm_prog(struct nfsd_nlm *n, struct rr_svc_prog *p);
 void rr__nfsd_nlm_stats(struct nfsd_nlm *n, struct rr_nlm_stats *out);
+/* What FREE_ALL, or a reboot that NSM heard of, released. */
+struct nfsd_freed {
+	uint32_t ranges, waiters;
+};
+/* Every lock and waiter of client host `host` goes, as by FREE_ALL. */
+void rr__nfsd_nlm_free_host(struct nfsd_nlm *n, const char *host,
+			    struct nfsd_freed *out);
+struct nfsd_nsm;
+/* Before serving: the monitor told of every host that locks (nsm.c). */
+void rr__nfsd_nlm_set_nsm(struct nfsd_nlm *n, struct nfsd_nsm *nsm);
+/*
+ * Decodes a call's arguments, refusing what XDR does not mean (a string
+ * cut at a NUL, padding that is not zero): true when they decode.
+ */
+bool rr__nfsd_xdr_args(struct nfsd_call *c, xdrproc_t xp, void *args);
+/* Encodes the reply into the call's result buffer: true when it fits. */
+bool rr__nfsd_xdr_res(struct nfsd_call *c, xdrproc_t xp, void *res);
+
+/* nsm.c: NSM version 1, the status monitor of NLM's client hosts */
+struct rr_nsm_opts;
+struct rr_nsm_stats;
+int rr__nfsd_nsm_create(struct nfsd_nlm *nlm, const char *state_dir,
+			const struct rr_nsm_opts *o, struct nfsd_nsm **out);
+void rr__nfsd_nsm_destroy(struct nfsd_nsm *m);
+void rr__nfsd_nsm_prog(struct nfsd_nsm *m, struct rr_svc_prog *p);
+/* Records host (its name, the address it called from) once. */
+void rr__nfsd_nsm_monitor(struct nfsd_nsm *m, const char *name,
+			  const char *addr);
+/* Starts telling the hosts recorded before this start; never waits. */
+int rr__nfsd_nsm_notify(struct nfsd_nsm *m);
+void rr__nfsd_nsm_stats(struct nfsd_nsm *m, struct rr_nsm_stats *out);
 
 #endif

@@ -34,7 +34,12 @@
  * waiter's range: a lock the owner held over it before goes too, a case
  * Linux's lockd shares). CANCEL removes a waiter; FREE_ALL its host's.
  *
- * Not yet: the _MSG/_RES variants, SHARE, NSM.
+ * A client host that reboots loses its locks and waiters as by FREE_ALL
+ * when its status monitor says so (SM_NOTIFY, nsm.c); every host that
+ * takes or waits for a lock is told to nsm.c, which records it so that
+ * our own restart can be announced to it.
+ *
+ * Not yet: the _MSG/_RES variants, SHARE.
  *
  * WARNING: one mutex over every holding, held across the backend's calls
  * so a holding's count stays its backend's; fine for NLM's few locks.
@@ -105,6 +110,7 @@ struct nfsd_nlm {
 	bool cb_stop, cb_running;
 	pthread_t cb_thread;
 	uint64_t cb_cookie;
+	struct nfsd_nsm *nsm; /* set before serving; NULL: none */
 	atomic_uint_fast64_t calls, garbage_args, bad_handles, denied_access,
 		refused_cap, refused_grace, blocked, refused_waiting, callbacks,
 		callback_failures;
@@ -550,9 +556,11 @@ static void waiters_free(struct waiter *w)
 	}
 }
 
-/* Caller holds n->mu. Drops host's waiters (FREE_ALL). */
-static void drop_host_waiters(struct nfsd_nlm *n, const char *host)
+/* Caller holds n->mu. Drops host's waiters (FREE_ALL): how many. */
+static uint32_t drop_host_waiters(struct nfsd_nlm *n, const char *host)
 {
+	uint32_t dropped = 0;
+
 	for (struct waiter **pp = &n->waiting; *pp;) {
 		struct waiter *w = *pp;
 
@@ -562,8 +570,10 @@ static void drop_host_waiters(struct nfsd_nlm *n, const char *host)
 		}
 		*pp = w->next;
 		n->nwaiting--;
+		dropped++;
 		free(w);
 	}
+	return dropped;
 }
 
 static nlm4_stats do_cancel(struct nlm_call *nc, const nlm4_cancargs *a)
@@ -610,6 +620,12 @@ static nlm4_stats do_lock(struct nlm_call *nc, const nlm4_lockargs *a)
 	if (st == NLM4_GRANTED && nc->n->waiting)
 		wake_file(nc->n, nc->c.s, &a->alock.fh);
 	pthread_mutex_unlock(&nc->n->mu);
+	if ((st == NLM4_GRANTED || st == NLM4_BLOCKED) && nc->n->nsm) {
+		char peer[INET6_ADDRSTRLEN];
+
+		rr__nfsd_host_of(&nc->c, peer);
+		rr__nfsd_nsm_monitor(nc->n->nsm, a->alock.caller_name, peer);
+	}
 	return st;
 }
 
@@ -687,9 +703,12 @@ static nlm4_stats do_test(struct nlm_call *nc, const nlm4_testargs *a,
  * caller of its own. A holding whose file will not open stays, counted.
  */
 static void free_host(struct nfsd_nlm *n, struct rr_svc_req *req,
-		      const char *host)
+		      const char *host, struct nfsd_freed *out)
 {
+	uint32_t before;
+
 	pthread_mutex_lock(&n->mu);
+	before = n->ranges;
 	for (struct holding *h = n->head, *next; h; h = next) {
 		struct nlm_call nc = {.c = {.s = h->s, .req = req}, .n = n};
 		struct nfsd_be_lock all = {.owner = h->owner};
@@ -710,9 +729,21 @@ static void free_host(struct nfsd_nlm *n, struct rr_svc_req *req,
 		nlm_close(&nc);
 		rr__nfsd_arena_free(&nc.c);
 	}
-	drop_host_waiters(n, host);
+	out->ranges = before - n->ranges;
+	out->waiters = drop_host_waiters(n, host);
 	wake(n, NULL, NULL, 0);
 	pthread_mutex_unlock(&n->mu);
+}
+
+void rr__nfsd_nlm_free_host(struct nfsd_nlm *n, const char *host,
+			    struct nfsd_freed *out)
+{
+	free_host(n, NULL, host, out);
+}
+
+void rr__nfsd_nlm_set_nsm(struct nfsd_nlm *n, struct nfsd_nsm *nsm)
+{
+	n->nsm = nsm;
 }
 
 /*
@@ -720,10 +751,10 @@ static void free_host(struct nfsd_nlm *n, struct rr_svc_req *req,
  * not mean: a string cut at a NUL ("host\0junk" would be "host"), padding
  * that is not zero; encoding them again must give the same bytes.
  */
-static bool decode(struct nlm_call *nc, xdrproc_t xp, void *args)
+bool rr__nfsd_xdr_args(struct nfsd_call *c, xdrproc_t xp, void *args)
 {
 	size_t len;
-	const void *in = rr_svc_args_xdr(nc->c.req, &len);
+	const void *in = rr_svc_args_xdr(c->req, &len);
 	char *again;
 	u_int used;
 	XDR x;
@@ -732,7 +763,7 @@ static bool decode(struct nlm_call *nc, xdrproc_t xp, void *args)
 	if (!xp(&x, args))
 		return false;
 	used = xdr_getpos(&x);
-	again = rr__nfsd_alloc(&nc->c, used ? used : 1);
+	again = rr__nfsd_alloc(c, used ? used : 1);
 	if (!again)
 		return false;
 	xdrmem_create(&x, again, used, XDR_ENCODE);
@@ -740,15 +771,14 @@ static bool decode(struct nlm_call *nc, xdrproc_t xp, void *args)
 	       !memcmp(again, in, used);
 }
 
-static bool encode(struct nlm_call *nc, xdrproc_t xp, void *res)
+bool rr__nfsd_xdr_res(struct nfsd_call *c, xdrproc_t xp, void *res)
 {
 	size_t cap;
-	void *out = rr_svc_res_buf(nc->c.req, &cap);
+	void *out = rr_svc_res_buf(c->req, &cap);
 	XDR x;
 
 	xdrmem_create(&x, out, (u_int)cap, XDR_ENCODE);
-	return xp(&x, res) &&
-	       !rr_svc_set_res(nc->c.req, xdr_getpos(&x), NULL, 0);
+	return xp(&x, res) && !rr_svc_set_res(c->req, xdr_getpos(&x), NULL, 0);
 }
 
 /* Every procedure's arguments and result, and what answers them. */
@@ -774,9 +804,12 @@ static nlm4_stats answer(struct nlm_call *nc, uint32_t proc, union nlm_args *a,
 		return do_cancel(nc, &a->cancel);
 	case NLMPROC4_UNLOCK:
 		return do_unlock(nc, &a->unlock);
-	default:
-		free_host(nc->n, nc->c.req, a->notify.name);
+	default: {
+		struct nfsd_freed fr;
+
+		free_host(nc->n, nc->c.req, a->notify.name, &fr);
 		return NLM4_GRANTED;
+	}
 	}
 }
 
@@ -800,9 +833,10 @@ static bool reply(struct nlm_call *nc, uint32_t proc, union nlm_args *a)
 	if (proc == NLMPROC4_FREE_ALL)
 		return !rr_svc_set_res(nc->c.req, 0, NULL, 0);
 	if (proc == NLMPROC4_TEST)
-		return encode(nc, (xdrproc_t)rr__xdr_nlm4_testres, &tr);
+		return rr__nfsd_xdr_res(&nc->c, (xdrproc_t)rr__xdr_nlm4_testres,
+					&tr);
 	r.stat.stat = st;
-	return encode(nc, (xdrproc_t)rr__xdr_nlm4_res, &r);
+	return rr__nfsd_xdr_res(&nc->c, (xdrproc_t)rr__xdr_nlm4_res, &r);
 }
 
 static uint32_t nlm_run(struct nlm_call *nc, uint32_t proc)
@@ -816,7 +850,7 @@ static uint32_t nlm_run(struct nlm_call *nc, uint32_t proc)
 	if (proc >= NLM_NPROCS || !xargs[proc])
 		return RR_PROC_UNAVAIL;
 	memset(&a, 0, sizeof(a));
-	if (!decode(nc, xargs[proc], &a)) {
+	if (!rr__nfsd_xdr_args(&nc->c, xargs[proc], &a)) {
 		atomic_fetch_add(&nc->n->garbage_args, 1);
 		warn_peer(nc, "arguments that do not decode");
 		rc = RR_GARBAGE_ARGS;

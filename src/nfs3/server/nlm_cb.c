@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * NLM's GRANTED callback: a blocked lock, now taken for its owner, told
+ * Calls to a client host: NLM's GRANTED callback, and NSM's SM_NOTIFY
+ * when we restarted. GRANTED: a blocked lock, now taken for its owner, told
  * to the client host's lock manager, found as Linux's lockd finds it:
  * the host's rpcbind (PMAP version 2 GETPORT over TCP, port 111) names
  * its NLM version 4 TCP port. A connection per callback, made and
@@ -72,11 +73,11 @@ static int xcall(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
 	return rc;
 }
 
-static uint16_t nlm_port(const char *host)
+/* prog/vers's TCP port as host's rpcbind names it; 0: none. */
+static uint16_t tcp_port(const char *host, uint32_t prog, uint32_t vers)
 {
-	struct pmap args = {.pm_prog = NLM_PROG,
-			    .pm_vers = NLM4_VERS,
-			    .pm_prot = IPPROTO_TCP};
+	struct pmap args = {
+		.pm_prog = prog, .pm_vers = vers, .pm_prot = IPPROTO_TCP};
 	u_int port = 0;
 
 	if (xcall(host, RPCBIND_PORT, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT,
@@ -87,7 +88,7 @@ static uint16_t nlm_port(const char *host)
 
 int rr__nfsd_nlm_granted(const char *host, const nlm4_testargs *a)
 {
-	uint16_t port = nlm_port(host);
+	uint16_t port = tcp_port(host, NLM_PROG, NLM4_VERS);
 	nlm4_res res;
 	int rc;
 
@@ -103,4 +104,16 @@ int rr__nfsd_nlm_granted(const char *host, const nlm4_testargs *a)
 	rc = res.stat.stat == NLM4_GRANTED ? 0 : -ECANCELED;
 	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&res);
 	return rc;
+}
+
+int rr__nfsd_nsm_tell(const char *host, const char *my_name, int32_t state)
+{
+	uint16_t port = tcp_port(host, SM_PROG, SM_VERS);
+	sm_stat_chge a = {.mon_name = (char *)my_name, .state = state};
+
+	if (!port)
+		return -EHOSTUNREACH;
+	return xcall(host, port, SM_PROG, SM_VERS, SM_NOTIFY,
+		     (xdrproc_t)rr__xdr_sm_stat_chge, &a,
+		     (xdrproc_t)(void (*)(void))xdr_void, NULL);
 }

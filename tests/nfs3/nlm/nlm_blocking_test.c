@@ -22,7 +22,6 @@
 #include "nlm4.h"
 
 #include <rpc/rpc.h>
-#include <rpc/rpcb_prot.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,7 +35,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,47 +106,12 @@ static void *cb_run(void *arg)
 	return NULL;
 }
 
-/*
- * RPCBPROC_SET or UNSET (every netid) of NLM 4 over rpcbind's local
- * socket, as nfsrdmad registers (libtirpc's pmap_set leaks).
- */
-static bool rb_call(bool set)
-{
-	struct sockaddr_un sun = {.sun_family = AF_LOCAL};
-	struct netbuf nb = {
-		.len = sizeof(sun), .maxlen = sizeof(sun), .buf = &sun};
-	int fd = socket(AF_LOCAL, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	char uaddr[64], owner[] = "test", netid[] = "tcp", none[] = "";
-	rpcb parms = {.r_prog = NLM_PROG,
-		      .r_vers = NLM4_VERS,
-		      .r_netid = set ? netid : none,
-		      .r_addr = uaddr,
-		      .r_owner = owner};
-	bool_t ok = FALSE;
-	CLIENT *c;
-
-	assert_true(fd >= 0);
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", _PATH_RPCBINDSOCK);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
-	c = clnt_vc_create(fd, &nb, RPCBPROG, RPCBVERS4, 0, 0);
-	assert_non_null(c);
-	clnt_control(c, CLSET_FD_CLOSE, NULL);
-	snprintf(uaddr, sizeof(uaddr), "127.0.0.1.%u.%u", fx.cb_port >> 8,
-		 fx.cb_port & 0xff);
-	if (clnt_call(c, set ? RPCBPROC_SET : RPCBPROC_UNSET,
-		      (xdrproc_t)xdr_rpcb, (char *)&parms, (xdrproc_t)xdr_bool,
-		      (char *)&ok, tmo) != RPC_SUCCESS)
-		ok = FALSE;
-	clnt_destroy(c);
-	return ok;
-}
-
 /* Our port for NLM 4 in rpcbind, in place of nfsrdmad's own. */
 static void cb_register(bool on)
 {
-	rb_call(false);
+	rpcb_local(false, NLM_PROG, NLM4_VERS, fx.cb_port);
 	if (on)
-		assert_true(rb_call(true));
+		assert_true(rpcb_local(true, NLM_PROG, NLM4_VERS, fx.cb_port));
 }
 
 static void cb_start(void)

@@ -4,11 +4,14 @@
 
 #include "mount3.h"
 
+#include <rpc/rpcb_prot.h>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -90,4 +93,35 @@ void write_file(const char *path, const char *text)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
+}
+
+bool rpcb_local(bool set, u_long prog, u_long vers, uint16_t port)
+{
+	struct sockaddr_un sun = {.sun_family = AF_LOCAL};
+	struct netbuf nb = {
+		.len = sizeof(sun), .maxlen = sizeof(sun), .buf = &sun};
+	int fd = socket(AF_LOCAL, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char uaddr[64], owner[] = "test", netid[] = "tcp", none[] = "";
+	rpcb parms = {.r_prog = prog,
+		      .r_vers = vers,
+		      .r_netid = set ? netid : none,
+		      .r_addr = uaddr,
+		      .r_owner = owner};
+	bool_t ok = FALSE;
+	CLIENT *c;
+
+	assert_true(fd >= 0);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", _PATH_RPCBINDSOCK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	c = clnt_vc_create(fd, &nb, RPCBPROG, RPCBVERS4, 0, 0);
+	assert_non_null(c);
+	clnt_control(c, CLSET_FD_CLOSE, NULL);
+	snprintf(uaddr, sizeof(uaddr), "127.0.0.1.%u.%u", port >> 8,
+		 port & 0xff);
+	if (clnt_call(c, set ? RPCBPROC_SET : RPCBPROC_UNSET,
+		      (xdrproc_t)xdr_rpcb, (char *)&parms, (xdrproc_t)xdr_bool,
+		      (char *)&ok, tmo) != RPC_SUCCESS)
+		ok = FALSE;
+	clnt_destroy(c);
+	return ok;
 }

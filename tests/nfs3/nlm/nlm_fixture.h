@@ -12,6 +12,7 @@
 #include "nfs3_prot.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <rpc/rpc.h>
 #include <stdint.h>
 
@@ -32,5 +33,11 @@ void forget(CLIENT *c);
 /* The handle of the file "f" in the export, as a client finds it. */
 void find_fh(struct fx *f);
 void write_file(const char *path, const char *text);
+/*
+ * RPCBPROC_SET of prog/vers on tcp at 127.0.0.1:port (set), or UNSET
+ * on every netid, over rpcbind's local socket as nfsrdmad registers
+ * (libtirpc's pmap_set leaks): whether rpcbind agreed.
+ */
+bool rpcb_local(bool set, u_long prog, u_long vers, uint16_t port);
 
 #endif
