@@ -131,8 +131,10 @@ void rr_nfs3_exporter_stats(struct rr_nfs3_exporter *x,
  * The Network Lock Manager, version 4 (program 100021), for the
  * exporter's files: byte range locks by (host, svid, oh) owners, a grace
  * period after start when only reclaims are granted, and bounds on the
- * locks kept (0: 16384 in all, 1024 per client host). Blocking locks are
- * not queued yet: a conflict is NLM4_DENIED, which clients poll on.
+ * locks kept (0: 16384 in all, 1024 per client host). A blocking lock
+ * that conflicts is answered NLM4_BLOCKED and waits (16 per client host,
+ * 256 in all), to be granted by a GRANTED call to the client's lock
+ * manager (rr_nfs3_exporter_nlm(3)).
  */
 struct rr_nlm_opts {
 	uint32_t grace_s;
