@@ -202,11 +202,16 @@ static void racer_drop(struct racer *a)
 			break;
 		}
 	}
-	while (rr_cq_poll(a->cq, &wc, 1) == 1)
-		;
 	if (rr_qp_destroy(a->qp))
 		die("destroy", -1);
 	a->qp = NULL;
+	/*
+	 * Drained once the QP is gone: a receive its engine completed
+	 * after an earlier drain would be taken for the next connection's
+	 * and posted again on a full receive queue.
+	 */
+	while (rr_cq_poll(a->cq, &wc, 1) == 1)
+		;
 }
 
 static bool next_wc(struct racer *a, struct rr_wc *wc)
