@@ -103,13 +103,6 @@ static int stop(void **state)
 	return 0;
 }
 
-/* An owner: a host's process (svid) and the client's opaque for it. */
-struct owner {
-	char *host;
-	int svid;
-	char *oh;
-};
-
 static const struct owner A = {"host-a", 101, "owner a"};
 static const struct owner A2 = {"host-a", 102, "owner a2"};
 static const struct owner B = {"host-b", 201, "owner b"};

@@ -202,73 +202,39 @@ static long counter(const char *prog, const char *name)
 
 /* ------------------------------------------------- NLM and NSM calls */
 
-struct owner {
-	char *host;
-	int svid;
-	char *oh;
-};
-
 static const struct owner A = {"host-a", 101, "owner a"};
 static const struct owner B = {"host-b", 201, "owner b"};
 static const struct owner C = {"host-c", 301, "owner c"};
 static const struct owner D = {"host-d", 401, "owner d"};
 
-static char cookie[] = "cookie-1";
-static const nlm4_netobj ck = {.nlm4_netobj_len = sizeof(cookie) - 1,
-			       .nlm4_netobj_val = cookie};
-
-static nlm4_lock alock(const struct owner *o, uint64_t off, uint64_t len)
-{
-	return (nlm4_lock){
-		.caller_name = o->host,
-		.fh = {.nlm4_netobj_len = fx.fh_len, .nlm4_netobj_val = fx.fh},
-		.oh = {.nlm4_netobj_len = (u_int)strlen(o->oh),
-		       .nlm4_netobj_val = o->oh},
-		.svid = o->svid,
-		.l_offset = off,
-		.l_len = len};
-}
-
-static nlm4_stats nlm_res(u_long proc, xdrproc_t xa, void *a)
-{
-	nlm4_res r;
-	nlm4_stats st;
-
-	memset(&r, 0, sizeof(r));
-	assert_int_equal(clnt_call(fx.nlm, proc, xa, a,
-				   (xdrproc_t)rr__xdr_nlm4_res, (char *)&r,
-				   tmo),
-			 RPC_SUCCESS);
-	st = r.stat.stat;
-	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
-	return st;
-}
-
 static nlm4_stats lock(const struct owner *o, uint64_t off, uint64_t len,
 		       bool block)
 {
-	nlm4_lockargs a = {.cookie = ck,
+	nlm4_lockargs a = {.cookie = fx_cookie,
 			   .block = block,
 			   .exclusive = true,
-			   .alock = alock(o, off, len),
+			   .alock = fx_lock(&fx, o, off, len),
 			   .state = 1};
 
-	return nlm_res(NLMPROC4_LOCK, (xdrproc_t)rr__xdr_nlm4_lockargs, &a);
+	return fx_res(&fx, NLMPROC4_LOCK, (xdrproc_t)rr__xdr_nlm4_lockargs, &a);
 }
 
 static nlm4_stats unlock(const struct owner *o, uint64_t off, uint64_t len)
 {
-	nlm4_unlockargs a = {.cookie = ck, .alock = alock(o, off, len)};
+	nlm4_unlockargs a = {.cookie = fx_cookie,
+			     .alock = fx_lock(&fx, o, off, len)};
 
-	return nlm_res(NLMPROC4_UNLOCK, (xdrproc_t)rr__xdr_nlm4_unlockargs, &a);
+	return fx_res(&fx, NLMPROC4_UNLOCK, (xdrproc_t)rr__xdr_nlm4_unlockargs,
+		      &a);
 }
 
 /* TEST by o: NLM4_GRANTED, or NLM4_DENIED with the holder's svid. */
 static nlm4_stats test(const struct owner *o, uint64_t off, uint64_t len,
 		       int *svid)
 {
-	nlm4_testargs a = {
-		.cookie = ck, .exclusive = true, .alock = alock(o, off, len)};
+	nlm4_testargs a = {.cookie = fx_cookie,
+			   .exclusive = true,
+			   .alock = fx_lock(&fx, o, off, len)};
 	nlm4_testres r;
 	nlm4_stats st;
 

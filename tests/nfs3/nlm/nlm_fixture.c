@@ -125,3 +125,35 @@ bool rpcb_local(bool set, u_long prog, u_long vers, uint16_t port)
 	clnt_destroy(c);
 	return ok;
 }
+
+static char cookie[] = "cookie-1";
+const nlm4_netobj fx_cookie = {.nlm4_netobj_len = sizeof(cookie) - 1,
+			       .nlm4_netobj_val = cookie};
+
+nlm4_lock fx_lock(const struct fx *f, const struct owner *o, uint64_t off,
+		  uint64_t len)
+{
+	return (nlm4_lock){.caller_name = o->host,
+			   .fh = {.nlm4_netobj_len = f->fh_len,
+				  .nlm4_netobj_val = (char *)f->fh},
+			   .oh = {.nlm4_netobj_len = (u_int)strlen(o->oh),
+				  .nlm4_netobj_val = o->oh},
+			   .svid = o->svid,
+			   .l_offset = off,
+			   .l_len = len};
+}
+
+nlm4_stats fx_res(struct fx *f, u_long proc, xdrproc_t xa, void *a)
+{
+	nlm4_res r;
+	nlm4_stats st;
+
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(clnt_call(f->nlm, proc, xa, a,
+				   (xdrproc_t)rr__xdr_nlm4_res, (char *)&r,
+				   tmo),
+			 RPC_SUCCESS);
+	st = r.stat.stat;
+	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
+	return st;
+}

@@ -10,6 +10,7 @@
 
 #include "daemon.h"
 #include "nfs3_prot.h"
+#include "nlm4.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -33,6 +34,21 @@ void forget(CLIENT *c);
 /* The handle of the file "f" in the export, as a client finds it. */
 void find_fh(struct fx *f);
 void write_file(const char *path, const char *text);
+
+/* A lock owner: its host (caller_name), svid and owner handle. */
+struct owner {
+	char *host;
+	int svid;
+	char *oh;
+};
+
+/* The cookie every call carries. */
+extern const nlm4_netobj fx_cookie;
+/* o's lock of [off, off + len) on f's file "f". */
+nlm4_lock fx_lock(const struct fx *f, const struct owner *o, uint64_t off,
+		  uint64_t len);
+/* One NLM call on f->nlm whose result is an nlm4_res: its status. */
+nlm4_stats fx_res(struct fx *f, u_long proc, xdrproc_t xa, void *a);
 /*
  * RPCBPROC_SET of prog/vers on tcp at 127.0.0.1:port (set), or UNSET
  * on every netid, over rpcbind's local socket as nfsrdmad registers
