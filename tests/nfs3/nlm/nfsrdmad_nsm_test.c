@@ -207,27 +207,6 @@ static const struct owner B = {"host-b", 201, "owner b"};
 static const struct owner C = {"host-c", 301, "owner c"};
 static const struct owner D = {"host-d", 401, "owner d"};
 
-static nlm4_stats lock(const struct owner *o, uint64_t off, uint64_t len,
-		       bool block)
-{
-	nlm4_lockargs a = {.cookie = fx_cookie,
-			   .block = block,
-			   .exclusive = true,
-			   .alock = fx_lock(&fx, o, off, len),
-			   .state = 1};
-
-	return fx_res(&fx, NLMPROC4_LOCK, (xdrproc_t)rr__xdr_nlm4_lockargs, &a);
-}
-
-static nlm4_stats unlock(const struct owner *o, uint64_t off, uint64_t len)
-{
-	nlm4_unlockargs a = {.cookie = fx_cookie,
-			     .alock = fx_lock(&fx, o, off, len)};
-
-	return fx_res(&fx, NLMPROC4_UNLOCK, (xdrproc_t)rr__xdr_nlm4_unlockargs,
-		      &a);
-}
-
 /* TEST by o: NLM4_GRANTED, or NLM4_DENIED with the holder's svid. */
 static nlm4_stats test(const struct owner *o, uint64_t off, uint64_t len,
 		       int *svid)
@@ -332,20 +311,20 @@ static void a_reboot_releases_the_hosts_locks_only(void **state)
 	int svid = 0;
 
 	(void)state;
-	assert_int_equal(lock(&A, 0, 10, false), NLM4_GRANTED);
-	assert_int_equal(lock(&A, 20, 5, false), NLM4_GRANTED);
-	assert_int_equal(lock(&C, 100, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 20, 5, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &C, 100, 10, false), NLM4_GRANTED);
 	assert_int_equal(test(&B, 0, 10, &svid), NLM4_DENIED);
 	assert_int_equal(svid, A.svid);
 	sm_notify("host-a", 3);
 	assert_int_equal(test(&B, 0, 10, NULL), NLM4_GRANTED);
-	assert_int_equal(lock(&B, 0, 25, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &B, 0, 25, false), NLM4_GRANTED);
 	/* host-c did not reboot: its lock stays */
 	assert_int_equal(test(&B, 100, 10, &svid), NLM4_DENIED);
 	assert_int_equal(svid, C.svid);
 	assert_int_equal(counter("nsm1", "released_locks"), released + 2);
-	assert_int_equal(unlock(&B, 0, 25), NLM4_GRANTED);
-	assert_int_equal(unlock(&C, 100, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &B, 0, 25), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &C, 100, 10), NLM4_GRANTED);
 }
 
 static void a_reboot_drops_the_hosts_waiting_lock(void **state)
@@ -353,16 +332,16 @@ static void a_reboot_drops_the_hosts_waiting_lock(void **state)
 	long dropped = counter("nsm1", "dropped_waiters");
 
 	(void)state;
-	assert_int_equal(lock(&B, 0, 10, false), NLM4_GRANTED);
-	assert_int_equal(lock(&A, 0, 10, true), NLM4_BLOCKED);
+	assert_int_equal(fx_nlm_lock(&fx, &B, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 0, 10, true), NLM4_BLOCKED);
 	assert_int_equal(counter("nlm4", "waiting"), 1);
 	sm_notify("host-a", 5);
 	assert_int_equal(counter("nlm4", "waiting"), 0);
 	assert_int_equal(counter("nsm1", "dropped_waiters"), dropped + 1);
 	/* had A still waited, UNLOCK would have handed it the range */
-	assert_int_equal(unlock(&B, 0, 10), NLM4_GRANTED);
-	assert_int_equal(lock(&C, 0, 10, false), NLM4_GRANTED);
-	assert_int_equal(unlock(&C, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &B, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &C, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &C, 0, 10), NLM4_GRANTED);
 }
 
 /* SM_NOTIFY's arguments with a name of any length, as a peer may send. */
@@ -398,7 +377,7 @@ static void garbage_and_oversized_names_are_refused(void **state)
 	assert_non_null(big);
 	memset(big, 'h', 4096);
 	big[4096] = '\0';
-	assert_int_equal(lock(&B, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &B, 0, 10, false), NLM4_GRANTED);
 	assert_int_equal(clnt_call(nsm, SM_NOTIFY, (xdrproc_t)xdr_long_notify,
 				   (char *)&big,
 				   (xdrproc_t)(void (*)(void))xdr_void, NULL,
@@ -418,7 +397,7 @@ static void garbage_and_oversized_names_are_refused(void **state)
 	assert_int_equal(counter("nsm1", "garbage_args"), garbage + 3);
 	/* and B's lock is still B's */
 	assert_int_equal(test(&C, 0, 10, NULL), NLM4_DENIED);
-	assert_int_equal(unlock(&B, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &B, 0, 10), NLM4_GRANTED);
 	assert_true(sm_state() % 2 == 1);
 	free(big);
 }
@@ -452,7 +431,7 @@ static void a_restart_is_told_to_the_hosts_that_locked(void **state)
 	struct note n;
 
 	(void)state;
-	assert_int_equal(lock(&D, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &D, 0, 10, false), NLM4_GRANTED);
 	read_text("nsm-hosts", text, sizeof(text));
 	assert_non_null(strstr(text, "127.0.0.1 host-d\n"));
 	/* host-a rebooted: it is forgotten */

@@ -234,27 +234,6 @@ static const struct owner A = {"host-a", 101, "owner a"};
 static const struct owner B = {"host-b", 201, "owner b"};
 static const struct owner C = {"host-c", 301, "owner c"};
 
-static nlm4_stats lock(const struct owner *o, uint64_t off, uint64_t len,
-		       bool block)
-{
-	nlm4_lockargs a = {.cookie = fx_cookie,
-			   .block = block,
-			   .exclusive = true,
-			   .alock = fx_lock(&fx, o, off, len),
-			   .state = 1};
-
-	return fx_res(&fx, NLMPROC4_LOCK, (xdrproc_t)rr__xdr_nlm4_lockargs, &a);
-}
-
-static nlm4_stats unlock(const struct owner *o, uint64_t off, uint64_t len)
-{
-	nlm4_unlockargs a = {.cookie = fx_cookie,
-			     .alock = fx_lock(&fx, o, off, len)};
-
-	return fx_res(&fx, NLMPROC4_UNLOCK, (xdrproc_t)rr__xdr_nlm4_unlockargs,
-		      &a);
-}
-
 static nlm4_stats cancel(const struct owner *o, uint64_t off, uint64_t len)
 {
 	nlm4_cancargs a = {.cookie = fx_cookie,
@@ -295,7 +274,7 @@ static void await_counter(const char *name, long want)
 static void await_free(const struct owner *o, uint64_t off, uint64_t len)
 {
 	for (int i = 0; i < 500; i++) {
-		if (lock(o, off, len, false) == NLM4_GRANTED)
+		if (fx_nlm_lock(&fx, o, off, len, false) == NLM4_GRANTED)
 			return;
 		usleep(20000); /* polling another process */
 	}
@@ -311,17 +290,17 @@ static void a_blocked_lock_is_granted_and_called_back(void **state)
 	struct grant g;
 
 	(void)state;
-	assert_int_equal(lock(&A, 0, 10, false), NLM4_GRANTED);
-	assert_int_equal(lock(&B, 5, 10, true), NLM4_BLOCKED);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &B, 5, 10, true), NLM4_BLOCKED);
 	/* asked again (a retransmission): still one waiter */
-	assert_int_equal(lock(&B, 5, 10, true), NLM4_BLOCKED);
+	assert_int_equal(fx_nlm_lock(&fx, &B, 5, 10, true), NLM4_BLOCKED);
 	assert_int_equal(counter("waiting"), 1);
 	/* a non-blocking request is refused as before */
-	assert_int_equal(lock(&C, 5, 1, false), NLM4_DENIED);
+	assert_int_equal(fx_nlm_lock(&fx, &C, 5, 1, false), NLM4_DENIED);
 	assert_int_equal(grants_seen(), seen);
-	assert_int_equal(unlock(&A, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &A, 0, 10), NLM4_GRANTED);
 	/* taken for B by the time UNLOCK answers */
-	assert_int_equal(lock(&C, 5, 1, false), NLM4_DENIED);
+	assert_int_equal(fx_nlm_lock(&fx, &C, 5, 1, false), NLM4_DENIED);
 	g = await_grant(seen);
 	assert_int_equal(g.svid, B.svid);
 	assert_int_equal(g.off, 5);
@@ -330,9 +309,9 @@ static void a_blocked_lock_is_granted_and_called_back(void **state)
 	assert_string_equal(g.oh, B.oh);
 	await_counter("callbacks", calls + 1);
 	assert_int_equal(counter("waiting"), 0);
-	assert_int_equal(unlock(&B, 5, 10), NLM4_GRANTED);
-	assert_int_equal(lock(&C, 5, 1, false), NLM4_GRANTED);
-	assert_int_equal(unlock(&C, 5, 1), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &B, 5, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &C, 5, 1, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &C, 5, 1), NLM4_GRANTED);
 }
 
 static void waiters_are_granted_in_arrival_order(void **state)
@@ -340,15 +319,15 @@ static void waiters_are_granted_in_arrival_order(void **state)
 	int seen = grants_seen();
 
 	(void)state;
-	assert_int_equal(lock(&A, 0, 0, false), NLM4_GRANTED);
-	assert_int_equal(lock(&C, 0, 1, true), NLM4_BLOCKED);
-	assert_int_equal(lock(&B, 0, 1, true), NLM4_BLOCKED);
-	assert_int_equal(unlock(&A, 0, 0), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 0, 0, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &C, 0, 1, true), NLM4_BLOCKED);
+	assert_int_equal(fx_nlm_lock(&fx, &B, 0, 1, true), NLM4_BLOCKED);
+	assert_int_equal(fx_nlm_unlock(&fx, &A, 0, 0), NLM4_GRANTED);
 	assert_int_equal(await_grant(seen).svid, C.svid);
 	assert_int_equal(counter("waiting"), 1);
-	assert_int_equal(unlock(&C, 0, 1), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &C, 0, 1), NLM4_GRANTED);
 	assert_int_equal(await_grant(seen + 1).svid, B.svid);
-	assert_int_equal(unlock(&B, 0, 1), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &B, 0, 1), NLM4_GRANTED);
 }
 
 static void cancel_removes_the_waiter(void **state)
@@ -356,27 +335,27 @@ static void cancel_removes_the_waiter(void **state)
 	int seen = grants_seen();
 
 	(void)state;
-	assert_int_equal(lock(&A, 0, 10, false), NLM4_GRANTED);
-	assert_int_equal(lock(&B, 0, 10, true), NLM4_BLOCKED);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &B, 0, 10, true), NLM4_BLOCKED);
 	assert_int_equal(cancel(&B, 0, 10), NLM4_GRANTED);
 	assert_int_equal(counter("waiting"), 0);
-	assert_int_equal(unlock(&A, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &A, 0, 10), NLM4_GRANTED);
 	/* B was not granted: the range is C's to take */
-	assert_int_equal(lock(&C, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &C, 0, 10, false), NLM4_GRANTED);
 	assert_int_equal(grants_seen(), seen);
-	assert_int_equal(unlock(&C, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &C, 0, 10), NLM4_GRANTED);
 }
 
 static void free_all_drops_the_hosts_waiters(void **state)
 {
 	(void)state;
-	assert_int_equal(lock(&A, 0, 10, false), NLM4_GRANTED);
-	assert_int_equal(lock(&B, 0, 10, true), NLM4_BLOCKED);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &B, 0, 10, true), NLM4_BLOCKED);
 	free_all("host-b");
 	assert_int_equal(counter("waiting"), 0);
-	assert_int_equal(unlock(&A, 0, 10), NLM4_GRANTED);
-	assert_int_equal(lock(&C, 0, 10, false), NLM4_GRANTED);
-	assert_int_equal(unlock(&C, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &A, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &C, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &C, 0, 10), NLM4_GRANTED);
 }
 
 static void a_hosts_waiters_are_bounded(void **state)
@@ -385,22 +364,22 @@ static void a_hosts_waiters_are_bounded(void **state)
 	long refused = counter("refused_waiting");
 
 	(void)state;
-	assert_int_equal(lock(&A, 0, 0, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 0, 0, false), NLM4_GRANTED);
 	for (int i = 0; i < 17; i++) {
 		struct owner o = {"host-b", 400 + i, ohs[i]};
 
 		snprintf(ohs[i], sizeof(ohs[i]), "b%d", i);
-		assert_int_equal(lock(&o, (uint64_t)i, 1, true),
+		assert_int_equal(fx_nlm_lock(&fx, &o, (uint64_t)i, 1, true),
 				 i < 16 ? NLM4_BLOCKED : NLM4_DENIED);
 	}
 	assert_int_equal(counter("refused_waiting"), refused + 1);
 	assert_int_equal(counter("waiting"), 16);
 	/* another host has a bound of its own */
-	assert_int_equal(lock(&C, 0, 1, true), NLM4_BLOCKED);
+	assert_int_equal(fx_nlm_lock(&fx, &C, 0, 1, true), NLM4_BLOCKED);
 	free_all("host-b");
 	assert_int_equal(cancel(&C, 0, 1), NLM4_GRANTED);
 	assert_int_equal(counter("waiting"), 0);
-	assert_int_equal(unlock(&A, 0, 0), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &A, 0, 0), NLM4_GRANTED);
 }
 
 static void a_refused_callback_undoes_the_lock(void **state)
@@ -412,13 +391,13 @@ static void a_refused_callback_undoes_the_lock(void **state)
 	pthread_mutex_lock(&cb_mu);
 	cb_answer = NLM4_DENIED; /* the client no longer wants it */
 	pthread_mutex_unlock(&cb_mu);
-	assert_int_equal(lock(&A, 0, 10, false), NLM4_GRANTED);
-	assert_int_equal(lock(&B, 0, 10, true), NLM4_BLOCKED);
-	assert_int_equal(unlock(&A, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &B, 0, 10, true), NLM4_BLOCKED);
+	assert_int_equal(fx_nlm_unlock(&fx, &A, 0, 10), NLM4_GRANTED);
 	assert_int_equal(await_grant(seen).svid, B.svid);
 	await_counter("callback_failures", failures + 1);
 	await_free(&C, 0, 10);
-	assert_int_equal(unlock(&C, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &C, 0, 10), NLM4_GRANTED);
 	pthread_mutex_lock(&cb_mu);
 	cb_answer = NLM4_GRANTED;
 	pthread_mutex_unlock(&cb_mu);
@@ -430,12 +409,12 @@ static void a_callback_with_nowhere_to_go_undoes_the_lock(void **state)
 
 	(void)state;
 	cb_register(false); /* the client host's rpcbind names no NLM */
-	assert_int_equal(lock(&A, 0, 10, false), NLM4_GRANTED);
-	assert_int_equal(lock(&B, 0, 10, true), NLM4_BLOCKED);
-	assert_int_equal(unlock(&A, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_lock(&fx, &B, 0, 10, true), NLM4_BLOCKED);
+	assert_int_equal(fx_nlm_unlock(&fx, &A, 0, 10), NLM4_GRANTED);
 	await_counter("callback_failures", failures + 1);
 	await_free(&C, 0, 10);
-	assert_int_equal(unlock(&C, 0, 10), NLM4_GRANTED);
+	assert_int_equal(fx_nlm_unlock(&fx, &C, 0, 10), NLM4_GRANTED);
 	cb_register(true);
 }
 

@@ -157,3 +157,25 @@ nlm4_stats fx_res(struct fx *f, u_long proc, xdrproc_t xa, void *a)
 	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
 	return st;
 }
+
+nlm4_stats fx_nlm_lock(struct fx *f, const struct owner *o, uint64_t off,
+		       uint64_t len, bool block)
+{
+	nlm4_lockargs a = {.cookie = fx_cookie,
+			   .block = block,
+			   .exclusive = true,
+			   .alock = fx_lock(f, o, off, len),
+			   .state = 1};
+
+	return fx_res(f, NLMPROC4_LOCK, (xdrproc_t)rr__xdr_nlm4_lockargs, &a);
+}
+
+nlm4_stats fx_nlm_unlock(struct fx *f, const struct owner *o, uint64_t off,
+			 uint64_t len)
+{
+	nlm4_unlockargs a = {.cookie = fx_cookie,
+			     .alock = fx_lock(f, o, off, len)};
+
+	return fx_res(f, NLMPROC4_UNLOCK, (xdrproc_t)rr__xdr_nlm4_unlockargs,
+		      &a);
+}

@@ -49,6 +49,11 @@ nlm4_lock fx_lock(const struct fx *f, const struct owner *o, uint64_t off,
 		  uint64_t len);
 /* One NLM call on f->nlm whose result is an nlm4_res: its status. */
 nlm4_stats fx_res(struct fx *f, u_long proc, xdrproc_t xa, void *a);
+/* LOCK (exclusive; block: wait) and UNLOCK of o's range: the status. */
+nlm4_stats fx_nlm_lock(struct fx *f, const struct owner *o, uint64_t off,
+		       uint64_t len, bool block);
+nlm4_stats fx_nlm_unlock(struct fx *f, const struct owner *o, uint64_t off,
+			 uint64_t len);
 /*
  * RPCBPROC_SET of prog/vers on tcp at 127.0.0.1:port (set), or UNSET
  * on every netid, over rpcbind's local socket as nfsrdmad registers
