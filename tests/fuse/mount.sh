@@ -97,11 +97,14 @@ gone() {
 	st=$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
 	[ -z "$st" ] || [ "$st" = Z ]
 }
-server_ready() { grep -q ready "$T/server.out"; }
+server_ready() { grep -qs ready "$T/server.out"; }
 
 # ports: "RDMA TCP MOUNT NLM" to start again where it was, else any free
 start_server() {
 	local p=(${1:-0 0 0 0})
+	# a restart must not read the last server's "ready": the shell opens
+	# (and truncates) the file only after the poll below may have begun
+	rm -f "$T/server.out"
 	"$NFSRDMAD" --export "$EXP" --state-dir "$T/state" --address 127.0.0.1 \
 		--rdma-port "${p[0]}" --tcp-port "${p[1]}" --mount-port "${p[2]}" \
 		--nlm-port "${p[3]}" --grace 0 \
