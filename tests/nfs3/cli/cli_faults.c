@@ -41,7 +41,7 @@
 #include "daemon.h"
 #include "io.h"
 
-#define FILE_SIZE  (512u << 20) /* long enough to be cut in the middle */
+#define FILE_SIZE  (128u << 20) /* long enough to be cut in the middle */
 #define KILL_AT	   (16u << 20)	/* the server file's size at the kill */
 #define CUT_TO	   (4u << 20)	/* what the "restart" leaves of it */
 #define TIMEOUT_MS 4000		/* nfsrdma --timeout when it stays dead */
@@ -343,6 +343,7 @@ static void put_survives_restart(void **state, bool tcp)
 {
 	struct env *e = *state;
 	char path[192], dst[192];
+	uint64_t t0;
 	pid_t pid;
 	int rc;
 
@@ -355,7 +356,12 @@ static void put_survives_restart(void **state, bool tcp)
 	/* what a restart may lose of the writes not yet committed */
 	assert_int_equal(truncate(path, CUT_TO), 0);
 	restart_server(e);
+	t0 = rr_t_now_ms();
 	rc = cli_wait(pid, WAIT_MS);
+	/* how near the deadline it came, for when it does not make it */
+	fprintf(stderr, "put over %s: %s %llu ms after the restart\n",
+		tcp ? "tcp" : "rdma", rc ? "ended" : "finished",
+		(unsigned long long)(rr_t_now_ms() - t0));
 	print_err(e);
 	assert_int_equal(rc, 0);
 	assert_int_equal(err_lines(e), 0); /* -q and success: silence */
