@@ -68,7 +68,14 @@ int rr_svc_conn_call(struct rr_svc_conn *conn, struct rr_call *call)
 int rr__cb_serve(const struct rr_progtab *t, const uint8_t *msg, size_t len,
 		 uint8_t *res, size_t res_cap, uint8_t *out, size_t out_cap)
 {
-	struct rr_svc_req r = {0};
+	return rr__serve_whole(t, NULL, msg, len, res, res_cap, out, out_cap);
+}
+
+int rr__serve_whole(const struct rr_progtab *t, const struct sockaddr *peer,
+		    const uint8_t *msg, size_t len, uint8_t *res,
+		    size_t res_cap, uint8_t *out, size_t out_cap)
+{
+	struct rr_svc_req r = {.peer = peer};
 	struct rr_reply_hdr rh;
 	int n;
 

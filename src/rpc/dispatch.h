@@ -116,5 +116,9 @@ int rr__reply_encode(const struct rr_svc_req *r, const struct rr_reply_hdr *rh,
  */
 int rr__cb_serve(const struct rr_progtab *t, const uint8_t *msg, size_t len,
 		 uint8_t *res, size_t res_cap, uint8_t *out, size_t out_cap);
+/* The same for a server taking whole calls (UDP), peer the caller's. */
+int rr__serve_whole(const struct rr_progtab *t, const struct sockaddr *peer,
+		    const uint8_t *msg, size_t len, uint8_t *res,
+		    size_t res_cap, uint8_t *out, size_t out_cap);
 
 #endif

@@ -36,6 +36,7 @@ declare -A PUBLIC=(
 	[faults.h]=fabric
 	[oncrpc.h]=rpc
 	[rpc_tcp.h]=rpc
+	[rpc_udp.h]=rpc
 	[rpc.h]=rpcrdma
 	[nfs3.h]=nfs3
 	[nfs3_server.h]=nfs3

@@ -20,7 +20,7 @@ struct report_xprt {
 };
 
 /* every listener nfsrdmad runs: RDMA, NFS, MOUNT, NLM and NSM on TCP */
-#define REPORT_MAX_XPRTS 5
+#define REPORT_MAX_XPRTS 6
 
 struct report_src {
 	struct nfsrdmad_counters *ctr;

@@ -14,6 +14,7 @@
 #include "report.h"
 
 #include <rpcrdma/rpc_tcp.h>
+#include <rpcrdma/rpc_udp.h>
 
 #include "base/log.h"
 
@@ -29,14 +30,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum xkind { X_RDMA, X_TCP, X_MOUNT, X_NLM, X_NSM, X_N };
+enum xkind { X_RDMA, X_TCP, X_MOUNT, X_NLM, X_NSM, X_NSM_UDP, X_N };
 
 _Static_assert(X_N <= REPORT_MAX_XPRTS, "the report has a place per listener");
 
 static const char *const xname[X_N] = {
 	[X_RDMA] = "nfs3+mount3 over rdma", [X_TCP] = "nfs3 over tcp",
 	[X_MOUNT] = "mount3 over tcp",	    [X_NLM] = "nlm4 over tcp",
-	[X_NSM] = "nsm1 over tcp",
+	[X_NSM] = "nsm1 over tcp",	    [X_NSM_UDP] = "nsm1 over udp",
 };
 
 /*
@@ -276,6 +277,32 @@ static void *loop(void *arg)
 	return NULL;
 }
 
+/*
+ * NSM on UDP too, on the TCP listener's port number when it is free:
+ * nfs-utils' sm-notify, which tells us a client rebooted, sends SM_NOTIFY
+ * by UDP only.
+ */
+static int start_udp(struct daemon *d, struct xprt *x, int port,
+		     const struct rr_svc_prog *p)
+{
+	struct sockaddr_in sin;
+	int rc = addr_of(d->o, port, &sin);
+
+	if (!rc)
+		rc = rr_udp_svc_create((struct sockaddr *)&sin, sizeof(sin),
+				       &x->svc);
+	if (rc == -EADDRINUSE) { /* rpcbind tells where it went instead */
+		sin.sin_port = 0;
+		rc = rr_udp_svc_create((struct sockaddr *)&sin, sizeof(sin),
+				       &x->svc);
+	}
+	if (rc) {
+		listen_error(d, x, port, rc);
+		return rc;
+	}
+	return serve_progs(x, p, NULL);
+}
+
 /* One TCP port for NFS and MOUNT: its listener serves both. */
 static bool mount_on_nfs_port(const struct nfsrdmad_opts *o)
 {
@@ -304,6 +331,9 @@ static int setup(struct daemon *d)
 	if (!rc && o->nlm_port >= 0 && o->nsm_port >= 0)
 		rc = start_tcp(d, &d->x[X_NSM], o->nsm_port, &d->nsm_prog,
 			       NULL);
+	if (!rc && d->x[X_NSM].svc)
+		rc = start_udp(d, &d->x[X_NSM_UDP], d->x[X_NSM].port,
+			       &d->nsm_prog);
 	return rc;
 }
 
@@ -661,7 +691,8 @@ static void rpcb_add(struct nfsrdmad_ports *p, const struct rr_svc_prog *prog,
  * rpcbind for MOUNT would be sent to a port that refuses it); NFS on
  * RPC-over-RDMA, as Linux's nfsd registers it (MOUNT there is not
  * registered: clients find it on TCP); NLM (nlockmgr) and NSM (status)
- * on TCP, where lockd's clients and statd look for them.
+ * on TCP, where lockd's clients and statd look for them, and NSM on UDP,
+ * where sm-notify does.
  */
 static void rpcb_entries(const struct daemon *d, struct nfsrdmad_ports *p)
 {
@@ -673,6 +704,7 @@ static void rpcb_entries(const struct daemon *d, struct nfsrdmad_ports *p)
 	rpcb_add(p, &d->nfs_prog, &d->x[X_RDMA]);
 	rpcb_add(p, &d->nlm_prog, &d->x[X_NLM]);
 	rpcb_add(p, &d->nsm_prog, &d->x[X_NSM]);
+	rpcb_add(p, &d->nsm_prog, &d->x[X_NSM_UDP]);
 }
 
 /* Once the transports run: the control socket answers from them. */

@@ -402,6 +402,60 @@ static void garbage_and_oversized_names_are_refused(void **state)
 	free(big);
 }
 
+/*
+ * What a client host's rpc.statd keeps of a server it monitors, in
+ * nfs-utils' format: address, callback program, version and procedure
+ * (hex), 16 bytes of private data, the server's name and the client's.
+ */
+static void statd_record(const char *dir, const char *server,
+			 const char *client)
+{
+	char path[PATH_MAX + 64], line[512];
+
+	snprintf(path, sizeof(path), "%s/sm", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sm.bak", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(line, sizeof(line), "%08x %08x %08x %08x %032x %s %s\n",
+		 0x0100007fu, NLM_PROG, NLM4_VERS, 16u, 0u, server, client);
+	snprintf(path, sizeof(path), "%s/sm/%s", dir, server);
+	write_file(path, line);
+}
+
+/*
+ * The client host reboots and nfs-utils' sm-notify, reading what statd
+ * recorded, tells us so. It speaks UDP only, and finds our NSM through
+ * rpcbind; it exits 0 once every host it had to tell answered.
+ */
+static void sm_notify_of_nfs_utils_releases_the_hosts_locks(void **state)
+{
+	static const struct owner E = {"host-e", 501, "owner e"};
+	long notifies = counter("nsm1", "notifies");
+	char dir[PATH_MAX + 8], cmd[2 * PATH_MAX + 128];
+	int rc;
+
+	(void)state;
+	if (system("command -v sm-notify >/dev/null 2>&1"))
+		skip(); /* nfs-common */
+	assert_int_equal(fx_nlm_lock(&fx, &E, 0, 10, false), NLM4_GRANTED);
+	assert_int_equal(test(&B, 0, 10, NULL), NLM4_DENIED);
+	snprintf(dir, sizeof(dir), "%s/smn", fx.top);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	statd_record(dir, "127.0.0.1", E.host);
+	/* -d: in the foreground, and its log; -m 1: it gives up after 1 min */
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 90 sm-notify -f -d -m 1 -P %s >%s/log 2>&1", dir,
+		 dir);
+	rc = system(cmd);
+	if (rc) {
+		snprintf(cmd, sizeof(cmd), "cat %s/log >&2", dir);
+		(void)!system(cmd);
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(counter("nsm1", "notifies"), notifies + 1);
+	assert_int_equal(test(&B, 0, 10, NULL), NLM4_GRANTED);
+}
+
 static const char *path_of(const char *name)
 {
 	static char path[PATH_MAX + 32];
@@ -471,6 +525,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(a_reboot_releases_the_hosts_locks_only),
 		cmocka_unit_test(a_reboot_drops_the_hosts_waiting_lock),
 		cmocka_unit_test(garbage_and_oversized_names_are_refused),
+		cmocka_unit_test(
+			sm_notify_of_nfs_utils_releases_the_hosts_locks),
 		cmocka_unit_test(a_restart_is_told_to_the_hosts_that_locked),
 	};
 
