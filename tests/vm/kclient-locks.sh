@@ -1,0 +1,268 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# usage: kclient-locks.sh NFSRDMAD NFSRDMA LOCK_PROBE DEV PROVIDER
+# In an rr-vm.sh guest started with RR_VM_DEV=none: the Linux kernel's
+# NFSv3 client mounts nfsrdmad over RDMA with its default options (locks
+# on, no "nolock"), and fcntl locks go through NLM to our lock manager.
+#
+# Client and server need a host each: the kernel's lockd registers NLM
+# with its host's rpcbind, and so does nfsrdmad; the kernel's statd and
+# our NSM both want "status". So nfsrdmad runs in a network namespace of
+# its own (10.7.0.2, with its own rpcbind), joined to the guest's
+# (10.7.0.1: the kernel client, its lockd, rpcbind and rpc.statd) by a
+# veth pair. DEV (siw or rxe) is the kernel client's RDMA device on the
+# veth; PROVIDER is nfsrdmad's: iwarp (over TCP, no device), or verbs on
+# a DEV of its own in its namespace.
+#
+# Shown, by the kernel's client and nfs-utils' tools as the judges:
+#   - the kernel client's lock refuses another host (our FUSE mount, its
+#     own host name) an overlapping range (EAGAIN) and not the range
+#     beside; that host's F_GETLK sees it; it is gone after the close;
+#   - a kernel process waiting in F_SETLKW on a lock the other host holds
+#     is granted when that host closes, by our GRANTED callback to the
+#     kernel's lockd (nfsrdmad counts it; the kernel's own fallback,
+#     polling every 30 s, would not);
+#   - another client host (our FUSE mount, its own host name) is refused
+#     while the kernel client holds the lock, and granted once sm-notify
+#     (the client's "reboot") has told our NSM: the rebooted host's locks
+#     were released on the server.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/vm/guest-lib.sh
+. "$HERE/guest-lib.sh"
+DAEMON=${1:?nfsrdmad} NFSRDMA=${2:?nfsrdma} PROBE=${3:?lock_probe}
+DEV=${4:?siw or rxe} PROV=${5:?iwarp or verbs}
+NS=rr-srv CLI=10.7.0.1 SRV=10.7.0.2
+PORT=20049 MPORT=20048 TPORT=2049
+W=/srv/rr-locks
+EXP=$W/exp MNT=/mnt/rr-locks MNT2=/mnt/rr-locks-fuse
+DPID= FPID=
+PIDS=()
+DEADLINE_S=60
+
+finish() {
+	local rc=$?
+	if [ $rc != 0 ]; then
+		echo "=== nfsrdmad log (tail)" && tail -n 30 "$W/nfsrdmad.log"
+		echo "=== fuse mount" && cat "$W/fuse.err" 2>/dev/null
+		echo "=== rpcinfo of the server" && rpcinfo -p $SRV 2>&1
+		echo "=== rpcinfo of the client" && rpcinfo -p 127.0.0.1 2>&1
+		dmesg | grep -iE 'lockd|statd|nlm|nfs' | tail -n 20
+	fi
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	mountpoint -q "$MNT2" && umount -l "$MNT2"
+	mountpoint -q "$MNT" && timeout 30 umount -f "$MNT"
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
+	exit $rc
+}
+trap finish EXIT
+
+poll() {
+	local end=$((SECONDS + DEADLINE_S))
+	until "$@"; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+}
+
+# --------------------------------------------------------------- hosts
+
+network() {
+	ip netns add $NS || fail "ip netns add"
+	ip link add veth0 type veth peer name veth1 &&
+		ip link set veth1 netns $NS &&
+		ip addr add $CLI/24 dev veth0 && ip link set veth0 up &&
+		ip netns exec $NS ip addr add $SRV/24 dev veth1 &&
+		ip netns exec $NS ip link set veth1 up &&
+		ip netns exec $NS ip link set lo up || fail "veth pair"
+}
+
+rdma_devices() {
+	local m
+	case $DEV in
+	siw) m=siw ;;
+	rxe) m=rdma_rxe ;;
+	*) fail "DEV $DEV: want siw or rxe" ;;
+	esac
+	modprobe $m && modprobe rdma_ucm || fail "modprobe $m rdma_ucm"
+	rdma link add ${DEV}c type $DEV netdev veth0 || fail "$DEV on veth0"
+	if [ "$PROV" = verbs ]; then
+		ip netns exec $NS rdma link add ${DEV}s type $DEV netdev veth1 ||
+			fail "$DEV on veth1, in $NS"
+	fi
+	ok "$DEV on the client's veth$([ "$PROV" = verbs ] && echo ", and the server's")"
+}
+
+# rpcbind in the current namespaces, /run being private to them
+start_rpcbind() {
+	mkdir -p /run/rpcbind && rpcbind -w || return 1
+	poll rpcinfo -p 127.0.0.1 >/dev/null 2>&1
+}
+
+# The server host: its own rpcbind (private /run too), then nfsrdmad.
+start_server() {
+	mkdir -p "$EXP" "$W/state" && mount -t tmpfs -o size=64m tmpfs "$EXP" ||
+		fail "tmpfs on $EXP"
+	ip netns exec $NS unshare -m --propagation private bash -c '
+		mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind &&
+			rpcbind -w || exit 2
+		for _ in $(seq 1 200); do
+			rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && break
+			sleep 0.05
+		done
+		exec "$@"' rr-srv "$DAEMON" --export "$EXP" --provider "$PROV" \
+		--address $SRV --rdma-port $PORT --tcp-port $TPORT \
+		--mount-port $MPORT --nlm-port 0 --nsm-port 0 --grace 0 \
+		--state-dir "$W/state" >"$W/nfsrdmad.log" 2>&1 &
+	DPID=$!
+	await_line "$W/nfsrdmad.log" "ready" $DPID 30 ||
+		fail "nfsrdmad did not get ready"
+	rpcinfo -p $SRV | grep -qw nlockmgr ||
+		fail "nlockmgr is not registered at $SRV"
+	ok "nfsrdmad ($PROV) at $SRV, its NLM and NSM in its own rpcbind"
+}
+
+# The client host: rpcbind and rpc.statd, as nfs-common runs them.
+start_client_services() {
+	start_rpcbind || fail "the client's rpcbind"
+	mkdir -p /var/lib/nfs/sm /var/lib/nfs/sm.bak
+	rpc.statd --no-notify || fail "rpc.statd"
+	poll rpcinfo -T tcp 127.0.0.1 status >/dev/null 2>&1 ||
+		fail "rpc.statd did not register"
+	ok "the client's rpcbind and rpc.statd"
+}
+
+kmount() {
+	local opts
+	for m in rpcrdma nfs nfsv3 lockd; do modprobe "$m" || fail "modprobe $m"; done
+	mkdir -p "$MNT"
+	timeout 60 mount -t nfs -o "vers=3,proto=rdma,port=$PORT,mountport=$MPORT,mountproto=tcp,soft,timeo=100,retrans=2" \
+		"$SRV:$EXP" "$MNT" || fail "mount -o proto=rdma of $SRV:$EXP"
+	opts=$(grep -A30 "mounted on $MNT " /proc/self/mountstats | grep 'opts:')
+	grep -qE '^[[:space:]]*xprt:[[:space:]]+rdma ' \
+		< <(grep -A30 "mounted on $MNT " /proc/self/mountstats) ||
+		fail "the mount's transport is not rdma"
+	case $opts in
+	*nolock*|*local_lock=all*|*local_lock=posix*)
+		fail "the kernel keeps locks local: $opts" ;;
+	esac
+	ok "kernel client mounted $SRV:$EXP over rdma, locks through NLM"
+}
+
+# Our client as another host: FUSE, its NLM by rpcbind, another name.
+fuse_mount() {
+	modprobe fuse || fail "modprobe fuse"
+	mkdir -p "$MNT2"
+	unshare -u bash -c 'hostname rr-other && exec "$@"' rr-other \
+		"$NFSRDMA" mount "nfs://$SRV:$TPORT$EXP?proto=tcp&mountport=$MPORT" \
+		"$MNT2" -f -o noac 2>"$W/fuse.err" &
+	FPID=$!
+	PIDS+=($FPID)
+	poll grep -q " $MNT2 [^ ]* - fuse.nfsrdma " /proc/self/mountinfo ||
+		fail "the FUSE mount did not come up"
+	ok "our client mounted the export as host rr-other"
+}
+
+# ---------------------------------------------------------- lock probes
+
+# probe NAME MODE PATH [ARGS]: stdin a fifo we hold open; pid in PID_NAME
+probe() {
+	local name=$1 fd
+	shift
+	mkfifo "$W/$name.in"
+	"$PROBE" "$@" <"$W/$name.in" >"$W/$name.out" 2>&1 &
+	eval "PID_$name=$!"
+	PIDS+=($!)
+	exec {fd}>"$W/$name.in"
+	eval "FD_$name=$fd"
+}
+says() { grep -q "^$2" "$W/$1.out"; }
+in_syscall() { [ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = "$2" ]; }
+
+# The kernel checks a lock against its own processes' first (a second
+# process on the client is refused, or waits, without a call), so the
+# server is judged from another host: our FUSE client, rr-other.
+contend() {
+	local out
+	step "the kernel client and another host contend"
+	echo data >"$MNT/f" || fail "create $MNT/f"
+	probe a hold "$MNT/f" w 0 100
+	poll says a locked || fail "the first lock: $(cat "$W/a.out")"
+	out=$("$PROBE" hold "$MNT/f" w 50 100 </dev/null)
+	[ "$out" = "busy 11" ] || fail "a second process: '$out', want EAGAIN"
+	out=$("$PROBE" hold "$MNT2/f" w 50 100 </dev/null)
+	[ "$out" = "busy 11" ] || fail "rr-other, overlapping: '$out', want EAGAIN"
+	out=$("$PROBE" hold "$MNT2/f" w 100 100 </dev/null)
+	[ "$out" = locked ] || fail "rr-other, the range beside: '$out'"
+	out=$("$PROBE" test "$MNT2/f" r 10 1)
+	[[ $out =~ ^w\ [0-9]+\ 0\ 100$ ]] ||
+		fail "rr-other's F_GETLK: '$out', want the kernel's [0, 100)"
+	echo close >&"$FD_a"
+	poll says a closed || fail "the holder did not close"
+	out=$("$PROBE" hold "$MNT2/f" w 50 100 </dev/null)
+	[ "$out" = locked ] || fail "rr-other after the kernel's unlock: '$out'"
+	ok "refused while the kernel held [0, 100), F_GETLK saw it, free after"
+
+	step "a kernel waiter, granted by callback when rr-other closes"
+	probe o hold "$MNT2/f" w 0 0
+	poll says o locked || fail "rr-other's lock: $(cat "$W/o.out")"
+	probe b wait "$MNT/f" w 0 0
+	poll says b waiting || fail "the waiter did not start"
+	nr=$(cut -d' ' -f2 "$W/b.out")
+	poll in_syscall "$PID_b" "$nr" || fail "the waiter is not in fcntl"
+	says b locked && fail "the waiter got the lock while it was held"
+	echo close >&"$FD_o"
+	poll says o closed || fail "rr-other did not close"
+	poll says b locked || fail "the waiter was not granted: $(cat "$W/b.out")"
+	ok "F_SETLKW on the kernel client granted after rr-other closed"
+}
+
+# The kernel client "reboots": rpc.statd's sm-notify tells the hosts it
+# monitors (our NSM, which lockd asked it to watch at the first lock).
+reboot() {
+	local out
+	step "another host, before and after the client's reboot"
+	out=$("$PROBE" hold "$MNT2/f" w 0 1 </dev/null)
+	[ "$out" = "busy 11" ] || fail "rr-other while the kernel holds: '$out'"
+	ls /var/lib/nfs/sm | grep -q . ||
+		fail "rpc.statd monitors no server: $(ls -la /var/lib/nfs/sm)"
+	# -d: in the foreground, exit 0 once every server answered
+	timeout 90 sm-notify -f -d -m 1 >"$W/sm-notify.err" 2>&1 ||
+		fail "sm-notify: $(cat "$W/sm-notify.err")"
+	out=$("$PROBE" hold "$MNT2/f" w 0 1 </dev/null)
+	[ "$out" = locked ] ||
+		fail "the rebooted client's lock stayed on the server: '$out'"
+	ok "rr-other refused, then granted once sm-notify told our NSM"
+}
+
+# nfsrdmad's counters at exit: the callback and the notify were ours.
+server_counts() {
+	local nlm nsm
+	kill "$DPID" && wait "$DPID"
+	DPID=
+	nlm=$(grep 'nlm4:' "$W/nfsrdmad.log" | tail -n1)
+	nsm=$(grep 'nsm1:' "$W/nfsrdmad.log" | tail -n1)
+	echo "$nlm"
+	echo "$nsm"
+	grep -qE ' blocked=[1-9]' <<<"$nlm" ||
+		fail "the kernel's blocking LOCK was never answered BLOCKED"
+	grep -qE ' callbacks=[1-9]' <<<"$nlm" ||
+		fail "no GRANTED callback was taken by the kernel's lockd"
+	grep -q ' callback_failures=0' <<<"$nlm" || fail "callbacks failed"
+	grep -qE ' notifies=[1-9]' <<<"$nsm" || fail "no SM_NOTIFY arrived"
+	grep -qE ' released_locks=[1-9]' <<<"$nsm" ||
+		fail "SM_NOTIFY released nothing"
+}
+
+network
+rdma_devices
+start_server
+start_client_services
+kmount
+fuse_mount
+contend
+reboot
+umount -l "$MNT2"
+server_counts
+ok "NLM and NSM with the kernel client over $DEV ($PROV): passed"
