@@ -7,10 +7,12 @@
  * (RFC 5665 names the netid; portmap version 2 has no protocol number for it,
  * so `rpcinfo` shows it and `rpcinfo -p` does not). They go over rpcbind's
  * local socket, which tells rpcbind who we are (libtirpc's pmap_set would too,
- * but leaks the address it converts on every call). Only when rpcbind answers
- * on 127.0.0.1:111 right away: without one, libtirpc would retry for many
- * seconds before giving up, and serving goes on regardless. We listen on IPv4
- * only, so there is no "rdma6" to register.
+ * but leaks the address it converts on every call). Only when that socket
+ * takes the connection at once: without an rpcbind, libtirpc's own lookup
+ * would retry for many seconds before giving up, and serving goes on
+ * regardless. The socket, not 127.0.0.1:111, is what is probed: an rpcbind
+ * may listen on chosen addresses only (one per host on a machine that acts
+ * as several). We listen on IPv4 only, so there is no "rdma6" to register.
  */
 #include "nfsrdmad.h"
 
@@ -21,7 +23,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -32,29 +33,6 @@
 #define MOUNT_PROG 100005
 #define NLM_PROG   100021
 #define NSM_PROG   100024
-#define PROBE_MS   300
-
-static bool rpcbind_answers(void)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_port = htons(111),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	struct pollfd p = {.fd = fd, .events = POLLOUT};
-	int err = 0;
-	socklen_t len = sizeof(err);
-	bool ok = false;
-
-	if (fd < 0)
-		return false;
-	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0)
-		ok = true;
-	else if (errno == EINPROGRESS && poll(&p, 1, PROBE_MS) == 1 &&
-		 !getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) && !err)
-		ok = true;
-	close(fd);
-	return ok;
-}
 
 /* A client of rpcbind version 4 on its local socket, or NULL. */
 static CLIENT *local_rpcbind(void)
@@ -146,12 +124,10 @@ static void rb_unset_all(CLIENT *c, const struct nfsrdmad_ports *p)
 
 static CLIENT *reachable_rpcbind(void)
 {
-	CLIENT *c = rpcbind_answers() ? local_rpcbind() : NULL;
+	CLIENT *c = local_rpcbind();
 
 	if (!c)
-		fprintf(stderr,
-			"nfsrdmad: no rpcbind on 127.0.0.1:111 and "
-			"%s, not registered\n",
+		fprintf(stderr, "nfsrdmad: no rpcbind on %s, not registered\n",
 			_PATH_RPCBINDSOCK);
 	return c;
 }
@@ -177,7 +153,7 @@ void nfsrdmad_rpcbind_set(const struct nfsrdmad_ports *p)
 
 void nfsrdmad_rpcbind_unset(const struct nfsrdmad_ports *p)
 {
-	CLIENT *c = rpcbind_answers() ? local_rpcbind() : NULL;
+	CLIENT *c = local_rpcbind();
 
 	if (!c)
 		return;
