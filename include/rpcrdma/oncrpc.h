@@ -319,6 +319,12 @@ uint32_t rr_svc_req_vers(const struct rr_svc_req *r);
  * none. MOUNT keeps its list per client with it.
  */
 const struct sockaddr *rr_svc_req_peer(const struct rr_svc_req *r);
+/*
+ * Our address the call came to, or NULL where the transport does not say
+ * (TCP says): a call back to the client goes from there, for a client may
+ * accept callbacks only from the address it called (Linux's lockd does).
+ */
+const struct sockaddr *rr_svc_req_local(const struct rr_svc_req *r);
 /* True while the handler runs where it must not block (nowait_procs). */
 bool rr_svc_req_nowait(const struct rr_svc_req *r);
 /*

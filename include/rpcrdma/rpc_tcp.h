@@ -135,6 +135,13 @@ struct rr_tcp_clnt_opts {
 	int keepalive_ms;
 	int keepalive_timeout_ms;
 	uint32_t keepalive_prog, keepalive_vers; /* 0: those of the last call */
+	/*
+	 * The numeric address to connect from (NULL: the route's), read at
+	 * creation only. A server calling a client back sets the address the
+	 * client called it at (rr_svc_req_local): Linux's lockd, for one,
+	 * takes a GRANTED callback only from there.
+	 */
+	const char *source;
 };
 
 int rr_tcp_clnt_create(const char *host, uint16_t port,

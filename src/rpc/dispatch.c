@@ -220,6 +220,11 @@ const struct sockaddr *rr_svc_req_peer(const struct rr_svc_req *r)
 	return r->peer;
 }
 
+const struct sockaddr *rr_svc_req_local(const struct rr_svc_req *r)
+{
+	return r->local && r->local->sa_family != AF_UNSPEC ? r->local : NULL;
+}
+
 bool rr_svc_req_nowait(const struct rr_svc_req *r)
 {
 	return r->nowait;

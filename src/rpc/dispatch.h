@@ -46,7 +46,8 @@ struct rr_svc_req {
 	size_t res_bulk_len;
 	bool nowait;	   /* rr__dispatch_nowait is running it */
 	uint32_t auth_err; /* set by parse: the call is refused AUTH_ERROR */
-	const struct sockaddr *peer; /* set by the transport, may be NULL */
+	const struct sockaddr *peer;  /* set by the transport, may be NULL */
+	const struct sockaddr *local; /* the same, our end */
 	/* the connection to call the client back on (rpc/api.h), or NULL */
 	struct rr_svc_conn *conn;
 };

@@ -77,6 +77,7 @@ struct rr_tcp_clnt {
 	char machine[RR_AUTH_SYS_MAX_NAME + 1];
 	struct tc_addr addrs[TC_MAX_ADDRS];
 	uint32_t naddrs;
+	struct tc_addr src; /* len 0: no source asked for */
 
 	pthread_mutex_t mu; /* everything below but the I/O thread's part */
 	int fd;		    /* -1 but in UP, LOST and CONNECTING */

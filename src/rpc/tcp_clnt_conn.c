@@ -82,6 +82,26 @@ static bool needed(const struct rr_tcp_clnt *c)
 	return c->nbusy || c->pend_head;
 }
 
+/* The source address, numeric; the caller's string is not kept. */
+static int resolve_source(struct rr_tcp_clnt *c)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_NUMERICHOST | AI_PASSIVE},
+			*res;
+	int rc = -EINVAL;
+
+	if (getaddrinfo(c->o.source, NULL, &hints, &res))
+		return -EINVAL;
+	if (res->ai_addrlen <= sizeof(c->src.ss)) {
+		memcpy(&c->src.ss, res->ai_addr, res->ai_addrlen);
+		c->src.len = res->ai_addrlen;
+		rc = 0;
+	}
+	freeaddrinfo(res);
+	c->o.source = NULL;
+	return rc;
+}
+
 /* Resolved once: a reconnect must not wait on the resolver. */
 int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port)
 {
@@ -98,7 +118,9 @@ int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port)
 		c->addrs[c->naddrs++].len = ai->ai_addrlen;
 	}
 	freeaddrinfo(res);
-	return c->naddrs ? 0 : -EHOSTUNREACH;
+	if (!c->naddrs)
+		return -EHOSTUNREACH;
+	return c->o.source ? resolve_source(c) : 0;
 }
 
 /*
@@ -113,6 +135,9 @@ static int open_to(const struct rr_tcp_clnt *c, uint32_t i, int *out)
 	if (fd < 0)
 		return -errno;
 	rc = rr__tcp_sock_setup(fd);
+	if (!rc && c->src.len &&
+	    bind(fd, (const struct sockaddr *)&c->src.ss, c->src.len))
+		rc = -errno;
 	if (!rc && connect(fd, (const struct sockaddr *)&a->ss, a->len))
 		rc = -errno;
 	if (rc && rc != -EINPROGRESS) {

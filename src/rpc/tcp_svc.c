@@ -201,6 +201,9 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 	c->s = s;
 	c->fd = fd;
 	c->peer = *peer;
+	if (getsockname(fd, (struct sockaddr *)&c->local,
+			&(socklen_t){sizeof(c->local)}))
+		c->local.ss_family = AF_UNSPEC;
 	c->events = EPOLLIN;
 	c->born_ms = rr_coarse_ms();
 	c->base.ops = &rr__tcp_svc_conn_ops;
@@ -476,6 +479,7 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 
 	memset(&r, 0, sizeof(r));
 	r.peer = (const struct sockaddr *)&c->peer;
+	r.local = (const struct sockaddr *)&c->local;
 	r.conn = &c->base;
 	if (!rec || rr__svc_req_parse(&r, rec, len)) {
 		/* Not a call: there is no xid we could answer. */
@@ -688,6 +692,7 @@ static bool try_inline(struct rr_tcp_svc *s, struct tcp_conn *c,
 
 	memset(&r, 0, sizeof(r));
 	r.peer = (const struct sockaddr *)&c->peer;
+	r.local = (const struct sockaddr *)&c->local;
 	r.conn = &c->base;
 	if (!rec || rr__svc_req_parse(&r, rec, len) ||
 	    !rr__progtab_nowait(&s->progs, &r.call))

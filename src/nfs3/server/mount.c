@@ -139,7 +139,11 @@ static mountstat3 mnt_resolve(struct nfsd_call *c, const char *dir,
 
 void rr__nfsd_host_of(const struct nfsd_call *c, char host[INET6_ADDRSTRLEN])
 {
-	const struct sockaddr *sa = rr_svc_req_peer(c->req);
+	rr__nfsd_addr_str(rr_svc_req_peer(c->req), host);
+}
+
+void rr__nfsd_addr_str(const struct sockaddr *sa, char host[INET6_ADDRSTRLEN])
+{
 	const void *a = NULL;
 
 	if (sa && sa->sa_family == AF_INET)

@@ -394,6 +394,8 @@ uint32_t rr__nfsd_ex_mount_handler(struct rr_svc_req *req, void *arg);
 void rr__nfsd_mounts_free(struct rr_nfs3_server *s);
 /* The caller's address, numeric ("unknown" when it has none). */
 void rr__nfsd_host_of(const struct nfsd_call *c, char host[INET6_ADDRSTRLEN]);
+/* sa's address as text ("unknown" for NULL or a family not IP). */
+void rr__nfsd_addr_str(const struct sockaddr *sa, char host[INET6_ADDRSTRLEN]);
 /* The path below s's root that dir names, or NULL. */
 const char *rr__nfsd_below(const struct rr_nfs3_server *s, const char *dir);
 

@@ -79,8 +79,9 @@ struct holding {
 };
 
 /*
- * A blocked LOCK: its owner's names and range, and the address its
- * lock manager is called back at (the peer that asked).
+ * A blocked LOCK: its owner's names and range, the address its lock
+ * manager is called back at (the peer that asked) and ours it asked at,
+ * which the callback comes from.
  */
 struct waiter {
 	struct waiter *next;
@@ -91,6 +92,7 @@ struct waiter {
 	uint32_t fh_len, oh_len;
 	uint8_t fh[NLM4_FHSIZE];
 	char peer[INET6_ADDRSTRLEN];
+	char local[INET6_ADDRSTRLEN]; /* "unknown": as routed */
 	char *host; /* caller_name, then oh's bytes, in one allocation */
 	uint8_t *oh;
 };
@@ -355,6 +357,8 @@ static struct waiter *waiter_new(struct nlm_call *nc, const nlm4_lockargs *a,
 	w->fh_len = l->fh.nlm4_netobj_len;
 	memcpy(w->fh, l->fh.nlm4_netobj_val, w->fh_len);
 	rr__nfsd_host_of(&nc->c, w->peer);
+	rr__nfsd_addr_str(nc->c.req ? rr_svc_req_local(nc->c.req) : NULL,
+			  w->local);
 	w->host = (char *)(w + 1);
 	memcpy(w->host, l->caller_name, hn);
 	w->oh = (uint8_t *)w->host + hn;
@@ -509,7 +513,8 @@ static int tell(struct nfsd_nlm *n, struct waiter *w)
 				       .nlm4_netobj_val = (char *)&cookie},
 			    .exclusive = w->excl,
 			    .alock = waiter_lock(w)};
-	return rr__nfsd_nlm_granted(w->peer, &a);
+	return rr__nfsd_nlm_granted(
+		w->peer, strcmp(w->local, "unknown") ? w->local : NULL, &a);
 }
 
 static void *cb_main(void *arg)

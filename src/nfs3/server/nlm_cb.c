@@ -9,7 +9,10 @@
  * have moved since.
  *
  * Bounded in time (CB_TIMEOUT_MS each for rpcbind and the call) so a
- * dead client holds the callback thread briefly, never forever.
+ * dead client holds the callback thread briefly, never forever. GRANTED
+ * comes from the address the client locked at: Linux's lockd matches a
+ * callback to its blocked lock by the server's address, and on a host
+ * with several a routed source may be another (it then answers DENIED).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,9 +31,11 @@
 #define CB_ARGS_CAP   (LM_MAXSTRLEN + 3 * MAXNETOBJ_SZ + 256)
 #define RPCBIND_PORT  111
 
-static int clnt(const char *host, uint16_t port, struct rr_tcp_clnt **out)
+static int clnt(const char *host, const char *source, uint16_t port,
+		struct rr_tcp_clnt **out)
 {
-	struct rr_tcp_clnt_opts o = {.timeout_ms = CB_TIMEOUT_MS,
+	struct rr_tcp_clnt_opts o = {.source = source,
+				     .timeout_ms = CB_TIMEOUT_MS,
 				     .connect_timeout_ms = CB_TIMEOUT_MS,
 				     .max_record = 64 * 1024,
 				     .no_reconnect = true,
@@ -40,8 +45,9 @@ static int clnt(const char *host, uint16_t port, struct rr_tcp_clnt **out)
 }
 
 /* One call with rpcgen's XDR both ways; res decoded when 0. */
-static int xcall(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
-		 uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r)
+static int xcall(const char *host, const char *source, uint16_t port,
+		 uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xa,
+		 void *a, xdrproc_t xr, void *r)
 {
 	char *buf = rr_malloc(CB_ARGS_CAP + CB_RES_CAP);
 	struct rr_call call = {.prog = prog, .vers = vers, .proc = proc};
@@ -60,7 +66,7 @@ static int xcall(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
 	call.args_len = xdr_getpos(&x);
 	call.res = buf + CB_ARGS_CAP;
 	call.res_cap = CB_RES_CAP;
-	rc = clnt(host, port, &c);
+	rc = clnt(host, source, port, &c);
 	if (!rc) {
 		rc = rr_tcp_clnt_call(c, &call);
 		rr_tcp_clnt_destroy(c);
@@ -74,28 +80,31 @@ static int xcall(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
 }
 
 /* prog/vers's TCP port as host's rpcbind names it; 0: none. */
-static uint16_t tcp_port(const char *host, uint32_t prog, uint32_t vers)
+static uint16_t tcp_port(const char *host, const char *source, uint32_t prog,
+			 uint32_t vers)
 {
 	struct pmap args = {
 		.pm_prog = prog, .pm_vers = vers, .pm_prot = IPPROTO_TCP};
 	u_int port = 0;
 
-	if (xcall(host, RPCBIND_PORT, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT,
-		  (xdrproc_t)xdr_pmap, &args, (xdrproc_t)xdr_u_int, &port))
+	if (xcall(host, source, RPCBIND_PORT, PMAPPROG, PMAPVERS,
+		  PMAPPROC_GETPORT, (xdrproc_t)xdr_pmap, &args,
+		  (xdrproc_t)xdr_u_int, &port))
 		return 0;
 	return port <= 65535 ? (uint16_t)port : 0;
 }
 
-int rr__nfsd_nlm_granted(const char *host, const nlm4_testargs *a)
+int rr__nfsd_nlm_granted(const char *host, const char *source,
+			 const nlm4_testargs *a)
 {
-	uint16_t port = tcp_port(host, NLM_PROG, NLM4_VERS);
+	uint16_t port = tcp_port(host, source, NLM_PROG, NLM4_VERS);
 	nlm4_res res;
 	int rc;
 
 	if (!port)
 		return -EHOSTUNREACH;
 	memset(&res, 0, sizeof(res));
-	rc = xcall(host, port, NLM_PROG, NLM4_VERS, NLMPROC4_GRANTED,
+	rc = xcall(host, source, port, NLM_PROG, NLM4_VERS, NLMPROC4_GRANTED,
 		   (xdrproc_t)rr__xdr_nlm4_testargs, (void *)a,
 		   (xdrproc_t)rr__xdr_nlm4_res, &res);
 	if (rc)
@@ -108,12 +117,12 @@ int rr__nfsd_nlm_granted(const char *host, const nlm4_testargs *a)
 
 int rr__nfsd_nsm_tell(const char *host, const char *my_name, int32_t state)
 {
-	uint16_t port = tcp_port(host, SM_PROG, SM_VERS);
+	uint16_t port = tcp_port(host, NULL, SM_PROG, SM_VERS);
 	sm_stat_chge a = {.mon_name = (char *)my_name, .state = state};
 
 	if (!port)
 		return -EHOSTUNREACH;
-	return xcall(host, port, SM_PROG, SM_VERS, SM_NOTIFY,
+	return xcall(host, NULL, port, SM_PROG, SM_VERS, SM_NOTIFY,
 		     (xdrproc_t)rr__xdr_sm_stat_chge, &a,
 		     (xdrproc_t)(void (*)(void))xdr_void, NULL);
 }

@@ -11,10 +11,12 @@
 
 /*
  * Tells host's lock manager (its rpcbind names the port) that the lock
- * a is granted: 0 when it took it, -ECANCELED when it answered that it
- * no longer wants it, else the error that kept the call from it.
+ * a is granted, calling from source (our address the lock was asked at;
+ * NULL: as routed): 0 when it took it, -ECANCELED when it answered that
+ * it no longer wants it, else the error that kept the call from it.
  */
-int rr__nfsd_nlm_granted(const char *host, const nlm4_testargs *a);
+int rr__nfsd_nlm_granted(const char *host, const char *source,
+			 const nlm4_testargs *a);
 
 /*
  * Tells host's status monitor (its rpcbind names the port) that we,

@@ -55,12 +55,23 @@ struct grant {
 	uint64_t off, len;
 	bool excl;
 	char oh[32];
+	char from[INET_ADDRSTRLEN]; /* the callback's source address */
 };
 static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cb_cv = PTHREAD_COND_INITIALIZER;
 static struct grant grants[MAX_GRANTS];
 static int ngrants;
 static nlm4_stats cb_answer = NLM4_GRANTED;
+
+static void caller_of(SVCXPRT *xp, char from[INET_ADDRSTRLEN])
+{
+	const struct netbuf *nb = svc_getrpccaller(xp);
+	const struct sockaddr_in *sin = nb ? (const void *)nb->buf : NULL;
+
+	if (!sin || sin->sin_family != AF_INET ||
+	    !inet_ntop(AF_INET, &sin->sin_addr, from, INET_ADDRSTRLEN))
+		strcpy(from, "?");
+}
 
 static void cb_dispatch(struct svc_req *rq, SVCXPRT *xp)
 {
@@ -91,6 +102,7 @@ static void cb_dispatch(struct svc_req *rq, SVCXPRT *xp)
 				    .excl = a.exclusive};
 		memcpy(g->oh, a.alock.oh.nlm4_netobj_val,
 		       n < sizeof(g->oh) - 1 ? n : sizeof(g->oh) - 1);
+		caller_of(xp, g->from);
 	}
 	r = (nlm4_res){.cookie = a.cookie, .stat.stat = cb_answer};
 	pthread_cond_broadcast(&cb_cv);
@@ -116,8 +128,9 @@ static void cb_register(bool on)
 
 static void cb_start(void)
 {
+	/* any address: a client host at 127.0.0.2 is called back there */
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+				.sin_addr.s_addr = htonl(INADDR_ANY)};
 	socklen_t len = sizeof(a);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	SVCXPRT *xp;
@@ -200,7 +213,9 @@ static int setup(void **state)
 	assert_int_equal(mkdir(f->exp, 0777), 0);
 	snprintf(line, sizeof(line), "%s/f", f->exp);
 	write_file(line, "locked\n");
-	snprintf(line, sizeof(line), "%s 127.0.0.1(rw,no_root_squash)\n",
+	snprintf(line, sizeof(line),
+		 "%s 127.0.0.1(rw,no_root_squash) "
+		 "127.0.0.2(rw,no_root_squash)\n",
 		 f->exp);
 	write_file(f->exports, line);
 	assert_int_equal(rr_t_daemon_start(&f->d, daemon_path, NULL, f->state,
@@ -418,6 +433,35 @@ static void a_callback_with_nowhere_to_go_undoes_the_lock(void **state)
 	cb_register(true);
 }
 
+/*
+ * A client host at 127.0.0.2 locks at our 127.0.0.1, and reaching it from
+ * here goes out from 127.0.0.2 (a route says so, as on a machine whose
+ * addresses are several hosts): the callback must still come from
+ * 127.0.0.1, where the lock was asked for. Linux's lockd answers a
+ * GRANTED from elsewhere DENIED, and the lock would be undone.
+ */
+static void a_callback_comes_from_the_address_locked_at(void **state)
+{
+	CLIENT *main_nlm = fx.nlm;
+	int seen = grants_seen();
+	struct grant g;
+
+	(void)state;
+	assert_int_equal(system("ip route replace local 127.0.0.2 dev lo "
+				"table local src 127.0.0.2"),
+			 0);
+	assert_int_equal(fx_nlm_lock(&fx, &A, 0, 10, false), NLM4_GRANTED);
+	fx.nlm = client(fx.d.nlm, NLM_PROG, NLM4_VERS, "127.0.0.2");
+	assert_int_equal(fx_nlm_lock(&fx, &B, 0, 10, true), NLM4_BLOCKED);
+	forget(fx.nlm);
+	fx.nlm = main_nlm;
+	assert_int_equal(fx_nlm_unlock(&fx, &A, 0, 10), NLM4_GRANTED);
+	g = await_grant(seen);
+	assert_int_equal(g.svid, B.svid);
+	assert_string_equal(g.from, "127.0.0.1");
+	assert_int_equal(fx_nlm_unlock(&fx, &B, 0, 10), NLM4_GRANTED);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +472,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(a_hosts_waiters_are_bounded),
 		cmocka_unit_test(a_refused_callback_undoes_the_lock),
 		cmocka_unit_test(a_callback_with_nowhere_to_go_undoes_the_lock),
+		cmocka_unit_test(a_callback_comes_from_the_address_locked_at),
 	};
 
 	if (argc < 2) {
