@@ -1,19 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# usage: kclient-locks.sh NFSRDMAD NFSRDMA LOCK_PROBE DEV PROVIDER
-# In an rr-vm.sh guest started with RR_VM_DEV=none: the Linux kernel's
-# NFSv3 client mounts nfsrdmad over RDMA with its default options (locks
-# on, no "nolock"), and fcntl locks go through NLM to our lock manager.
+# usage: kclient-locks.sh NFSRDMAD NFSRDMA LOCK_PROBE SOCKET_ACTIVATE PROVIDER
+# In an rr-vm.sh guest (its RDMA device, rxe0 or siw0, on eth0): the Linux
+# kernel's NFSv3 client mounts nfsrdmad over RDMA with its default options
+# (locks on, no "nolock"), and fcntl locks go through NLM to our lock
+# manager. PROVIDER is nfsrdmad's: iwarp (over TCP, for siw0) or verbs.
 #
 # Client and server need a host each: the kernel's lockd registers NLM
 # with its host's rpcbind, and so does nfsrdmad; the kernel's statd and
-# our NSM both want "status". So nfsrdmad runs in a network namespace of
-# its own (10.7.0.2, with its own rpcbind), joined to the guest's
-# (10.7.0.1: the kernel client, its lockd, rpcbind and rpc.statd) by a
-# veth pair. DEV (siw or rxe) is the kernel client's RDMA device on the
-# veth; PROVIDER is nfsrdmad's: iwarp (over TCP, no device), or verbs on
-# a DEV of its own in its namespace.
+# our NSM both want "status". So the guest is two hosts on eth0: the
+# client at 10.0.2.15 (the kernel client, lockd, rpc.statd) and the server
+# at 10.0.2.16 (nfsrdmad), each with an rpcbind of its own that listens
+# on its address only (SOCKET_ACTIVATE hands it its sockets) and its own
+# /run for rpcbind's local socket (the server's in a private mount
+# namespace). Traffic to the server's address leaves from the client's
+# (a local route with src 10.0.2.15), so nfsrdmad sees the client host
+# where its rpcbind is. One network namespace: nfsrdmad in a namespace of
+# its own behind a veth did not work with rxe here (the guest kernel's rxe
+# takes RoCE packets in the first namespace only).
 #
 # Shown, by the kernel's client and nfs-utils' tools as the judges:
 #   - the kernel client's lock refuses another host (our FUSE mount, its
@@ -32,8 +37,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/vm/guest-lib.sh
 . "$HERE/guest-lib.sh"
 DAEMON=${1:?nfsrdmad} NFSRDMA=${2:?nfsrdma} PROBE=${3:?lock_probe}
-DEV=${4:?siw or rxe} PROV=${5:?iwarp or verbs}
-NS=rr-srv CLI=10.7.0.1 SRV=10.7.0.2
+ACTIVATE=${4:?socket_activate} PROV=${5:?iwarp or verbs}
+CLI=$ADDR SRV=10.0.2.16
 PORT=20049 MPORT=20048 TPORT=2049
 W=/srv/rr-locks
 EXP=$W/exp MNT=/mnt/rr-locks MNT2=/mnt/rr-locks-fuse
@@ -47,7 +52,7 @@ finish() {
 		echo "=== nfsrdmad log (tail)" && tail -n 30 "$W/nfsrdmad.log"
 		echo "=== fuse mount" && cat "$W/fuse.err" 2>/dev/null
 		echo "=== rpcinfo of the server" && rpcinfo -p $SRV 2>&1
-		echo "=== rpcinfo of the client" && rpcinfo -p 127.0.0.1 2>&1
+		echo "=== rpcinfo of the client" && rpcinfo -p $CLI 2>&1
 		dmesg | grep -iE 'lockd|statd|nlm|nfs' | tail -n 20
 	fi
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -68,50 +73,33 @@ poll() {
 
 # --------------------------------------------------------------- hosts
 
+# The server's address beside the client's; reaching it, the client's.
 network() {
-	ip netns add $NS || fail "ip netns add"
-	ip link add veth0 type veth peer name veth1 &&
-		ip link set veth1 netns $NS &&
-		ip addr add $CLI/24 dev veth0 && ip link set veth0 up &&
-		ip netns exec $NS ip addr add $SRV/24 dev veth1 &&
-		ip netns exec $NS ip link set veth1 up &&
-		ip netns exec $NS ip link set lo up || fail "veth pair"
+	ip addr add $SRV/24 dev eth0 || fail "address $SRV"
+	ip route replace local $SRV dev eth0 table local proto kernel \
+		scope host src $CLI || fail "local route to $SRV from $CLI"
+	ip route get $SRV | grep -q "src $CLI" ||
+		fail "the route to $SRV: $(ip route get $SRV)"
+	ok "hosts: client $CLI, server $SRV (reached from $CLI)"
 }
 
-rdma_devices() {
-	local m
-	case $DEV in
-	siw) m=siw ;;
-	rxe) m=rdma_rxe ;;
-	*) fail "DEV $DEV: want siw or rxe" ;;
-	esac
-	modprobe $m && modprobe rdma_ucm || fail "modprobe $m rdma_ucm"
-	rdma link add ${DEV}c type $DEV netdev veth0 || fail "$DEV on veth0"
-	if [ "$PROV" = verbs ]; then
-		ip netns exec $NS rdma link add ${DEV}s type $DEV netdev veth1 ||
-			fail "$DEV on veth1, in $NS"
-	fi
-	ok "$DEV on the client's veth$([ "$PROV" = verbs ] && echo ", and the server's")"
+# rpcbind for ADDRESS only, TCP also on the addresses after it (the
+# kernel asks 127.0.0.1 for its statd), its socket in this /run
+rpcbind_at() {
+	mkdir -p /run/rpcbind &&
+		"$ACTIVATE" /run/rpcbind.sock 111 "$1" rpcbind -f -w -h "${1%%,*}" &
+	poll rpcinfo -p "${1%%,*}" >/dev/null 2>&1
 }
 
-# rpcbind in the current namespaces, /run being private to them
-start_rpcbind() {
-	mkdir -p /run/rpcbind && rpcbind -w || return 1
-	poll rpcinfo -p 127.0.0.1 >/dev/null 2>&1
-}
-
-# The server host: its own rpcbind (private /run too), then nfsrdmad.
+# The server host: its rpcbind (private /run), then nfsrdmad.
 start_server() {
 	mkdir -p "$EXP" "$W/state" && mount -t tmpfs -o size=64m tmpfs "$EXP" ||
 		fail "tmpfs on $EXP"
-	ip netns exec $NS unshare -m --propagation private bash -c '
-		mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind &&
-			rpcbind -w || exit 2
-		for _ in $(seq 1 200); do
-			rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && break
-			sleep 0.05
-		done
-		exec "$@"' rr-srv "$DAEMON" --export "$EXP" --provider "$PROV" \
+	unshare -m --propagation private bash -c '
+		. "$1"; shift
+		mount -t tmpfs tmpfs /run && rpcbind_at '$SRV' || exit 2
+		exec "$@"' rr-srv <(declare -f poll rpcbind_at; echo "ACTIVATE=$ACTIVATE DEADLINE_S=$DEADLINE_S") \
+		"$DAEMON" --export "$EXP" --provider "$PROV" \
 		--address $SRV --rdma-port $PORT --tcp-port $TPORT \
 		--mount-port $MPORT --nlm-port 0 --nsm-port 0 --grace 0 \
 		--state-dir "$W/state" >"$W/nfsrdmad.log" 2>&1 &
@@ -125,11 +113,12 @@ start_server() {
 
 # The client host: rpcbind and rpc.statd, as nfs-common runs them.
 start_client_services() {
-	start_rpcbind || fail "the client's rpcbind"
+	rpcbind_at $CLI,127.0.0.1 || fail "the client's rpcbind"
 	mkdir -p /var/lib/nfs/sm /var/lib/nfs/sm.bak
-	rpc.statd --no-notify || fail "rpc.statd"
-	poll rpcinfo -T tcp 127.0.0.1 status >/dev/null 2>&1 ||
-		fail "rpc.statd did not register"
+	rpc.statd --no-notify -F -d >"$W/statd.log" 2>&1 &
+	PIDS+=($!)
+	poll rpcinfo -T tcp $CLI status >/dev/null 2>&1 ||
+		fail "rpc.statd did not register: $(tail -n 20 "$W/statd.log")"
 	ok "the client's rpcbind and rpc.statd"
 }
 
@@ -256,7 +245,6 @@ server_counts() {
 }
 
 network
-rdma_devices
 start_server
 start_client_services
 kmount
@@ -265,4 +253,4 @@ contend
 reboot
 umount -l "$MNT2"
 server_counts
-ok "NLM and NSM with the kernel client over $DEV ($PROV): passed"
+ok "NLM and NSM with the kernel client, nfsrdmad on $PROV: passed"
