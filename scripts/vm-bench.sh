@@ -7,30 +7,35 @@
 #      client vs the kernel's client, both against the kernel's nfsd
 #      (goal: ours >= 1.0x), and the kernel's client against nfsrdmad vs
 #      against the kernel's nfsd (goal: ours >= 0.8x).
+#   With -M fuse instead: fio through our FUSE mount of the kernel's nfsd
+#   vs through the kernel's client of it (goal: ours >= 0.8x).
 # Figures, not assertions. Under TCG the absolute numbers mean little and
 # the ratios are noisy, more so while the machine is busy: run it on a
 # quiet machine and more than once before believing a ratio.
 #
 #   scripts/vm-bench.sh [-B BUILD] [-C CACHE] [-s SECONDS] [-m MIB] [-r N]
+#                       [-M all|client|server|fuse]
 #     -B  build tree with bin/nfsrdma and bin/nfsrdmad (default build)
 #     -C  the guest's cache dir (default BUILD/vm-cache); siw.ko is built
 #         into it on first use (tests/vm/build-siw.sh)
 #     -s  seconds per run (default 8); -m  file size in MiB (default 64)
 #     -r  rounds of each pair of runs, alternating which goes first
 #         (default 2)
+#     -M  which comparisons (default all: client and server)
 # Exit: 0 when both guests ran every run; 77 when no guest can run here.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$ROOT/build CACHE='' SECS=8 MIB=64 ROUNDS=2
-while getopts "B:C:s:m:r:h" o; do
+BUILD=$ROOT/build CACHE='' SECS=8 MIB=64 ROUNDS=2 MODE=all
+while getopts "B:C:s:m:r:M:h" o; do
 	case $o in
 	B) BUILD=$(cd "$OPTARG" && pwd) || exit 2 ;;
 	C) CACHE=$OPTARG ;;
 	s) SECS=$OPTARG ;;
 	m) MIB=$OPTARG ;;
 	r) ROUNDS=$OPTARG ;;
-	*) sed -n '4,21p' "$0"; exit 2 ;;
+	M) MODE=$OPTARG ;;
+	*) sed -n '4,25p' "$0"; exit 2 ;;
 	esac
 done
 CACHE=${CACHE:-$BUILD/vm-cache}
@@ -56,9 +61,9 @@ guest() {
 }
 
 rc=0
-guest rxe rxe rxe0 verbs all || rc=$?
+guest rxe rxe rxe0 verbs "$MODE" || rc=$?
 [ $rc = 77 ] && exit 77
-guest siw siw siw0 iwarp all || {
+guest siw siw siw0 iwarp "$MODE" || {
 	r=$?
 	# No siw.ko for this kernel: the rxe figures still stand.
 	[ $r = 77 ] && echo "vm-bench: siw guest skipped, see above" >&2

@@ -1,13 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# usage: bench-kernel.sh NFSRDMA NFSRDMAD DEVICE PROVIDER [client|server|all]
+# usage: bench-kernel.sh NFSRDMA NFSRDMAD DEVICE PROVIDER [client|server|fuse|all]
 # In an rr-vm.sh guest, the issue's benchmark against the Linux kernel:
 #   client: our nfsrdma bench (provider PROVIDER) against the kernel's nfsd
 #           (RDMA listener on DEVICE) versus the kernel's NFS client, with
 #           fio (libaio, O_DIRECT), against the same nfsd;
 #   server: the kernel's client against nfsrdmad (PROVIDER) versus against
-#           the kernel's nfsd.
+#           the kernel's nfsd;
+#   fuse:   the same fio jobs through our FUSE mount (nfsrdma mount,
+#           PROVIDER) versus through the kernel's client, both of the
+#           kernel's nfsd (not part of all: run it by name).
 # Workloads: 1 MiB sequential read and write, 4 KiB random read at depth 16,
 # over a file of RR_BENCH_MIB (64) MiB, RR_BENCH_SECONDS (8) each, and
 # RR_BENCH_ROUNDS (2) rounds of each pair, in the order AB BA AB ...: the
@@ -35,7 +38,7 @@ MNT=/mnt/rr-bench
 W=$(mktemp -d /run/rr-bench.XXXXXX)
 DPID=
 
-case $MODE in client | server | all) ;; *) fail "mode: client|server|all" ;; esac
+case $MODE in client | server | fuse | all) ;; *) fail "mode: client|server|fuse|all" ;; esac
 
 # name, nfsrdma bench op, fio rw, block size, depth
 WORKLOADS=(
@@ -53,7 +56,7 @@ finish() {
 	fi
 	local m
 	for m in "$MNT"-*; do
-		mountpoint -q "$m" && timeout 30 umount -f "$m"
+		mountpoint -q "$m" && { timeout 30 umount -f "$m" || umount -l "$m"; }
 	done
 	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
 	exit $rc
@@ -237,14 +240,47 @@ server_bench() {
 	} | tee -a "$W/tables"
 }
 
+# fmount: our FUSE mount of knfsd on $MNT-fuse, in the background.
+fmount() {
+	local m=$MNT-fuse
+	modprobe fuse || fail "modprobe fuse"
+	mkdir -p "$m"
+	"$CLI" mount "nfs://$ADDR:$KPORT$KEXP?mountport=$KMPORT&provider=$PROV" \
+		"$m" 2>"$W/fuse.err" || fail "nfsrdma mount: $(cat "$W/fuse.err")"
+	ok "our FUSE mount ($PROV): $ADDR:$KEXP on $m"
+}
+
+fuse_bench() {
+	local name op rw bs qd
+	step "fuse: fio through our FUSE mount ($PROV) vs the kernel client," \
+		"both of knfsd on $DEV, $SECS s each, $ROUNDS rounds"
+	mountpoint -q "$MNT-knfsd" || kmount knfsd "$KEXP" $KPORT $KMPORT
+	fmount
+	{
+		row_head fuse kernel
+		while read -r name op rw bs qd; do
+			A_CMD=(kernel "$MNT-fuse/$(wfile "$op" w-ours)" "$rw" "$bs" "$qd")
+			B_CMD=(kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
+			alternate
+			row "$name" "$bs" "$qd" "$RA" "$RB"
+		done < <(printf '%s\n' "${WORKLOADS[@]}")
+		echo "ratio = FUSE mount / kernel client, MB/s (goal >= 0.8)"
+	} | tee -a "$W/tables"
+}
+
 # Reads use the shared data file; writes each side's own copy.
 wfile() { case $1 in *write) echo "$2" ;; *) echo data ;; esac; }
 
 modprobe rpcrdma && modprobe nfs && modprobe nfsv3 || fail "modprobe nfs"
 start_knfsd
-[ "$MODE" = client ] || start_nfsrdmad
-[ "$MODE" = server ] || client_bench
-[ "$MODE" = client ] || server_bench
+case $MODE in
+fuse) fuse_bench ;;
+*)
+	[ "$MODE" = client ] || start_nfsrdmad
+	[ "$MODE" = server ] || client_bench
+	[ "$MODE" = client ] || server_bench
+	;;
+esac
 echo
 echo "=== bench-kernel: $DEV, provider $PROV, ${MIB} MiB files, $SECS s per run, $ROUNDS rounds"
 cat "$W/tables"
