@@ -143,6 +143,22 @@ void rr__outq_free(struct rr__outq *q)
 	q->bytes = 0;
 }
 
+int rr__sock_port(int fd, uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return -errno;
+	if (ss.ss_family == AF_INET)
+		*port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	else if (ss.ss_family == AF_INET6)
+		*port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	else
+		return -EAFNOSUPPORT;
+	return 0;
+}
+
 int rr__tcp_sock_setup(int fd)
 {
 	int one = 1, fl = fcntl(fd, F_GETFL);

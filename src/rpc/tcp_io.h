@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Socket plumbing shared by the TCP client and server: non-blocking sends
- * with an output queue, so that no thread ever blocks on a slow peer.
+ * Socket plumbing shared by the TCP client and server (and the bound
+ * port, the UDP server's too): non-blocking sends with an output queue,
+ * so that no thread ever blocks on a slow peer.
  *
  * A record goes out with one sendmsg of its pieces (header, XDR, bulk)
  * when nothing is queued before it. Whatever the socket did not take is
@@ -43,5 +44,7 @@ void rr__outq_free(struct rr__outq *q);
 
 /* O_NONBLOCK and TCP_NODELAY (RPC is request/response: no Nagle delay). */
 int rr__tcp_sock_setup(int fd);
+/* The port fd is bound to (TCP or UDP): 0 or a negative errno. */
+int rr__sock_port(int fd, uint16_t *port);
 
 #endif

@@ -1141,18 +1141,7 @@ int rr_tcp_svc_register(struct rr_tcp_svc *s, const struct rr_svc_prog *prog)
 
 int rr_tcp_svc_port(struct rr_tcp_svc *s, uint16_t *port)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (getsockname(s->lfd, (struct sockaddr *)&ss, &len))
-		return -errno;
-	if (ss.ss_family == AF_INET)
-		*port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	else if (ss.ss_family == AF_INET6)
-		*port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	else
-		return -EAFNOSUPPORT;
-	return 0;
+	return rr__sock_port(s->lfd, port);
 }
 
 int rr_tcp_svc_stats(struct rr_tcp_svc *s, struct rr_xprt_stats *out)

@@ -11,6 +11,7 @@
 #include "base/alloc.h"
 #include "rpc/api.h"
 #include "rpc/dispatch.h"
+#include "rpc/tcp_io.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,18 +41,7 @@ static int udp_reg(struct rr_rpc_svc *s, const struct rr_svc_prog *prog)
 
 static int udp_port(struct rr_rpc_svc *s, uint16_t *port)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (getsockname(UDP(s)->fd, (struct sockaddr *)&ss, &len))
-		return -errno;
-	if (ss.ss_family == AF_INET)
-		*port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	else if (ss.ss_family == AF_INET6)
-		*port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	else
-		return -EAFNOSUPPORT;
-	return 0;
+	return rr__sock_port(UDP(s)->fd, port);
 }
 
 /* One datagram in, its reply out (or nothing, when it was no call). */
