@@ -24,6 +24,8 @@ NFSRDMAD=${1:?usage: locks.sh NFSRDMAD NFSRDMA LOCK_PROBE}
 NFSRDMA=${2:?}
 PROBE=${3:?}
 DEADLINE_S=20
+# shellcheck source=tests/lib/poll-and-probe.sh
+. "$(dirname "$0")/../lib/poll-and-probe.sh"
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() {
@@ -47,6 +49,7 @@ M2=$T/m2
 mkdir -p "$M1" "$M2" "$EXP" "$T/state"
 SERVER=
 PIDS=()
+PROBE_DIR=$T
 
 cleanup() {
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -57,14 +60,6 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-
-poll() {
-	local end=$((SECONDS + DEADLINE_S))
-	until "$@"; do
-		[ "$SECONDS" -ge "$end" ] && return 1
-		sleep 0.05
-	done
-}
 
 port_of() { sed -n "s/.*$1 on .*:\([0-9]*\)$/\1/p" "$T/server.out"; }
 
@@ -97,25 +92,10 @@ mount_at "nfs://127.0.0.1:$RDMA$EXP?mountport=$MNTP&provider=iwarp&nlmport=$NLM"
 	"$M2" m2
 echo data >"$EXP/f"
 
-# probe NAME MODE PATH [ARGS]: started with stdin a fifo held open on fd
-# of NAME's choosing; its pid in PID_<NAME>
-probe() {
-	local name=$1
-	shift
-	mkfifo "$T/$name.in"
-	"$PROBE" "$@" <"$T/$name.in" >"$T/$name.out" 2>&1 &
-	eval "PID_$name=$!"
-	PIDS+=($!)
-	exec {fd}>"$T/$name.in"
-	eval "FD_$name=$fd"
-}
-says() { grep -q "^$2" "$T/$1.out"; }
 # a process that exited (a zombie of ours, or gone)
 exited() {
 	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ] || ! kill -0 "$1" 2>/dev/null
 }
-# a process inside system call $2 (F_SETLKW waiting)
-in_syscall() { [ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = "$2" ]; }
 
 # --- two processes on one mount
 probe h1 hold "$M1/f" w 0 0

@@ -79,14 +79,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# poll CMD... until it succeeds or DEADLINE_S passes
-poll() {
-	local end=$((SECONDS + DEADLINE_S))
-	until "$@"; do
-		[ "$SECONDS" -ge "$end" ] && return 1
-		sleep 0.05
-	done
-}
+# shellcheck source=tests/lib/poll-and-probe.sh
+. "$(dirname "$0")/../lib/poll-and-probe.sh"
 
 mounted() { grep -q " $MNT [^ ]* - fuse.nfsrdma " /proc/self/mountinfo; }
 unmounted() { ! grep -q " $MNT " /proc/self/mountinfo; }

@@ -17,10 +17,13 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/vm/guest-lib.sh
 . "$HERE/guest-lib.sh"
+# shellcheck source=tests/lib/poll-and-probe.sh
+. "$HERE/../lib/poll-and-probe.sh"
 CLI=${1:?nfsrdma binary} DEV=${2:?device (rxe0, siw0)} PROV=${3:?provider}
 EXP=/srv/rr-fuse-knfsd MNT=/mnt/rr-fuse PORT=20049 MPORT=20048
 W=$(mktemp -d /run/rr-fuse.XXXXXX)
 FPID=
+DEADLINE_S=60
 
 finish() {
 	local rc=$?
@@ -34,13 +37,6 @@ finish() {
 }
 trap finish EXIT
 
-poll() {
-	local end=$((SECONDS + 60))
-	until "$@"; do
-		[ "$SECONDS" -ge "$end" ] && return 1
-		sleep 0.05
-	done
-}
 mounted() { grep -q " $MNT [^ ]* - fuse.nfsrdma " /proc/self/mountinfo; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 

@@ -36,6 +36,8 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/vm/guest-lib.sh
 . "$HERE/guest-lib.sh"
+# shellcheck source=tests/lib/poll-and-probe.sh
+. "$HERE/../lib/poll-and-probe.sh"
 DAEMON=${1:?nfsrdmad} NFSRDMA=${2:?nfsrdma} PROBE=${3:?lock_probe}
 ACTIVATE=${4:?socket_activate} PROV=${5:?iwarp or verbs}
 CLI=$ADDR SRV=10.0.2.16
@@ -44,7 +46,7 @@ W=/srv/rr-locks
 EXP=$W/exp MNT=/mnt/rr-locks MNT2=/mnt/rr-locks-fuse
 DPID= FPID=
 PIDS=()
-DEADLINE_S=60
+DEADLINE_S=60 PROBE_DIR=$W
 
 finish() {
 	local rc=$?
@@ -62,14 +64,6 @@ finish() {
 	exit $rc
 }
 trap finish EXIT
-
-poll() {
-	local end=$((SECONDS + DEADLINE_S))
-	until "$@"; do
-		[ "$SECONDS" -ge "$end" ] && return 1
-		sleep 0.05
-	done
-}
 
 # --------------------------------------------------------------- hosts
 
@@ -155,19 +149,6 @@ fuse_mount() {
 
 # ---------------------------------------------------------- lock probes
 
-# probe NAME MODE PATH [ARGS]: stdin a fifo we hold open; pid in PID_NAME
-probe() {
-	local name=$1 fd
-	shift
-	mkfifo "$W/$name.in"
-	"$PROBE" "$@" <"$W/$name.in" >"$W/$name.out" 2>&1 &
-	eval "PID_$name=$!"
-	PIDS+=($!)
-	exec {fd}>"$W/$name.in"
-	eval "FD_$name=$fd"
-}
-says() { grep -q "^$2" "$W/$1.out"; }
-in_syscall() { [ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = "$2" ]; }
 
 # The kernel checks a lock against its own processes' first (a second
 # process on the client is refused, or waits, without a call), so the
