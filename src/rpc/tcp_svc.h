@@ -64,10 +64,10 @@ struct tcp_conn {
 		       */
 	bool holding; /* input held back: not read until resumed */
 	bool resume;  /* a worker made room for held input: the loop goes on */
-	uint64_t out_since_ms;	      /* the queue last drained or moved */
-	struct sockaddr_storage peer; /* keys the duplicate request cache */
+	uint64_t out_since_ms;	       /* the queue last drained or moved */
+	struct sockaddr_storage peer;  /* keys the duplicate request cache */
 	struct sockaddr_storage local; /* where the client reached us */
-	struct tcp_cbs cb;	      /* calls to the client, under mu */
+	struct tcp_cbs cb;	       /* calls to the client, under mu */
 	/* loop thread only */
 	struct rr__rm_rx rx;
 	uint8_t *held; /* input read but not yet served: held[held_off..len) */
