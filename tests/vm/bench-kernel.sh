@@ -123,8 +123,9 @@ bytes_of() { case $1 in *K) echo $((${1%K} * 1024)) ;; *M) echo $((${1%M} << 20)
 
 ours() { # url op bs depth
 	local ops secs
+	# --force: w-ours is the copy made for this bench to overwrite
 	timeout $((RUN_SECS + 60)) "$CLI" bench "$1" --op "$2" --bs "$3" \
-		--depth "$4" --seconds "$RUN_SECS" --json --no-baseline \
+		--depth "$4" --seconds "$RUN_SECS" --json --no-baseline --force \
 		>"$W/run.out" 2>&1 || return 1
 	# The report is the line that starts a JSON object (README.md,
 	# "Benchmark JSON"); nfsrdma's notes on stderr may surround it.
@@ -205,39 +206,41 @@ alternate() {
 	RB=$(printf '%s' "$rb" | mean)
 }
 
-client_bench() {
+# table A B RATIO_LINE: a row per workload, its two commands set by
+# a_cmd and b_cmd (OP RW BS QD; the caller defines a_cmd), alternated
+table() {
 	local name op rw bs qd
-	step "client: nfsrdma ($PROV) vs the kernel client, both against" \
-		"knfsd on $DEV, $SECS s each, $ROUNDS rounds"
-	kmount knfsd "$KEXP" $KPORT $KMPORT
 	{
-		row_head ours kernel
+		row_head "$1" "$2"
 		while read -r name op rw bs qd; do
-			A_CMD=(ours "nfs://$ADDR$KEXP/$(wfile "$op" w-ours)?mountport=$KMPORT&provider=$PROV" "$op" "$bs" "$qd")
-			B_CMD=(kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
+			a_cmd "$op" "$rw" "$bs" "$qd"
+			b_cmd "$op" "$rw" "$bs" "$qd"
 			alternate
 			row "$name" "$bs" "$qd" "$RA" "$RB"
 		done < <(printf '%s\n' "${WORKLOADS[@]}")
-		echo "ratio = ours / kernel client, MB/s (goal >= 1.0)"
+		echo "$3"
 	} | tee -a "$W/tables"
 }
 
+# The other side of every table: fio through the kernel client of knfsd.
+b_cmd() { B_CMD=(kernel "$MNT-knfsd/$(wfile "$1" w-kernel)" "$2" "$3" "$4"); }
+
+client_bench() {
+	step "client: nfsrdma ($PROV) vs the kernel client, both against" \
+		"knfsd on $DEV, $SECS s each, $ROUNDS rounds"
+	kmount knfsd "$KEXP" $KPORT $KMPORT
+	a_cmd() { A_CMD=(ours "nfs://$ADDR$KEXP/$(wfile "$1" w-ours)?mountport=$KMPORT&provider=$PROV" "$1" "$3" "$4"); }
+	table ours kernel "ratio = ours / kernel client, MB/s (goal >= 1.0)"
+}
+
 server_bench() {
-	local name op rw bs qd
 	step "server: the kernel client against nfsrdmad ($PROV) vs knfsd," \
 		"on $DEV, $SECS s each, $ROUNDS rounds"
 	mountpoint -q "$MNT-knfsd" || kmount knfsd "$KEXP" $KPORT $KMPORT
 	kmount nfsrdmad "$DEXP" $DPORT $DMPORT
-	{
-		row_head nfsrdmad knfsd
-		while read -r name op rw bs qd; do
-			A_CMD=(kernel "$MNT-nfsrdmad/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
-			B_CMD=(kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
-			alternate
-			row "$name" "$bs" "$qd" "$RA" "$RB"
-		done < <(printf '%s\n' "${WORKLOADS[@]}")
-		echo "ratio = nfsrdmad / knfsd, MB/s, same kernel client (goal >= 0.8)"
-	} | tee -a "$W/tables"
+	a_cmd() { A_CMD=(kernel "$MNT-nfsrdmad/$(wfile "$1" w-kernel)" "$2" "$3" "$4"); }
+	table nfsrdmad knfsd \
+		"ratio = nfsrdmad / knfsd, MB/s, same kernel client (goal >= 0.8)"
 }
 
 # fmount: our FUSE mount of knfsd on $MNT-fuse, in the background.
@@ -251,21 +254,12 @@ fmount() {
 }
 
 fuse_bench() {
-	local name op rw bs qd
 	step "fuse: fio through our FUSE mount ($PROV) vs the kernel client," \
 		"both of knfsd on $DEV, $SECS s each, $ROUNDS rounds"
 	mountpoint -q "$MNT-knfsd" || kmount knfsd "$KEXP" $KPORT $KMPORT
 	fmount
-	{
-		row_head fuse kernel
-		while read -r name op rw bs qd; do
-			A_CMD=(kernel "$MNT-fuse/$(wfile "$op" w-ours)" "$rw" "$bs" "$qd")
-			B_CMD=(kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
-			alternate
-			row "$name" "$bs" "$qd" "$RA" "$RB"
-		done < <(printf '%s\n' "${WORKLOADS[@]}")
-		echo "ratio = FUSE mount / kernel client, MB/s (goal >= 0.8)"
-	} | tee -a "$W/tables"
+	a_cmd() { A_CMD=(kernel "$MNT-fuse/$(wfile "$1" w-ours)" "$2" "$3" "$4"); }
+	table fuse kernel "ratio = FUSE mount / kernel client, MB/s (goal >= 0.8)"
 }
 
 # Reads use the shared data file; writes each side's own copy.
