@@ -111,10 +111,7 @@ echo "one mount: the second process refused, F_GETLK names the holder"
 out=$("$PROBE" test "$M2/f" w 0 0)
 [ "$out" = "w $PID_h1 0 0" ] ||
 	fail "F_GETLK on the other mount: '$out', want 'w $PID_h1 0 0'"
-probe w2 wait "$M2/f" w 0 0
-poll says w2 waiting || fail "the waiter did not start"
-nr=$(cut -d' ' -f2 "$T/w2.out")
-poll in_syscall "$PID_w2" "$nr" || fail "the waiter is not in fcntl"
+waiter w2 "$M2/f" w 0 0 || fail "$WAITER_WHY"
 says w2 locked && fail "the waiter got the lock while it was held"
 echo close >&"$FD_h1"
 poll says h1 closed || fail "the holder did not close"
@@ -128,9 +125,7 @@ kill -9 "$PID_w2"
 wait "$PID_w2" 2>/dev/null
 probe h3 hold "$M1/f" w 0 0
 poll says h3 locked || fail "a killed holder's lock stayed: $(cat "$T/h3.out")"
-probe w4 wait "$M1/f" r 0 1
-poll says w4 waiting || fail "the second waiter did not start"
-poll in_syscall "$PID_w4" "$nr" || fail "the second waiter is not in fcntl"
+waiter w4 "$M1/f" r 0 1 || fail "$WAITER_WHY"
 says w4 locked && fail "the same mount's waiter got the lock while it was held"
 kill -9 "$PID_h3"
 wait "$PID_h3" 2>/dev/null
@@ -142,9 +137,7 @@ echo "exit: a killed holder's lock went with it, to a waiter on its mount"
 # --- a waiter killed while it waits takes nothing, then or later
 probe h5 hold "$M1/f" w 0 0
 poll says h5 locked || fail "h5: $(cat "$T/h5.out")"
-probe w5 wait "$M2/f" w 0 0
-poll says w5 waiting || fail "the third waiter did not start"
-poll in_syscall "$PID_w5" "$nr" || fail "the third waiter is not in fcntl"
+waiter w5 "$M2/f" w 0 0 || fail "$WAITER_WHY"
 kill -9 "$PID_w5"
 # it dies once the mount answered its interrupted request
 poll exited "$PID_w5" || fail "a killed waiter did not exit"

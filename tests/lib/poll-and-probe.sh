@@ -38,3 +38,17 @@ says() { grep -q "^$2" "$PROBE_DIR/$1.out"; }
 
 # in_syscall PID NR: process PID is inside system call NR (F_SETLKW waiting)
 in_syscall() { [ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = "$2" ]; }
+
+# waiter NAME PATH [ARGS]: probe NAME in F_SETLKW on PATH, polled until it
+# is inside that system call; else 1, and WAITER_WHY says which step
+waiter() {
+	local name=$1 nr pid
+	shift
+	probe "$name" wait "$@"
+	WAITER_WHY="the waiter $name did not start"
+	poll says "$name" waiting || return 1
+	nr=$(cut -d' ' -f2 "$PROBE_DIR/$name.out")
+	eval "pid=\$PID_$name"
+	WAITER_WHY="the waiter $name is not in fcntl"
+	poll in_syscall "$pid" "$nr"
+}

@@ -177,10 +177,7 @@ contend() {
 	step "a kernel waiter, granted by callback when rr-other closes"
 	probe o hold "$MNT2/f" w 0 0
 	poll says o locked || fail "rr-other's lock: $(cat "$W/o.out")"
-	probe b wait "$MNT/f" w 0 0
-	poll says b waiting || fail "the waiter did not start"
-	nr=$(cut -d' ' -f2 "$W/b.out")
-	poll in_syscall "$PID_b" "$nr" || fail "the waiter is not in fcntl"
+	waiter b "$MNT/f" w 0 0 || fail "$WAITER_WHY"
 	says b locked && fail "the waiter got the lock while it was held"
 	echo close >&"$FD_o"
 	poll says o closed || fail "rr-other did not close"
