@@ -526,6 +526,8 @@ static int take_role(struct rr_clnt *c, uint64_t calls, uint64_t deadline)
 	pthread_cond_destroy(&w.cv);
 	if (rc == 1)
 		c->driving = true;
+	else if (!c->driving)
+		hand_over(c); /* woken to drive, not driving: the next may */
 	return rc;
 }
 

@@ -719,6 +719,175 @@ static void many_sync_callers_share_one_client_correctly(void **state)
 	check_clean(f->c, true);
 }
 
+/*
+ * Threads that drive their own async calls with rr_clnt_progress (as the
+ * NFS client's pipelined READs and WRITEs do), beside a thread in a slow
+ * synchronous call (as a COMMIT is), in rounds: once its calls are back,
+ * a driver waits for the round's synchronous call, as FUSE writers wait
+ * for a COMMIT. The slow call's reply comes after the drivers' have all
+ * come back, so the turn to drive must reach its caller: a thread woken
+ * to drive that finds its calls done must pass the turn on. Otherwise
+ * the synchronous caller sleeps with nobody driving, and the client's
+ * own thread, which stays out while callers wait, never drives either.
+ * Needs the server's worker pool, so that the slow call holds no other.
+ */
+#define PD_THREADS     8
+#define PD_ROUNDS      50
+#define PD_SYNC_MS     5 /* how long the server takes the sync call */
+#define PD_DEPTH       4
+#define PD_DEADLINE_MS 30000
+/* short slices, as the NFS client's: a waiter's time often runs out */
+#define PD_SLICE_MS 10
+
+struct pd_thread {
+	struct rr_clnt *c;
+	pthread_t t;
+	uint32_t back; /* async calls completed (atomic) */
+	int err;
+	bool finished; /* under pd_mu */
+};
+
+static pthread_mutex_t pd_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pd_cv = PTHREAD_COND_INITIALIZER;
+static uint32_t pd_sync_rounds; /* synchronous calls back, under pd_mu */
+
+/* Waits until the synchronous call of round r is back. */
+static void pd_wait_sync(uint32_t r)
+{
+	pthread_mutex_lock(&pd_mu);
+	while (pd_sync_rounds <= r)
+		pthread_cond_wait(&pd_cv, &pd_mu);
+	pthread_mutex_unlock(&pd_mu);
+}
+
+static void pd_done(struct rr_call *call, int rc, void *arg)
+{
+	struct pd_thread *t = arg;
+
+	(void)call;
+	if (rc)
+		t->err = rc;
+	__atomic_add_fetch(&t->back, 1, __ATOMIC_RELEASE);
+}
+
+static void pd_finish(struct pd_thread *t)
+{
+	pthread_mutex_lock(&pd_mu);
+	t->finished = true;
+	pthread_cond_broadcast(&pd_cv);
+	pthread_mutex_unlock(&pd_mu);
+}
+
+static void *pd_main(void *arg)
+{
+	struct pd_thread *t = arg;
+	struct rr_call calls[PD_DEPTH];
+	uint8_t res[PD_DEPTH][16];
+
+	for (uint32_t r = 0; r < PD_ROUNDS && !t->err; r++) {
+		uint32_t want = (r + 1) * PD_DEPTH;
+
+		for (uint32_t i = 0; i < PD_DEPTH && !t->err; i++) {
+			calls[i] = mkcall(RR_T_NULL, res[i], sizeof(res[i]));
+			t->err =
+				rr_clnt_call_async(t->c, &calls[i], pd_done, t);
+		}
+		while (!t->err &&
+		       __atomic_load_n(&t->back, __ATOMIC_ACQUIRE) < want) {
+			int rc = rr_clnt_progress(t->c, PD_SLICE_MS);
+
+			if (rc && rc != -ETIMEDOUT)
+				t->err = rc;
+		}
+		pd_wait_sync(r);
+	}
+	pd_finish(t);
+	return NULL;
+}
+
+static void *pd_sync_main(void *arg)
+{
+	struct pd_thread *t = arg;
+
+	for (uint32_t r = 0; r < PD_ROUNDS && !t->err; r++) {
+		uint8_t args[4], res[16];
+		struct rr_call call = mkcall(RR_T_SLEEP, res, sizeof(res));
+
+		rr_t_put32(args, PD_SYNC_MS);
+		call.args = args;
+		call.args_len = sizeof(args);
+		t->err = rr_clnt_call(t->c, &call);
+		pthread_mutex_lock(&pd_mu);
+		pd_sync_rounds++;
+		pthread_cond_broadcast(&pd_cv);
+		pthread_mutex_unlock(&pd_mu);
+	}
+	/* a failed one ends the rounds: the drivers stop waiting for them */
+	pthread_mutex_lock(&pd_mu);
+	pd_sync_rounds = UINT32_MAX;
+	pthread_cond_broadcast(&pd_cv);
+	pthread_mutex_unlock(&pd_mu);
+	pd_finish(t);
+	return NULL;
+}
+
+/* Waits for every thread, or fails naming how many are stuck. */
+static void pd_wait_all(struct pd_thread *t, uint32_t n)
+{
+	uint64_t end = rr_t_now_ms() + PD_DEADLINE_MS;
+	uint32_t done = 0;
+
+	pthread_mutex_lock(&pd_mu);
+	while (done < n) {
+		struct timespec ts;
+
+		done = 0;
+		for (uint32_t i = 0; i < n; i++)
+			done += t[i].finished;
+		if (done == n)
+			break;
+		if (rr_t_now_ms() >= end) {
+			pthread_mutex_unlock(&pd_mu);
+			fail_msg("%u of %u threads stuck after %d ms: a call "
+				 "waits with nobody driving",
+				 n - done, n, PD_DEADLINE_MS);
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&pd_cv, &pd_mu, &ts);
+	}
+	pthread_mutex_unlock(&pd_mu);
+}
+
+static void sync_calls_among_progress_drivers_always_complete(void **state)
+{
+	struct fx *f = *state;
+	const char *threads = getenv("RR_TEST_SVC_THREADS");
+	struct pd_thread t[PD_THREADS + 1];
+
+	if (!threads || atoi(threads) < 2) {
+		print_message("skipped: needs the server's worker pool "
+			      "(RR_TEST_SVC_THREADS >= 2)\n");
+		skip();
+	}
+	null_ok(f->c); /* the server's grant: until then one credit */
+	memset(t, 0, sizeof(t));
+	pd_sync_rounds = 0;
+	for (uint32_t i = 0; i <= PD_THREADS; i++) {
+		t[i].c = f->c;
+		assert_int_equal(pthread_create(&t[i].t, NULL,
+						i ? pd_main : pd_sync_main,
+						&t[i]),
+				 0);
+	}
+	pd_wait_all(t, PD_THREADS + 1);
+	for (uint32_t i = 0; i <= PD_THREADS; i++) {
+		pthread_join(t[i].t, NULL);
+		assert_int_equal(t[i].err, 0);
+	}
+	check_clean(f->c, false);
+}
+
 /* ------------------------------------------------ 6, 7, 8: bad peers */
 
 #define NKILL 24
@@ -941,6 +1110,7 @@ int main(int argc, char **argv)
 		T(write_delivers_exact_bytes_from_unregistered_memory_via_bounce),
 		T(bulk_result_larger_than_res_bulk_cap_fails_with_emsgsize),
 		T(many_sync_callers_share_one_client_correctly),
+		T(sync_calls_among_progress_drivers_always_complete),
 		T(reconnect_attempts_back_off_against_a_server_that_is_down),
 		T(call_waiting_for_a_reconnect_can_be_cancelled),
 		T(a_connect_that_hangs_times_out_and_is_tried_again),
