@@ -70,23 +70,23 @@ static char *rbuf_get(size_t size)
 	return b->data;
 }
 
-static ssize_t refill(void *arg, void *buf, size_t len, uint64_t off)
-{
-	struct ofile *of = arg;
-	ssize_t rc;
-
-	pthread_mutex_lock(&of->mu);
-	rc = rr__wlog_fill(&of->log, buf, len, off);
-	pthread_mutex_unlock(&of->mu);
-	return rc;
-}
-
 static void of_free(struct ofile *of)
 {
-	rr__wlog_clear(&of->log);
-	pthread_mutex_destroy(&of->mu);
+	rr__fuse_wb_fini(of);
 	pthread_rwlock_destroy(&of->io);
 	free(of);
+}
+
+/* io prefers writers (fpriv.h): a commit waits only for the writes begun. */
+static void of_io_init(pthread_rwlock_t *io)
+{
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(
+		&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(io, &a);
+	pthread_rwlockattr_destroy(&a);
 }
 
 static int of_new(struct rrf *f, uint64_t ino, const struct nfsc_fh *fh,
@@ -100,16 +100,17 @@ static int of_new(struct rrf *f, uint64_t ino, const struct nfsc_fh *fh,
 		return -ENOMEM;
 	of->cred = *cred;
 	of->cred.c.groups = of->cred.groups;
-	pthread_rwlock_init(&of->io, NULL);
-	pthread_mutex_init(&of->mu, NULL);
+	of_io_init(&of->io);
 	of->ino = ino;
 	of->rdonly = (flags & O_ACCMODE) == O_RDONLY;
+	of->direct = flags & O_DIRECT;
+	rr__fuse_wb_init(of, f->n);
 	rc = rr__nfsc_h_open(f->n, fh, flags & O_ACCMODE, checked, &of->f);
 	if (rc) {
 		of_free(of);
 		return rc;
 	}
-	rr_nfs_set_refill(of->f, refill, of);
+	rr__fuse_wb_set_refill(of);
 	rr__ftab_opened(&f->tab, ino);
 	*out = of;
 	return 0;
@@ -128,29 +129,6 @@ static int of_end(struct rrf *f, struct ofile *of)
 		rc = rr__nfsc_h_remove(f->n, &s->dir, s->name, false);
 	free(s);
 	of_free(of);
-	return rc;
-}
-
-/* Commits what the log holds and empties it. Caller holds io to write. */
-static int commit_locked(struct ofile *of)
-{
-	int rc = rr_nfs_fsync(of->f);
-
-	if (!rc) {
-		pthread_mutex_lock(&of->mu);
-		rr__wlog_reset(&of->log);
-		pthread_mutex_unlock(&of->mu);
-	}
-	return rc;
-}
-
-static int commit(struct ofile *of)
-{
-	int rc;
-
-	pthread_rwlock_wrlock(&of->io);
-	rc = commit_locked(of);
-	pthread_rwlock_unlock(&of->io);
 	return rc;
 }
 
@@ -234,13 +212,14 @@ void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf = rbuf_get(size ? size : 1), *own = NULL;
 	ssize_t n;
 
-	(void)ino;
 	if (!buf)
 		buf = own = rr_malloc(size ? size : 1);
 	if (!buf) {
 		rr__fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	/* the server has every write the kernel was answered for */
+	rr__ftab_wb_drain(&((struct rrf *)fuse_req_userdata(req))->tab, ino);
 	n = rr_nfs_pread(of->f, buf, size, (uint64_t)off);
 	if (n < 0)
 		rr__fuse_reply_err(req, (int)-n);
@@ -249,40 +228,45 @@ void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(own);
 }
 
-/* Logs what was written; a full log is committed (and emptied). */
-static int log_write(struct ofile *of, const char *buf, size_t size, off_t off,
-		     bool *full)
+/*
+ * An O_DIRECT write, answered once the server has it, or one the log
+ * had no room for: unlogged, its bytes could not be sent again, so they
+ * are committed at once.
+ */
+static int write_through(struct ofile *of, const char *buf, size_t size,
+			 off_t off, bool *full)
 {
-	int rc;
+	ssize_t n = rr_nfs_pwrite(of->f, buf, size, (uint64_t)off);
 
-	pthread_mutex_lock(&of->mu);
-	rc = rr__wlog_add(&of->log, (uint64_t)off, buf, size);
-	*full = of->log.bytes >= WLOG_MAX;
-	pthread_mutex_unlock(&of->mu);
-	return rc;
+	if (n >= 0)
+		rr__fuse_wb_log(of, buf, (size_t)n, off, full);
+	return (int)n;
 }
 
 void rr__fuse_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		    size_t size, off_t off, struct fuse_file_info *fi)
 {
+	/* req is gone once answered: nothing may be read from it after */
+	struct rrf *f = fuse_req_userdata(req);
 	struct ofile *of = io_begin(req, fi);
-	bool full = false;
-	ssize_t n;
-	int rc;
+	bool full = false, answered = false;
+	int rc = rr__fuse_wb_err(of), n = 0;
 
 	(void)ino;
 	pthread_rwlock_rdlock(&of->io);
-	n = rr_nfs_pwrite(of->f, buf, size, (uint64_t)off);
-	/* unlogged, the bytes could not be sent again: commit them now */
-	rc = n > 0 ? log_write(of, buf, (size_t)n, off, &full) : 0;
+	if (!rc && !of->direct)
+		answered = rr__fuse_write_behind(f, req, of, buf, size, off,
+						 &full);
+	if (!rc && !answered)
+		n = rc = write_through(of, buf, size, off, &full);
 	pthread_rwlock_unlock(&of->io);
-	if (n >= 0 && (rc || full))
-		rc = commit(of);
-	if (n < 0)
-		rr__fuse_reply_err(req, (int)-n);
-	else if (rc)
+	if (rc >= 0 && full)
+		rc = rr__fuse_commit(f, of, true);
+	if (answered && rc)
+		rr__fuse_wb_keep_err(of, -rc);
+	else if (rc < 0)
 		rr__fuse_reply_err(req, -rc);
-	else
+	else if (!answered)
 		fuse_reply_write(req, (size_t)n);
 }
 
@@ -304,7 +288,7 @@ void rr__fuse_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		rr__fuse_reply_err(req, 0);
 		return;
 	}
-	rc = commit(of_of(fi));
+	rc = rr__fuse_commit(f, of_of(fi), false);
 
 	if (!rc && !rr__ftab_fh(&f->tab, ino, &fh) &&
 	    !rr__nfsc_h_getattr(f->n, &fh, &st))
@@ -315,9 +299,12 @@ void rr__fuse_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void rr__fuse_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		    struct fuse_file_info *fi)
 {
+	struct ofile *of = io_begin(req, fi);
+
 	(void)ino;
 	(void)datasync; /* COMMIT has no data-only form */
-	rr__fuse_reply_err(req, -commit(io_begin(req, fi)));
+	rr__fuse_reply_err(req,
+			   -rr__fuse_commit(fuse_req_userdata(req), of, false));
 }
 
 void rr__fuse_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

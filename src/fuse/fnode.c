@@ -13,6 +13,16 @@
 
 #define NBUCKETS (1u << 14)
 
+/* A node's write-behind WRITEs in flight, made at its first. */
+struct fwb {
+	uint32_t n;	   /* in flight */
+	uint32_t draining; /* drains waiting: no new WRITE starts */
+	uint64_t last;	   /* wb_clock when one last ended */
+	struct {
+		uint64_t off, len;
+	} r[FTAB_WB_DEPTH]; /* [0, n): the ranges in flight */
+};
+
 struct fnode {
 	uint64_t id;
 	uint64_t nlookup;
@@ -20,6 +30,7 @@ struct fnode {
 	struct fchange change;
 	uint32_t nopen;	      /* opens not yet released */
 	struct fsilly *silly; /* unlinked while open: renamed to this */
+	struct fwb *wb;
 	struct fnode *id_next, *fh_next;
 };
 
@@ -87,6 +98,7 @@ static void unlink_node(struct ftable *t, struct fnode *p)
 		pp = &(*pp)->fh_next;
 	*pp = p->fh_next;
 	t->count--;
+	free(p->wb);
 	free(p->silly);
 	free(p);
 }
@@ -108,6 +120,7 @@ int rr__ftab_init(struct ftable *t, const struct nfsc_fh *root)
 	}
 	r->nlookup = 1; /* the kernel never forgets the root */
 	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->wb_cv, NULL);
 	return 0;
 }
 
@@ -118,6 +131,7 @@ void rr__ftab_fini(struct ftable *t)
 			unlink_node(t, t->by_id[i]);
 	free(t->by_id);
 	free(t->by_fh);
+	pthread_cond_destroy(&t->wb_cv);
 	pthread_mutex_destroy(&t->mu);
 }
 
@@ -267,4 +281,92 @@ int rr__ftab_set_silly(struct ftable *t, const struct nfsc_fh *fh,
 	}
 	pthread_mutex_unlock(&t->mu);
 	return rc;
+}
+
+static bool wb_blocked(const struct fwb *w, uint64_t off, uint64_t len)
+{
+	if (w->draining || w->n == FTAB_WB_DEPTH)
+		return true;
+	for (uint32_t i = 0; i < w->n; i++)
+		if (off < w->r[i].off + w->r[i].len && w->r[i].off < off + len)
+			return true;
+	return false;
+}
+
+int rr__ftab_wb_begin(struct ftable *t, uint64_t id, uint64_t off, uint64_t len)
+{
+	struct fnode *p;
+	int rc = 0;
+
+	pthread_mutex_lock(&t->mu);
+	/* an open file's node stays: the kernel forgets no open inode */
+	p = find_id(t, id);
+	if (!p)
+		rc = -ESTALE;
+	else if (!p->wb && !(p->wb = rr_calloc(1, sizeof(*p->wb))))
+		rc = -ENOMEM;
+	while (!rc && wb_blocked(p->wb, off, len))
+		pthread_cond_wait(&t->wb_cv, &t->mu);
+	if (!rc) {
+		p->wb->r[p->wb->n].off = off;
+		p->wb->r[p->wb->n].len = len;
+		p->wb->n++;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+void rr__ftab_wb_end(struct ftable *t, uint64_t id, uint64_t off, uint64_t len)
+{
+	struct fnode *p;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_id(t, id);
+	for (uint32_t i = 0; p && p->wb && i < p->wb->n; i++) {
+		if (p->wb->r[i].off == off && p->wb->r[i].len == len) {
+			p->wb->r[i] = p->wb->r[--p->wb->n];
+			p->wb->last = ++t->wb_clock;
+			break;
+		}
+	}
+	pthread_cond_broadcast(&t->wb_cv);
+	pthread_mutex_unlock(&t->mu);
+}
+
+void rr__ftab_wb_drain(struct ftable *t, uint64_t id)
+{
+	struct fnode *p;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_id(t, id);
+	if (p && p->wb && p->wb->n) {
+		p->wb->draining++;
+		while (p->wb->n)
+			pthread_cond_wait(&t->wb_cv, &t->mu);
+		p->wb->draining--;
+		pthread_cond_broadcast(&t->wb_cv);
+	}
+	pthread_mutex_unlock(&t->mu);
+}
+
+uint64_t rr__ftab_wb_stamp(struct ftable *t)
+{
+	uint64_t now;
+
+	pthread_mutex_lock(&t->mu);
+	now = t->wb_clock;
+	pthread_mutex_unlock(&t->mu);
+	return now;
+}
+
+bool rr__ftab_wb_since(struct ftable *t, uint64_t id, uint64_t stamp)
+{
+	struct fnode *p;
+	bool moved;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_id(t, id);
+	moved = p && p->wb && (p->wb->n || p->wb->last > stamp);
+	pthread_mutex_unlock(&t->mu);
+	return moved;
 }

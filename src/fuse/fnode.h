@@ -45,7 +45,9 @@ struct ftable {
 	size_t nbuckets;
 	uint64_t next_id;
 	size_t count;
-	uint64_t nopen; /* opens of all nodes, not yet released */
+	uint64_t nopen;	      /* opens of all nodes, not yet released */
+	pthread_cond_t wb_cv; /* a node's write-behind state moved */
+	uint64_t wb_clock;    /* counts write-behind WRITEs ended */
 };
 
 /* The root (id 1) on fh. 0 or -ENOMEM. */
@@ -78,5 +80,33 @@ bool rr__ftab_is_open(struct ftable *t, const struct nfsc_fh *fh);
  */
 int rr__ftab_set_silly(struct ftable *t, const struct nfsc_fh *fh,
 		       struct fsilly *s);
+
+/*
+ * Write-behind (fileops.c): a buffered write is answered before its
+ * WRITE reaches the server, so the node counts the WRITEs in flight.
+ * Anything that asks the server for what those writes change (READ,
+ * GETATTR, SETATTR, COMMIT) drains them first: the kernel already
+ * believes them done. Two in flight never overlap, so the server sees
+ * overlapping writes in the order they were made.
+ */
+#define FTAB_WB_DEPTH 8
+/*
+ * A WRITE of [off, off + len) on id may go: waits while a drain is
+ * asked for, FTAB_WB_DEPTH are in flight or one overlaps the range.
+ * 0, -ESTALE (no such node) or -ENOMEM.
+ */
+int rr__ftab_wb_begin(struct ftable *t, uint64_t id, uint64_t off,
+		      uint64_t len);
+/* That WRITE is back (whatever its result). */
+void rr__ftab_wb_end(struct ftable *t, uint64_t id, uint64_t off, uint64_t len);
+/* Waits until none of id's WRITEs is in flight; new ones wait too. */
+void rr__ftab_wb_drain(struct ftable *t, uint64_t id);
+/*
+ * A lookup-like reply's attributes may be older than what the kernel
+ * has been told: stamp before the call, then rr__ftab_wb_since says
+ * whether a WRITE of id was in flight or ended after the stamp.
+ */
+uint64_t rr__ftab_wb_stamp(struct ftable *t);
+bool rr__ftab_wb_since(struct ftable *t, uint64_t id, uint64_t stamp);
 
 #endif

@@ -38,23 +38,31 @@ struct rrf {
  * The bytes of an open file's UNSTABLE writes not yet committed: what
  * the kernel client keeps in its page cache until COMMIT, kept here
  * because FUSE (without writeback caching) hands us each write once.
- * rr_nfs_fsync's refill reads them back when the server's write verifier
- * changed (it restarted and may have lost them). Bounded: past
- * WLOG_MAX bytes the writer commits, and a commit empties it. The bytes
- * go one after another into an arena the log keeps across commits, so a
- * WRITE allocates nothing once the file's writing has reached its pace.
+ * A write-behind WRITE is sent from the log's copy after the kernel has
+ * its reply, and rr_nfs_fsync's refill reads the log back when the
+ * server's write verifier changed (it restarted and may have lost them).
+ * The bytes go into blocks of WLOG_BLK that never move and that the log
+ * keeps across commits, so a WRITE allocates nothing once the file's
+ * writing has reached its pace.
  */
-#define WLOG_MAX (16u << 20)
+#define WLOG_BLK (4u << 20)
 struct wlog_ent {
 	uint64_t off;
 	size_t len;
-	size_t at; /* where its bytes start in the arena */
+	uint8_t *at; /* its bytes, in a block */
+};
+struct wlog_blk {
+	uint8_t *data;
+	size_t cap, used;
+	bool reg; /* registered: WRITEs read it by RDMA, with no copy */
 };
 struct wlog {
+	struct rr_nfs *reg; /* where blocks are registered; NULL: nowhere */
 	struct wlog_ent *e;
 	size_t n, cap, bytes;
-	uint8_t *arena;
-	size_t arena_cap;
+	struct wlog_blk *b;
+	size_t nb, bcap;
+	size_t cur; /* the first block that may have room */
 };
 
 /* A request's AUTH_SYS identity, kept past it (an open file's opener). */
@@ -65,10 +73,20 @@ struct fcred {
 
 /*
  * An open file. ORDER: writes hold io for reading (they run in
- * parallel); fsync, flush and the commit a full log forces hold it for
- * writing, so that a COMMIT covers every write the log holds and
- * emptying the log after it loses nothing a later write put there.
+ * parallel, and a write-behind WRITE holds it until the server has
+ * answered, as does the COMMIT of a full generation); fsync, flush and
+ * release hold it for writing, so that their COMMIT covers every write
+ * the logs hold and emptying them after it loses nothing a later write
+ * put there. io prefers writers, or a steady stream of writes would
+ * hold a flush off.
+ *
+ * The log has two generations (wbehind.c). Writes go into log[cur];
+ * once it holds WLOG_MAX bytes it is sealed and committed while the
+ * writes go on into the other, as the kernel client's COMMITs overlap
+ * its WRITEs. A file's write-behind memory is so at most 2 * WLOG_MAX
+ * plus one write.
  */
+#define WLOG_MAX (16u << 20)
 struct ofile {
 	struct rr_nfs_file *f;
 	uint64_t ino;
@@ -78,15 +96,26 @@ struct ofile {
 	 */
 	struct fcred cred;
 	bool rdonly; /* opened O_RDONLY: it never has writes to commit */
+	bool direct; /* O_DIRECT: each write is answered once it is sent */
 	pthread_rwlock_t io;
-	pthread_mutex_t mu; /* guards log */
-	struct wlog log;
+	pthread_mutex_t mu; /* guards what follows */
+	pthread_cond_t cv;  /* inflight or committing moved */
+	struct wlog log[2];
+	unsigned cur;
+	uint32_t inflight[2]; /* each generation's WRITEs not yet back */
+	bool committing;      /* log[!cur] is being committed */
+	int werr; /* a write-behind WRITE failed: the next write says so */
 };
 
-int rr__wlog_add(struct wlog *l, uint64_t off, const void *buf, size_t len);
-/* Copies the newest bytes logged for [off, off + len); -EIO if a gap. */
-ssize_t rr__wlog_fill(const struct wlog *l, void *buf, size_t len,
-		      uint64_t off);
+/* Logs len bytes written at off; *at (may be NULL): where they now are. */
+int rr__wlog_add(struct wlog *l, uint64_t off, const void *buf, size_t len,
+		 const void **at);
+/*
+ * Copies the newest bytes logged for [off, off + len) in nl logs, the
+ * oldest first; -EIO if a byte is in none.
+ */
+ssize_t rr__wlog_fill(const struct wlog *const *l, size_t nl, void *buf,
+		      size_t len, uint64_t off);
 /* Empties the log, keeping its memory for the next writes. */
 void rr__wlog_reset(struct wlog *l);
 /* Empties the log and frees its memory. */
@@ -117,8 +146,36 @@ void rr__fuse_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		    struct fuse_file_info *fi);
 void rr__fuse_release(fuse_req_t req, fuse_ino_t ino,
 		      struct fuse_file_info *fi);
-/* Replies to a lookup-like request with fh's node, referenced. */
+/* Write-behind (wbehind.c). The ofile's write state, made and ended. */
+void rr__fuse_wb_init(struct ofile *of, struct rr_nfs *n);
+void rr__fuse_wb_fini(struct ofile *of);
+/* Once of->f is open: the library's refill reads the logs. */
+void rr__fuse_wb_set_refill(struct ofile *of);
+/*
+ * Answers req and sends the write after: true. false: it could not be
+ * logged, nothing was answered. Caller holds io for reading; *full: the
+ * logs need a commit under io held for writing (rr__fuse_commit).
+ */
+bool rr__fuse_write_behind(struct rrf *f, fuse_req_t req, struct ofile *of,
+			   const char *buf, size_t size, off_t off, bool *full);
+/* The write's bytes logged after it was sent (O_DIRECT): 0 or -ENOMEM. */
+int rr__fuse_wb_log(struct ofile *of, const char *buf, size_t size, off_t off,
+		    bool *full);
+/* A failed write-behind WRITE's errno, negated, taken; 0 if none. */
+int rr__fuse_wb_err(struct ofile *of);
+/* Keeps err (positive) for the next write, unless one is kept already. */
+void rr__fuse_wb_keep_err(struct ofile *of, int err);
+/*
+ * Commits every write of the file, this open's and others', and empties
+ * the logs. Takes io for writing. if_full: only if they are still full.
+ */
+int rr__fuse_commit(struct rrf *f, struct ofile *of, bool if_full);
+/*
+ * Replies to a lookup-like request with fh's node, referenced; stamp:
+ * rr__ftab_wb_stamp taken before the call that gave st.
+ */
 void rr__fuse_reply_entry(struct rrf *f, fuse_req_t req,
-			  const struct nfsc_fh *fh, const struct stat *st);
+			  const struct nfsc_fh *fh, const struct stat *st,
+			  uint64_t stamp);
 
 #endif

@@ -83,19 +83,40 @@ double rr__fuse_entry_tmo(const struct rrf *f, bool found)
 	return f->o.acdirmin;
 }
 
+/*
+ * A write-behind WRITE of the node, in flight or ended since stamp (taken
+ * before the call that gave st), may have changed the file after the
+ * server answered: st would take back a size the kernel already has.
+ * Once those WRITEs are back, a GETATTR gives what is true now.
+ */
+static int fresh_attr(struct rrf *f, uint64_t id, const struct nfsc_fh *fh,
+		      struct stat *st, uint64_t stamp)
+{
+	if (!rr__ftab_wb_since(&f->tab, id, stamp))
+		return 0;
+	rr__ftab_wb_drain(&f->tab, id);
+	return rr__nfsc_h_getattr(f->n, fh, st);
+}
+
 void rr__fuse_reply_entry(struct rrf *f, fuse_req_t req,
-			  const struct nfsc_fh *fh, const struct stat *st)
+			  const struct nfsc_fh *fh, const struct stat *st,
+			  uint64_t stamp)
 {
 	struct fuse_entry_param e = {.attr = *st};
 	uint64_t id;
 	int rc = rr__ftab_ref(&f->tab, fh, &id);
 
+	if (!rc) {
+		rc = fresh_attr(f, id, fh, &e.attr, stamp);
+		if (rc)
+			rr__ftab_forget(&f->tab, id, 1);
+	}
 	if (rc) {
 		rr__fuse_reply_err(req, -rc);
 		return;
 	}
 	e.ino = id;
-	e.attr_timeout = rr__fuse_attr_tmo(f, st);
+	e.attr_timeout = rr__fuse_attr_tmo(f, &e.attr);
 	e.entry_timeout = rr__fuse_entry_tmo(f, true);
 	if (fuse_reply_entry(req, &e))
 		rr__ftab_forget(&f->tab, id, 1);
@@ -113,12 +134,13 @@ static bool fh_of(struct rrf *f, fuse_req_t req, fuse_ino_t ino,
 }
 
 static void reply_made(struct rrf *f, fuse_req_t req, int rc,
-		       const struct nfsc_fh *fh, const struct stat *st)
+		       const struct nfsc_fh *fh, const struct stat *st,
+		       uint64_t stamp)
 {
 	if (rc)
 		rr__fuse_reply_err(req, -rc);
 	else
-		rr__fuse_reply_entry(f, req, fh, st);
+		rr__fuse_reply_entry(f, req, fh, st, stamp);
 }
 
 /*
@@ -129,6 +151,7 @@ static void reply_made(struct rrf *f, fuse_req_t req, int rc,
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct rrf *f = rr__fuse_req(req, NULL);
+	uint64_t stamp = rr__ftab_wb_stamp(&f->tab);
 	struct nfsc_fh dir, fh;
 	struct stat st;
 	int rc;
@@ -144,7 +167,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_entry(req, &e);
 		return;
 	}
-	reply_made(f, req, rc, &fh, &st);
+	reply_made(f, req, rc, &fh, &st, stamp);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -182,8 +205,11 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct stat st;
 
 	(void)fi;
-	if (fh_of(f, req, ino, &fh))
-		reply_attr(f, req, rr__nfsc_h_getattr(f->n, &fh, &st), &st);
+	if (!fh_of(f, req, ino, &fh))
+		return;
+	/* what the kernel's writes made, not what the server had before */
+	rr__ftab_wb_drain(&f->tab, ino);
+	reply_attr(f, req, rr__nfsc_h_getattr(f->n, &fh, &st), &st);
 }
 
 static struct nfsc_set set_of(const struct stat *a, int to_set)
@@ -223,8 +249,11 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct stat st;
 
 	(void)fi;
-	if (fh_of(f, req, ino, &fh))
-		reply_attr(f, req, rr__nfsc_h_setattr(f->n, &fh, &s, &st), &st);
+	if (!fh_of(f, req, ino, &fh))
+		return;
+	/* a truncate lands after the writes made before it */
+	rr__ftab_wb_drain(&f->tab, ino);
+	reply_attr(f, req, rr__nfsc_h_setattr(f->n, &fh, &s, &st), &st);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -248,6 +277,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode, dev_t rdev)
 {
 	struct rrf *f = rr__fuse_req(req, NULL);
+	uint64_t stamp = rr__ftab_wb_stamp(&f->tab);
 	struct nfsc_fh dir, fh;
 	struct stat st;
 	int rc;
@@ -258,26 +288,28 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		rc = rr__nfsc_h_create(f->n, &dir, name, mode, true, &fh, &st);
 	else
 		rc = rr__nfsc_h_mknod(f->n, &dir, name, mode, rdev, &fh, &st);
-	reply_made(f, req, rc, &fh, &st);
+	reply_made(f, req, rc, &fh, &st, stamp);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode)
 {
 	struct rrf *f = rr__fuse_req(req, NULL);
+	uint64_t stamp = rr__ftab_wb_stamp(&f->tab);
 	struct nfsc_fh dir, fh;
 	struct stat st;
 
 	if (fh_of(f, req, parent, &dir))
 		reply_made(f, req,
 			   rr__nfsc_h_mkdir(f->n, &dir, name, mode, &fh, &st),
-			   &fh, &st);
+			   &fh, &st, stamp);
 }
 
 static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 		       const char *name)
 {
 	struct rrf *f = rr__fuse_req(req, NULL);
+	uint64_t stamp = rr__ftab_wb_stamp(&f->tab);
 	struct nfsc_fh dir, fh;
 	struct stat st;
 
@@ -285,19 +317,20 @@ static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 		reply_made(
 			f, req,
 			rr__nfsc_h_symlink(f->n, &dir, name, target, &fh, &st),
-			&fh, &st);
+			&fh, &st, stamp);
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent,
 		    const char *name)
 {
 	struct rrf *f = rr__fuse_req(req, NULL);
+	uint64_t stamp = rr__ftab_wb_stamp(&f->tab);
 	struct nfsc_fh dir, fh;
 	struct stat st;
 
 	if (fh_of(f, req, ino, &fh) && fh_of(f, req, parent, &dir))
 		reply_made(f, req, rr__nfsc_h_link(f->n, &fh, &dir, name, &st),
-			   &fh, &st);
+			   &fh, &st, stamp);
 }
 
 static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -483,8 +516,9 @@ struct fill {
 	bool plus;
 	char *buf;
 	size_t size, used;
-	uint64_t last; /* the cookie of the last entry taken */
-	uint64_t *ids; /* readdirplus: the nodes referenced, to undo */
+	uint64_t last;	/* the cookie of the last entry taken */
+	uint64_t stamp; /* rr__ftab_wb_stamp before the listing's calls */
+	uint64_t *ids;	/* readdirplus: the nodes referenced, to undo */
 	size_t nids;
 };
 
@@ -495,6 +529,16 @@ static size_t add_plain(struct fill *fl, const char *name, uint64_t fileid,
 
 	return fuse_add_direntry(fl->req, fl->buf + fl->used,
 				 fl->size - fl->used, name, &s, (off_t)cookie);
+}
+
+/*
+ * A file written behind while the listing was made: its entry goes
+ * without attributes (id 0), which the kernel takes as a name alone,
+ * keeping the size its writes gave it.
+ */
+static bool stale(struct fill *fl, uint64_t id)
+{
+	return rr__ftab_wb_since(&fl->f->tab, id, fl->stamp);
 }
 
 /*
@@ -513,7 +557,10 @@ static size_t add_plus(struct fill *fl, const char *name, uint64_t fileid,
 
 	if (need > fl->size - fl->used)
 		return need;
-	if (fh && st && rr__ftab_ref(&fl->f->tab, fh, &id) == 0) {
+	if (fh && st && rr__ftab_ref(&fl->f->tab, fh, &id) == 0 &&
+	    stale(fl, id)) {
+		rr__ftab_forget(&fl->f->tab, id, 1);
+	} else if (id) {
 		fl->ids[fl->nids++] = id;
 		e.ino = id;
 		e.attr = *st;
@@ -552,7 +599,11 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 {
 	struct rrf *f = rr__fuse_req(req, NULL);
 	struct odir *d = (struct odir *)(uintptr_t)fi->fh;
-	struct fill fl = {.f = f, .req = req, .plus = plus, .size = size};
+	struct fill fl = {.f = f,
+			  .req = req,
+			  .plus = plus,
+			  .size = size,
+			  .stamp = rr__ftab_wb_stamp(&f->tab)};
 	uint64_t cookie = (uint64_t)off;
 	struct nfsc_fh fh;
 	bool eof = false;

@@ -28,6 +28,11 @@
 #   outage     nfsrdmad stopped: a soft mount's create fails with EIO; a
 #              hard mount's waits out twice that, and completes once
 #              the server is back
+#   fiorestart fio writes 64 MiB through a hard mount with crc32c
+#              verification; nfsrdmad is stopped and started again on the
+#              same ports while it writes. fio must finish with every block
+#              verified, and fio's verify pass over the server's own copy
+#              must pass too: write-behind lost nothing across the restart
 #   restart    WRITER (restart_writer.c) writes half a file, nfsrdmad is
 #              stopped and started again on the same ports, the rest is
 #              written and close succeeds: its COMMIT saw a new write
@@ -396,6 +401,14 @@ test_cache() {
 	[ "$(stat -c %s "$MNT/f")" = 10 ] || fail "noac: first size"
 	printf cc >"$EXP/f"
 	[ "$(stat -c %s "$MNT/f")" = 2 ] || fail "noac: stat did not ask the server"
+	# write-behind: the writes were answered before the server had them,
+	# yet fstat (a GETATTR, under noac) after them, before any close,
+	# gives the size they made, not the server's of a moment before
+	local size
+	size=$(perl -e 'open(my $f, ">", $ARGV[0]) or die "$!"; binmode $f;
+		my $b = "w" x 1048576; syswrite($f, $b) == 1048576 or die "$!" for 1 .. 24;
+		print((stat $f)[7])' "$MNT/wb") || fail "noac: perl could not write $MNT/wb"
+	[ "$size" = $((24 << 20)) ] || fail "noac: fstat after write-behind gave $size"
 	do_umount
 
 	# ro: the kernel refuses writes, reads go on
@@ -403,7 +416,7 @@ test_cache() {
 	if (echo x 2>"$T/ro.err" >"$MNT/f"); then fail "ro: a write succeeded"; fi
 	grep -q "Read-only file system" "$T/ro.err" || fail "ro: $(cat "$T/ro.err")"
 	[ "$(cat "$MNT/f")" = cc ] || fail "ro: read '$(cat "$MNT/f")'"
-	echo "cache: actimeo holds attributes and absent names, open sees the server's change, noac asks each time, ro refuses writes, over $PROTO"
+	echo "cache: actimeo holds attributes and absent names, open sees the server's change, noac asks each time (and sees writes behind), ro refuses writes, over $PROTO"
 	do_umount
 }
 
@@ -451,6 +464,36 @@ test_restart() {
 	cmp "$T/src" "$EXP/f" || fail "the server's file differs after the restart"
 	cmp "$T/src" "$MNT/f" || fail "the mount's file differs after the restart"
 	echo "restart: a file written across a server restart arrived whole over $PROTO"
+	do_umount
+}
+
+# the server's copy of fio's file has at least $1 MiB
+server_has() { [ "$(stat -c %s "$EXP/big.0.0" 2>/dev/null || echo 0)" -ge $(($1 << 20)) ]; }
+
+test_fiorestart() {
+	command -v fio >/dev/null || skip "no fio"
+	do_mount "hard,timeo=10,retrans=2,actimeo=3"
+	local job=(--name=big --rw=write --bs=1M --size=64m --ioengine=psync
+		--verify=crc32c --verify_fatal=1 --output-format=terse) fp st
+	# paced, so that the restart falls while it writes: 4 s or more
+	fio --directory="$MNT" "${job[@]}" --do_verify=1 --fsync_on_close=1 \
+		--rate=16m >"$T/fio" 2>&1 &
+	fp=$!
+	# past the first log generation (16 MiB): its COMMIT is under way
+	DEADLINE_S=60 poll server_has 20 || fail "fio did not write 20 MiB: $(cat "$T/fio")"
+	stop_server
+	! server_has 64 || fail "fio wrote everything before the restart: nothing tested"
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
+	DEADLINE_S=120 poll gone "$fp" || fail "fio did not finish after the restart"
+	wait "$fp"
+	st=$?
+	[ "$st" = 0 ] || fail "fio across the restart: $(cat "$T/fio")"
+	[ "$(stat -c %s "$EXP/big.0.0")" = $((64 << 20)) ] || fail "the server's file is not 64 MiB"
+	# fio itself judges the server's copy, without the mount's cache
+	fio --directory="$EXP" "${job[@]}" --verify_only >"$T/fio-server" 2>&1 ||
+		fail "the server's copy fails fio's verification: $(cat "$T/fio-server")"
+	cmp -s "$EXP/big.0.0" "$MNT/big.0.0" || fail "the mount's file differs from the server's"
+	echo "fiorestart: fio wrote and verified 64 MiB across a server restart over $PROTO"
 	do_umount
 }
 
@@ -556,6 +599,7 @@ fio) test_fio ;;
 coreutils) test_coreutils ;;
 users) test_users ;;
 restart) test_restart ;;
+fiorestart) test_fiorestart ;;
 cache) test_cache ;;
 nonroot) test_nonroot ;;
 *) fail "unknown test $TEST" ;;

@@ -6,6 +6,8 @@
  * gets again; and the -o list.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -116,6 +118,14 @@ static void change_attributes_decide_keep_cache(void **state)
 	rr__ftab_fini(&t);
 }
 
+static const struct wlog *const *one(const struct wlog *l)
+{
+	static const struct wlog *p[1];
+
+	p[0] = l;
+	return p;
+}
+
 /* The newest write of each byte is what goes out again. */
 static void the_log_gives_the_last_bytes_written(void **state)
 {
@@ -123,21 +133,32 @@ static void the_log_gives_the_last_bytes_written(void **state)
 	char buf[16];
 
 	(void)state;
-	assert_int_equal(rr__wlog_add(&l, 0, "aaaaaaaa", 8), 0);
-	assert_int_equal(rr__wlog_add(&l, 4, "bbbbbbbb", 8), 0);
-	assert_int_equal(rr__wlog_add(&l, 2, "cc", 2), 0);
+	assert_int_equal(rr__wlog_add(&l, 0, "aaaaaaaa", 8, NULL), 0);
+	assert_int_equal(rr__wlog_add(&l, 4, "bbbbbbbb", 8, NULL), 0);
+	assert_int_equal(rr__wlog_add(&l, 2, "cc", 2, NULL), 0);
 	assert_int_equal(l.bytes, 18);
-	assert_int_equal(rr__wlog_fill(&l, buf, 12, 0), 12);
+	assert_int_equal(rr__wlog_fill(one(&l), 1, buf, 12, 0), 12);
 	assert_memory_equal(buf, "aaccbbbbbbbb", 12);
-	assert_int_equal(rr__wlog_fill(&l, buf, 3, 5), 3);
+	assert_int_equal(rr__wlog_fill(one(&l), 1, buf, 3, 5), 3);
 	assert_memory_equal(buf, "bbb", 3);
 	/* a byte nobody logged cannot be sent again: say so, send nothing */
-	assert_int_equal(rr__wlog_fill(&l, buf, 13, 0), -EIO);
+	assert_int_equal(rr__wlog_fill(one(&l), 1, buf, 13, 0), -EIO);
+	/* over two logs, the later one's bytes win */
+	{
+		struct wlog newer = {0};
+		const struct wlog *both[2] = {&l, &newer};
+
+		assert_int_equal(rr__wlog_add(&newer, 6, "dd", 2, NULL), 0);
+		assert_int_equal(rr__wlog_fill(both, 2, buf, 12, 0), 12);
+		assert_memory_equal(buf, "aaccbbddbbbb", 12);
+		assert_int_equal(rr__wlog_fill(both, 2, buf, 13, 0), -EIO);
+		rr__wlog_clear(&newer);
+	}
 	rr__wlog_clear(&l);
-	assert_null(l.arena);
+	assert_null(l.b);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.bytes, 0);
-	assert_int_equal(rr__wlog_fill(&l, buf, 1, 0), -EIO);
+	assert_int_equal(rr__wlog_fill(one(&l), 1, buf, 1, 0), -EIO);
 }
 
 static void options_split_ours_from_fuses(void **state)
@@ -218,37 +239,136 @@ static void hard_soft_and_sizes_as_nfs5_says(void **state)
 		-EINVAL);
 }
 
-/* After a COMMIT the log's memory takes the next writes: none is made. */
+/*
+ * After a COMMIT the log's memory takes the next writes: none is made.
+ * And bytes once logged never move while later writes come in: a
+ * write-behind WRITE is sending them from there.
+ */
 static void a_committed_log_takes_the_next_writes_in_its_memory(void **state)
 {
-	static char big[100000];
+	static char big[WLOG_BLK - 2];
 	struct wlog l = {0};
 	struct wlog_ent *e;
-	uint8_t *arena;
-	size_t cap;
+	const void *first, *at;
+	uint8_t *blk;
 	char buf[8];
 
 	(void)state;
 	memset(big, 'x', sizeof(big));
-	assert_int_equal(rr__wlog_add(&l, 0, big, sizeof(big)), 0);
-	assert_int_equal(rr__wlog_add(&l, sizeof(big), "yyyy", 4), 0);
-	assert_int_equal(rr__wlog_fill(&l, buf, 6, sizeof(big) - 2), 6);
+	assert_int_equal(rr__wlog_add(&l, 0, big, sizeof(big), &first), 0);
+	assert_int_equal(rr__wlog_add(&l, sizeof(big), "yyyy", 4, &at), 0);
+	assert_int_equal(l.nb, 2); /* no room left in the first block */
+	assert_ptr_equal(at, l.b[1].data);
+	assert_ptr_equal(first, l.b[0].data);
+	assert_memory_equal(first, big, sizeof(big));
+	assert_int_equal(rr__wlog_fill(one(&l), 1, buf, 6, sizeof(big) - 2), 6);
 	assert_memory_equal(buf, "xxyyyy", 6);
-	arena = l.arena;
-	cap = l.arena_cap;
+	blk = l.b[0].data;
 	e = l.e;
 	rr__wlog_reset(&l);
 	assert_int_equal(l.bytes, 0);
-	assert_int_equal(rr__wlog_fill(&l, buf, 1, 0), -EIO);
+	assert_int_equal(rr__wlog_fill(one(&l), 1, buf, 1, 0), -EIO);
 	for (int i = 0; i < 10; i++)
 		assert_int_equal(
-			rr__wlog_add(&l, 8u * (unsigned)i, "abcdefgh", 8), 0);
-	assert_ptr_equal(l.arena, arena);
-	assert_int_equal(l.arena_cap, cap);
+			rr__wlog_add(&l, 8u * (unsigned)i, "abcdefgh", 8, NULL),
+			0);
+	assert_int_equal(l.nb, 2);
+	assert_ptr_equal(l.b[0].data, blk);
 	assert_ptr_equal(l.e, e);
-	assert_int_equal(rr__wlog_fill(&l, buf, 8, 8), 8);
+	assert_int_equal(rr__wlog_fill(one(&l), 1, buf, 8, 8), 8);
 	assert_memory_equal(buf, "abcdefgh", 8);
 	rr__wlog_clear(&l);
+}
+
+/* Overlapping WRITEs in flight together could land in either order. */
+static void write_behind_keeps_overlapping_writes_in_order(void **state)
+{
+	struct nfsc_fh root = fh_of(0);
+	struct ftable t;
+	uint64_t stamp;
+
+	(void)state;
+	assert_int_equal(rr__ftab_init(&t, &root), 0);
+	stamp = rr__ftab_wb_stamp(&t);
+	assert_int_equal(rr__ftab_wb_begin(&t, 1, 0, 10), 0);
+	assert_true(rr__ftab_wb_since(&t, 1, stamp));
+	/* beside it: goes at once */
+	assert_int_equal(rr__ftab_wb_begin(&t, 1, 10, 10), 0);
+	assert_int_equal(rr__ftab_wb_begin(&t, 42, 0, 10), -ESTALE);
+	rr__ftab_wb_end(&t, 1, 0, 10);
+	rr__ftab_wb_end(&t, 1, 10, 10);
+	/* over what ended: goes too */
+	assert_int_equal(rr__ftab_wb_begin(&t, 1, 5, 10), 0);
+	rr__ftab_wb_end(&t, 1, 5, 10);
+	rr__ftab_wb_drain(&t, 1); /* none in flight: returns */
+	assert_true(rr__ftab_wb_since(&t, 1, stamp));
+	assert_false(rr__ftab_wb_since(&t, 1, rr__ftab_wb_stamp(&t)));
+	rr__ftab_fini(&t);
+}
+
+struct wb_race {
+	struct ftable *t;
+	pthread_mutex_t mu;
+	int step; /* 1: the second writer is about to begin; 2: it began */
+};
+
+static void *second_writer(void *arg)
+{
+	struct wb_race *r = arg;
+
+	pthread_mutex_lock(&r->mu);
+	r->step = 1;
+	pthread_mutex_unlock(&r->mu);
+	assert_int_equal(rr__ftab_wb_begin(r->t, 1, 8, 8), 0);
+	pthread_mutex_lock(&r->mu);
+	r->step = 2;
+	pthread_mutex_unlock(&r->mu);
+	rr__ftab_wb_end(r->t, 1, 8, 8);
+	return NULL;
+}
+
+/*
+ * A write over one in flight waits for it. The first is ended only
+ * after the second has had every chance to begin (the test checks the
+ * second has not); if wb_begin did not wait, step would be 2.
+ */
+static void an_overlapping_write_waits_for_the_one_in_flight(void **state)
+{
+	struct nfsc_fh root = fh_of(0);
+	struct ftable t;
+	struct wb_race r = {.t = &t, .mu = PTHREAD_MUTEX_INITIALIZER};
+	pthread_t th;
+	int step;
+
+	(void)state;
+	assert_int_equal(rr__ftab_init(&t, &root), 0);
+	assert_int_equal(rr__ftab_wb_begin(&t, 1, 0, 10), 0);
+	assert_int_equal(pthread_create(&th, NULL, second_writer, &r), 0);
+	/* wait until the second thread is in (or past) wb_begin's wait */
+	for (;;) {
+		pthread_mutex_lock(&t.mu);
+		pthread_mutex_lock(&r.mu);
+		step = r.step;
+		pthread_mutex_unlock(&r.mu);
+		pthread_mutex_unlock(&t.mu);
+		if (step)
+			break;
+		sched_yield();
+	}
+	/* it holds t.mu only while not waiting: take it twice, then look */
+	for (int i = 0; i < 1000; i++) {
+		pthread_mutex_lock(&t.mu);
+		pthread_mutex_unlock(&t.mu);
+		sched_yield();
+	}
+	pthread_mutex_lock(&r.mu);
+	step = r.step;
+	pthread_mutex_unlock(&r.mu);
+	assert_int_equal(step, 1);
+	rr__ftab_wb_end(&t, 1, 0, 10);
+	pthread_join(th, NULL);
+	assert_int_equal(r.step, 2);
+	rr__ftab_fini(&t);
 }
 
 int main(void)
@@ -261,6 +381,10 @@ int main(void)
 		cmocka_unit_test(the_log_gives_the_last_bytes_written),
 		cmocka_unit_test(
 			a_committed_log_takes_the_next_writes_in_its_memory),
+		cmocka_unit_test(
+			write_behind_keeps_overlapping_writes_in_order),
+		cmocka_unit_test(
+			an_overlapping_write_waits_for_the_one_in_flight),
 		cmocka_unit_test(options_split_ours_from_fuses),
 		cmocka_unit_test(hard_soft_and_sizes_as_nfs5_says),
 	};

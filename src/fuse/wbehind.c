@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Write-behind, as the kernel client's page cache gives it: a buffered
+ * write is answered once its bytes are in the open file's log and its
+ * range holds a place among the node's WRITEs in flight (fnode.h), and
+ * the thread that answered then sends it from the log. So a writer's
+ * next write meets the server's answer to this one, FTAB_WB_DEPTH deep.
+ *
+ * A full log generation is sealed and committed by the writer that
+ * filled it, once its own WRITEs are back, while later writes go into
+ * the other generation; a writer that finds both full waits for that
+ * COMMIT. The library's COMMIT covers the ranges whose WRITEs were back
+ * when it was sent (commit.c), so the sealed generation is all in it.
+ */
+#include <errno.h>
+
+#include "fpriv.h"
+
+/* The library's refill: both generations, the older first. */
+static ssize_t refill(void *arg, void *buf, size_t len, uint64_t off)
+{
+	struct ofile *of = arg;
+	const struct wlog *l[2];
+	ssize_t rc;
+
+	pthread_mutex_lock(&of->mu);
+	l[0] = &of->log[!of->cur];
+	l[1] = &of->log[of->cur];
+	rc = rr__wlog_fill(l, 2, buf, len, off);
+	pthread_mutex_unlock(&of->mu);
+	return rc;
+}
+
+void rr__fuse_wb_init(struct ofile *of, struct rr_nfs *n)
+{
+	pthread_mutex_init(&of->mu, NULL);
+	pthread_cond_init(&of->cv, NULL);
+	if (!of->rdonly)
+		of->log[0].reg = of->log[1].reg = n;
+}
+
+void rr__fuse_wb_fini(struct ofile *of)
+{
+	rr__wlog_clear(&of->log[0]);
+	rr__wlog_clear(&of->log[1]);
+	pthread_cond_destroy(&of->cv);
+	pthread_mutex_destroy(&of->mu);
+}
+
+int rr__fuse_wb_err(struct ofile *of)
+{
+	int err;
+
+	pthread_mutex_lock(&of->mu);
+	err = of->werr;
+	of->werr = 0;
+	pthread_mutex_unlock(&of->mu);
+	return -err;
+}
+
+/* Caller holds mu. A failure is kept for the next write to say. */
+static void keep_err(struct ofile *of, int err)
+{
+	if (!of->werr)
+		of->werr = err;
+}
+
+void rr__fuse_wb_keep_err(struct ofile *of, int err)
+{
+	pthread_mutex_lock(&of->mu);
+	keep_err(of, err);
+	pthread_mutex_unlock(&of->mu);
+}
+
+int rr__fuse_wb_log(struct ofile *of, const char *buf, size_t size, off_t off,
+		    bool *full)
+{
+	int rc;
+
+	pthread_mutex_lock(&of->mu);
+	rc = rr__wlog_add(&of->log[of->cur], (uint64_t)off, buf, size, NULL);
+	*full = rc || of->log[of->cur].bytes >= WLOG_MAX;
+	pthread_mutex_unlock(&of->mu);
+	return rc;
+}
+
+/*
+ * Commits generation g, sealed: once its WRITEs are back, a COMMIT; its
+ * log is emptied when that succeeds, and kept otherwise (the next full
+ * log then commits both under io held for writing).
+ */
+static void commit_sealed(struct ofile *of, unsigned g)
+{
+	int rc;
+
+	pthread_mutex_lock(&of->mu);
+	while (of->inflight[g])
+		pthread_cond_wait(&of->cv, &of->mu);
+	pthread_mutex_unlock(&of->mu);
+	rc = rr_nfs_fsync(of->f);
+	pthread_mutex_lock(&of->mu);
+	if (!rc)
+		rr__wlog_reset(&of->log[g]);
+	else
+		keep_err(of, -rc);
+	of->committing = false;
+	pthread_cond_broadcast(&of->cv);
+	pthread_mutex_unlock(&of->mu);
+}
+
+/*
+ * After a write: a full generation is sealed and committed here, unless
+ * a COMMIT is already running (wait for it: the writer is ahead of the
+ * server's disk) or the other generation kept a failed one's bytes
+ * (*full: commit everything, io held for writing).
+ */
+static void turn(struct ofile *of, bool *full)
+{
+	bool seal = false;
+	unsigned g = 0;
+
+	pthread_mutex_lock(&of->mu);
+	while (of->log[of->cur].bytes >= WLOG_MAX && of->committing)
+		pthread_cond_wait(&of->cv, &of->mu);
+	if (of->log[of->cur].bytes >= WLOG_MAX) {
+		if (of->log[!of->cur].bytes) {
+			*full = true;
+		} else {
+			g = of->cur;
+			of->cur = !g;
+			of->committing = seal = true;
+		}
+	}
+	pthread_mutex_unlock(&of->mu);
+	if (seal)
+		commit_sealed(of, g);
+}
+
+/* Logs the write in the current generation: which one, or -errno. */
+static int log_behind(struct ofile *of, const char *buf, size_t size, off_t off,
+		      const void **at)
+{
+	int rc;
+
+	pthread_mutex_lock(&of->mu);
+	rc = rr__wlog_add(&of->log[of->cur], (uint64_t)off, buf, size, at);
+	if (!rc) {
+		rc = (int)of->cur;
+		of->inflight[rc]++;
+	}
+	pthread_mutex_unlock(&of->mu);
+	return rc;
+}
+
+static void sent(struct ofile *of, unsigned g, ssize_t n, size_t size)
+{
+	pthread_mutex_lock(&of->mu);
+	if (n >= 0 && (size_t)n < size)
+		n = -EIO;
+	if (n < 0)
+		keep_err(of, (int)-n);
+	if (!--of->inflight[g])
+		pthread_cond_broadcast(&of->cv);
+	pthread_mutex_unlock(&of->mu);
+}
+
+bool rr__fuse_write_behind(struct rrf *f, fuse_req_t req, struct ofile *of,
+			   const char *buf, size_t size, off_t off, bool *full)
+{
+	const void *at;
+	int g;
+
+	if (rr__ftab_wb_begin(&f->tab, of->ino, (uint64_t)off, size))
+		return false;
+	g = log_behind(of, buf, size, off, &at);
+	if (g < 0) {
+		rr__ftab_wb_end(&f->tab, of->ino, (uint64_t)off, size);
+		return false;
+	}
+	fuse_reply_write(req, size);
+	sent(of, (unsigned)g, rr_nfs_pwrite(of->f, at, size, (uint64_t)off),
+	     size);
+	rr__ftab_wb_end(&f->tab, of->ino, (uint64_t)off, size);
+	turn(of, full);
+	return true;
+}
+
+int rr__fuse_commit(struct rrf *f, struct ofile *of, bool if_full)
+{
+	int rc = 0;
+
+	pthread_rwlock_wrlock(&of->io);
+	if (if_full && of->log[0].bytes + of->log[1].bytes < WLOG_MAX)
+		goto out; /* another writer committed them meanwhile */
+	rr__ftab_wb_drain(&f->tab, of->ino);
+	rc = rr_nfs_fsync(of->f);
+	if (!rc) {
+		pthread_mutex_lock(&of->mu);
+		rr__wlog_reset(&of->log[0]);
+		rr__wlog_reset(&of->log[1]);
+		pthread_mutex_unlock(&of->mu);
+	}
+out:
+	pthread_rwlock_unlock(&of->io);
+	return rc;
+}
+
+void rr__fuse_wb_set_refill(struct ofile *of)
+{
+	rr_nfs_set_refill(of->f, refill, of);
+}
