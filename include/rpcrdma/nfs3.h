@@ -146,6 +146,18 @@ struct rr_nfs_cred {
  */
 int rr_nfs_set_thread_cred(struct rr_nfs *n, const struct rr_nfs_cred *c);
 
+/*
+ * Interrupting a thread's calls, as a fatal signal interrupts a process
+ * waiting on a hard mount: from now on, while one of this thread's calls
+ * waits (on any mount), aborted(arg) is asked about every 100 ms, and
+ * once it says true the call is cancelled (its memory fenced, as
+ * rr_rpc_clnt_cancel does) and fails with -EINTR; a pipelined READ or
+ * WRITE cancels every call it has in flight. A call that completed
+ * meanwhile keeps its result. aborted NULL: calls wait as before (the
+ * default). A FUSE mount sets it to "the requester was killed".
+ */
+void rr_nfs_set_thread_abort(bool (*aborted)(void *arg), void *arg);
+
 int rr_nfs_stat(struct rr_nfs *n, const char *path, struct stat *st);
 int rr_nfs_lstat(struct rr_nfs *n, const char *path, struct stat *st);
 /*

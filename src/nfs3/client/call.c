@@ -19,6 +19,9 @@ static __thread unsigned fail_count;
 /* rr_nfs_set_thread_cred: for which mount, and who. */
 static __thread const struct rr_nfs *cred_mount;
 static __thread struct rr_cred cred_thread;
+/* rr_nfs_set_thread_abort */
+static __thread bool (*abort_fn)(void *arg);
+static __thread void *abort_arg;
 
 int rr__nfsc_fail(int err, const char *fmt, ...)
 {
@@ -76,6 +79,17 @@ int rr_nfs_set_thread_cred(struct rr_nfs *n, const struct rr_nfs_cred *c)
 	cred_thread.machine = n->cred.machine;
 	cred_mount = n;
 	return 0;
+}
+
+void rr_nfs_set_thread_abort(bool (*aborted)(void *arg), void *arg)
+{
+	abort_fn = aborted;
+	abort_arg = arg;
+}
+
+bool rr__nfsc_abort_now(void)
+{
+	return abort_fn && abort_fn(abort_arg);
 }
 
 const struct rr_cred *rr__nfsc_cred(const struct rr_nfs *n)
@@ -198,6 +212,80 @@ static void split_ddp(struct rr_call *call, size_t item_len)
 	call->arg_bulk_len = item_len;
 }
 
+/* A call in flight that the thread's abort check may cancel. */
+struct abortable {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+	int rc;
+};
+
+static void abortable_done(struct rr_call *call, int rc, void *arg)
+{
+	struct abortable *a = arg;
+
+	(void)call;
+	pthread_mutex_lock(&a->mu);
+	a->done = true;
+	a->rc = rc;
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+/*
+ * Waits out a slice for a call another thread may be driving to its
+ * end: true once it is done.
+ */
+static bool abortable_wait(struct abortable *a, bool sleep)
+{
+	struct timespec ts;
+	bool done;
+
+	pthread_mutex_lock(&a->mu);
+	if (!a->done && sleep) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)NFSC_ABORT_SLICE_MS * 1000000;
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_cond_timedwait(&a->cv, &a->mu, &ts);
+	}
+	done = a->done;
+	pthread_mutex_unlock(&a->mu);
+	return done;
+}
+
+/*
+ * rr_rpc_clnt_call with the thread's abort check between slices of
+ * progress: asked to stop, the call is cancelled and, once the transport
+ * has fenced it, fails with -EINTR (unless it completed meanwhile).
+ */
+static int call_abortable(struct rr_rpc_clnt *xp, struct rr_call *call)
+{
+	struct abortable a = {.mu = PTHREAD_MUTEX_INITIALIZER,
+			      .cv = PTHREAD_COND_INITIALIZER};
+	bool cancelled = false;
+	int rc = rr_rpc_clnt_call_async(xp, call, abortable_done, &a);
+
+	while (!rc && !abortable_wait(&a, false)) {
+		int prc = rr_rpc_clnt_progress(xp, NFSC_ABORT_SLICE_MS);
+
+		/* someone else drives, or the transport is down: sleep */
+		if (prc && prc != -ETIMEDOUT)
+			abortable_wait(&a, true);
+		if (!cancelled && rr__nfsc_abort_now()) {
+			rr_rpc_clnt_cancel(xp, call);
+			cancelled = true;
+		}
+	}
+	pthread_cond_destroy(&a.cv);
+	pthread_mutex_destroy(&a.mu);
+	if (rc)
+		return rc;
+	if (cancelled && a.rc == -ECANCELED)
+		return rr__nfsc_fail(-EINTR, "call %u interrupted", call->proc);
+	return a.rc;
+}
+
 static int xcall(struct rr_rpc_clnt *xp, const struct rr_cred *cred,
 		 uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
 		 void *args, xdrproc_t xres, void *res, size_t res_cap,
@@ -219,7 +307,9 @@ static int xcall(struct rr_rpc_clnt *xp, const struct rr_cred *cred,
 	call.res = res_cap ? rr_malloc(call.res_cap) : fixed;
 	if (!call.res)
 		return -ENOMEM;
-	rc = rr__nfsc_rpc_errno(rr_rpc_clnt_call(xp, &call), &call);
+	rc = rr__nfsc_rpc_errno(abort_fn ? call_abortable(xp, &call)
+					 : rr_rpc_clnt_call(xp, &call),
+				&call);
 	if (!rc)
 		rc = decode(xres, res, call.res, call.res_len);
 	if (call.res != fixed)

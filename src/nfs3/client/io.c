@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "nfsc.h"
 
 #define IO_ARGS_CAP	  256  /* READ3args / WRITE3args without data */
@@ -50,6 +51,7 @@ struct io_slot {
 	struct io_run *run;
 	uint32_t idx;
 	int rc;
+	bool busy;	     /* in flight: cancelled if the thread aborts */
 	struct rr_nfs_io io; /* the data, its file offset and length */
 	uint64_t roff;	     /* pread/pwrite: offset into the buffer */
 	char args[IO_ARGS_CAP];
@@ -91,6 +93,7 @@ struct io_run {
 	uint32_t *freel; /* idle slots */
 	uint32_t nfree;
 	int err;
+	bool aborted;	    /* the thread's abort check said stop */
 	pthread_mutex_t mu; /* guards doneq */
 	pthread_cond_t cv;
 	uint32_t *doneq;
@@ -275,6 +278,7 @@ static int slot_issue(struct io_run *run, struct io_slot *s)
 		rc = rr_rpc_clnt_call_async(x, &s->call, io_done, s);
 	if (rc)
 		return rc;
+	s->busy = true;
 	run->inflight++;
 	return 0;
 }
@@ -321,7 +325,7 @@ static bool next_io(struct io_run *run, struct io_slot *s)
 
 static void fill_pipe(struct io_run *run)
 {
-	while (!run->err && run->nfree) {
+	while (!run->err && !run->aborted && run->nfree) {
 		struct io_slot *s = &run->slots[run->freel[run->nfree - 1]];
 		int rc;
 
@@ -370,9 +374,33 @@ static void cv_wait_ms(struct io_run *run, int ms)
  * thread that drives may run it too, hence the short slices and the check
  * of the queue between them.
  */
+/*
+ * The thread's abort check (rr_nfs_set_thread_abort), asked every
+ * NFSC_ABORT_SLICE_MS: every call in flight is cancelled, and each comes
+ * back through io_done like any other. Caller holds mu.
+ */
+static void check_abort(struct io_run *run, uint64_t *next_ms)
+{
+	uint64_t now = rr_mono_ms();
+
+	if (run->aborted || now < *next_ms)
+		return;
+	*next_ms = now + NFSC_ABORT_SLICE_MS;
+	pthread_mutex_unlock(&run->mu);
+	if (rr__nfsc_abort_now()) {
+		run->aborted = true;
+		for (uint32_t i = 0; i < run->depth; i++)
+			if (run->slots[i].busy)
+				rr_rpc_clnt_cancel(run->f->n->x,
+						   &run->slots[i].call);
+	}
+	pthread_mutex_lock(&run->mu);
+}
+
 static struct io_slot *wait_done(struct io_run *run)
 {
 	struct rr_rpc_clnt *x = run->f->n->x;
+	uint64_t next_check = rr_mono_ms() + NFSC_ABORT_SLICE_MS;
 	uint32_t idx;
 	int rc;
 
@@ -383,6 +411,7 @@ static struct io_slot *wait_done(struct io_run *run)
 		pthread_mutex_lock(&run->mu);
 		if (rc && rc != -ETIMEDOUT && run->dq_head == run->dq_tail)
 			cv_wait_ms(run, PROGRESS_SLICE_MS);
+		check_abort(run, &next_check);
 	}
 	pthread_mutex_unlock(&run->mu);
 	return &run->slots[idx];
@@ -409,6 +438,10 @@ static void complete(struct io_run *run, struct io_slot *s)
 	bool eof = false;
 	int rc = rr__nfsc_rpc_errno(s->rc, &s->call);
 
+	s->busy = false;
+	if (rc == -ECANCELED && run->aborted)
+		rc = rr__nfsc_fail(-EINTR, "%s interrupted",
+				   run->write ? "WRITE" : "READ");
 	run->inflight--;
 	if (!rc)
 		rc = run->write ? decode_write(run, s, &got)
@@ -545,11 +578,14 @@ static void run_fini(struct io_run *run)
 /* Issues and completes until nothing is left in flight. */
 static int run_pipe(struct io_run *run)
 {
+	run->aborted = false;
 	fill_pipe(run);
 	while (run->inflight) {
 		complete(run, wait_done(run));
 		fill_pipe(run);
 	}
+	if (run->aborted && !run->err) /* a stream's calls each said so */
+		run->err = -EINTR;
 	return run->err;
 }
 

@@ -199,6 +199,11 @@ int rr__nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len);
 
 void rr__nfsc_fattr_to_stat(const fattr3 *a, struct stat *st);
 
+/* Whether this thread's rr_nfs_set_thread_abort check says stop now. */
+bool rr__nfsc_abort_now(void);
+/* How often a waiting call asks it, in ms. */
+#define NFSC_ABORT_SLICE_MS 100
+
 /* NFS calls on the mount (NFS_PROGRAM, NFS_V3). */
 int rr__nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
 		  xdrproc_t xres, void *res, size_t res_cap);

@@ -395,6 +395,62 @@ static void big_file_round_trip(void **state)
 	free(dst);
 }
 
+static bool flag_set(void *arg)
+{
+	return __atomic_load_n((const bool *)arg, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * rr_nfs_set_thread_abort: on a server that stopped answering (SIGSTOP),
+ * a single call (a path's LOOKUPs) and a pipelined READ of three calls
+ * each fail with -EINTR once the check says stop, rather than wait out
+ * the mount's 30 s; when the server goes on, the same mount and file
+ * read again. Without the check's cancel, the calls would end only with
+ * -ETIMEDOUT.
+ */
+static void an_abort_check_ends_calls_on_a_stopped_server(void **state)
+{
+	enum { LEN = 3 << 20 };
+	uint8_t *src = malloc(LEN), *dst = malloc(LEN);
+	struct rr_nfs *n;
+	struct rr_nfs_file *f;
+	char dir[64], path[128];
+	bool stop = true;
+	struct stat st;
+	ssize_t got;
+	int rc;
+
+	if (ext_url) {
+		print_message("skipped: stops the server, which is not ours\n");
+		skip();
+	}
+	assert_non_null(src);
+	assert_non_null(dst);
+	n = mount_it(state);
+	test_dir(state, "abort", dir, sizeof(dir));
+	snprintf(path, sizeof(path), "/%s/file", dir);
+	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
+	fill(src, LEN, 11);
+	write_all(n, path, src, LEN);
+	assert_int_equal(rr_nfs_open(n, path, O_RDONLY, 0, &f), 0);
+	assert_int_equal(kill(server_pid, SIGSTOP), 0);
+	rr_nfs_set_thread_abort(flag_set, &stop);
+	rc = rr_nfs_stat(n, path, &st);
+	got = rr_nfs_pread(f, dst, LEN, 0);
+	rr_nfs_set_thread_abort(NULL, NULL);
+	/* the server goes on before any check: a failure stops no other test */
+	assert_int_equal(kill(server_pid, SIGCONT), 0);
+	assert_int_equal(rc, -EINTR);
+	assert_int_equal(got, -EINTR);
+	assert_int_equal(rr_nfs_pread(f, dst, LEN, 0), LEN);
+	assert_memory_equal(dst, src, LEN);
+	assert_int_equal(rr_nfs_stat(n, path, &st), 0);
+	assert_int_equal(rr_nfs_close(f), 0);
+	assert_int_equal(rr_nfs_umount(n), 0);
+	free(src);
+	free(dst);
+}
+
 /* Fails naming every site that allocated while the injector counted. */
 static void assert_no_allocation(const char *during)
 {
@@ -1346,6 +1402,7 @@ int main(int argc, char **argv)
 	cmocka_unit_test_prestate(t, rdma), cmocka_unit_test_prestate(t, tcp)
 	const struct CMUnitTest tests[] = {
 		BOTH(big_file_round_trip),
+		BOTH(an_abort_check_ends_calls_on_a_stopped_server),
 		BOTH(overwrite_in_the_middle),
 		BOTH(steady_io_allocates_nothing),
 		BOTH(namespace_operations),
