@@ -30,6 +30,7 @@ static struct ofile *io_begin(fuse_req_t req, struct fuse_file_info *fi)
 	struct ofile *of = of_of(fi);
 
 	rr_nfs_set_thread_cred(f->n, &of->cred.c);
+	rr__fuse_intr_arm(req);
 	return of;
 }
 

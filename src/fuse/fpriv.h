@@ -146,6 +146,15 @@ void rr__fuse_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		    struct fuse_file_info *fi);
 void rr__fuse_release(fuse_req_t req, fuse_ino_t ino,
 		      struct fuse_file_info *fi);
+/*
+ * intr.c: the calls req makes from now on end with EINTR if its thread
+ * is killed while they wait; disarmed, calls made for a request already
+ * answered (a write-behind WRITE) go on whatever becomes of it. Either
+ * way they end when the session does.
+ */
+void rr__fuse_intr_arm(fuse_req_t req);
+void rr__fuse_intr_disarm(struct rrf *f);
+
 /* Write-behind (wbehind.c). The ofile's write state, made and ended. */
 void rr__fuse_wb_init(struct ofile *of, struct rr_nfs *n);
 void rr__fuse_wb_fini(struct ofile *of);

@@ -254,6 +254,8 @@ void rr__fuse_lk_release(fuse_req_t req, fuse_ino_t ino,
 {
 	struct rrf *f = fuse_req_userdata(req);
 
+	/* the kernel's own request, for no process: nothing to interrupt */
+	rr__fuse_intr_disarm(f);
 	if (fi->flock_release) {
 		rr_nfs_set_thread_cred(f->n, &of_of(fi)->cred.c);
 		drop_owner(f, ino, fi);

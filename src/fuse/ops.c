@@ -49,6 +49,7 @@ struct rrf *rr__fuse_req(fuse_req_t req, struct fcred *cred)
 
 	req_cred(req, &fc);
 	rr_nfs_set_thread_cred(f->n, &fc.c);
+	rr__fuse_intr_arm(req);
 	if (cred) {
 		*cred = fc;
 		cred->c.groups = cred->groups;

@@ -178,6 +178,8 @@ bool rr__fuse_write_behind(struct rrf *f, fuse_req_t req, struct ofile *of,
 		return false;
 	}
 	fuse_reply_write(req, size);
+	/* answered: the WRITE goes even if the writer is killed now */
+	rr__fuse_intr_disarm(f);
 	sent(of, (unsigned)g, rr_nfs_pwrite(of->f, at, size, (uint64_t)off),
 	     size);
 	rr__ftab_wb_end(&f->tab, of->ino, (uint64_t)off, size);

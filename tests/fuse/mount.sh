@@ -27,7 +27,9 @@
 #              root, mount(8) itself mounts an fstab line through it
 #   outage     nfsrdmad stopped: a soft mount's create fails with EIO; a
 #              hard mount's waits out twice that, and completes once
-#              the server is back
+#              the server is back; a process waiting on the stopped
+#              server dies of SIGKILL, and the mount's daemon exits on
+#              SIGTERM with a call waiting
 #   fiorestart fio writes 64 MiB through a hard mount with crc32c
 #              verification; nfsrdmad is stopped and started again on the
 #              same ports while it writes. fio must finish with every block
@@ -78,7 +80,10 @@ cleanup() {
 	if grep -q " $MNT " /proc/self/mountinfo 2>/dev/null; then
 		umount -l "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null
 	fi
-	[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null
+	# a daemon that will not stop would keep its callers (and ctest) waiting
+	if [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; then
+		DEADLINE_S=5 poll gone "$SERVE_PID" || kill -KILL "$SERVE_PID" 2>/dev/null
+	fi
 	[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
 	rm -rf "$T"
 }
@@ -534,8 +539,48 @@ test_outage() {
 	[ "$st" = 0 ] || fail "hard: the create failed after the server came back: $(cat "$T/hard.err")"
 	[ "$(cat "$EXP/hard")" = hard ] || fail "hard: the server's file holds '$(cat "$EXP/hard")'"
 	[ ! -e "$EXP/soft" ] || fail "soft: the failed create left a file"
-	echo "outage: soft failed with EIO after ${soft_took} s, hard waited out $((2 * SOFT_S)) s and completed, over $PROTO"
-	do_umount
+	killed_while_waiting
+	stopped_while_waiting
+	echo "outage: soft failed with EIO after ${soft_took} s, hard waited out $((2 * SOFT_S)) s and completed, a process waiting on the stopped server was killed, the daemon stopped with a call waiting, over $PROTO"
+}
+
+# pid is asleep in the kernel, waiting for the mount's answer
+waits_on_fuse() { grep -q fuse "/proc/$1/stack" 2>/dev/null; }
+
+# As on the kernel client's hard mounts, a fatal signal ends a call that
+# waits on a stopped server: FUSE alone would keep the process, killed,
+# waiting for the daemon's answer until the server came back.
+killed_while_waiting() {
+	local sp
+	stop_server
+	stat "$MNT/hard" >/dev/null 2>&1 &
+	sp=$!
+	poll waits_on_fuse "$sp" || fail "hard: stat did not wait on the stopped server"
+	kill -KILL "$sp"
+	poll gone "$sp" || fail "hard: a process waiting on the stopped server survived SIGKILL"
+	wait "$sp" 2>/dev/null
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
+	[ "$(cat "$MNT/hard")" = hard ] || fail "hard: the mount does not read after the kill"
+}
+
+# The mount's daemon told to stop (SIGTERM) while a call waits on a
+# stopped server exits, unmounting, and the waiting process goes on
+# (with an error): neither waits for a server that may never return.
+stopped_while_waiting() {
+	local sp
+	stop_server
+	stat "$MNT/hard" >/dev/null 2>&1 &
+	sp=$!
+	poll waits_on_fuse "$sp" || fail "hard: stat did not wait on the stopped server"
+	kill -TERM "$SERVE_PID"
+	poll gone "$SERVE_PID" ||
+		fail "hard: the mount's daemon did not exit on SIGTERM with a call waiting"
+	[ "$PROTO" = tcp ] && wait "$SERVE_PID"
+	poll gone "$sp" || fail "hard: stat still waits after the daemon exited"
+	wait "$sp" 2>/dev/null
+	poll unmounted || fail "$MNT still mounted after the daemon exited"
+	SERVE_PID=
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
 }
 
 # mount.fuse.nfsrdma's daemon for $MNT: pid, or nothing
