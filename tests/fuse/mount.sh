@@ -544,21 +544,26 @@ test_outage() {
 	echo "outage: soft failed with EIO after ${soft_took} s, hard waited out $((2 * SOFT_S)) s and completed, a process waiting on the stopped server was killed, the daemon stopped with a call waiting, over $PROTO"
 }
 
-# pid is asleep in the kernel, waiting for the mount's answer
-waits_on_fuse() { grep -q fuse "/proc/$1/stack" 2>/dev/null; }
+# pid is asleep in the kernel, waiting for the mount's answer (its stack
+# is root's to read; its wait channel anyone's)
+waits_on_fuse() { grep -qsE 'fuse|request_wait_answer' "/proc/$1/stack" "/proc/$1/wchan"; }
+
+# The server stopped, and a stat of the mount waiting for it: its pid in SP
+stat_waiting() {
+	stop_server
+	stat "$MNT/hard" >/dev/null 2>&1 &
+	SP=$!
+	poll waits_on_fuse "$SP" || fail "hard: stat did not wait on the stopped server"
+}
 
 # As on the kernel client's hard mounts, a fatal signal ends a call that
 # waits on a stopped server: FUSE alone would keep the process, killed,
 # waiting for the daemon's answer until the server came back.
 killed_while_waiting() {
-	local sp
-	stop_server
-	stat "$MNT/hard" >/dev/null 2>&1 &
-	sp=$!
-	poll waits_on_fuse "$sp" || fail "hard: stat did not wait on the stopped server"
-	kill -KILL "$sp"
-	poll gone "$sp" || fail "hard: a process waiting on the stopped server survived SIGKILL"
-	wait "$sp" 2>/dev/null
+	stat_waiting
+	kill -KILL "$SP"
+	poll gone "$SP" || fail "hard: a process waiting on the stopped server survived SIGKILL"
+	wait "$SP" 2>/dev/null
 	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
 	[ "$(cat "$MNT/hard")" = hard ] || fail "hard: the mount does not read after the kill"
 }
@@ -567,17 +572,13 @@ killed_while_waiting() {
 # stopped server exits, unmounting, and the waiting process goes on
 # (with an error): neither waits for a server that may never return.
 stopped_while_waiting() {
-	local sp
-	stop_server
-	stat "$MNT/hard" >/dev/null 2>&1 &
-	sp=$!
-	poll waits_on_fuse "$sp" || fail "hard: stat did not wait on the stopped server"
+	stat_waiting
 	kill -TERM "$SERVE_PID"
 	poll gone "$SERVE_PID" ||
 		fail "hard: the mount's daemon did not exit on SIGTERM with a call waiting"
 	[ "$PROTO" = tcp ] && wait "$SERVE_PID"
-	poll gone "$sp" || fail "hard: stat still waits after the daemon exited"
-	wait "$sp" 2>/dev/null
+	poll gone "$SP" || fail "hard: stat still waits after the daemon exited"
+	wait "$SP" 2>/dev/null
 	poll unmounted || fail "$MNT still mounted after the daemon exited"
 	SERVE_PID=
 	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
