@@ -212,6 +212,8 @@ static void racer_drop(struct racer *a)
 	 */
 	while (rr_cq_poll(a->cq, &wc, 1) == 1)
 		;
+	/* and receives kept aside were the old QP's: none is posted again */
+	a->nstash = 0;
 }
 
 static bool next_wc(struct racer *a, struct rr_wc *wc)
