@@ -258,8 +258,11 @@ void rr__fuse_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	if (!rc && !of->direct)
 		answered = rr__fuse_write_behind(f, req, of, buf, size, off,
 						 &full);
-	if (!rc && !answered)
+	if (!rc && !answered) {
+		/* after the writes before it, as the kernel flushes first */
+		rr__ftab_wb_drain(&f->tab, of->ino);
 		n = rc = write_through(of, buf, size, off, &full);
+	}
 	pthread_rwlock_unlock(&of->io);
 	if (rc >= 0 && full)
 		rc = rr__fuse_commit(f, of, true);
