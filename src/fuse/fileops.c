@@ -105,7 +105,7 @@ static int of_new(struct rrf *f, uint64_t ino, const struct nfsc_fh *fh,
 	of->ino = ino;
 	of->rdonly = (flags & O_ACCMODE) == O_RDONLY;
 	of->direct = flags & O_DIRECT;
-	rr__fuse_wb_init(of, f->n);
+	rr__fuse_wb_init(of);
 	rc = rr__nfsc_h_open(f->n, fh, flags & O_ACCMODE, checked, &of->f);
 	if (rc) {
 		of_free(of);

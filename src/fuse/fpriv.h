@@ -54,10 +54,8 @@ struct wlog_ent {
 struct wlog_blk {
 	uint8_t *data;
 	size_t cap, used;
-	bool reg; /* registered: WRITEs read it by RDMA, with no copy */
 };
 struct wlog {
-	struct rr_nfs *reg; /* where blocks are registered; NULL: nowhere */
 	struct wlog_ent *e;
 	size_t n, cap, bytes;
 	struct wlog_blk *b;
@@ -156,7 +154,7 @@ void rr__fuse_intr_arm(fuse_req_t req);
 void rr__fuse_intr_disarm(struct rrf *f);
 
 /* Write-behind (wbehind.c). The ofile's write state, made and ended. */
-void rr__fuse_wb_init(struct ofile *of, struct rr_nfs *n);
+void rr__fuse_wb_init(struct ofile *of);
 void rr__fuse_wb_fini(struct ofile *of);
 /* Once of->f is open: the library's refill reads the logs. */
 void rr__fuse_wb_set_refill(struct ofile *of);

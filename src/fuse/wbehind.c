@@ -31,12 +31,10 @@ static ssize_t refill(void *arg, void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
-void rr__fuse_wb_init(struct ofile *of, struct rr_nfs *n)
+void rr__fuse_wb_init(struct ofile *of)
 {
 	pthread_mutex_init(&of->mu, NULL);
 	pthread_cond_init(&of->cv, NULL);
-	if (!of->rdonly)
-		of->log[0].reg = of->log[1].reg = n;
 }
 
 void rr__fuse_wb_fini(struct ofile *of)

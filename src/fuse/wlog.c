@@ -35,8 +35,6 @@ static struct wlog_blk *blk_room(struct wlog *l, size_t len)
 	b->data = rr_malloc(b->cap);
 	if (!b->data)
 		return NULL;
-	/* unregistered (TCP, or the mount's regions all taken), it is copied */
-	b->reg = l->reg && !rr_nfs_mem_reg(l->reg, b->data, b->cap);
 	l->nb++;
 	return b;
 }
@@ -118,11 +116,8 @@ void rr__wlog_reset(struct wlog *l)
 
 void rr__wlog_clear(struct wlog *l)
 {
-	for (size_t i = 0; i < l->nb; i++) {
-		if (l->b[i].reg)
-			rr_nfs_mem_unreg(l->reg, l->b[i].data);
+	for (size_t i = 0; i < l->nb; i++)
 		free(l->b[i].data);
-	}
 	free(l->b);
 	free(l->e);
 	memset(l, 0, sizeof(*l));
