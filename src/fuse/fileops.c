@@ -209,6 +209,7 @@ void rr__fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
+	struct rrf *f = fuse_req_userdata(req);
 	struct ofile *of = io_begin(req, fi);
 	char *buf = rbuf_get(size ? size : 1), *own = NULL;
 	ssize_t n;
@@ -220,7 +221,7 @@ void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	/* the server has every write the kernel was answered for */
-	rr__ftab_wb_drain(&((struct rrf *)fuse_req_userdata(req))->tab, ino);
+	rr__ftab_wb_drain(&f->tab, ino);
 	n = rr_nfs_pread(of->f, buf, size, (uint64_t)off);
 	if (n < 0)
 		rr__fuse_reply_err(req, (int)-n);
