@@ -87,7 +87,8 @@ void rr_nfs_url_free(struct rr_nfs_url *u);
  * is Linux's ENOTEMPTY, 39); BADHANDLE and STALE to -ESTALE, NOT_SYNC to
  * -EIO, BAD_COOKIE and BADTYPE to -EINVAL, NOTSUPP to -EOPNOTSUPP,
  * TOOSMALL to -EOVERFLOW, SERVERFAULT to -EREMOTEIO, JUKEBOX to -EAGAIN,
- * anything else to -EIO.
+ * anything else to -EIO. (A mount's calls never return JUKEBOX's -EAGAIN:
+ * they ask again, and fail with -ETIMEDOUT when the call timeout passes.)
  */
 int rr_nfs_errno(uint32_t nfsstat3);
 

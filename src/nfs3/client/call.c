@@ -286,34 +286,50 @@ static int call_abortable(struct rr_rpc_clnt *xp, struct rr_call *call)
 	return a.rc;
 }
 
-static int xcall(struct rr_rpc_clnt *xp, const struct rr_cred *cred,
-		 uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
-		 void *args, xdrproc_t xres, void *res, size_t res_cap,
-		 size_t item_len)
+/*
+ * One exchange of call: synchronous, or in slices between the thread's
+ * abort checks when it has one.
+ */
+static int exchange(struct rr_rpc_clnt *xp, struct rr_call *call)
+{
+	return rr__nfsc_rpc_errno(abort_fn ? call_abortable(xp, call)
+					   : rr_rpc_clnt_call(xp, call),
+				  call);
+}
+
+/* n: the mount of an NFS call, which JUKEBOX sends again; else NULL. */
+static int xcall(struct rr_rpc_clnt *xp, const struct rr_nfs *n,
+		 const struct rr_cred *cred, uint32_t prog, uint32_t vers,
+		 uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
+		 void *res, size_t res_cap, size_t item_len)
 {
 	char abuf[NFSC_ARGS_MAX], fixed[NFSC_RES_FIXED];
-	struct rr_call call = {.prog = prog,
+	struct rr_call once = {.prog = prog,
 			       .vers = vers,
 			       .proc = proc,
 			       .cred = cred,
-			       .args = abuf};
-	int rc = encode(xargs, args, abuf, sizeof(abuf), &call.args_len);
+			       .args = abuf},
+		       call;
+	struct nfsc_jukebox jb = {0};
+	int rc = encode(xargs, args, abuf, sizeof(abuf), &once.args_len);
 
 	if (rc)
 		return rc;
-	split_ddp(&call, item_len);
+	split_ddp(&once, item_len);
 	/* a result of fixed shape (GETATTR, COMMIT, ...) needs no heap */
-	call.res_cap = res_cap ? res_cap : NFSC_RES_FIXED;
-	call.res = res_cap ? rr_malloc(call.res_cap) : fixed;
-	if (!call.res)
+	once.res_cap = res_cap ? res_cap : NFSC_RES_FIXED;
+	once.res = res_cap ? rr_malloc(once.res_cap) : fixed;
+	if (!once.res)
 		return -ENOMEM;
-	rc = rr__nfsc_rpc_errno(abort_fn ? call_abortable(xp, &call)
-					 : rr_rpc_clnt_call(xp, &call),
-				&call);
+	do {
+		call = once;
+		rc = exchange(xp, &call);
+	} while (!rc && n && rr__nfsc_jukebox(&call) &&
+		 !(rc = rr__nfsc_jukebox_wait(n, &jb)));
 	if (!rc)
 		rc = decode(xres, res, call.res, call.res_len);
-	if (call.res != fixed)
-		free(call.res);
+	if (once.res != fixed)
+		free(once.res);
 	return rc;
 }
 
@@ -321,23 +337,23 @@ int rr__nfsc_xcall(struct rr_rpc_clnt *xp, const struct rr_cred *cred,
 		   uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
 		   void *args, xdrproc_t xres, void *res, size_t res_cap)
 {
-	return xcall(xp, cred, prog, vers, proc, xargs, args, xres, res,
+	return xcall(xp, NULL, cred, prog, vers, proc, xargs, args, xres, res,
 		     res_cap, 0);
 }
 
 int rr__nfsc_call(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs, void *args,
 		  xdrproc_t xres, void *res, size_t res_cap)
 {
-	return xcall(n->x, rr__nfsc_cred(n), NFS_PROGRAM, NFS_V3, proc, xargs,
-		     args, xres, res, res_cap, 0);
+	return xcall(n->x, n, rr__nfsc_cred(n), NFS_PROGRAM, NFS_V3, proc,
+		     xargs, args, xres, res, res_cap, 0);
 }
 
 int rr__nfsc_call_ddp(struct rr_nfs *n, uint32_t proc, xdrproc_t xargs,
 		      void *args, size_t item_len, xdrproc_t xres, void *res,
 		      size_t res_cap)
 {
-	return xcall(n->x, rr__nfsc_cred(n), NFS_PROGRAM, NFS_V3, proc, xargs,
-		     args, xres, res, res_cap, item_len);
+	return xcall(n->x, n, rr__nfsc_cred(n), NFS_PROGRAM, NFS_V3, proc,
+		     xargs, args, xres, res, res_cap, item_len);
 }
 
 int rr__nfsc_fh_set(struct nfsc_fh *fh, const nfs_fh3 *w)

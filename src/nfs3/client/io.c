@@ -51,7 +51,10 @@ struct io_slot {
 	struct io_run *run;
 	uint32_t idx;
 	int rc;
-	bool busy;	     /* in flight: cancelled if the thread aborts */
+	bool busy;   /* in flight: cancelled if the thread aborts */
+	bool parked; /* answered JUKEBOX: sent again at again_ms */
+	uint64_t again_ms;
+	struct nfsc_jukebox jb;
 	struct rr_nfs_io io; /* the data, its file offset and length */
 	uint64_t roff;	     /* pread/pwrite: offset into the buffer */
 	char args[IO_ARGS_CAP];
@@ -86,6 +89,7 @@ struct io_run {
 	uint64_t next;	    /* first byte not yet issued */
 	uint64_t eof_at;    /* READ: where the file ended */
 	uint32_t chunk, depth, inflight;
+	uint32_t parked;	 /* slots waiting out a JUKEBOX */
 	struct nfsc_io_ctx *ctx; /* the arrays below are its */
 	struct io_slot *slots;
 	struct io_range *retry; /* short transfers to reissue */
@@ -283,6 +287,21 @@ static int slot_issue(struct io_run *run, struct io_slot *s)
 	return 0;
 }
 
+/* What a slot's call came to, for the caller; the slot is idle again. */
+static void finish(struct io_run *run, struct io_slot *s, int rc, uint32_t got)
+{
+	if (rc && run->write)
+		rr__nfsc_note_write_err(run->f, rc);
+	if (run->next_fn) {
+		/* a stream's calls stand alone: each result goes back */
+		s->io.result = rc ? rc : (ssize_t)got;
+		run->done_fn(run->arg, &s->io);
+	} else if (rc && !run->err) {
+		run->err = rc;
+	}
+	run->freel[run->nfree++] = s->idx;
+}
+
 /* pread/pwrite: a retry first, else the next chunk of the buffer. */
 static bool next_range(struct io_run *run, struct io_slot *s)
 {
@@ -332,16 +351,11 @@ static void fill_pipe(struct io_run *run)
 		if (!next_io(run, s))
 			break;
 		run->nfree--;
+		s->jb = (struct nfsc_jukebox){0};
 		rc = slot_issue(run, s);
 		if (rc) {
 			run->err = rc;
-			if (run->write)
-				rr__nfsc_note_write_err(run->f, rc);
-			run->freel[run->nfree++] = s->idx;
-			if (run->done_fn) { /* every io goes back */
-				s->io.result = rc;
-				run->done_fn(run->arg, &s->io);
-			}
+			finish(run, s, rc, 0); /* every io goes back */
 		}
 	}
 }
@@ -368,13 +382,6 @@ static void cv_wait_ms(struct io_run *run, int ms)
 }
 
 /*
- * Waits for a completed slot. This thread drives the transport
- * (rr_clnt_progress, rr_tcp_clnt_progress), which runs our io_done in this
- * very thread; another
- * thread that drives may run it too, hence the short slices and the check
- * of the queue between them.
- */
-/*
  * The thread's abort check (rr_nfs_set_thread_abort), asked every
  * NFSC_ABORT_SLICE_MS: every call in flight is cancelled, and each comes
  * back through io_done like any other. Caller holds mu.
@@ -397,6 +404,26 @@ static void check_abort(struct io_run *run, uint64_t *next_ms)
 	pthread_mutex_lock(&run->mu);
 }
 
+/* Whether a parked slot is due, or the thread aborts. Caller holds mu. */
+static bool parked_due(struct io_run *run)
+{
+	uint64_t now = rr_mono_ms();
+
+	if (!run->parked || run->aborted)
+		return run->parked;
+	for (uint32_t i = 0; i < run->depth; i++)
+		if (run->slots[i].parked && run->slots[i].again_ms <= now)
+			return true;
+	return false;
+}
+
+/*
+ * Waits for a completed slot, or NULL for a parked one that is due. This
+ * thread drives the transport (rr_clnt_progress, rr_tcp_clnt_progress),
+ * which runs our io_done in this very thread; another thread that drives
+ * may run it too, hence the short slices and the check of the queue
+ * between them.
+ */
 static struct io_slot *wait_done(struct io_run *run)
 {
 	struct rr_rpc_clnt *x = run->f->n->x;
@@ -406,8 +433,14 @@ static struct io_slot *wait_done(struct io_run *run)
 
 	pthread_mutex_lock(&run->mu);
 	while (!pop_done(run, &idx)) {
+		if (parked_due(run)) {
+			pthread_mutex_unlock(&run->mu);
+			return NULL;
+		}
 		pthread_mutex_unlock(&run->mu);
-		rc = rr_rpc_clnt_progress(x, PROGRESS_SLICE_MS);
+		/* only parked slots: nothing to drive, so nap on cv */
+		rc = run->inflight ? rr_rpc_clnt_progress(x, PROGRESS_SLICE_MS)
+				   : -EAGAIN;
 		pthread_mutex_lock(&run->mu);
 		if (rc && rc != -ETIMEDOUT && run->dq_head == run->dq_tail)
 			cv_wait_ms(run, PROGRESS_SLICE_MS);
@@ -432,6 +465,19 @@ static int complete_range(struct io_run *run, struct io_slot *s, uint32_t got,
 	return 0;
 }
 
+/* A JUKEBOX answer parks the slot to be sent again; false if it may not. */
+static bool park(struct io_run *run, struct io_slot *s, int *rc)
+{
+	if (run->aborted)
+		return false;
+	*rc = rr__nfsc_jukebox_next(run->f->n, &s->jb, &s->again_ms);
+	if (*rc)
+		return false;
+	s->parked = true;
+	run->parked++;
+	return true;
+}
+
 static void complete(struct io_run *run, struct io_slot *s)
 {
 	uint32_t got = 0;
@@ -443,21 +489,35 @@ static void complete(struct io_run *run, struct io_slot *s)
 		rc = rr__nfsc_fail(-EINTR, "%s interrupted",
 				   run->write ? "WRITE" : "READ");
 	run->inflight--;
+	if (!rc && rr__nfsc_jukebox(&s->call) && park(run, s, &rc))
+		return;
 	if (!rc)
 		rc = run->write ? decode_write(run, s, &got)
 				: decode_read(s, &got, &eof);
 	if (!rc && !run->next_fn)
 		rc = complete_range(run, s, got, eof);
-	if (rc && run->write)
-		rr__nfsc_note_write_err(run->f, rc);
-	if (run->next_fn) {
-		/* a stream's calls stand alone: each result goes back */
-		s->io.result = rc ? rc : (ssize_t)got;
-		run->done_fn(run->arg, &s->io);
-	} else if (rc && !run->err) {
-		run->err = rc;
+	finish(run, s, rc, got);
+}
+
+/* Sends the due parked slots again; an aborted run ends them instead. */
+static void resend_parked(struct io_run *run)
+{
+	uint64_t now = rr_mono_ms();
+
+	for (uint32_t i = 0; i < run->depth && run->parked; i++) {
+		struct io_slot *s = &run->slots[i];
+		int rc;
+
+		if (!s->parked || (!run->aborted && s->again_ms > now))
+			continue;
+		s->parked = false;
+		run->parked--;
+		rc = run->aborted ? rr__nfsc_fail(-EINTR, "%s interrupted",
+						  run->write ? "WRITE" : "READ")
+				  : slot_issue(run, s);
+		if (rc)
+			finish(run, s, rc, 0);
 	}
-	run->freel[run->nfree++] = s->idx;
 }
 
 /* ------------------------------------------------------------ slot sets */
@@ -580,8 +640,13 @@ static int run_pipe(struct io_run *run)
 {
 	run->aborted = false;
 	fill_pipe(run);
-	while (run->inflight) {
-		complete(run, wait_done(run));
+	while (run->inflight || run->parked) {
+		struct io_slot *s = wait_done(run);
+
+		if (s)
+			complete(run, s);
+		else
+			resend_parked(run);
 		fill_pipe(run);
 	}
 	if (run->aborted && !run->err) /* a stream's calls each said so */
