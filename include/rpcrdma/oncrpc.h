@@ -232,6 +232,17 @@ struct rr_cred {
 };
 /* ------------------------------------------------------------- client */
 
+/*
+ * Another server of the same service, for a client to fail over to
+ * (rr_clnt_opts, rr_tcp_clnt_opts: failover): one that shares the first
+ * server's state, as nfsrdmad's do on one CephFS with one handle key.
+ */
+#define RR_FAILOVER_MAX 7
+struct rr_failover_server {
+	const char *host;
+	uint16_t port;
+};
+
 struct rr_call;
 typedef void (*rr_call_done_fn)(struct rr_call *call, int rc, void *arg);
 

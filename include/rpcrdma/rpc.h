@@ -109,6 +109,16 @@ struct rr_clnt_opts {
 	 * while it makes no call.
 	 */
 	int cb_credits;
+	/*
+	 * Failover: up to RR_FAILOVER_MAX more servers, resolved at creation
+	 * (a reconnect never waits on the resolver). The first connection
+	 * goes to the first of host:port and these that takes it; after a
+	 * loss the client tries the server it had again, then each other in
+	 * turn, with the backoff above between attempts, and sends the calls
+	 * that were waiting to whichever answers.
+	 */
+	const struct rr_failover_server *failover;
+	uint32_t nfailover;
 };
 
 int rr_clnt_create(const char *host, uint16_t port,

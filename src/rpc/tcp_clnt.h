@@ -33,7 +33,7 @@
 
 #define TC_NO_DEADLINE	UINT64_MAX
 #define TC_ABANDON_RING 256
-#define TC_MAX_ADDRS	8
+#define TC_MAX_ADDRS	16
 #define DRIVE_SLICE_MS	10 /* the I/O thread leaves input to callers */
 
 /*

@@ -102,24 +102,47 @@ static int resolve_source(struct rr_tcp_clnt *c)
 	return rc;
 }
 
-/* Resolved once: a reconnect must not wait on the resolver. */
-int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port)
+/* Up to max more addresses host resolves to; -EHOSTUNREACH if none. */
+static int resolve_one(struct rr_tcp_clnt *c, const char *host, uint16_t port,
+		       uint32_t max)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
+	uint32_t had = c->naddrs;
 	char ps[8];
 
 	snprintf(ps, sizeof(ps), "%u", port);
-	if (getaddrinfo(host, ps, &hints, &res))
+	if (!host || getaddrinfo(host, ps, &hints, &res))
 		return -EHOSTUNREACH;
-	for (ai = res; ai && c->naddrs < TC_MAX_ADDRS; ai = ai->ai_next) {
+	for (ai = res; ai && c->naddrs < had + max; ai = ai->ai_next) {
 		if (ai->ai_addrlen > sizeof(c->addrs[0].ss))
 			continue;
 		memcpy(&c->addrs[c->naddrs].ss, ai->ai_addr, ai->ai_addrlen);
 		c->addrs[c->naddrs++].len = ai->ai_addrlen;
 	}
 	freeaddrinfo(res);
-	if (!c->naddrs)
-		return -EHOSTUNREACH;
+	return c->naddrs > had ? 0 : -EHOSTUNREACH;
+}
+
+/*
+ * Resolved once: a reconnect must not wait on the resolver. Each server
+ * of a failover list gets an equal share of the addresses, so that all
+ * of them are tried.
+ */
+int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port)
+{
+	uint32_t n = c->o.nfailover, share;
+	int rc;
+
+	if (n > RR_FAILOVER_MAX)
+		return -EINVAL;
+	share = TC_MAX_ADDRS / (n + 1);
+	rc = resolve_one(c, host, port, share);
+	for (uint32_t i = 0; !rc && i < n; i++)
+		rc = resolve_one(c, c->o.failover[i].host,
+				 c->o.failover[i].port, share);
+	c->o.failover = NULL; /* the caller's array is not kept */
+	if (rc)
+		return rc;
 	return c->o.source ? resolve_source(c) : 0;
 }
 

@@ -55,21 +55,39 @@ static void opts_defaults(struct rr_clnt_opts *o, const struct rr_clnt_opts *in)
 		o->cb_credits = CLNT_CB_MAX;
 }
 
-static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ss,
-		   socklen_t *len)
+static int resolve(const char *host, uint16_t port, struct clnt_peer *p)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai;
-	char p[8];
-	int rc;
+	char ps[8];
 
-	snprintf(p, sizeof(p), "%u", port);
-	rc = getaddrinfo(host, p, &hints, &ai);
-	if (rc)
+	snprintf(ps, sizeof(ps), "%u", port);
+	if (!host || getaddrinfo(host, ps, &hints, &ai))
 		return -EHOSTUNREACH;
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	*len = ai->ai_addrlen;
+	if (ai->ai_addrlen > sizeof(p->ss)) {
+		freeaddrinfo(ai);
+		return -EHOSTUNREACH;
+	}
+	memcpy(&p->ss, ai->ai_addr, ai->ai_addrlen);
+	p->len = ai->ai_addrlen;
 	freeaddrinfo(ai);
 	return 0;
+}
+
+/* The server, then those to fail over to: resolved once, here. */
+static int resolve_peers(struct rr_clnt *c, const char *host, uint16_t port)
+{
+	const struct rr_failover_server *f = c->o.failover;
+	uint32_t n = c->o.nfailover;
+	int rc;
+
+	c->o.failover = NULL; /* the caller's array is not kept */
+	if (n > RR_FAILOVER_MAX || (n && !f))
+		return -EINVAL;
+	rc = resolve(host, port, &c->peers[0]);
+	for (uint32_t i = 0; !rc && i < n; i++)
+		rc = resolve(f[i].host, f[i].port, &c->peers[i + 1]);
+	c->npeers = rc ? 0 : n + 1;
+	return rc;
 }
 
 /*
@@ -225,7 +243,7 @@ int rr_clnt_create(const char *host, uint16_t port,
 	gethostname(c->machine, sizeof(c->machine) - 1);
 	c->xid_seq = first_xid_seq();
 	c->gen = 1;
-	rc = resolve(host, port, &c->peer, &c->peer_len);
+	rc = resolve_peers(c, host, port);
 	if (!rc)
 		rc = open_fabric(c);
 	if (!rc)

@@ -190,8 +190,12 @@ struct rr_clnt {
 	uint64_t retry_ms; /* BACKOFF: when to try again */
 	struct rr_backoff backoff;
 	int last_connect_rc;
-	struct sockaddr_storage peer;
-	socklen_t peer_len;
+	/* the server and those to fail over to; peer_idx is tried next */
+	struct clnt_peer {
+		struct sockaddr_storage ss;
+		socklen_t len;
+	} peers[1 + RR_FAILOVER_MAX];
+	uint32_t npeers, peer_idx;
 	struct rr_qp_attr qp_attr;
 	struct clnt_req *resend_head, *resend_tail;
 	bool drain_posted, drain_sq, drain_rq; /* rr_qp_drain's markers */

@@ -95,8 +95,8 @@ static int clnt_conn_start(struct rr_clnt *c)
 	 * call); a region registered per call may refuse it (rxe does).
 	 */
 	rr__xprt_cparams(pd, c->o.inline_size, !c->per_call);
-	rc = rr_qp_connect(c->qp, (struct sockaddr *)&c->peer, c->peer_len, pd,
-			   sizeof(pd));
+	rc = rr_qp_connect(c->qp, (struct sockaddr *)&c->peers[c->peer_idx].ss,
+			   c->peers[c->peer_idx].len, pd, sizeof(pd));
 	if (rc)
 		return rc; /* the caller drains what was posted */
 	rr__clnt_conn_move(c, CLNT_CONNECTING);
@@ -125,9 +125,11 @@ static void up(struct rr_clnt *c, const struct rr_cm_event *ev)
  * connection, and are drained the same way before the QP is reset
  * (invariant 4): a reset drops what was not polled.
  */
+/* After a failed attempt the next tries the next server (failover). */
 static void connect_failed(struct rr_clnt *c, int why)
 {
 	c->last_connect_rc = why;
+	c->peer_idx = (c->peer_idx + 1) % c->npeers;
 	if (!c->qp_in_use) {
 		backoff(c);
 		return;
@@ -274,8 +276,8 @@ void rr__clnt_conn_lost(struct rr_clnt *c, int rc)
 		rr__clnt_fail_all(c, rc);
 }
 
-/* The first connection: as any other, but waited for, and not retried. */
-int rr__clnt_conn_first(struct rr_clnt *c)
+/* One attempt at the first connection, to peer_idx, waited for. */
+static int conn_first_to(struct rr_clnt *c)
 {
 	uint64_t end = rr_mono_ms() + (uint64_t)c->o.connect_timeout_ms;
 	struct rr_cm_event ev;
@@ -300,6 +302,27 @@ int rr__clnt_conn_first(struct rr_clnt *c)
 		rr__clnt_drain_now(c);
 		forget_qp(c);
 	}
+	return rc;
+}
+
+/*
+ * The first connection: as any other, but waited for, and not retried
+ * beyond one attempt at each server. A client that never had a
+ * connection reports why the last attempt failed.
+ */
+int rr__clnt_conn_first(struct rr_clnt *c)
+{
+	int rc = -EHOSTUNREACH;
+
+	for (uint32_t i = 0; i < c->npeers; i++) {
+		c->peer_idx = i;
+		rc = conn_first_to(c);
+		if (!rc)
+			return 0;
+		if (i + 1 < c->npeers) /* CONNECTING again, from here */
+			rr__clnt_conn_move(c, CLNT_BACKOFF);
+	}
+	c->peer_idx = 0;
 	rr__clnt_conn_move(c, CLNT_DOWN);
 	return rc;
 }
