@@ -62,6 +62,13 @@ extern "C" {
 
 enum rr_nfs_proto { RR_NFS_PROTO_RDMA = 0, RR_NFS_PROTO_TCP = 1 };
 
+/* A server to fail over to, from nfs://host,other[:port]/... */
+#define RR_NFS_FAILOVER_MAX 7
+struct rr_nfs_url_server {
+	char *host;
+	uint16_t port; /* 0: the first server's NFS port */
+};
+
 /* A parsed URL. Strings are owned by it (rr_nfs_url_free). */
 struct rr_nfs_url {
 	char *host;	/* without IPv6 brackets */
@@ -72,6 +79,9 @@ struct rr_nfs_url {
 	uint16_t mountport; /* 0: default (or rpcbind) */
 	int64_t uid, gid;   /* -1: the caller's */
 	uint16_t nlmport;   /* the lock manager's TCP port; 0: rpcbind's */
+	/* the servers after host, in the URL's order (failover) */
+	struct rr_nfs_url_server failover[RR_NFS_FAILOVER_MAX];
+	uint32_t nfailover;
 };
 
 /*

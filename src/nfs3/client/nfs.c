@@ -5,6 +5,13 @@
  * Ports come from the URL, else from rpcbind when one answers, else from
  * the defaults (NFS/RDMA 20049, NFS/TCP 2049, MOUNT 20048). rpcbind has no
  * entry kind for RDMA in version 2, so the RDMA port is never asked for.
+ *
+ * A URL may list servers to fail over to (nfs://a,b:port/export): servers
+ * of one export that make the same file handles, as nfsrdmad's on one
+ * CephFS with one key. The mount goes to the first that answers MOUNT;
+ * its NFS transport holds the others as failover addresses, so a call
+ * whose server went away is sent again to another with the same handle.
+ * A server listed without a port has the first server's NFS port.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,22 +42,48 @@ static void set_cred(struct rr_nfs *n, const struct rr_nfs_url *u)
 		n->cred.gids[n->cred.ngids++] = groups[i];
 }
 
-static void set_ports(const struct rr_nfs_url *u, uint16_t *nfs, uint16_t *mnt)
+/* Server i of the URL: its host first, then those to fail over to. */
+static const char *server_host(const struct rr_nfs_url *u, uint32_t i)
+{
+	return i ? u->failover[i - 1].host : u->host;
+}
+
+static uint16_t mount_port(const struct rr_nfs_url *u, const char *host)
+{
+	uint16_t mnt = u->mountport;
+
+	if (!mnt)
+		mnt = rr__nfsc_rpcbind_port(host, MOUNT_PROGRAM, MOUNT_V3,
+					    RPCBIND_TIMEOUT_MS);
+	return mnt ? mnt : RR_NFS_PORT_MOUNT;
+}
+
+static uint16_t nfs_port(const struct rr_nfs_url *u, const char *host)
 {
 	bool tcp = u->proto == RR_NFS_PROTO_TCP;
+	uint16_t nfs = u->nfsport;
 
-	*nfs = u->nfsport;
-	*mnt = u->mountport;
-	if (!*mnt)
-		*mnt = rr__nfsc_rpcbind_port(u->host, MOUNT_PROGRAM, MOUNT_V3,
-					     RPCBIND_TIMEOUT_MS);
-	if (!*mnt)
-		*mnt = RR_NFS_PORT_MOUNT;
-	if (!*nfs && tcp)
-		*nfs = rr__nfsc_rpcbind_port(u->host, NFS_PROGRAM, NFS_V3,
-					     RPCBIND_TIMEOUT_MS);
-	if (!*nfs)
-		*nfs = tcp ? RR_NFS_PORT_TCP : RR_NFS_PORT_RDMA;
+	if (!nfs && tcp)
+		nfs = rr__nfsc_rpcbind_port(host, NFS_PROGRAM, NFS_V3,
+					    RPCBIND_TIMEOUT_MS);
+	if (!nfs)
+		nfs = tcp ? RR_NFS_PORT_TCP : RR_NFS_PORT_RDMA;
+	return nfs;
+}
+
+/* The NFS port of server i: its own, else the first server's, else port. */
+static uint16_t port_of(const struct rr_nfs_url *u, uint32_t i, uint16_t port)
+{
+	if (i && u->failover[i - 1].port)
+		return u->failover[i - 1].port;
+	return u->nfsport ? u->nfsport : port;
+}
+
+/* A server that cannot be reached, rather than one that said no. */
+static bool unreachable(int rc)
+{
+	return rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -EHOSTUNREACH ||
+	       rc == -ENETUNREACH || rc == -ECONNRESET;
 }
 
 static uint32_t clamp_io(uint32_t srv, uint32_t pref, uint32_t max)
@@ -87,28 +120,39 @@ static int fsinfo(struct rr_nfs *n, uint32_t max_io)
 	return rc;
 }
 
+/*
+ * The NFS transport to server first, port, with the URL's other servers
+ * (each with its own port, or that of the first) to fail over to.
+ */
 static int connect_nfs(struct rr_nfs *n, const struct rr_nfs_url *u,
-		       uint16_t port, uint32_t max_io)
+		       uint32_t first, uint16_t port, uint32_t max_io)
 {
+	struct rr_failover_server fo[RR_NFS_FAILOVER_MAX];
 	struct nfsc_xprt_opts o = {.provider = u->provider,
 				   .timeout_ms = n->timeout_ms,
 				   .connect_timeout_ms = n->connect_timeout_ms,
 				   .depth = n->depth,
-				   .max_bulk = max_io};
+				   .max_bulk = max_io,
+				   .failover = fo};
 	bool tcp = u->proto == RR_NFS_PROTO_TCP;
-	int rc = tcp ? rr__nfsc_probe_tcp(u->host, port, NFS_PROGRAM, NFS_V3,
+	const char *host = server_host(u, first);
+	int rc = tcp ? rr__nfsc_probe_tcp(host, port, NFS_PROGRAM, NFS_V3,
 					  nfsc_probe_ms(n), "NFS")
 		     : 0;
 
+	for (uint32_t i = 0; i <= u->nfailover; i++)
+		if (i != first)
+			fo[o.nfailover++] = (struct rr_failover_server){
+				server_host(u, i), port_of(u, i, port)};
 	if (rc)
 		return rc;
-	rc = tcp ? rr__nfsc_xprt_tcp(u->host, port, &o, &n->x)
-		 : rr__nfsc_xprt_rdma(u->host, port, &o, &n->x);
+	rc = tcp ? rr__nfsc_xprt_tcp(host, port, &o, &n->x)
+		 : rr__nfsc_xprt_rdma(host, port, &o, &n->x);
 	if (rc)
 		return rr__nfsc_fail(rc,
 				     "cannot reach NFS service at %s port %u "
 				     "over %s: %s%s",
-				     u->host, port, tcp ? "tcp" : "rdma",
+				     host, port, tcp ? "tcp" : "rdma",
 				     strerror(-rc),
 				     !tcp && rc == -ECONNRESET
 					     ? " (not an RPC-over-RDMA port? "
@@ -142,27 +186,44 @@ static void apply_opts(struct rr_nfs *n, const struct rr_nfs_opts *o,
 	*max_io = o && o->max_io && o->max_io < MAX_IO ? o->max_io : MAX_IO;
 }
 
+/* MOUNT at the first server that can be reached; which one, in *srv. */
+static int mount_any(struct rr_nfs *n, const struct rr_nfs_url *u,
+		     uint32_t *srv)
+{
+	int rc = -EHOSTUNREACH;
+
+	for (uint32_t i = 0; i <= u->nfailover; i++) {
+		const char *host = server_host(u, i);
+
+		free(n->export);
+		n->export = NULL;
+		n->mountport = mount_port(u, host);
+		rc = rr__nfsc_mount_export(n, host, n->mountport, u->path,
+					   &n->root, &n->export);
+		*srv = i;
+		if (!unreachable(rc))
+			break;
+	}
+	return rc;
+}
+
 static int mount_url(struct rr_nfs *n, const struct rr_nfs_url *u,
 		     uint32_t max_io)
 {
-	uint16_t nfsport, mntport;
+	uint32_t srv = 0;
 	int rc;
 
 	set_cred(n, u);
-	set_ports(u, &nfsport, &mntport);
-	n->host = rr_strdup(u->host);
-	n->mountport = mntport;
 	n->nlmport = u->nlmport;
-	if (!n->host)
-		return -ENOMEM;
-	rc = rr__nfsc_mount_export(n, u->host, mntport, u->path, &n->root,
-				   &n->export);
+	rc = mount_any(n, u, &srv);
 	if (rc)
 		return rc;
+	n->host = rr_strdup(server_host(u, srv));
 	n->url_path = rel_path(u->path, n->export);
-	if (!n->url_path)
+	if (!n->host || !n->url_path)
 		return -ENOMEM;
-	return connect_nfs(n, u, nfsport, max_io);
+	return connect_nfs(n, u, srv, port_of(u, srv, nfs_port(u, n->host)),
+			   max_io);
 }
 
 static void nfs_free(struct rr_nfs *n)

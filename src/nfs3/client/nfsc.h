@@ -30,6 +30,9 @@ struct nfsc_xprt_opts {
 	uint32_t depth;
 	uint32_t max_bulk;
 	bool no_reconnect; /* TCP: the first loss fails every call */
+	/* servers to fail over to (rr_clnt_opts.failover) */
+	const struct rr_failover_server *failover;
+	uint32_t nfailover;
 };
 
 int rr__nfsc_xprt_rdma(const char *host, uint16_t port,

@@ -135,7 +135,7 @@ static int normalise(char *path)
 }
 
 /* host, host:port, [v6], [v6]:port */
-static int parse_authority(const char *a, size_t len, struct rr_nfs_url *u)
+static int parse_server(const char *a, size_t len, char **host, uint16_t *port)
 {
 	const char *h = a, *colon;
 	size_t hlen;
@@ -171,11 +171,37 @@ static int parse_authority(const char *a, size_t len, struct rr_nfs_url *u)
 				   "is not a name or an IPv4 address (IPv6 "
 				   "goes in [])");
 	}
-	if (colon && parse_port("port", colon + 1,
-				(size_t)(a + len - colon - 1), &u->nfsport))
+	if (colon &&
+	    parse_port("port", colon + 1, (size_t)(a + len - colon - 1), port))
 		return -EINVAL;
-	u->host = rr_strndup(h, hlen);
-	return u->host ? 0 : -ENOMEM;
+	*host = rr_strndup(h, hlen);
+	return *host ? 0 : -ENOMEM;
+}
+
+/*
+ * The server, and after commas those to fail over to (a,b:port,[v6]):
+ * a comma never appears in a host name or an IPv6 address.
+ */
+static int parse_authority(const char *a, size_t len, struct rr_nfs_url *u)
+{
+	const char *end = a + len, *comma = memchr(a, ',', len);
+	int rc = parse_server(a, comma ? (size_t)(comma - a) : len, &u->host,
+			      &u->nfsport);
+
+	while (!rc && comma) {
+		struct rr_nfs_url_server *s = &u->failover[u->nfailover];
+		const char *next = comma + 1;
+
+		if (u->nfailover == RR_NFS_FAILOVER_MAX)
+			return bad("authority", a, len,
+				   "lists more than 8 servers");
+		comma = memchr(next, ',', (size_t)(end - next));
+		rc = parse_server(next, (size_t)((comma ? comma : end) - next),
+				  &s->host, &s->port);
+		if (!rc)
+			u->nfailover++;
+	}
+	return rc;
 }
 
 static int set_id(const char *what, const char *v, size_t vlen, int64_t *out)
@@ -296,6 +322,8 @@ void rr_nfs_url_free(struct rr_nfs_url *u)
 	free(u->host);
 	free(u->path);
 	free(u->provider);
+	for (uint32_t i = 0; i < u->nfailover; i++)
+		free(u->failover[i].host);
 	memset(u, 0, sizeof(*u));
 	u->uid = u->gid = -1;
 }

@@ -39,6 +39,8 @@ int rr__nfsc_xprt_rdma(const char *host, uint16_t port,
 		.bounce_bufs = o->depth,
 		.keepalive_ms = keepalive_ms(o),
 		.keepalive_timeout_ms = keepalive_ms(o),
+		.failover = o->failover,
+		.nfailover = o->nfailover,
 	};
 	struct rr_clnt *c;
 	int rc = rr_clnt_create(host, port, &co, &c);
@@ -62,6 +64,8 @@ int rr__nfsc_xprt_tcp(const char *host, uint16_t port,
 		.keepalive_ms = keepalive_ms(o),
 		.keepalive_timeout_ms = keepalive_ms(o),
 		.no_reconnect = o->no_reconnect,
+		.failover = o->failover,
+		.nfailover = o->nfailover,
 	};
 	struct rr_tcp_clnt *c;
 	int rc = rr_tcp_clnt_create(host, port, &to, &c);

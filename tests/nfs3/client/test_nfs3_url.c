@@ -77,6 +77,27 @@ static void ipv6_in_brackets(void **state)
 	rr_nfs_url_free(&v);
 }
 
+static void servers_to_fail_over_to(void **state)
+{
+	struct rr_nfs_url u =
+		parse_ok("nfs://a:2050,b,[::2]:7,c.example/export?proto=tcp");
+	struct rr_nfs_url v = parse_ok("nfs://only/x");
+
+	(void)state;
+	assert_string_equal(u.host, "a");
+	assert_int_equal(u.nfsport, 2050);
+	assert_int_equal(u.nfailover, 3);
+	assert_string_equal(u.failover[0].host, "b");
+	assert_int_equal(u.failover[0].port, 0);
+	assert_string_equal(u.failover[1].host, "::2");
+	assert_int_equal(u.failover[1].port, 7);
+	assert_string_equal(u.failover[2].host, "c.example");
+	assert_string_equal(u.path, "/export");
+	assert_int_equal(v.nfailover, 0);
+	rr_nfs_url_free(&u);
+	rr_nfs_url_free(&v);
+}
+
 static void our_arguments_and_identity(void **state)
 {
 	struct rr_nfs_url u = parse_ok(
@@ -143,6 +164,10 @@ static void bad_urls_are_refused(void **state)
 		{"nfs://h/a%2", "path escape '%2'"},
 		{"nfs://h/a%zz", "path escape '%zz'"},
 		{"nfs://h/a%00b", "path escape '%00'"},
+		{"nfs://a,/e", "no host"},
+		{"nfs://a,b:0/e", "port '0' is not a port"},
+		{"nfs://a,b c/e", "host 'b c'"},
+		{"nfs://1,2,3,4,5,6,7,8,9/e", "lists more than 8 servers"},
 	};
 
 	(void)state;
@@ -217,6 +242,7 @@ int main(void)
 		cmocka_unit_test(libnfs_port_arguments_are_read),
 		cmocka_unit_test(port_in_authority_is_the_nfs_port),
 		cmocka_unit_test(ipv6_in_brackets),
+		cmocka_unit_test(servers_to_fail_over_to),
 		cmocka_unit_test(our_arguments_and_identity),
 		cmocka_unit_test(paths_are_normalised_and_decoded),
 		cmocka_unit_test(bad_urls_are_refused),
