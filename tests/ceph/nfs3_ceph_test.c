@@ -7,6 +7,8 @@
  *  - handles that survive a restart of nfsrdmad;
  *  - two nfsrdmad on the same export with the same key: the same
  *    handles, and a file written through one read through the other;
+ *  - a client of both (nfs://a,b/...) that loses one halfway through a
+ *    copy finishes it through the other, and the copy reads back whole;
  *  - a listing read a few entries per READDIR while it changes: every
  *    entry that stays is seen once (the cookies are CephFS's offsets);
  *  - NLM's answer where the backend keeps no locks, start-up errors
@@ -112,11 +114,23 @@ static int arm(void **state)
 	return 0;
 }
 
+static int start(struct rr_t_daemon *d, const char *state);
+static void state_of(const char *name, char *out, size_t cap);
+
+/* A case that failed half-way leaves a serving and b stopped. */
 static int disarm(void **state)
 {
+	char st[PATH_MAX + 16];
+
 	(void)state;
 	alarm(0);
-	return 0;
+	if (b.pid > 0)
+		rr_t_daemon_stop(&b);
+	b.pid = 0;
+	if (a.pid > 0)
+		return 0;
+	state_of("a", st, sizeof(st));
+	return start(&a, st);
 }
 
 #define CASE(fn) cmocka_unit_test_prestate_setup_teardown(fn, arm, disarm, #fn)
@@ -473,6 +487,118 @@ static void two_servers_one_export(void **state)
 	b.pid = 0;
 }
 
+#define COPY_CHUNK (1u << 20)
+#define COPY_LEN   (16u * COPY_CHUNK)
+
+static ssize_t copy_refill(void *arg, void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *src = arg;
+
+	if (off >= COPY_LEN)
+		return 0;
+	if (len > COPY_LEN - off)
+		len = COPY_LEN - off;
+	memcpy(buf, src + off, len);
+	return (ssize_t)len;
+}
+
+static void read_whole(struct rr_nfs *n, const char *path, const uint8_t *src,
+		       uint8_t *buf)
+{
+	struct rr_nfs_file *f;
+
+	memset(buf, 0, COPY_LEN);
+	assert_int_equal(rr_nfs_open(n, path, O_RDONLY, 0, &f), 0);
+	if (rr_nfs_pread(f, buf, COPY_LEN, 0) != (ssize_t)COPY_LEN)
+		fail_msg("read %s: %s", path, rr_nfs_error());
+	assert_int_equal(rr_nfs_close(f), 0);
+	assert_memory_equal(buf, src, COPY_LEN);
+}
+
+/*
+ * b on 127.0.0.2 with a's ports and key; a mount of "a,b" over RDMA
+ * copies a file in, and a is killed halfway (SIGKILL: nothing flushed).
+ * The copy goes on through b, whose write verifier differs, so what a
+ * had not committed goes again from the refill; the file then reads
+ * back whole through the mount, and through a mount of b alone.
+ */
+static void a_copy_moves_to_the_other_server(void **state)
+{
+	uint8_t *src = malloc(COPY_LEN), *buf = malloc(COPY_LEN);
+	char sa[PATH_MAX + 16], sb[PATH_MAX + 16], url[512];
+	char pr[8], pt[8], pm[8];
+	const char *extra[] = {"--exports",  exports_file, "--grace",	   "0",
+			       "--address",  "127.0.0.2",  "--rdma-port",  pr,
+			       "--tcp-port", pt,	   "--mount-port", pm,
+			       NULL};
+	struct rr_nfs_opts o = {.timeout_ms = 60000,
+				.connect_timeout_ms = 2000};
+	struct rr_nfs_file *w;
+	struct rr_nfs *n, *nb;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(buf);
+	for (uint32_t i = 0; i < COPY_LEN; i++)
+		src[i] = (uint8_t)(i * 2654435761u >> 24);
+	/*
+	 * a dies holding capabilities (its writes' Fw): CephFS gives them
+	 * to b once a's session is stale, session_timeout after its last
+	 * renewal: 60 s by default, 30 at least, which is what an operator
+	 * sets for a quicker failover (or evicts the dead server)
+	 */
+	assert_int_equal(sh("ceph -c '%s' fs set cephfs session_timeout 30 "
+			    ">&2",
+			    conf),
+			 0);
+	state_of("a", sa, sizeof(sa));
+	state_of("b2", sb, sizeof(sb));
+	mkdir(sb, 0700);
+	assert_int_equal(sh("cp '%s/fh.key' '%s/fh.key'", sa, sb), 0);
+	snprintf(pr, sizeof(pr), "%u", a.rdma);
+	snprintf(pt, sizeof(pt), "%u", a.tcp);
+	snprintf(pm, sizeof(pm), "%u", a.mount);
+	assert_int_equal(rr_t_daemon_start(&b, nfsrdmad, NULL, sb, extra, NULL),
+			 0);
+	snprintf(url, sizeof(url),
+		 "nfs://127.0.0.1,127.0.0.2" EXPORT "?nfsport=%s&mountport=%s",
+		 pr, pm);
+	if (rr_nfs_mount(url, &o, &n))
+		fail_msg("mount %s: %s", url, rr_nfs_error());
+
+	assert_int_equal(
+		rr_nfs_open(n, "moved", O_WRONLY | O_CREAT | O_TRUNC, 0644, &w),
+		0);
+	rr_nfs_set_refill(w, copy_refill, src);
+	for (uint32_t off = 0; off < COPY_LEN; off += COPY_CHUNK) {
+		if (off == COPY_LEN / 2) {
+			assert_int_equal(kill(a.pid, SIGKILL), 0);
+			assert_int_equal(waitpid(a.pid, NULL, 0), a.pid);
+			close(a.out);
+			a.pid = 0;
+		}
+		if (rr_nfs_pwrite(w, src + off, COPY_CHUNK, off) !=
+		    (ssize_t)COPY_CHUNK)
+			fail_msg("pwrite at %u: %s", off, rr_nfs_error());
+	}
+	if (rr_nfs_close(w))
+		fail_msg("close: %s", rr_nfs_error());
+	read_whole(n, "moved", src, buf);
+	assert_int_equal(rr_nfs_umount(n), 0);
+	snprintf(url, sizeof(url),
+		 "nfs://127.0.0.2" EXPORT "?nfsport=%s&mountport=%s", pr, pm);
+	if (rr_nfs_mount(url, &o, &nb))
+		fail_msg("mount %s: %s", url, rr_nfs_error());
+	read_whole(nb, "moved", src, buf);
+	assert_int_equal(rr_nfs_umount(nb), 0);
+
+	assert_int_equal(rr_t_daemon_stop(&b), 0);
+	b.pid = 0;
+	assert_int_equal(start(&a, sa), 0); /* for the cases after */
+	free(src);
+	free(buf);
+}
+
 /* READDIR of count bytes from cookie: names into seen[], the next cookie. */
 static bool readdir_some(struct rr_tcp_clnt *c, struct fh *dir, cookie3 *ck,
 			 cookieverf3 verf, int *seen, int n)
@@ -709,6 +835,7 @@ int main(int argc, char **argv)
 		CASE(client_suite_over_tcp),
 		CASE(listing_resumes_while_it_changes),
 		CASE(two_servers_one_export),
+		CASE(a_copy_moves_to_the_other_server),
 		CASE(locks_are_refused_with_nolocks),
 		CASE(libnfs_tools_against_it),
 		CASE(start_up_errors_name_the_option),
