@@ -15,6 +15,7 @@ RR_DEBS=(
 	rpcsvc-proto                        # rpcgen: the benchmark program's XDR
 	libnfs-utils                        # nfs-ls/nfs-cp: judges of nfsrdmad
 	nfs-ganesha nfs-ganesha-vfs rpcbind # NFS-Ganesha: judge of our client
+	nfs-ganesha-ceph                    # FSAL_CEPH: nfsrdmad's peer on CephFS
 	clang libclang-rt-14-dev            # libFuzzer harnesses
 	clang-format                        # tests/style: the tree stays formatted
 	systemtap-sdt-dev linux-perf        # USDT probes, and perf to read them

@@ -19,65 +19,33 @@ skip() {
 	echo "SKIP: $*"
 	exit 77
 }
-command -v ganesha.nfsd >/dev/null 2>&1 ||
-	skip "ganesha.nfsd not found (Debian packages nfs-ganesha nfs-ganesha-vfs)"
-[ "$(id -u)" = 0 ] || skip "NFS-Ganesha needs root here"
-command -v rpcinfo >/dev/null 2>&1 || skip "rpcinfo not found (package rpcbind)"
+fail() {
+	echo "FAIL: $*"
+	ganesha_log
+	exit 1
+}
+# shellcheck source=../../lib/ganesha.sh
+. "$(dirname "$0")/../../lib/ganesha.sh"
+ganesha_need VFS
 
 tmp=$(mktemp -d)
-gpid= rpid=
+GANESHA_TMP=$tmp
 cleanup() {
 	grep -q " $tmp/mnt " /proc/self/mountinfo 2>/dev/null && umount -l "$tmp/mnt"
-	[ -n "$gpid" ] && kill "$gpid" 2>/dev/null && wait "$gpid" 2>/dev/null
-	[ -n "$rpid" ] && kill "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
+	ganesha_stop
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-if ! rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then
-	command -v rpcbind >/dev/null 2>&1 || skip "no rpcbind running or installed"
-	rpcbind -f &
-	rpid=$!
-	mkfifo "$tmp/none"
-	for _ in $(seq 50); do
-		rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && break
-		# rpcbind has no readiness signal: each probe is one round trip.
-		read -r -t 0.1 _ <>"$tmp/none" 2>/dev/null || true
-	done
-	rpcinfo -p 127.0.0.1 >/dev/null 2>&1 || skip "rpcbind did not start"
-fi
-if rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100003' | grep -q .; then
-	skip "an NFS server is registered with rpcbind already"
-fi
-
-# Below the kernel's ephemeral range (32768 up), so no connection of
-# anyone else's can hold the port; and not in use by any socket now.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 12000))
-		ss -tan 2>/dev/null | grep -q ":$p " || {
-			echo "$p"
-			return
-		}
-	done
-}
-nport=$(free_port)
-mport=$(free_port)
+ganesha_rpcbind
+nport=$(ganesha_free_port)
+mport=$(ganesha_free_port)
 [ "$nport" != "$mport" ] || mport=$((nport + 1))
 
 mkdir "$tmp/export"
-cat >"$tmp/ganesha.conf" <<CONF
-NFS_CORE_PARAM {
-	NFS_Port = $nport;
-	MNT_Port = $mport;
-	Enable_NLM = false;
-	Enable_RQUOTA = false;
-	Enable_UDP = false;
-	Protocols = 3;
-	Bind_addr = 127.0.0.1;
-}
-NFSV4 { Graceless = true; }
+{
+	ganesha_core "$nport" "$mport"
+	cat <<CONF
 EXPORT {
 	Export_Id = 1;
 	Path = $tmp/export;
@@ -90,27 +58,8 @@ EXPORT {
 	FSAL { Name = VFS; }
 }
 CONF
-
-fail() {
-	echo "FAIL: $*"
-	[ -f "$tmp/log" ] && grep -v DBUS "$tmp/log" | tail -20 | sed 's/^/  ganesha: /'
-	exit 1
-}
-
-# Ganesha reopens its log, and says nothing else when it is up: probe its
-# NFS service with a NULL call (each probe is one round trip; bounded).
-probe() { rpcinfo -n "$nport" -t 127.0.0.1 100003 3 >/dev/null 2>&1; }
-pause() { read -r -t 0.1 _ <>"$tmp/none" 2>/dev/null || true; }
-[ -p "$tmp/none" ] || mkfifo "$tmp/none"
-ganesha.nfsd -F -f "$tmp/ganesha.conf" -L "$tmp/log" -p "$tmp/pid" \
-	-N NIV_EVENT &
-gpid=$!
-for _ in $(seq 300); do
-	probe && break
-	kill -0 "$gpid" 2>/dev/null || fail "NFS-Ganesha exited"
-	pause
-done
-probe || fail "NFS-Ganesha did not start"
+} >"$tmp/ganesha.conf"
+ganesha_start "$tmp/ganesha.conf" "$nport"
 
 url="nfs://127.0.0.1$tmp/export"
 q="?proto=tcp&nfsport=$nport&mountport=$mport"
@@ -176,7 +125,7 @@ else
 	cp "$tmp/m.bin" "$tmp/mnt/m.bin" && cmp -s "$tmp/m.bin" "$tmp/export/m.bin" ||
 		fail "cp through the mount differs on Ganesha's disk"
 	"$nfsrdma" umount "$tmp/mnt" || fail "nfsrdma umount"
-	for _ in $(seq 100); do mounted || break; pause; done
+	for _ in $(seq 100); do mounted || break; ganesha_pause; done
 	mounted && fail "still mounted after umount"
 	ok "nfsrdma mount of Ganesha's export: fio write+verify (crc32c), cp and cmp"
 fi

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# nfsrdmad (backend=cephfs) and NFS-Ganesha (FSAL_CEPH), the server users
+# run on CephFS today, serving one throw-away cluster side by side, each
+# exporting the file system's root as /cephfs.
+#
+#   ganesha_ceph.sh test  NFSRDMAD NFSRDMA NFS3_CLIENT CEPHLAB
+#     The same operations give the same results: the NFS client suite's
+#     remote cases (tests/nfs3/client; integration/nfs3-ceph runs them
+#     against nfsrdmad) pass against Ganesha; a file written through
+#     either server, by our client or by libnfs's nfs-cp, reads back the
+#     same through the other; listings (ls -l) of one directory agree;
+#     and both refuse the same operations with the same error.
+#   ganesha_ceph.sh bench NFSRDMAD NFSRDMA NFS3_CLIENT CEPHLAB [SECONDS]
+#     nfsrdma bench, the same client for both, in one run: 1 MiB
+#     sequential read and write (depth 4) and 4 KiB random read (depth
+#     16) from Ganesha over TCP, nfsrdmad over TCP and nfsrdmad over RDMA
+#     (iwarp), with ratios against Ganesha (issue 19's goals: 1.0x over
+#     TCP, 1.2x over RDMA).
+#
+# Skipped (77, saying why) without ganesha.nfsd and its FSAL_CEPH, the ceph
+# daemons, libnfs's tools (test), root or rpcinfo.
+set -uo pipefail
+
+mode=$1 nfsrdmad=$2 nfsrdma=$3 client=$4 cephlab=$5
+seconds=${6:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+fail() {
+	echo "FAIL: $*"
+	ganesha_log
+	[ -f "$tmp/nfsrdmad.err" ] && tail -5 "$tmp/nfsrdmad.err" | sed 's/^/  nfsrdmad: /'
+	exit 1
+}
+# shellcheck source=../lib/ganesha.sh
+. "$here/../lib/ganesha.sh"
+
+case $mode in
+test | bench) ;;
+*)
+	echo "usage: $0 test|bench NFSRDMAD NFSRDMA NFS3_CLIENT CEPHLAB [SECONDS]" >&2
+	exit 2
+	;;
+esac
+ganesha_need CEPH
+"$cephlab" check || exit 77
+[ "$mode" = bench ] || command -v nfs-cp >/dev/null 2>&1 ||
+	skip "nfs-cp not found (Debian package libnfs-utils)"
+command -v jq >/dev/null 2>&1 || skip "jq not found"
+
+tmp=$(mktemp -d)
+GANESHA_TMP=$tmp
+dpid=
+cleanup() {
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
+	ganesha_stop
+	"$cephlab" stop "$tmp/cluster" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+mkdir "$tmp/cluster"
+"$cephlab" start "$tmp/cluster" >"$tmp/cephlab.out" 2>&1 ||
+	fail "the cluster did not start: $(tail -5 "$tmp/cephlab.out")"
+conf=$tmp/cluster/ceph.conf
+
+ganesha_rpcbind
+nport=$(ganesha_free_port)
+mport=$(ganesha_free_port)
+[ "$nport" != "$mport" ] || mport=$((nport + 1))
+{
+	ganesha_core "$nport" "$mport"
+	cat <<CONF
+MDCACHE { Dir_Chunk = 0; }
+EXPORT {
+	Export_ID = 1;
+	Path = /;
+	Pseudo = /cephfs;
+	Protocols = 3;
+	Transports = TCP;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Attr_Expiration_Time = 0;
+	FSAL { Name = CEPH; Filesystem = cephfs; }
+}
+CEPH { Ceph_Conf = $conf; }
+CONF
+} >"$tmp/ganesha.conf"
+ganesha_start "$tmp/ganesha.conf" "$nport"
+
+# nfsrdmad after Ganesha: its rpcbind registration then fails, saying so,
+# and Ganesha's stays; the clients here name every port.
+echo "/cephfs *(rw,no_root_squash,backend=cephfs,ceph_conf=$conf)" >"$tmp/exports"
+"$nfsrdmad" --exports "$tmp/exports" --state-dir "$tmp/state" \
+	--address 127.0.0.1 --rdma-port 0 --tcp-port 0 --mount-port 0 \
+	--nlm-port off --nsm-port off >"$tmp/nfsrdmad.out" 2>"$tmp/nfsrdmad.err" &
+dpid=$!
+for _ in $(seq 300); do
+	grep -q ready "$tmp/nfsrdmad.out" && break
+	kill -0 "$dpid" 2>/dev/null || fail "nfsrdmad exited"
+	ganesha_pause
+done
+grep -q ready "$tmp/nfsrdmad.out" || fail "nfsrdmad did not say ready"
+port_of() { sed -n "s/.*$1 on .*:\([0-9]*\)$/\1/p" "$tmp/nfsrdmad.out"; }
+rport=$(port_of "over rdma")
+tport=$(port_of "nfs3 over tcp")
+dmport=$(port_of "mount3 over tcp")
+[ -n "$rport" ] && [ -n "$tport" ] && [ -n "$dmport" ] || fail "no ports in nfsrdmad's banner"
+
+base=nfs://127.0.0.1/cephfs
+gq="?proto=tcp&nfsport=$nport&mountport=$mport"  # Ganesha, TCP
+tq="?proto=tcp&nfsport=$tport&mountport=$dmport" # nfsrdmad, TCP
+rq="?nfsport=$rport&mountport=$dmport"           # nfsrdmad, RDMA (iwarp)
+run() { "$nfsrdma" -q "$@"; }
+
+# ------------------------------------------------------------------ test
+
+passed=0
+ok() {
+	echo "ok: $*"
+	passed=$((passed + 1))
+}
+
+same_suite() {
+	RR_TEST_NFS_URL="$base$gq" RR_TEST_NFS_SUITE=remote RR_TEST_NFS_DIR='' \
+		"$client" >"$tmp/suite.out" 2>&1 ||
+		fail "the client suite against Ganesha: $(grep -E 'FAILED|ERROR' "$tmp/suite.out" | head -5)"
+	ok "the NFS client suite's remote cases pass against Ganesha (FSAL_CEPH)"
+}
+
+across() {
+	head -c $((8 * 1024 * 1024 + 5)) /dev/urandom >"$tmp/a.bin"
+	run put --verify "$tmp/a.bin" "$base/a.bin$rq" || fail "put through nfsrdmad"
+	nfs-cp "$base/a.bin$gq" "$tmp/a.back" >/dev/null 2>&1 ||
+		fail "nfs-cp from Ganesha of what nfsrdmad stored"
+	cmp -s "$tmp/a.bin" "$tmp/a.back" || fail "Ganesha reads other bytes than nfsrdmad wrote"
+	head -c $((3 * 1024 * 1024 + 7)) /dev/urandom >"$tmp/b.bin"
+	nfs-cp "$tmp/b.bin" "$base/b.bin$gq" >/dev/null 2>&1 || fail "nfs-cp into Ganesha"
+	run get --verify "$base/b.bin$tq" "$tmp/b.back" || fail "get through nfsrdmad"
+	cmp -s "$tmp/b.bin" "$tmp/b.back" || fail "nfsrdmad reads other bytes than Ganesha wrote"
+	ok "written through one server (nfsrdma put, nfs-cp), read back the same through the other"
+}
+
+listings() {
+	run mkdir "$base/dir$gq" || fail "mkdir through Ganesha"
+	for i in $(seq 1 40); do
+		printf '%*s' "$i" "" | run put - "$base/dir/f$i$tq" || fail "put f$i"
+	done
+	run ls -l "$base/dir$gq" >"$tmp/ls.g" || fail "ls -l through Ganesha"
+	run ls -l "$base/dir$tq" >"$tmp/ls.n" || fail "ls -l through nfsrdmad"
+	[ "$(wc -l <"$tmp/ls.g")" -ge 40 ] || fail "Ganesha listed $(wc -l <"$tmp/ls.g") entries"
+	diff "$tmp/ls.g" "$tmp/ls.n" >"$tmp/ls.diff" ||
+		fail "ls -l differs between Ganesha and nfsrdmad: $(head -6 "$tmp/ls.diff")"
+	ok "ls -l of a 40-entry directory: the same through both servers"
+}
+
+errors() {
+	local g n what
+	for what in "rm dir" "get missing" "mkdir dir"; do
+		# shellcheck disable=SC2086 # split into the command and its name
+		set -- $what
+		local url="$base/$2"
+		if [ "$1" = get ]; then
+			g=$("$nfsrdma" -q get "$url$gq" "$tmp/x" 2>&1 >/dev/null | sed 's/.*: //')
+			n=$("$nfsrdma" -q get "$url$tq" "$tmp/x" 2>&1 >/dev/null | sed 's/.*: //')
+		else
+			g=$("$nfsrdma" -q "$1" "$url$gq" 2>&1 >/dev/null | sed 's/.*: //')
+			n=$("$nfsrdma" -q "$1" "$url$tq" 2>&1 >/dev/null | sed 's/.*: //')
+		fi
+		[ -n "$g" ] || fail "Ganesha allowed: $what"
+		[ "$g" = "$n" ] || fail "$what: Ganesha says '$g', nfsrdmad '$n'"
+	done
+	ok "both refuse rm of a full directory, get of a missing file, mkdir of an existing one, alike"
+}
+
+# ----------------------------------------------------------------- bench
+
+# bench TARGET_QUERY FILE OP BS DEPTH: the rate, MB/s or calls/s
+bench_one() {
+	local j
+	j=$("$nfsrdma" bench "$base/$2$1" --op "$3" --bs "$4" --depth "$5" \
+		--seconds "$seconds" --json 2>"$tmp/bench.err") ||
+		fail "nfsrdma bench $3 $2: $(tail -2 "$tmp/bench.err")"
+	if [ "$3" = randread ]; then
+		jq -r '.figures.ops_per_s' <<<"$j"
+	else
+		jq -r '.figures.MBps' <<<"$j"
+	fi
+}
+
+bench_row() {
+	local op=$1 bs=$2 depth=$3 unit=$4 file=$5 g t r
+	g=$(bench_one "$gq" "$file.g" "$op" "$bs" "$depth")
+	t=$(bench_one "$tq" "$file.t" "$op" "$bs" "$depth")
+	r=$(bench_one "$rq" "$file.r" "$op" "$bs" "$depth")
+	printf '%-28s %10.0f %10.0f %6.2fx %10.0f %6.2fx  %s\n' \
+		"$op $bs depth $depth" "$g" "$t" "$(echo "$t / $g" | bc -l)" \
+		"$r" "$(echo "$r / $g" | bc -l)" "$unit"
+}
+
+bench() {
+	head -c $((256 * 1024 * 1024)) /dev/urandom >"$tmp/big"
+	for f in big.g big.t big.r; do
+		run put "$tmp/big" "$base/$f$tq" || fail "put $f"
+	done
+	echo "nfsrdma bench, ${seconds} s each, one cluster; ratios against Ganesha over TCP"
+	echo "goals: nfsrdmad over TCP >= 1.0x, over RDMA >= 1.2x"
+	printf '%-28s %10s %10s %7s %10s %7s\n' "" "ganesha" "ours tcp" "ratio" \
+		"ours rdma" "ratio"
+	bench_row read 1M 4 MB/s big
+	bench_row write 1M 4 MB/s new
+	bench_row randread 4K 16 calls/s big
+}
+
+if [ "$mode" = test ]; then
+	same_suite
+	across
+	listings
+	errors
+	echo "$passed passed, 0 failed"
+else
+	bench
+fi

@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# shellcheck shell=bash
+#
+# NFS-Ganesha as a peer for the shell tests and benchmarks that compare
+# with it: tests/nfs3/interop/ganesha_interop.sh (FSAL_VFS) and
+# tests/ceph/ganesha_ceph.sh (FSAL_CEPH). Sourced; the caller defines
+# skip and fail (each prints and exits), and GANESHA_TMP, a directory of
+# its own that it removes.
+#
+# Ganesha 4.3 exits when it cannot register with rpcbind, and binds its
+# ports without SO_REUSEADDR. So: a running rpcbind is used, or (as root)
+# one is started and stopped again; the ports are picked below the
+# kernel's ephemeral range (32768 up), where no outgoing connection of
+# anyone's can hold them, and unused by any socket now.
+
+GANESHA_PID='' GANESHA_RPCBIND_PID=''
+
+# pause: a tenth of a second (bounded waits poll with it)
+ganesha_pause() {
+	[ -p "$GANESHA_TMP/none" ] || mkfifo "$GANESHA_TMP/none"
+	read -r -t 0.1 _ <>"$GANESHA_TMP/none" 2>/dev/null || true
+}
+
+# ganesha_need FSAL: skips unless ganesha.nfsd with that FSAL (VFS, CEPH),
+# root and rpcinfo are here
+ganesha_need() {
+	command -v ganesha.nfsd >/dev/null 2>&1 ||
+		skip "ganesha.nfsd not found (Debian package nfs-ganesha)"
+	ls /usr/lib/*/ganesha/libfsal"${1,,}".so >/dev/null 2>&1 ||
+		skip "no FSAL_$1 (Debian package nfs-ganesha-${1,,})"
+	[ "$(id -u)" = 0 ] || skip "NFS-Ganesha needs root here"
+	command -v rpcinfo >/dev/null 2>&1 || skip "rpcinfo not found (package rpcbind)"
+}
+
+# ganesha_rpcbind: a running rpcbind, or one started here; skips when
+# another NFS server is registered (Ganesha would displace it)
+ganesha_rpcbind() {
+	if ! rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then
+		command -v rpcbind >/dev/null 2>&1 || skip "no rpcbind running or installed"
+		rpcbind -f &
+		GANESHA_RPCBIND_PID=$!
+		for _ in $(seq 50); do
+			rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && break
+			ganesha_pause # rpcbind has no readiness signal
+		done
+		rpcinfo -p 127.0.0.1 >/dev/null 2>&1 || skip "rpcbind did not start"
+	fi
+	if rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100003' | grep -q .; then
+		skip "an NFS server is registered with rpcbind already"
+	fi
+}
+
+# ganesha_free_port: a port below the ephemeral range, unused now
+ganesha_free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 12000))
+		ss -tan 2>/dev/null | grep -q ":$p " || {
+			echo "$p"
+			return
+		}
+	done
+}
+
+# ganesha_core NFS_PORT MNT_PORT: the NFS_CORE_PARAM block (NFSv3 over
+# TCP on 127.0.0.1, no NLM, RQUOTA or UDP)
+ganesha_core() {
+	cat <<CONF
+NFS_CORE_PARAM {
+	NFS_Port = $1;
+	MNT_Port = $2;
+	Enable_NLM = false;
+	Enable_RQUOTA = false;
+	Enable_UDP = false;
+	Protocols = 3;
+	Bind_addr = 127.0.0.1;
+	Mount_Path_Pseudo = true;
+}
+NFSV4 { Graceless = true; }
+CONF
+}
+
+# ganesha_start CONF NFS_PORT: runs it (log in GANESHA_TMP/log) and waits
+# for its NFS service to answer a NULL call
+ganesha_start() {
+	local probe=(rpcinfo -n "$2" -t 127.0.0.1 100003 3)
+	ganesha.nfsd -F -f "$1" -L "$GANESHA_TMP/log" -p "$GANESHA_TMP/pid" \
+		-N NIV_EVENT &
+	GANESHA_PID=$!
+	for _ in $(seq 300); do
+		"${probe[@]}" >/dev/null 2>&1 && return 0
+		kill -0 "$GANESHA_PID" 2>/dev/null || fail "NFS-Ganesha exited"
+		ganesha_pause
+	done
+	fail "NFS-Ganesha did not start"
+}
+
+# ganesha_log: the end of its log, for a failure's message
+ganesha_log() {
+	[ -f "$GANESHA_TMP/log" ] &&
+		grep -v DBUS "$GANESHA_TMP/log" | tail -20 | sed 's/^/  ganesha: /'
+}
+
+# ganesha_stop: it, and the rpcbind started for it
+ganesha_stop() {
+	[ -n "$GANESHA_PID" ] && kill "$GANESHA_PID" 2>/dev/null && wait "$GANESHA_PID" 2>/dev/null
+	[ -n "$GANESHA_RPCBIND_PID" ] && kill "$GANESHA_RPCBIND_PID" 2>/dev/null &&
+		wait "$GANESHA_RPCBIND_PID" 2>/dev/null
+	GANESHA_PID='' GANESHA_RPCBIND_PID=''
+}
