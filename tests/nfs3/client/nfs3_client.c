@@ -16,6 +16,7 @@
  * server on this machine), so what the client did is checked there too.
  */
 #include "clock.h"
+#include "pattern.h"
 #include <rpcrdma/alloc_inject.h>
 #include <rpcrdma/nfs3.h>
 #include <rpcrdma/rpc.h>
@@ -53,18 +54,6 @@ static const char *ext_url; /* RR_TEST_NFS_URL: no server of ours */
 static const char *local_root = export_dir; /* NULL: the export is remote */
 
 /* ============================================================ helpers */
-
-static void fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (uint8_t)x;
-	}
-}
 
 static uint32_t fnv1a(const uint8_t *p, size_t len)
 {
@@ -371,7 +360,7 @@ static void big_file_round_trip(void **state)
 	test_dir(state, "big", dir, sizeof(dir));
 	snprintf(path, sizeof(path), "/%s/file", dir);
 	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
-	fill(src, BIG, tcp_of(state) ? 7 : 3);
+	rr_t_fill(src, BIG, tcp_of(state) ? 7 : 3);
 	write_all(n, path, src, BIG);
 	local_matches(path + 1, src, BIG);
 
@@ -418,7 +407,7 @@ static void an_abort_check_ends_calls_on_a_stopped_server(void **state)
 	bool stop = true;
 	struct stat st;
 	ssize_t got;
-	int rc;
+	int rc, ws;
 
 	if (ext_url) {
 		print_message("skipped: stops the server, which is not ours\n");
@@ -430,10 +419,13 @@ static void an_abort_check_ends_calls_on_a_stopped_server(void **state)
 	test_dir(state, "abort", dir, sizeof(dir));
 	snprintf(path, sizeof(path), "/%s/file", dir);
 	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
-	fill(src, LEN, 11);
+	rr_t_fill(src, LEN, 11);
 	write_all(n, path, src, LEN);
 	assert_int_equal(rr_nfs_open(n, path, O_RDONLY, 0, &f), 0);
 	assert_int_equal(kill(server_pid, SIGSTOP), 0);
+	/* stopped, every thread: until then it may still answer a call */
+	assert_int_equal(waitpid(server_pid, &ws, WUNTRACED), server_pid);
+	assert_true(WIFSTOPPED(ws));
 	rr_nfs_set_thread_abort(flag_set, &stop);
 	rc = rr_nfs_stat(n, path, &st);
 	got = rr_nfs_pread(f, dst, LEN, 0);
@@ -506,7 +498,7 @@ static void steady_io_allocates_nothing(void **state)
 		assert_int_equal(rr_nfs_mem_reg(n, src, cap), 0);
 		assert_int_equal(rr_nfs_mem_reg(n, buf, cap), 0);
 	}
-	fill(src, cap, 11);
+	rr_t_fill(src, cap, 11);
 	test_dir(state, "steady", dir, sizeof(dir));
 	snprintf(path, sizeof(path), "/%s/file", dir);
 	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
@@ -542,8 +534,8 @@ static void overwrite_in_the_middle(void **state)
 	test_dir(state, "patch", dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/f", dir);
 	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
-	fill(src, sizeof(src), 11);
-	fill(patch, sizeof(patch), 12);
+	rr_t_fill(src, sizeof(src), 11);
+	rr_t_fill(patch, sizeof(patch), 12);
 	write_all(n, path, src, sizeof(src));
 	assert_int_equal(rr_nfs_open(n, path, O_RDWR, 0, &f), 0);
 	assert_int_equal(rr_nfs_pwrite(f, patch, sizeof(patch), 5000),
@@ -717,7 +709,7 @@ static void every_io_size_near_the_inline_size(void **state)
 	if (!tcp_of(state))
 		assert_int_equal(rr_nfs_xprt_stats(n, &s0), 0);
 	for (uint32_t size = 1; size <= 3 * 4096; size = next_size(size)) {
-		fill(src, size, size);
+		rr_t_fill(src, size, size);
 		assert_int_equal(rr_nfs_pwrite(f, src, size, 0), (ssize_t)size);
 		memset(dst, 0, size);
 		assert_int_equal(rr_nfs_pread(f, dst, size, 0), (ssize_t)size);
@@ -1013,7 +1005,7 @@ static void offsets_beyond_4g(void **state)
 	test_dir(state, "4g", dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/sparse", dir);
 	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
-	fill(data, sizeof(data), 77);
+	rr_t_fill(data, sizeof(data), 77);
 	assert_int_equal(rr_nfs_open(n, path, O_RDWR | O_CREAT, 0644, &f), 0);
 	assert_int_equal(rr_nfs_pwrite(f, data, sizeof(data), off),
 			 sizeof(data));
@@ -1117,7 +1109,7 @@ static void stream_random_reads(void **state)
 	test_dir(state, "stream", dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/f", dir);
 	assert_int_equal(rr_nfs_mkdir(n, dir, 0755), 0);
-	fill(src, BIG, 5);
+	rr_t_fill(src, BIG, 5);
 	write_all(n, path, src, BIG);
 	r->src = src;
 	r->rng = 42;
@@ -1181,7 +1173,7 @@ static void concurrent_writers(void **state)
 		snprintf(w[i].path, sizeof(w[i].path), "%s/w%d", dir, i);
 		w[i].data = malloc(w[i].len);
 		assert_non_null(w[i].data);
-		fill(w[i].data, w[i].len, 100 + i);
+		rr_t_fill(w[i].data, w[i].len, 100 + i);
 		assert_int_equal(
 			pthread_create(&t[i], NULL, writer_main, &w[i]), 0);
 	}
@@ -1250,7 +1242,7 @@ static void cli_put_get_verify(void **state)
 	snprintf(rel, sizeof(rel), "%s/file.bin", dir);
 	snprintf(local, sizeof(local), "%s.src", export_dir);
 	snprintf(back, sizeof(back), "%s.back", export_dir);
-	fill(data, BIG, 99);
+	rr_t_fill(data, BIG, 99);
 	write_local(local, data, BIG);
 	url_of(state, rel, url, sizeof(url), NULL);
 
@@ -1278,7 +1270,7 @@ static void cli_bench_runs(void **state)
 	uint8_t *data = malloc(1 << 20);
 
 	assert_non_null(data);
-	fill(data, 1 << 20, 8);
+	rr_t_fill(data, 1 << 20, 8);
 	write_local(local_path("bench.bin"), data, 1 << 20);
 	free(data);
 	url_of(state, "bench.bin", url, sizeof(url), NULL);

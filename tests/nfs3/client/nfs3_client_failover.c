@@ -15,6 +15,8 @@
 #include <rpcrdma/nfs3.h>
 
 #include "daemon.h"
+#include "io.h"
+#include "pattern.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,18 +44,6 @@ struct fx {
 	struct rr_t_daemon a, b;
 	char port_r[8], port_t[8], port_m[8];
 };
-
-static void fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (uint8_t)x;
-	}
-}
 
 static int sh(const char *cmd)
 {
@@ -97,14 +87,11 @@ static void setup(struct fx *f)
 
 static void teardown(struct fx *f)
 {
-	char cmd[128];
-
 	if (f->a.pid > 0)
 		rr_t_daemon_stop(&f->a);
 	if (f->b.pid > 0)
 		rr_t_daemon_stop(&f->b);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->top);
-	assert_int_equal(sh(cmd), 0);
+	assert_int_equal(rr_t_rm_tree(f->top), 0);
 }
 
 /* Gone at once, as a crashed server: nothing it held is flushed. */
@@ -203,7 +190,7 @@ static void a_copy_moves_to_the_other_server(void **state)
 
 	assert_non_null(src);
 	assert_non_null(buf);
-	fill(src, FILE_LEN, tcp ? 7 : 8);
+	rr_t_fill(src, FILE_LEN, tcp ? 7 : 8);
 	setup(&f);
 	n = mount_list(&f, "127.0.0.1,127.0.0.2", tcp);
 	copy_in(n, src, &f.a);

@@ -18,6 +18,8 @@
 #include <rpcrdma/nfs3.h>
 
 #include "daemon.h"
+#include "io.h"
+#include "pattern.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,18 +45,6 @@ struct fx {
 	struct rr_t_daemon d;
 };
 
-static void fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (uint8_t)x;
-	}
-}
-
 /* Writes a file of FILE_LEN bytes from seed at rel below the export. */
 static void put(const struct fx *f, const char *rel, uint32_t seed,
 		uint8_t *buf)
@@ -65,7 +55,7 @@ static void put(const struct fx *f, const char *rel, uint32_t seed,
 	snprintf(path, sizeof(path), "%s/%s", f->exp, rel);
 	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
 	assert_int_equal(system(cmd), 0);
-	fill(buf, FILE_LEN, seed);
+	rr_t_fill(buf, FILE_LEN, seed);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, buf, FILE_LEN), (ssize_t)FILE_LEN);
@@ -128,7 +118,7 @@ static void read_matches(struct rr_nfs_file *f, uint32_t seed, uint8_t *want,
 
 	if (n != (ssize_t)FILE_LEN)
 		fail_msg("pread: %zd (%s)", n, rr_nfs_error());
-	fill(want, FILE_LEN, seed);
+	rr_t_fill(want, FILE_LEN, seed);
 	assert_memory_equal(got, want, FILE_LEN);
 }
 
@@ -157,7 +147,6 @@ static void jukebox_answers_are_waited_out(void **state)
 	struct getattr g = {0};
 	struct rr_nfs *n;
 	pthread_t t;
-	char cmd[128];
 
 	assert_non_null(want);
 	assert_non_null(got);
@@ -193,8 +182,7 @@ static void jukebox_answers_are_waited_out(void **state)
 	assert_int_equal(rr_nfs_close(b), 0);
 	assert_int_equal(rr_nfs_umount(n), 0);
 	assert_int_equal(rr_t_daemon_stop(&f.d), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.top);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(rr_t_rm_tree(f.top), 0);
 	free(want);
 	free(got);
 }
