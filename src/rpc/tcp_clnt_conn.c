@@ -133,7 +133,7 @@ int rr__tc_resolve(struct rr_tcp_clnt *c, const char *host, uint16_t port)
 	uint32_t n = c->o.nfailover, share;
 	int rc;
 
-	if (n > RR_FAILOVER_MAX)
+	if (n > RR_FAILOVER_MAX || (n && !c->o.failover))
 		return -EINVAL;
 	share = TC_MAX_ADDRS / (n + 1);
 	rc = resolve_one(c, host, port, share);
