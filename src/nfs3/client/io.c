@@ -465,11 +465,17 @@ static int complete_range(struct io_run *run, struct io_slot *s, uint32_t got,
 	return 0;
 }
 
-/* A JUKEBOX answer parks the slot to be sent again; false if it may not. */
+/*
+ * A JUKEBOX answer parks the slot to be sent again; false, with *rc
+ * saying why, when it may not (aborted, or a soft mount's time is up).
+ */
 static bool park(struct io_run *run, struct io_slot *s, int *rc)
 {
-	if (run->aborted)
+	if (run->aborted) {
+		*rc = rr__nfsc_fail(-EINTR, "%s interrupted",
+				    run->write ? "WRITE" : "READ");
 		return false;
+	}
 	*rc = rr__nfsc_jukebox_next(run->f->n, &s->jb, &s->again_ms);
 	if (*rc)
 		return false;

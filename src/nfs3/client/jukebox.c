@@ -12,9 +12,8 @@
  * is little for a server to answer, and 5 s steps would keep a caller
  * waiting seconds after the server could answer. A soft mount gives up
  * (-ETIMEDOUT, as for a server that does not answer) once its call
- * timeout has passed, a hard one never. The
- * thread's abort check (rr_nfs_set_thread_abort) ends the wait, as it
- * ends a call's.
+ * timeout has passed, a hard one never. The thread's abort check
+ * (rr_nfs_set_thread_abort) ends the wait, as it ends a call's.
  */
 #include <errno.h>
 #include <time.h>
