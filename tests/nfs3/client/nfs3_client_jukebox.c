@@ -5,15 +5,16 @@
  * while its walk budget is spent, which is every handle after a restart:
  * the fuse/restart test once failed with close's EAGAIN that way.
  *
- * Here nfsrdmad runs with a small walk budget (16 directories a second,
- * so 4 a second for our one address) and is restarted under two open
- * files on the same ports and state. The first file's handle is then
- * found by a walk of six directories, which leaves the budget in debt
- * for at least half a second; the second file's calls, a GETATTR and a
- * pipelined READ sent at once from two threads, are answered JUKEBOX
- * until the debt is paid, and must still succeed, with the server's
- * walks_refused counter showing that it did refuse. argv[1] is the
- * nfsrdmad binary.
+ * Here nfsrdmad runs with a small walk budget (64 directories a second,
+ * so 16 a second, and at most 16 in hand, for our one address) and is
+ * restarted under two open files on the same ports and state. The first
+ * file's handle is then found by a walk of at least WIDE + 3 directories,
+ * which leaves the budget in debt (a directory costs more where reading
+ * it is slow: seconds of debt under TSan, so the mount waits up to a
+ * minute); the second file's calls, a GETATTR and a pipelined READ sent
+ * at once from two threads, are answered JUKEBOX until the debt is paid,
+ * and must still succeed, with the server's walks_refused counter
+ * showing that it did refuse. argv[1] is the nfsrdmad binary.
  */
 #include <rpcrdma/nfs3.h>
 
@@ -37,6 +38,7 @@
 #include <cmocka.h>
 
 #define FILE_LEN (3u << 20) /* several READs in flight at once */
+#define WIDE	 24	    /* empty directories beside the files' */
 
 static const char *daemon_path;
 
@@ -64,7 +66,7 @@ static void put(const struct fx *f, const char *rel, uint32_t seed,
 
 static int start(struct fx *f, const char *const *ports)
 {
-	const char *extra[16] = {"--walk-dirs-per-sec", "16"};
+	const char *extra[16] = {"--walk-dirs-per-sec", "64"};
 	int n = 2;
 
 	while (ports && *ports && n < 14)
@@ -155,15 +157,22 @@ static void jukebox_answers_are_waited_out(void **state)
 	snprintf(f.exp, sizeof(f.exp), "%s/exp", f.top);
 	snprintf(f.state, sizeof(f.state), "%s/state", f.top);
 	/*
-	 * Breadth first, a's walk reads the root, d1, e1, d2, e2 and d3
-	 * (where it finds a), and never reads e4's entries: b stays unknown
+	 * Breadth first, a's walk reads the root, every directory in it (the
+	 * WIDE empty ones, d1, e1), then d2 (where it finds a), and never
+	 * e3's entries: b stays unknown
 	 */
-	put(&f, "d1/d2/d3/a", 1, want);
-	put(&f, "e1/e2/e3/e4/b", 2, want);
+	put(&f, "d1/d2/a", 1, want);
+	put(&f, "e1/e2/e3/b", 2, want);
+	for (int i = 0; i < WIDE; i++) {
+		char d[192];
+
+		snprintf(d, sizeof(d), "%s/x%02d", f.exp, i);
+		assert_int_equal(mkdir(d, 0755), 0);
+	}
 	assert_int_equal(start(&f, NULL), 0);
 	n = mount_it(&f, tcp);
-	a = open_ro(n, "d1/d2/d3/a");
-	b = open_ro(n, "e1/e2/e3/e4/b");
+	a = open_ro(n, "d1/d2/a");
+	b = open_ro(n, "e1/e2/e3/b");
 	restart(&f);
 
 	read_matches(a, 1, want, got);
