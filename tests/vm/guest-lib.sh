@@ -66,3 +66,38 @@ guest_secs_left() {
 	[ -n "$tmo" ] || { echo 86400; return; }
 	echo $((tmo - $(cut -d. -f1 /proc/uptime)))
 }
+
+# kclient_chunks MNT: the kernel client's RPC-over-RDMA counters for the
+# mount at MNT show read, write and reply chunks, and no unknown xids or
+# bad replies. xprt: rdma fields after "rdma"
+# (net/sunrpc/xprtrdma/transport.c): 1 port, 2 bind, 3 connect, 4
+# connect time, 5 idle, 6 sends, 7 recvs, 8 bad xids, 9 req_u, 10
+# bklog_u, 11 read chunks, 12 write chunks, 13 reply chunks, 14 rdma
+# request bytes, 15 rdma reply bytes, 16 pullup, 17 fixup, 18 hardway, 19
+# failed marshal, 20 bad replies.
+kclient_chunks() {
+	local x
+	x=$(grep -A30 "mounted on $1 " /proc/self/mountstats |
+		awk '$1 == "xprt:" && $2 == "rdma" {print; exit}')
+	echo "kernel client: $x"
+	# shellcheck disable=SC2086 # the counters, one word each
+	set -- ${x#*rdma}
+	[ $# -ge 20 ] || fail "short xprt line"
+	[ "${11}" -gt 0 ] || fail "no read chunks (WRITE data) were sent"
+	[ "${12}" -gt 0 ] || fail "no write chunks (READ data) were sent"
+	[ "${13}" -gt 0 ] || fail "no reply chunks (READDIRPLUS) were sent"
+	[ "$8" = 0 ] || fail "$8 replies with unknown xids"
+	[ "${20}" = 0 ] || fail "${20} bad replies"
+	ok "read chunks ${11}, write chunks ${12}, reply chunks ${13}," \
+		"no bad replies"
+}
+
+# stop_nfsrdmad MNT PID LOG: unmounts MNT, stops nfsrdmad (PID) with
+# SIGTERM, and wants its exit 0 and no garbage or bad handle in LOG
+stop_nfsrdmad() {
+	timeout 30 umount "$1" || fail "umount $1"
+	kill -TERM "$2" && wait "$2" || fail "nfsrdmad exit status $?"
+	grep -q ' 0 garbage, 0 bad handles' "$3" ||
+		fail "nfsrdmad: $(grep 'nfs calls' "$3")"
+	ok "$(grep 'nfs calls' "$3")"
+}

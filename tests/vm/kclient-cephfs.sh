@@ -128,36 +128,13 @@ rename_remove() {
 	ok "renamed and removed"
 }
 
-chunk_counters() {
-	local x
-	x=$(grep -A30 "mounted on $MNT " /proc/self/mountstats |
-		awk '$1 == "xprt:" && $2 == "rdma" {print; exit}')
-	echo "kernel client: $x"
-	# shellcheck disable=SC2086 # the counters, one word each
-	set -- ${x#*rdma}
-	[ $# -ge 20 ] || fail "short xprt line"
-	[ "${11}" -gt 0 ] || fail "no read chunks (WRITE data) were sent"
-	[ "${12}" -gt 0 ] || fail "no write chunks (READ data) were sent"
-	[ "${13}" -gt 0 ] || fail "no reply chunks (READDIRPLUS) were sent"
-	[ "${20}" = 0 ] || fail "${20} bad replies"
-	ok "read chunks ${11}, write chunks ${12}, reply chunks ${13}, no bad replies"
-}
-
-stop_daemon() {
-	timeout 30 umount "$MNT" || fail "umount $MNT"
-	kill -TERM "$DPID" && wait "$DPID" || fail "nfsrdmad exit status $?"
-	DPID=
-	grep -q ' 0 garbage, 0 bad handles' "$W/nfsrdmad.log" ||
-		fail "nfsrdmad: $(grep 'nfs calls' "$W/nfsrdmad.log")"
-	ok "$(grep 'nfs calls' "$W/nfsrdmad.log")"
-}
-
 start_cluster
 start_daemon
 kmount
 files
 listing
 rename_remove
-chunk_counters
-stop_daemon
+kclient_chunks "$MNT"
+stop_nfsrdmad "$MNT" "$DPID" "$W/nfsrdmad.log"
+DPID=
 echo "kclient-cephfs: ok"

@@ -197,27 +197,6 @@ rename_remove() {
 	ok "renamed and removed, on both sides"
 }
 
-# xprt: rdma fields after "rdma" (net/sunrpc/xprtrdma/transport.c):
-# 1 port, 2 bind, 3 connect, 4 connect time, 5 idle, 6 sends, 7 recvs,
-# 8 bad xids, 9 req_u, 10 bklog_u, 11 read chunks, 12 write chunks,
-# 13 reply chunks, 14 rdma request bytes, 15 rdma reply bytes, 16 pullup,
-# 17 fixup, 18 hardway, 19 failed marshal, 20 bad replies.
-chunk_counters() {
-	local x
-	x=$(grep -A30 "mounted on $MNT " /proc/self/mountstats |
-		awk '$1 == "xprt:" && $2 == "rdma" {print; exit}')
-	echo "kernel client: $x"
-	set -- ${x#*rdma}
-	[ $# -ge 20 ] || fail "short xprt line"
-	[ "${11}" -gt 0 ] || fail "no read chunks (WRITE data) were sent"
-	[ "${12}" -gt 0 ] || fail "no write chunks (READ data) were sent"
-	[ "${13}" -gt 0 ] || fail "no reply chunks (READDIRPLUS) were sent"
-	[ "$8" = 0 ] || fail "$8 replies with unknown xids"
-	[ "${20}" = 0 ] || fail "${20} bad replies"
-	ok "read chunks ${11}, write chunks ${12}, reply chunks ${13}," \
-		"no bad replies"
-}
-
 # Streams HUGE_SIZE random bytes to the mount with O_DIRECT (nothing of it
 # is kept in the guest but the server's copy), then reads it back; the
 # sha256 of what was written, of the server's file and of what came back
@@ -255,15 +234,6 @@ huge_file() {
 	ok "sha256 $(cat "$W/huge.sum")... written, stored and read back"
 }
 
-stop_daemon() {
-	timeout 30 umount "$MNT" || fail "umount $MNT"
-	kill -TERM "$DPID" && wait "$DPID" || fail "nfsrdmad exit status $?"
-	DPID=
-	grep -q ' 0 garbage, 0 bad handles' "$W/nfsrdmad.log" ||
-		fail "nfsrdmad: $(grep 'nfs calls' "$W/nfsrdmad.log")"
-	ok "$(grep 'nfs calls' "$W/nfsrdmad.log")"
-}
-
 huge_plan
 start_daemon
 kmount
@@ -272,6 +242,7 @@ big_files
 listing
 rename_remove
 [ $HUGE = 1 ] && huge_file
-chunk_counters
-stop_daemon
+kclient_chunks "$MNT"
+stop_nfsrdmad "$MNT" "$DPID" "$W/nfsrdmad.log"
+DPID=
 echo "kclient-nfsrdmad: ok"
