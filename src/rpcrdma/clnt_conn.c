@@ -319,7 +319,9 @@ int rr__clnt_conn_first(struct rr_clnt *c)
 		rc = conn_first_to(c);
 		if (!rc)
 			return 0;
-		if (i + 1 < c->npeers) /* CONNECTING again, from here */
+		/* CONNECTING again, from here (an attempt that never left
+		 * BACKOFF is there already) */
+		if (i + 1 < c->npeers && c->conn_state != CLNT_BACKOFF)
 			rr__clnt_conn_move(c, CLNT_BACKOFF);
 	}
 	c->peer_idx = 0;

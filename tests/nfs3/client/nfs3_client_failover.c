@@ -13,6 +13,7 @@
  * second. Over RDMA (iwarp) and TCP. argv[1] is the nfsrdmad binary.
  */
 #include <rpcrdma/nfs3.h>
+#include <rpcrdma/oncrpc.h>
 
 #include "daemon.h"
 #include "io.h"
@@ -144,6 +145,18 @@ static void local_matches(const struct fx *f, const uint8_t *src, uint8_t *buf)
 	assert_memory_equal(buf, src, FILE_LEN);
 }
 
+/* Over RDMA: the connection's moves between servers broke no rule. */
+static void no_state_violations(struct rr_nfs *n, bool tcp)
+{
+	struct rr_xprt_stats st;
+
+	if (tcp)
+		return; /* TCP's client keeps no such counter */
+	assert_int_equal(rr_nfs_xprt_stats(n, &st), 0);
+	assert_true(st.conn_lost >= 1); /* it did move */
+	assert_int_equal(st.state_violations, 0);
+}
+
 /* Writes the file a chunk at a time, crashing *kill halfway. */
 static void copy_in(struct rr_nfs *n, const uint8_t *src,
 		    struct rr_t_daemon *kill_at_half)
@@ -199,6 +212,7 @@ static void a_copy_moves_to_the_other_server(void **state)
 	assert_int_equal(start_at(&f, &f.a, f.sa, "127.0.0.1"), 0);
 	memset(buf, 0, FILE_LEN);
 	read_back(n, src, buf, &f.b);
+	no_state_violations(n, tcp);
 	assert_int_equal(rr_nfs_umount(n), 0);
 
 	/* the first server listed is down: the mount goes to the next */
