@@ -56,7 +56,8 @@ int rr__nfsc_jukebox_next(const struct rr_nfs *n, struct nfsc_jukebox *j,
 	return 0;
 }
 
-int rr__nfsc_jukebox_sleep(uint64_t at_ms)
+/* Sleeps until at_ms in abort-check slices: 0, or -EINTR. */
+static int sleep_until(uint64_t at_ms)
 {
 	for (;;) {
 		uint64_t now = rr_mono_ms(), ms;
@@ -80,5 +81,5 @@ int rr__nfsc_jukebox_wait(const struct rr_nfs *n, struct nfsc_jukebox *j)
 	uint64_t at = 0;
 	int rc = rr__nfsc_jukebox_next(n, j, &at);
 
-	return rc ? rc : rr__nfsc_jukebox_sleep(at);
+	return rc ? rc : sleep_until(at);
 }

@@ -211,8 +211,8 @@ bool rr__nfsc_abort_now(void);
  * NFS3ERR_JUKEBOX: the call is to be sent again later (jukebox.c).
  * rr__nfsc_jukebox says whether a completed call's reply is that;
  * rr__nfsc_jukebox_next says when to send it again, or -ETIMEDOUT once the
- * mount's call timeout has passed; rr__nfsc_jukebox_sleep waits until
- * then, or -EINTR when the thread's abort check says stop; _wait is both.
+ * mount's call timeout has passed; rr__nfsc_jukebox_wait also waits until
+ * then, or fails -EINTR when the thread's abort check says stop.
  */
 struct nfsc_jukebox {
 	uint64_t since_ms;
@@ -221,7 +221,6 @@ struct nfsc_jukebox {
 bool rr__nfsc_jukebox(const struct rr_call *call);
 int rr__nfsc_jukebox_next(const struct rr_nfs *n, struct nfsc_jukebox *j,
 			  uint64_t *at_ms);
-int rr__nfsc_jukebox_sleep(uint64_t at_ms);
 int rr__nfsc_jukebox_wait(const struct rr_nfs *n, struct nfsc_jukebox *j);
 
 /* NFS calls on the mount (NFS_PROGRAM, NFS_V3). */
