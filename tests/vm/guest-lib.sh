@@ -101,3 +101,22 @@ stop_nfsrdmad() {
 		fail "nfsrdmad: $(grep 'nfs calls' "$3")"
 	ok "$(grep 'nfs calls' "$3")"
 }
+
+# kclient_list DIR N WORK: makes DIR with N entries through the kernel
+# client (a shell redirection: CREATE alone, where touch adds a SETATTR),
+# drops the caches, and wants ls -l to list exactly those names; the
+# names it wants are left in WORK/names.want
+kclient_list() {
+	local got
+	mkdir "$1" || fail "mkdir $1"
+	(cd "$1" && many_names "$2" |
+		while read -r f; do : >"$f" || exit 1; done) ||
+		fail "create $2 files"
+	drop_caches
+	ls -l "$1" >"$3/ls.client" || fail "ls -l $1"
+	awk 'NF >= 9 {print $9}' "$3/ls.client" | sort >"$3/names.client"
+	got=$(wc -l <"$3/names.client")
+	[ "$got" = "$2" ] || fail "the client lists $got entries, not $2"
+	many_names "$2" | sort >"$3/names.want"
+	same "$3/names.want" "$3/names.client" "names listed by the client"
+}

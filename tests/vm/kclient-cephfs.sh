@@ -100,19 +100,9 @@ files() {
 }
 
 listing() {
-	local n=$NFILES got
+	local n=$NFILES
 	step "directory of $n entries"
-	mkdir "$MNT/dir" || fail "mkdir $MNT/dir"
-	(cd "$MNT/dir" && many_names $n |
-		while read -r f; do : >"$f" || exit 1; done) ||
-		fail "create $n files"
-	drop_caches
-	ls -l "$MNT/dir" >"$W/ls.client" || fail "ls -l $MNT/dir"
-	awk 'NF >= 9 {print $9}' "$W/ls.client" | sort >"$W/names.client"
-	got=$(wc -l <"$W/names.client")
-	[ "$got" = "$n" ] || fail "the client lists $got entries, not $n"
-	many_names $n | sort >"$W/names.want"
-	same "$W/names.want" "$W/names.client" "names listed by the client"
+	kclient_list "$MNT/dir" $n "$W"
 	(cd "$MNT/dir" && many_names $n | xargs rm --) || fail "remove $n files"
 	rmdir "$MNT/dir" || fail "rmdir $MNT/dir"
 	ok "$n entries created, listed and removed"
