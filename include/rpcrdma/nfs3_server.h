@@ -48,9 +48,13 @@ struct rr_nfs3_server_opts {
 	 * 1: the other handler threads stay free) and directories one walk
 	 * reads before it gives up (0: 4 Mi). A walk the budget refuses is
 	 * answered NFS3ERR_JUKEBOX, so the client asks again later.
+	 * walk_dir_us: a directory that takes longer than this to read
+	 * counts as one directory per walk_dir_us it took (0: 10, what one
+	 * costs on a local disk; more where every read is slow, as on a
+	 * distributed file system, or where the size alone should count).
 	 */
 	uint32_t walk_dirs_per_s, walk_dirs_per_peer_s, walks_at_once;
-	uint32_t walk_dirs_max;
+	uint32_t walk_dirs_max, walk_dir_us;
 	/*
 	 * Memory the handle-to-path cache may hold, entries not used lately
 	 * going first (0: 64 MiB, some 800 000 objects).

@@ -11,7 +11,8 @@
  *            [--state-dir DIR]
  *            [--address A] [--max-conns N] [--max-conns-per-host N]
  *            [--idle-timeout SEC] [--handle-cache-mb N]
- *            [--walk-dirs-per-sec N] [--control PATH|off]
+ *            [--walk-dirs-per-sec N] [--walk-dir-us N]
+ *            [--control PATH|off]
  *
  * A port of 0 takes an ephemeral one (printed at start); "off" turns that
  * transport off. --export DIR serves DIR to every client, read-write and
@@ -86,6 +87,9 @@ static void usage(FILE *f)
 		"                   directories walks for unknown handles\n"
 		"                   may read per second (20000; a client\n"
 		"                   address a quarter)\n"
+		"  --walk-dir-us N  a directory a walk takes longer than N\n"
+		"                   microseconds to read counts as one per\n"
+		"                   N it took (10)\n"
 		"  --control PATH   Unix socket that answers \"stats\" and\n"
 		"                   \"stats json\" (nfsrdma stat PATH);\n"
 		"                   default STATE-DIR/control; off: none\n"
@@ -154,6 +158,7 @@ enum {
 	O_IDLE,
 	O_HCMB,
 	O_WALK,
+	O_WALKUS,
 	O_EXPORTS,
 	O_CONTROL,
 	O_NLM,
@@ -184,6 +189,7 @@ static const struct option longopts[] = {
 	{"idle-timeout", required_argument, NULL, O_IDLE},
 	{"handle-cache-mb", required_argument, NULL, O_HCMB},
 	{"walk-dirs-per-sec", required_argument, NULL, O_WALK},
+	{"walk-dir-us", required_argument, NULL, O_WALKUS},
 	{"control", required_argument, NULL, O_CONTROL},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -247,6 +253,8 @@ static int parse_one(int c, const char *arg, struct nfsrdmad_opts *o)
 		return count_arg(arg, 1, 1u << 20, &o->handle_cache_mb);
 	case O_WALK:
 		return count_arg(arg, 1, 1u << 30, &o->walk_dirs_per_s);
+	case O_WALKUS:
+		return count_arg(arg, 1, 1u << 30, &o->walk_dir_us);
 	case O_IDLE: {
 		uint32_t sec;
 
@@ -302,6 +310,8 @@ static const char *value_hint(int c)
 		return "MiB, 1-1048576";
 	case O_WALK:
 		return "a count, 1-1073741824";
+	case O_WALKUS:
+		return "microseconds, 1-1073741824";
 	default:
 		return "see --help";
 	}

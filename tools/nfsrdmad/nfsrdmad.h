@@ -26,7 +26,7 @@ struct nfsrdmad_opts {
 	uint32_t max_conns, max_per_host;
 	int idle_s; /* < 0: never */
 	/* handle resolution (rr_nfs3_server_opts); 0: the default */
-	uint32_t handle_cache_mb, walk_dirs_per_s;
+	uint32_t handle_cache_mb, walk_dirs_per_s, walk_dir_us;
 	bool read_only, root_squash;
 };
 

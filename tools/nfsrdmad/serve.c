@@ -579,6 +579,7 @@ static int open_server(const struct nfsrdmad_opts *o,
 	struct rr_nfs3_server_opts no = {
 		.state_dir = o->state_dir,
 		.walk_dirs_per_s = o->walk_dirs_per_s,
+		.walk_dir_us = o->walk_dir_us,
 		.handle_cache_bytes = (uint64_t)o->handle_cache_mb << 20};
 	struct rr_nfs3_exports *t;
 	char err[512];

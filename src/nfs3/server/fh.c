@@ -60,7 +60,7 @@
 /* entries a walk reads that cost as much as one more directory */
 #define WALK_ENTRIES_PER_DIR 1024
 /* the time a directory is taken to cost (one costs 5-10 us on tmpfs) */
-#define WALK_NS_PER_DIR 10000
+#define WALK_US_PER_DIR 10
 #define NEG_TTL_MS	5000
 
 /* ---------------------------------------------------------- SipHash */
@@ -902,13 +902,14 @@ static uint64_t mono_ns(void)
 /*
  * What reading one directory costs the budget, in directories: one, and
  * one for each WALK_ENTRIES_PER_DIR entries, or the time it took in
- * WALK_NS_PER_DIR when more (a slow disk, a slow machine): the budget
- * then bounds the walks' share of the CPU whatever a directory costs.
+ * units of us_per_dir (the server's walk_dir_us) when more (a slow disk,
+ * a slow machine): the budget then bounds the walks' share of the CPU
+ * whatever a directory costs.
  */
-static uint32_t walk_cost(size_t entries, uint64_t ns)
+static uint32_t walk_cost(size_t entries, uint64_t ns, uint32_t us_per_dir)
 {
 	uint64_t by_size = 1 + entries / WALK_ENTRIES_PER_DIR;
-	uint64_t by_time = ns / WALK_NS_PER_DIR;
+	uint64_t by_time = ns / ((uint64_t)us_per_dir * 1000);
 	uint64_t n = by_time > by_size ? by_time : by_size;
 
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
@@ -924,6 +925,7 @@ static int search(struct nfsd_call *c, const struct want *w, struct nfsd_obj *o)
 	struct rr_nfs3_server *s = c->s;
 	struct walk q = {0};
 	size_t slot, max = s->o.walk_dirs_max ? s->o.walk_dirs_max : SEARCH_MAX;
+	uint32_t us = s->o.walk_dir_us ? s->o.walk_dir_us : WALK_US_PER_DIR;
 	int rc;
 
 	if (rr__nfsd_walk_begin(s, c->req ? rr_svc_req_peer(c->req) : NULL,
@@ -936,7 +938,7 @@ static int search(struct nfsd_call *c, const struct want *w, struct nfsd_obj *o)
 
 		rc = walk_dir(c, &q, q.head++, w, o);
 		rr__nfsd_walk_pay(s, slot,
-				  walk_cost(q.seen - seen, mono_ns() - t0));
+				  walk_cost(q.seen - seen, mono_ns() - t0, us));
 	}
 	atomic_fetch_add(&s->walk_dirs, q.head);
 	rr__nfsd_walk_end(s);

@@ -5,16 +5,17 @@
  * while its walk budget is spent, which is every handle after a restart:
  * the fuse/restart test once failed with close's EAGAIN that way.
  *
- * Here nfsrdmad runs with a small walk budget (64 directories a second,
- * so 16 a second, and at most 16 in hand, for our one address) and is
- * restarted under two open files on the same ports and state. The first
- * file's handle is then found by a walk of at least WIDE + 3 directories,
- * which leaves the budget in debt (a directory costs more where reading
- * it is slow: seconds of debt under TSan, so the mount waits up to a
- * minute); the second file's calls, a GETATTR and a pipelined READ sent
- * at once from two threads, are answered JUKEBOX until the debt is paid,
- * and must still succeed, with the server's walks_refused counter
- * showing that it did refuse. argv[1] is the nfsrdmad binary.
+ * Here nfsrdmad runs with a small walk budget (16 directories a second,
+ * so 4 a second, and at most 4 in hand, for our one address; every
+ * directory costs one, however long it takes to read, so that the debt
+ * does not depend on how busy the machine is) and is restarted under two
+ * open files on the same ports and state. The first file's handle is
+ * then found by a walk of at least WIDE + 3 directories, which leaves
+ * the budget some 6 s in debt; the second file's calls, a GETATTR and a
+ * pipelined READ sent at once from two threads, are answered JUKEBOX
+ * until the debt is paid, and must still succeed, with the server's
+ * walks_refused counter showing that it did refuse. argv[1] is the
+ * nfsrdmad binary.
  */
 #include <rpcrdma/nfs3.h>
 
@@ -66,8 +67,9 @@ static void put(const struct fx *f, const char *rel, uint32_t seed,
 
 static int start(struct fx *f, const char *const *ports)
 {
-	const char *extra[16] = {"--walk-dirs-per-sec", "64"};
-	int n = 2;
+	const char *extra[16] = {"--walk-dirs-per-sec", "16", "--walk-dir-us",
+				 "1000000"};
+	int n = 4;
 
 	while (ports && *ports && n < 14)
 		extra[n++] = *ports++;
