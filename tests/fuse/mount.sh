@@ -171,7 +171,7 @@ test_fio() {
 	command -v fio >/dev/null || skip "no fio"
 	do_mount actimeo=3
 	local common=(--directory="$MNT" --ioengine=psync --numjobs=2
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting
+		--verify=crc32c --verify_state_save=0 --do_verify=1 --verify_fatal=1 --group_reporting
 		--output-format=terse)
 	fio --name=seq --rw=write --bs=64k --size=8m "${common[@]}" >"$T/fio1" ||
 		fail "fio sequential write+verify: $(cat "$T/fio1")"
@@ -211,7 +211,7 @@ test_stress() {
 	fi
 	if command -v fio >/dev/null; then
 		local common=(--directory="$MNT" --size=4m --bs=4k --rw=randwrite
-			--verify=crc32c --do_verify=1 --verify_fatal=1 --output-format=terse)
+			--verify=crc32c --verify_state_save=0 --do_verify=1 --verify_fatal=1 --output-format=terse)
 		fio --name=direct --direct=1 "${common[@]}" >"$T/fio1" ||
 			fail "fio O_DIRECT write+verify: $(cat "$T/fio1")"
 		fio --name=mmap --ioengine=mmap "${common[@]}" >"$T/fio2" ||
@@ -479,7 +479,7 @@ test_fiorestart() {
 	command -v fio >/dev/null || skip "no fio"
 	do_mount "hard,timeo=10,retrans=2,actimeo=3"
 	local job=(--name=big --rw=write --bs=1M --size=64m --ioengine=psync
-		--verify=crc32c --verify_fatal=1 --output-format=terse) fp st
+		--verify=crc32c --verify_state_save=0 --verify_fatal=1 --output-format=terse) fp st
 	# paced, so that the restart falls while it writes: 4 s or more
 	fio --directory="$MNT" "${job[@]}" --do_verify=1 --fsync_on_close=1 \
 		--rate=16m >"$T/fio" 2>&1 &

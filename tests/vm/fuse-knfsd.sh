@@ -55,7 +55,7 @@ fio_job() {
 	local name=$1
 	shift
 	timeout 600 fio --name="$name" --directory="$MNT" \
-		--verify=crc32c --verify_fatal=1 --do_verify=1 "$@" \
+		--verify=crc32c --verify_state_save=0 --verify_fatal=1 --do_verify=1 "$@" \
 		>"$W/fio.out" 2>&1 || fail "fio $name: $(grep -iE 'err|verify' "$W/fio.out" | head -5)"
 	grep -q 'verify: bad' "$W/fio.out" && fail "fio $name: verify errors"
 	ok "fio $name: written and verified"

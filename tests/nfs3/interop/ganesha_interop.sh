@@ -118,7 +118,7 @@ else
 		fail "nfsrdma mount of Ganesha's export: $(cat "$tmp/mount.err")"
 	mounted || fail "nfsrdma mount returned before the mount was up"
 	fio --name=g --directory="$tmp/mnt" --rw=randwrite --bs=4k --size=4m \
-		--numjobs=2 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--numjobs=2 --verify=crc32c --verify_state_save=0 --do_verify=1 --verify_fatal=1 \
 		--output-format=terse >"$tmp/fio" 2>&1 ||
 		fail "fio through the mount: $(tail -3 "$tmp/fio")"
 	head -c $((3 * 1024 * 1024)) /dev/urandom >"$tmp/m.bin"
