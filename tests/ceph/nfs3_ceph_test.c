@@ -11,8 +11,9 @@
  *    copy finishes it through the other, and the copy reads back whole;
  *  - a listing read a few entries per READDIR while it changes: every
  *    entry that stays is seen once (the cookies are CephFS's offsets);
- *  - NLM's answer where the backend keeps no locks, start-up errors
- *    that name the option at fault, and libnfs's tools when installed.
+ *  - NLM locks through two nfsrdmad on one file, held by the MDS, so
+ *    each server's owners see the other's; start-up errors that name
+ *    the option at fault, and libnfs's tools when installed.
  *
  * argv: nfsrdmad, the nfs3_client test binary, cephlab.sh. Without the
  * ceph daemons or libcephfs it exits 77, saying which.
@@ -444,20 +445,17 @@ static void got(struct rr_nfs *n, const char *path, const char *text)
 	assert_int_equal(rr_nfs_close(f), 0);
 }
 
+static void start_b(void);
+
 static void two_servers_one_export(void **state)
 {
-	char sa[PATH_MAX + 16], sb[PATH_MAX + 16];
 	struct fh ra, rb, f;
 	struct rr_tcp_clnt *tc;
 	struct rr_nfs *na, *nb;
 	uint64_t size = 0;
 
 	(void)state;
-	state_of("a", sa, sizeof(sa));
-	state_of("b", sb, sizeof(sb));
-	mkdir(sb, 0700);
-	assert_int_equal(sh("cp '%s/fh.key' '%s/fh.key'", sa, sb), 0);
-	assert_int_equal(start(&b, sb), 0);
+	start_b();
 	mnt(&a, &ra);
 	mnt(&b, &rb);
 	assert_int_equal(ra.len, rb.len);
@@ -681,34 +679,159 @@ static void listing_resumes_while_it_changes(void **state)
 	assert_int_equal(rr_nfs_umount(n), 0);
 }
 
-static void locks_are_refused_with_nolocks(void **state)
+/* ============================================================ locks */
+
+/* An NLM client of d: a lock owner (host, svid) on the file h. */
+struct nlm_owner {
+	const struct rr_t_daemon *d;
+	char *host;
+	int svid;
+	struct fh *h;
+};
+
+static nlm4_lock nlm_lock_of(const struct nlm_owner *o, uint64_t off,
+			     uint64_t len)
+{
+	return (nlm4_lock){.caller_name = o->host,
+			   .fh = {.nlm4_netobj_len = o->h->len,
+				  .nlm4_netobj_val = (char *)o->h->b},
+			   .oh = {.nlm4_netobj_len = (u_int)strlen(o->host),
+				  .nlm4_netobj_val = o->host},
+			   .svid = o->svid,
+			   .l_offset = off,
+			   .l_len = len};
+}
+
+/* One NLM call to o's server, over a connection of its own. */
+static void nlm_call(const struct nlm_owner *o, uint32_t proc, xdrproc_t xa,
+		     void *a, xdrproc_t xr, void *r, size_t rsize)
+{
+	struct rr_tcp_clnt *c;
+
+	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", o->d->nlm, NULL, &c),
+			 0);
+	call(c, true, NLM_PROG, NLM4_VERS, proc, xa, a, xr, r, rsize);
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+}
+
+/* LOCK, never blocking: NLM4_GRANTED or why not. */
+static nlm4_stats nlm_lock(const struct nlm_owner *o, bool excl, uint64_t off,
+			   uint64_t len)
+{
+	nlm4_lockargs a = {.exclusive = excl,
+			   .alock = nlm_lock_of(o, off, len),
+			   .state = 1};
+	nlm4_res r;
+	nlm4_stats st;
+
+	nlm_call(o, NLMPROC4_LOCK, (xdrproc_t)rr__xdr_nlm4_lockargs, &a,
+		 (xdrproc_t)rr__xdr_nlm4_res, &r, sizeof(r));
+	st = r.stat.stat;
+	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
+	return st;
+}
+
+static nlm4_stats nlm_unlock(const struct nlm_owner *o, uint64_t off,
+			     uint64_t len)
+{
+	nlm4_unlockargs a = {.alock = nlm_lock_of(o, off, len)};
+	nlm4_res r;
+	nlm4_stats st;
+
+	nlm_call(o, NLMPROC4_UNLOCK, (xdrproc_t)rr__xdr_nlm4_unlockargs, &a,
+		 (xdrproc_t)rr__xdr_nlm4_res, &r, sizeof(r));
+	st = r.stat.stat;
+	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
+	return st;
+}
+
+/* TEST of an exclusive lock: the status, and the holder's range. */
+static nlm4_stats nlm_test(const struct nlm_owner *o, uint64_t off,
+			   uint64_t len, uint64_t *hoff, uint64_t *hlen)
+{
+	nlm4_testargs a = {.exclusive = TRUE,
+			   .alock = nlm_lock_of(o, off, len)};
+	nlm4_testres r;
+	nlm4_stats st;
+
+	nlm_call(o, NLMPROC4_TEST, (xdrproc_t)rr__xdr_nlm4_testargs, &a,
+		 (xdrproc_t)rr__xdr_nlm4_testres, &r, sizeof(r));
+	st = r.stat.stat;
+	if (st == NLM4_DENIED) {
+		*hoff = r.stat.nlm4_testrply_u.holder.l_offset;
+		*hlen = r.stat.nlm4_testrply_u.holder.l_len;
+	}
+	xdr_free((xdrproc_t)rr__xdr_nlm4_testres, (char *)&r);
+	return st;
+}
+
+/* A second nfsrdmad on the export, with a's handle key. */
+static void start_b(void)
+{
+	char sa[PATH_MAX + 16], sb[PATH_MAX + 16];
+
+	state_of("a", sa, sizeof(sa));
+	state_of("b", sb, sizeof(sb));
+	mkdir(sb, 0700);
+	assert_int_equal(sh("cp '%s/fh.key' '%s/fh.key'", sa, sb), 0);
+	assert_int_equal(start(&b, sb), 0);
+}
+
+/*
+ * Locks are the MDS's, so two servers on one CephFS see each other's:
+ * owners of two client hosts, one through each server, on one file.
+ */
+static void locks_hold_across_servers(void **state)
 {
 	struct fh root, f;
 	struct rr_tcp_clnt *c;
-	nlm4_lockargs la = {0};
-	nlm4_res r;
+	struct nlm_owner x = {&a, "host-x", 11, &f}, y = {&b, "host-y", 22, &f};
+	uint64_t hoff = 0, hlen = 0;
 
 	(void)state;
 	assert_true(a.nlm > 0);
+	start_b();
+	assert_true(b.nlm > 0);
 	mnt(&a, &root);
 	c = tcp_to(&a);
 	create(c, &root, "lockme", &f);
 	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
-	la.exclusive = TRUE;
-	la.alock = (nlm4_lock){
-		.caller_name = "tester",
-		.fh = {.nlm4_netobj_len = f.len,
-		       .nlm4_netobj_val = (char *)f.b},
-		.oh = {.nlm4_netobj_len = 2, .nlm4_netobj_val = "oh"},
-		.svid = 7,
-		.l_len = 10};
-	assert_int_equal(rr_tcp_clnt_create("127.0.0.1", a.nlm, NULL, &c), 0);
-	call(c, true, NLM_PROG, NLM4_VERS, 2 /* NLM4_LOCK */,
-	     (xdrproc_t)rr__xdr_nlm4_lockargs, &la, (xdrproc_t)rr__xdr_nlm4_res,
-	     &r, sizeof(r));
-	assert_int_equal(r.stat.stat, NLM4_DENIED_NOLOCKS);
-	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
-	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+
+	/* x's exclusive lock through a keeps y, through b, out of it */
+	assert_int_equal(nlm_lock(&x, true, 0, 100), NLM4_GRANTED);
+	assert_int_equal(nlm_lock(&y, true, 50, 10), NLM4_DENIED);
+	assert_int_equal(nlm_lock(&y, false, 99, 0), NLM4_DENIED);
+	assert_int_equal(nlm_test(&y, 10, 1, &hoff, &hlen), NLM4_DENIED);
+	assert_int_equal(hoff, 0);
+	assert_int_equal(hlen, 100);
+	/* beside it, y may lock */
+	assert_int_equal(nlm_lock(&y, true, 100, 0), NLM4_GRANTED);
+	assert_int_equal(nlm_lock(&x, false, 200, 1), NLM4_DENIED);
+	assert_int_equal(nlm_test(&x, 150, 1, &hoff, &hlen), NLM4_DENIED);
+	assert_int_equal(hoff, 100);
+	assert_int_equal(hlen, 0);
+
+	/* an unlock through a lets y in there; x keeps what it still holds */
+	assert_int_equal(nlm_unlock(&x, 0, 50), NLM4_GRANTED);
+	assert_int_equal(nlm_lock(&y, true, 0, 50), NLM4_GRANTED);
+	assert_int_equal(nlm_lock(&y, true, 60, 1), NLM4_DENIED);
+
+	/* all of x's gone (its Fh closed): y takes the whole file */
+	assert_int_equal(nlm_unlock(&x, 0, 0), NLM4_GRANTED);
+	assert_int_equal(nlm_test(&y, 0, 0, &hoff, &hlen), NLM4_GRANTED);
+	assert_int_equal(nlm_lock(&y, true, 0, 0), NLM4_GRANTED);
+	assert_int_equal(nlm_lock(&x, false, 0, 1), NLM4_DENIED);
+	assert_int_equal(nlm_unlock(&y, 0, 0), NLM4_GRANTED);
+	/* shared locks through both servers together */
+	assert_int_equal(nlm_lock(&x, false, 0, 10), NLM4_GRANTED);
+	assert_int_equal(nlm_lock(&y, false, 5, 10), NLM4_GRANTED);
+	assert_int_equal(nlm_lock(&y, true, 0, 1), NLM4_DENIED);
+
+	/* a server that stops gives its owners' locks back to the MDS */
+	assert_int_equal(rr_t_daemon_stop(&b), 0);
+	b.pid = 0;
+	assert_int_equal(nlm_lock(&x, true, 0, 0), NLM4_GRANTED);
+	assert_int_equal(nlm_unlock(&x, 0, 0), NLM4_GRANTED);
 }
 
 /* nfsrdmad with one export line: its exit status, stderr into err. */
@@ -836,7 +959,7 @@ int main(int argc, char **argv)
 		CASE(listing_resumes_while_it_changes),
 		CASE(two_servers_one_export),
 		CASE(a_copy_moves_to_the_other_server),
-		CASE(locks_are_refused_with_nolocks),
+		CASE(locks_hold_across_servers),
 		CASE(libnfs_tools_against_it),
 		CASE(start_up_errors_name_the_option),
 		CASE(handles_survive_a_restart),

@@ -57,7 +57,7 @@ struct rr_nfs3_server {
 	struct nfsd_pathcache *cache;
 	struct nfsd_walk_budget *walks; /* walk_budget.c */
 	struct nfsd_fcache *files;	/* open files by handle, fcache.c */
-	/* byte range locks (backend/local_lock.c), made on the first */
+	/* byte range locks (backend/lock_table.c), made on the first */
 	struct nfsd_locks *_Atomic locks;
 	pthread_mutex_t mnt_lock;
 	struct nfsd_mnt *mounts; /* MOUNT's DUMP list, newest first */

@@ -11,6 +11,7 @@
  */
 #include "nfs3/server/nfsd.h"
 #include "nfs3/server/backend/local.h"
+#include "nfs3/server/backend/lock_table.h"
 
 #include "base/alloc.h"
 

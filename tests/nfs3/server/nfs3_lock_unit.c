@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The local backend's byte range locks alone (backend/local_lock.c): who
+ * The local backend's byte range locks alone (backend/lock_table.c): who
  * conflicts with whom, and an owner's ranges as POSIX keeps them.
  */
 #include "nfs3/server/backend/local.h"
+#include "nfs3/server/backend/lock_table.h"
 
 #include <errno.h>
 #include <string.h>

@@ -261,6 +261,8 @@ static int c_lookup(struct nfsd_call *c, struct nfsd_obj *dir, const char *name,
 
 static void unmount(struct nfsd_cephfs *fs)
 {
+	rr__nfsd_ceph_locks_drop(fs);
+	pthread_mutex_destroy(&fs->lk_mu);
 	if (fs->root)
 		ceph_ll_put(fs->cm, fs->root);
 	if (ceph_is_mounted(fs->cm))
@@ -369,6 +371,7 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 
 	if (!fs)
 		return -ENOMEM;
+	pthread_mutex_init(&fs->lk_mu, NULL);
 	if (!err || !errlen) {
 		err = scratch;
 		errlen = sizeof(scratch);
@@ -382,10 +385,12 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 			    : find_root(fs, bc, s->export_path, err, errlen);
 	}
 	if (rc) {
-		if (fs->cm)
+		if (fs->cm) {
 			unmount(fs);
-		else
+		} else {
+			pthread_mutex_destroy(&fs->lk_mu);
 			free(fs);
+		}
 		return rc;
 	}
 	s->be = (struct nfsd_be){.ops = &ops, .priv = fs};
@@ -420,7 +425,7 @@ static const struct nfsd_be_ops ops = {
 	.closedir = rr__nfsd_ceph_closedir,
 	.statfs = rr__nfsd_ceph_statfs,
 	.lock = rr__nfsd_ceph_lock,
-	.unlock = rr__nfsd_ceph_lock,
+	.unlock = rr__nfsd_ceph_unlock,
 	.lock_test = rr__nfsd_ceph_lock_test,
 	.lock_count = rr__nfsd_ceph_lock_count,
 	.root = c_root,

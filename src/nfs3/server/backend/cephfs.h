@@ -17,7 +17,13 @@ struct nfsd_cephfs {
 	uint64_t root_ino;
 	uint64_t fscid; /* the file system's id: handles and st_dev carry it */
 	UserPerm *server; /* the mount's own (root) credentials */
+	/* cephfs_lock.c: the Fhs lock owners' ranges were taken through */
+	pthread_mutex_t lk_mu;
+	struct ceph_lk_fh *lk_fhs;
 };
+
+/* An open file's libcephfs Fh (cephfs_io.c opens it). */
+#define NFSD_CEPH_FH(f) ((f)->priv[0])
 
 static inline struct nfsd_cephfs *rr__nfsd_ceph(const struct nfsd_call *c)
 {
@@ -57,7 +63,7 @@ int rr__nfsd_ceph_rename(struct nfsd_call *c, struct nfsd_obj *from,
 ssize_t rr__nfsd_ceph_readlink(struct nfsd_call *c, struct nfsd_obj *o,
 			       char *buf, size_t cap);
 
-/* cephfs_io.c: files' contents, and locks */
+/* cephfs_io.c: files' contents */
 int rr__nfsd_ceph_open(struct nfsd_call *c, struct nfsd_obj *o,
 		       struct nfsd_be_file *f);
 void rr__nfsd_ceph_close(struct nfsd_call *c, struct nfsd_be_file *f);
@@ -68,12 +74,18 @@ ssize_t rr__nfsd_ceph_write(struct nfsd_call *c, struct nfsd_be_file *f,
 			    enum nfsd_be_stable how);
 int rr__nfsd_ceph_commit(struct nfsd_call *c, struct nfsd_obj *o, uint64_t off,
 			 uint64_t len);
+
+/* cephfs_lock.c: byte range locks, held by the MDS */
 int rr__nfsd_ceph_lock(struct nfsd_call *c, struct nfsd_be_file *f,
 		       const struct nfsd_be_lock *l);
+int rr__nfsd_ceph_unlock(struct nfsd_call *c, struct nfsd_be_file *f,
+			 const struct nfsd_be_lock *l);
 int rr__nfsd_ceph_lock_test(struct nfsd_call *c, struct nfsd_be_file *f,
 			    struct nfsd_be_lock *l);
 int rr__nfsd_ceph_lock_count(struct nfsd_call *c, struct nfsd_be_file *f,
 			     uint64_t owner);
+/* Closes every owner's Fh (the MDS drops their locks); no call may run. */
+void rr__nfsd_ceph_locks_drop(struct nfsd_cephfs *fs);
 
 /* cephfs_dir.c: listings and space */
 int rr__nfsd_ceph_opendir(struct nfsd_call *c, struct nfsd_obj *dir,

@@ -4,21 +4,14 @@
  * opened as the caller for the call, and READ and WRITE move the data
  * straight between CephFS and the caller's iovecs (the transport's
  * registered buffers) with ceph_ll_readv and ceph_ll_writev: no bounce
- * copy of ours.
- *
- * Byte range locks are not offered yet: libcephfs ties a lock to the Fh
- * it was taken through and drops it when that Fh closes, while an NLM
- * call opens the file for itself alone; keeping Fhs open per lock owner
- * is left for later. Every lock op answers -EOPNOTSUPP (NLM:
- * NLM4_DENIED_NOLOCKS, "no locks available"), and an owner holds no
- * range, so NLM keeps no record of it.
+ * copy of ours. (Locks: cephfs_lock.c.)
  */
 #include "nfs3/server/backend/cephfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
 
-#define F_FH(f) ((f)->priv[0])
+#define F_FH(f) NFSD_CEPH_FH(f)
 
 int rr__nfsd_ceph_open(struct nfsd_call *c, struct nfsd_obj *o,
 		       struct nfsd_be_file *f)
@@ -116,31 +109,4 @@ int rr__nfsd_ceph_commit(struct nfsd_call *c, struct nfsd_obj *o, uint64_t off,
 	(void)off;
 	(void)len;
 	return rc ? rc : ceph_ll_sync_inode(rr__nfsd_ceph(c)->cm, in, 0);
-}
-
-int rr__nfsd_ceph_lock(struct nfsd_call *c, struct nfsd_be_file *f,
-		       const struct nfsd_be_lock *l)
-{
-	(void)c;
-	(void)f;
-	(void)l;
-	return -EOPNOTSUPP;
-}
-
-int rr__nfsd_ceph_lock_test(struct nfsd_call *c, struct nfsd_be_file *f,
-			    struct nfsd_be_lock *l)
-{
-	(void)c;
-	(void)f;
-	(void)l;
-	return -EOPNOTSUPP;
-}
-
-int rr__nfsd_ceph_lock_count(struct nfsd_call *c, struct nfsd_be_file *f,
-			     uint64_t owner)
-{
-	(void)c;
-	(void)f;
-	(void)owner;
-	return 0;
 }

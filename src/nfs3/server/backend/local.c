@@ -12,6 +12,7 @@
  * says.
  */
 #include "nfs3/server/backend/local.h"
+#include "nfs3/server/backend/lock_table.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -294,8 +295,8 @@ const struct nfsd_be_ops rr__nfsd_be_local_ops = {
 	.seekdir = rr__nfsd_local_seekdir,
 	.closedir = rr__nfsd_local_closedir,
 	.statfs = l_statfs,
-	.lock = rr__nfsd_local_lock,
-	.unlock = rr__nfsd_local_unlock,
-	.lock_test = rr__nfsd_local_lock_test,
-	.lock_count = rr__nfsd_local_lock_count,
+	.lock = rr__nfsd_lktab_lock,
+	.unlock = rr__nfsd_lktab_unlock,
+	.lock_test = rr__nfsd_lktab_test,
+	.lock_count = rr__nfsd_lktab_count,
 };

@@ -27,18 +27,6 @@ ssize_t rr__nfsd_local_write(struct nfsd_call *c, struct nfsd_be_file *f,
 			     enum nfsd_be_stable how);
 int rr__nfsd_local_commit(struct nfsd_call *c, struct nfsd_obj *o, uint64_t off,
 			  uint64_t len);
-/* local_lock.c */
-int rr__nfsd_local_lock(struct nfsd_call *c, struct nfsd_be_file *f,
-			const struct nfsd_be_lock *l);
-int rr__nfsd_local_unlock(struct nfsd_call *c, struct nfsd_be_file *f,
-			  const struct nfsd_be_lock *l);
-int rr__nfsd_local_lock_test(struct nfsd_call *c, struct nfsd_be_file *f,
-			     struct nfsd_be_lock *l);
-int rr__nfsd_local_lock_count(struct nfsd_call *c, struct nfsd_be_file *f,
-			      uint64_t owner);
-/* Frees the server's lock table (no call may run). */
-void rr__nfsd_locks_free(struct rr_nfs3_server *s);
-
 /* local_dir.c */
 int rr__nfsd_local_opendir(struct nfsd_call *c, struct nfsd_obj *dir,
 			   uint64_t cookie, struct nfsd_be_dir **out);

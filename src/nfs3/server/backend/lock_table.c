@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Byte range locks of the local directory backend, kept by the server
- * itself: POSIX record locks belong to a process (or, OFD locks, to one
- * open file description), never to an NFS lock owner, so the owners'
- * locks are a table here, one per server, made on the first lock. Local
- * processes do not see these locks, nor these the processes'.
+ * Byte range locks kept by the server itself, one table per server, made
+ * on the first lock. For the local directory backend they are the locks:
+ * POSIX record locks belong to a process (or, OFD locks, to one open file
+ * description), never to an NFS lock owner, so local processes do not see
+ * these locks, nor these the processes'. For CephFS, whose MDS holds the
+ * locks, the table records what it granted (cephfs_lock.c says why).
  *
  * The table keeps POSIX semantics per owner: an owner's ranges on a file
  * never overlap (a new lock replaces what it covers of the owner's own,
@@ -14,7 +15,7 @@
  * WARNING: one mutex and one list for every file: enough for NLM's and
  * NFSv4.1's few locks, not for thousands.
  */
-#include "nfs3/server/backend/local.h"
+#include "nfs3/server/backend/lock_table.h"
 
 #include "base/alloc.h"
 
@@ -138,7 +139,7 @@ static void cut(struct nfsd_locks *t, const struct key *k, struct lk **spare)
 	}
 }
 
-int rr__nfsd_local_lock(struct nfsd_call *c, struct nfsd_be_file *f,
+int rr__nfsd_lktab_lock(struct nfsd_call *c, struct nfsd_be_file *f,
 			const struct nfsd_be_lock *l)
 {
 	struct nfsd_locks *t = table(c->s);
@@ -173,7 +174,7 @@ out:
 }
 
 /* Unlocking what the owner does not hold is no error (POSIX's F_UNLCK). */
-int rr__nfsd_local_unlock(struct nfsd_call *c, struct nfsd_be_file *f,
+int rr__nfsd_lktab_unlock(struct nfsd_call *c, struct nfsd_be_file *f,
 			  const struct nfsd_be_lock *l)
 {
 	struct nfsd_locks *t = table(c->s);
@@ -191,8 +192,8 @@ int rr__nfsd_local_unlock(struct nfsd_call *c, struct nfsd_be_file *f,
 	return 0;
 }
 
-int rr__nfsd_local_lock_test(struct nfsd_call *c, struct nfsd_be_file *f,
-			     struct nfsd_be_lock *l)
+int rr__nfsd_lktab_test(struct nfsd_call *c, struct nfsd_be_file *f,
+			struct nfsd_be_lock *l)
 {
 	struct nfsd_locks *t = table(c->s);
 	struct key k = key_of(f, l);
@@ -215,8 +216,8 @@ int rr__nfsd_local_lock_test(struct nfsd_call *c, struct nfsd_be_file *f,
 	return rc;
 }
 
-int rr__nfsd_local_lock_count(struct nfsd_call *c, struct nfsd_be_file *f,
-			      uint64_t owner)
+int rr__nfsd_lktab_count(struct nfsd_call *c, struct nfsd_be_file *f,
+			 uint64_t owner)
 {
 	struct nfsd_locks *t = table(c->s);
 	struct key k = key_of(f, &(struct nfsd_be_lock){.owner = owner});
