@@ -198,6 +198,32 @@ long rr_t_daemon_log_bytes(const struct rr_t_daemon *d)
 	return stat(d->log, &st) ? -1 : (long)st.st_size;
 }
 
+void rr_t_daemon_tell(const struct rr_t_daemon *d)
+{
+	siginfo_t si = {0};
+	long size = rr_t_daemon_log_bytes(d),
+	     from = size > 4096 ? size - 4096 : 0;
+	char buf[4097];
+	int fd = open(d->log, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, from) : -1;
+
+	if (waitid(P_PID, (id_t)d->pid, &si, WEXITED | WNOHANG | WNOWAIT) ||
+	    !si.si_pid)
+		fprintf(stderr, "nfsrdmad %d still runs\n", (int)d->pid);
+	else
+		fprintf(stderr, "nfsrdmad %d has %s %d\n", (int)d->pid,
+			si.si_code == CLD_EXITED ? "exited with"
+						 : "died of signal",
+			si.si_status);
+	fprintf(stderr, "the end of %s:\n", d->log);
+	if (n > 0) {
+		buf[n] = '\0';
+		fputs(buf, stderr);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
 /* The value of " name=" on a line of xprt's counters from byte from on. */
 static long counter_since(const struct rr_t_daemon *d, long from,
 			  const char *want, const char *key)

@@ -50,5 +50,11 @@ long rr_t_daemon_counter(const struct rr_t_daemon *d, const char *xprt,
 			 const char *name);
 /* Bytes it has written to stderr so far. */
 long rr_t_daemon_log_bytes(const struct rr_t_daemon *d);
+/*
+ * For a test that failed talking to it: whether it still runs (or how it
+ * ended: a sanitizer's exit code, a signal) and the end of its log, on
+ * stderr. It is not reaped: rr_t_daemon_stop still can.
+ */
+void rr_t_daemon_tell(const struct rr_t_daemon *d);
 
 #endif

@@ -50,6 +50,20 @@ void forget(CLIENT *c)
 	clnt_destroy(c);
 }
 
+/* clnt_call, and what went wrong when it fails (the daemon's fate too). */
+static void call_ok(const struct fx *f, CLIENT *c, u_long proc, xdrproc_t xa,
+		    void *a, xdrproc_t xr, void *r)
+{
+	enum clnt_stat st = clnt_call(c, proc, xa, a, xr, r, tmo);
+	struct rpc_err e;
+
+	if (st == RPC_SUCCESS)
+		return;
+	clnt_geterr(c, &e);
+	rr_t_daemon_tell(&f->d);
+	fail_msg("call %lu: %s (errno %d)", proc, clnt_sperrno(st), e.re_errno);
+}
+
 void find_fh(struct fx *f)
 {
 	CLIENT *m = client(f->d.mount, MOUNT_PROGRAM, MOUNT_V3, NULL);
@@ -60,11 +74,8 @@ void find_fh(struct fx *f)
 	char *dir = f->exp;
 
 	memset(&mr, 0, sizeof(mr));
-	assert_int_equal(clnt_call(m, MOUNTPROC3_MNT,
-				   (xdrproc_t)rr__xdr_dirpath, (char *)&dir,
-				   (xdrproc_t)rr__xdr_mountres3, (char *)&mr,
-				   tmo),
-			 RPC_SUCCESS);
+	call_ok(f, m, MOUNTPROC3_MNT, (xdrproc_t)rr__xdr_dirpath, &dir,
+		(xdrproc_t)rr__xdr_mountres3, &mr);
 	assert_int_equal(mr.fhs_status, MNT3_OK);
 	la.what.dir.data.data_len =
 		mr.mountres3_u.mountinfo.fhandle.fhandle3_len;
@@ -72,11 +83,8 @@ void find_fh(struct fx *f)
 		mr.mountres3_u.mountinfo.fhandle.fhandle3_val;
 	la.what.name = "f";
 	memset(&lr, 0, sizeof(lr));
-	assert_int_equal(clnt_call(n, NFSPROC3_LOOKUP,
-				   (xdrproc_t)rr__xdr_LOOKUP3args, (char *)&la,
-				   (xdrproc_t)rr__xdr_LOOKUP3res, (char *)&lr,
-				   tmo),
-			 RPC_SUCCESS);
+	call_ok(f, n, NFSPROC3_LOOKUP, (xdrproc_t)rr__xdr_LOOKUP3args, &la,
+		(xdrproc_t)rr__xdr_LOOKUP3res, &lr);
 	assert_int_equal(lr.status, NFS3_OK);
 	f->fh_len = lr.LOOKUP3res_u.resok.object.data.data_len;
 	memcpy(f->fh, lr.LOOKUP3res_u.resok.object.data.data_val, f->fh_len);
@@ -149,10 +157,7 @@ nlm4_stats fx_res(struct fx *f, u_long proc, xdrproc_t xa, void *a)
 	nlm4_stats st;
 
 	memset(&r, 0, sizeof(r));
-	assert_int_equal(clnt_call(f->nlm, proc, xa, a,
-				   (xdrproc_t)rr__xdr_nlm4_res, (char *)&r,
-				   tmo),
-			 RPC_SUCCESS);
+	call_ok(f, f->nlm, proc, xa, a, (xdrproc_t)rr__xdr_nlm4_res, &r);
 	st = r.stat.stat;
 	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
 	return st;
