@@ -64,26 +64,45 @@ static int start_at(struct fx *f, struct rr_t_daemon *d, const char *state,
 	return rr_t_daemon_start(d, daemon_path, f->exp, state, extra, NULL);
 }
 
-static void setup(struct fx *f)
+/*
+ * a on ports of its choosing, then b on 127.0.0.2 with the same ports:
+ * another process may hold one of them there (a wildcard listener, a
+ * client's ephemeral port), so a few tries, each with fresh ports.
+ */
+static void start_both(struct fx *f)
 {
 	char cmd[512];
 
+	for (int tries = 0; tries < 5; tries++) {
+		assert_int_equal(rr_t_daemon_start(&f->a, daemon_path, f->exp,
+						   f->sa, NULL, NULL),
+				 0);
+		snprintf(f->port_r, sizeof(f->port_r), "%u", f->a.rdma);
+		snprintf(f->port_t, sizeof(f->port_t), "%u", f->a.tcp);
+		snprintf(f->port_m, sizeof(f->port_m), "%u", f->a.mount);
+		mkdir(f->sb, 0700);
+		snprintf(cmd, sizeof(cmd), "cp '%s/fh.key' '%s/fh.key'", f->sa,
+			 f->sb);
+		assert_int_equal(sh(cmd), 0);
+		if (!start_at(f, &f->b, f->sb, "127.0.0.2"))
+			return;
+		fprintf(stderr, "b could not take a's ports: again\n");
+		rr_t_daemon_stop(&f->b); /* reaps it: it has exited */
+		f->b.pid = 0;
+		assert_int_equal(rr_t_daemon_stop(&f->a), 0);
+	}
+	fail_msg("no ports free on both 127.0.0.1 and 127.0.0.2");
+}
+
+static void setup(struct fx *f)
+{
 	snprintf(f->top, sizeof(f->top), "/tmp/rr-failover-XXXXXX");
 	assert_non_null(mkdtemp(f->top));
 	snprintf(f->exp, sizeof(f->exp), "%s/exp", f->top);
 	snprintf(f->sa, sizeof(f->sa), "%s/sa", f->top);
 	snprintf(f->sb, sizeof(f->sb), "%s/sb", f->top);
 	assert_int_equal(mkdir(f->exp, 0755), 0);
-	assert_int_equal(rr_t_daemon_start(&f->a, daemon_path, f->exp, f->sa,
-					   NULL, NULL),
-			 0);
-	snprintf(f->port_r, sizeof(f->port_r), "%u", f->a.rdma);
-	snprintf(f->port_t, sizeof(f->port_t), "%u", f->a.tcp);
-	snprintf(f->port_m, sizeof(f->port_m), "%u", f->a.mount);
-	assert_int_equal(mkdir(f->sb, 0700), 0);
-	snprintf(cmd, sizeof(cmd), "cp '%s/fh.key' '%s/fh.key'", f->sa, f->sb);
-	assert_int_equal(sh(cmd), 0);
-	assert_int_equal(start_at(f, &f->b, f->sb, "127.0.0.2"), 0);
+	start_both(f);
 }
 
 static void teardown(struct fx *f)
