@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -714,11 +715,12 @@ static void nlm_call(const struct nlm_owner *o, uint32_t proc, xdrproc_t xa,
 	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
 }
 
-/* LOCK, never blocking: NLM4_GRANTED or why not. */
-static nlm4_stats nlm_lock(const struct nlm_owner *o, bool excl, uint64_t off,
-			   uint64_t len)
+/* LOCK, blocking (the server keeps a waiter) or not: the status. */
+static nlm4_stats nlm_lock_how(const struct nlm_owner *o, bool block, bool excl,
+			       uint64_t off, uint64_t len)
 {
-	nlm4_lockargs a = {.exclusive = excl,
+	nlm4_lockargs a = {.block = block,
+			   .exclusive = excl,
 			   .alock = nlm_lock_of(o, off, len),
 			   .state = 1};
 	nlm4_res r;
@@ -729,6 +731,12 @@ static nlm4_stats nlm_lock(const struct nlm_owner *o, bool excl, uint64_t off,
 	st = r.stat.stat;
 	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
 	return st;
+}
+
+static nlm4_stats nlm_lock(const struct nlm_owner *o, bool excl, uint64_t off,
+			   uint64_t len)
+{
+	return nlm_lock_how(o, false, excl, off, len);
 }
 
 static nlm4_stats nlm_unlock(const struct nlm_owner *o, uint64_t off,
@@ -827,7 +835,30 @@ static void locks_hold_across_servers(void **state)
 	assert_int_equal(nlm_lock(&y, false, 5, 10), NLM4_GRANTED);
 	assert_int_equal(nlm_lock(&y, true, 0, 1), NLM4_DENIED);
 
-	/* a server that stops gives its owners' locks back to the MDS */
+	/*
+	 * y waits through b for x's lock through a: b hears nothing of the
+	 * unlock, and tries its waiter again on its own (polling b's count)
+	 */
+	assert_int_equal(nlm_unlock(&x, 0, 0), NLM4_GRANTED);
+	assert_int_equal(nlm_unlock(&y, 0, 0), NLM4_GRANTED);
+	assert_int_equal(nlm_lock(&x, true, 0, 1), NLM4_GRANTED);
+	assert_int_equal(nlm_lock_how(&y, true, true, 0, 1), NLM4_BLOCKED);
+	assert_int_equal(rr_t_daemon_counter(&b, "nlm4", "waiting"), 1);
+	assert_int_equal(nlm_unlock(&x, 0, 1), NLM4_GRANTED);
+	for (uint64_t end = rr_t_now_ms() + 20000;
+	     rr_t_daemon_counter(&b, "nlm4", "waiting") != 0;)
+		if (rr_t_now_ms() > end) {
+			rr_t_daemon_tell(&b);
+			fail_msg("b never granted its waiter");
+		} else
+			poll(NULL, 0, 100); /* another process's state */
+
+	/*
+	 * a server that stops gives its owners' locks back to the MDS (away
+	 * from the waiter's range, which b undoes when its callback fails)
+	 */
+	assert_int_equal(nlm_lock(&y, false, 100, 10), NLM4_GRANTED);
+	assert_int_equal(nlm_lock(&x, true, 105, 1), NLM4_DENIED);
 	assert_int_equal(rr_t_daemon_stop(&b), 0);
 	b.pid = 0;
 	assert_int_equal(nlm_lock(&x, true, 0, 0), NLM4_GRANTED);

@@ -33,6 +33,9 @@
  * not reach the client, or that it refuses, undoes the lock (of the
  * waiter's range: a lock the owner held over it before goes too, a case
  * Linux's lockd shares). CANCEL removes a waiter; FREE_ALL its host's.
+ * Where locks are shared with other servers (CephFS's, held by the MDS),
+ * a conflict may go without a word to us, so those waiters are also
+ * tried again every WAITER_POLL_MS, by the callback thread.
  *
  * A client host that reboots loses its locks and waiters as by FREE_ALL
  * when its status monitor says so (SM_NOTIFY, nsm.c); every host that
@@ -65,6 +68,8 @@
 /* blocked LOCKs kept, in all and of one client host */
 #define NLM_MAX_WAITING		 256
 #define NLM_MAX_WAITING_PER_HOST 16
+/* how often waiters on shared locks are tried again (whole seconds) */
+#define WAITER_POLL_MS 1000
 
 struct holding {
 	struct holding *next;
@@ -297,6 +302,16 @@ static bool over_cap(struct nfsd_nlm *n, const char *host)
 	       host_ranges(n, host) + NLM_GROWTH > n->o.max_locks_per_host;
 }
 
+/*
+ * Whether w's conflict may go without this server hearing of it: its
+ * backend's locks are shared with others (CephFS's, with every server
+ * and client of the file system).
+ */
+static bool polled(const struct waiter *w)
+{
+	return w->s->be.ops->locks_shared;
+}
+
 static nlm4_stats block(struct nlm_call *nc, const nlm4_lockargs *a,
 			uint64_t owner);
 
@@ -409,6 +424,8 @@ static nlm4_stats block(struct nlm_call *nc, const nlm4_lockargs *a,
 	*pp = w; /* the last: waiters are tried in arrival order */
 	n->nwaiting++;
 	atomic_fetch_add(&n->blocked, 1);
+	if (polled(w))
+		pthread_cond_signal(&n->cb_cv); /* its timer starts */
 	return NLM4_BLOCKED;
 }
 
@@ -460,18 +477,20 @@ static nlm4_stats undo_fn(struct nlm_call *nc, struct waiter *w)
 
 /*
  * Caller holds n->mu. Tries again each waiter of s's file fh (every
- * waiter when s is NULL), in order: one granted goes to the callback
- * thread, one that can never be (its file gone, a bound) is dropped.
+ * waiter when s is NULL; only the polled ones when polled_only), in
+ * order: one granted goes to the callback thread, one that can never be
+ * (its file gone, a bound) is dropped.
  */
 static void wake(struct nfsd_nlm *n, struct rr_nfs3_server *s,
-		 const uint8_t *fh, uint32_t fh_len)
+		 const uint8_t *fh, uint32_t fh_len, bool polled_only)
 {
 	for (struct waiter **pp = &n->waiting; *pp;) {
 		struct waiter *w = *pp, **gp;
 		nlm4_stats st;
 
-		if (s && (w->s != s || w->fh_len != fh_len ||
-			  memcmp(w->fh, fh, fh_len))) {
+		if ((s && (w->s != s || w->fh_len != fh_len ||
+			   memcmp(w->fh, fh, fh_len))) ||
+		    (polled_only && !polled(w))) {
 			pp = &w->next;
 			continue;
 		}
@@ -497,7 +516,8 @@ static void wake(struct nfsd_nlm *n, struct rr_nfs3_server *s,
 static void wake_file(struct nfsd_nlm *n, struct rr_nfs3_server *s,
 		      const nlm4_netobj *fh)
 {
-	wake(n, s, (const uint8_t *)fh->nlm4_netobj_val, fh->nlm4_netobj_len);
+	wake(n, s, (const uint8_t *)fh->nlm4_netobj_val, fh->nlm4_netobj_len,
+	     false);
 }
 
 /* The callback for w, which holds its lock now: 0 when the client took it. */
@@ -517,6 +537,35 @@ static int tell(struct nfsd_nlm *n, struct waiter *w)
 		w->peer, strcmp(w->local, "unknown") ? w->local : NULL, &a);
 }
 
+static bool any_polled(const struct nfsd_nlm *n)
+{
+	for (const struct waiter *w = n->waiting; w; w = w->next)
+		if (polled(w))
+			return true;
+	return false;
+}
+
+/*
+ * Caller holds n->mu. Waits for a grant to tell; while some waiter's
+ * conflict may go elsewhere, it is a timer too: every WAITER_POLL_MS
+ * those waiters are tried again.
+ */
+static void await_grants(struct nfsd_nlm *n)
+{
+	while (!n->cb_stop && !n->grants) {
+		struct timespec ts;
+
+		if (!any_polled(n)) {
+			pthread_cond_wait(&n->cb_cv, &n->mu);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += WAITER_POLL_MS / 1000;
+		if (pthread_cond_timedwait(&n->cb_cv, &n->mu, &ts) == ETIMEDOUT)
+			wake(n, NULL, NULL, 0, true);
+	}
+}
+
 static void *cb_main(void *arg)
 {
 	struct nfsd_nlm *n = arg;
@@ -526,8 +575,7 @@ static void *cb_main(void *arg)
 		struct waiter *w;
 		int rc;
 
-		while (!n->cb_stop && !n->grants)
-			pthread_cond_wait(&n->cb_cv, &n->mu);
+		await_grants(n);
 		if (n->cb_stop)
 			break;
 		w = n->grants;
@@ -541,7 +589,7 @@ static void *cb_main(void *arg)
 				   "the lock is undone",
 				   w->peer, strerror(-rc));
 			on_waiter_file(n, w, undo_fn);
-			wake(n, w->s, w->fh, w->fh_len);
+			wake(n, w->s, w->fh, w->fh_len, false);
 		} else {
 			atomic_fetch_add(&n->callbacks, 1);
 		}
@@ -736,7 +784,7 @@ static void free_host(struct nfsd_nlm *n, struct rr_svc_req *req,
 	}
 	out->ranges = before - n->ranges;
 	out->waiters = drop_host_waiters(n, host);
-	wake(n, NULL, NULL, 0);
+	wake(n, NULL, NULL, 0, false);
 	pthread_mutex_unlock(&n->mu);
 }
 
@@ -887,6 +935,7 @@ int rr__nfsd_nlm_create(struct rr_nfs3_exporter *x, const struct rr_nlm_opts *o,
 			struct nfsd_nlm **out)
 {
 	struct nfsd_nlm *n = rr_calloc(1, sizeof(*n));
+	pthread_condattr_t ca;
 
 	if (!n)
 		return -ENOMEM;
@@ -902,7 +951,10 @@ int rr__nfsd_nlm_create(struct rr_nfs3_exporter *x, const struct rr_nlm_opts *o,
 		n->o.max_locks_per_host = NLM_MAX_LOCKS_PER_HOST;
 	n->grace_end_ms = now_ms() + (uint64_t)o->grace_s * 1000;
 	pthread_mutex_init(&n->mu, NULL);
-	pthread_cond_init(&n->cb_cv, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&n->cb_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	if (pthread_create(&n->cb_thread, NULL, cb_main, n)) {
 		pthread_cond_destroy(&n->cb_cv);
 		pthread_mutex_destroy(&n->mu);

@@ -130,6 +130,12 @@ struct nfsd_be_lock {
  */
 struct nfsd_be_ops {
 	const char *name;
+	/*
+	 * Its locks are shared with others (other servers, other clients
+	 * of the same storage), so they may go without a call of ours:
+	 * NLM then tries blocked locks again on a timer.
+	 */
+	bool locks_shared;
 
 	/* Handles: the backend owns their bytes and their sealing. */
 	/* 0; -EBADMSG: not a handle of this backend; -ESTALE: gone. */

@@ -401,6 +401,7 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 
 static const struct nfsd_be_ops ops = {
 	.name = "cephfs",
+	.locks_shared = true,
 	.fh_decode = c_fh_decode,
 	.fh_encode = c_fh_encode,
 	.act = c_act,
