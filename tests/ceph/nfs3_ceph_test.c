@@ -715,6 +715,19 @@ static void nlm_call(const struct nlm_owner *o, uint32_t proc, xdrproc_t xa,
 	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
 }
 
+/* A call whose reply is an nlm4_res: its status. */
+static nlm4_stats nlm_res_call(const struct nlm_owner *o, uint32_t proc,
+			       xdrproc_t xa, void *a)
+{
+	nlm4_res r;
+	nlm4_stats st;
+
+	nlm_call(o, proc, xa, a, (xdrproc_t)rr__xdr_nlm4_res, &r, sizeof(r));
+	st = r.stat.stat;
+	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
+	return st;
+}
+
 /* LOCK, blocking (the server keeps a waiter) or not: the status. */
 static nlm4_stats nlm_lock_how(const struct nlm_owner *o, bool block, bool excl,
 			       uint64_t off, uint64_t len)
@@ -723,14 +736,9 @@ static nlm4_stats nlm_lock_how(const struct nlm_owner *o, bool block, bool excl,
 			   .exclusive = excl,
 			   .alock = nlm_lock_of(o, off, len),
 			   .state = 1};
-	nlm4_res r;
-	nlm4_stats st;
 
-	nlm_call(o, NLMPROC4_LOCK, (xdrproc_t)rr__xdr_nlm4_lockargs, &a,
-		 (xdrproc_t)rr__xdr_nlm4_res, &r, sizeof(r));
-	st = r.stat.stat;
-	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
-	return st;
+	return nlm_res_call(o, NLMPROC4_LOCK, (xdrproc_t)rr__xdr_nlm4_lockargs,
+			    &a);
 }
 
 static nlm4_stats nlm_lock(const struct nlm_owner *o, bool excl, uint64_t off,
@@ -743,14 +751,9 @@ static nlm4_stats nlm_unlock(const struct nlm_owner *o, uint64_t off,
 			     uint64_t len)
 {
 	nlm4_unlockargs a = {.alock = nlm_lock_of(o, off, len)};
-	nlm4_res r;
-	nlm4_stats st;
 
-	nlm_call(o, NLMPROC4_UNLOCK, (xdrproc_t)rr__xdr_nlm4_unlockargs, &a,
-		 (xdrproc_t)rr__xdr_nlm4_res, &r, sizeof(r));
-	st = r.stat.stat;
-	xdr_free((xdrproc_t)rr__xdr_nlm4_res, (char *)&r);
-	return st;
+	return nlm_res_call(o, NLMPROC4_UNLOCK,
+			    (xdrproc_t)rr__xdr_nlm4_unlockargs, &a);
 }
 
 /* TEST of an exclusive lock: the status, and the holder's range. */
