@@ -46,7 +46,7 @@ struct rr_tcp_svc;
  *    takes none of its queued replies for stall_ms, is closed
  *    (conn_timeouts). A negative value disables that deadline.
  *  - Back-pressure: while a connection has max_queued reply bytes waiting
- *    for its socket, or 64 calls in workers, its next call is not served
+ *    for its socket, or 16 calls in workers, its next call is not served
  *    and its input is not read. A connection therefore holds at most one
  *    partial call (max_record), 64 KiB of read input and max_queued plus
  *    one reply of queued output.
@@ -81,6 +81,13 @@ struct rr_tcp_svc_opts {
 	 */
 	uint32_t cb_max_in_flight;
 	int cb_timeout_ms;
+	/*
+	 * SO_SNDBUF of every connection, at most INT_MAX; 0 (the default)
+	 * leaves it to the kernel's autotuning. A reply the socket cannot
+	 * take at once waits in the connection's queue without a copy of
+	 * its bulk data.
+	 */
+	uint32_t sndbuf;
 };
 
 int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,

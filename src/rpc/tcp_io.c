@@ -13,9 +13,12 @@
 
 #define IOV_BATCH 16
 
+/* Queued bytes: a copy in data, or a lent buffer's (lent) bytes at p. */
 struct rr__outbuf {
 	struct rr__outbuf *next;
+	const uint8_t *p;
 	size_t len, off;
+	void *lent;
 	uint8_t data[];
 };
 
@@ -47,17 +50,29 @@ static size_t iov_total(const struct iovec *iov, int n)
 	return t;
 }
 
-/* Copies iov[0..n) from byte skip on into a new queue entry. */
-static int enqueue(struct rr__outq *q, const struct iovec *iov, int n,
-		   size_t skip)
+static void pop(struct rr__outq *q);
+
+static void link_buf(struct rr__outq *q, struct rr__outbuf *b)
 {
-	size_t len = iov_total(iov, n) - skip, at = 0;
+	if (q->tail)
+		q->tail->next = b;
+	else
+		q->head = b;
+	q->tail = b;
+	q->bytes += b->len;
+}
+
+/* A queue entry holding a copy of iov[from..to), from byte skip of it on. */
+static struct rr__outbuf *copy_buf(const struct iovec *iov, int from, int to,
+				   size_t skip)
+{
+	size_t len = iov_total(iov + from, to - from) - skip, at = 0;
 	struct rr__outbuf *b = rr_malloc(sizeof(*b) + len);
 
 	if (!b)
-		return -ENOMEM;
-	*b = (struct rr__outbuf){.len = len};
-	for (int i = 0; i < n; i++) {
+		return NULL;
+	*b = (struct rr__outbuf){.p = b->data, .len = len};
+	for (int i = from; i < to; i++) {
 		size_t l = iov[i].iov_len;
 		const uint8_t *p = iov[i].iov_base;
 
@@ -69,16 +84,79 @@ static int enqueue(struct rr__outq *q, const struct iovec *iov, int n,
 		at += l - skip;
 		skip = 0;
 	}
+	return b;
+}
+
+/* The piece [p, p + len) of the lent buffer buf, kept rather than copied. */
+static struct rr__outbuf *lent_buf(void *buf, const void *p, size_t len)
+{
+	struct rr__outbuf *b = rr_malloc(sizeof(*b));
+
+	if (b)
+		*b = (struct rr__outbuf){.p = p, .len = len, .lent = buf};
+	return b;
+}
+
+/* Whether the queue keeps the loan's piece of iov (past skip) by reference. */
+static bool borrow(const struct rr__outq *q, const struct iovec *iov,
+		   size_t skip, const struct rr__outq_loan *loan)
+{
+	if (!loan || !q->give_back)
+		return false;
+	if (iov_total(iov, loan->idx + 1) <= skip)
+		return false; /* sent already: nothing to keep */
+	return loan->swap(loan->arg);
+}
+
+/*
+ * Queues iov[0..n) from byte skip on: copied, but for the loan's piece
+ * when the caller can do without it. All or nothing: on -ENOMEM nothing
+ * is queued (a buffer already lent goes back through give_back).
+ */
+static int enqueue(struct rr__outq *q, const struct iovec *iov, int n,
+		   size_t skip, const struct rr__outq_loan *loan)
+{
+	struct rr__outq part = {.give_back = q->give_back, .arg = q->arg};
+	int cut = borrow(q, iov, skip, loan) ? loan->idx : n;
+	struct rr__outbuf *b[3] = {NULL, NULL, NULL};
+	size_t before = iov_total(iov, cut), at;
+	bool after = cut + 1 < n && iov_total(iov + cut + 1, n - cut - 1);
+
+	if (skip < before)
+		b[0] = copy_buf(iov, 0, cut, skip);
+	if (cut < n) {
+		at = skip > before ? skip - before : 0;
+		b[1] = lent_buf(loan->buf,
+				(const uint8_t *)iov[cut].iov_base + at,
+				iov[cut].iov_len - at);
+		if (after)
+			b[2] = copy_buf(iov, cut + 1, n, 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		if (b[i])
+			link_buf(&part, b[i]);
+	}
+	if ((skip < before && !b[0]) || (cut < n && !b[1]) ||
+	    (after && !b[2])) {
+		if (cut < n && !b[1])
+			q->give_back(q->arg, loan->buf);
+		while (part.head)
+			pop(&part);
+		return -ENOMEM;
+	}
+	if (!part.head)
+		return 0;
 	if (q->tail)
-		q->tail->next = b;
+		q->tail->next = part.head;
 	else
-		q->head = b;
-	q->tail = b;
-	q->bytes += len;
+		q->head = part.head;
+	q->tail = part.tail;
+	q->bytes += part.bytes;
 	return 0;
 }
 
-int rr__outq_send(int fd, struct rr__outq *q, const struct iovec *iov, int n)
+int rr__outq_send_lent(int fd, struct rr__outq *q, const struct iovec *iov,
+		       int n, const struct rr__outq_loan *loan)
 {
 	ssize_t k = 0;
 
@@ -89,12 +167,23 @@ int rr__outq_send(int fd, struct rr__outq *q, const struct iovec *iov, int n)
 		if ((size_t)k == iov_total(iov, n))
 			return 0;
 	}
-	return enqueue(q, iov, n, (size_t)k);
+	return enqueue(q, iov, n, (size_t)k, loan);
+}
+
+int rr__outq_send(int fd, struct rr__outq *q, const struct iovec *iov, int n)
+{
+	return rr__outq_send_lent(fd, q, iov, n, NULL);
+}
+
+int rr__outq_put_lent(struct rr__outq *q, const struct iovec *iov, int n,
+		      const struct rr__outq_loan *loan)
+{
+	return enqueue(q, iov, n, 0, loan);
 }
 
 int rr__outq_put(struct rr__outq *q, const struct iovec *iov, int n)
 {
-	return enqueue(q, iov, n, 0);
+	return enqueue(q, iov, n, 0, NULL);
 }
 
 static void pop(struct rr__outq *q)
@@ -104,6 +193,8 @@ static void pop(struct rr__outq *q)
 	q->head = b->next;
 	if (!q->head)
 		q->tail = NULL;
+	if (b->lent)
+		q->give_back(q->arg, b->lent);
 	free(b);
 }
 
@@ -116,7 +207,7 @@ int rr__outq_flush(int fd, struct rr__outq *q)
 		ssize_t k;
 
 		for (; b && n < IOV_BATCH; b = b->next, n++)
-			iov[n] = (struct iovec){b->data + b->off,
+			iov[n] = (struct iovec){(void *)(b->p + b->off),
 						b->len - b->off};
 		k = send_some(fd, iov, n);
 		if (k <= 0)

@@ -11,11 +11,18 @@
  * while the stream must still carry the rest of the record, in order.
  * Whoever owns the poll loop flushes the queue when the socket is writable.
  *
+ * A large piece need not be copied: a caller that can take another buffer
+ * lends it instead (rr__outq_loan), and the queue gives it back through
+ * give_back once sent, or dropped with the queue. A server's 1 MiB READ
+ * reply that the socket takes only part of would otherwise cost a fresh
+ * 1 MiB allocation, its page faults and a copy, per reply.
+ *
  * The caller serialises access to one queue (its connection's lock).
  */
 #ifndef RR_RPC_TCP_IO_H
 #define RR_RPC_TCP_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -25,6 +32,21 @@ struct rr__outbuf;
 struct rr__outq {
 	struct rr__outbuf *head, *tail;
 	size_t bytes; /* queued, not yet sent */
+	/* takes back a lent buffer; NULL: nothing is ever lent */
+	void (*give_back)(void *arg, void *buf);
+	void *arg;
+};
+
+/*
+ * iov[idx] lies in buf, which the queue may keep until it is sent if
+ * swap(arg) says the caller can do without it (it has found itself
+ * another buffer); else the piece is copied like the rest.
+ */
+struct rr__outq_loan {
+	int idx;
+	void *buf;
+	bool (*swap)(void *arg);
+	void *arg;
 };
 
 /*
@@ -33,11 +55,16 @@ struct rr__outq {
  * (-EPIPE, -ECONNRESET, ...) or -ENOMEM.
  */
 int rr__outq_send(int fd, struct rr__outq *q, const struct iovec *iov, int n);
+/* The same, lending the loan's piece rather than copying it if queued. */
+int rr__outq_send_lent(int fd, struct rr__outq *q, const struct iovec *iov,
+		       int n, const struct rr__outq_loan *loan);
 /*
  * Queues iov[0..n) without sending: a loop that answers several calls of
  * one read sends their replies together with one flush. 0 or -ENOMEM.
  */
 int rr__outq_put(struct rr__outq *q, const struct iovec *iov, int n);
+int rr__outq_put_lent(struct rr__outq *q, const struct iovec *iov, int n,
+		      const struct rr__outq_loan *loan);
 /* Sends what is queued, as far as the socket takes it; 0 or -errno. */
 int rr__outq_flush(int fd, struct rr__outq *q);
 void rr__outq_free(struct rr__outq *q);

@@ -55,6 +55,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -163,6 +164,8 @@ static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 	c->closed = true;
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	shutdown(c->fd, SHUT_RDWR);
+	/* never sent now; and lent buffers go back while the pool exists */
+	rr__outq_free(&c->out);
 	pthread_mutex_unlock(&c->mu);
 	rr__tcp_cb_conn_gone(c);
 	/* Parked calls will never be answered: they end here. */
@@ -188,6 +191,14 @@ static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 	conn_put(c);
 }
 
+/* A bulk buffer an output queue kept until sent (send_reply lent it). */
+static void give_back_bulk(void *arg, void *buf)
+{
+	struct rr_tcp_svc *s = arg;
+
+	rr__spares_put(&s->bulk_spares, buf);
+}
+
 static int conn_add(struct rr_tcp_svc *s, int fd,
 		    const struct sockaddr_storage *peer)
 {
@@ -208,6 +219,8 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 	c->born_ms = rr_coarse_ms();
 	c->base.ops = &rr__tcp_svc_conn_ops;
 	c->base.peer = (const struct sockaddr *)&c->peer;
+	c->out.give_back = give_back_bulk;
+	c->out.arg = s;
 	pthread_mutex_init(&c->mu, NULL);
 	rr__rm_rx_init(&c->rx, s->o.max_record);
 	e.data.ptr = c;
@@ -334,6 +347,17 @@ static void accept_starved(struct rr_tcp_svc *s, int err)
 	s->listen_paused_until = rr_coarse_ms() + EMFILE_PAUSE_MS;
 }
 
+/* The administrator's send buffer, if set: 0 or -errno. */
+static int sndbuf_set(const struct rr_tcp_svc *s, int fd)
+{
+	int v = (int)s->o.sndbuf;
+
+	if (!v)
+		return 0;
+	return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) ? -errno
+								    : 0;
+}
+
 static void accept_all(struct rr_tcp_svc *s)
 {
 	for (;;) {
@@ -352,7 +376,8 @@ static void accept_all(struct rr_tcp_svc *s)
 		if (!admit(s, &peer)) {
 			count(s, &s->st.conn_refused);
 			close(fd);
-		} else if (rr__tcp_sock_setup(fd) || conn_add(s, fd, &peer)) {
+		} else if (rr__tcp_sock_setup(fd) || sndbuf_set(s, fd) ||
+			   conn_add(s, fd, &peer)) {
 			close(fd);
 		}
 	}
@@ -389,22 +414,52 @@ static void count_out(struct tcp_conn *c, const struct iovec *iov, int n)
 	rr__conn_ctr_add(&c->ctr.bytes_out, len);
 }
 
-void rr__tcp_conn_out(struct tcp_conn *c, const struct iovec *iov, int n)
+void rr__tcp_conn_out_lent(struct tcp_conn *c, const struct iovec *iov, int n,
+			   const struct rr__outq_loan *loan)
 {
-	if (!c->closed)
-		count_out(c, iov, n);
+	int rc;
+
+	if (c->closed)
+		return;
+	count_out(c, iov, n);
 	if (c->corked) {
 		/* the loop's flush sends it, and sets the epoll interest */
-		if (rr__outq_put(&c->out, iov, n))
-			shutdown(c->fd, SHUT_RDWR);
-	} else if (!c->closed) {
-		if (rr__outq_send(c->fd, &c->out, iov, n))
-			shutdown(c->fd, SHUT_RDWR); /* the loop closes it */
+		rc = rr__outq_put_lent(&c->out, iov, n, loan);
+	} else {
+		rc = rr__outq_send_lent(c->fd, &c->out, iov, n, loan);
 		update_events(c);
 	}
+	if (rc)
+		shutdown(c->fd, SHUT_RDWR); /* the loop closes it */
+}
+
+void rr__tcp_conn_out(struct tcp_conn *c, const struct iovec *iov, int n)
+{
+	rr__tcp_conn_out_lent(c, iov, n, NULL);
+}
+
+/* What a lent bulk buffer leaves its owner: a spare in its place. */
+struct bulk_swap {
+	struct rr_tcp_svc *s;
+	struct tcp_ctx *x;
+};
+
+static bool swap_bulk(void *arg)
+{
+	struct bulk_swap *w = arg;
+	uint8_t *spare = rr__spares_get(&w->s->bulk_spares);
+
+	if (!spare)
+		return false;
+	w->x->bulk = spare;
+	return true;
 }
 
 /* The reply header, results and (inline) the bulk result, as one record. */
+/*
+ * The bulk result may stay in x's bulk buffer until the socket takes it,
+ * x taking a spare instead: a large READ reply is then never copied.
+ */
 static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 		       const struct rr_svc_req *r, struct rr_reply_hdr *rh)
 {
@@ -413,6 +468,10 @@ static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 	bool ok = rh->stat == RR_MSG_ACCEPTED && rh->accept == RR_SUCCESS;
 	size_t blen = ok ? r->res_bulk_len : 0;
 	struct iovec iov[4];
+	struct bulk_swap w = {c->s, x};
+	struct rr__outq_loan loan = {2, x->bulk, swap_bulk, &w};
+	const uint8_t *b = r->res_bulk;
+	bool lend = blen && b >= x->bulk && b + blen <= x->bulk + x->bulk_cap;
 	int n = rr__reply_encode(r, rh, false, x->enc, x->enc_cap);
 
 	if (n < 0) {
@@ -431,7 +490,7 @@ static void send_reply(struct tcp_ctx *x, struct tcp_conn *c,
 	pthread_mutex_lock(&c->mu);
 	if (!c->out.bytes) /* the stall deadline counts from here */
 		c->out_since_ms = rr_coarse_ms();
-	rr__tcp_conn_out(c, iov, 4);
+	rr__tcp_conn_out_lent(c, iov, 4, lend ? &loan : NULL);
 	pthread_mutex_unlock(&c->mu);
 	rr__conn_ctr_add(&c->ctr.replies, 1);
 }
@@ -1107,7 +1166,8 @@ int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
 	struct rr_tcp_svc *s;
 	int rc;
 
-	if (!addr || !out || (o && o->threads > MAX_WORKERS))
+	if (!addr || !out ||
+	    (o && (o->threads > MAX_WORKERS || o->sndbuf > INT_MAX)))
 		return -EINVAL;
 	s = svc_alloc(o);
 	if (!s)
@@ -1122,6 +1182,9 @@ int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
 		rc = (s->stage = rr_malloc(STAGE_LEN)) ? 0 : -ENOMEM;
 	if (!rc) /* for inline calls, with a pool too (nowait_procs) */
 		rc = ctx_init(&s->ctx, &s->o);
+	if (!rc) /* one spare per thread that may lend its own */
+		rc = rr__spares_init(&s->bulk_spares, s->o.max_bulk,
+				     s->o.threads + 1);
 	if (!rc && s->o.threads)
 		rc = workers_start(s);
 	if (rc) {
@@ -1210,6 +1273,7 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 	while (s->conns)
 		conn_close(s, s->conns);
 	ctx_fini(&s->ctx);
+	rr__spares_fini(&s->bulk_spares);
 	rr__drc_fini(&s->drc);
 	free(s->stage);
 	close_fd(s->evfd);

@@ -12,6 +12,7 @@
 
 #include "base/refcount.h"
 #include "rpc/api.h"
+#include "rpc/spares.h"
 #include "rpc/call_list.h"
 #include "rpc/call_priv.h"
 #include "rpc/cb_table.h"
@@ -116,6 +117,8 @@ struct rr_tcp_svc {
 	/* loop thread only */
 	uint8_t *stage;
 	struct tcp_ctx ctx;
+	/* bulk buffers replacing those lent to output queues (send_reply) */
+	struct rr__spares bulk_spares;
 	/* worker pool */
 	struct rr_workq q;
 	struct tcp_worker *workers;
@@ -132,8 +135,13 @@ struct rr_tcp_svc {
 
 /* tcp_svc.c */
 void rr__tcp_conn_put(struct tcp_conn *c);
-/* Sends a record on c, or queues it while the loop is serving (mu held). */
+/*
+ * Sends a record on c, or queues it while the loop is serving (mu held);
+ * a closed connection drops it. _lent: the loan's piece may be kept.
+ */
 void rr__tcp_conn_out(struct tcp_conn *c, const struct iovec *iov, int n);
+void rr__tcp_conn_out_lent(struct tcp_conn *c, const struct iovec *iov, int n,
+			   const struct rr__outq_loan *loan);
 void rr__tcp_svc_count(struct rr_tcp_svc *s, uint64_t *ctr);
 void rr__tcp_svc_wake(struct rr_tcp_svc *s);
 

@@ -8,6 +8,8 @@
 #include "rpc/tcp_io.h"
 #include "rpc/tcp_record.h"
 
+#include <rpcrdma/alloc_inject.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -503,6 +505,158 @@ static void partial_send_is_queued_and_flushed_in_order(void **state)
 	free(dst);
 }
 
+/* A lender's side of a loan: its buffer, and what the queue did with it. */
+struct lender {
+	uint8_t *buf;	/* lent, or still the lender's */
+	uint8_t *spare; /* what swap gives the lender instead */
+	bool may_swap;	/* whether the lender can do without buf */
+	int swaps, backs;
+	void *back; /* the last buffer given back */
+};
+
+static bool lender_swap(void *arg)
+{
+	struct lender *l = arg;
+
+	if (!l->may_swap)
+		return false;
+	l->swaps++;
+	return true;
+}
+
+static void lender_back(void *arg, void *buf)
+{
+	struct lender *l = arg;
+
+	l->backs++;
+	l->back = buf;
+}
+
+/* A record as a server sends one: header, the lent bulk, padding. */
+static void record_iov(struct iovec iov[3], uint8_t *hdr, size_t hlen,
+		       struct lender *l, size_t blen)
+{
+	static uint8_t pad[3];
+
+	iov[0] = (struct iovec){hdr, hlen};
+	iov[1] = (struct iovec){l->buf, blen};
+	iov[2] = (struct iovec){pad, sizeof(pad)};
+}
+
+/* Reads all of fd that q still owes it, flushing q meanwhile. */
+static size_t drain_all(int rfd, int wfd, struct rr__outq *q, uint8_t *dst,
+			size_t cap)
+{
+	size_t got = 0;
+
+	while (q->head) {
+		struct pollfd p = {.fd = wfd, .events = POLLOUT};
+
+		got += drain(rfd, dst + got, cap - got);
+		poll(&p, 1, 1000);
+		assert_int_equal(rr__outq_flush(wfd, q), 0);
+	}
+	for (size_t n = 1; n && got < cap;)
+		got += (n = drain(rfd, dst + got, cap - got));
+	return got;
+}
+
+/*
+ * A lent piece is queued by reference, not copied: the bytes that reach
+ * the peer are the lent buffer's as it is when sent, and the buffer is
+ * given back exactly once, after its last byte left.
+ */
+static void lent_piece_is_sent_from_the_lenders_buffer(void **state)
+{
+	size_t big = 2 << 20, cap = big + 64, got;
+	uint8_t hdr[12] = "HEADERHEADER", *dst = malloc(cap);
+	struct lender l = {.buf = malloc(big), .may_swap = true};
+	struct rr__outq q = {.give_back = lender_back, .arg = &l};
+	struct rr__outq_loan loan = {1, NULL, lender_swap, &l};
+	struct iovec iov[3];
+	int sv[2], small = 4096;
+
+	(void)state;
+	assert_non_null(l.buf);
+	assert_non_null(dst);
+	loan.buf = l.buf;
+	fill(l.buf, big);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	record_iov(iov, hdr, sizeof(hdr), &l, big);
+	assert_int_equal(rr__outq_send_lent(sv[0], &q, iov, 3, &loan), 0);
+	assert_int_equal(l.swaps, 1);
+	assert_int_equal(l.backs, 0);
+	/* kept by reference: what the buffer holds when sent is what goes */
+	l.buf[big - 1] ^= 0xff;
+	got = drain_all(sv[1], sv[0], &q, dst, cap);
+	assert_int_equal(got, sizeof(hdr) + big + 3);
+	assert_memory_equal(dst, hdr, sizeof(hdr));
+	assert_memory_equal(dst + sizeof(hdr), l.buf, big);
+	assert_int_equal(l.backs, 1);
+	assert_ptr_equal(l.back, l.buf);
+	rr__outq_free(&q);
+	assert_int_equal(l.backs, 1);
+	close(sv[0]);
+	close(sv[1]);
+	free(l.buf);
+	free(dst);
+}
+
+/* A lender that cannot do without its buffer gets it copied instead. */
+static void refused_loan_is_copied(void **state)
+{
+	uint8_t hdr[4] = "HDR!", bulk[64], dst[128];
+	struct lender l = {.buf = bulk};
+	struct rr__outq q = {.give_back = lender_back, .arg = &l};
+	struct rr__outq_loan loan = {1, bulk, lender_swap, &l};
+	struct iovec iov[3];
+	int sv[2];
+
+	(void)state;
+	fill(bulk, sizeof(bulk));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	record_iov(iov, hdr, sizeof(hdr), &l, sizeof(bulk));
+	assert_int_equal(rr__outq_put_lent(&q, iov, 3, &loan), 0);
+	assert_int_equal(q.bytes, sizeof(hdr) + sizeof(bulk) + 3);
+	memset(bulk, 0, sizeof(bulk)); /* ours again: the queue has a copy */
+	assert_int_equal(drain_all(sv[1], sv[0], &q, dst, sizeof(dst)),
+			 sizeof(hdr) + sizeof(bulk) + 3);
+	fill(bulk, sizeof(bulk));
+	assert_memory_equal(dst + sizeof(hdr), bulk, sizeof(bulk));
+	assert_int_equal(l.backs, 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * Out of memory while queueing a record with a loan: nothing is queued,
+ * and a buffer already lent goes back, whichever allocation failed.
+ */
+static void loan_out_of_memory_queues_nothing_and_gives_back(void **state)
+{
+	uint8_t hdr[4] = "HDR!", bulk[64];
+
+	(void)state;
+	for (uint64_t nth = 1; nth <= 3; nth++) {
+		struct lender l = {.buf = bulk, .may_swap = true};
+		struct rr__outq q = {.give_back = lender_back, .arg = &l};
+		struct rr__outq_loan loan = {1, bulk, lender_swap, &l};
+		struct iovec iov[3];
+
+		record_iov(iov, hdr, sizeof(hdr), &l, sizeof(bulk));
+		rr_alloc_inject_fail_nth(nth);
+		assert_int_equal(rr__outq_put_lent(&q, iov, 3, &loan), -ENOMEM);
+		rr_alloc_inject_off();
+		assert_null(q.head);
+		assert_int_equal(q.bytes, 0);
+		assert_int_equal(l.backs, l.swaps);
+		if (l.backs)
+			assert_ptr_equal(l.back, bulk);
+	}
+}
+
 static void send_to_a_closed_peer_fails_without_sigpipe(void **state)
 {
 	struct rr__outq q = {0};
@@ -542,6 +696,10 @@ int main(void)
 		cmocka_unit_test(record_after_a_skipped_one_arrives_intact),
 		cmocka_unit_test(partial_send_is_queued_and_flushed_in_order),
 		cmocka_unit_test(send_to_a_closed_peer_fails_without_sigpipe),
+		cmocka_unit_test(lent_piece_is_sent_from_the_lenders_buffer),
+		cmocka_unit_test(refused_loan_is_copied),
+		cmocka_unit_test(
+			loan_out_of_memory_queues_nothing_and_gives_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,7 +115,17 @@ static int serve_tcp(struct server *s, const struct rr_svc_prog *nfs,
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct rr_tcp_svc_opts o = {.threads = 1, .max_conns = 8};
+	/*
+	 * A small send buffer: every large reply is sent in part and queued,
+	 * so the queue's allocations are reached in every run, not by chance.
+	 * A queue allowed more than the scenario ever has in flight: input
+	 * held back from a full queue (hostile/tcp's case) would come and go
+	 * with the threads' timing, and its site with it.
+	 */
+	struct rr_tcp_svc_opts o = {.threads = 1,
+				    .max_conns = 8,
+				    .sndbuf = 128 << 10,
+				    .max_queued = 8 << 20};
 	int rc = rr_tcp_svc_create((struct sockaddr *)&sin, sizeof(sin), &o,
 				   &s->tcp);
 
