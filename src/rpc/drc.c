@@ -59,8 +59,13 @@ void rr__drc_key_of(struct rr_drc_key *k, const struct sockaddr *peer,
 		    const struct rr_call_hdr *h, const void *args, size_t len,
 		    const void *bulk, size_t bulk_len)
 {
-	uint32_t sum = rr__crc32c_update(RR_CRC32C_INIT, args, len);
+	uint32_t n = (uint32_t)len;
+	/* Over TCP a WRITE's data is in its arguments: the same bound. */
+	uint32_t sum = rr__crc32c_update(
+		RR_CRC32C_INIT, args,
+		len < RR_DRC_SUM_ARGS ? len : RR_DRC_SUM_ARGS);
 
+	sum = rr__crc32c_update(sum, &n, sizeof(n));
 	memset(k, 0, sizeof(*k));
 	if (peer && peer->sa_family == AF_INET) {
 		const struct sockaddr_in *s = (const void *)peer;

@@ -7,8 +7,10 @@
  *
  * Entries are keyed by the client's address (not its port: a new
  * connection has a new one), xid, program, version, procedure and a
- * checksum of the arguments (and of the first RR_DRC_SUM_BULK bytes of a
- * DDP-eligible item), so a reused xid with other arguments is a new call. Small
+ * checksum of the arguments' length and first RR_DRC_SUM_ARGS bytes (and of
+ * the first RR_DRC_SUM_BULK bytes of a DDP-eligible item), so a reused xid
+ * with other arguments is a new call; as the kernel's nfsd, a WRITE's
+ * megabyte is not read whole for it. Small
  * replies without a DDP-eligible item are kept (the replies of the procedures
  * that need this are small). A duplicate of a call still running waits for it
  * (a bounded while) and gets its reply; lookups from a thread that runs calls
@@ -49,7 +51,8 @@ struct rr_drc {
 };
 
 #define RR_DRC_WAIT_MS	30000
-#define RR_DRC_SUM_BULK 256 /* bytes of a DDP-eligible item checksummed */
+#define RR_DRC_SUM_BULK 256  /* bytes of a DDP-eligible item checksummed */
+#define RR_DRC_SUM_ARGS 1024 /* bytes of the arguments checksummed */
 
 int rr__drc_init(struct rr_drc *d, uint32_t entries, uint32_t max_res);
 void rr__drc_fini(struct rr_drc *d);

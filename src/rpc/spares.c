@@ -26,7 +26,7 @@ void rr__spares_fini(struct rr__spares *p)
 	p->size = 0;
 }
 
-void *rr__spares_get(struct rr__spares *p)
+void *rr__spares_take(struct rr__spares *p)
 {
 	void *buf = NULL;
 
@@ -34,6 +34,13 @@ void *rr__spares_get(struct rr__spares *p)
 	if (p->n)
 		buf = p->spare[--p->n];
 	pthread_mutex_unlock(&p->mu);
+	return buf;
+}
+
+void *rr__spares_get(struct rr__spares *p)
+{
+	void *buf = rr__spares_take(p);
+
 	return buf ? buf : rr_malloc(p->size);
 }
 

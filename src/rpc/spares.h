@@ -25,5 +25,7 @@ void rr__spares_fini(struct rr__spares *p);
 /* A buffer of p's size: a spare, or a new one; NULL when out of memory. */
 void *rr__spares_get(struct rr__spares *p);
 void rr__spares_put(struct rr__spares *p, void *buf);
+/* A spare if there is one, else NULL: never allocates. */
+void *rr__spares_take(struct rr__spares *p);
 
 #endif

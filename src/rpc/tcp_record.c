@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* Record marking (RFC 5531 section 11): see tcp_record.h. */
 #include "rpc/tcp_record.h"
+#include "rpc/spares.h"
 #include "base/alloc.h"
 
 #include "base/xdr.h"
@@ -26,11 +27,38 @@ void rr__rm_rx_init(struct rr__rm_rx *r, uint32_t max_record)
 	r->max_record = max_record;
 }
 
+void rr__rm_rx_give_back(const struct rr__rm_rx *r, uint8_t *buf, size_t cap)
+{
+	if (buf && r->big && cap == r->big->size)
+		rr__spares_put(r->big, buf);
+	else
+		free(buf);
+}
+
 void rr__rm_rx_fini(struct rr__rm_rx *r)
 {
-	free(r->buf);
+	rr__rm_rx_give_back(r, r->buf, r->cap);
 	r->buf = NULL;
 	r->cap = 0;
+}
+
+/* A spare for a record grown big, its bytes so far moved in; or false. */
+static bool take_spare(struct rr__rm_rx *r, size_t need)
+{
+	uint8_t *b;
+
+	if (!r->big || need <= RR_RM_BIG_AT || need > r->big->size ||
+	    r->cap == r->big->size)
+		return false;
+	b = rr__spares_take(r->big);
+	if (!b)
+		return false;
+	if (r->len)
+		memcpy(b, r->buf, r->len);
+	free(r->buf);
+	r->buf = b;
+	r->cap = r->big->size;
+	return true;
 }
 
 /* Room for need bytes, doubling; never more than max_record. */
@@ -39,7 +67,7 @@ static int reserve(struct rr__rm_rx *r, size_t need)
 	size_t cap = r->cap ? r->cap : RM_MIN_CAP;
 	uint8_t *b;
 
-	if (need <= r->cap)
+	if (need <= r->cap || take_spare(r, need))
 		return 0;
 	while (cap < need)
 		cap *= 2;
@@ -186,11 +214,12 @@ void rr__rm_rx_next(struct rr__rm_rx *r)
 	r->empty_frags = 0;
 }
 
-uint8_t *rr__rm_rx_detach(struct rr__rm_rx *r, size_t *len)
+uint8_t *rr__rm_rx_detach(struct rr__rm_rx *r, size_t *len, size_t *cap)
 {
 	uint8_t *b = r->buf;
 
 	*len = r->len;
+	*cap = r->cap;
 	r->buf = NULL;
 	r->cap = 0;
 	rr__rm_rx_next(r);

@@ -32,12 +32,23 @@
 #define RR_RM_HDR_LEN	4
 #define RR_RM_MAX_EMPTY 8 /* empty fragments in a row a record may have */
 #define RR_RM_HEAD_LEN	8 /* what a skipped record keeps: xid, type */
+#define RR_RM_BIG_AT	(64u << 10)
 
 /* The fragment header word for len bytes (len <= RR_RM_MAX_FRAG). */
 void rr__rm_hdr(uint8_t out[RR_RM_HDR_LEN], uint32_t len, bool last);
 
+struct rr__spares;
+
 struct rr__rm_rx {
 	uint32_t max_record;
+	/*
+	 * Optional, of max_record bytes each: a record that grows past
+	 * RR_RM_BIG_AT moves into one of these spares, when there is one,
+	 * rather than growing by reallocation; rr__rm_rx_give_back returns
+	 * it. A peer's claim never allocates one: spares are buffers of
+	 * earlier records, given back.
+	 */
+	struct rr__spares *big;
 	uint8_t *buf; /* the record so far */
 	size_t len, cap;
 	uint8_t hdr[RR_RM_HDR_LEN];
@@ -77,11 +88,14 @@ const uint8_t *rr__rm_rx_record(const struct rr__rm_rx *r, size_t *len);
 /* Starts the next record, keeping the buffer for reuse. */
 void rr__rm_rx_next(struct rr__rm_rx *r);
 /*
- * Hands the complete record's buffer to the caller (who frees it) and
- * starts the next record with no buffer: for records that outlive the
- * next read, such as calls queued to a worker thread.
+ * Hands the complete record's buffer (of *cap bytes) to the caller, who
+ * ends it with rr__rm_rx_give_back, and starts the next record with no
+ * buffer: for records that outlive the next read, such as calls queued
+ * to a worker thread.
  */
-uint8_t *rr__rm_rx_detach(struct rr__rm_rx *r, size_t *len);
+uint8_t *rr__rm_rx_detach(struct rr__rm_rx *r, size_t *len, size_t *cap);
+/* A detached buffer: back to r's spares if it is one of their size. */
+void rr__rm_rx_give_back(const struct rr__rm_rx *r, uint8_t *buf, size_t cap);
 
 struct rr_call;
 

@@ -167,6 +167,8 @@ static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 	/* never sent now; and lent buffers go back while the pool exists */
 	rr__outq_free(&c->out);
 	pthread_mutex_unlock(&c->mu);
+	rr__rm_rx_fini(
+		&c->rx); /* the loop's alone; its buffer may be a spare */
 	rr__tcp_cb_conn_gone(c);
 	/* Parked calls will never be answered: they end here. */
 	for (j = conn_unpark_list(c, false); j;) {
@@ -223,6 +225,7 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 	c->out.arg = s;
 	pthread_mutex_init(&c->mu, NULL);
 	rr__rm_rx_init(&c->rx, s->o.max_record);
+	c->rx.big = &s->rec_spares;
 	e.data.ptr = c;
 	err = rr__tcp_cb_init(c);
 	if (!err && epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &e))
@@ -597,8 +600,8 @@ static void job_done(struct tcp_job *j)
 	pthread_mutex_unlock(&c->mu);
 	if (wake)
 		svc_wake(c->s);
+	rr__rm_rx_give_back(&c->rx, j->rec, j->cap);
 	conn_put(c);
-	free(j->rec);
 	free(j);
 }
 
@@ -680,7 +683,7 @@ static int job_push(struct rr_tcp_svc *s, struct tcp_conn *c)
 
 	if (!j)
 		return -ENOMEM;
-	j->rec = rr__rm_rx_detach(&c->rx, &j->len);
+	j->rec = rr__rm_rx_detach(&c->rx, &j->len, &j->cap);
 	j->conn = c;
 	j->next = NULL;
 	rr_ref_get(&c->ref);
@@ -1185,6 +1188,9 @@ int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
 	if (!rc) /* one spare per thread that may lend its own */
 		rc = rr__spares_init(&s->bulk_spares, s->o.max_bulk,
 				     s->o.threads + 1);
+	if (!rc) /* a record per worker, and one being read */
+		rc = rr__spares_init(&s->rec_spares, s->o.max_record,
+				     s->o.threads + 1);
 	if (!rc && s->o.threads)
 		rc = workers_start(s);
 	if (rc) {
@@ -1274,6 +1280,7 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 		conn_close(s, s->conns);
 	ctx_fini(&s->ctx);
 	rr__spares_fini(&s->bulk_spares);
+	rr__spares_fini(&s->rec_spares);
 	rr__drc_fini(&s->drc);
 	free(s->stage);
 	close_fd(s->evfd);

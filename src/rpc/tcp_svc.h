@@ -82,7 +82,7 @@ struct tcp_job {
 	struct tcp_job *next; /* parked on its connection */
 	struct tcp_conn *conn;
 	uint8_t *rec;
-	size_t len;
+	size_t len, cap;
 };
 
 /* Buffers of the thread running calls: handlers build results here. */
@@ -119,6 +119,8 @@ struct rr_tcp_svc {
 	struct tcp_ctx ctx;
 	/* bulk buffers replacing those lent to output queues (send_reply) */
 	struct rr__spares bulk_spares;
+	/* buffers of big calls' records, back from workers (tcp_record.h) */
+	struct rr__spares rec_spares;
 	/* worker pool */
 	struct rr_workq q;
 	struct tcp_worker *workers;

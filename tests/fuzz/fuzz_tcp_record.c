@@ -126,8 +126,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(model_next(s, n, &mpos, &m) == 1);
 		check((rc == 1) == (m.total <= max));
 		if (rc == 1 && detach) {
-			size_t rl;
-			uint8_t *b = rr__rm_rx_detach(&rx, &rl);
+			size_t rl, cap;
+			uint8_t *b = rr__rm_rx_detach(&rx, &rl, &cap);
 
 			check_record(&m, b, rl);
 			free(b);

@@ -121,6 +121,32 @@ static void the_table_wraps_around_running_calls(void **state)
 	rr__drc_fini(&d);
 }
 
+/*
+ * Arguments are told apart by their length and first RR_DRC_SUM_ARGS
+ * bytes: a TCP WRITE's megabyte is not summed whole for every call.
+ */
+static void long_args_are_keyed_by_length_and_head(void **state)
+{
+	char a[RR_DRC_SUM_ARGS * 4 + 1], b[sizeof(a)];
+	struct rr_drc_key ka, kb;
+
+	(void)state;
+	memset(a, 'w', sizeof(a) - 1);
+	a[sizeof(a) - 1] = 0;
+	memcpy(b, a, sizeof(a));
+	b[RR_DRC_SUM_ARGS * 3] = 'x'; /* past the summed head */
+	ka = key(9, a, "10.0.0.1");
+	kb = key(9, b, "10.0.0.1");
+	assert_memory_equal(&ka, &kb, sizeof(ka));
+	b[RR_DRC_SUM_ARGS - 1] = 'x'; /* inside it */
+	kb = key(9, b, "10.0.0.1");
+	assert_memory_not_equal(&ka, &kb, sizeof(ka));
+	memcpy(b, a, sizeof(a));
+	b[RR_DRC_SUM_ARGS * 2] = 0; /* shorter, same head */
+	kb = key(9, b, "10.0.0.1");
+	assert_memory_not_equal(&ka, &kb, sizeof(ka));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +154,7 @@ int main(void)
 		cmocka_unit_test(other_args_address_or_xid_are_new_calls),
 		cmocka_unit_test(replies_not_kept_are_forgotten),
 		cmocka_unit_test(the_table_wraps_around_running_calls),
+		cmocka_unit_test(long_args_are_keyed_by_length_and_head),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
  */
 #include "rpc/tcp_io.h"
 #include "rpc/tcp_record.h"
+#include "rpc/spares.h"
 
 #include <rpcrdma/alloc_inject.h>
 
@@ -326,7 +327,7 @@ static void detached_record_belongs_to_the_caller(void **state)
 	struct stream s = {0};
 	struct rr__rm_rx rx;
 	uint8_t data[64], *rec;
-	size_t used, len;
+	size_t used, len, cap;
 
 	(void)state;
 	fill(data, sizeof(data));
@@ -334,8 +335,9 @@ static void detached_record_belongs_to_the_caller(void **state)
 	frag(&s, data, 64, true);
 	rr__rm_rx_init(&rx, 1000);
 	assert_int_equal(rr__rm_rx_feed(&rx, s.p, s.len, &used), 1);
-	rec = rr__rm_rx_detach(&rx, &len);
+	rec = rr__rm_rx_detach(&rx, &len, &cap);
 	assert_int_equal(len, 64);
+	assert_true(cap >= len);
 	/* The next record must not land in the detached buffer. */
 	assert_int_equal(rr__rm_rx_feed(&rx, s.p + used, s.len - used, &used),
 			 1);
@@ -343,6 +345,57 @@ static void detached_record_belongs_to_the_caller(void **state)
 	assert_true(rr__rm_rx_record(&rx, &len) != rec);
 	free(rec);
 	rr__rm_rx_fini(&rx);
+	free(s.p);
+}
+
+/*
+ * A record growing past RR_RM_BIG_AT moves into a spare when the pool has
+ * one, and goes back to it when given back; with none, it grows as ever
+ * and no spare is made for it: a peer's claim never allocates one.
+ */
+static void big_record_moves_into_a_spare_and_back(void **state)
+{
+	uint32_t max = 1 << 20, body = 300000;
+	struct rr__spares sp;
+	struct stream s = {0};
+	struct rr__rm_rx rx;
+	uint8_t *data = malloc(body), *spare, *rec;
+	size_t used, len, cap;
+
+	(void)state;
+	assert_non_null(data);
+	fill(data, body);
+	frag(&s, data, body, true);
+	assert_int_equal(rr__spares_init(&sp, max, 2), 0);
+	rr__rm_rx_init(&rx, max);
+	rx.big = &sp;
+	/* no spare: plain growth, and the pool stays empty */
+	assert_int_equal(rr__rm_rx_feed(&rx, s.p, s.len, &used), 1);
+	rec = rr__rm_rx_detach(&rx, &len, &cap);
+	assert_int_equal(len, body);
+	assert_true(cap < max);
+	assert_memory_equal(rec, data, body);
+	rr__rm_rx_give_back(&rx, rec, cap);
+	assert_int_equal(sp.n, 0);
+	/* a spare: the record ends up in it, fed in small pieces */
+	spare = rr__spares_get(&sp);
+	assert_non_null(spare);
+	rr__spares_put(&sp, spare);
+	for (size_t off = 0; off < s.len; off += used)
+		if (rr__rm_rx_feed(&rx, s.p + off,
+				   s.len - off < 9000 ? s.len - off : 9000,
+				   &used) == 1)
+			break;
+	rec = rr__rm_rx_detach(&rx, &len, &cap);
+	assert_ptr_equal(rec, spare);
+	assert_int_equal(cap, max);
+	assert_memory_equal(rec, data, body);
+	assert_int_equal(sp.n, 0);
+	rr__rm_rx_give_back(&rx, rec, cap);
+	assert_int_equal(sp.n, 1);
+	rr__rm_rx_fini(&rx);
+	rr__spares_fini(&sp);
+	free(data);
 	free(s.p);
 }
 
@@ -692,6 +745,7 @@ int main(void)
 			fragments_adding_up_past_max_record_are_refused),
 		cmocka_unit_test(buffer_grows_with_bytes_not_with_claims),
 		cmocka_unit_test(detached_record_belongs_to_the_caller),
+		cmocka_unit_test(big_record_moves_into_a_spare_and_back),
 		cmocka_unit_test(oversized_record_is_skipped_keeping_its_head),
 		cmocka_unit_test(record_after_a_skipped_one_arrives_intact),
 		cmocka_unit_test(partial_send_is_queued_and_flushed_in_order),
