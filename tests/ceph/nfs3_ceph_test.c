@@ -57,6 +57,7 @@ static struct rr_t_daemon a, b;
 static bool cluster_up;
 static uint8_t res[RES_CAP];
 static struct rr_cred root_cred; /* uid 0: the export is no_root_squash */
+static const struct rr_cred *as = &root_cred; /* who call() calls as */
 
 /* ============================================================ cluster */
 
@@ -211,7 +212,7 @@ static void call(void *clnt, bool tcp, uint32_t prog, uint32_t vers,
 	struct rr_call c = {.prog = prog,
 			    .vers = vers,
 			    .proc = proc,
-			    .cred = &root_cred,
+			    .cred = as,
 			    .args = buf,
 			    .res = res,
 			    .res_cap = RES_CAP};
@@ -370,6 +371,68 @@ static void client_suite_over_tcp(void **state)
 	skip();
 #endif
 	client_suite(true);
+}
+
+/* READ of the first bytes of f as cred: the status. */
+static nfsstat3 read_as(struct rr_tcp_clnt *c, struct fh *f,
+			const struct rr_cred *cred)
+{
+	READ3args ra = {.file = fh3(f), .count = 16};
+	READ3res rr;
+
+	as = cred;
+	call(c, true, NFS_PROGRAM, 3, NFSPROC3_READ,
+	     (xdrproc_t)rr__xdr_READ3args, &ra, (xdrproc_t)rr__xdr_READ3res,
+	     &rr, sizeof(rr));
+	as = &root_cred;
+	xdr_free((xdrproc_t)rr__xdr_READ3res, (char *)&rr);
+	return rr.status;
+}
+
+static void set_mode(struct rr_tcp_clnt *c, struct fh *f, mode3 mode)
+{
+	SETATTR3args sa = {.object = fh3(f)};
+	SETATTR3res sr;
+
+	sa.new_attributes.mode.set_it = TRUE;
+	sa.new_attributes.mode.set_mode3_u.mode = mode;
+	call(c, true, NFS_PROGRAM, 3, NFSPROC3_SETATTR,
+	     (xdrproc_t)rr__xdr_SETATTR3args, &sa,
+	     (xdrproc_t)rr__xdr_SETATTR3res, &sr, sizeof(sr));
+	assert_int_equal(sr.status, NFS3_OK);
+	xdr_free((xdrproc_t)rr__xdr_SETATTR3res, (char *)&sr);
+}
+
+/*
+ * Opens are kept between READs, per identity (cephfs_opens.c): a mode
+ * change takes effect at the next call all the same, for the user whose
+ * open was kept, and for another user with none.
+ */
+static void kept_opens_follow_permission_changes(void **state)
+{
+	const struct rr_cred u = {.uid = 4343, .gid = 4343, .ngids = 0};
+	const struct rr_cred w = {.uid = 4444, .gid = 4343, .ngids = 0};
+	struct rr_tcp_clnt *c = tcp_to(&a);
+	struct fh root, f;
+
+	(void)state;
+	mnt(&a, &root);
+	create(c, &root, "kept-perm", &f);
+	write_at(c, &f, "read me if you may");
+	set_mode(c, &f, 0644);
+	for (int i = 0; i < 3; i++) /* kept after the first */
+		assert_int_equal(read_as(c, &f, &u), NFS3_OK);
+	set_mode(c, &f, 0600);
+	assert_int_equal(read_as(c, &f, &u), NFS3ERR_ACCES);
+	assert_int_equal(read_as(c, &f, &w), NFS3ERR_ACCES);
+	set_mode(c, &f, 0640);
+	assert_int_equal(read_as(c, &f, &u), NFS3ERR_ACCES); /* group 0 */
+	set_mode(c, &f, 0604);
+	assert_int_equal(read_as(c, &f, &w), NFS3_OK);
+	set_mode(c, &f, 0600);
+	assert_int_equal(read_as(c, &f, &w), NFS3ERR_ACCES);
+	assert_int_equal(read_as(c, &f, &root_cred), NFS3_OK);
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
 }
 
 static void handles_survive_a_restart(void **state)
@@ -990,6 +1053,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		CASE(client_suite_over_rdma),
 		CASE(client_suite_over_tcp),
+		CASE(kept_opens_follow_permission_changes),
 		CASE(listing_resumes_while_it_changes),
 		CASE(two_servers_one_export),
 		CASE(a_copy_moves_to_the_other_server),

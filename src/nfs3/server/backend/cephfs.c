@@ -262,6 +262,7 @@ static int c_lookup(struct nfsd_call *c, struct nfsd_obj *dir, const char *name,
 static void unmount(struct nfsd_cephfs *fs)
 {
 	rr__nfsd_ceph_locks_drop(fs);
+	rr__nfsd_ceph_opens_free(fs->opens);
 	pthread_mutex_destroy(&fs->lk_mu);
 	if (fs->root)
 		ceph_ll_put(fs->cm, fs->root);
@@ -384,6 +385,8 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 		rc = id < 0 ? (int)id
 			    : find_root(fs, bc, s->export_path, err, errlen);
 	}
+	if (!rc)
+		rc = rr__nfsd_ceph_opens_new(fs->cm, &fs->opens);
 	if (rc) {
 		if (fs->cm) {
 			unmount(fs);

@@ -20,10 +20,15 @@ struct nfsd_cephfs {
 	/* cephfs_lock.c: the Fhs lock owners' ranges were taken through */
 	pthread_mutex_t lk_mu;
 	struct ceph_lk_fh *lk_fhs;
+	struct ceph_opens *opens; /* cephfs_opens.c */
 };
 
-/* An open file's libcephfs Fh (cephfs_io.c opens it). */
-#define NFSD_CEPH_FH(f) ((f)->priv[0])
+/*
+ * An open file's libcephfs Fh (cephfs_io.c opens it), and the kept open
+ * it is borrowed from (cephfs_opens.c), if it is.
+ */
+#define NFSD_CEPH_FH(f)	  ((f)->priv[0])
+#define NFSD_CEPH_OPEN(f) ((f)->priv[1])
 
 static inline struct nfsd_cephfs *rr__nfsd_ceph(const struct nfsd_call *c)
 {
@@ -43,6 +48,22 @@ void rr__nfsd_ceph_fill(const struct nfsd_cephfs *fs,
 			const struct ceph_statx *stx, struct nfsd_obj *o);
 /* The statx fields every object's attributes need. */
 #define NFSD_CEPH_WANT CEPH_STATX_BASIC_STATS
+
+/* cephfs_opens.c: Fhs kept between calls, per identity and access */
+struct ceph_opens;
+struct ceph_open;
+int rr__nfsd_ceph_opens_new(struct ceph_mount_info *cm,
+			    struct ceph_opens **out);
+void rr__nfsd_ceph_opens_free(struct ceph_opens *t);
+struct ceph_open *rr__nfsd_ceph_opens_get(struct ceph_opens *t,
+					  const struct nfsd_obj *o, int flags,
+					  const struct nfsd_ident *id,
+					  struct Fh **fh);
+struct ceph_open *rr__nfsd_ceph_opens_add(struct ceph_opens *t,
+					  const struct nfsd_obj *o, int flags,
+					  const struct nfsd_ident *id,
+					  struct Fh *fh);
+void rr__nfsd_ceph_opens_put(struct ceph_opens *t, struct ceph_open *e);
 
 /* cephfs_ns.c: the namespace and attributes */
 int rr__nfsd_ceph_setattr(struct nfsd_call *c, struct nfsd_obj *o,

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Files' contents on CephFS: an open is a libcephfs file handle (Fh)
- * opened as the caller for the call, and READ and WRITE move the data
- * straight between CephFS and the caller's iovecs (the transport's
- * registered buffers) with ceph_ll_readv and ceph_ll_writev: no bounce
- * copy of ours. (Locks: cephfs_lock.c.)
+ * opened as the caller, kept for the caller's later calls (cephfs_opens.c), and
+ * READ and WRITE move the data straight between CephFS and the caller's iovecs
+ * (the transport's registered buffers) with ceph_ll_readv and ceph_ll_writev:
+ * no bounce copy of ours. (Locks: cephfs_lock.c.)
  */
 #include "nfs3/server/backend/cephfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
 
-#define F_FH(f) NFSD_CEPH_FH(f)
+#define F_FH(f)	  NFSD_CEPH_FH(f)
+#define F_OPEN(f) NFSD_CEPH_OPEN(f)
 
 int rr__nfsd_ceph_open(struct nfsd_call *c, struct nfsd_obj *o,
 		       struct nfsd_be_file *f)
@@ -19,13 +20,15 @@ int rr__nfsd_ceph_open(struct nfsd_call *c, struct nfsd_obj *o,
 	int flags = f->access == (NFSD_BE_READ | NFSD_BE_WRITE) ? O_RDWR
 		    : f->access & NFSD_BE_WRITE			? O_WRONLY
 								: O_RDONLY;
+	struct nfsd_cephfs *fs = rr__nfsd_ceph(c);
 	const UserPerm *perm;
+	struct ceph_open *e;
 	struct Inode *in;
 	struct Fh *fh = NULL;
 	int rc;
 
 	f->obj = o;
-	F_FH(f) = 0;
+	F_FH(f) = F_OPEN(f) = 0;
 	if (f->deny)
 		return -EOPNOTSUPP; /* no share reservations in CephFS */
 	if (c->nowait)
@@ -33,21 +36,31 @@ int rr__nfsd_ceph_open(struct nfsd_call *c, struct nfsd_obj *o,
 	rc = rr__nfsd_ceph_inode(c, o, &in);
 	if (rc)
 		return rc;
-	perm = rr__nfsd_ceph_perm(c);
-	if (!perm)
-		return -ENOMEM;
-	rc = ceph_ll_open(rr__nfsd_ceph(c)->cm, in, flags, &fh, perm);
-	if (rc)
-		return rc;
+	e = rr__nfsd_ceph_opens_get(fs->opens, o, flags, &c->id, &fh);
+	if (!e) {
+		perm = rr__nfsd_ceph_perm(c);
+		if (!perm)
+			return -ENOMEM;
+		rc = ceph_ll_open(fs->cm, in, flags, &fh, perm);
+		if (rc)
+			return rc;
+		e = rr__nfsd_ceph_opens_add(fs->opens, o, flags, &c->id, fh);
+	}
 	F_FH(f) = (intptr_t)fh;
+	F_OPEN(f) = (intptr_t)e;
 	return 0;
 }
 
 void rr__nfsd_ceph_close(struct nfsd_call *c, struct nfsd_be_file *f)
 {
-	if (F_FH(f))
-		ceph_ll_close(rr__nfsd_ceph(c)->cm, (struct Fh *)F_FH(f));
-	F_FH(f) = 0;
+	struct nfsd_cephfs *fs = rr__nfsd_ceph(c);
+
+	if (F_OPEN(f))
+		rr__nfsd_ceph_opens_put(fs->opens,
+					(struct ceph_open *)F_OPEN(f));
+	else if (F_FH(f))
+		ceph_ll_close(fs->cm, (struct Fh *)F_FH(f));
+	F_FH(f) = F_OPEN(f) = 0;
 }
 
 ssize_t rr__nfsd_ceph_read(struct nfsd_call *c, struct nfsd_be_file *f,
