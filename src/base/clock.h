@@ -4,6 +4,7 @@
 #ifndef RR_BASE_CLOCK_H
 #define RR_BASE_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -28,6 +29,17 @@ static inline uint64_t rr_coarse_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A condition variable whose timed waits run on the monotonic clock. */
+static inline void rr_cond_init_mono(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
 }
 
 #endif

@@ -707,7 +707,6 @@ static int slots_init(struct rr_tcp_clnt *c)
 static struct rr_tcp_clnt *clnt_alloc(const struct rr_tcp_clnt_opts *o)
 {
 	struct rr_tcp_clnt *c = rr_calloc(1, sizeof(*c));
-	pthread_condattr_t ca;
 
 	if (!c)
 		return NULL;
@@ -717,10 +716,7 @@ static struct rr_tcp_clnt *clnt_alloc(const struct rr_tcp_clnt_opts *o)
 	c->fd = c->evfd = -1;
 	c->state = TC_IDLE;
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->rx_cv, &ca);
-	pthread_condattr_destroy(&ca);
+	rr_cond_init_mono(&c->rx_cv);
 	rr__rm_rx_init(&c->rx, c->o.max_record);
 	gethostname(c->machine, sizeof(c->machine) - 1);
 	return c;

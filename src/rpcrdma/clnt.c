@@ -232,14 +232,7 @@ int rr_clnt_create(const char *host, uint16_t port,
 	c->cb.credits = c->o.cb_credits > 0 ? (uint32_t)c->o.cb_credits : 0;
 	rr__clnt_ka_init(c);
 	pthread_mutex_init(&c->mu, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&c->bg_cv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	rr_cond_init_mono(&c->bg_cv);
 	gethostname(c->machine, sizeof(c->machine) - 1);
 	c->xid_seq = first_xid_seq();
 	c->gen = 1;

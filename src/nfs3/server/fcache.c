@@ -481,7 +481,6 @@ static int reaper_start(struct nfsd_fcache *fc)
 int rr__nfsd_fcache_create(struct nfsd_fcache **out, uint32_t max)
 {
 	struct nfsd_fcache *fc = rr_calloc(1, sizeof(*fc));
-	pthread_condattr_t ca;
 	int rc;
 
 	if (!fc)
@@ -491,10 +490,7 @@ int rr__nfsd_fcache_create(struct nfsd_fcache **out, uint32_t max)
 	fc->reval_ms = FC_REVAL_MS;
 	fc->lru.next = fc->lru.prev = &fc->lru;
 	pthread_mutex_init(&fc->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&fc->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	rr_cond_init_mono(&fc->wake);
 	rc = reaper_start(fc);
 	if (rc) {
 		rr__nfsd_fcache_destroy(fc);

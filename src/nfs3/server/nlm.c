@@ -50,6 +50,7 @@
 #include "nfs3/server/nfsd.h"
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "nlm4.h"
 #include "nlm_cb.h"
@@ -935,7 +936,6 @@ int rr__nfsd_nlm_create(struct rr_nfs3_exporter *x, const struct rr_nlm_opts *o,
 			struct nfsd_nlm **out)
 {
 	struct nfsd_nlm *n = rr_calloc(1, sizeof(*n));
-	pthread_condattr_t ca;
 
 	if (!n)
 		return -ENOMEM;
@@ -951,10 +951,7 @@ int rr__nfsd_nlm_create(struct rr_nfs3_exporter *x, const struct rr_nlm_opts *o,
 		n->o.max_locks_per_host = NLM_MAX_LOCKS_PER_HOST;
 	n->grace_end_ms = now_ms() + (uint64_t)o->grace_s * 1000;
 	pthread_mutex_init(&n->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&n->cb_cv, &ca);
-	pthread_condattr_destroy(&ca);
+	rr_cond_init_mono(&n->cb_cv);
 	if (pthread_create(&n->cb_thread, NULL, cb_main, n)) {
 		pthread_cond_destroy(&n->cb_cv);
 		pthread_mutex_destroy(&n->mu);

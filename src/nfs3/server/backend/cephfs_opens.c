@@ -281,7 +281,6 @@ static void *reaper(void *arg)
 int rr__nfsd_ceph_opens_new(struct ceph_mount_info *cm, struct ceph_opens **out)
 {
 	struct ceph_opens *t = rr_calloc(1, sizeof(*t));
-	pthread_condattr_t ca;
 	sigset_t all, old;
 	int rc;
 
@@ -289,10 +288,7 @@ int rr__nfsd_ceph_opens_new(struct ceph_mount_info *cm, struct ceph_opens **out)
 		return -ENOMEM;
 	t->cm = cm;
 	pthread_mutex_init(&t->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&t->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	rr_cond_init_mono(&t->wake);
 	/* the reaper takes no signals: they are the daemon's threads' */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
