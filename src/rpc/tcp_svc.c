@@ -167,8 +167,8 @@ static void conn_close(struct rr_tcp_svc *s, struct tcp_conn *c)
 	/* never sent now; and lent buffers go back while the pool exists */
 	rr__outq_free(&c->out);
 	pthread_mutex_unlock(&c->mu);
-	rr__rm_rx_fini(
-		&c->rx); /* the loop's alone; its buffer may be a spare */
+	/* the loop's alone, done with; its buffer may be a spare */
+	rr__rm_rx_fini(&c->rx);
 	rr__tcp_cb_conn_gone(c);
 	/* Parked calls will never be answered: they end here. */
 	for (j = conn_unpark_list(c, false); j;) {
@@ -458,8 +458,8 @@ static bool swap_bulk(void *arg)
 	return true;
 }
 
-/* The reply header, results and (inline) the bulk result, as one record. */
 /*
+ * The reply header, results and (inline) the bulk result, as one record.
  * The bulk result may stay in x's bulk buffer until the socket takes it,
  * x taking a spare instead: a large READ reply is then never copied.
  */
