@@ -34,6 +34,7 @@
 #define OPENS_MAX     1024
 #define OPENS_BUCKETS 256
 #define OPENS_IDLE_MS 2000
+#define OPENS_REAP_S  1 /* the reaper looks this often */
 
 struct ceph_open {
 	struct ceph_open *newer, *older; /* LRU, newest at the head */
@@ -269,7 +270,7 @@ static void *reaper(void *arg)
 		pthread_mutex_unlock(&t->mu);
 		close_entries(t, dead);
 		clock_gettime(CLOCK_MONOTONIC, &at);
-		at.tv_sec += OPENS_IDLE_MS / 2000 ? OPENS_IDLE_MS / 2000 : 1;
+		at.tv_sec += OPENS_REAP_S;
 		pthread_mutex_lock(&t->mu);
 		if (!t->stop)
 			pthread_cond_timedwait(&t->wake, &t->mu, &at);
