@@ -98,7 +98,8 @@ rr_version_script(${RR_MAP_DIR}/rpcrdma.map RPCRDMA_${RR_NODE_V}
   HEADERS ${RR_RPCRDMA_HEADERS}
   PRIVATE_NODE ${RR_PRIVATE_NODE}
   PRIVATE rr__alloc_armed rr__alloc_should_fail
-          rr__log rr__log_level rr__log_rl_admit)
+          rr__log rr__log_level rr__log_rl_admit
+          rr__ticker_start rr__ticker_stop)
 rr_version_script(${RR_MAP_DIR}/rr_nfs3_client.map RR_NFS3_CLIENT_${RR_NODE_V}
   HEADERS ${RR_INC}/nfs3.h)
 rr_version_script(${RR_MAP_DIR}/rr_nfs3_server.map RR_NFS3_SERVER_${RR_NODE_V}

@@ -23,18 +23,17 @@
 #include "nfs3/server/backend/cephfs.h"
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/ticker.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define OPENS_MAX     1024
 #define OPENS_BUCKETS 256
 #define OPENS_IDLE_MS 2000
-#define OPENS_REAP_S  1 /* the reaper looks this often */
+#define OPENS_REAP_MS 1000 /* the reaper looks this often */
 
 struct ceph_open {
 	struct ceph_open *newer, *older; /* LRU, newest at the head */
@@ -54,9 +53,7 @@ struct ceph_open {
 
 struct ceph_opens {
 	pthread_mutex_t mu;
-	pthread_cond_t wake;
-	pthread_t reaper;
-	bool stop, reaping;
+	struct rr_ticker reaper;
 	struct ceph_mount_info *cm;
 	struct ceph_open *bucket[OPENS_BUCKETS];
 	struct ceph_open *head, *tail;
@@ -255,53 +252,34 @@ void rr__nfsd_ceph_opens_put(struct ceph_opens *t, struct ceph_open *e)
 
 /* ------------------------------------------------------------ reaper */
 
-static void *reaper(void *arg)
+static void reap(void *arg)
 {
 	struct ceph_opens *t = arg;
-	struct timespec at;
+	uint64_t now = rr_coarse_ms();
+	struct ceph_open *dead;
 
 	pthread_mutex_lock(&t->mu);
-	while (!t->stop) {
-		struct ceph_open *dead;
-		uint64_t now = rr_coarse_ms();
-
-		dead = shed(t, OPENS_MAX,
-			    now > OPENS_IDLE_MS ? now - OPENS_IDLE_MS : 0);
-		pthread_mutex_unlock(&t->mu);
-		close_entries(t, dead);
-		clock_gettime(CLOCK_MONOTONIC, &at);
-		at.tv_sec += OPENS_REAP_S;
-		pthread_mutex_lock(&t->mu);
-		if (!t->stop)
-			pthread_cond_timedwait(&t->wake, &t->mu, &at);
-	}
+	dead = shed(t, OPENS_MAX,
+		    now > OPENS_IDLE_MS ? now - OPENS_IDLE_MS : 0);
 	pthread_mutex_unlock(&t->mu);
-	return NULL;
+	close_entries(t, dead);
 }
 
 int rr__nfsd_ceph_opens_new(struct ceph_mount_info *cm, struct ceph_opens **out)
 {
 	struct ceph_opens *t = rr_calloc(1, sizeof(*t));
-	sigset_t all, old;
 	int rc;
 
 	if (!t)
 		return -ENOMEM;
 	t->cm = cm;
 	pthread_mutex_init(&t->mu, NULL);
-	rr_cond_init_mono(&t->wake);
-	/* the reaper takes no signals: they are the daemon's threads' */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = -pthread_create(&t->reaper, NULL, reaper, t);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = rr__ticker_start(&t->reaper, OPENS_REAP_MS, reap, t);
 	if (rc) {
-		pthread_cond_destroy(&t->wake);
 		pthread_mutex_destroy(&t->mu);
 		free(t);
 		return rc;
 	}
-	t->reaping = true;
 	*out = t;
 	return 0;
 }
@@ -311,14 +289,8 @@ void rr__nfsd_ceph_opens_free(struct ceph_opens *t)
 {
 	if (!t)
 		return;
-	pthread_mutex_lock(&t->mu);
-	t->stop = true;
-	pthread_cond_signal(&t->wake);
-	pthread_mutex_unlock(&t->mu);
-	if (t->reaping)
-		pthread_join(t->reaper, NULL);
+	rr__ticker_stop(&t->reaper);
 	close_entries(t, shed(t, 0, UINT64_MAX));
-	pthread_cond_destroy(&t->wake);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }
