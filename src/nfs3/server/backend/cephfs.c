@@ -263,6 +263,7 @@ static void unmount(struct nfsd_cephfs *fs)
 {
 	rr__nfsd_ceph_locks_drop(fs);
 	rr__nfsd_ceph_opens_free(fs->opens);
+	rr__nfsd_ceph_waits_free(fs->waits);
 	pthread_mutex_destroy(&fs->lk_mu);
 	if (fs->root)
 		ceph_ll_put(fs->cm, fs->root);
@@ -387,6 +388,8 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 	}
 	if (!rc)
 		rc = rr__nfsd_ceph_opens_new(fs->cm, &fs->opens);
+	if (!rc)
+		rc = rr__nfsd_ceph_waits_new(fs->cm, fs->server, &fs->waits);
 	if (rc) {
 		if (fs->cm) {
 			unmount(fs);

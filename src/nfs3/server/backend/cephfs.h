@@ -21,6 +21,7 @@ struct nfsd_cephfs {
 	pthread_mutex_t lk_mu;
 	struct ceph_lk_fh *lk_fhs;
 	struct ceph_opens *opens; /* cephfs_opens.c */
+	struct ceph_waits *waits; /* cephfs_waits.c */
 };
 
 /*
@@ -64,6 +65,16 @@ struct ceph_open *rr__nfsd_ceph_opens_add(struct ceph_opens *t,
 					  const struct nfsd_ident *id,
 					  struct Fh *fh);
 void rr__nfsd_ceph_opens_put(struct ceph_opens *t, struct ceph_open *e);
+
+/* cephfs_waits.c: READs and WRITEs inside libcephfs, woken if forgotten */
+struct ceph_waits;
+int rr__nfsd_ceph_waits_new(struct ceph_mount_info *cm, const UserPerm *perm,
+			    struct ceph_waits **out);
+void rr__nfsd_ceph_waits_free(struct ceph_waits *w);
+/* A slot to give back to _end, or -1 (none free: the call is unwatched). */
+int rr__nfsd_ceph_waits_begin(struct ceph_waits *w, uint64_t ino,
+			      uint64_t snap);
+void rr__nfsd_ceph_waits_end(struct ceph_waits *w, int slot);
 
 /* cephfs_ns.c: the namespace and attributes */
 int rr__nfsd_ceph_setattr(struct nfsd_call *c, struct nfsd_obj *o,

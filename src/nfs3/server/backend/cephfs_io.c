@@ -63,6 +63,22 @@ void rr__nfsd_ceph_close(struct nfsd_call *c, struct nfsd_be_file *f)
 	F_FH(f) = F_OPEN(f) = 0;
 }
 
+/* ceph_ll_readv or _writev, watched while inside (cephfs_waits.c) */
+static int64_t io(struct nfsd_call *c, struct nfsd_be_file *f,
+		  const struct iovec *iov, int iovcnt, uint64_t off, bool write)
+{
+	struct nfsd_cephfs *fs = rr__nfsd_ceph(c);
+	struct Fh *fh = (struct Fh *)F_FH(f);
+	int slot = rr__nfsd_ceph_waits_begin(
+		fs->waits, (uint64_t)f->obj->st.st_ino, f->obj->snap);
+	int64_t n =
+		write ? ceph_ll_writev(fs->cm, fh, iov, iovcnt, (int64_t)off)
+		      : ceph_ll_readv(fs->cm, fh, iov, iovcnt, (int64_t)off);
+
+	rr__nfsd_ceph_waits_end(fs->waits, slot);
+	return n;
+}
+
 ssize_t rr__nfsd_ceph_read(struct nfsd_call *c, struct nfsd_be_file *f,
 			   const struct iovec *iov, int iovcnt, uint64_t off)
 {
@@ -70,8 +86,7 @@ ssize_t rr__nfsd_ceph_read(struct nfsd_call *c, struct nfsd_be_file *f,
 		return -EINVAL;
 	if (c->nowait)
 		return rr__nfsd_defer(c);
-	return ceph_ll_readv(rr__nfsd_ceph(c)->cm, (struct Fh *)F_FH(f), iov,
-			     iovcnt, (int64_t)off);
+	return io(c, f, iov, iovcnt, off, false);
 }
 
 static size_t iov_len(const struct iovec *iov, int n)
@@ -101,7 +116,7 @@ ssize_t rr__nfsd_ceph_write(struct nfsd_call *c, struct nfsd_be_file *f,
 		return -EINVAL;
 	if (c->nowait)
 		return rr__nfsd_defer(c);
-	n = ceph_ll_writev(cm, fh, iov, iovcnt, (int64_t)off);
+	n = io(c, f, iov, iovcnt, off, true);
 	if (n <= 0)
 		return n;
 	if (how != NFSD_BE_UNSTABLE)
