@@ -56,8 +56,22 @@ command -v jq >/dev/null 2>&1 || skip "jq not found"
 tmp=$(mktemp -d)
 GANESHA_TMP=$tmp
 dpid=
+# nfsrdmad waits for its calls at exit; one stuck in libcephfs would keep
+# it, and this script, until ctest's timeout: 10 s, then SIGKILL, saying so
+stop_nfsrdmad() {
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null || return 0
+	for _ in $(seq 100); do
+		kill -0 "$dpid" 2>/dev/null || break
+		ganesha_pause
+	done
+	if kill -9 "$dpid" 2>/dev/null; then
+		echo "nfsrdmad did not stop in 10 s of SIGTERM: killed"
+	fi
+	wait "$dpid" 2>/dev/null
+	dpid=
+}
 cleanup() {
-	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
+	stop_nfsrdmad
 	ganesha_stop
 	"$cephlab" stop "$tmp/cluster" >/dev/null 2>&1
 	rm -rf "$tmp"
