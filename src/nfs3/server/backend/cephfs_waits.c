@@ -18,9 +18,9 @@
  * been in for WAITS_NUDGE_MS, it asks the MDS for the inode's size and
  * times. To answer, the MDS grants the Fs cap, and every cap grant wakes
  * the inode's waiters, which then find the revocation over. A call that
- * is merely slow (a busy OSD) costs one getattr a second. Counted, and
- * said (rate-limited); the slots are a fixed array, and a call that
- * finds none runs unwatched (counted too).
+ * is merely slow (a busy OSD) costs one getattr a second. Each call's
+ * first nudge is said (rate-limited); the slots are a fixed array, and a
+ * call that finds none runs unwatched, which is said too.
  */
 #include "nfs3/server/backend/cephfs.h"
 #include "base/alloc.h"
@@ -51,7 +51,6 @@ struct ceph_waits {
 	uint32_t nfree;
 	uint16_t free[WAITS_MAX];
 	struct ceph_wait slot[WAITS_MAX];
-	uint64_t nudges, unwatched;
 };
 
 int rr__nfsd_ceph_waits_begin(struct ceph_waits *w, uint64_t ino, uint64_t snap)
@@ -65,10 +64,12 @@ int rr__nfsd_ceph_waits_begin(struct ceph_waits *w, uint64_t ino, uint64_t snap)
 						.snap = snap,
 						.since_ms = rr_coarse_ms(),
 						.busy = true};
-	} else {
-		w->unwatched++;
 	}
 	pthread_mutex_unlock(&w->mu);
+	if (i < 0)
+		rr_warn_rl("cephfs: more than %d READs and WRITEs in libcephfs "
+			   "at once: one runs unwatched",
+			   WAITS_MAX);
 	return i;
 }
 
@@ -136,7 +137,6 @@ static void watch(void *arg)
 
 	pthread_mutex_lock(&w->mu);
 	n = overdue(w, rr_coarse_ms(), ino, first);
-	w->nudges += (uint64_t)n;
 	pthread_mutex_unlock(&w->mu);
 	for (int i = 0; i < n; i++) {
 		int rc = nudge(w, ino[i]);
