@@ -128,6 +128,14 @@ void rr_nfs3_exporter_describe(struct rr_nfs3_exporter *x, char *buf,
 			       size_t len);
 void rr_nfs3_exporter_progs(struct rr_nfs3_exporter *x, struct rr_svc_prog *nfs,
 			    struct rr_svc_prog *mount);
+/*
+ * The largest buffer an export's backend library allocates and frees
+ * inside every READ or WRITE (libcephfs does), 0 when none does. A
+ * program that gives large blocks their own mappings (glibc's
+ * M_MMAP_THRESHOLD) should raise that above it: otherwise each such call
+ * maps fresh pages and faults every one of them in. Can grow on reload.
+ */
+size_t rr_nfs3_exporter_io_alloc(struct rr_nfs3_exporter *x);
 /* Sums of every export's counters. */
 void rr_nfs3_exporter_stats(struct rr_nfs3_exporter *x,
 			    struct rr_nfs3_server_stats *out);

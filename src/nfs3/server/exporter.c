@@ -526,6 +526,18 @@ void rr_nfs3_exporter_describe(struct rr_nfs3_exporter *x, char *buf,
 	pthread_rwlock_unlock(&x->lock);
 }
 
+size_t rr_nfs3_exporter_io_alloc(struct rr_nfs3_exporter *x)
+{
+	size_t max = 0;
+
+	pthread_rwlock_rdlock(&x->lock);
+	for (uint32_t i = 0; i < x->nm; i++)
+		if (x->m[i]->be.ops->io_alloc > max)
+			max = x->m[i]->be.ops->io_alloc;
+	pthread_rwlock_unlock(&x->lock);
+	return max;
+}
+
 void rr_nfs3_exporter_stats(struct rr_nfs3_exporter *x,
 			    struct rr_nfs3_server_stats *out)
 {

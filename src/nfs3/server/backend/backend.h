@@ -136,6 +136,13 @@ struct nfsd_be_ops {
 	 * NLM then tries blocked locks again on a timer.
 	 */
 	bool locks_shared;
+	/*
+	 * Bytes its library allocates, and frees, inside each READ or WRITE
+	 * at most (0: none, the call's own buffers are used), so that a
+	 * program can keep such buffers out of mmap
+	 * (rr_nfs3_exporter_io_alloc).
+	 */
+	size_t io_alloc;
 
 	/* Handles: the backend owns their bytes and their sealing. */
 	/* 0; -EBADMSG: not a handle of this backend; -ESTALE: gone. */

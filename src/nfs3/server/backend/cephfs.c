@@ -405,9 +405,18 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 	return 0;
 }
 
+/*
+ * What libcephfs allocates inside a READ or WRITE: ceph_ll_writev copies
+ * the data into a buffer of its size, and reads from the OSDs fill
+ * buffers of whole objects (4 MiB in CephFS' default layout). Twice that
+ * leaves room for headers and somewhat larger objects.
+ */
+#define IO_ALLOC (8u << 20)
+
 static const struct nfsd_be_ops ops = {
 	.name = "cephfs",
 	.locks_shared = true,
+	.io_alloc = IO_ALLOC,
 	.fh_decode = c_fh_decode,
 	.fh_encode = c_fh_encode,
 	.act = c_act,
