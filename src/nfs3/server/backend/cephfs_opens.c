@@ -8,11 +8,16 @@
  * An entry is an Fh opened as one identity (uid, gid, groups) with one
  * access mode, so libcephfs itself decided that identity's permission at
  * open. It serves only calls of the same identity, and only while the
- * file's mode, owner, group and ctime are those it was opened under: any
- * chmod, chown or ACL change moves ctime, and the call's fresh attributes
- * (its handle's getattr) show it; the entry then goes and the call opens
- * afresh, asking libcephfs again. A write moves ctime too, so for written
- * files this is the open-per-call it replaces.
+ * file's mode, owner and group are those it was opened under, as the
+ * call's fresh attributes (its handle's getattr) show them; else the entry
+ * goes and the call opens afresh, asking libcephfs again. Those three are
+ * all libcephfs decides by unless it enforces POSIX ACLs (client_acl_type
+ * = posix_acl), which it does not by default. Where it does, an ACL can
+ * change and leave them as they were, so ctime, which any change moves,
+ * must match too; a write moves it as well, and written files are then
+ * opened per call. (Opened per call, every WRITE's close also flushed its
+ * caps to the MDS, which journalled each: a tenth of a second of MDS CPU
+ * per second of 1 MiB writes.)
  *
  * Bounded: at most OPENS_MAX entries, the least recently used idle ones
  * closed first; a reaper closes entries idle for OPENS_IDLE_MS, so a
@@ -58,6 +63,7 @@ struct ceph_opens {
 	struct ceph_open *bucket[OPENS_BUCKETS];
 	struct ceph_open *head, *tail;
 	uint32_t n;
+	bool acls; /* libcephfs enforces POSIX ACLs: ctime must match too */
 };
 
 static uint32_t bucket_of(uint64_t ino, uint32_t uid)
@@ -72,11 +78,14 @@ static bool same_id(const struct nfsd_ident *a, const struct nfsd_ident *b)
 	       !memcmp(a->gids, b->gids, a->ngids * sizeof(a->gids[0]));
 }
 
-static bool same_attrs(const struct ceph_open *e, const struct stat *st)
+static bool same_attrs(const struct ceph_opens *t, const struct ceph_open *e,
+		       const struct stat *st)
 {
-	return e->mode == st->st_mode && e->fuid == st->st_uid &&
-	       e->fgid == st->st_gid && e->ctime.tv_sec == st->st_ctim.tv_sec &&
-	       e->ctime.tv_nsec == st->st_ctim.tv_nsec;
+	if (e->mode != st->st_mode || e->fuid != st->st_uid ||
+	    e->fgid != st->st_gid)
+		return false;
+	return !t->acls || (e->ctime.tv_sec == st->st_ctim.tv_sec &&
+			    e->ctime.tv_nsec == st->st_ctim.tv_nsec);
 }
 
 static void lru_out(struct ceph_opens *t, struct ceph_open *e)
@@ -178,7 +187,7 @@ struct ceph_open *rr__nfsd_ceph_opens_get(struct ceph_opens *t,
 
 	pthread_mutex_lock(&t->mu);
 	e = find(t, o, flags, id);
-	if (e && !same_attrs(e, &o->st)) {
+	if (e && !same_attrs(t, e, &o->st)) {
 		unlink_entry(t, e);
 		if (!e->users)
 			dead = e;
@@ -265,6 +274,15 @@ static void reap(void *arg)
 	close_entries(t, dead);
 }
 
+/* Whether libcephfs checks POSIX ACLs (unknown: as if it did). */
+static bool enforces_acls(struct ceph_mount_info *cm)
+{
+	char v[64];
+
+	return ceph_conf_get(cm, "client_acl_type", v, sizeof(v)) ||
+	       !strcmp(v, "posix_acl");
+}
+
 int rr__nfsd_ceph_opens_new(struct ceph_mount_info *cm, struct ceph_opens **out)
 {
 	struct ceph_opens *t = rr_calloc(1, sizeof(*t));
@@ -273,6 +291,7 @@ int rr__nfsd_ceph_opens_new(struct ceph_mount_info *cm, struct ceph_opens **out)
 	if (!t)
 		return -ENOMEM;
 	t->cm = cm;
+	t->acls = enforces_acls(cm);
 	pthread_mutex_init(&t->mu, NULL);
 	rc = rr__ticker_start(&t->reaper, OPENS_REAP_MS, reap, t);
 	if (rc) {
