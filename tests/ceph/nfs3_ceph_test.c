@@ -969,6 +969,67 @@ static void start_b(void)
 	assert_int_equal(start(&b, sb), 0);
 }
 
+/* libcephfs' setting key in d's process, from its admin socket. */
+static void ceph_setting(const struct rr_t_daemon *d, const char *key,
+			 char *out, size_t cap)
+{
+	char cmd[2 * PATH_MAX];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "ceph --admin-daemon '%s/run/ceph-client.admin.%d.asok' "
+		 "config get %s 2>/dev/null | sed -n 's/.*: "
+		 "\"\\(.*\\)\".*/\\1/p'",
+		 cluster, (int)d->pid, key);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	if (!fgets(out, (int)cap, p))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	pclose(p);
+}
+
+/*
+ * Ceph's in-memory log gathering is off where the ceph.conf leaves it at
+ * its default (it cost 4 KiB reads a fifth of their rate), and a level
+ * the ceph.conf sets is kept.
+ */
+static void ceph_log_gathering_follows_the_conf(void **state)
+{
+	char v[64], conf2[PATH_MAX + 32], ex2[PATH_MAX + 16],
+		text[PATH_MAX * 2];
+	char sb[PATH_MAX + 16];
+	const char *extra[] = {"--exports", ex2, "--grace", "0", NULL};
+
+	(void)state;
+	ceph_setting(&a, "debug_client", v, sizeof(v));
+	assert_string_equal(v, "0/0");
+	ceph_setting(&a, "debug_objectcacher", v, sizeof(v));
+	assert_string_equal(v, "0/0");
+	/* named ceph.conf: Ceph takes the cluster's name from the file's */
+	snprintf(conf2, sizeof(conf2), "%s/debug", top);
+	mkdir(conf2, 0700);
+	snprintf(conf2, sizeof(conf2), "%s/debug/ceph.conf", top);
+	assert_int_equal(sh("{ cat '%s'; printf '[client]\\n\\tdebug client = "
+			    "1/5\\n'; } > '%s'",
+			    conf, conf2),
+			 0);
+	snprintf(ex2, sizeof(ex2), "%s/exports-debug", top);
+	snprintf(text, sizeof(text),
+		 EXPORT " *(rw,no_root_squash,backend=cephfs,ceph_conf=%s)\n",
+		 conf2);
+	write_file(ex2, text);
+	state_of("b", sb, sizeof(sb));
+	assert_int_equal(rr_t_daemon_start(&b, nfsrdmad, NULL, sb, extra, NULL),
+			 0);
+	ceph_setting(&b, "debug_client", v, sizeof(v));
+	assert_string_equal(v, "1/5");
+	ceph_setting(&b, "debug_objectcacher", v, sizeof(v));
+	assert_string_equal(v, "0/0");
+	assert_int_equal(rr_t_daemon_stop(&b), 0);
+	b.pid = 0;
+}
+
 /*
  * Locks are the MDS's, so two servers on one CephFS see each other's:
  * owners of two client hosts, one through each server, on one file.
@@ -1174,6 +1235,7 @@ int main(int argc, char **argv)
 		CASE(kept_opens_follow_permission_changes),
 		CASE(large_writes_reuse_the_heap),
 		CASE(writes_keep_their_open),
+		CASE(ceph_log_gathering_follows_the_conf),
 		CASE(listing_resumes_while_it_changes),
 		CASE(two_servers_one_export),
 		CASE(a_copy_moves_to_the_other_server),
