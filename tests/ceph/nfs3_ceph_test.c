@@ -5,6 +5,9 @@
  *  - the NFS client suite that runs against the local backend
  *    (tests/nfs3/client, its remote cases) over RDMA (iwarp) and TCP;
  *  - handles that survive a restart of nfsrdmad;
+ *  - what libcephfs costs per call, counted: page faults of rewriting a
+ *    file in 1 MiB WRITEs, cap flushes at the MDS per WRITE, and Ceph's
+ *    in-memory log gathering off unless the ceph.conf sets it;
  *  - two nfsrdmad on the same export with the same key: the same
  *    handles, and a file written through one read through the other;
  *  - a client of both (nfs://a,b/...) that loses one halfway through a

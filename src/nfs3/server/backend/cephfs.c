@@ -429,9 +429,9 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 
 /*
  * What libcephfs allocates inside a READ or WRITE: ceph_ll_writev copies
- * the data into a buffer of its size, and reads from the OSDs fill
- * buffers of whole objects (4 MiB in CephFS' default layout). Twice that
- * leaves room for headers and somewhat larger objects.
+ * the data into a buffer of its size, and what the OSDs send back arrives
+ * in buffers of its own, each at most an object (4 MiB in CephFS' default
+ * layout). Twice that leaves room for somewhat larger objects.
  */
 #define IO_ALLOC (8u << 20)
 

@@ -16,8 +16,8 @@
  * change and leave them as they were, so ctime, which any change moves,
  * must match too; a write moves it as well, and written files are then
  * opened per call. (Opened per call, every WRITE's close also flushed its
- * caps to the MDS, which journalled each: a tenth of a second of MDS CPU
- * per second of 1 MiB writes.)
+ * caps to the MDS, which journalled each: 0.08 s of MDS CPU per second
+ * of 1 MiB writes, against Ganesha's 0.006.)
  *
  * Bounded: at most OPENS_MAX entries, the least recently used idle ones
  * closed first; a reaper closes entries idle for OPENS_IDLE_MS, so a
