@@ -18,7 +18,7 @@
  * failed came back as an error value and was unwound, the scenario set no
  * fatal bit, and under ASan LeakSanitizer found nothing at exit. The sweep
  * fails when a run fails or when a site the counting run saw was never
- * made to fail; a site that no run but the counting one reached depends
+ * made to fail; a site that none of the runs aimed at it reached depends
  * on timing (a socket found full) and is listed, not held against it.
  *
  * The parent never starts a thread, so a fork copies no lock held by

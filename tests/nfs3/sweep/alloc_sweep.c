@@ -27,8 +27,9 @@
  * The sweep fails when a run fails, or when a site the counting run saw
  * was never made to fail. A site whose run did not reach it (the server's
  * threads take turns differently from run to run) gets four more tries;
- * one that no run but the counting one reached is listed as depending on
- * timing and does not fail the sweep (no run could fail it).
+ * one that none of those runs reached is listed as depending on timing
+ * and does not fail the sweep (no run could fail it), whatever other runs
+ * reached it by chance.
  *
  * RR_NFS_SWEEP_RANDOM=N adds N runs in which each attempt fails with
  * probability RR_NFS_SWEEP_PPM per million (20000), seeds 1..N: several
