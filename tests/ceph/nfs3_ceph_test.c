@@ -551,10 +551,11 @@ static void write_16m(struct rr_nfs *n, uint8_t *buf, int round)
 /*
  * libcephfs copies every WRITE into a buffer of its own, of the WRITE's
  * size. With the daemon's 256 KiB mmap threshold each was a fresh mapping,
- * every page of it faulted in on every call (256 faults per MiB; it
- * halved 1 MiB writes here): with the CephFS backend the daemon keeps
- * such buffers in the heap, so rewriting a file once warmed takes far
- * fewer faults than that.
+ * every page of it faulted in on every call (256 faults per MiB at least,
+ * 261-269 seen; it halved 1 MiB writes here): with the CephFS backend the
+ * daemon keeps such buffers in the heap. What still faults is the heap
+ * and libcephfs' cache growing (35-72 per MiB seen), so the bound is half
+ * the floor of a fresh mapping per WRITE.
  */
 static void large_writes_reuse_the_heap(void **state)
 {
@@ -580,7 +581,7 @@ static void large_writes_reuse_the_heap(void **state)
 		"%u MiB rewritten in 1 MiB WRITEs: %ld page faults "
 		"in nfsrdmad (%ld per MiB)\n",
 		REWRITES_MIB, faults, faults / REWRITES_MIB);
-	assert_true(faults < (long)REWRITES_MIB * 64);
+	assert_true(faults < (long)REWRITES_MIB * 128);
 	free(buf);
 	assert_int_equal(rr_nfs_umount(n), 0);
 }
