@@ -380,8 +380,9 @@ static void random_runs(struct sweep_state *st)
  * A site of the counting run that none of the runs aimed at it reached
  * depends on timing (a socket found full, say): said, but not a failure
  * of the sweep, since no run could fail there. Other runs may reach it
- * meanwhile; under load one did, and the sweep failed on it. A site its
- * own run reached and that did not fail is a failure: the injector missed.
+ * meanwhile (most likely how a loaded check once failed the sweep). A
+ * site its own run reached and that did not fail is a failure: the
+ * injector missed.
  */
 static bool timing_only(const struct site_set *set, uint32_t i)
 {
