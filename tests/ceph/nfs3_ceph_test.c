@@ -586,23 +586,39 @@ static void large_writes_reuse_the_heap(void **state)
 	assert_int_equal(rr_nfs_umount(n), 0);
 }
 
-/* The MDS's count of cap messages that carried dirty metadata. */
-static long mds_dirty_caps(void)
+/*
+ * The first line "ceph --admin-daemon SOCKET ARGS | FILTER" prints into
+ * out ("" if none); SOCKET may be a shell glob.
+ */
+static void ceph_asok(const char *sock, const char *args, const char *filter,
+		      char *out, size_t cap)
 {
-	char cmd[2 * PATH_MAX], line[256];
-	long n = -1;
+	char cmd[3 * PATH_MAX];
 	FILE *p;
 
 	snprintf(cmd, sizeof(cmd),
-		 "ceph --admin-daemon \"$(ls '%s'/run/ceph-mds.*.asok)\" "
-		 "perf dump 2>/dev/null | grep -o "
-		 "'\"handle_client_caps_dirty\": *[0-9]*'",
-		 cluster);
+		 "ceph --admin-daemon \"$(ls %s)\" %s 2>/dev/null | %s", sock,
+		 args, filter);
 	p = popen(cmd, "r");
 	assert_non_null(p);
-	if (fgets(line, sizeof(line), p))
-		sscanf(strchr(line, ':') + 1, "%ld", &n);
+	if (!fgets(out, (int)cap, p))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
 	pclose(p);
+}
+
+/* The MDS's count of cap messages that carried dirty metadata. */
+static long mds_dirty_caps(void)
+{
+	char sock[PATH_MAX + 32], line[256];
+	long n = -1;
+
+	snprintf(sock, sizeof(sock), "'%s'/run/ceph-mds.*.asok", cluster);
+	ceph_asok(sock, "perf dump",
+		  "grep -o '\"handle_client_caps_dirty\": *[0-9]*'", line,
+		  sizeof(line));
+	if (strchr(line, ':'))
+		sscanf(strchr(line, ':') + 1, "%ld", &n);
 	assert_true(n >= 0);
 	return n;
 }
@@ -977,20 +993,12 @@ static void start_b(void)
 static void ceph_setting(const struct rr_t_daemon *d, const char *key,
 			 char *out, size_t cap)
 {
-	char cmd[2 * PATH_MAX];
-	FILE *p;
+	char sock[PATH_MAX + 64], args[128];
 
-	snprintf(cmd, sizeof(cmd),
-		 "ceph --admin-daemon '%s/run/ceph-client.admin.%d.asok' "
-		 "config get %s 2>/dev/null | sed -n 's/.*: "
-		 "\"\\(.*\\)\".*/\\1/p'",
-		 cluster, (int)d->pid, key);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	if (!fgets(out, (int)cap, p))
-		out[0] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-	pclose(p);
+	snprintf(sock, sizeof(sock), "'%s/run/ceph-client.admin.%d.asok'",
+		 cluster, (int)d->pid);
+	snprintf(args, sizeof(args), "config get %s", key);
+	ceph_asok(sock, args, "sed -n 's/.*: \"\\(.*\\)\".*/\\1/p'", out, cap);
 }
 
 /*
