@@ -18,6 +18,7 @@
  * send-buffer guard, whose rings must not need memory either.
  */
 #include "clock.h"
+#include "fabric/shm/shm.h"
 #include "shapes.h"
 
 #include "io.h"
@@ -427,14 +428,29 @@ a_client_reconnects_and_calls_while_every_allocation_fails(void **state)
 	free(m);
 }
 
-/* A TCP listener that never accepts: an MPA handshake to it never ends. */
+/*
+ * A listener on PORT that never accepts, so a handshake to it never ends.
+ * It must be the provider's own kind of listener: shm's is an abstract
+ * Unix socket, and a TCP listener on a port number shm picked at random
+ * could collide with any TCP socket of a parallel test.
+ */
 static int mute_listener(uint16_t port)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	const char *provider = getenv("RR_PROVIDER");
+	struct sockaddr_storage bound;
+	int one = 1, fd;
 
+	if (provider && !strcmp(provider, "shm")) {
+		assert_int_equal(rr__shm_listen_socket((struct sockaddr *)&sin,
+						       sizeof(sin), 4, &fd,
+						       &bound),
+				 0);
+		return fd;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(fd >= 0);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
