@@ -10,7 +10,8 @@
  *            [--threads N] [--bulk-bufs N] [--root-squash]
  *            [--state-dir DIR]
  *            [--address A] [--max-conns N] [--max-conns-per-host N]
- *            [--idle-timeout SEC] [--handle-cache-mb N]
+ *            [--idle-timeout SEC] [--stop-timeout SEC]
+ *            [--handle-cache-mb N]
  *            [--walk-dirs-per-sec N] [--walk-dir-us N]
  *            [--control PATH|off]
  *
@@ -85,6 +86,9 @@ static void usage(FILE *f)
 		"                   RDMA 16)\n"
 		"  --idle-timeout S close a TCP connection idle for S seconds\n"
 		"                   (360; 0: never)\n"
+		"  --stop-timeout S after SIGTERM or SIGINT, exit without the\n"
+		"                   calls still running after S seconds, or\n"
+		"                   at a second signal (30; 0: wait for them)\n"
 		"  --handle-cache-mb N\n"
 		"                   memory of the handle-to-path cache (64)\n"
 		"  --walk-dirs-per-sec N\n"
@@ -160,6 +164,7 @@ enum {
 	O_MAXC,
 	O_PERH,
 	O_IDLE,
+	O_STOP,
 	O_HCMB,
 	O_WALK,
 	O_WALKUS,
@@ -191,6 +196,7 @@ static const struct option longopts[] = {
 	{"max-conns", required_argument, NULL, O_MAXC},
 	{"max-conns-per-host", required_argument, NULL, O_PERH},
 	{"idle-timeout", required_argument, NULL, O_IDLE},
+	{"stop-timeout", required_argument, NULL, O_STOP},
 	{"handle-cache-mb", required_argument, NULL, O_HCMB},
 	{"walk-dirs-per-sec", required_argument, NULL, O_WALK},
 	{"walk-dir-us", required_argument, NULL, O_WALKUS},
@@ -259,6 +265,8 @@ static int parse_one(int c, const char *arg, struct nfsrdmad_opts *o)
 		return count_arg(arg, 1, 1u << 30, &o->walk_dirs_per_s);
 	case O_WALKUS:
 		return count_arg(arg, 1, 1u << 30, &o->walk_dir_us);
+	case O_STOP:
+		return count_arg(arg, 0, 86400, &o->stop_timeout_s);
 	case O_IDLE: {
 		uint32_t sec;
 
@@ -309,6 +317,7 @@ static const char *value_hint(int c)
 	case O_NLMH:
 		return "a count, 1-65536";
 	case O_IDLE:
+	case O_STOP:
 		return "seconds, 0-86400";
 	case O_HCMB:
 		return "MiB, 1-1048576";
@@ -338,6 +347,7 @@ int main(int argc, char **argv)
 				  .tcp_port = 2049,
 				  .mount_port = 20048,
 				  .grace_s = 90,
+				  .stop_timeout_s = 30,
 				  .threads = 4,
 				  .address = "0.0.0.0"};
 	char sdir[4096];

@@ -25,6 +25,8 @@ struct nfsrdmad_opts {
 	/* TCP admission (rr_tcp_svc_opts); 0: the default */
 	uint32_t max_conns, max_per_host;
 	int idle_s; /* < 0: never */
+	/* after SIGTERM, how long calls in flight may hold the exit; 0: all */
+	uint32_t stop_timeout_s;
 	/* handle resolution (rr_nfs3_server_opts); 0: the default */
 	uint32_t handle_cache_mb, walk_dirs_per_s, walk_dir_us;
 	bool read_only, root_squash;

@@ -4,11 +4,11 @@
  * on RPC-over-RDMA, NFS on TCP, MOUNT on TCP, NLM v4 and NSM v1 on TCP (each
  * its own port). SIGTERM and SIGINT
  * are blocked in every thread and taken by the main thread with sigwait, which
- * then stops each loop (calls in flight finish first) and tears down in
- * the reverse order of setup. SIGHUP, taken the same way, reads the
- * exports file again: the exporter swaps the new table in for the next
- * calls, connections stay, and a file that does not parse (or an export
- * that cannot be opened) leaves the old table serving.
+ * then stops each loop (calls in flight finish first, within
+ * --stop-timeout) and tears down in the reverse order of setup. SIGHUP, taken
+ * the same way, reads the exports file again: the exporter swaps the new table
+ * in for the next calls, connections stay, and a file that does not parse (or
+ * an export that cannot be opened) leaves the old table serving.
  */
 #include "nfsrdmad.h"
 #include "report.h"
@@ -594,6 +594,56 @@ static int wait_signal(const struct daemon *d)
 	}
 }
 
+/*
+ * Stopping waits for the calls in flight, and a backend call may not
+ * return for as long as its storage is away (libcephfs holds a READ or a
+ * COMMIT until the OSD is back), which would keep a service manager's
+ * stop waiting. After --stop-timeout seconds, or at a second SIGTERM or
+ * SIGINT, the daemon exits without them, as a crash would: their clients
+ * send them again to the next server, and data a client was told is
+ * stable is (the write verifier changes, so unstable data is sent again).
+ */
+static void *stop_watch(void *arg)
+{
+	uint32_t timeout_s = (uint32_t)(uintptr_t)arg;
+	struct timespec ts = {.tv_sec = timeout_s};
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	do
+		sig = timeout_s ? sigtimedwait(&set, NULL, &ts)
+				: sigwaitinfo(&set, NULL);
+	while (sig < 0 && errno == EINTR);
+	if (sig > 0)
+		fprintf(stderr,
+			"nfsrdmad: %s again: exiting without the "
+			"calls still running\n",
+			strsignal(sig));
+	else
+		fprintf(stderr,
+			"nfsrdmad: calls still running %u s after the stop "
+			"(--stop-timeout): exiting without them\n",
+			timeout_s);
+	_exit(1);
+}
+
+/* The signals stay blocked here, so this thread is the one they reach. */
+static void stop_watch_start(uint32_t timeout_s)
+{
+	pthread_attr_t at;
+	pthread_t th;
+
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &at, stop_watch, (void *)(uintptr_t)timeout_s))
+		fprintf(stderr, "nfsrdmad: cannot start a thread: the stop "
+				"waits for every call\n");
+	pthread_attr_destroy(&at);
+}
+
 static int open_server(const struct nfsrdmad_opts *o,
 		       struct rr_nfs3_exporter **out)
 {
@@ -777,6 +827,7 @@ int nfsrdmad_serve(const struct nfsrdmad_opts *o)
 					"to tell clients we restarted\n");
 		sig = wait_signal(&d);
 		fprintf(stderr, "nfsrdmad: %s, stopping\n", strsignal(sig));
+		stop_watch_start(o->stop_timeout_s);
 		nfsrdmad_rpcbind_unset(&p);
 	}
 	stop_all(&d);
