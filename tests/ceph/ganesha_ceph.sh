@@ -56,8 +56,8 @@ command -v jq >/dev/null 2>&1 || skip "jq not found"
 tmp=$(mktemp -d)
 GANESHA_TMP=$tmp
 dpid=
-# nfsrdmad waits for its calls at exit; one stuck in libcephfs would keep
-# it, and this script, until ctest's timeout: 10 s, then SIGKILL, saying so
+# nfsrdmad waits for its calls at exit, one stuck in libcephfs for 5 s
+# (--stop-timeout below); SIGKILL after 10 s, saying so, if that failed
 stop_nfsrdmad() {
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null || return 0
 	for _ in $(seq 100); do
@@ -112,7 +112,8 @@ ganesha_start "$tmp/ganesha.conf" "$nport"
 echo "/cephfs *(rw,no_root_squash,backend=cephfs,ceph_conf=$conf)" >"$tmp/exports"
 "$nfsrdmad" --exports "$tmp/exports" --state-dir "$tmp/state" \
 	--address 127.0.0.1 --rdma-port 0 --tcp-port 0 --mount-port 0 \
-	--nlm-port off --nsm-port off >"$tmp/nfsrdmad.out" 2>"$tmp/nfsrdmad.err" &
+	--nlm-port off --nsm-port off --stop-timeout 5 \
+	>"$tmp/nfsrdmad.out" 2>"$tmp/nfsrdmad.err" &
 dpid=$!
 for _ in $(seq 300); do
 	grep -q ready "$tmp/nfsrdmad.out" && break

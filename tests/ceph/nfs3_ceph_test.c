@@ -36,6 +36,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,10 +102,12 @@ static void on_signal(int sig)
  */
 #define CASE_S 90
 static const char *volatile running;
+static void osd_resume(void);
 
 static void on_alarm(int sig)
 {
 	(void)sig;
+	osd_resume();
 	fprintf(stderr, "\n[  FAILED  ] %s: not done in %d s\n",
 		running ? running : "?", CASE_S);
 	cluster_stop();
@@ -122,14 +125,17 @@ static int arm(void **state)
 
 static int start(struct rr_t_daemon *d, const char *state);
 static void state_of(const char *name, char *out, size_t cap);
-
-/* A case that failed half-way leaves a serving and b stopped. */
+/*
+ * A case that failed half-way leaves a serving, b stopped and the OSD
+ * running.
+ */
 static int disarm(void **state)
 {
 	char st[PATH_MAX + 16];
 
 	(void)state;
 	alarm(0);
+	osd_resume();
 	if (b.pid > 0)
 		rr_t_daemon_stop(&b);
 	b.pid = 0;
@@ -1239,6 +1245,223 @@ static void tsan_suppressions(void)
 	setenv("TSAN_OPTIONS", v, 1);
 }
 
+/* ====================================================== stuck stops */
+
+static volatile pid_t osd_paused; /* SIGSTOPped by osd_pause */
+
+static void osd_pause(void)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "%s/run/osd.0.pid", cluster);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	osd_paused = pid;
+}
+
+/* Async-signal-safe: on_alarm calls it too. */
+static void osd_resume(void)
+{
+	if (osd_paused > 0)
+		kill(osd_paused, SIGCONT);
+	osd_paused = 0;
+}
+
+/* Requests d's libcephfs has out at the OSDs and at the MDS. */
+static long ceph_requests_out(const struct rr_t_daemon *d)
+{
+	char sock[PATH_MAX + 64], line[64];
+	long n = 0;
+
+	snprintf(sock, sizeof(sock), "'%s/run/ceph-client.admin.%d.asok'",
+		 cluster, (int)d->pid);
+	ceph_asok(sock, "objecter_requests", "grep -c '\"tid\"'", line,
+		  sizeof(line));
+	n += atol(line);
+	ceph_asok(sock, "mds_requests", "grep -c '\"tid\"'", line,
+		  sizeof(line));
+	return n + atol(line);
+}
+
+struct stuck_write {
+	uint16_t port;
+	struct fh f;
+	int rc;
+};
+
+/*
+ * A FILE_SYNC WRITE, no reconnect: it returns when the server goes. No
+ * cmocka asserts off the main thread: the result is kept in w->rc.
+ */
+static void *write_sync(void *arg)
+{
+	struct stuck_write *w = arg;
+	struct rr_tcp_clnt_opts o = {.no_reconnect = true};
+	static char data[] = "held at the OSD";
+	WRITE3args wa = {.file = fh3(&w->f),
+			 .count = sizeof(data),
+			 .stable = FILE_SYNC,
+			 .data = {.data_len = sizeof(data), .data_val = data}};
+	static uint8_t rbuf[4096];
+	char buf[NFS3_FHSIZE + 256];
+	struct rr_call c = {.prog = NFS_PROGRAM,
+			    .vers = 3,
+			    .proc = NFSPROC3_WRITE,
+			    .cred = &root_cred,
+			    .args = buf,
+			    .res = rbuf,
+			    .res_cap = sizeof(rbuf)};
+	struct rr_tcp_clnt *tc;
+	XDR x;
+
+	w->rc = rr_tcp_clnt_create("127.0.0.1", w->port, &o, &tc);
+	if (w->rc)
+		return NULL;
+	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
+	w->rc = rr__xdr_WRITE3args(&x, &wa) ? 0 : -EINVAL;
+	c.args_len = xdr_getpos(&x);
+	if (!w->rc)
+		w->rc = rr_tcp_clnt_call(tc, &c);
+	rr_tcp_clnt_destroy(tc);
+	return NULL;
+}
+
+static bool log_says(const struct rr_t_daemon *d, const char *text)
+{
+	char buf[16384];
+	int fd = open(d->log, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+/*
+ * b (started with extra) is sent a FILE_SYNC WRITE with the OSD stopped,
+ * and the test waits until b's libcephfs has it out: b's stop would
+ * wait for that call as long as the OSD is away.
+ */
+static void b_holds_a_call_at_ceph(const char *const *extra, const char *name,
+				   pthread_t *th, struct stuck_write *w)
+{
+	char sa[PATH_MAX + 16], sb[PATH_MAX + 16];
+	uint64_t end;
+	struct rr_tcp_clnt *tc;
+	struct fh root;
+	long out;
+
+	state_of("a", sa, sizeof(sa));
+	state_of("b", sb, sizeof(sb));
+	mkdir(sb, 0700);
+	assert_int_equal(sh("cp '%s/fh.key' '%s/fh.key'", sa, sb), 0);
+	assert_int_equal(rr_t_daemon_start(&b, nfsrdmad, NULL, sb, extra, NULL),
+			 0);
+	mnt(&b, &root);
+	tc = tcp_to(&b);
+	create(tc, &root, name, &w->f);
+	assert_int_equal(rr_tcp_clnt_destroy(tc), 0);
+	w->port = b.tcp;
+	osd_pause();
+	assert_int_equal(pthread_create(th, NULL, write_sync, w), 0);
+	end = rr_t_now_ms() + TMO_MS;
+	while ((out = ceph_requests_out(&b)) == 0) {
+		if (rr_t_now_ms() > end) {
+			rr_t_daemon_tell(&b);
+			fail_msg("the WRITE never reached libcephfs");
+		}
+		poll(NULL, 0, 50);
+	}
+	fprintf(stderr, "%ld requests out at ceph\n", out);
+}
+
+/*
+ * The MDS keeps a session that went without closing until it times out
+ * (60 s), and other clients wait for the files it held: the operator's
+ * remedy, evicting it, lets the cases after this one go at once.
+ */
+static void evict_session_of(pid_t pid)
+{
+	assert_int_equal(
+		sh("ceph --admin-daemon \"$(ls '%s'/run/ceph-mds.*.asok)\" "
+		   "session evict client_metadata.pid=%d >/dev/null",
+		   cluster, (int)pid),
+		0);
+}
+
+/* b exited with status 1, saying it left calls, and the writer saw it. */
+static void b_left_its_call(int status, pthread_t th,
+			    const struct stuck_write *w)
+{
+	pid_t pid = b.pid;
+
+	if (status != 1)
+		rr_t_daemon_tell(&b);
+	b.pid = 0;
+	osd_resume(); /* the MDS journals the eviction there */
+	evict_session_of(pid);
+	assert_int_equal(status, 1);
+	assert_true(log_says(&b, "exiting without"));
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_not_equal(w->rc, 0); /* no reply: the server is gone */
+}
+
+/* SIGTERM to b, as rr_t_daemon_stop sends it: its exit status. */
+static int stop_b(void)
+{
+	uint64_t t0 = rr_t_now_ms();
+	int status = rr_t_daemon_stop(&b);
+
+	fprintf(stderr, "b exited with %d, %llu ms after the SIGTERM\n", status,
+		(unsigned long long)(rr_t_now_ms() - t0));
+	return status;
+}
+
+/*
+ * A call stuck in libcephfs (its OSD stopped) would keep nfsrdmad from
+ * exiting at SIGTERM for as long as the OSD is away: --stop-timeout
+ * bounds the wait (rr_t_daemon_stop kills at 10 s and returns -1).
+ */
+static void a_stop_gives_up_on_a_stuck_call(void **state)
+{
+	const char *extra[] = {"--exports",	 exports_file, "--grace", "0",
+			       "--stop-timeout", "1",	       NULL};
+	struct stuck_write w = {0};
+	pthread_t th;
+
+	(void)state;
+	b_holds_a_call_at_ceph(extra, "stuck-timeout", &th, &w);
+	b_left_its_call(stop_b(), th, &w);
+}
+
+/* With no timeout, a second SIGTERM is how an operator says "now". */
+static void a_second_sigterm_stops_at_once(void **state)
+{
+	const char *extra[] = {"--exports",	 exports_file, "--grace", "0",
+			       "--stop-timeout", "0",	       NULL};
+	struct stuck_write w = {0};
+	uint64_t end;
+	pthread_t th;
+
+	(void)state;
+	b_holds_a_call_at_ceph(extra, "stuck-sigterm", &th, &w);
+	assert_int_equal(kill(b.pid, SIGTERM), 0);
+	end = rr_t_now_ms() + TMO_MS;
+	while (!log_says(&b, "stopping")) {
+		assert_true(rr_t_now_ms() < end);
+		poll(NULL, 0, 20);
+	}
+	b_left_its_call(stop_b(), th, &w);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1253,6 +1476,8 @@ int main(int argc, char **argv)
 		CASE(a_copy_moves_to_the_other_server),
 		CASE(locks_hold_across_servers),
 		CASE(libnfs_tools_against_it),
+		CASE(a_stop_gives_up_on_a_stuck_call),
+		CASE(a_second_sigterm_stops_at_once),
 		CASE(start_up_errors_name_the_option),
 		CASE(handles_survive_a_restart),
 	};
