@@ -55,23 +55,8 @@ command -v jq >/dev/null 2>&1 || skip "jq not found"
 
 tmp=$(mktemp -d)
 GANESHA_TMP=$tmp
-dpid=
-# nfsrdmad waits for its calls at exit, one stuck in libcephfs for 5 s
-# (--stop-timeout below); SIGKILL after 10 s, saying so, if that failed
-stop_nfsrdmad() {
-	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null || return 0
-	for _ in $(seq 100); do
-		kill -0 "$dpid" 2>/dev/null || break
-		ganesha_pause
-	done
-	if kill -9 "$dpid" 2>/dev/null; then
-		echo "nfsrdmad did not stop in 10 s of SIGTERM: killed"
-	fi
-	wait "$dpid" 2>/dev/null
-	dpid=
-}
 cleanup() {
-	stop_nfsrdmad
+	nfsrdmad_stop
 	ganesha_stop
 	"$cephlab" stop "$tmp/cluster" >/dev/null 2>&1
 	rm -rf "$tmp"
@@ -110,27 +95,14 @@ ganesha_start "$tmp/ganesha.conf" "$nport"
 # nfsrdmad after Ganesha: its rpcbind registration then fails, saying so,
 # and Ganesha's stays; the clients here name every port.
 echo "/cephfs *(rw,no_root_squash,backend=cephfs,ceph_conf=$conf)" >"$tmp/exports"
-"$nfsrdmad" --exports "$tmp/exports" --state-dir "$tmp/state" \
-	--address 127.0.0.1 --rdma-port 0 --tcp-port 0 --mount-port 0 \
-	--nlm-port off --nsm-port off --stop-timeout 5 \
-	>"$tmp/nfsrdmad.out" 2>"$tmp/nfsrdmad.err" &
-dpid=$!
-for _ in $(seq 300); do
-	grep -q ready "$tmp/nfsrdmad.out" && break
-	kill -0 "$dpid" 2>/dev/null || fail "nfsrdmad exited"
-	ganesha_pause
-done
-grep -q ready "$tmp/nfsrdmad.out" || fail "nfsrdmad did not say ready"
-port_of() { sed -n "s/.*$1 on .*:\([0-9]*\)$/\1/p" "$tmp/nfsrdmad.out"; }
-rport=$(port_of "over rdma")
-tport=$(port_of "nfs3 over tcp")
-dmport=$(port_of "mount3 over tcp")
-[ -n "$rport" ] && [ -n "$tport" ] && [ -n "$dmport" ] || fail "no ports in nfsrdmad's banner"
+nfsrdmad_start "$nfsrdmad" --exports "$tmp/exports" --state-dir "$tmp/state"
 
 base=nfs://127.0.0.1/cephfs
-gq="?proto=tcp&nfsport=$nport&mountport=$mport"  # Ganesha, TCP
-tq="?proto=tcp&nfsport=$tport&mountport=$dmport" # nfsrdmad, TCP
-rq="?nfsport=$rport&mountport=$dmport"           # nfsrdmad, RDMA (iwarp)
+gq="?proto=tcp&nfsport=$nport&mountport=$mport" # Ganesha, TCP
+tq="?proto=tcp&nfsport=$NFSRDMAD_TCP&mountport=$NFSRDMAD_MOUNT"
+rq="?nfsport=$NFSRDMAD_RDMA&mountport=$NFSRDMAD_MOUNT" # RDMA (iwarp)
+BENCH_NFSRDMA=$nfsrdma BENCH_BASE=$base BENCH_SECONDS=$seconds
+BENCH_GQ=$gq BENCH_TQ=$tq BENCH_RQ=$rq
 run() { "$nfsrdma" -q "$@"; }
 
 # ------------------------------------------------------------------ test
@@ -195,32 +167,9 @@ errors() {
 
 # ----------------------------------------------------------------- bench
 
-# bench TARGET_QUERY FILE OP BS DEPTH [OPTION...]: the rate, MB/s or calls/s
-bench_one() {
-	local j
-	j=$("$nfsrdma" bench "$base/$2$1" --op "$3" --bs "$4" --depth "$5" \
-		--seconds "$seconds" --json "${@:6}" 2>"$tmp/bench.err") ||
-		fail "nfsrdma bench $3 $2: $(tail -2 "$tmp/bench.err")"
-	if [ "$3" = randread ]; then
-		jq -r '.figures.ops_per_s' <<<"$j"
-	else
-		jq -r '.figures.MBps' <<<"$j"
-	fi
-}
-
 # Each server reads and writes one file of its own: nfsrdmad's rows over
 # TCP and over RDMA share one process, and with it one libcephfs cache, so
-# they share their file too; the second write overwrites the first's.
-bench_row() {
-	local op=$1 bs=$2 depth=$3 unit=$4 file=$5 g t r
-	g=$(bench_one "$gq" "$file.g" "$op" "$bs" "$depth")
-	t=$(bench_one "$tq" "$file.n" "$op" "$bs" "$depth")
-	r=$(bench_one "$rq" "$file.n" "$op" "$bs" "$depth" --force)
-	printf '%-28s %10.0f %10.0f %6.2fx %10.0f %6.2fx  %s\n' \
-		"$op $bs depth $depth" "$g" "$t" "$(echo "$t / $g" | bc -l)" \
-		"$r" "$(echo "$r / $g" | bc -l)" "$unit"
-}
-
+# they share their file too (bench_row, tests/lib/ganesha.sh).
 bench() {
 	# 64 MiB: all of a file nfsrdma bench uses. Three of 256 MiB and the
 	# written files took the 1 GiB memstore OSD to 94%, near the full
@@ -233,8 +182,7 @@ bench() {
 	run put "$tmp/big" "$base/big.n$tq" || fail "put big.n"
 	echo "nfsrdma bench, ${seconds} s each, one cluster; ratios against Ganesha over TCP"
 	echo "goals: nfsrdmad over TCP >= 1.0x, over RDMA >= 1.2x"
-	printf '%-28s %10s %10s %7s %10s %7s\n' "" "ganesha" "ours tcp" "ratio" \
-		"ours rdma" "ratio"
+	bench_header
 	bench_row read 1M 4 MB/s big
 	bench_row write 1M 4 MB/s new
 	bench_row randread 4K 16 calls/s big

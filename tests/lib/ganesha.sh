@@ -2,10 +2,11 @@
 # shellcheck shell=bash
 #
 # NFS-Ganesha as a peer for the shell tests and benchmarks that compare
-# with it: tests/nfs3/interop/ganesha_interop.sh (FSAL_VFS) and
-# tests/ceph/ganesha_ceph.sh (FSAL_CEPH). Sourced; the caller defines
-# skip and fail (each prints and exits), and GANESHA_TMP, a directory of
-# its own that it removes.
+# with it: tests/nfs3/interop/ganesha_interop.sh (FSAL_VFS),
+# tests/ceph/ganesha_ceph.sh (FSAL_CEPH) and scripts/ganesha-bench.sh
+# (FSAL_VFS); with nfsrdmad beside it, and the benchmark rows that
+# compare the two. Sourced; the caller defines skip and fail (each prints
+# and exits), and GANESHA_TMP, a directory of its own that it removes.
 #
 # Ganesha 4.3 exits when it cannot register with rpcbind, and binds its
 # ports without SO_REUSEADDR. So: a running rpcbind is used, or (as root)
@@ -107,4 +108,85 @@ ganesha_stop() {
 	[ -n "$GANESHA_RPCBIND_PID" ] && kill "$GANESHA_RPCBIND_PID" 2>/dev/null &&
 		wait "$GANESHA_RPCBIND_PID" 2>/dev/null
 	GANESHA_PID='' GANESHA_RPCBIND_PID=''
+}
+
+# ------------------------------------------------- nfsrdmad beside it
+
+NFSRDMAD_PID='' NFSRDMAD_RDMA='' NFSRDMAD_TCP='' NFSRDMAD_MOUNT=''
+
+# nfsrdmad_start NFSRDMAD ARG...: nfsrdmad on 127.0.0.1, every port
+# ephemeral, NLM off (Ganesha's rpcbind entries stay: ours then fail,
+# saying so, and the clients here name every port); its ports in
+# NFSRDMAD_RDMA, _TCP and _MOUNT. A call stuck in its storage holds its
+# exit 5 s at most (--stop-timeout).
+nfsrdmad_start() {
+	local bin=$1 out=$GANESHA_TMP/nfsrdmad.out
+	shift
+	"$bin" "$@" --address 127.0.0.1 --rdma-port 0 --tcp-port 0 \
+		--mount-port 0 --nlm-port off --nsm-port off --stop-timeout 5 \
+		>"$out" 2>"$GANESHA_TMP/nfsrdmad.err" &
+	NFSRDMAD_PID=$!
+	for _ in $(seq 300); do
+		grep -q ready "$out" && break
+		kill -0 "$NFSRDMAD_PID" 2>/dev/null || fail "nfsrdmad exited"
+		ganesha_pause
+	done
+	grep -q ready "$out" || fail "nfsrdmad did not say ready"
+	NFSRDMAD_RDMA=$(sed -n 's/.*over rdma on .*:\([0-9]*\)$/\1/p' "$out")
+	NFSRDMAD_TCP=$(sed -n 's/.*nfs3 over tcp on .*:\([0-9]*\)$/\1/p' "$out")
+	NFSRDMAD_MOUNT=$(sed -n 's/.*mount3 over tcp on .*:\([0-9]*\)$/\1/p' "$out")
+	[ -n "$NFSRDMAD_RDMA" ] && [ -n "$NFSRDMAD_TCP" ] && [ -n "$NFSRDMAD_MOUNT" ] ||
+		fail "no ports in nfsrdmad's banner"
+}
+
+# nfsrdmad_stop: SIGTERM; SIGKILL after 10 s, saying so
+nfsrdmad_stop() {
+	[ -n "$NFSRDMAD_PID" ] && kill "$NFSRDMAD_PID" 2>/dev/null || return 0
+	for _ in $(seq 100); do
+		kill -0 "$NFSRDMAD_PID" 2>/dev/null || break
+		ganesha_pause
+	done
+	if kill -9 "$NFSRDMAD_PID" 2>/dev/null; then
+		echo "nfsrdmad did not stop in 10 s of SIGTERM: killed"
+	fi
+	wait "$NFSRDMAD_PID" 2>/dev/null
+	NFSRDMAD_PID=''
+}
+
+# ------------------------------------------------------ benchmark rows
+
+# The caller sets BENCH_NFSRDMA (the client), BENCH_BASE (nfs://host/export),
+# BENCH_SECONDS, and the URL queries BENCH_GQ (Ganesha, TCP), BENCH_TQ
+# (nfsrdmad, TCP) and BENCH_RQ (nfsrdmad, RDMA).
+
+# bench_one QUERY FILE OP BS DEPTH [OPTION...]: the rate, MB/s or calls/s
+bench_one() {
+	local j
+	j=$("$BENCH_NFSRDMA" bench "$BENCH_BASE/$2$1" --op "$3" --bs "$4" \
+		--depth "$5" --seconds "$BENCH_SECONDS" --json "${@:6}" \
+		2>"$GANESHA_TMP/bench.err") ||
+		fail "nfsrdma bench $3 $2: $(tail -2 "$GANESHA_TMP/bench.err")"
+	if [ "$3" = randread ]; then
+		jq -r '.figures.ops_per_s' <<<"$j"
+	else
+		jq -r '.figures.MBps' <<<"$j"
+	fi
+}
+
+# bench_header: the columns bench_row prints
+bench_header() {
+	printf '%-28s %10s %10s %7s %10s %7s\n' "" "ganesha" "ours tcp" "ratio" \
+		"ours rdma" "ratio"
+}
+
+# bench_row OP BS DEPTH UNIT FILE: Ganesha on FILE.g, nfsrdmad over TCP
+# and then RDMA on FILE.n (the second of them writes over the first's)
+bench_row() {
+	local op=$1 bs=$2 depth=$3 unit=$4 file=$5 g t r
+	g=$(bench_one "$BENCH_GQ" "$file.g" "$op" "$bs" "$depth")
+	t=$(bench_one "$BENCH_TQ" "$file.n" "$op" "$bs" "$depth")
+	r=$(bench_one "$BENCH_RQ" "$file.n" "$op" "$bs" "$depth" --force)
+	printf '%-28s %10.0f %10.0f %6.2fx %10.0f %6.2fx  %s\n' \
+		"$op $bs depth $depth" "$g" "$t" "$(echo "$t / $g" | bc -l)" \
+		"$r" "$(echo "$r / $g" | bc -l)" "$unit"
 }
