@@ -37,6 +37,16 @@ void *rr__spares_take(struct rr__spares *p)
 	return buf;
 }
 
+bool rr__spares_room(struct rr__spares *p)
+{
+	bool room;
+
+	pthread_mutex_lock(&p->mu);
+	room = p->n < p->keep;
+	pthread_mutex_unlock(&p->mu);
+	return room;
+}
+
 void *rr__spares_get(struct rr__spares *p)
 {
 	void *buf = rr__spares_take(p);

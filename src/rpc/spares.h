@@ -10,6 +10,7 @@
 #define RR_RPC_SPARES_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,8 @@ void rr__spares_fini(struct rr__spares *p);
 /* A buffer of p's size: a spare, or a new one; NULL when out of memory. */
 void *rr__spares_get(struct rr__spares *p);
 void rr__spares_put(struct rr__spares *p, void *buf);
+/* Whether a buffer given back now would be kept (racy: a hint). */
+bool rr__spares_room(struct rr__spares *p);
 /* A spare if there is one, else NULL: never allocates. */
 void *rr__spares_take(struct rr__spares *p);
 

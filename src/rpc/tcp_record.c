@@ -27,8 +27,21 @@ void rr__rm_rx_init(struct rr__rm_rx *r, uint32_t max_record)
 	r->max_record = max_record;
 }
 
+/*
+ * A big record grown by reallocation (there was no spare) is grown to a
+ * spare's size on its way back, while the pool has room: records under
+ * max_record would otherwise never fill it, and every one would grow
+ * afresh.
+ */
 void rr__rm_rx_give_back(const struct rr__rm_rx *r, uint8_t *buf, size_t cap)
 {
+	uint8_t *b;
+
+	if (buf && r->big && cap > RR_RM_BIG_AT && cap < r->big->size &&
+	    rr__spares_room(r->big) && (b = rr_realloc(buf, r->big->size))) {
+		buf = b;
+		cap = r->big->size;
+	}
 	if (buf && r->big && cap == r->big->size)
 		rr__spares_put(r->big, buf);
 	else
@@ -139,6 +152,13 @@ static int feed_body(struct rr__rm_rx *r, const uint8_t *p, size_t n,
 		keep_head(r, p, take);
 		return 0;
 	}
+	/*
+	 * A fragment that announces a big record moves it into a spare at
+	 * once, when there is one, sparing the growth by reallocation up to
+	 * RR_RM_BIG_AT. The claim only picks a buffer we hold already.
+	 */
+	if (r->cap < RR_RM_BIG_AT)
+		take_spare(r, r->len + take + r->frag_left);
 	rc = reserve(r, r->len + take);
 	if (rc)
 		return rc;

@@ -17,6 +17,7 @@
  *   5 BADDEFER not nowait, yet answers RR_SVC_DEFER: a broken handler
  *   6 BULK     nowait: args seed; results seed, then BULK_LEN bytes of the
  *              seed's pattern as the DDP-eligible item; odd seeds defer
+ *   7 SINK     not nowait: args of any length; results their length
  *
  * Each group runs with a pool of two workers; the last two without one,
  * where nothing is tried nowait (every handler runs in the loop anyway).
@@ -48,7 +49,17 @@
 #define NBULK	    256
 #define DEPTH	    48
 
-enum { P_NULL, P_HERE, P_DEFER, P_PLAIN, P_DRC, P_BADDEFER, P_BULK, P_NPROCS };
+enum {
+	P_NULL,
+	P_HERE,
+	P_DEFER,
+	P_PLAIN,
+	P_DRC,
+	P_BADDEFER,
+	P_BULK,
+	P_SINK,
+	P_NPROCS
+};
 
 #define BIT(p) (UINT64_C(1) << (p))
 
@@ -131,10 +142,21 @@ static uint32_t h_bulk(struct rr_svc_req *r, void *arg)
 						    : RR_SUCCESS;
 }
 
+static uint32_t h_sink(struct rr_svc_req *r, void *arg)
+{
+	size_t len, cap;
+	uint8_t *res = rr_svc_res_buf(r, &cap);
+
+	(void)arg;
+	(void)rr_svc_args(r, &len);
+	rr_t_put32(res, (uint32_t)len);
+	return rr_svc_set_res(r, 4, NULL, 0) ? RR_SYSTEM_ERR : RR_SUCCESS;
+}
+
 static const rr_svc_fn procs[P_NPROCS] = {
 	[P_NULL] = rr_t_null, [P_HERE] = h_answer, [P_DEFER] = h_defer,
 	[P_PLAIN] = h_answer, [P_DRC] = h_answer,  [P_BADDEFER] = h_baddefer,
-	[P_BULK] = h_bulk,
+	[P_BULK] = h_bulk,    [P_SINK] = h_sink,
 };
 
 static void *loop_main(void *arg)
@@ -549,6 +571,67 @@ static void small_bulk_replies_take_no_fresh_buffers(void **state)
 	close(fd);
 }
 
+#define SINK_LEN (256u << 10)
+
+/* Allocation attempts at the sites of the record reassembler. */
+static uint64_t record_allocs(void)
+{
+	struct rr_alloc_inject_stats st;
+	struct rr_alloc_site_info si;
+	uint64_t n = 0;
+
+	rr_alloc_inject_stats(&st);
+	for (uint32_t i = 0; i < st.nsites; i++)
+		if (!rr_alloc_inject_site(i, &si) &&
+		    strstr(si.file, "tcp_record.c"))
+			n += si.attempts;
+
+	return n;
+}
+
+static void sink(struct env *e, const uint8_t *args)
+{
+	uint8_t res[16];
+	struct rr_call c = {.prog = TPROG,
+			    .vers = 1,
+			    .proc = P_SINK,
+			    .args = args,
+			    .args_len = SINK_LEN,
+			    .res = res,
+			    .res_cap = sizeof(res)};
+
+	assert_int_equal(do_call(e, &c), 0);
+	assert_int_equal(c.res_len, 4);
+	assert_int_equal(rr_t_get32(res), SINK_LEN);
+}
+
+/*
+ * Large calls one at a time, run by workers: each call's record must be
+ * back among the spares before its reply leaves, or the next call (sent
+ * as soon as the reply is in) may find none and its record grows by
+ * reallocation, a mapping and copies per call. The worker used to give
+ * the record back after the reply, racing the client.
+ */
+static void large_calls_reuse_their_records(void **state)
+{
+	struct env *e = *state;
+	uint8_t *args = calloc(1, SINK_LEN);
+	uint64_t n;
+
+	assert_non_null(args);
+	for (int i = 0; i < 4; i++) /* the spares fill */
+		sink(e, args);
+	rr_alloc_inject_count();
+	for (int i = 0; i < 200; i++)
+		sink(e, args);
+	rr_alloc_inject_off();
+	n = record_allocs();
+	fprintf(stderr, "200 calls of %u KiB: %llu record allocations\n",
+		SINK_LEN >> 10, (unsigned long long)n);
+	assert_int_equal(n, 0);
+	free(args);
+}
+
 /* Without a pool every handler runs in the loop, as one that may block. */
 static void without_a_pool_nothing_is_tried_nowait(void **state)
 {
@@ -586,6 +669,8 @@ int main(void)
 	const struct CMUnitTest tcp[] = {
 		POOL_TESTS(setup_tcp_pool),
 		RR_T_LIMITED(small_bulk_replies_take_no_fresh_buffers, CASE_S,
+			     setup_tcp_pool, teardown),
+		RR_T_LIMITED(large_calls_reuse_their_records, CASE_S,
 			     setup_tcp_pool, teardown),
 	};
 	const struct CMUnitTest no_pool[] = {

@@ -349,9 +349,11 @@ static void detached_record_belongs_to_the_caller(void **state)
 }
 
 /*
- * A record growing past RR_RM_BIG_AT moves into a spare when the pool has
- * one, and goes back to it when given back; with none, it grows as ever
- * and no spare is made for it: a peer's claim never allocates one.
+ * A record announcing more than RR_RM_BIG_AT moves into a spare when the
+ * pool has one, and goes back to it when given back. With none, it grows
+ * with the bytes received (a peer's claim never allocates), and is grown
+ * to a spare's size on its way back while the pool has room, so that
+ * the next big record finds one.
  */
 static void big_record_moves_into_a_spare_and_back(void **state)
 {
@@ -369,14 +371,14 @@ static void big_record_moves_into_a_spare_and_back(void **state)
 	assert_int_equal(rr__spares_init(&sp, max, 2), 0);
 	rr__rm_rx_init(&rx, max);
 	rx.big = &sp;
-	/* no spare: plain growth, and the pool stays empty */
+	/* no spare: plain growth; given back, it becomes the pool's */
 	assert_int_equal(rr__rm_rx_feed(&rx, s.p, s.len, &used), 1);
 	rec = rr__rm_rx_detach(&rx, &len, &cap);
 	assert_int_equal(len, body);
 	assert_true(cap < max);
 	assert_memory_equal(rec, data, body);
 	rr__rm_rx_give_back(&rx, rec, cap);
-	assert_int_equal(sp.n, 0);
+	assert_int_equal(sp.n, 1);
 	/* a spare: the record ends up in it, fed in small pieces */
 	spare = rr__spares_get(&sp);
 	assert_non_null(spare);
@@ -393,6 +395,15 @@ static void big_record_moves_into_a_spare_and_back(void **state)
 	assert_int_equal(sp.n, 0);
 	rr__rm_rx_give_back(&rx, rec, cap);
 	assert_int_equal(sp.n, 1);
+	/* a full pool takes no grown record: it is freed as it is */
+	rec = rr__spares_get(&sp);
+	rr__spares_put(&sp, malloc(max));
+	rr__spares_put(&sp, rec);
+	assert_int_equal(sp.n, 2);
+	rec = malloc(RR_RM_BIG_AT * 2);
+	assert_non_null(rec);
+	rr__rm_rx_give_back(&rx, rec, RR_RM_BIG_AT * 2);
+	assert_int_equal(sp.n, 2);
 	rr__rm_rx_fini(&rx);
 	rr__spares_fini(&sp);
 	free(data);
