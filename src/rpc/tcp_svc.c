@@ -544,8 +544,29 @@ static void req_bufs(const struct rr_tcp_svc *s, const struct tcp_ctx *x,
 	r->max_bulk = s->o.max_bulk;
 }
 
+/*
+ * A worker's record goes back to the spares once the handler is done with
+ * it, before the reply leaves: the reply wakes the client, whose next call
+ * the loop then reads into a spare, which would otherwise often still be
+ * this one (on two cores the woken client tends to preempt the worker
+ * first): a fresh allocation and copies per large call. Only when the
+ * bulk result, the one part of a reply a handler may point anywhere, is
+ * in the worker's own buffer (or absent).
+ */
+static void release_record(const struct tcp_ctx *x, struct tcp_conn *c,
+			   struct tcp_job *j, const struct rr_svc_req *r)
+{
+	const uint8_t *b = r->res_bulk;
+
+	if (!j ||
+	    (b && (b < x->bulk || b + r->res_bulk_len > x->bulk + x->bulk_cap)))
+		return;
+	rr__rm_rx_give_back(&c->rx, j->rec, j->cap);
+	j->rec = NULL;
+}
+
 static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
-		  const uint8_t *rec, size_t len)
+		  const uint8_t *rec, size_t len, struct tcp_job *j)
 {
 	struct rr_svc_req r;
 	struct rr_reply_hdr rh;
@@ -571,6 +592,7 @@ static void serve(struct rr_tcp_svc *s, struct tcp_ctx *x, struct tcp_conn *c,
 	count(s, &s->st.calls);
 	if (rh.stat == RR_MSG_ACCEPTED && rh.accept == RR_GARBAGE_ARGS)
 		count(s, &s->st.garbage_args);
+	release_record(x, c, j, &r);
 	send_reply(x, c, &r, &rh);
 }
 
@@ -649,7 +671,7 @@ static void *worker_main(void *arg)
 	while ((j = job_pop(w->s))) {
 		if (job_park(j))
 			continue;
-		serve(w->s, &w->x, j->conn, j->rec, j->len);
+		serve(w->s, &w->x, j->conn, j->rec, j->len, j);
 		job_done(j);
 	}
 	return NULL;
@@ -815,7 +837,7 @@ static int on_record(struct rr_tcp_svc *s, struct tcp_conn *c)
 	if (s->o.threads && !try_inline(s, c, rec, len))
 		return job_push(s, c);
 	if (!s->o.threads)
-		serve(s, &s->ctx, c, rec, len);
+		serve(s, &s->ctx, c, rec, len, NULL);
 	rr__rm_rx_next(&c->rx);
 	return 0;
 }
