@@ -58,28 +58,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ganesha_rpcbind
-nport=$(ganesha_free_port)
-mport=$(ganesha_free_port)
-[ "$nport" != "$mport" ] || mport=$((nport + 1))
 mkdir "$tmp/export"
-{
-	ganesha_core "$nport" "$mport"
-	cat <<CONF
-EXPORT {
-	Export_Id = 1;
-	Path = $tmp/export;
-	Pseudo = $tmp/export;
-	Access_Type = RW;
-	Squash = No_Root_Squash;
-	Protocols = 3;
-	Transports = TCP;
-	SecType = sys;
-	FSAL { Name = VFS; }
-}
-CONF
-} >"$tmp/ganesha.conf"
-ganesha_start "$tmp/ganesha.conf" "$nport"
+ganesha_vfs "$tmp/export"
+nport=$GANESHA_NPORT mport=$GANESHA_MPORT
 nfsrdmad_start "$BUILD/bin/nfsrdmad" --export "$tmp/export" \
 	--state-dir "$tmp/state"
 

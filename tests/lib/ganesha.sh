@@ -14,7 +14,7 @@
 # kernel's ephemeral range (32768 up), where no outgoing connection of
 # anyone's can hold them, and unused by any socket now.
 
-GANESHA_PID='' GANESHA_RPCBIND_PID=''
+GANESHA_PID='' GANESHA_RPCBIND_PID='' GANESHA_NPORT='' GANESHA_MPORT=''
 
 # pause: a tenth of a second (bounded waits poll with it)
 ganesha_pause() {
@@ -94,6 +94,33 @@ ganesha_start() {
 		ganesha_pause
 	done
 	fail "NFS-Ganesha did not start"
+}
+
+# ganesha_vfs DIR: Ganesha exporting DIR (its path also the pseudo path)
+# through FSAL_VFS over NFSv3 and TCP, rpcbind found or started and ports
+# picked (GANESHA_NPORT, GANESHA_MPORT), running once this returns
+ganesha_vfs() {
+	ganesha_rpcbind
+	GANESHA_NPORT=$(ganesha_free_port)
+	GANESHA_MPORT=$(ganesha_free_port)
+	[ "$GANESHA_NPORT" != "$GANESHA_MPORT" ] || GANESHA_MPORT=$((GANESHA_NPORT + 1))
+	{
+		ganesha_core "$GANESHA_NPORT" "$GANESHA_MPORT"
+		cat <<CONF
+EXPORT {
+	Export_Id = 1;
+	Path = $1;
+	Pseudo = $1;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Protocols = 3;
+	Transports = TCP;
+	SecType = sys;
+	FSAL { Name = VFS; }
+}
+CONF
+	} >"$GANESHA_TMP/ganesha.conf"
+	ganesha_start "$GANESHA_TMP/ganesha.conf" "$GANESHA_NPORT"
 }
 
 # ganesha_log: the end of its log, for a failure's message

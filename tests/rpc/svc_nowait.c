@@ -507,8 +507,8 @@ static void many_calls_in_flight_each_get_their_own_answer(void **state)
 	free(b);
 }
 
-/* Allocation attempts at the sites of rpc/spares.c since counting began. */
-static uint64_t spare_allocs(void)
+/* Allocation attempts since counting began at the sites of file (a suffix). */
+static uint64_t allocs_in(const char *file)
 {
 	struct rr_alloc_inject_stats st;
 	struct rr_alloc_site_info si;
@@ -516,8 +516,7 @@ static uint64_t spare_allocs(void)
 
 	rr_alloc_inject_stats(&st);
 	for (uint32_t i = 0; i < st.nsites; i++)
-		if (!rr_alloc_inject_site(i, &si) &&
-		    strstr(si.file, "spares.c"))
+		if (!rr_alloc_inject_site(i, &si) && strstr(si.file, file))
 			n += si.attempts;
 	return n;
 }
@@ -567,27 +566,11 @@ static void small_bulk_replies_take_no_fresh_buffers(void **state)
 		free(rec);
 	}
 	rr_alloc_inject_off();
-	assert_int_equal(spare_allocs(), 0);
+	assert_int_equal(allocs_in("rpc/spares.c"), 0);
 	close(fd);
 }
 
 #define SINK_LEN (256u << 10)
-
-/* Allocation attempts at the sites of the record reassembler. */
-static uint64_t record_allocs(void)
-{
-	struct rr_alloc_inject_stats st;
-	struct rr_alloc_site_info si;
-	uint64_t n = 0;
-
-	rr_alloc_inject_stats(&st);
-	for (uint32_t i = 0; i < st.nsites; i++)
-		if (!rr_alloc_inject_site(i, &si) &&
-		    strstr(si.file, "tcp_record.c"))
-			n += si.attempts;
-
-	return n;
-}
 
 static void sink(struct env *e, const uint8_t *args)
 {
@@ -625,7 +608,7 @@ static void large_calls_reuse_their_records(void **state)
 	for (int i = 0; i < 200; i++)
 		sink(e, args);
 	rr_alloc_inject_off();
-	n = record_allocs();
+	n = allocs_in("rpc/tcp_record.c");
 	fprintf(stderr, "200 calls of %u KiB: %llu record allocations\n",
 		SINK_LEN >> 10, (unsigned long long)n);
 	assert_int_equal(n, 0);

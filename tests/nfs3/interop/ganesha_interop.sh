@@ -37,29 +37,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ganesha_rpcbind
-nport=$(ganesha_free_port)
-mport=$(ganesha_free_port)
-[ "$nport" != "$mport" ] || mport=$((nport + 1))
-
 mkdir "$tmp/export"
-{
-	ganesha_core "$nport" "$mport"
-	cat <<CONF
-EXPORT {
-	Export_Id = 1;
-	Path = $tmp/export;
-	Pseudo = $tmp/export;
-	Access_Type = RW;
-	Squash = No_Root_Squash;
-	Protocols = 3;
-	Transports = TCP;
-	SecType = sys;
-	FSAL { Name = VFS; }
-}
-CONF
-} >"$tmp/ganesha.conf"
-ganesha_start "$tmp/ganesha.conf" "$nport"
+ganesha_vfs "$tmp/export"
+nport=$GANESHA_NPORT mport=$GANESHA_MPORT
 
 url="nfs://127.0.0.1$tmp/export"
 q="?proto=tcp&nfsport=$nport&mountport=$mport"
