@@ -206,22 +206,30 @@ void rr__fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 }
 
+/*
+ * Answered from the READ's completion (aread.c) when it can be; else
+ * here, the thread waiting for the server.
+ */
 void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
 	struct rrf *f = fuse_req_userdata(req);
 	struct ofile *of = io_begin(req, fi);
-	char *buf = rbuf_get(size ? size : 1), *own = NULL;
+	char *buf, *own = NULL;
 	ssize_t n;
 
+	/* the server has every write the kernel was answered for */
+	rr__ftab_wb_drain(&f->tab, ino);
+	if (rr__fuse_aread(f, req, of, size, off))
+		return;
+	rr__fuse_intr_arm(req); /* rr__fuse_aread may have taken INTERRUPTs */
+	buf = rbuf_get(size ? size : 1);
 	if (!buf)
 		buf = own = rr_malloc(size ? size : 1);
 	if (!buf) {
 		rr__fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	/* the server has every write the kernel was answered for */
-	rr__ftab_wb_drain(&f->tab, ino);
 	n = rr_nfs_pread(of->f, buf, size, (uint64_t)off);
 	if (n < 0)
 		rr__fuse_reply_err(req, (int)-n);

@@ -27,11 +27,13 @@ static inline int rr__fuse_reply_err(fuse_req_t req, int err)
 int rr__fuse_set_readahead(const char *mountpoint, unsigned kb);
 unsigned rr__fuse_readahead_kb(const struct rr_fuse_opts *o, uint32_t rtmax);
 
+struct freads;
 struct rrf {
 	struct rr_nfs *n;
 	struct fuse_session *se; /* for notifications to the kernel */
 	struct ftable tab;
 	struct rr_fuse_opts o;
+	struct freads *ar; /* READs answered from completions (aread.c) */
 };
 
 /*
@@ -152,6 +154,19 @@ void rr__fuse_release(fuse_req_t req, fuse_ino_t ino,
  */
 void rr__fuse_intr_arm(fuse_req_t req);
 void rr__fuse_intr_disarm(struct rrf *f);
+/* A fatal signal is pending for thread tid (or it is gone). */
+bool rr__fuse_dying(pid_t tid);
+
+/*
+ * aread.c: READs answered from their completions. rr__fuse_aread is
+ * false when req is to be served synchronously (none free, too large);
+ * rr__fuse_areads_max: how many a mount keeps out (0: none).
+ */
+int rr__fuse_areads_start(struct rrf *f);
+void rr__fuse_areads_stop(struct rrf *f);
+uint32_t rr__fuse_areads_max(const struct rrf *f);
+bool rr__fuse_aread(struct rrf *f, fuse_req_t req, struct ofile *of,
+		    size_t size, off_t off);
 
 /* Write-behind (wbehind.c). The ofile's write state, made and ended. */
 void rr__fuse_wb_init(struct ofile *of);

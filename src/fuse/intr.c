@@ -42,7 +42,7 @@ static void on_interrupt(fuse_req_t req, void *data)
  * A fatal signal pending for tid: the kernel puts SIGKILL in the pending
  * set of every thread of a process a fatal signal is ending.
  */
-static bool dying(pid_t tid)
+bool rr__fuse_dying(pid_t tid)
 {
 	char path[48], line[128];
 	bool fatal = false;
@@ -69,7 +69,7 @@ static bool aborted(void *arg)
 
 	if (x->se && fuse_session_exited(x->se))
 		return true;
-	return x->armed && atomic_load(&x->hit) && dying(x->tid);
+	return x->armed && atomic_load(&x->hit) && rr__fuse_dying(x->tid);
 }
 
 void rr__fuse_intr_arm(fuse_req_t req)

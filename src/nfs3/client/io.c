@@ -126,12 +126,26 @@ static void put_be32(char *p, uint32_t v)
 	p[3] = (char)v;
 }
 
+int rr__nfsc_read_args(char *buf, size_t cap, const struct nfsc_fh *fh,
+		       uint64_t off, uint32_t len, size_t *out_len)
+{
+	READ3args a = {.offset = off, .count = (count3)len};
+	XDR x;
+	bool_t ok;
+
+	nfsc_fh_arg(&a.file, fh);
+	xdrmem_create(&x, buf, (u_int)cap, XDR_ENCODE);
+	ok = rr__xdr_READ3args(&x, &a);
+	*out_len = xdr_getpos(&x);
+	xdr_destroy(&x);
+	return ok ? 0 : -EMSGSIZE;
+}
+
 static int encode_read(struct io_run *run, struct io_slot *s)
 {
-	READ3args a = {.offset = s->io.off, .count = (count3)s->io.len};
-
-	nfsc_fh_arg(&a.file, &run->f->fh);
-	return xdr_encode_args(s, (xdrproc_t)rr__xdr_READ3args, &a);
+	return rr__nfsc_read_args(s->args, sizeof(s->args), &run->f->fh,
+				  s->io.off, (uint32_t)s->io.len,
+				  &s->call.args_len);
 }
 
 /* WRITE3args with an empty data<>, then its length word set to count. */
@@ -151,7 +165,8 @@ static int encode_write(struct io_run *run, struct io_slot *s)
 
 /* ------------------------------------------------------------ decoding */
 
-static int decode_read(struct io_slot *s, uint32_t *got, bool *eof)
+int rr__nfsc_read_res(const struct rr_call *call, uint32_t cap, uint32_t *got,
+		      bool *eof, size_t *at)
 {
 	nfsstat3 st;
 	post_op_attr pa;
@@ -160,7 +175,7 @@ static int decode_read(struct io_slot *s, uint32_t *got, bool *eof)
 	XDR x;
 	int rc = -EPROTO;
 
-	xdrmem_create(&x, s->res, (u_int)s->call.res_len, XDR_DECODE);
+	xdrmem_create(&x, call->res, (u_int)call->res_len, XDR_DECODE);
 	if (!rr__xdr_nfsstat3(&x, &st) || !rr__xdr_post_op_attr(&x, &pa))
 		goto out;
 	rc = rr_nfs_errno(st);
@@ -168,23 +183,28 @@ static int decode_read(struct io_slot *s, uint32_t *got, bool *eof)
 		goto out;
 	rc = -EPROTO;
 	if (!xdr_u_int(&x, &count) || !xdr_bool(&x, &e) ||
-	    !xdr_u_int(&x, &dlen) || dlen != count || dlen > s->io.len)
+	    !xdr_u_int(&x, &dlen) || dlen != count || dlen > cap)
 		goto out;
-	if (s->call.res_bulk_len) {
-		if (s->call.res_bulk_len != dlen)
-			goto out;
-	} else {
-		u_int pos = xdr_getpos(&x);
-
-		if (pos + (size_t)dlen > s->call.res_len)
-			goto out;
-		memcpy(s->io.buf, s->res + pos, dlen);
-	}
+	*at = call->res_bulk_len ? SIZE_MAX : xdr_getpos(&x);
+	if (call->res_bulk_len ? call->res_bulk_len != dlen
+			       : *at + (size_t)dlen > call->res_len)
+		goto out;
 	*got = dlen;
 	*eof = e;
 	rc = 0;
 out:
 	xdr_destroy(&x);
+	return rc;
+}
+
+static int decode_read(struct io_slot *s, uint32_t *got, bool *eof)
+{
+	size_t at;
+	int rc =
+		rr__nfsc_read_res(&s->call, (uint32_t)s->io.len, got, eof, &at);
+
+	if (!rc && at != SIZE_MAX)
+		memcpy(s->io.buf, s->res + at, *got);
 	return rc;
 }
 

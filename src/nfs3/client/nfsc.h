@@ -197,6 +197,16 @@ int rr__nfsc_file_new(struct rr_nfs *n, const struct nfsc_fh *fh, int flags,
 int rr__nfsc_lookup1(struct rr_nfs *n, const struct nfsc_fh *dir,
 		     const char *name, struct nfsc_fh *fh, fattr3 *attr);
 
+/*
+ * READ3args into buf (cap bytes); and a READ3res's count and EOF, with
+ * where its bytes are: at res + *at when they came inline, in res_bulk
+ * when *at is SIZE_MAX. cap: the most the call asked for (io.c).
+ */
+int rr__nfsc_read_args(char *buf, size_t cap, const struct nfsc_fh *fh,
+		       uint64_t off, uint32_t len, size_t *out_len);
+int rr__nfsc_read_res(const struct rr_call *call, uint32_t cap, uint32_t *got,
+		      bool *eof, size_t *at);
+
 /* SETATTR of the size alone. */
 int rr__nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len);
 
