@@ -42,4 +42,17 @@ static inline void rr_cond_init_mono(pthread_cond_t *cv)
 	pthread_condattr_destroy(&ca);
 }
 
+/* A timed wait of ms on such a condition variable. */
+static inline int rr_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu,
+				  int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += (long)ms * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	return pthread_cond_timedwait(cv, mu, &ts);
+}
+
 #endif

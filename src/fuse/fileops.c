@@ -207,7 +207,7 @@ void rr__fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 }
 
 /*
- * Answered from the READ's completion (aread.c) when it can be; else
+ * Answered from the READ's completion (acall.c) when it can be; else
  * here, the thread waiting for the server.
  */
 void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -329,6 +329,8 @@ void rr__fuse_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	(void)ino;
 	rr_nfs_set_thread_cred(f->n, &of->cred.c);
 	pthread_rwlock_wrlock(&of->io);
+	/* a write-behind WRITE still out (acall.c) ends in of */
+	rr__ftab_wb_drain(&f->tab, of->ino);
 	rc = rr_nfs_close(of->f);
 	pthread_rwlock_unlock(&of->io);
 	rc = of_end(f, of) ?: rc;

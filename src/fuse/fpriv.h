@@ -27,13 +27,13 @@ static inline int rr__fuse_reply_err(fuse_req_t req, int err)
 int rr__fuse_set_readahead(const char *mountpoint, unsigned kb);
 unsigned rr__fuse_readahead_kb(const struct rr_fuse_opts *o, uint32_t rtmax);
 
-struct freads;
+struct fcalls;
 struct rrf {
 	struct rr_nfs *n;
 	struct fuse_session *se; /* for notifications to the kernel */
 	struct ftable tab;
 	struct rr_fuse_opts o;
-	struct freads *ar; /* READs answered from completions (aread.c) */
+	struct fcalls *ac; /* calls answered from completions (acall.c) */
 };
 
 /*
@@ -73,12 +73,13 @@ struct fcred {
 
 /*
  * An open file. ORDER: writes hold io for reading (they run in
- * parallel, and a write-behind WRITE holds it until the server has
- * answered, as does the COMMIT of a full generation); fsync, flush and
- * release hold it for writing, so that their COMMIT covers every write
- * the logs hold and emptying them after it loses nothing a later write
- * put there. io prefers writers, or a steady stream of writes would
- * hold a flush off.
+ * parallel; a write-behind WRITE holds it until it is sent, or, sent
+ * synchronously, until the server has answered, as does the COMMIT of a
+ * full generation); fsync, flush and release hold it for writing, and
+ * wait out the node's WRITEs still out (rr__ftab_wb_drain), so that
+ * their COMMIT covers every write the logs hold and emptying them after
+ * it loses nothing a later write put there. io prefers writers, or a
+ * steady stream of writes would hold a flush off.
  *
  * The log has two generations (wbehind.c). Writes go into log[cur];
  * once it holds WLOG_MAX bytes it is sealed and committed while the
@@ -158,15 +159,19 @@ void rr__fuse_intr_disarm(struct rrf *f);
 bool rr__fuse_dying(pid_t tid);
 
 /*
- * aread.c: READs answered from their completions. rr__fuse_aread is
- * false when req is to be served synchronously (none free, too large);
- * rr__fuse_areads_max: how many a mount keeps out (0: none).
+ * acall.c: READs and write-behind WRITEs answered from their
+ * completions. rr__fuse_aread and rr__fuse_awrite are false when the
+ * call is to be made synchronously (none free, too large); a WRITE
+ * started ends in rr__fuse_wb_sent. rr__fuse_acalls_max: how many a
+ * mount keeps out (0: none).
  */
-int rr__fuse_areads_start(struct rrf *f);
-void rr__fuse_areads_stop(struct rrf *f);
-uint32_t rr__fuse_areads_max(const struct rrf *f);
+int rr__fuse_acalls_start(struct rrf *f);
+void rr__fuse_acalls_stop(struct rrf *f);
+uint32_t rr__fuse_acalls_max(const struct rrf *f);
 bool rr__fuse_aread(struct rrf *f, fuse_req_t req, struct ofile *of,
 		    size_t size, off_t off);
+bool rr__fuse_awrite(struct rrf *f, struct ofile *of, unsigned gen,
+		     const void *at, size_t size, off_t off);
 
 /* Write-behind (wbehind.c). The ofile's write state, made and ended. */
 void rr__fuse_wb_init(struct ofile *of);
@@ -177,7 +182,11 @@ void rr__fuse_wb_set_refill(struct ofile *of);
  * Answers req and sends the write after: true. false: it could not be
  * logged, nothing was answered. Caller holds io for reading; *full: the
  * logs need a commit under io held for writing (rr__fuse_commit).
+ * rr__fuse_wb_sent: such a WRITE of size bytes at off ended, n being
+ * what it moved or -errno.
  */
+void rr__fuse_wb_sent(struct rrf *f, struct ofile *of, unsigned g, off_t off,
+		      size_t size, ssize_t n);
 bool rr__fuse_write_behind(struct rrf *f, fuse_req_t req, struct ofile *of,
 			   const char *buf, size_t size, off_t off, bool *full);
 /* The write's bytes logged after it was sent (O_DIRECT): 0 or -ENOMEM. */

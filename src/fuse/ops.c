@@ -675,9 +675,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	if (ra > conn->max_readahead)
 		conn->max_readahead =
 			(unsigned)(ra > UINT32_MAX ? UINT32_MAX : ra);
-	/* read-ahead and O_DIRECT READs in flight: as many as aread.c keeps */
-	if (rr__fuse_areads_max(f) > conn->max_background) {
-		conn->max_background = (unsigned)rr__fuse_areads_max(f);
+	/* read-ahead and O_DIRECT READs in flight: as many as acall.c keeps */
+	if (rr__fuse_acalls_max(f) > conn->max_background) {
+		conn->max_background = (unsigned)rr__fuse_acalls_max(f);
 		conn->congestion_threshold = conn->max_background * 3 / 4;
 	}
 }

@@ -64,7 +64,7 @@ static int loop(struct fuse_session *se, const struct rr_fuse_opts *o)
 	/* one /dev/fuse descriptor per worker: no contention on one */
 	fuse_loop_cfg_set_clone_fd(cfg, 1);
 	/*
-	 * READs leave their threads at once (aread.c), so few threads wait
+	 * READs and WRITEs leave their threads at once (acall.c), so few wait
 	 * at the device: with all of them there, the kernel woke a sleeping
 	 * one for each request (4 KiB O_DIRECT reads at depth 16 ran at a
 	 * third of the speed). Busy ones still grow the pool to max_threads.
@@ -100,7 +100,7 @@ static int run(struct rrf *f, struct fuse_args *args, const char *mountpoint,
 		return -EINVAL;
 	f->se = se;
 	/* without them (no memory) every READ waits in its FUSE thread */
-	rr__fuse_areads_start(f);
+	rr__fuse_acalls_start(f);
 	if (fuse_set_signal_handlers(se))
 		goto out_destroy;
 	if (fuse_session_mount(se, mountpoint))
@@ -109,12 +109,12 @@ static int run(struct rrf *f, struct fuse_args *args, const char *mountpoint,
 	if (mounted)
 		mounted(arg);
 	rc = loop(se, &f->o);
-	rr__fuse_areads_stop(f); /* answers the READs still out */
+	rr__fuse_acalls_stop(f); /* ends the calls still out */
 	fuse_session_unmount(se);
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
-	rr__fuse_areads_stop(f);
+	rr__fuse_acalls_stop(f);
 	fuse_session_destroy(se);
 	return rc;
 }

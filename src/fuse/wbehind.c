@@ -3,8 +3,10 @@
  * Write-behind, as the kernel client's page cache gives it: a buffered
  * write is answered once its bytes are in the open file's log and its
  * range holds a place among the node's WRITEs in flight (fnode.h), and
- * the thread that answered then sends it from the log. So a writer's
- * next write meets the server's answer to this one, FTAB_WB_DEPTH deep.
+ * the thread that answered then starts it from the log and goes back to
+ * the kernel (acall.c; the WRITE ends in rr__fuse_wb_sent). So a
+ * writer's next write meets the server's answer to this one,
+ * FTAB_WB_DEPTH deep.
  *
  * A full log generation is sealed and committed by the writer that
  * filled it, once its own WRITEs are back, while later writes go into
@@ -162,6 +164,13 @@ static void sent(struct ofile *of, unsigned g, ssize_t n, size_t size)
 	pthread_mutex_unlock(&of->mu);
 }
 
+void rr__fuse_wb_sent(struct rrf *f, struct ofile *of, unsigned g, off_t off,
+		      size_t size, ssize_t n)
+{
+	sent(of, g, n, size);
+	rr__ftab_wb_end(&f->tab, of->ino, (uint64_t)off, size);
+}
+
 bool rr__fuse_write_behind(struct rrf *f, fuse_req_t req, struct ofile *of,
 			   const char *buf, size_t size, off_t off, bool *full)
 {
@@ -178,9 +187,10 @@ bool rr__fuse_write_behind(struct rrf *f, fuse_req_t req, struct ofile *of,
 	fuse_reply_write(req, size);
 	/* answered: the WRITE goes even if the writer is killed now */
 	rr__fuse_intr_disarm(f);
-	sent(of, (unsigned)g, rr_nfs_pwrite(of->f, at, size, (uint64_t)off),
-	     size);
-	rr__ftab_wb_end(&f->tab, of->ino, (uint64_t)off, size);
+	/* from its completion, the thread free for the next request */
+	if (!rr__fuse_awrite(f, of, (unsigned)g, at, size, off))
+		rr__fuse_wb_sent(f, of, (unsigned)g, off, size,
+				 rr_nfs_pwrite(of->f, at, size, (uint64_t)off));
 	turn(of, full);
 	return true;
 }

@@ -165,8 +165,8 @@ int rr__nfsc_rpc_errno(int rc, const struct rr_call *call)
 	}
 }
 
-static int encode(xdrproc_t xargs, void *args, char *buf, size_t cap,
-		  size_t *len)
+int rr__nfsc_encode(xdrproc_t xargs, void *args, char *buf, size_t cap,
+		    size_t *len)
 {
 	XDR x;
 
@@ -311,7 +311,8 @@ static int xcall(struct rr_rpc_clnt *xp, const struct rr_nfs *n,
 			       .args = abuf},
 		       call;
 	struct nfsc_jukebox jb = {0};
-	int rc = encode(xargs, args, abuf, sizeof(abuf), &once.args_len);
+	int rc = rr__nfsc_encode(xargs, args, abuf, sizeof(abuf),
+				 &once.args_len);
 
 	if (rc)
 		return rc;

@@ -106,18 +106,6 @@ struct io_run {
 
 /* ------------------------------------------------------------ encoding */
 
-static int xdr_encode_args(struct io_slot *s, xdrproc_t proc, void *args)
-{
-	XDR x;
-	bool_t ok;
-
-	xdrmem_create(&x, s->args, sizeof(s->args), XDR_ENCODE);
-	ok = proc(&x, args);
-	s->call.args_len = xdr_getpos(&x);
-	xdr_destroy(&x);
-	return ok ? 0 : -EMSGSIZE;
-}
-
 static void put_be32(char *p, uint32_t v)
 {
 	p[0] = (char)(v >> 24);
@@ -130,15 +118,10 @@ int rr__nfsc_read_args(char *buf, size_t cap, const struct nfsc_fh *fh,
 		       uint64_t off, uint32_t len, size_t *out_len)
 {
 	READ3args a = {.offset = off, .count = (count3)len};
-	XDR x;
-	bool_t ok;
 
 	nfsc_fh_arg(&a.file, fh);
-	xdrmem_create(&x, buf, (u_int)cap, XDR_ENCODE);
-	ok = rr__xdr_READ3args(&x, &a);
-	*out_len = xdr_getpos(&x);
-	xdr_destroy(&x);
-	return ok ? 0 : -EMSGSIZE;
+	return rr__nfsc_encode((xdrproc_t)rr__xdr_READ3args, &a, buf, cap,
+			       out_len);
 }
 
 static int encode_read(struct io_run *run, struct io_slot *s)
@@ -149,18 +132,26 @@ static int encode_read(struct io_run *run, struct io_slot *s)
 }
 
 /* WRITE3args with an empty data<>, then its length word set to count. */
-static int encode_write(struct io_run *run, struct io_slot *s)
+int rr__nfsc_write_args(char *buf, size_t cap, const struct nfsc_fh *fh,
+			uint64_t off, uint32_t len, size_t *out_len)
 {
-	WRITE3args a = {.offset = s->io.off,
-			.count = (count3)s->io.len,
-			.stable = UNSTABLE};
+	WRITE3args a = {
+		.offset = off, .count = (count3)len, .stable = UNSTABLE};
 	int rc;
 
-	nfsc_fh_arg(&a.file, &run->f->fh);
-	rc = xdr_encode_args(s, (xdrproc_t)rr__xdr_WRITE3args, &a);
+	nfsc_fh_arg(&a.file, fh);
+	rc = rr__nfsc_encode((xdrproc_t)rr__xdr_WRITE3args, &a, buf, cap,
+			     out_len);
 	if (!rc)
-		put_be32(s->args + s->call.args_len - 4, (uint32_t)s->io.len);
+		put_be32(buf + *out_len - 4, len);
 	return rc;
+}
+
+static int encode_write(struct io_run *run, struct io_slot *s)
+{
+	return rr__nfsc_write_args(s->args, sizeof(s->args), &run->f->fh,
+				   s->io.off, (uint32_t)s->io.len,
+				   &s->call.args_len);
 }
 
 /* ------------------------------------------------------------ decoding */
@@ -208,14 +199,15 @@ static int decode_read(struct io_slot *s, uint32_t *got, bool *eof)
 	return rc;
 }
 
-static int decode_write(struct io_run *run, struct io_slot *s, uint32_t *got)
+int rr__nfsc_write_res(struct rr_nfs_file *f, const struct rr_call *call,
+		       uint64_t off, uint32_t cap, uint32_t *got)
 {
 	WRITE3res r = {0};
 	XDR x;
 	bool_t ok;
 	int rc;
 
-	xdrmem_create(&x, s->res, (u_int)s->call.res_len, XDR_DECODE);
+	xdrmem_create(&x, call->res, (u_int)call->res_len, XDR_DECODE);
 	ok = rr__xdr_WRITE3res(&x, &r);
 	xdr_destroy(&x);
 	if (!ok) {
@@ -223,15 +215,20 @@ static int decode_write(struct io_run *run, struct io_slot *s, uint32_t *got)
 		return -EPROTO;
 	}
 	rc = rr_nfs_errno(r.status);
-	if (!rc && r.WRITE3res_u.resok.count > s->io.len)
+	if (!rc && r.WRITE3res_u.resok.count > cap)
 		rc = -EPROTO;
 	if (!rc) {
 		*got = r.WRITE3res_u.resok.count;
-		rr__nfsc_note_write(run->f, s->io.off, *got,
-				    &r.WRITE3res_u.resok);
+		rr__nfsc_note_write(f, off, *got, &r.WRITE3res_u.resok);
 	}
 	xdr_free((xdrproc_t)rr__xdr_WRITE3res, &r);
 	return rc;
+}
+
+static int decode_write(struct io_run *run, struct io_slot *s, uint32_t *got)
+{
+	return rr__nfsc_write_res(run->f, &s->call, s->io.off,
+				  (uint32_t)s->io.len, got);
 }
 
 /* ------------------------------------------------------------ the pipe */

@@ -41,6 +41,10 @@ int rr__nfsc_xprt_rdma(const char *host, uint16_t port,
 int rr__nfsc_xprt_tcp(const char *host, uint16_t port,
 		      const struct nfsc_xprt_opts *o, struct rr_rpc_clnt **out);
 
+/* args' XDR into buf (cap bytes): *len, or -EMSGSIZE. */
+int rr__nfsc_encode(xdrproc_t xargs, void *args, char *buf, size_t cap,
+		    size_t *len);
+
 /* What the RPC layer said, as an errno: accept/reject status mapped. */
 int rr__nfsc_rpc_errno(int rc, const struct rr_call *call);
 
@@ -206,6 +210,14 @@ int rr__nfsc_read_args(char *buf, size_t cap, const struct nfsc_fh *fh,
 		       uint64_t off, uint32_t len, size_t *out_len);
 int rr__nfsc_read_res(const struct rr_call *call, uint32_t cap, uint32_t *got,
 		      bool *eof, size_t *at);
+/*
+ * WRITE3args (UNSTABLE) up to the data's length word; and a WRITE3res's
+ * count, the reply noted for the write-verifier story (commit.c).
+ */
+int rr__nfsc_write_args(char *buf, size_t cap, const struct nfsc_fh *fh,
+			uint64_t off, uint32_t len, size_t *out_len);
+int rr__nfsc_write_res(struct rr_nfs_file *f, const struct rr_call *call,
+		       uint64_t off, uint32_t cap, uint32_t *got);
 
 /* SETATTR of the size alone. */
 int rr__nfsc_setsize(struct rr_nfs *n, const struct nfsc_fh *fh, uint64_t len);
