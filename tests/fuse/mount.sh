@@ -542,7 +542,8 @@ test_outage() {
 	killed_while_waiting
 	stopped_while_waiting
 	read_killed_while_waiting
-	echo "outage: soft failed with EIO after ${soft_took} s, hard waited out $((2 * SOFT_S)) s and completed, a process waiting on the stopped server was killed (in a GETATTR, and in a READ), the daemon stopped with a call waiting, over $PROTO"
+	stopped_while_writing
+	echo "outage: soft failed with EIO after ${soft_took} s, hard waited out $((2 * SOFT_S)) s and completed, a process waiting on the stopped server was killed (in a GETATTR, and in a READ), the daemon stopped with a call waiting and with WRITEs out, over $PROTO"
 }
 
 # pid is asleep in the kernel, waiting for the mount's answer (its stack
@@ -571,7 +572,7 @@ killed_while_waiting() {
 
 # As killed_while_waiting, for a READ, which the daemon answers from
 # the call's completion rather than from a thread waiting for it
-# (aread.c): the reader dies, and once the server is back the READ it
+# (acall.c): the reader dies, and once the server is back the READ it
 # left behind completes into nothing and the mount reads on. Its own
 # mount: attributes cached (the open's are refreshed by a stat, or cat's
 # fstat would wait in a GETATTR), read-ahead off (root only). Debian
@@ -612,6 +613,40 @@ stopped_while_waiting() {
 	[ "$PROTO" = tcp ] && wait "$SERVE_PID"
 	poll gone "$SP" || fail "hard: stat still waits after the daemon exited"
 	wait "$SP" 2>/dev/null
+	poll unmounted || fail "$MNT still mounted after the daemon exited"
+	SERVE_PID=
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
+}
+
+# The daemon told to stop while write-behind WRITEs, answered and sent
+# from their completions (acall.c), wait for a stopped server, and an
+# fsync waits for them: the WRITEs end with the session, the fsync fails,
+# the daemon exits. The file is opened while the server is up (the open
+# asks it), by the writer alone: every process holding it open would
+# wait for the server when it closed it, as on the kernel's hard mounts.
+# The writer opens it, then waits on a FIFO the test opens once it has.
+stopped_while_writing() {
+	local wp
+	do_mount "hard,timeo=10,retrans=1"
+	: >"$MNT/wstop" || fail "create wstop"
+	mkfifo "$T/go" || fail "mkfifo"
+	(
+		exec 5>>"$MNT/wstop" 6<"$T/go"
+		read -r _ <&6
+		exec dd if=/dev/zero bs=64k count=4 conv=fsync >&5 2>/dev/null 6<&-
+	) &
+	wp=$!
+	exec 6>"$T/go"
+	stop_server
+	echo go >&6
+	exec 6>&-
+	poll waits_on_fuse "$wp" || fail "hard: dd's fsync did not wait on the stopped server"
+	kill -TERM "$SERVE_PID"
+	poll gone "$SERVE_PID" ||
+		fail "hard: the mount's daemon did not exit on SIGTERM with WRITEs out"
+	[ "$PROTO" = tcp ] && wait "$SERVE_PID"
+	poll gone "$wp" || fail "hard: dd still waits after the daemon exited"
+	wait "$wp" && fail "hard: dd's fsync succeeded with the server stopped"
 	poll unmounted || fail "$MNT still mounted after the daemon exited"
 	SERVE_PID=
 	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
