@@ -306,9 +306,30 @@ static int conn_first_to(struct rr_clnt *c)
 }
 
 /*
+ * Attempts at one server when the connection manager says the local
+ * address is in use: siw binds its TCP socket to the port the CM chose,
+ * which an earlier connection's socket may still hold (a CLI running
+ * command after command meets it). Each attempt gets a new port.
+ */
+#define FIRST_INUSE_TRIES 3
+
+static int conn_first_peer(struct rr_clnt *c)
+{
+	int rc = conn_first_to(c);
+
+	for (int t = 1; rc == -EADDRINUSE && t < FIRST_INUSE_TRIES; t++) {
+		if (c->conn_state != CLNT_BACKOFF)
+			rr__clnt_conn_move(c, CLNT_BACKOFF);
+		rc = conn_first_to(c);
+	}
+	return rc;
+}
+
+/*
  * The first connection: as any other, but waited for, and not retried
- * beyond one attempt at each server. A client that never had a
- * connection reports why the last attempt failed.
+ * beyond one attempt at each server (a few when the local port was in
+ * use). A client that never had a connection reports why the last
+ * attempt failed.
  */
 int rr__clnt_conn_first(struct rr_clnt *c)
 {
@@ -316,7 +337,7 @@ int rr__clnt_conn_first(struct rr_clnt *c)
 
 	for (uint32_t i = 0; i < c->npeers; i++) {
 		c->peer_idx = i;
-		rc = conn_first_to(c);
+		rc = conn_first_peer(c);
 		if (!rc)
 			return 0;
 		/* CONNECTING again, from here (an attempt that never left
