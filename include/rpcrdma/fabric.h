@@ -118,6 +118,9 @@ struct rr_fabric_counters {
 	uint64_t fpdus_received;
 	/* shm: a peer of another user (SO_PEERCRED) was refused */
 	uint64_t peer_cred_refused;
+	/* shm: a peer's rings refused (memfd unsealed or of the wrong size) or
+	 * broken (an index claiming more than a ring holds) */
+	uint64_t shm_ring_refused;
 };
 
 struct rr_fault_plan;

@@ -4,9 +4,11 @@
  * copied by process_vm_readv/writev: the peer uses a key the target has
  * invalidated (by rr_mw_fence, or by the peer's own Send With
  * Invalidate), a range past the window, and a key without the right it
- * needs; and a process of another user tries to connect. Each is refused
- * (the peer's request completes with REM_ACCESS_ERR, or the connection is
- * not made), the reason is counted, and the target's memory is unchanged.
+ * needs; it writes an impossible index into the rings it shares with the
+ * target; a raw client offers rings it could shrink, or none; and a
+ * process of another user tries to connect. Each is refused (the peer's
+ * request completes with REM_ACCESS_ERR, the connection fails or is not
+ * made), the reason is counted, and the target's memory is unchanged.
  *
  * This process is the target. The peer is this program run again
  * ("peer" mode, posix_spawn: no fork of a process with provider threads),
@@ -14,6 +16,8 @@
  * Sizes are above SHM_CMA_MIN, so every access goes the cross-memory way.
  */
 #include <rpcrdma/fabric.h>
+
+#include "fabric/iwarp/iw.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,7 +46,7 @@
 #define IO_LEN	  (64 * 1024)
 #define PEER_FILL 0xEE
 
-enum op_kind { OP_END, OP_WRITE, OP_READ, OP_SEND_INV };
+enum op_kind { OP_END, OP_WRITE, OP_READ, OP_SEND_INV, OP_BREAK_RING };
 
 struct op {
 	int kind;
@@ -95,6 +101,19 @@ static int peer_post(struct rr_qp *qp, struct rr_mr *mr, uint8_t *buf,
 	return rr_qp_post_send(qp, &wr, NULL);
 }
 
+/*
+ * Claims three rings' worth of frames in the target's input, as a peer
+ * writing its own index into the shared mapping can, and rings.
+ */
+static void peer_break_ring(struct rr_qp *qp)
+{
+	struct iw_qp *iq = to_iw_qp(qp);
+
+	atomic_store(&iq->link.tx_ctl->tail,
+		     iq->link.tx_tail + 3 * SHM_RING_BYTES);
+	rr__shm_bell(iq->fd);
+}
+
 static void peer_ops(int ctl, struct rr_qp *qp, struct rr_cq *cq,
 		     struct rr_mr *mr, uint8_t *buf)
 {
@@ -105,8 +124,12 @@ static void peer_ops(int ctl, struct rr_qp *qp, struct rr_cq *cq,
 		struct rr_wc wc;
 
 		memset(buf, PEER_FILL, BUF_LEN);
-		if (o.len <= BUF_LEN && peer_post(qp, mr, buf, &o) == 0 &&
-		    peer_wait_wc(cq, &wc) == 0)
+		if (o.kind == OP_BREAK_RING) {
+			peer_break_ring(qp);
+			r.status = 0;
+		} else if (o.len <= BUF_LEN &&
+			   peer_post(qp, mr, buf, &o) == 0 &&
+			   peer_wait_wc(cq, &wc) == 0)
 			r.status = (int)wc.status;
 		for (uint32_t i = 0; i < BUF_LEN; i++)
 			r.sink_changed |= buf[i] != PEER_FILL;
@@ -488,6 +511,101 @@ static void read_without_remote_read(void **state)
 	without_the_right(state, OP_READ);
 }
 
+/*
+ * The rings are the peer's to write: an index claiming more than a ring
+ * holds ends the connection (QP error, counted) before a byte is read.
+ */
+static void a_broken_ring_index_ends_the_connection(void **state)
+{
+	struct env *e = *state;
+	struct rr_fabric_counters k0 = counters(e);
+	struct conn c;
+
+	accept_peer(e, &c);
+	assert_int_equal(peer_do(&c, OP_BREAK_RING, 0, 0, 0).status, 0);
+	finish(e, &c, true);
+	assert_int_equal(counters(e).shm_ring_refused, k0.shm_ring_refused + 1);
+}
+
+/* A raw client: our own MPA request, with fd (or nothing) passed along. */
+static int raw_request(uint16_t port, int fd)
+{
+	struct sockaddr_un un = {.sun_family = AF_UNIX};
+	struct iw_mpa_frame f = {.flags = IW_MPA_FLAG_ENHANCED,
+				 .rev = IW_MPA_REV,
+				 .ird = 4,
+				 .ord = 4};
+	uint8_t buf[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} c;
+	int n = rr__iw_mpa_encode(&f, buf, sizeof(buf));
+	int len = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1,
+			   "rpcrdma-shm/%u", port);
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct iovec v = {buf, (size_t)n};
+	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1};
+
+	assert_true(n > 0 && s >= 0);
+	assert_int_equal(
+		connect(s, (struct sockaddr *)&un,
+			(socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+				    (size_t)len)),
+		0);
+	if (fd >= 0) {
+		memset(&c, 0, sizeof(c));
+		m.msg_control = c.b;
+		m.msg_controllen = sizeof(c.b);
+		c.h.cmsg_level = SOL_SOCKET;
+		c.h.cmsg_type = SCM_RIGHTS;
+		c.h.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&c.h), &fd, sizeof(int));
+	}
+	assert_int_equal(sendmsg(s, &m, MSG_NOSIGNAL), n);
+	return s;
+}
+
+/* The target answers with a reject and closes; it never tells the app. */
+static void expect_rejected(struct env *e, int s)
+{
+	uint8_t buf[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
+	struct iw_mpa_frame f;
+	struct rr_cm_event ev;
+	uint16_t pd_total;
+	size_t have = 0;
+	ssize_t n;
+
+	while (have < IW_MPA_HDR_LEN &&
+	       (n = recv(s, buf + have, sizeof(buf) - have, 0)) > 0)
+		have += (size_t)n;
+	assert_true(have >= IW_MPA_HDR_LEN);
+	assert_int_equal(rr__iw_mpa_decode_header(buf, true, &f, &pd_total), 0);
+	assert_true(f.flags & IW_MPA_FLAG_REJECT);
+	close(s);
+	assert_int_equal(rr_evch_get(e->ch, &ev, 0), -EAGAIN);
+}
+
+/*
+ * Rings in a memfd the peer could still shrink would let it make our
+ * every access fault (SIGBUS): such a request, or one with no memfd, is
+ * refused at the handshake and counted.
+ */
+static void rings_a_peer_could_shrink_are_refused(void **state)
+{
+	struct env *e = *state;
+	struct rr_fabric_counters k0 = counters(e);
+	int fd = memfd_create("rings", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, SHM_LINK_BYTES), 0);
+	expect_rejected(e, raw_request(e->port, fd));
+	assert_int_equal(counters(e).shm_ring_refused, k0.shm_ring_refused + 1);
+	close(fd);
+	expect_rejected(e, raw_request(e->port, -1));
+	assert_int_equal(counters(e).shm_ring_refused, k0.shm_ring_refused + 2);
+}
+
 static void another_user_cannot_connect(void **state)
 {
 	struct env *e = *state;
@@ -525,6 +643,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(out_of_bounds_read),
 		cmocka_unit_test(write_without_remote_write),
 		cmocka_unit_test(read_without_remote_read),
+		cmocka_unit_test(a_broken_ring_index_ends_the_connection),
+		cmocka_unit_test(rings_a_peer_could_shrink_are_refused),
 		cmocka_unit_test(another_user_cannot_connect),
 	};
 

@@ -50,7 +50,8 @@ static const char *cma_name(const struct bench_opts *o)
 	X(peer_reset)                                                          \
 	X(fpdus_sent)                                                          \
 	X(fpdus_received)                                                      \
-	X(peer_cred_refused)
+	X(peer_cred_refused)                                                   \
+	X(shm_ring_refused)
 
 const char *bench_op_name(enum bench_op op)
 {

@@ -29,6 +29,7 @@
 #include "base/refcount.h"
 #include "fabric/iwarp/wire.h"
 #include "fabric/provider.h"
+#include "fabric/shm/shm_ring.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,6 +44,8 @@
 #define IW_HANDSHAKE_MS	   10000
 #define IW_CQ_WAIT_MAX_QPS 4
 #define IW_HANDBACK_MS	   2
+/* shm: how long rr_cq_wait watches rings before it sleeps (iw_cq.c) */
+#define IW_SHM_SPIN_NS 30000
 /*
  * Bytes a receive reads ahead into its stash (iw_rx.c): after a small
  * payload, a burst of small messages (16 replies to 4 KiB READs, say);
@@ -213,6 +216,7 @@ struct iw_connreq {
 	struct iw_listener *listener;
 	int fd;
 	pid_t peer_pid; /* shm */
+	int ring_fd;	/* shm: the client's memfd, from its MPA request */
 	bool dead;	/* its listener is closing */
 	uint64_t deadline_ms;
 	struct sockaddr_storage peer;
@@ -371,6 +375,17 @@ struct iw_qp {
 	pid_t peer_pid; /* shm: the peer process, from SO_PEERCRED */
 	bool cma;	/* shm: copy bulk data with process_vm_readv/writev */
 	int cm_err; /* shm: connect failed at once, reported from the loop */
+	/*
+	 * shm: the frames go through rings (shm_ring.h) and the socket only
+	 * carries bells. The client makes the memfd at connect and sends
+	 * ring_fd with its request; `ring` is set once established. The
+	 * mapping changes only with rx_mu and tx_mu both held.
+	 */
+	struct shm_link link;
+	int ring_fd;
+	bool ring;
+	atomic_bool ring_tx_wait; /* a transmit waits for ring space */
+	atomic_bool bell_seen;	  /* poll or epoll saw the socket readable */
 
 	/* send side: rx_mu -> tx_mu order */
 	pthread_mutex_t tx_mu;

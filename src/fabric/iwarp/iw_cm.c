@@ -75,11 +75,48 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
 }
 
 /*
+ * shm: a client's request carries its memfd (SCM_RIGHTS). The first
+ * descriptor is kept in *fd; any other one a peer sends is closed.
+ */
+static ssize_t recv_with_fd(int fd, uint8_t *buf, size_t len, int *keep)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(4 * sizeof(int))];
+	} c;
+	struct iovec v = {buf, len};
+	struct msghdr m = {.msg_iov = &v,
+			   .msg_iovlen = 1,
+			   .msg_control = c.b,
+			   .msg_controllen = sizeof(c.b)};
+	ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+		size_t nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fds[4];
+
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		memcpy(fds, CMSG_DATA(h), nfd * sizeof(int));
+		for (size_t i = 0; i < nfd; i++) {
+			if (*keep < 0)
+				*keep = fds[i];
+			else
+				close(fds[i]);
+		}
+	}
+	return n;
+}
+
+/*
  * Reads a handshake frame incrementally: the header, then the private data
  * it announces. 1 when complete, 0 for more, negative errno on bad bytes.
+ * A descriptor passed along is kept in *ring_fd when that is not NULL.
  */
 static int read_frame(int fd, uint8_t *buf, uint32_t *have, bool reply,
-		      struct iw_mpa_frame *f)
+		      struct iw_mpa_frame *f, int *ring_fd)
 {
 	for (;;) {
 		uint16_t pd_total = 0;
@@ -98,7 +135,9 @@ static int read_frame(int fd, uint8_t *buf, uint32_t *have, bool reply,
 					       f)
 					       ?: 1;
 		}
-		n = recv(fd, buf + *have, need - *have, MSG_DONTWAIT);
+		n = ring_fd ? recv_with_fd(fd, buf + *have, need - *have,
+					   ring_fd)
+			    : recv(fd, buf + *have, need - *have, MSG_DONTWAIT);
 		if (n == 0)
 			return -ECONNRESET;
 		if (n < 0)
@@ -170,6 +209,8 @@ void rr__iw_cm_connreq_free(struct iw_connreq *r)
 {
 	if (r->fd >= 0)
 		close(r->fd);
+	if (r->ring_fd >= 0)
+		close(r->ring_fd);
 	free(r);
 }
 
@@ -270,6 +311,7 @@ void rr__iw_cm_listener_ready(struct iw_listener *l)
 		r->poll.kind = IW_POLL_CONNREQ;
 		r->listener = l;
 		r->fd = fd;
+		r->ring_fd = -1;
 		r->peer_pid = pid;
 		r->peer = peer;
 		r->deadline_ms = rr__iw_now_ms() + IW_HANDSHAKE_MS;
@@ -307,10 +349,18 @@ void rr__iw_cm_connreq_ready(struct iw_connreq *r)
 	struct iw_listener *l = r->listener;
 	struct iw_device *dev = to_iw_dev(l->base.dev);
 	struct rr_cm_event ev = {.type = RR_CM_CONNECT_REQUEST};
-	int rc = read_frame(r->fd, r->buf, &r->have, false, &r->req);
+	int rc = read_frame(r->fd, r->buf, &r->have, false, &r->req,
+			    dev->shm ? &r->ring_fd : NULL);
 
 	if (rc == 0)
 		return;
+	if (rc > 0 && dev->shm &&
+	    (r->ring_fd < 0 || rr__shm_link_fd_ok(r->ring_fd))) {
+		IW_COUNT(dev, shm_ring_refused);
+		send_reject(r->fd, &r->req);
+		connreq_drop(dev, r);
+		return;
+	}
 	if (rc < 0 || (r->req.flags & IW_MPA_FLAG_MARKERS)) {
 		if (rc == -EBADMSG || rc == -EPROTO || rc == -EMSGSIZE)
 			IW_COUNT(dev, mpa_bad_frame);
@@ -390,8 +440,13 @@ int rr__iw_accept(struct rr_conn_req *req, struct rr_qp *q, const void *pdata,
 	qp->ord = min16(qp->ord, r->req.ird);
 	n = mpa_build(&f, true, crc ? IW_MPA_FLAG_CRC : 0, qp->ird, qp->ord,
 		      pdata, len, buf, sizeof(buf));
-	rc = n < 0 ? n : write_all(r->fd, buf, (size_t)n);
+	rc = n < 0 ? n : 0;
+	if (!rc && r->ring_fd >= 0)
+		rc = rr__shm_link_attach(&qp->link, r->ring_fd);
+	if (!rc)
+		rc = write_all(r->fd, buf, (size_t)n);
 	if (rc) {
+		rr__shm_link_close(&qp->link);
 		IW_COUNT(qp->dev, conn_failed);
 		rr__iw_cm_connreq_free(r);
 		return rc;
@@ -455,6 +510,11 @@ int rr__iw_connect(struct rr_qp *q, const struct sockaddr *addr,
 		rc = rr__shm_connect_socket(addr, addrlen, &fd, &qp->cm_err);
 		if (rc)
 			return rc;
+		rc = rr__shm_link_create(&qp->link, &qp->ring_fd);
+		if (rc) {
+			close(fd);
+			return rc;
+		}
 		goto connecting;
 	}
 	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
@@ -567,6 +627,34 @@ static void connect_reply(struct iw_qp *qp, const struct iw_mpa_frame *f)
 		qp, true); /* FPDUs may follow the reply in the same segment */
 }
 
+/* The request; on shm its first byte carries the rings' memfd. */
+static ssize_t send_req(struct iw_qp *qp)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct iovec v = {qp->cm_buf + qp->cm_done, qp->cm_len - qp->cm_done};
+	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1};
+	ssize_t n;
+
+	if (qp->ring_fd >= 0) {
+		memset(&c, 0, sizeof(c));
+		m.msg_control = c.b;
+		m.msg_controllen = sizeof(c.b);
+		c.h.cmsg_level = SOL_SOCKET;
+		c.h.cmsg_type = SCM_RIGHTS;
+		c.h.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&c.h), &qp->ring_fd, sizeof(int));
+	}
+	n = sendmsg(qp->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n > 0 && qp->ring_fd >= 0) {
+		close(qp->ring_fd); /* the server has its own now */
+		qp->ring_fd = -1;
+	}
+	return n;
+}
+
 static int connect_step(struct iw_qp *qp, uint32_t events)
 {
 	struct iw_mpa_frame f;
@@ -593,8 +681,7 @@ static int connect_step(struct iw_qp *qp, uint32_t events)
 		qp->cm_phase = CM_SEND_REQ;
 		return 1;
 	case CM_SEND_REQ:
-		n = send(qp->fd, qp->cm_buf + qp->cm_done,
-			 qp->cm_len - qp->cm_done, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = send_req(qp);
 		if (n < 0)
 			return errno == EAGAIN ? 0 : -errno;
 		qp->cm_done += (uint32_t)n;
@@ -604,7 +691,8 @@ static int connect_step(struct iw_qp *qp, uint32_t events)
 		}
 		return 1;
 	default:
-		rc = read_frame(qp->fd, qp->cm_buf, &qp->cm_done, true, &f);
+		rc = read_frame(qp->fd, qp->cm_buf, &qp->cm_done, true, &f,
+				NULL);
 		if (rc <= 0)
 			return rc;
 		connect_reply(qp, &f);

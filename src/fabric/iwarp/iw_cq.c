@@ -222,6 +222,102 @@ static bool cq_ready(struct iw_cq *cq)
 	return r;
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * shm: a ring is memory, so a waiter can watch it without a syscall, and
+ * while it watches the peer need not ring (shm_ring.h). One look: the
+ * ring's input is read here if any, else the ring is marked watched. Under
+ * rx_mu, so that whoever reads next, and arms at the end, comes after.
+ */
+static void ring_look(struct iw_qp *qp)
+{
+	if (pthread_mutex_trylock(&qp->rx_mu))
+		return; /* a reader is at it, and arms when done */
+	if (qp->ring && iw_qp_state(qp) == RR_QPS_RTS) {
+		if (rr__shm_ring_ready(&qp->link))
+			rr__iw_rx_run(qp, true);
+		else
+			rr__shm_ring_watch(&qp->link);
+	}
+	pthread_mutex_unlock(&qp->rx_mu);
+}
+
+/*
+ * Watches the rings of the QPs polled for up to IW_SHM_SPIN_NS before the
+ * waiter sleeps: a peer that answers within that time is heard at memory
+ * speed. Every watched ring is read once more at the end, which arms it
+ * again (the peer rings from then on). True when the CQ has entries.
+ */
+static bool spin_rings(struct iw_cq *cq, struct iw_qp **qps, uint32_t nq)
+{
+	uint64_t end = 0;
+	bool any = false, ready = false;
+
+	for (uint32_t i = 0; i < nq; i++)
+		any |= qps[i]->ring;
+	if (!any)
+		return false;
+	for (uint32_t spins = 0; !ready; spins++) {
+		for (uint32_t i = 0; i < nq; i++)
+			if (qps[i]->ring)
+				ring_look(qps[i]);
+		ready = cq_ready(cq);
+		if ((spins & 15) == 0) {
+			uint64_t now = now_ns();
+
+			if (!end)
+				end = now + IW_SHM_SPIN_NS;
+			else if (now >= end)
+				break;
+		}
+		cpu_relax();
+	}
+	for (uint32_t i = 0; i < nq; i++)
+		if (qps[i]->ring)
+			rr__iw_qp_rx_try(qps[i], true);
+	return ready || cq_ready(cq);
+}
+
+/*
+ * Only a thread asleep in poll() needs the eventfd raised for it (a
+ * spinning one sees the count), so `waiters` counts those, from a look at
+ * the count under the same lock a completion is added under.
+ */
+static int sleep_once(struct iw_cq *cq, struct pollfd *p, nfds_t n,
+		      int timeout_ms)
+{
+	int r;
+
+	pthread_mutex_lock(&cq->mu);
+	if (cq->count) {
+		pthread_mutex_unlock(&cq->mu);
+		return 1;
+	}
+	cq->waiters++;
+	pthread_mutex_unlock(&cq->mu);
+	r = poll(p, n, timeout_ms);
+	pthread_mutex_lock(&cq->mu);
+	cq->waiters--;
+	pthread_mutex_unlock(&cq->mu);
+	return r;
+}
+
 /*
  * Polls the CQ's eventfd and, for a CQ with few QPs, their sockets: when a
  * socket turns readable this thread does the receive work itself (if the
@@ -239,7 +335,6 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 		pthread_mutex_unlock(&cq->mu);
 		return 0;
 	}
-	cq->waiters++;
 	p[0] = (struct pollfd){.fd = cq->efd, .events = POLLIN};
 	for (uint32_t i = 0; i < cq->nqps; i++) {
 		struct iw_qp *qp = cq->qps[i];
@@ -252,16 +347,15 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 		p[1 + nq++] = (struct pollfd){.fd = qp->fd, .events = POLLIN};
 	}
 	pthread_mutex_unlock(&cq->mu);
-	n = poll(p, 1 + nq, timeout_ms);
-	pthread_mutex_lock(&cq->mu);
-	cq->waiters--;
-	pthread_mutex_unlock(&cq->mu);
+	n = spin_rings(cq, qps, nq) ? 1 : sleep_once(cq, p, 1 + nq, timeout_ms);
 	for (uint32_t i = 0; i < nq; i++) {
 		struct iw_qp *qp = qps[i];
+		bool seen = n > 0 && p[1 + i].revents;
 
 		rr__iw_qp_waiter_leave(qp);
-		if (atomic_exchange(&qp->rx_skipped, 0) ||
-		    (n > 0 && p[1 + i].revents))
+		if (seen && qp->ring)
+			atomic_store(&qp->bell_seen, true);
+		if (atomic_exchange(&qp->rx_skipped, 0) || seen)
 			rr__iw_qp_rx_try(qp, false);
 		rr__iw_qp_put(qp);
 	}

@@ -104,8 +104,11 @@ static void dispatch(struct iw_device *dev, struct epoll_event *ev)
 			rr__iw_cm_connect_progress(qp, ev->events);
 			break;
 		}
-		if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
+		if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
+			if (qp->ring)
+				atomic_store(&qp->bell_seen, true);
 			rr__iw_qp_rx_progress(qp);
+		}
 		if (ev->events & EPOLLOUT)
 			rr__iw_tx_kick(qp);
 		break;

@@ -23,10 +23,21 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* Caller holds rx_mu and tx_mu, or is the last user of the QP. */
+static void ring_close(struct iw_qp *qp)
+{
+	rr__shm_link_close(&qp->link);
+	if (qp->ring_fd >= 0)
+		close(qp->ring_fd);
+	qp->ring_fd = -1;
+	qp->ring = false;
+}
+
 static void qp_free(struct iw_qp *qp)
 {
 	if (qp->fd >= 0)
 		close(qp->fd);
+	ring_close(qp);
 	pthread_mutex_destroy(&qp->tx_mu);
 	pthread_mutex_destroy(&qp->rx_mu);
 	pthread_mutex_destroy(&qp->rq_mu);
@@ -85,6 +96,7 @@ static void qp_fresh(struct iw_qp *qp)
 	qp->peer_pid = 0;
 	qp->cma = false;
 	qp->cm_err = 0;
+	atomic_store(&qp->ring_tx_wait, false);
 	qp->sq_head = qp->sq_tail = 0;
 	atomic_store(&qp->sq_free, (int)a->sq_depth);
 	qp->unsig_done = 0;
@@ -117,6 +129,7 @@ int rr__iw_qp_create(struct rr_pd *pd, const struct rr_qp_attr *a,
 	if (!qp)
 		return -ENOMEM;
 	qp->fd = -1;
+	qp->ring_fd = -1;
 	pthread_mutex_init(&qp->tx_mu, NULL);
 	pthread_mutex_init(&qp->rx_mu, NULL);
 	pthread_mutex_init(&qp->rq_mu, NULL);
@@ -309,7 +322,7 @@ static void arm_update(struct iw_qp *qp)
 
 	if (!qp->handed)
 		ev |= EPOLLIN;
-	if (qp->want_out)
+	if (qp->want_out && !qp->ring) /* rings: the peer rings for space */
 		ev |= EPOLLOUT;
 	if (qp->in_epoll && ev != qp->armed)
 		rr__iw_epoll_mod(qp->dev, qp->fd, &qp->poll, ev);
@@ -469,6 +482,8 @@ void rr__iw_qp_set_established(struct iw_qp *qp, int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	qp->fpdu_max = fpdu_payload_max(fd);
 	qp->cma = qp->dev->shm && qp->peer_pid > 0;
+	qp->ring = qp->link.map != NULL;
+	atomic_store(&qp->bell_seen, qp->ring); /* bells may be there already */
 	atomic_store(&qp->state, RR_QPS_RTS);
 }
 
@@ -695,6 +710,7 @@ static int reset_locked(struct iw_qp *qp)
 	pthread_mutex_unlock(&qp->dev->mu);
 	if (put)
 		rr_ref_put(&qp->ref); /* never the last: the user holds one */
+	ring_close(qp);
 	qp_fresh(qp);
 	return fd;
 }

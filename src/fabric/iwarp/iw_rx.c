@@ -96,6 +96,8 @@ static int rx_closed(struct iw_qp *qp, int err)
 	struct iw_rx *rx = &qp->rx;
 	bool clean = err == 0 && rx->phase == RX_HDR && rx->hdr_have == 0;
 
+	if (iw_qp_state(qp) == RR_QPS_ERROR)
+		return RX_ERR; /* failed on the way here, and counted */
 	if (!clean)
 		IW_COUNT(qp->dev, peer_reset);
 	rr__iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_DISCONNECTED,
@@ -301,6 +303,54 @@ static int iov_tail(const struct iovec *iov, int n, size_t skip,
 }
 
 /*
+ * shm: the same contract from the ring. Short, or -EAGAIN, only once the
+ * consumer is armed and the ring was seen empty after that (shm_ring.h):
+ * every way out of the receive path that waits for more leaves the
+ * producer ringing. 0 once the ring is empty and the peer has closed.
+ */
+static ssize_t ring_readv(struct iw_qp *qp, const struct iovec *iov, int n)
+{
+	struct iovec v[IW_MAX_SGE + 5];
+	size_t want = 0, got = 0;
+	bool armed = false;
+	int closed = 0;
+
+	for (int i = 0; i < n; i++)
+		want += iov[i].iov_len;
+	for (;;) {
+		int k = iov_tail(iov, n, got, v);
+		bool bell;
+		ssize_t r = rr__shm_ring_readv(&qp->link, v, k, &bell);
+
+		if (bell)
+			rr__shm_bell(qp->fd);
+		if (r < 0) { /* the peer wrote an impossible index */
+			IW_COUNT(qp->dev, shm_ring_refused);
+			rr_info_rl("shm: a peer's ring index is out of range");
+			rr__iw_qp_fail(qp, RR_WC_WR_FLUSH_ERR, RR_CM_QP_ERROR,
+				       -EPROTO);
+			return RX_ERR;
+		}
+		got += (size_t)r;
+		if (got == want || (armed && r == 0))
+			break;
+		if (r > 0)
+			continue; /* emptied: the next look finds 0 */
+		/* Bells are read only when a poller saw them: a ring
+		 * watched in rr_cq_wait costs no syscall at all. */
+		if (atomic_exchange(&qp->bell_seen, false))
+			closed = rr__shm_bell_drain(qp->fd);
+		rr__shm_ring_arm(&qp->link);
+		armed = true;
+	}
+	if (got)
+		return (ssize_t)got;
+	if (closed)
+		return closed > 0 ? 0 : closed;
+	return -EAGAIN;
+}
+
+/*
  * Fills iov from the stash, then from the socket with the stash as one
  * more iovec. Returns the bytes put in iov (short only when the socket had
  * no more), 0 at end of stream, or -errno / -EAGAIN. rx->sock_empty says
@@ -315,6 +365,8 @@ static ssize_t rx_readv(struct iw_qp *qp, struct iovec *iov, int n,
 	ssize_t r;
 	int k;
 
+	if (qp->ring)
+		return ring_readv(qp, iov, n);
 	for (int i = 0; i < n; i++)
 		want += iov[i].iov_len;
 	/* Served from the stash: what the last readv found still stands. */
@@ -711,13 +763,14 @@ static int iw_rx_deliver(struct iw_qp *qp)
  */
 static bool yield_to_waiters(struct iw_qp *qp)
 {
-	if (!atomic_load(&qp->app_waiters) || qp->rx.stash_len)
+	/* A ring's content does not show in the pollers' poll(): read on. */
+	if (qp->ring || !atomic_load(&qp->app_waiters) || qp->rx.stash_len)
 		return false; /* a poller would not see stashed bytes */
 	atomic_store(&qp->rx_skipped, 1);
 	return atomic_load(&qp->app_waiters) != 0;
 }
 
-void rr__iw_rx_run(struct iw_qp *qp, bool drain)
+static void rx_loop(struct iw_qp *qp, bool drain)
 {
 	struct iw_rx *rx = &qp->rx;
 	int rc;
@@ -730,4 +783,12 @@ void rr__iw_rx_run(struct iw_qp *qp, bool drain)
 			return;
 		rc = rx->phase == RX_HDR ? rx_header(qp) : rx_body(qp);
 	} while (rc == 0);
+}
+
+void rr__iw_rx_run(struct iw_qp *qp, bool drain)
+{
+	rx_loop(qp, drain);
+	/* shm: a bell read on the way may have been the peer's "space". */
+	if (qp->ring && atomic_load(&qp->ring_tx_wait))
+		rr__iw_tx_kick(qp);
 }

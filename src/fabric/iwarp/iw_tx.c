@@ -333,6 +333,28 @@ static void batch_finish(struct iw_qp *qp)
 	batch_reset(tx);
 }
 
+/*
+ * shm: into the ring. ring_tx_wait is raised before the ring can say
+ * "blocked", so a reader that takes the peer's "space" bell sees it and
+ * runs the transmit again (rr__iw_rx_run).
+ */
+static ssize_t ring_send(struct iw_qp *qp, const struct msghdr *m)
+{
+	bool bell;
+	ssize_t n;
+
+	atomic_store(&qp->ring_tx_wait, true);
+	n = rr__shm_ring_writev(&qp->link, m->msg_iov, (int)m->msg_iovlen,
+				&bell);
+	if (n != -EAGAIN)
+		atomic_store(&qp->ring_tx_wait, false);
+	if (bell)
+		rr__shm_bell(qp->fd);
+	if (n == -EPROTO)
+		IW_COUNT(qp->dev, shm_ring_refused);
+	return n;
+}
+
 static ssize_t sendmsg_batch(struct iw_qp *qp)
 {
 	struct iw_tx *tx = &qp->tx;
@@ -349,8 +371,9 @@ static ssize_t sendmsg_batch(struct iw_qp *qp)
 					tx->src_len, &s))
 			return -EACCES;
 	}
-	n = sendmsg(qp->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-	if (n < 0)
+	if (qp->ring)
+		n = ring_send(qp, &m);
+	else if ((n = sendmsg(qp->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0)
 		n = -errno;
 	if (s)
 		pthread_mutex_unlock(&s->mu);

@@ -13,7 +13,11 @@
  *    or root, else the connection is closed and counted (peer_cred_refused).
  *    The client checks too, since an abstract name has no permissions and
  *    any user could bind it first (shm_cred.c);
- *  - bulk data of RDMA Reads and Writes is not sent through the socket: the
+ *  - once connected, the frames travel through two rings in one sealed
+ *    memfd the client made and passed with its MPA request, and the
+ *    socket only rings the other side's bell when it may be asleep
+ *    (shm_ring.c);
+ *  - bulk data of RDMA Reads and Writes is not sent through the rings: the
  *    side that owns the memory copies it with process_vm_readv/writev after
  *    checking the key, holding the key's lock during the copy (shm_cma.c).
  *
