@@ -536,16 +536,10 @@ static int raw_request(uint16_t port, int fd)
 				 .ird = 4,
 				 .ord = 4};
 	uint8_t buf[IW_MPA_HDR_LEN + IW_MPA_MAX_PD];
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} c;
 	int n = rr__iw_mpa_encode(&f, buf, sizeof(buf));
 	int len = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1,
 			   "rpcrdma-shm/%u", port);
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct iovec v = {buf, (size_t)n};
-	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1};
 
 	assert_true(n > 0 && s >= 0);
 	assert_int_equal(
@@ -553,16 +547,8 @@ static int raw_request(uint16_t port, int fd)
 			(socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
 				    (size_t)len)),
 		0);
-	if (fd >= 0) {
-		memset(&c, 0, sizeof(c));
-		m.msg_control = c.b;
-		m.msg_controllen = sizeof(c.b);
-		c.h.cmsg_level = SOL_SOCKET;
-		c.h.cmsg_type = SCM_RIGHTS;
-		c.h.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&c.h), &fd, sizeof(int));
-	}
-	assert_int_equal(sendmsg(s, &m, MSG_NOSIGNAL), n);
+	/* The engine's own sender: the frame is ours, the memfd the test's. */
+	assert_int_equal(rr__shm_send_fd(s, buf, (size_t)n, fd), n);
 	return s;
 }
 

@@ -630,24 +630,9 @@ static void connect_reply(struct iw_qp *qp, const struct iw_mpa_frame *f)
 /* The request; on shm its first byte carries the rings' memfd. */
 static ssize_t send_req(struct iw_qp *qp)
 {
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} c;
-	struct iovec v = {qp->cm_buf + qp->cm_done, qp->cm_len - qp->cm_done};
-	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1};
-	ssize_t n;
+	ssize_t n = rr__shm_send_fd(qp->fd, qp->cm_buf + qp->cm_done,
+				    qp->cm_len - qp->cm_done, qp->ring_fd);
 
-	if (qp->ring_fd >= 0) {
-		memset(&c, 0, sizeof(c));
-		m.msg_control = c.b;
-		m.msg_controllen = sizeof(c.b);
-		c.h.cmsg_level = SOL_SOCKET;
-		c.h.cmsg_type = SCM_RIGHTS;
-		c.h.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&c.h), &qp->ring_fd, sizeof(int));
-	}
-	n = sendmsg(qp->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (n > 0 && qp->ring_fd >= 0) {
 		close(qp->ring_fd); /* the server has its own now */
 		qp->ring_fd = -1;

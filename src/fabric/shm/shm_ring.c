@@ -229,6 +229,27 @@ void rr__shm_ring_watch(struct shm_link *l)
 	atomic_store_explicit(&l->rx_ctl->sleeping, 0, memory_order_relaxed);
 }
 
+ssize_t rr__shm_send_fd(int sock, const void *buf, size_t len, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct iovec v = {(void *)buf, len};
+	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1};
+
+	if (fd >= 0) {
+		memset(&c, 0, sizeof(c));
+		m.msg_control = c.b;
+		m.msg_controllen = sizeof(c.b);
+		c.h.cmsg_level = SOL_SOCKET;
+		c.h.cmsg_type = SCM_RIGHTS;
+		c.h.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&c.h), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 void rr__shm_bell(int fd)
 {
 	static const uint8_t b = 1;

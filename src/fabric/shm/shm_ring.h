@@ -62,6 +62,8 @@ ssize_t rr__shm_ring_writev(struct shm_link *l, const struct iovec *iov, int n,
 bool rr__shm_ring_ready(const struct shm_link *l);
 void rr__shm_ring_arm(struct shm_link *l);
 void rr__shm_ring_watch(struct shm_link *l);
+/* sendmsg of buf with fd (SCM_RIGHTS) along, unless fd < 0; -1/errno. */
+ssize_t rr__shm_send_fd(int sock, const void *buf, size_t len, int fd);
 void rr__shm_bell(int fd);
 int rr__shm_bell_drain(int fd);
 
