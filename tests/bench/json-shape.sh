@@ -172,14 +172,29 @@ rpc() {
 	caught "$f" rpcrdma-bench rpc 'del(.figures.ops_per_s)'
 }
 
-# Starts nfsrdmad on free ports; sets RPORT, TPORT, MPORT once it is ready.
+# shm: the host's copy limits beside ours, as baselines of transport memory.
+rpc_shm() {
+	local f=$T/rpc-shm.json
+	run "$f" "$BENCH" rpc --provider shm --proc read --size 1M --depth 2 \
+		--seconds $SECS --json
+	keeps "$f" rpcrdma-bench rpc
+	says "$f" "rpc over shm: libtirpc, then memcpy and process_vm_writev" \
+		'.provider == "shm" and
+		 [.baselines[] | [.name, .transport]] ==
+		 [["libtirpc", "tcp"], ["memcpy", "memory"],
+		  ["process_vm_writev", "memory"]] and
+		 (.baselines[2].figures.MBps > 0)'
+}
+
+# Starts nfsrdmad on free ports (provider $1, default iwarp); sets RPORT,
+# TPORT, MPORT once it is ready.
 start_nfsrdmad() {
 	local line
 	mkdir "$T/export" "$T/state"
 	mkfifo "$T/out"
 	"$DAEMON" --export "$T/export" --address 127.0.0.1 --rdma-port 0 \
 		--tcp-port 0 --mount-port 0 --state-dir "$T/state" \
-		>"$T/out" 2>"$T/daemon.log" &
+		--provider "${1:-iwarp}" >"$T/out" 2>"$T/daemon.log" &
 	pid=$!
 	exec 3<"$T/out"
 	RPORT='' TPORT='' MPORT=''
@@ -237,7 +252,27 @@ nfs() {
 		 .provider == null and .baselines == [] and .goals == []"
 }
 
+nfs_shm() {
+	local f=$T/nfs-shm.json url
+	rm -rf "$T/export" "$T/state" "$T/out"
+	start_nfsrdmad shm
+	head -c $((8 << 20)) /dev/urandom >"$T/export/data"
+	url="nfs://127.0.0.1$T/export/data?nfsport=$RPORT&mountport=$MPORT"
+	run "$f" "$CLI" bench "$url&provider=shm" --tcp-nfsport "$TPORT" \
+		--op write --force --bs 1M --depth 4 --seconds 1 --json
+	keeps "$f" nfsrdma bench
+	says "$f" "nfsrdma over shm: the copy limits of a write, then tcp" \
+		'.provider == "shm" and
+		 [.baselines[] | [.name, .transport]] ==
+		 [["memcpy", "memory"], ["process_vm_readv", "memory"],
+		  ["tcp", "tcp"]] and (.baselines[1].figures.MBps > 0)'
+}
+
 fabric
 rpc
+rpc_shm
 nfs
+kill "$pid" && wait "$pid" 2>/dev/null
+pid=
+nfs_shm
 echo "json-shape: ok"

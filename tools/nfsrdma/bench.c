@@ -29,6 +29,7 @@
 #include <rpcrdma/fabric.h>
 
 #include "bench_json.h"
+#include "copy_limits.h"
 #include "nfsrdma.h"
 
 #define REGION	  (64ull << 20)
@@ -53,6 +54,16 @@ struct copy {
 	char *url; /* what it copied */
 };
 
+/*
+ * shm: what the host can copy (copy_limits.h), of the bench's block size
+ * and depth: a READ's data is RDMA Written into us (process_vm_writev),
+ * a WRITE's RDMA Read by the server (process_vm_readv).
+ */
+struct limits {
+	bool ok, read;
+	struct copy_limit mem, cma;
+};
+
 /* What cmd_bench measured, for the report. */
 struct runs {
 	uint32_t depth;
@@ -60,6 +71,7 @@ struct runs {
 	struct result tcp;	 /* the TCP URL's, or the baseline's */
 	char *burl;		 /* the baseline's URL; NULL: none */
 	struct copy lib;
+	struct limits lim;
 };
 
 struct bench {
@@ -323,10 +335,38 @@ static struct bjson_figures copy_figures(const struct copy *k)
 	return f;
 }
 
-/* The baselines that ran: our TCP transport, then libnfs's nfs-cp. */
+static double limit_mbs(const struct copy_limit *l)
+{
+	return l->secs > 0 ? (double)l->bytes / l->secs / 1e6 : 0;
+}
+
+static struct bjson_figures limit_figures(const struct copy_limit *l)
+{
+	struct bjson_figures f = bjson_figures_none();
+
+	f.ops = (double)l->ops;
+	f.bytes = (double)l->bytes;
+	f.elapsed_s = l->secs;
+	f.mbps = limit_mbs(l);
+	f.ops_per_s = l->secs > 0 ? (double)l->ops / l->secs : 0;
+	return f;
+}
+
+/* The baselines that ran: our TCP transport, libnfs's nfs-cp, limits. */
 static unsigned json_baselines(const struct runs *m, struct bjson_baseline *b)
 {
 	unsigned n = 0;
+
+	if (m->lim.ok) {
+		b[n++] = (struct bjson_baseline){
+			.name = "memcpy",
+			.transport = "memory",
+			.fig = limit_figures(&m->lim.mem)};
+		b[n++] = (struct bjson_baseline){
+			.name = copy_limits_cma_name(m->lim.read),
+			.transport = "memory",
+			.fig = limit_figures(&m->lim.cma)};
+	}
 
 	if (m->rd && m->tcp.ok)
 		b[n++] = (struct bjson_baseline){.name = "tcp",
@@ -360,7 +400,7 @@ static int report_json(const struct cli *c, const struct rr_nfs_url *u,
 		       const struct runs *m)
 {
 	const struct result *ours = m->rd ? m->rd : &m->tcp;
-	struct bjson_baseline b[2];
+	struct bjson_baseline b[4];
 	struct bjson_goal g;
 	struct bjson_report r = {
 		.program = "nfsrdma",
@@ -407,6 +447,20 @@ static void report_libnfs(const struct runs *m)
 	       g.value, g.target, bjson_goal_met(&g) ? "met" : "missed");
 }
 
+static void report_limits(const struct runs *m)
+{
+	const struct limits *l = &m->lim;
+	const char *name = copy_limits_cma_name(l->read);
+	double mem = limit_mbs(&l->mem), cma = limit_mbs(&l->cma);
+
+	printf("%-8s %12.1f %12.0f %10s %10s\n", "memcpy", mem,
+	       (double)l->mem.ops / l->mem.secs, "-", "-");
+	printf("%-8s %12.1f %12.0f %10s %10s   (%s)\n", "cma", cma,
+	       (double)l->cma.ops / l->cma.secs, "-", "-", name);
+	printf("%-8s %11.2fx   rdma / memcpy; %.2fx rdma / %s\n", "ratio",
+	       mbs(m->rd) / mem, mbs(m->rd) / cma, name);
+}
+
 static void report_text(const struct cli *c, const struct runs *m)
 {
 	const struct result *rd = m->rd, *tcp = &m->tcp;
@@ -425,6 +479,8 @@ static void report_text(const struct cli *c, const struct runs *m)
 		       (double)tcp->p50 / rd->p50);
 	if (rd && m->lib.ok)
 		report_libnfs(m);
+	if (rd && m->lim.ok)
+		report_limits(m);
 }
 
 /* 0, or 1 when stdout failed (said on stderr). */
@@ -521,10 +577,30 @@ static bool valid_op(const char *op)
 	       !strcmp(op, "randread") || !strcmp(op, "randwrite");
 }
 
-/* The baselines of an RDMA run: our TCP transport, then libnfs. */
+static void run_limits(const struct cli *c, const struct rr_nfs_url *u,
+		       struct runs *m)
+{
+	struct copy_limit_opts o = {.size = c->size,
+				    .depth = m->depth,
+				    .seconds = c->seconds,
+				    .read = strstr(c->rw, "write") != NULL};
+	int err;
+
+	if (!m->rd || c->no_baseline || !u->provider ||
+	    strcmp(u->provider, "shm"))
+		return;
+	m->lim.read = o.read;
+	err = copy_limits_run(&o, &m->lim.mem, &m->lim.cma);
+	if (err)
+		fprintf(stderr, "bench: no copy limits: %s\n", strerror(-err));
+	m->lim.ok = err == 0 && m->lim.mem.secs > 0 && m->lim.cma.secs > 0;
+}
+
+/* The baselines of an RDMA run: our TCP transport, libnfs, limits. */
 static void run_baselines(struct cli *c, const struct rr_nfs_url *u,
 			  struct runs *m)
 {
+	run_limits(c, u, m);
 	if (!m->burl)
 		return;
 	if (run_one(c, m->burl, true, &m->tcp))

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "copy_limits.h"
 
 #define PROGRESS_NS    500000000ull
 #define GOAL_MIN_SIZE  (1u << 20)
@@ -24,8 +25,7 @@ struct limits {
 
 static const char *cma_name(const struct bench_opts *o)
 {
-	return o->op == BENCH_OP_READ ? "process_vm_readv"
-				      : "process_vm_writev";
+	return copy_limits_cma_name(o->op == BENCH_OP_READ);
 }
 
 #define COUNTERS(X)                                                            \

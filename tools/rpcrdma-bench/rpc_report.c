@@ -2,7 +2,10 @@
 /* Text summary, JSON and goal verdicts of "rpcrdma-bench rpc". */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "copy_limits.h"
 #include "rpc_bench.h"
 
 #define MIB		 (1024.0 * 1024.0)
@@ -105,6 +108,36 @@ static unsigned memory_goals(const struct rpc_opts *o,
 	return n;
 }
 
+/*
+ * shm: the physical limits of the bulk data, measured after both phases
+ * (copy_limits.h): a READ's results are RDMA Written into the client
+ * (process_vm_writev), a WRITE's arguments RDMA Read by the server
+ * (process_vm_readv).
+ */
+struct rpc_limits {
+	bool valid, read;
+	struct bench_result mem, cma;
+};
+
+static void limits_measure(const struct rpc_opts *o, struct rpc_limits *l)
+{
+	struct bench_opts b = o->b;
+	int err;
+
+	if (strcmp(o->b.provider, "shm") ||
+	    (o->proc != BENCHPROC_READ && o->proc != BENCHPROC_WRITE))
+		return;
+	l->read = o->proc == BENCHPROC_WRITE;
+	b.op = l->read ? BENCH_OP_READ : BENCH_OP_WRITE;
+	bench_hist_reset(&l->mem.hist);
+	bench_hist_reset(&l->cma.hist);
+	err = bench_limits_run(&b, &l->mem, &l->cma);
+	if (err)
+		fprintf(stderr, "rpcrdma-bench rpc: limits: %s\n",
+			strerror(-err));
+	l->valid = err == 0;
+}
+
 /* ------------------------------------------------------------------- text */
 
 static void text_row(const char *name, const struct bench_figures *f)
@@ -112,6 +145,25 @@ static void text_row(const char *name, const struct bench_figures *f)
 	if (f->valid)
 		printf("%-8s %12.0f %12.1f %10.2f %10.2f\n", name, f->msgs,
 		       f->mbps, f->p50, f->p99);
+}
+
+static void text_limits(const struct bench_figures *us,
+			const struct rpc_limits *l)
+{
+	struct bench_figures mem = bench_figures(&l->mem);
+	struct bench_figures cma = bench_figures(&l->cma);
+	const char *name = copy_limits_cma_name(l->read);
+
+	if (!l->valid)
+		return;
+	printf("%-8s %12.0f %12.1f %10.2f %10.2f\n", "memcpy", mem.msgs,
+	       mem.mbps, mem.p50, mem.p99);
+	printf("%-8s %12.0f %12.1f %10.2f %10.2f (%s)\n", "cma", cma.msgs,
+	       cma.mbps, cma.p50, cma.p99, name);
+	printf("%-8s %12s %12.3f %10s %10s (shm / memcpy)\n", "ratio", "",
+	       bench_ratio(us->mbps, mem.mbps), "", "");
+	printf("%-8s %12s %12.3f %10s %10s (shm / %s)\n", "ratio", "",
+	       bench_ratio(us->mbps, cma.mbps), "", "", name);
 }
 
 static void text_memory(const struct rpc_memory *m)
@@ -142,7 +194,8 @@ static void text_goal(const struct rpc_goal *g)
 }
 
 static void text_report(const struct rpc_opts *o, const struct rpc_result *ours,
-			const struct rpc_result *base, const struct rpc_goal *g,
+			const struct rpc_result *base,
+			const struct rpc_limits *lim, const struct rpc_goal *g,
 			unsigned ngoals)
 {
 	struct bench_figures us = bench_figures(&ours->r);
@@ -168,6 +221,7 @@ static void text_report(const struct rpc_opts *o, const struct rpc_result *ours,
 		       bench_ratio(us.mbps, tcp.mbps),
 		       bench_ratio(us.p50, tcp.p50),
 		       bench_ratio(us.p99, tcp.p99));
+	text_limits(&us, lim);
 	printf("MB = 10^6 bytes of data (echo counts it once); latency = "
 	       "arguments encoded to results decoded and checked; tirpc: %u "
 	       "thread%s, one CLIENT and connection each\n",
@@ -248,8 +302,26 @@ static void json_details(struct jw *j, const void *arg)
 	json_memory(j, &d->ours->mem);
 }
 
+static unsigned json_limits(const struct rpc_limits *l,
+			    struct bjson_baseline *b, struct bench_figures *mem,
+			    struct bench_figures *cma)
+{
+	if (!l->valid)
+		return 0;
+	*mem = bench_figures(&l->mem);
+	*cma = bench_figures(&l->cma);
+	b[0] = (struct bjson_baseline){.name = "memcpy",
+				       .transport = "memory",
+				       .fig = bench_json_figures(&l->mem, mem)};
+	b[1] = (struct bjson_baseline){.name = copy_limits_cma_name(l->read),
+				       .transport = "memory",
+				       .fig = bench_json_figures(&l->cma, cma)};
+	return 2;
+}
+
 static int json_report(const struct rpc_opts *o, const struct rpc_result *ours,
-		       const struct rpc_result *base, const struct rpc_goal *g,
+		       const struct rpc_result *base,
+		       const struct rpc_limits *lim, const struct rpc_goal *g,
 		       unsigned ngoals)
 {
 	struct bench_figures us = bench_figures(&ours->r);
@@ -257,12 +329,14 @@ static int json_report(const struct rpc_opts *o, const struct rpc_result *ours,
 	struct rpc_details d = {o, ours};
 	struct bjson_goal goals[RPC_MAX_GOALS];
 	char target[64], base_target[64];
-	struct bjson_baseline b = {.name = "libtirpc",
-				   .transport = "tcp",
-				   .target = bench_target(&o->b, &base->r,
-							  base_target,
-							  sizeof(base_target)),
-				   .fig = bench_json_figures(&base->r, &tcp)};
+	struct bench_figures mem, cma;
+	struct bjson_baseline b[3] = {
+		{.name = "libtirpc",
+		 .transport = "tcp",
+		 .target = bench_target(&o->b, &base->r, base_target,
+					sizeof(base_target)),
+		 .fig = bench_json_figures(&base->r, &tcp)}};
+	unsigned nb = tcp.valid;
 	struct bjson_report r = {
 		.program = "rpcrdma-bench",
 		.subcommand = "rpc",
@@ -276,8 +350,8 @@ static int json_report(const struct rpc_opts *o, const struct rpc_result *ours,
 		.transport = "rdma",
 		.provider = o->b.provider,
 		.fig = bench_json_figures(&ours->r, &us),
-		.baselines = &b,
-		.nbaselines = tcp.valid,
+		.baselines = b,
+		.nbaselines = nb + json_limits(lim, b + nb, &mem, &cma),
 		.goals = goals,
 		.ngoals = ngoals,
 		.details = json_details,
@@ -295,13 +369,22 @@ int rpc_report(const struct rpc_opts *o, const struct rpc_result *ours,
 	struct bench_figures us = bench_figures(&ours->r);
 	struct bench_figures tcp = bench_figures(&base->r);
 	struct rpc_goal g[RPC_MAX_GOALS];
+	struct rpc_limits *lim = calloc(1, sizeof(*lim));
 	unsigned n;
+	int err = 0;
 
+	if (!lim)
+		return -ENOMEM;
+	limits_measure(o, lim);
 	n = ratio_goals(o, &us, &tcp, g);
 	if (ours->r.done)
 		n += memory_goals(o, &ours->mem, g + n);
 	if (o->b.json)
-		return json_report(o, ours, base, g, n);
-	text_report(o, ours, base, g, n);
-	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
+		err = json_report(o, ours, base, lim, g, n);
+	else {
+		text_report(o, ours, base, lim, g, n);
+		err = fflush(stdout) || ferror(stdout) ? -EIO : 0;
+	}
+	free(lim);
+	return err;
 }
