@@ -341,7 +341,7 @@ static void slab_init(struct fcalls *p, uint32_t rtmax)
 
 		r->p = p;
 		r->rbuf = p->slab + stride * i;
-		r->a.done = on_done;
+		rr__nfsc_acall_init(&r->a, on_done);
 		r->next = p->free;
 		p->free = r;
 	}
@@ -349,6 +349,9 @@ static void slab_init(struct fcalls *p, uint32_t rtmax)
 
 static void fcalls_free(struct fcalls *p)
 {
+	if (p->slab)
+		for (uint32_t i = 0; i < ACALL_MAX; i++)
+			rr__nfsc_acall_fini(&p->r[i].a);
 	if (p->reg)
 		rr_nfs_mem_unreg(p->f->n, p->slab);
 	free(p->slab);

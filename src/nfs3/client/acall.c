@@ -60,6 +60,23 @@ static int moved(struct nfsc_acall *a, uint32_t *n, const char **data,
 	return 0;
 }
 
+/* From the completion: the rest of a short transfer (acall.h: mu). */
+static int issue_again(struct nfsc_acall *a)
+{
+	int rc;
+
+	pthread_mutex_lock(&a->mu);
+	while (a->cancelling && !pthread_equal(a->canceller, pthread_self()))
+		pthread_cond_wait(&a->cv, &a->mu);
+	a->issuing++;
+	pthread_mutex_unlock(&a->mu);
+	rc = issue(a);
+	pthread_mutex_lock(&a->mu);
+	a->issuing--;
+	pthread_mutex_unlock(&a->mu);
+	return rc;
+}
+
 static void on_reply(struct rr_call *call, int rc, void *arg)
 {
 	struct nfsc_acall *a = arg;
@@ -83,7 +100,7 @@ static void on_reply(struct rr_call *call, int rc, void *arg)
 	a->got += n;
 	if (more && n) {
 		a->jb = (struct nfsc_jukebox){0};
-		rc = issue(a);
+		rc = issue_again(a);
 		if (rc)
 			finish(a, rc, NULL);
 		return;
@@ -170,5 +187,33 @@ int rr__nfsc_acall_resend(struct nfsc_acall *a)
 
 int rr__nfsc_acall_cancel(struct nfsc_acall *a)
 {
-	return rr_rpc_clnt_cancel(a->f->n->x, &a->call);
+	int rc = -EBUSY;
+
+	pthread_mutex_lock(&a->mu);
+	if (a->issuing || a->cancelling) {
+		pthread_mutex_unlock(&a->mu);
+		return rc;
+	}
+	a->cancelling = true;
+	a->canceller = pthread_self();
+	pthread_mutex_unlock(&a->mu);
+	rc = rr_rpc_clnt_cancel(a->f->n->x, &a->call);
+	pthread_mutex_lock(&a->mu);
+	a->cancelling = false;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	return rc;
+}
+
+void rr__nfsc_acall_init(struct nfsc_acall *a, nfsc_acall_fn done)
+{
+	a->done = done;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+}
+
+void rr__nfsc_acall_fini(struct nfsc_acall *a)
+{
+	pthread_cond_destroy(&a->cv);
+	pthread_mutex_destroy(&a->mu);
 }

@@ -24,6 +24,8 @@
 
 #include "nfsc.h"
 
+#include <pthread.h>
+
 /* A READ3res beyond its data, when the data comes inline (TCP). */
 #define NFSC_ACALL_SLACK  1024
 #define NFSC_ACALL_PARKED 1
@@ -52,7 +54,24 @@ struct nfsc_acall {
 	struct nfsc_jukebox jb;
 	char args[256];
 	char hdr[512]; /* the reply's XDR when the data comes apart */
+	/*
+	 * A short transfer is sent again from the completing thread, which
+	 * rewrites `call`, while the owner's thread may be cancelling it
+	 * (rr_rpc_clnt_cancel reads the call). Neither waits on the other
+	 * long: a continuation waits out a cancel in progress (unless it
+	 * runs inside that very cancel, as its callback), and a cancel finds
+	 * a continuation being sent busy; the owner cancels again later.
+	 */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int issuing;
+	bool cancelling;
+	pthread_t canceller;
 };
+
+/* Once before the first start; fini after the last done. */
+void rr__nfsc_acall_init(struct nfsc_acall *a, nfsc_acall_fn done);
+void rr__nfsc_acall_fini(struct nfsc_acall *a);
 
 /* -errno when it could not go (done will not run). */
 int rr__nfsc_aread_start(struct nfsc_acall *a, struct rr_nfs_file *f, char *buf,
@@ -61,7 +80,10 @@ int rr__nfsc_aread_start(struct nfsc_acall *a, struct rr_nfs_file *f, char *buf,
 int rr__nfsc_awrite_start(struct nfsc_acall *a, struct rr_nfs_file *f,
 			  const void *data, uint64_t off, uint32_t len);
 int rr__nfsc_acall_resend(struct nfsc_acall *a);
-/* Ends a call in flight with -ECANCELED (rr_rpc_clnt_cancel). */
+/*
+ * Ends a call in flight with -ECANCELED (rr_rpc_clnt_cancel); -EBUSY while
+ * its continuation is being sent (cancel again later).
+ */
 int rr__nfsc_acall_cancel(struct nfsc_acall *a);
 
 #endif
