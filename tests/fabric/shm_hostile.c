@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -541,7 +542,12 @@ static int raw_request(uint16_t port, int fd)
 			   "rpcrdma-shm/%u", port);
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
+	struct timeval tv = {.tv_sec = WAIT_MS / 1000};
+
 	assert_true(n > 0 && s >= 0);
+	/* a request the target took in gets no answer: fail, not hang */
+	assert_int_equal(
+		setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 	assert_int_equal(
 		connect(s, (struct sockaddr *)&un,
 			(socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
