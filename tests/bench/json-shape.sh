@@ -178,11 +178,11 @@ rpc_shm() {
 	run "$f" "$BENCH" rpc --provider shm --proc read --size 1M --depth 2 \
 		--seconds $SECS --json
 	keeps "$f" rpcrdma-bench rpc
-	says "$f" "rpc over shm: libtirpc, then memcpy and process_vm_writev" \
+	says "$f" "rpc over shm: libtirpc, then memcpy and process_vm_readv" \
 		'.provider == "shm" and
 		 [.baselines[] | [.name, .transport]] ==
 		 [["libtirpc", "tcp"], ["memcpy", "memory"],
-		  ["process_vm_writev", "memory"]] and
+		  ["process_vm_readv", "memory"]] and
 		 (.baselines[2].figures.MBps > 0)'
 }
 
@@ -264,7 +264,7 @@ nfs_shm() {
 	says "$f" "nfsrdma over shm: the copy limits of a write, then tcp" \
 		'.provider == "shm" and
 		 [.baselines[] | [.name, .transport]] ==
-		 [["memcpy", "memory"], ["process_vm_readv", "memory"],
+		 [["memcpy", "memory"], ["process_vm_writev", "memory"],
 		  ["tcp", "tcp"]] and (.baselines[1].figures.MBps > 0)'
 }
 

@@ -2,9 +2,12 @@
 /*
  * The physical limits of moving bytes on this host, for the benchmarks of
  * the shm provider to print beside their own figures, measured in the
- * same run: one core's memcpy, and process_vm_writev (or _readv) into
- * another process, which is what shm's RDMA Write (Read) is made of. Same
- * size and number of buffers as the run they bound, one copy at a time.
+ * same run: one core's memcpy, and the cross-memory call shm's one-sided
+ * operations are made of, between this process and another. The side
+ * that owns the memory copies (src/fabric/shm/shm.h): an RDMA Write's
+ * target pulls (process_vm_readv), an RDMA Read's target pushes
+ * (process_vm_writev). Same size and number of buffers as the run they
+ * bound, one copy at a time.
  */
 #ifndef RR_TOOLS_COPY_LIMITS_H
 #define RR_TOOLS_COPY_LIMITS_H

@@ -56,8 +56,9 @@ struct copy {
 
 /*
  * shm: what the host can copy (copy_limits.h), of the bench's block size
- * and depth: a READ's data is RDMA Written into us (process_vm_writev),
- * a WRITE's RDMA Read by the server (process_vm_readv).
+ * and depth, by the call the data moves with: a READ's is RDMA Written
+ * into us, which we pull (process_vm_readv); a WRITE's is RDMA Read by
+ * the server, which we push (process_vm_writev).
  */
 struct limits {
 	bool ok, read;
@@ -583,7 +584,7 @@ static void run_limits(const struct cli *c, const struct rr_nfs_url *u,
 	struct copy_limit_opts o = {.size = c->size,
 				    .depth = m->depth,
 				    .seconds = c->seconds,
-				    .read = strstr(c->rw, "write") != NULL};
+				    .read = strstr(c->rw, "read") != NULL};
 	int err;
 
 	if (!m->rd || c->no_baseline || !u->provider ||

@@ -43,7 +43,7 @@ int bench_limits_run(const struct bench_opts *o, struct bench_result *mem,
 	struct copy_limit_opts lo = {.size = o->size,
 				     .depth = o->depth,
 				     .seconds = o->seconds,
-				     .read = o->op == BENCH_OP_READ,
+				     .read = o->op == BENCH_OP_WRITE,
 				     .in_peer = pin_peer,
 				     .sample = sample,
 				     .arg = &a};

@@ -25,7 +25,7 @@ struct limits {
 
 static const char *cma_name(const struct bench_opts *o)
 {
-	return copy_limits_cma_name(o->op == BENCH_OP_READ);
+	return copy_limits_cma_name(o->op == BENCH_OP_WRITE);
 }
 
 #define COUNTERS(X)                                                            \

@@ -110,9 +110,9 @@ static unsigned memory_goals(const struct rpc_opts *o,
 
 /*
  * shm: the physical limits of the bulk data, measured after both phases
- * (copy_limits.h): a READ's results are RDMA Written into the client
- * (process_vm_writev), a WRITE's arguments RDMA Read by the server
- * (process_vm_readv).
+ * (copy_limits.h): a READ's results are RDMA Written into the client,
+ * which pulls them (process_vm_readv); a WRITE's arguments are RDMA Read
+ * by the server, and the client pushes them (process_vm_writev).
  */
 struct rpc_limits {
 	bool valid, read;
@@ -127,8 +127,8 @@ static void limits_measure(const struct rpc_opts *o, struct rpc_limits *l)
 	if (strcmp(o->b.provider, "shm") ||
 	    (o->proc != BENCHPROC_READ && o->proc != BENCHPROC_WRITE))
 		return;
-	l->read = o->proc == BENCHPROC_WRITE;
-	b.op = l->read ? BENCH_OP_READ : BENCH_OP_WRITE;
+	l->read = o->proc == BENCHPROC_READ;
+	b.op = l->read ? BENCH_OP_WRITE : BENCH_OP_READ;
 	bench_hist_reset(&l->mem.hist);
 	bench_hist_reset(&l->cma.hist);
 	err = bench_limits_run(&b, &l->mem, &l->cma);
