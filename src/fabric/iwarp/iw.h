@@ -383,7 +383,8 @@ struct iw_qp {
 	 */
 	struct shm_link link;
 	int ring_fd;
-	atomic_bool ring; /* read without locks by waiters and the progress loop */
+	/* ring: read without locks by waiters and the progress loop */
+	atomic_bool ring;
 	atomic_bool ring_tx_wait; /* a transmit waits for ring space */
 	atomic_bool bell_seen;	  /* poll or epoll saw the socket readable */
 

@@ -76,7 +76,7 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
 
 /*
  * shm: a client's request carries its memfd (SCM_RIGHTS). The first
- * descriptor is kept in *fd; any other one a peer sends is closed.
+ * descriptor is kept in *keep; any other one a peer sends is closed.
  */
 static ssize_t recv_with_fd(int fd, uint8_t *buf, size_t len, int *keep)
 {
@@ -99,6 +99,8 @@ static ssize_t recv_with_fd(int fd, uint8_t *buf, size_t len, int *keep)
 
 		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
 			continue;
+		if (nfd > 4) /* the kernel installs no more than fit: belt */
+			nfd = 4;
 		memcpy(fds, CMSG_DATA(h), nfd * sizeof(int));
 		for (size_t i = 0; i < nfd; i++) {
 			if (*keep < 0)
