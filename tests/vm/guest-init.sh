@@ -19,9 +19,17 @@ for a in $(cat /proc/cmdline); do
 done
 KV=$(uname -r)
 
+# A sync that cannot finish (a stuck 9p or block request) must not hold
+# the guest up until the host's bound: it gets 20 s.
 off() {
-	sync
+	timeout -s KILL 20 sync
 	busybox poweroff -f
+}
+
+# On failure: the kernel's list of tasks blocked in it (sysrq w), so a
+# command stuck in a system call shows where.
+blocked_tasks() {
+	echo w >/proc/sysrq-trigger 2>/dev/null
 }
 
 base_mounts() {
@@ -95,6 +103,10 @@ run_job() {
 	) </dev/null >>"$JOB/output" 2>&1
 	rc=$?
 	[ $rc = 124 ] && echo "rr-vm guest: command hit the ${TMO}s bound" >>"$JOB/output"
+	if [ $rc != 0 ]; then
+		echo "rr-vm guest: command exit $rc at uptime $(cut -d' ' -f1 /proc/uptime)s" >>"$JOB/output"
+		blocked_tasks
+	fi
 	return $rc
 }
 

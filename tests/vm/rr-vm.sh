@@ -246,6 +246,10 @@ rdma_dmesg() {
 	say "guest dmesg (rxe/siw/rdma/svcrdma/rpcrdma/nfs):"
 	grep -aiE 'rxe|siw|iw_cm|rdma|infiniband|ib_|verbs|nfs' "$JOB/dmesg" |
 		grep -aiv 'command line:' | tail -n 40 >&2
+	# guest-init.sh's sysrq w: each task blocked in the kernel, with its stack
+	grep -aq 'Show Blocked State' "$JOB/dmesg" || return 0
+	say "guest tasks blocked in the kernel at the end:"
+	sed -n '/Show Blocked State/,$p' "$JOB/dmesg" | head -n 80 >&2
 }
 
 run_guest() {
