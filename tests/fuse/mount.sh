@@ -35,6 +35,12 @@
 #              same ports while it writes. fio must finish with every block
 #              verified, and fio's verify pass over the server's own copy
 #              must pass too: write-behind lost nothing across the restart
+#   jukebox    nfsrdmad restarted with a small walk budget under two open
+#              files: their handles must be searched for, so its answers
+#              are JUKEBOX until the budget allows; a read through each
+#              descriptor (pipelined READs) and a SETATTR of one at the
+#              same time must still succeed with the right bytes, and the
+#              server's walks_refused says it did refuse
 #   restart    WRITER (restart_writer.c) writes half a file, nfsrdmad is
 #              stopped and started again on the same ports, the rest is
 #              written and close succeeds: its COMMIT saw a new write
@@ -75,6 +81,7 @@ EXP=$T/exp
 mkdir -p "$MNT" "$EXP" "$T/state"
 SERVER=
 SERVE_PID=
+SERVER_FLAGS=()
 
 cleanup() {
 	if grep -q " $MNT " /proc/self/mountinfo 2>/dev/null; then
@@ -106,13 +113,15 @@ server_ready() { grep -qs ready "$T/server.out"; }
 # ports: "RDMA TCP MOUNT NLM" to start again where it was, else any free
 start_server() {
 	local p=(${1:-0 0 0 0})
-	# a restart must not read the last server's "ready": the shell opens
+	# the server must not inherit a test's files on the mount (7, 8): they
+	# would hold it busy. A restart must not read the last server's
+	# "ready": the shell opens
 	# (and truncates) the file only after the poll below may have begun
 	rm -f "$T/server.out"
 	"$NFSRDMAD" --export "$EXP" --state-dir "$T/state" --address 127.0.0.1 \
 		--rdma-port "${p[0]}" --tcp-port "${p[1]}" --mount-port "${p[2]}" \
-		--nlm-port "${p[3]}" --grace 0 \
-		>"$T/server.out" 2>"$T/server.err" &
+		--nlm-port "${p[3]}" --grace 0 "${SERVER_FLAGS[@]}" \
+		>"$T/server.out" 2>"$T/server.err" 7<&- 8<&- &
 	SERVER=$!
 	poll server_ready || fail "nfsrdmad did not say ready"
 	RDMA_PORT=$(sed -n 's/.*over rdma on .*:\([0-9]*\)$/\1/p' "$T/server.out")
@@ -472,6 +481,50 @@ test_restart() {
 	do_umount
 }
 
+# nfsrdmad's walks_refused counter is above zero (SIGUSR1: it prints them)
+refused_walks() {
+	kill -USR1 "$SERVER" && grep -q 'walks_refused=[1-9]' "$T/server.err"
+}
+
+test_jukebox() {
+	local i cp st
+	# Breadth first, a's search reads the root and every directory in it
+	# (x00..x23, d1, e1), then d2, and never e3's entries: b stays unknown
+	# and is refused while a's search has spent the budget (see
+	# tests/nfs3/client/nfs3_client_jukebox.c, the same shape)
+	mkdir -p "$EXP/d1/d2" "$EXP/e1/e2/e3"
+	for i in $(seq -w 0 23); do mkdir "$EXP/x$i"; done
+	head -c $((3 << 20)) /dev/urandom >"$T/a"
+	head -c $((3 << 20)) /dev/urandom >"$T/b"
+	cp "$T/a" "$EXP/d1/d2/a" && cp "$T/b" "$EXP/e1/e2/e3/b" || fail "files"
+	# attributes kept a minute: a read goes out as READs with no GETATTR
+	# first, so the READs themselves meet JUKEBOX (the calls parked by
+	# src/fuse/acall.c), and a SETATTR the synchronous way
+	do_mount "hard,actimeo=60"
+	exec 7<"$MNT/d1/d2/a" 8<"$MNT/e1/e2/e3/b" || fail "open through the mount"
+	# a first open drops the kernel's attributes (src/fuse/fileops.c): get
+	# them again now, so that no GETATTR goes ahead of the READs below
+	stat "$MNT/d1/d2/a" "$MNT/e1/e2/e3/b" >/dev/null || fail "stat through the mount"
+	# 16 directories a second for all, 4 for one address, each costing
+	# a second however fast it is read: a debt of seconds
+	SERVER_FLAGS=(--walk-dirs-per-sec 16 --walk-dir-us 1000000)
+	stop_server
+	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
+	cmp "$T/a" - <&7 || fail "a read through its descriptor after the restart differs"
+	cmp "$T/b" - <&8 >"$T/b.cmp" 2>&1 &
+	cp=$!
+	# b's READs are out and refused: now a SETATTR, the synchronous way
+	DEADLINE_S=60 poll refused_walks || fail "the server refused no walk: JUKEBOX was not tested"
+	touch -c -m -d @1000000000 "$MNT/e1/e2/e3/b" || fail "setting b's mtime after the restart"
+	wait "$cp"
+	st=$?
+	[ "$st" = 0 ] || fail "b read through its descriptor after the restart: $(cat "$T/b.cmp")"
+	[ "$(stat -c %Y "$EXP/e1/e2/e3/b")" = 1000000000 ] || fail "b's mtime did not reach the server"
+	exec 7<&- 8<&-
+	echo "jukebox: READs and a SETATTR answered JUKEBOX after a restart were waited out over $PROTO"
+	do_umount
+}
+
 # the server's copy of fio's file has at least $1 MiB
 server_has() { [ "$(stat -c %s "$EXP/big.0.0" 2>/dev/null || echo 0)" -ge $(($1 << 20)) ]; }
 
@@ -713,6 +766,7 @@ fio) test_fio ;;
 coreutils) test_coreutils ;;
 users) test_users ;;
 restart) test_restart ;;
+jukebox) test_jukebox ;;
 fiorestart) test_fiorestart ;;
 cache) test_cache ;;
 nonroot) test_nonroot ;;
