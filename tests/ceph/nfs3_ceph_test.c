@@ -4,7 +4,9 @@
  * cluster (cephlab.sh) for the whole program, and against it
  *  - the NFS client suite that runs against the local backend
  *    (tests/nfs3/client, its remote cases) over RDMA (iwarp) and TCP;
- *  - handles that survive a restart of nfsrdmad;
+ *  - handles that survive a restart of nfsrdmad; opens kept between
+ *    READs that follow mode changes, and ACL changes where libcephfs
+ *    enforces ACLs;
  *  - what libcephfs costs per call, counted: page faults of rewriting a
  *    file in 1 MiB WRITEs, cap flushes at the MDS per WRITE, and Ceph's
  *    in-memory log gathering off unless the ceph.conf sets it;
@@ -18,7 +20,8 @@
  *    each server's owners see the other's; start-up errors that name
  *    the option at fault, and libnfs's tools when installed.
  *
- * argv: nfsrdmad, the nfs3_client test binary, cephlab.sh. Without the
+ * argv: nfsrdmad, the nfs3_client test binary, cephlab.sh, ceph_acl
+ * (ceph_acl.c: sets POSIX ACLs through libcephfs). Without the
  * ceph daemons or libcephfs it exits 77, saying which.
  */
 #include "clock.h"
@@ -54,7 +57,7 @@
 #define RES_CAP (64u << 10)
 #define EXPORT	"/cephfs"
 
-static const char *nfsrdmad, *client_bin, *cephlab;
+static const char *nfsrdmad, *client_bin, *cephlab, *ceph_acl;
 static char top[PATH_MAX], cluster[PATH_MAX + 16], conf[PATH_MAX + 32];
 static char exports_file[PATH_MAX + 16];
 static struct rr_t_daemon a, b;
@@ -1050,6 +1053,78 @@ static void ceph_log_gathering_follows_the_conf(void **state)
 	b.pid = 0;
 }
 
+/* The mode GETATTR gives f. */
+static mode3 mode_of(struct rr_tcp_clnt *c, struct fh *f)
+{
+	GETATTR3args ga = {.object = fh3(f)};
+	GETATTR3res gr;
+	mode3 m;
+
+	call(c, true, NFS_PROGRAM, 3, NFSPROC3_GETATTR,
+	     (xdrproc_t)rr__xdr_GETATTR3args, &ga,
+	     (xdrproc_t)rr__xdr_GETATTR3res, &gr, sizeof(gr));
+	assert_int_equal(gr.status, NFS3_OK);
+	m = gr.GETATTR3res_u.resok.obj_attributes.mode;
+	xdr_free((xdrproc_t)rr__xdr_GETATTR3res, (char *)&gr);
+	return m;
+}
+
+/*
+ * Where libcephfs enforces POSIX ACLs (client_acl_type = posix_acl), an
+ * ACL can take a user's access away and leave the mode, owner and group
+ * as they were: a kept open (cephfs_opens.c) must then go by the ctime,
+ * or it would go on serving that user. Server b runs with ACLs on; the
+ * ACLs are set by another libcephfs client (ceph_acl.c).
+ */
+static void kept_opens_follow_acl_changes(void **state)
+{
+	const struct rr_cred u = {.uid = 4343, .gid = 4343, .ngids = 0};
+	const struct rr_cred w = {.uid = 4444, .gid = 4343, .ngids = 0};
+	char v[64], dir[PATH_MAX + 16], conf2[PATH_MAX + 32],
+		ex2[PATH_MAX + 16], text[PATH_MAX * 2], sb[PATH_MAX + 16];
+	const char *extra[] = {"--exports", ex2, "--grace", "0", NULL};
+	struct rr_tcp_clnt *c;
+	struct fh root, f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/acl", top);
+	mkdir(dir, 0700);
+	snprintf(conf2, sizeof(conf2), "%s/ceph.conf", dir);
+	assert_int_equal(sh("{ cat '%s'; printf '[client]\\n\\tclient acl "
+			    "type = posix_acl\\n'; } > '%s'",
+			    conf, conf2),
+			 0);
+	snprintf(ex2, sizeof(ex2), "%s/exports-acl", top);
+	snprintf(text, sizeof(text),
+		 EXPORT " *(rw,no_root_squash,backend=cephfs,ceph_conf=%s)\n",
+		 conf2);
+	write_file(ex2, text);
+	state_of("b", sb, sizeof(sb));
+	assert_int_equal(rr_t_daemon_start(&b, nfsrdmad, NULL, sb, extra, NULL),
+			 0);
+	ceph_setting(&b, "client_acl_type", v, sizeof(v));
+	assert_string_equal(v, "posix_acl");
+
+	c = tcp_to(&b);
+	mnt(&b, &root);
+	create(c, &root, "kept-acl", &f);
+	write_at(c, &f, "read me if the ACL lets you");
+	set_mode(c, &f, 0640);
+	assert_int_equal(sh("'%s' '%s' /kept-acl 4343 4444", ceph_acl, conf),
+			 0);
+	assert_int_equal(mode_of(c, &f) & 0777, 0640);
+	for (int i = 0; i < 3; i++) /* kept after the first */
+		assert_int_equal(read_as(c, &f, &u), NFS3_OK);
+	/* 4343's entry goes; the mode stays: only the ctime moved */
+	assert_int_equal(sh("'%s' '%s' /kept-acl 4444", ceph_acl, conf), 0);
+	assert_int_equal(mode_of(c, &f) & 0777, 0640);
+	assert_int_equal(read_as(c, &f, &u), NFS3ERR_ACCES);
+	assert_int_equal(read_as(c, &f, &w), NFS3_OK);
+	assert_int_equal(rr_tcp_clnt_destroy(c), 0);
+	assert_int_equal(rr_t_daemon_stop(&b), 0);
+	b.pid = 0;
+}
+
 /*
  * Locks are the MDS's, so two servers on one CephFS see each other's:
  * owners of two client hosts, one through each server, on one file.
@@ -1493,6 +1568,7 @@ int main(int argc, char **argv)
 		CASE(client_suite_over_rdma),
 		CASE(client_suite_over_tcp),
 		CASE(kept_opens_follow_permission_changes),
+		CASE(kept_opens_follow_acl_changes),
 		CASE(large_writes_reuse_the_heap),
 		CASE(writes_keep_their_open),
 		CASE(ceph_log_gathering_follows_the_conf),
@@ -1508,14 +1584,16 @@ int main(int argc, char **argv)
 	};
 	int rc;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s NFSRDMAD NFS3_CLIENT CEPHLAB\n",
+	if (argc != 5) {
+		fprintf(stderr,
+			"usage: %s NFSRDMAD NFS3_CLIENT CEPHLAB CEPH_ACL\n",
 			argv[0]);
 		return 2;
 	}
 	nfsrdmad = argv[1];
 	client_bin = argv[2];
 	cephlab = argv[3];
+	ceph_acl = argv[4];
 	if (access(nfsrdmad, X_OK) || access(client_bin, X_OK)) {
 		printf("SKIP: %s or %s not built\n", nfsrdmad, client_bin);
 		return 77;
