@@ -104,7 +104,8 @@ run_job() {
 	rc=$?
 	[ $rc = 124 ] && echo "rr-vm guest: command hit the ${TMO}s bound" >>"$JOB/output"
 	if [ $rc != 0 ]; then
-		echo "rr-vm guest: command exit $rc at uptime $(cut -d' ' -f1 /proc/uptime)s" >>"$JOB/output"
+		# beside the command's output, not in it: rr-vm.sh says it
+		echo "command exit $rc at uptime $(cut -d' ' -f1 /proc/uptime)s" >"$JOB/diag"
 		blocked_tasks
 	fi
 	return $rc

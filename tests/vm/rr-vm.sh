@@ -275,6 +275,7 @@ run_guest() {
 	if [ -f "$JOB/rc" ]; then
 		rc=$(cat "$JOB/rc")
 		cat "$JOB/output"
+		[ "$rc" = 0 ] || [ ! -f "$JOB/diag" ] || say "guest: $(cat "$JOB/diag")"
 		[ "$rc" = 0 ] || rdma_dmesg
 		[ "$rc" = 0 ] && rm -rf "$JOB"
 		return "$rc"
