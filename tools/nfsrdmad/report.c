@@ -170,7 +170,8 @@ static void text_conns(FILE *f, const struct report_src *s)
 	X(walks_refused)                                                       \
 	X(handle_cache_entries)                                                \
 	X(handle_cache_bytes)                                                  \
-	X(handle_cache_evicted)
+	X(handle_cache_evicted)                                                \
+	X(kept_opens)
 
 static void text_report(const struct report_src *s, FILE *f)
 {

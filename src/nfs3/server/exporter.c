@@ -557,6 +557,7 @@ void rr_nfs3_exporter_stats(struct rr_nfs3_exporter *x,
 		out->handle_cache_entries += s.handle_cache_entries;
 		out->handle_cache_bytes += s.handle_cache_bytes;
 		out->handle_cache_evicted += s.handle_cache_evicted;
+		out->kept_opens += s.kept_opens;
 	}
 	pthread_rwlock_unlock(&x->lock);
 }

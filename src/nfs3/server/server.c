@@ -224,4 +224,6 @@ void rr_nfs3_server_stats(struct rr_nfs3_server *s,
 	rr__nfsd_cache_stats(s->cache, &out->handle_cache_entries,
 			     &out->handle_cache_bytes,
 			     &out->handle_cache_evicted);
+	out->kept_opens =
+		s->be.ops->kept_opens ? s->be.ops->kept_opens(&s->be) : 0;
 }

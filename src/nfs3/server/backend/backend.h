@@ -228,10 +228,12 @@ struct nfsd_be_ops {
 	 * root into o, for MOUNT, which then walks the path it was asked
 	 * with ->lookup. call_end: the call is over; what the backend took
 	 * for it (references, credentials) goes. destroy: the instance is
-	 * no longer used by any call.
+	 * no longer used by any call. kept_opens: how many open files it
+	 * keeps between calls now (0 when NULL).
 	 */
 	int (*root)(struct nfsd_call *c, struct nfsd_obj *o);
 	void (*call_end)(struct nfsd_call *c);
+	uint64_t (*kept_opens)(struct nfsd_be *be);
 	void (*destroy)(struct nfsd_be *be);
 };
 

@@ -427,6 +427,13 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 	return 0;
 }
 
+static uint64_t c_kept_opens(struct nfsd_be *be)
+{
+	struct nfsd_cephfs *fs = be->priv;
+
+	return rr__nfsd_ceph_opens_count(fs->opens);
+}
+
 /*
  * What libcephfs allocates inside a READ or WRITE: ceph_ll_writev copies
  * the data into a buffer of its size, and what the OSDs send back arrives
@@ -468,5 +475,6 @@ static const struct nfsd_be_ops ops = {
 	.lock_count = rr__nfsd_ceph_lock_count,
 	.root = c_root,
 	.call_end = c_call_end,
+	.kept_opens = c_kept_opens,
 	.destroy = c_destroy,
 };

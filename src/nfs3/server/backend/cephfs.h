@@ -63,8 +63,9 @@ struct ceph_open *rr__nfsd_ceph_opens_get(struct ceph_opens *t,
 struct ceph_open *rr__nfsd_ceph_opens_add(struct ceph_opens *t,
 					  const struct nfsd_obj *o, int flags,
 					  const struct nfsd_ident *id,
-					  struct Fh *fh);
+					  struct Fh **fh);
 void rr__nfsd_ceph_opens_put(struct ceph_opens *t, struct ceph_open *e);
+uint64_t rr__nfsd_ceph_opens_count(struct ceph_opens *t);
 
 /* cephfs_waits.c: READs and WRITEs inside libcephfs, woken if forgotten */
 struct ceph_waits;

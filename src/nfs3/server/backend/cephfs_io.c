@@ -44,7 +44,7 @@ int rr__nfsd_ceph_open(struct nfsd_call *c, struct nfsd_obj *o,
 		rc = ceph_ll_open(fs->cm, in, flags, &fh, perm);
 		if (rc)
 			return rc;
-		e = rr__nfsd_ceph_opens_add(fs->opens, o, flags, &c->id, fh);
+		e = rr__nfsd_ceph_opens_add(fs->opens, o, flags, &c->id, &fh);
 	}
 	F_FH(f) = (intptr_t)fh;
 	F_OPEN(f) = (intptr_t)e;

@@ -174,6 +174,35 @@ static struct ceph_open *find(struct ceph_opens *t, const struct nfsd_obj *o,
 }
 
 /*
+ * The entry for o, flags and id, taken (users++), if it is still valid;
+ * a stale one goes out of the table, into *dead when nobody uses it (to
+ * be closed once mu is let go). Caller holds mu.
+ */
+static struct ceph_open *take(struct ceph_opens *t, const struct nfsd_obj *o,
+			      int flags, const struct nfsd_ident *id,
+			      struct ceph_open **dead)
+{
+	struct ceph_open *e = find(t, o, flags, id);
+
+	*dead = NULL;
+	if (e && !same_attrs(t, e, &o->st)) {
+		unlink_entry(t, e);
+		if (!e->users) {
+			e->hnext = NULL;
+			*dead = e;
+		}
+		return NULL;
+	}
+	if (e) {
+		e->users++;
+		e->used_ms = rr_coarse_ms();
+		lru_out(t, e);
+		lru_front(t, e);
+	}
+	return e;
+}
+
+/*
  * A kept Fh for o, flags and the call's identity, taken for the call
  * (rr__nfsd_ceph_opens_put gives it back); NULL when there is none still
  * valid (a stale one goes).
@@ -183,42 +212,31 @@ struct ceph_open *rr__nfsd_ceph_opens_get(struct ceph_opens *t,
 					  const struct nfsd_ident *id,
 					  struct Fh **fh)
 {
-	struct ceph_open *e, *dead = NULL;
+	struct ceph_open *e, *dead;
 
 	pthread_mutex_lock(&t->mu);
-	e = find(t, o, flags, id);
-	if (e && !same_attrs(t, e, &o->st)) {
-		unlink_entry(t, e);
-		if (!e->users)
-			dead = e;
-		e = NULL;
-	}
-	if (e) {
-		e->users++;
-		e->used_ms = rr_coarse_ms();
-		lru_out(t, e);
-		lru_front(t, e);
+	e = take(t, o, flags, id, &dead);
+	if (e)
 		*fh = e->fh;
-	}
 	pthread_mutex_unlock(&t->mu);
-	if (dead) {
-		dead->hnext = NULL;
-		close_entries(t, dead);
-	}
+	close_entries(t, dead);
 	return e;
 }
 
 /*
- * Keeps fh, just opened by the call for o with flags, for later calls of
- * the same identity, and takes it for this one. NULL (out of memory): the
- * caller keeps fh and closes it itself.
+ * Keeps *fh, just opened by the call for o with flags, for later calls of
+ * the same identity, and takes it for this one. Calls of one identity
+ * that missed at once each opened an Fh: the first kept wins, and the
+ * later ones close theirs and take it (*fh becomes its), so one file
+ * has one entry per identity and access. NULL (out of memory): the
+ * caller keeps *fh and closes it itself.
  */
 struct ceph_open *rr__nfsd_ceph_opens_add(struct ceph_opens *t,
 					  const struct nfsd_obj *o, int flags,
 					  const struct nfsd_ident *id,
-					  struct Fh *fh)
+					  struct Fh **fh)
 {
-	struct ceph_open *e = rr_calloc(1, sizeof(*e)), *dead;
+	struct ceph_open *e = rr_calloc(1, sizeof(*e)), *dead, *twin, *shed_out;
 	uint32_t b;
 
 	if (!e)
@@ -231,18 +249,26 @@ struct ceph_open *rr__nfsd_ceph_opens_add(struct ceph_opens *t,
 				.fuid = o->st.st_uid,
 				.fgid = o->st.st_gid,
 				.ctime = o->st.st_ctim,
-				.fh = fh,
+				.fh = *fh,
 				.users = 1,
 				.used_ms = rr_coarse_ms()};
 	b = bucket_of(e->ino, id->uid);
 	pthread_mutex_lock(&t->mu);
+	twin = take(t, o, flags, id, &dead);
+	if (twin) {
+		pthread_mutex_unlock(&t->mu);
+		close_entries(t, e); /* ours: the twin serves this call */
+		*fh = twin->fh;
+		return twin;
+	}
 	e->hnext = t->bucket[b];
 	t->bucket[b] = e;
 	lru_front(t, e);
 	t->n++;
-	dead = shed(t, OPENS_MAX, 0);
+	shed_out = shed(t, OPENS_MAX, 0);
 	pthread_mutex_unlock(&t->mu);
 	close_entries(t, dead);
+	close_entries(t, shed_out);
 	return e;
 }
 
@@ -301,6 +327,16 @@ int rr__nfsd_ceph_opens_new(struct ceph_mount_info *cm, struct ceph_opens **out)
 	}
 	*out = t;
 	return 0;
+}
+
+uint64_t rr__nfsd_ceph_opens_count(struct ceph_opens *t)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&t->mu);
+	n = t->n;
+	pthread_mutex_unlock(&t->mu);
+	return n;
 }
 
 /* Stops the reaper and closes every entry: no call may hold one. */
