@@ -1013,31 +1013,24 @@ static void ceph_setting(const struct rr_t_daemon *d, const char *key,
 }
 
 /*
- * Ceph's in-memory log gathering is off where the ceph.conf leaves it at
- * its default (it cost 4 KiB reads a fifth of their rate), and a level
- * the ceph.conf sets is kept.
+ * Starts b on an export whose ceph.conf is the cluster's with a [client]
+ * line added, in a directory named name: Ceph takes the cluster's name
+ * from the file's, so it is ceph.conf in all of them.
  */
-static void ceph_log_gathering_follows_the_conf(void **state)
+static void start_b_with_client_line(const char *name, const char *line)
 {
-	char v[64], conf2[PATH_MAX + 32], ex2[PATH_MAX + 16],
-		text[PATH_MAX * 2];
-	char sb[PATH_MAX + 16];
+	char ex2[PATH_MAX + 16];
+	char conf2[PATH_MAX + 32], text[PATH_MAX * 2], sb[PATH_MAX + 16];
 	const char *extra[] = {"--exports", ex2, "--grace", "0", NULL};
 
-	(void)state;
-	ceph_setting(&a, "debug_client", v, sizeof(v));
-	assert_string_equal(v, "0/0");
-	ceph_setting(&a, "debug_objectcacher", v, sizeof(v));
-	assert_string_equal(v, "0/0");
-	/* named ceph.conf: Ceph takes the cluster's name from the file's */
-	snprintf(conf2, sizeof(conf2), "%s/debug", top);
+	snprintf(conf2, sizeof(conf2), "%s/%s", top, name);
 	mkdir(conf2, 0700);
-	snprintf(conf2, sizeof(conf2), "%s/debug/ceph.conf", top);
-	assert_int_equal(sh("{ cat '%s'; printf '[client]\\n\\tdebug client = "
-			    "1/5\\n'; } > '%s'",
-			    conf, conf2),
-			 0);
-	snprintf(ex2, sizeof(ex2), "%s/exports-debug", top);
+	snprintf(conf2, sizeof(conf2), "%s/%s/ceph.conf", top, name);
+	assert_int_equal(
+		sh("{ cat '%s'; printf '[client]\\n\\t%s\\n'; } > '%s'", conf,
+		   line, conf2),
+		0);
+	snprintf(ex2, sizeof(ex2), "%s/exports-%s", top, name);
 	snprintf(text, sizeof(text),
 		 EXPORT " *(rw,no_root_squash,backend=cephfs,ceph_conf=%s)\n",
 		 conf2);
@@ -1045,6 +1038,23 @@ static void ceph_log_gathering_follows_the_conf(void **state)
 	state_of("b", sb, sizeof(sb));
 	assert_int_equal(rr_t_daemon_start(&b, nfsrdmad, NULL, sb, extra, NULL),
 			 0);
+}
+
+/*
+ * Ceph's in-memory log gathering is off where the ceph.conf leaves it at
+ * its default (it cost 4 KiB reads a fifth of their rate), and a level
+ * the ceph.conf sets is kept.
+ */
+static void ceph_log_gathering_follows_the_conf(void **state)
+{
+	char v[64];
+
+	(void)state;
+	ceph_setting(&a, "debug_client", v, sizeof(v));
+	assert_string_equal(v, "0/0");
+	ceph_setting(&a, "debug_objectcacher", v, sizeof(v));
+	assert_string_equal(v, "0/0");
+	start_b_with_client_line("debug", "debug client = 1/5");
 	ceph_setting(&b, "debug_client", v, sizeof(v));
 	assert_string_equal(v, "1/5");
 	ceph_setting(&b, "debug_objectcacher", v, sizeof(v));
@@ -1080,28 +1090,12 @@ static void kept_opens_follow_acl_changes(void **state)
 {
 	const struct rr_cred u = {.uid = 4343, .gid = 4343, .ngids = 0};
 	const struct rr_cred w = {.uid = 4444, .gid = 4343, .ngids = 0};
-	char v[64], dir[PATH_MAX + 16], conf2[PATH_MAX + 32],
-		ex2[PATH_MAX + 16], text[PATH_MAX * 2], sb[PATH_MAX + 16];
-	const char *extra[] = {"--exports", ex2, "--grace", "0", NULL};
 	struct rr_tcp_clnt *c;
 	struct fh root, f;
+	char v[64];
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/acl", top);
-	mkdir(dir, 0700);
-	snprintf(conf2, sizeof(conf2), "%s/ceph.conf", dir);
-	assert_int_equal(sh("{ cat '%s'; printf '[client]\\n\\tclient acl "
-			    "type = posix_acl\\n'; } > '%s'",
-			    conf, conf2),
-			 0);
-	snprintf(ex2, sizeof(ex2), "%s/exports-acl", top);
-	snprintf(text, sizeof(text),
-		 EXPORT " *(rw,no_root_squash,backend=cephfs,ceph_conf=%s)\n",
-		 conf2);
-	write_file(ex2, text);
-	state_of("b", sb, sizeof(sb));
-	assert_int_equal(rr_t_daemon_start(&b, nfsrdmad, NULL, sb, extra, NULL),
-			 0);
+	start_b_with_client_line("acl", "client acl type = posix_acl");
 	ceph_setting(&b, "client_acl_type", v, sizeof(v));
 	assert_string_equal(v, "posix_acl");
 
