@@ -113,10 +113,10 @@ server_ready() { grep -qs ready "$T/server.out"; }
 # ports: "RDMA TCP MOUNT NLM" to start again where it was, else any free
 start_server() {
 	local p=(${1:-0 0 0 0})
-	# the server must not inherit a test's files on the mount (7, 8): they
-	# would hold it busy. A restart must not read the last server's
-	# "ready": the shell opens
-	# (and truncates) the file only after the poll below may have begun
+	# A restart must not read the last server's "ready": the shell opens
+	# (and truncates) the file only after the poll below may have begun.
+	# The server must not inherit a test's files on the mount (7 and 8):
+	# they would hold it busy at unmount.
 	rm -f "$T/server.out"
 	"$NFSRDMAD" --export "$EXP" --state-dir "$T/state" --address 127.0.0.1 \
 		--rdma-port "${p[0]}" --tcp-port "${p[1]}" --mount-port "${p[2]}" \
@@ -487,7 +487,7 @@ refused_walks() {
 }
 
 test_jukebox() {
-	local i cp st
+	local i rp st
 	# Breadth first, a's search reads the root and every directory in it
 	# (x00..x23, d1, e1), then d2, and never e3's entries: b stays unknown
 	# and is refused while a's search has spent the budget (see
@@ -512,11 +512,11 @@ test_jukebox() {
 	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
 	cmp "$T/a" - <&7 || fail "a read through its descriptor after the restart differs"
 	cmp "$T/b" - <&8 >"$T/b.cmp" 2>&1 &
-	cp=$!
+	rp=$!
 	# b's READs are out and refused: now a SETATTR, the synchronous way
 	DEADLINE_S=60 poll refused_walks || fail "the server refused no walk: JUKEBOX was not tested"
 	touch -c -m -d @1000000000 "$MNT/e1/e2/e3/b" || fail "setting b's mtime after the restart"
-	wait "$cp"
+	wait "$rp"
 	st=$?
 	[ "$st" = 0 ] || fail "b read through its descriptor after the restart: $(cat "$T/b.cmp")"
 	[ "$(stat -c %Y "$EXP/e1/e2/e3/b")" = 1000000000 ] || fail "b's mtime did not reach the server"
