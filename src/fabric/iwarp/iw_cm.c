@@ -78,11 +78,13 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
  * shm: a client's request carries its memfd (SCM_RIGHTS). The first
  * descriptor is kept in *keep; any other one a peer sends is closed.
  */
+#define FDS_MAX 4 /* descriptors one request's message may carry */
+
 static ssize_t recv_with_fd(int fd, uint8_t *buf, size_t len, int *keep)
 {
 	union {
 		struct cmsghdr h;
-		char b[CMSG_SPACE(4 * sizeof(int))];
+		char b[CMSG_SPACE(FDS_MAX * sizeof(int))];
 	} c;
 	struct iovec v = {buf, len};
 	struct msghdr m = {.msg_iov = &v,
@@ -95,12 +97,12 @@ static ssize_t recv_with_fd(int fd, uint8_t *buf, size_t len, int *keep)
 		return n;
 	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
 		size_t nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		int fds[4];
+		int fds[FDS_MAX];
 
 		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
 			continue;
-		if (nfd > 4) /* the kernel installs no more than fit: belt */
-			nfd = 4;
+		if (nfd > FDS_MAX) /* the kernel installs no more than fit */
+			nfd = FDS_MAX;
 		memcpy(fds, CMSG_DATA(h), nfd * sizeof(int));
 		for (size_t i = 0; i < nfd; i++) {
 			if (*keep < 0)
