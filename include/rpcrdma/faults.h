@@ -40,6 +40,14 @@ struct rr_fault_plan {
 	 * completion of the Send that carried the call.
 	 */
 	uint32_t delay_send_cqe_ppm;
+	/*
+	 * And for at most this long, when not 0. Hardware completes a Send
+	 * whether or not anything comes back: a peer that waits for that
+	 * completion before it answers (its send queue full) would wait for
+	 * ever on a hold that needs a receive. 0 keeps the hold until a
+	 * receive, for tests of the hold itself.
+	 */
+	uint32_t delay_send_cqe_max_ms;
 	/* Deliver a polled batch of completions in a shuffled order. */
 	uint32_t reorder_ppm;
 	/* A REG fails: MW_BIND_ERR completion, the window stays invalid, and

@@ -36,6 +36,8 @@ void rr_t_benign_faults(struct rr_fault_plan *p, uint64_t seed)
 {
 	*p = (struct rr_fault_plan){.seed = seed,
 				    .delay_send_cqe_ppm = 200000,
+				    .delay_send_cqe_max_ms =
+					    RR_T_SEND_CQE_DELAY_MAX_MS,
 				    .reorder_ppm = 200000,
 				    .dup_cqe_ppm = 50000,
 				    .guard_sends = true};

@@ -100,6 +100,15 @@ int rr_t_server_thaw(struct rr_t_server *sv);
 int rr_t_server_kill(struct rr_t_server *sv);
 
 /*
+ * How long a Send completion the faults provider holds may wait for a
+ * receive: with no bound, a server whose send queue waits on the held
+ * completion, facing a client that waits for its reply, waited for ever
+ * (1 run in about 170 of rpc-conformance-rdma-faults under TSan). Far
+ * above a reply's round trip, so the reply still comes first.
+ */
+#define RR_T_SEND_CQE_DELAY_MAX_MS 50
+
+/*
  * Faults a correct transport absorbs without a call failing: Send
  * completions after the reply, reordered and duplicated completions, and
  * a check that no Send buffer is reused early.

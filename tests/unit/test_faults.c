@@ -369,6 +369,29 @@ static void test_delay_released_by_disconnect(void **state)
 	pair_close(&p);
 }
 
+/*
+ * With delay_send_cqe_max_ms, a held completion goes when its time is up
+ * though no receive ever comes: the peer here never answers.
+ */
+static void test_delay_bounded_in_time(void **state)
+{
+	struct rr_fault_plan plan = {.seed = 8,
+				     .delay_send_cqe_ppm = RR_PPM_ALWAYS,
+				     .delay_send_cqe_max_ms = 1000};
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, &plan, true);
+	assert_int_equal(post_recv(&p.b, p.b.qp, 200, 0), 0);
+	assert_int_equal(post_send(&p.a, p.a.qp, 1), 0);
+	expect_wc(p.b.rcq, 200, RR_WC_SUCCESS, RR_WC_RECV, p.b.qp);
+	expect_quiet(p.a.scq); /* held, and QUIET_MS is well inside the bound */
+	assert_int_equal(stats(&p.a).send_cqes_delayed, 1);
+	expect_wc(p.a.scq, 1, RR_WC_SUCCESS, RR_WC_SEND, p.a.qp);
+	expect_quiet(p.a.scq);
+	pair_close(&p);
+}
+
 /* A held completion keeps its send-queue slot until it is delivered. */
 static void test_delay_keeps_slot(void **state)
 {
@@ -807,6 +830,7 @@ int main(void)
 		cmocka_unit_test(test_no_plan),
 		cmocka_unit_test(test_delay_send_cqe),
 		cmocka_unit_test(test_delay_released_by_disconnect),
+		cmocka_unit_test(test_delay_bounded_in_time),
 		cmocka_unit_test(test_delay_keeps_slot),
 		cmocka_unit_test(test_fail_reg),
 		cmocka_unit_test(test_fail_inv),

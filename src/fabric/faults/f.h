@@ -92,9 +92,10 @@ struct f_req {
 /* A completion held by the wrapper; wc.qp names the wrapper QP. */
 struct f_cqe {
 	struct rr_wc wc;
-	uint64_t epoch; /* held: the QP's recv_epoch when it was held */
-	bool dup;	/* an injected second copy: accounted for already */
-	bool injected;	/* rr_faults_inject: no request of ours behind it */
+	uint64_t epoch;	  /* held: the QP's recv_epoch when it was held */
+	uint64_t held_ms; /* held: when (delay_send_cqe_max_ms) */
+	bool dup;	  /* an injected second copy: accounted for already */
+	bool injected;	  /* rr_faults_inject: no request of ours behind it */
 };
 
 struct f_ring {

@@ -16,8 +16,10 @@
  *
  * A held completion goes when a receive completion of its QP was returned
  * to the caller after it was held (from this CQ or the QP's other one),
- * when the QP has left RTS, or never if the QP is destroyed first (a
- * destroyed QP's completions are dropped, as the inner provider does).
+ * when the QP has left RTS, when delay_send_cqe_max_ms has passed (looked
+ * at on each poll and each wait slice), or never if the QP is destroyed
+ * first (a destroyed QP's completions are dropped, as the inner provider
+ * does).
  *
  * rr_cq_fd is the inner CQ's fd: it does not reflect held or synthesized
  * completions, nor completions taken from the inner CQ by rr_cq_wait and
@@ -189,12 +191,14 @@ int rr__f_cq_inject(struct f_cq *cq, const struct rr_wc *wc)
 
 /* ------------------------------------------------------------ pipeline */
 
-static bool held_releasable(const struct f_cqe *e)
+static bool held_releasable(const struct f_cqe *e, uint64_t now)
 {
 	struct f_qp *qp = to_f_qp(e->wc.qp);
+	uint32_t max_ms = qp->dev->plan.delay_send_cqe_max_ms;
 
 	return atomic_load(&qp->recv_epoch) != e->epoch ||
-	       rr_qp_state(qp->inner) != RR_QPS_RTS;
+	       rr_qp_state(qp->inner) != RR_QPS_RTS ||
+	       (max_ms && now - e->held_ms >= max_ms);
 }
 
 /* Caller holds mu. */
@@ -202,11 +206,12 @@ static void release_held(struct f_cq *cq)
 {
 	struct f_ring *h = &cq->held;
 	uint32_t keep = 0, n = h->count;
+	uint64_t now = n ? rr_mono_ms() : 0;
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct f_cqe *e = ring_at(h, i);
 
-		if (held_releasable(e) && ring_push(&cq->out, e))
+		if (held_releasable(e, now) && ring_push(&cq->out, e))
 			continue;
 		*ring_at(h, keep++) = *e;
 	}
@@ -235,6 +240,7 @@ static bool take(struct f_cq *cq, const struct rr_wc *in)
 	e.wc.qp = &qp->base;
 	if (should_hold(cq, qp, &e.wc)) {
 		e.epoch = atomic_load(&qp->recv_epoch);
+		e.held_ms = rr_mono_ms();
 		ring_push(&cq->held, &e);
 		F_COUNT(qp->dev, send_cqes_delayed);
 		return false;
