@@ -191,6 +191,71 @@ static struct rr_xprt_stats stats_of(struct rr_rpc_clnt *c)
 	return st;
 }
 
+/* One side's counters that moved, by name, for a failure to explain. */
+static void print_moved(const char *side, const struct rr_xprt_stats *st)
+{
+	fprintf(stderr, "  %s:", side);
+#define X(f)                                                                   \
+	if (st->f)                                                             \
+		fprintf(stderr, " " #f " %llu", (unsigned long long)st->f);
+	RR_XPRT_STATS_FIELDS(X)
+#undef X
+	fputc('\n', stderr);
+}
+
+/*
+ * A call failed: what each side counted, so that a rare failure shows
+ * whether the call, its reply or a completion went missing.
+ */
+static void print_both_sides(void)
+{
+	struct rr_xprt_stats st;
+
+	if (g_fx && g_fx->c && !rr_rpc_clnt_stats(g_fx->c, &st))
+		print_moved("client", &st);
+	if (g_fx && !rr_t_server_stats(&g_fx->sv, &st))
+		print_moved("server", &st);
+}
+
+/*
+ * Connections the server ended because no first call came on them, on a
+ * kernel device (verbs). On siw (Linux 6.1) a message that reaches the
+ * passive side just after its MPA reply waits unread (src/fabric/verbs/
+ * v.h), so the client's first call, holding its one credit, waits until
+ * the server's first-call deadline ends the connection; the client then
+ * reconnects. That is the only way a case here loses a connection it did
+ * not ask to lose, so each such loss must be matched by one of these. Our
+ * own providers must never stall so: for them this is 0.
+ */
+static uint64_t first_call_stalls(void)
+{
+	struct rr_xprt_stats st;
+
+	if (g.xprt != RR_T_RDMA || !g.provider ||
+	    strcmp(g.provider, "verbs") != 0 || !g_fx ||
+	    rr_t_server_stats(&g_fx->sv, &st))
+		return 0;
+	return st.conn_timeouts;
+}
+
+/* Connections the client lost, less those the kernel's siw cost it. */
+static uint64_t lost_by_the_case(const struct rr_xprt_stats *st)
+{
+	uint64_t stalls = first_call_stalls();
+
+	if (stalls)
+		print_message("%llu first calls stalled (siw)\n",
+			      (unsigned long long)stalls);
+	return st->conn_lost > stalls ? st->conn_lost - stalls : 0;
+}
+
+static uint64_t lost_of(struct rr_rpc_clnt *c)
+{
+	struct rr_xprt_stats st = stats_of(c);
+
+	return lost_by_the_case(&st);
+}
+
 static bool faulty(void)
 {
 	return g.faults;
@@ -312,8 +377,10 @@ static void null_ok(struct rr_rpc_clnt *c)
 	struct rr_call call = mkcall(RR_T_NULL, res, sizeof(res));
 	int rc = rr_rpc_clnt_call(c, &call);
 
-	if (rc)
+	if (rc) {
+		print_both_sides();
 		fail_msg("NULL: rc %d", rc);
+	}
 	assert_int_equal(call.reply_stat, RR_MSG_ACCEPTED);
 	assert_int_equal(call.accept_stat, RR_SUCCESS);
 	assert_int_equal(call.res_len, 0);
@@ -494,9 +561,11 @@ static void async_drive(struct rr_rpc_clnt *c, struct async_log *l,
 
 static void echo_ok(const struct async_slot *s)
 {
-	if (s->log->count[s->idx] != 1 || s->log->rc[s->idx])
+	if (s->log->count[s->idx] != 1 || s->log->rc[s->idx]) {
+		print_both_sides();
 		fail_msg("call %u: %u callbacks, rc %d", s->idx,
 			 s->log->count[s->idx], s->log->rc[s->idx]);
+	}
 	assert_int_equal(s->call.res_len, ASYNC_LEN);
 	assert_memory_equal(s->res, s->args, ASYNC_LEN);
 }
@@ -510,7 +579,7 @@ static void null_call_succeeds_with_empty_results(void **state)
 	null_ok(f->c);
 	null_ok(f->c);
 	assert_int_equal(stats_of(f->c).calls, 2);
-	assert_int_equal(stats_of(f->c).conn_lost, 0);
+	assert_int_equal(lost_of(f->c), 0);
 	check_clean(f->c, false);
 }
 
@@ -829,7 +898,7 @@ static void results_larger_than_res_cap_fail_with_emsgsize(void **state)
 	assert_int_equal(rc1, -EMSGSIZE);
 	assert_int_equal(rc2, -EMSGSIZE);
 	assert_int_equal(rc3, -EMSGSIZE);
-	assert_int_equal(stats_of(f->c).conn_lost, 0); /* it carries on */
+	assert_int_equal(lost_of(f->c), 0); /* it carries on */
 }
 
 /* ------------------------------------------------- many in flight */
@@ -901,7 +970,7 @@ static void progress_runs_callbacks_in_the_calling_thread(void **state)
 			 log.here, NASYNC);
 	/* Nothing in flight: progress waits out its time and says so. */
 	assert_int_equal(rr_rpc_clnt_progress(f->c, 20), -ETIMEDOUT);
-	assert_int_equal(stats_of(f->c).conn_lost, 0);
+	assert_int_equal(lost_of(f->c), 0);
 	check_clean(f->c, false);
 	async_free(&log, s);
 }
@@ -976,7 +1045,7 @@ static void a_call_outlasting_its_timeout_fails_with_etimedout(void **state)
 	assert_sentinel(res, sizeof(res));
 	big_ok(f->c, 20000);
 	assert_int_equal(stats_of(f->c).timeouts, 2);
-	assert_int_equal(stats_of(f->c).conn_lost, 0);
+	assert_int_equal(lost_of(f->c), 0);
 	check_clean(f->c, true);
 }
 
@@ -1026,7 +1095,7 @@ static void a_cancelled_call_completes_once_with_ecanceled(void **state)
 	assert_sentinel(e->res, ASYNC_LEN);
 	assert_int_equal(log2.count[0], 1);
 	assert_int_equal(stats_of(f->c).cancels, 2);
-	assert_int_equal(stats_of(f->c).conn_lost, 0);
+	assert_int_equal(lost_of(f->c), 0);
 	check_clean(f->c, false);
 	async_free(&log, s);
 	async_free(&log2, e);
@@ -1109,6 +1178,26 @@ static void killed_server_fails_every_call_in_flight_exactly_once(void **state)
 }
 
 /*
+ * A soft client's NULL: a call whose first-call stall (first_call_stalls)
+ * ended its connection fails, as it should on a soft client; the next
+ * goes out on a new connection.
+ */
+static void soft_null_ok(struct rr_rpc_clnt *c)
+{
+	uint8_t res[16];
+	struct rr_call call = mkcall(RR_T_NULL, res, sizeof(res));
+	uint64_t stalls = first_call_stalls();
+	int rc;
+
+	while ((rc = rr_rpc_clnt_call(c, &call)) == -ECONNRESET &&
+	       first_call_stalls() > stalls)
+		stalls = first_call_stalls();
+	if (rc)
+		fail_msg("NULL: rc %d", rc);
+	assert_int_equal(call.accept_stat, RR_SUCCESS);
+}
+
+/*
  * soft: the calls that had gone out fail with -ECONNRESET as soon as the
  * server is gone, not at their timeouts; the client itself reconnects
  * for the calls that follow.
@@ -1137,7 +1226,7 @@ static void soft_client_fails_calls_sent_when_the_server_dies(void **state)
 		assert_int_equal(log.rc[i], -ECONNRESET);
 	}
 	assert_int_equal(rr_t_server_restart(&f->sv), 0);
-	null_ok(f->c);
+	soft_null_ok(f->c);
 	assert_int_equal(stats_of(f->c).retransmits, 0);
 	assert_true(stats_of(f->c).conn_lost >= 1);
 	check_clean(f->c, false);
@@ -1170,10 +1259,13 @@ static void calls_in_flight_complete_once_on_a_restarted_server(void **state)
 	 * Over TCP the first retry may reach the dying server before its
 	 * listener closed: that connection dies too.
 	 */
-	if (g.xprt == RR_T_TCP)
+	if (g.xprt == RR_T_TCP) {
 		assert_true(st.conn_lost >= 1);
-	else
-		assert_int_equal(st.conn_lost, 1);
+	} else if (lost_by_the_case(&st) != 1) {
+		print_both_sides();
+		fail_msg("%llu connections lost, not 1",
+			 (unsigned long long)st.conn_lost);
+	}
 	assert_int_equal(st.teardown_unbalanced, 0);
 	/* An attempt may come before the new server listens: refused. */
 	assert_true(st.connects >= 2);
@@ -1223,7 +1315,7 @@ static void a_call_sent_again_after_a_disconnect_runs_once(void **state)
 	assert_int_equal(rr_t_get32(s->res), 1);
 	assert_int_equal(call_u32(f->c, RR_T_PEEK), 1);
 	st = stats_of(f->c);
-	assert_int_equal(st.conn_lost, 1);
+	assert_int_equal(lost_by_the_case(&st), 1);
 	assert_true(st.retransmits >= 1);
 	check_clean(f->c, false);
 	async_free(&log, s);
@@ -1240,24 +1332,27 @@ static void counters_count_calls_connects_and_losses(void **state)
 {
 	struct fx *f = *state;
 	struct rr_xprt_stats st, sst;
+	uint64_t stalls;
 
 	for (int i = 0; i < 5; i++)
 		null_ok(f->c);
 	st = stats_of(f->c);
+	stalls = first_call_stalls(); /* each: one more connect, one resend */
 	assert_int_equal(st.calls, 5);
-	assert_int_equal(st.connects, 1);
-	assert_int_equal(st.conn_lost, 0);
+	assert_int_equal(st.connects, 1 + stalls);
+	assert_int_equal(lost_by_the_case(&st), 0);
 	assert_int_equal(st.timeouts, 0);
 	assert_int_equal(st.cancels, 0);
-	assert_int_equal(st.retransmits, 0);
+	assert_int_equal(st.retransmits, stalls);
 	assert_int_equal(rr_t_server_stats(&f->sv, &sst), 0);
 	assert_int_equal(sst.calls, 5);
 	assert_int_equal(rr_rpc_clnt_disconnect(f->c), 0);
 	null_ok(f->c);
 	st = stats_of(f->c);
+	stalls = first_call_stalls();
 	assert_int_equal(st.calls, 6);
-	assert_int_equal(st.connects, 2);
-	assert_int_equal(st.conn_lost, 1);
+	assert_int_equal(st.connects, 2 + stalls);
+	assert_int_equal(lost_by_the_case(&st), 1);
 	assert_int_equal(rr_t_server_stats(&f->sv, &sst), 0);
 	assert_int_equal(sst.calls, 6);
 	check_clean(f->c, false);

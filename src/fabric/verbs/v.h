@@ -64,8 +64,10 @@
  *    waits unread until the next segment arrives: siw_accept sends the
  *    reply before it gives the socket's data_ready to the QP. A client
  *    then holds its one initial credit (RFC 8166 3.3.1) and can send
- *    nothing else: its first call waits out its timeout. Seen only in a
- *    guest slowed by a loaded host (vm/siw-rpc-functional-verbs-pool).
+ *    nothing else: its first call waits until our server's first-call
+ *    deadline (rr_svc_opts.first_call_ms) ends the connection, and goes
+ *    again on the next. Seen only in a guest slowed by a loaded host
+ *    (vm/siw-rpc-*-verbs-pool; tests/rpc/conformance.c counts them).
  */
 #ifndef RR_VERBS_V_H
 #define RR_VERBS_V_H
