@@ -249,11 +249,23 @@ static uint64_t lost_by_the_case(const struct rr_xprt_stats *st)
 	return st->conn_lost > stalls ? st->conn_lost - stalls : 0;
 }
 
-static uint64_t lost_of(struct rr_rpc_clnt *c)
+/* The case lost want connections; else both sides' counters say why. */
+static void expect_lost(const struct rr_xprt_stats *st, uint64_t want)
+{
+	uint64_t lost = lost_by_the_case(st);
+
+	if (lost == want)
+		return;
+	print_both_sides();
+	fail_msg("%llu connections lost, not %llu", (unsigned long long)lost,
+		 (unsigned long long)want);
+}
+
+static void expect_lost_now(struct rr_rpc_clnt *c, uint64_t want)
 {
 	struct rr_xprt_stats st = stats_of(c);
 
-	return lost_by_the_case(&st);
+	expect_lost(&st, want);
 }
 
 static bool faulty(void)
@@ -579,7 +591,7 @@ static void null_call_succeeds_with_empty_results(void **state)
 	null_ok(f->c);
 	null_ok(f->c);
 	assert_int_equal(stats_of(f->c).calls, 2);
-	assert_int_equal(lost_of(f->c), 0);
+	expect_lost_now(f->c, 0);
 	check_clean(f->c, false);
 }
 
@@ -898,7 +910,7 @@ static void results_larger_than_res_cap_fail_with_emsgsize(void **state)
 	assert_int_equal(rc1, -EMSGSIZE);
 	assert_int_equal(rc2, -EMSGSIZE);
 	assert_int_equal(rc3, -EMSGSIZE);
-	assert_int_equal(lost_of(f->c), 0); /* it carries on */
+	expect_lost_now(f->c, 0); /* it carries on */
 }
 
 /* ------------------------------------------------- many in flight */
@@ -970,7 +982,7 @@ static void progress_runs_callbacks_in_the_calling_thread(void **state)
 			 log.here, NASYNC);
 	/* Nothing in flight: progress waits out its time and says so. */
 	assert_int_equal(rr_rpc_clnt_progress(f->c, 20), -ETIMEDOUT);
-	assert_int_equal(lost_of(f->c), 0);
+	expect_lost_now(f->c, 0);
 	check_clean(f->c, false);
 	async_free(&log, s);
 }
@@ -1045,7 +1057,7 @@ static void a_call_outlasting_its_timeout_fails_with_etimedout(void **state)
 	assert_sentinel(res, sizeof(res));
 	big_ok(f->c, 20000);
 	assert_int_equal(stats_of(f->c).timeouts, 2);
-	assert_int_equal(lost_of(f->c), 0);
+	expect_lost_now(f->c, 0);
 	check_clean(f->c, true);
 }
 
@@ -1095,7 +1107,7 @@ static void a_cancelled_call_completes_once_with_ecanceled(void **state)
 	assert_sentinel(e->res, ASYNC_LEN);
 	assert_int_equal(log2.count[0], 1);
 	assert_int_equal(stats_of(f->c).cancels, 2);
-	assert_int_equal(lost_of(f->c), 0);
+	expect_lost_now(f->c, 0);
 	check_clean(f->c, false);
 	async_free(&log, s);
 	async_free(&log2, e);
@@ -1259,13 +1271,10 @@ static void calls_in_flight_complete_once_on_a_restarted_server(void **state)
 	 * Over TCP the first retry may reach the dying server before its
 	 * listener closed: that connection dies too.
 	 */
-	if (g.xprt == RR_T_TCP) {
+	if (g.xprt == RR_T_TCP)
 		assert_true(st.conn_lost >= 1);
-	} else if (lost_by_the_case(&st) != 1) {
-		print_both_sides();
-		fail_msg("%llu connections lost, not 1",
-			 (unsigned long long)st.conn_lost);
-	}
+	else
+		expect_lost(&st, 1);
 	assert_int_equal(st.teardown_unbalanced, 0);
 	/* An attempt may come before the new server listens: refused. */
 	assert_true(st.connects >= 2);
@@ -1315,7 +1324,7 @@ static void a_call_sent_again_after_a_disconnect_runs_once(void **state)
 	assert_int_equal(rr_t_get32(s->res), 1);
 	assert_int_equal(call_u32(f->c, RR_T_PEEK), 1);
 	st = stats_of(f->c);
-	assert_int_equal(lost_by_the_case(&st), 1);
+	expect_lost(&st, 1);
 	assert_true(st.retransmits >= 1);
 	check_clean(f->c, false);
 	async_free(&log, s);
@@ -1340,7 +1349,7 @@ static void counters_count_calls_connects_and_losses(void **state)
 	stalls = first_call_stalls(); /* each: one more connect, one resend */
 	assert_int_equal(st.calls, 5);
 	assert_int_equal(st.connects, 1 + stalls);
-	assert_int_equal(lost_by_the_case(&st), 0);
+	expect_lost(&st, 0);
 	assert_int_equal(st.timeouts, 0);
 	assert_int_equal(st.cancels, 0);
 	assert_int_equal(st.retransmits, stalls);
@@ -1352,7 +1361,7 @@ static void counters_count_calls_connects_and_losses(void **state)
 	stalls = first_call_stalls();
 	assert_int_equal(st.calls, 6);
 	assert_int_equal(st.connects, 2 + stalls);
-	assert_int_equal(lost_by_the_case(&st), 1);
+	expect_lost(&st, 1);
 	assert_int_equal(rr_t_server_stats(&f->sv, &sst), 0);
 	assert_int_equal(sst.calls, 6);
 	check_clean(f->c, false);
