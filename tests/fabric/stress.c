@@ -191,6 +191,39 @@ static void take_acks(struct h_test *t, uint32_t *acked, bool block)
 		H_TIMEOUT_MS);
 }
 
+/*
+ * A Read that came back wrong: what it holds from the first bad byte on
+ * against what it should, and how much of that tail is zero (never
+ * placed) or right again (a few bytes changed). siw without CRC has
+ * failed here, rarely, with Reads of about 30 bytes.
+ */
+static void print_bad_read(const uint8_t *got, const struct op *o,
+			   uint64_t seed, size_t bad)
+{
+	uint8_t want[32];
+	size_t n = o->size - bad < sizeof(want) ? o->size - bad : sizeof(want);
+	size_t zeros = 0, right = 0;
+
+	h_fill(want, n, seed, o->roff + bad);
+	for (size_t i = bad; i < o->size; i++) {
+		uint8_t w;
+
+		h_fill(&w, 1, seed, o->roff + i);
+		zeros += !got[i];
+		right += got[i] == w;
+	}
+	fprintf(stderr,
+		"bad Read of %u bytes at %u (slot %d): from byte %zu, "
+		"%zu zero and %zu right of %zu\n  got ",
+		o->size, o->roff, o->slot, bad, zeros, right, o->size - bad);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%02x", got[bad + i]);
+	fprintf(stderr, "\n want ");
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%02x", want[i]);
+	fprintf(stderr, "\n");
+}
+
 static void complete_one(struct h_test *t, struct op *ops, uint8_t *done,
 			 const struct stress_cfg *cfg, struct h_buf *lb,
 			 int *free_slots, int *nfree, int *inflight)
@@ -223,6 +256,9 @@ static void complete_one(struct h_test *t, struct op *ops, uint8_t *done,
 		H_EQ(wc.byte_len, o->size);
 		bad = h_verify(lb->p + (size_t)o->slot * MAXSZ, o->size,
 			       cfg->seed ^ 0x5eed, o->roff);
+		if (bad != SIZE_MAX)
+			print_bad_read(lb->p + (size_t)o->slot * MAXSZ, o,
+				       cfg->seed ^ 0x5eed, bad);
 		H_CHECK(bad == SIZE_MAX,
 			"op %u: Read of %u bytes at %u wrong at byte %zu", k,
 			o->size, o->roff, bad);
