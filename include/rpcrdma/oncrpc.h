@@ -164,6 +164,12 @@ struct rr_xprt_stats {
 	uint64_t cb_bad_xids;
 	uint64_t cb_dropped;
 	uint64_t cb_replies_dropped;
+	/*
+	 * Server, RDMA: DDP-eligible results copied into a bulk buffer for
+	 * their RDMA Write, because the handler built them neither there
+	 * (rr_svc_bulk_buf) nor in memory given to rr_svc_mem_reg.
+	 */
+	uint64_t res_bulk_copies;
 };
 
 /* Every field of struct rr_xprt_stats, in order, to print them by name. */
@@ -220,7 +226,8 @@ struct rr_xprt_stats {
 	X(cb_credit_waits)                                                     \
 	X(cb_bad_xids)                                                         \
 	X(cb_dropped)                                                          \
-	X(cb_replies_dropped)
+	X(cb_replies_dropped)                                                  \
+	X(res_bulk_copies)
 
 /* AUTH_SYS identity for calls; NULL in a call means AUTH_NONE. */
 struct rr_cred {
@@ -416,6 +423,13 @@ void rr_rpc_svc_stop(struct rr_rpc_svc *s); /* async-signal-safe */
 int rr_rpc_svc_shutdown(struct rr_rpc_svc *s);
 int rr_rpc_svc_destroy(struct rr_rpc_svc *s);
 int rr_rpc_svc_stats(struct rr_rpc_svc *s, struct rr_xprt_stats *out);
+/*
+ * Memory a handler's DDP-eligible results may come from without a copy
+ * (rr_svc_mem_reg, RDMA); 0 and nothing done where the transport copies
+ * everything (TCP).
+ */
+int rr_rpc_svc_mem_reg(struct rr_rpc_svc *s, const void *addr, size_t len);
+int rr_rpc_svc_mem_unreg(struct rr_rpc_svc *s, const void *addr);
 const char *rr_rpc_svc_netid(const struct rr_rpc_svc *s);
 
 /*

@@ -276,6 +276,20 @@ int rr_svc_shutdown(struct rr_svc *s);
 int rr_svc_destroy(struct rr_svc *s);
 int rr_svc_stats(struct rr_svc *s, struct rr_xprt_stats *out);
 struct rr_device *rr_svc_device(struct rr_svc *s);
+/*
+ * Memory whose bytes a handler may give as a DDP-eligible result
+ * (rr_svc_set_res) to be written to the client from where they are, not
+ * copied into a bulk buffer first: data the application keeps anyway (a
+ * cache, a mapped file). Registered for local access only, so no client
+ * can reach it. The transport reads a result's bytes until that reply's
+ * Send has completed, so they must not change meanwhile. Up to 8 regions;
+ * -ENOSPC beyond, -EEXIST for addr again, -EDEADLK from a handler run
+ * inline. rr_svc_mem_unreg returns -EBUSY while a reply still reads the
+ * region (none does once rr_svc_shutdown returned) and -ENOENT for an addr
+ * never registered; rr_svc_destroy drops what is left.
+ */
+int rr_svc_mem_reg(struct rr_svc *s, const void *addr, size_t len);
+int rr_svc_mem_unreg(struct rr_svc *s, const void *addr);
 
 /* The transport-neutral views (<rpcrdma/oncrpc.h>, "any transport"). */
 struct rr_rpc_clnt *rr_clnt_rpc(struct rr_clnt *c);

@@ -113,6 +113,20 @@ int rr_rpc_svc_stats(struct rr_rpc_svc *s, struct rr_xprt_stats *out)
 	return s ? s->ops->stats(s, out) : -EINVAL;
 }
 
+int rr_rpc_svc_mem_reg(struct rr_rpc_svc *s, const void *addr, size_t len)
+{
+	if (!s)
+		return -EINVAL;
+	return s->ops->mem_reg ? s->ops->mem_reg(s, addr, len) : 0;
+}
+
+int rr_rpc_svc_mem_unreg(struct rr_rpc_svc *s, const void *addr)
+{
+	if (!s)
+		return -EINVAL;
+	return s->ops->mem_unreg ? s->ops->mem_unreg(s, addr) : 0;
+}
+
 const char *rr_rpc_svc_netid(const struct rr_rpc_svc *s)
 {
 	return s ? s->ops->netid : "";

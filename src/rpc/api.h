@@ -49,6 +49,9 @@ struct rr_rpc_svc_ops {
 	int (*shutdown)(struct rr_rpc_svc *s); /* NULL: destroy does it all */
 	int (*destroy)(struct rr_rpc_svc *s);
 	int (*stats)(struct rr_rpc_svc *s, struct rr_xprt_stats *out);
+	/* NULL: the transport registers nothing (0 returned) */
+	int (*mem_reg)(struct rr_rpc_svc *s, const void *addr, size_t len);
+	int (*mem_unreg)(struct rr_rpc_svc *s, const void *addr);
 	/* as rr_rpc_svc_conns; s's own locks, never the caller's */
 	int (*conns)(struct rr_rpc_svc *s, struct rr_svc_conn_info *out,
 		     uint32_t cap, uint32_t *shown, uint32_t *hidden);

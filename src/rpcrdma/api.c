@@ -116,6 +116,16 @@ static int svc_stats(struct rr_rpc_svc *s, struct rr_xprt_stats *out)
 	return rr_svc_stats(SVC(s), out);
 }
 
+static int svc_mem_reg(struct rr_rpc_svc *s, const void *addr, size_t len)
+{
+	return rr_svc_mem_reg(SVC(s), addr, len);
+}
+
+static int svc_mem_unreg(struct rr_rpc_svc *s, const void *addr)
+{
+	return rr_svc_mem_unreg(SVC(s), addr);
+}
+
 const struct rr_rpc_svc_ops rr__svc_rpc_ops = {
 	.netid = "rdma",
 	.reg = svc_reg,
@@ -125,6 +135,8 @@ const struct rr_rpc_svc_ops rr__svc_rpc_ops = {
 	.shutdown = svc_shutdown,
 	.destroy = svc_destroy,
 	.stats = svc_stats,
+	.mem_reg = svc_mem_reg,
+	.mem_unreg = svc_mem_unreg,
 	.conns = rr__svc_conns,
 };
 

@@ -239,7 +239,7 @@ static int conn_alloc(struct rr_svc *s, struct svc_conn **out)
 		cn->reqs[i].res_bulk = -1;
 	}
 	for (uint32_t i = 0; i < cn->nsctx; i++)
-		cn->sctx[i].bulk = -1;
+		cn->sctx[i].bulk = cn->sctx[i].mem = -1;
 	*out = cn;
 	return 0;
 }
@@ -407,7 +407,7 @@ static void conn_close(struct rr_svc *s, struct svc_conn *cn)
 	}
 	for (uint32_t i = 0; i < cn->nsctx; i++)
 		if (cn->sctx[i].busy)
-			rr__svc_bulk_put(cn, cn->sctx[i].bulk);
+			rr__svc_sctx_release(cn, &cn->sctx[i]);
 	for (struct svc_conn **cp = &s->conns; *cp; cp = &(*cp)->next)
 		if (*cp == cn) {
 			*cp = cn->next;
@@ -440,7 +440,10 @@ static void cm_events(struct rr_svc *s)
 	}
 }
 
-/* Whether cn's peer has held up bulk-pinning work past SVC_STALL_MS. */
+/*
+ * Whether cn's peer has held up bulk-pinning work past SVC_STALL_MS (a
+ * Send reading a registered region pins it too: it cannot be unregistered).
+ */
 static bool stalled(const struct svc_conn *cn, uint64_t now)
 {
 	for (uint32_t i = 0; i < cn->nrecv; i++)
@@ -448,7 +451,8 @@ static bool stalled(const struct svc_conn *cn, uint64_t now)
 		    now - cn->reqs[i].pull_ms > SVC_STALL_MS)
 			return true;
 	for (uint32_t i = 0; i < cn->nsctx; i++)
-		if (cn->sctx[i].busy && cn->sctx[i].bulk >= 0 &&
+		if (cn->sctx[i].busy &&
+		    (cn->sctx[i].bulk >= 0 || cn->sctx[i].mem >= 0) &&
 		    now - cn->sctx[i].bulk_ms > SVC_STALL_MS)
 			return true;
 	return false;
@@ -721,6 +725,7 @@ int rr_svc_destroy(struct rr_svc *s)
 	if (s->l)
 		rr_listener_close(s->l);
 	rr__bufpool_fini(&s->bulk);
+	rr__svc_mem_fini(s);
 	if (s->cq)
 		rr_cq_destroy(s->cq);
 	if (s->ch)

@@ -64,6 +64,7 @@
 #define SVC_BULK_BUFS	  16 /* default of rr_svc_opts.bulk_bufs */
 #define SVC_BULK_BUFS_MAX 32 /* bits of rr_svc.bulk_free */
 #define SVC_RES_SCRATCH	  (256u << 10)
+#define SVC_MEMS_MAX	  8    /* regions of rr_svc_mem_reg */
 #define SVC_DRC_MAX_RES	  512  /* replies kept: NFS's are a few hundred bytes */
 #define SVC_DRAIN_MS	  2000 /* a dead connection's flushes, at most */
 /*
@@ -159,7 +160,8 @@ struct svc_sendctx {
 	uint32_t seq;
 	uint64_t sq_mark;
 	int bulk;	  /* bulk buffer to release with this Send, or -1 */
-	uint64_t bulk_ms; /* when posted, if it holds a bulk buffer */
+	int mem;	  /* s->mems region its Writes read, or -1 */
+	uint64_t bulk_ms; /* when posted, if it holds a bulk buffer or mem */
 	bool busy;
 	bool cqe_seen; /* its own completion arrived (signaled Sends) */
 };
@@ -253,6 +255,18 @@ struct svc_pool {
 	struct svc_scratch *scratch;
 };
 
+/*
+ * Memory the application registered (rr_svc_mem_reg): a result built there
+ * is written to the client from where it is. users counts the Sends whose
+ * Writes read from it and have not completed; it cannot go while any do.
+ */
+struct svc_mem {
+	const uint8_t *addr; /* NULL: a free slot */
+	size_t len;
+	struct rr_mr *mr;
+	uint32_t users;
+};
+
 struct rr_svc {
 	struct rr_rpc_svc rpc; /* the view of rpc/api.h */
 	struct rr_svc_opts o;
@@ -268,7 +282,8 @@ struct rr_svc {
 	uint32_t nconns;
 	struct rr_progtab progs;
 	struct rr_bufpool bulk;
-	uint32_t bulk_free;	    /* bitmask */
+	uint32_t bulk_free; /* bitmask */
+	struct svc_mem mems[SVC_MEMS_MAX];
 	struct svc_scratch scratch; /* the loop thread's, for inline handlers */
 	struct svc_pool pool;
 	struct rr_drc drc;
@@ -316,9 +331,15 @@ void rr__svc_bulk_put(struct svc_conn *cn, int i);
 uint8_t *rr__svc_bulk_at(struct rr_svc *s, int i);
 void rr__svc_share_update(struct rr_svc *s);
 
+/* svc_mem.c: the application's registered memory; callers hold s->mu */
+int rr__svc_mem_find(struct rr_svc *s, const void *p, size_t len);
+void rr__svc_mem_put(struct rr_svc *s, int i);
+void rr__svc_mem_fini(struct rr_svc *s);
+
 /* rr__svc_reply.c: posting replies and errors */
 bool rr__svc_sq_room(struct svc_conn *cn, uint32_t need);
 void rr__svc_sq_retire(struct svc_conn *cn, uint64_t mark);
+void rr__svc_sctx_release(struct svc_conn *cn, struct svc_sendctx *sc);
 void rr__svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
 			uint32_t err);
 void rr__svc_reply(struct svc_conn *cn, struct svc_req *r);

@@ -12,8 +12,9 @@
  * handle, which then needs no LOCAL_INV on the client.
  *
  * Send contexts form a ring in posting order; a context (its send buffer
- * and any bulk buffer its Writes read from) is released only when its Send,
- * or a later signaled one, has completed (invariant 2).
+ * and any bulk buffer or registered region its Writes read from) is
+ * released only when its Send, or a later signaled one, has completed
+ * (invariant 2).
  */
 #include "rpcrdma/svc.h"
 
@@ -30,6 +31,14 @@ bool rr__svc_sq_room(struct svc_conn *cn, uint32_t need)
 	       cn->sctx_tail - cn->sctx_head + cn->sctx_resv < cn->nsctx;
 }
 
+void rr__svc_sctx_release(struct svc_conn *cn, struct svc_sendctx *sc)
+{
+	rr__svc_bulk_put(cn, sc->bulk);
+	rr__svc_mem_put(cn->s, sc->mem);
+	sc->bulk = sc->mem = -1;
+	sc->busy = false;
+}
+
 void rr__svc_sq_retire(struct svc_conn *cn, uint64_t mark)
 {
 	if (mark > cn->sq_retired)
@@ -39,9 +48,7 @@ void rr__svc_sq_retire(struct svc_conn *cn, uint64_t mark)
 
 		if (sc->sq_mark > cn->sq_retired)
 			break;
-		rr__svc_bulk_put(cn, sc->bulk);
-		sc->bulk = -1;
-		sc->busy = false;
+		rr__svc_sctx_release(cn, sc);
 		cn->sctx_head++;
 	}
 }
@@ -123,10 +130,11 @@ static void count_out(struct svc_conn *cn, const struct rr_send_wr *wr,
 /*
  * Posts a chain ending in a Send from the next send context (or, while the
  * loop batches, queues it: it counts as posted from here on). bulk (or -1)
- * is a bulk buffer the chain reads from; it is released with the Send.
+ * is a bulk buffer the chain reads from, mem (or -1) a registered region;
+ * each is released with the Send, which is signaled so that they go soon.
  */
 static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
-		      struct rr_send_wr *send, uint32_t nwr, int bulk)
+		      struct rr_send_wr *send, uint32_t nwr, int bulk, int mem)
 {
 	uint32_t idx = next_sctx(cn);
 	struct svc_sendctx *sc = &cn->sctx[idx];
@@ -136,9 +144,10 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 	sc->busy = true;
 	sc->cqe_seen = false;
 	sc->bulk = bulk;
-	sc->bulk_ms = bulk >= 0 ? rr_coarse_ms() : 0;
+	sc->mem = -1;
+	sc->bulk_ms = bulk >= 0 || mem >= 0 ? rr_coarse_ms() : 0;
 	send->wr_id = rr_wrid(cn->gen, RR_WRK_SEND, idx, sc->seq);
-	if (bulk >= 0 || ++cn->unsignaled >= SVC_SIGNAL_EVERY) {
+	if (bulk >= 0 || mem >= 0 || ++cn->unsignaled >= SVC_SIGNAL_EVERY) {
 		send->flags |= RR_SEND_SIGNALED;
 		cn->unsignaled = 0;
 	}
@@ -155,6 +164,10 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 		sc->bulk = -1;
 		rr__svc_conn_kill(cn, NULL);
 		return rc;
+	}
+	if (mem >= 0) {
+		sc->mem = mem;
+		cn->s->mems[mem].users++;
 	}
 	cn->sq_posted += nwr;
 	count_out(cn, first, nwr);
@@ -179,7 +192,7 @@ int rr__svc_send(struct svc_conn *cn, uint32_t len)
 	struct rr_send_wr wr = {
 		.opcode = RR_WR_SEND, .sg_list = &sge, .num_sge = 1};
 
-	return post_reply(cn, &wr, &wr, 1, -1);
+	return post_reply(cn, &wr, &wr, 1, -1, -1);
 }
 
 /* RDMA_ERROR for xid: ERR_VERS names the one version we speak. */
@@ -205,7 +218,7 @@ void rr__svc_send_error(struct svc_conn *cn, uint32_t xid, uint32_t vers,
 	if (n < 0)
 		return;
 	sge.length = (uint32_t)n;
-	if (!post_reply(cn, &wr, &wr, 1, -1))
+	if (!post_reply(cn, &wr, &wr, 1, -1, -1))
 		cn->s->st.rdma_errors_sent++;
 }
 
@@ -280,6 +293,8 @@ struct reply_plan {
 	struct rr_send_wr wr[SVC_REPLY_WRS];
 	struct rr_sge sge[SVC_REPLY_WRS];
 	uint32_t nwr;
+	int mem;	 /* the registered region the Writes read, or -1 */
+	bool reads_bulk; /* the Writes read the bulk buffer */
 	struct rr_rdma_hdr h;
 };
 
@@ -297,20 +312,37 @@ static bool has_results(const struct svc_req *r)
 	return r->rh.stat == RR_MSG_ACCEPTED && r->rh.accept == RR_SUCCESS;
 }
 
-/* The DDP-eligible result into the write chunk, from the bulk buffer. */
+/*
+ * The DDP-eligible result into the write chunk: from the application's
+ * registered memory when it lies there, else from the bulk buffer (where
+ * the handler may have built it).
+ */
 static int plan_write_chunk(struct svc_conn *cn, struct svc_req *r,
 			    struct reply_plan *p)
 {
 	struct rr_svc *s = cn->s;
-	uint8_t *b = rr__svc_bulk_at(s, r->res_bulk);
+	const uint8_t *src = r->rq.res_bulk;
+	size_t len = r->rq.res_bulk_len;
+	uint32_t lkey;
 	int n;
 
-	if (chunk_len(&r->h.writes[0]) < r->rq.res_bulk_len)
+	if (chunk_len(&r->h.writes[0]) < len)
 		return -EMSGSIZE;
-	if (r->rq.res_bulk != b) /* else the handler built it in place */
-		memcpy(b, r->rq.res_bulk, r->rq.res_bulk_len);
-	n = chunk_writes(cn, &r->h.writes[0], b, r->rq.res_bulk_len,
-			 rr_mr_lkey(s->bulk.mr), p->wr, p->sge,
+	p->mem = rr__svc_mem_find(s, src, len);
+	if (p->mem >= 0) {
+		lkey = rr_mr_lkey(s->mems[p->mem].mr);
+	} else {
+		uint8_t *b = rr__svc_bulk_at(s, r->res_bulk);
+
+		if (src != b) {
+			memcpy(b, src, len);
+			s->st.res_bulk_copies++;
+		}
+		src = b;
+		lkey = rr_mr_lkey(s->bulk.mr);
+		p->reads_bulk = true;
+	}
+	n = chunk_writes(cn, &r->h.writes[0], src, len, lkey, p->wr, p->sge,
 			 &p->h.writes[0]);
 	if (n < 0)
 		return n;
@@ -343,6 +375,7 @@ static int plan_reply_chunk(struct svc_conn *cn, struct svc_req *r,
 		return k;
 	p->h.has_reply = true;
 	p->h.proc = RR_RDMA_NOMSG;
+	p->reads_bulk = true;
 	chain_add(p, k);
 	s->st.reply_chunks++;
 	return 0;
@@ -387,6 +420,8 @@ static int send_reply(struct svc_conn *cn, struct svc_req *r)
 	int n, rc;
 
 	p.nwr = 0;
+	p.mem = -1;
+	p.reads_bulk = false;
 	p.h = (struct rr_rdma_hdr){.xid = r->h.xid,
 				   .vers = RR_RDMA_VERSION,
 				   .credits = s->o.credits,
@@ -415,8 +450,8 @@ static int send_reply(struct svc_conn *cn, struct svc_req *r)
 	chain_add(&p, 1);
 	/* The bulk buffer goes with the Send only if the Writes read it. */
 	rc = post_reply(cn, &p.wr[0], &p.wr[p.nwr - 1], p.nwr,
-			p.nwr > 1 ? r->res_bulk : -1);
-	if (!rc && p.nwr > 1)
+			p.reads_bulk ? r->res_bulk : -1, p.mem);
+	if (!rc && p.reads_bulk)
 		r->res_bulk = -1;
 	return rc;
 }

@@ -263,6 +263,11 @@ static const struct rr_svc_prog prog = {.prog = RR_T_PROG,
 					.drc_procs = 1u << RR_T_COUNT |
 						     1u << RR_T_TICK};
 
+const uint8_t *rr_t_prog_pattern(void)
+{
+	return pattern;
+}
+
 const struct rr_svc_prog *rr_t_prog(void)
 {
 	if (!pattern) {

@@ -61,6 +61,8 @@ enum rr_t_proc {
 /* The program to register; builds the READ pattern on first use (NULL
  * when out of memory). */
 const struct rr_svc_prog *rr_t_prog(void);
+/* READ's source, RR_T_MAX_BULK bytes, once rr_t_prog() has built it. */
+const uint8_t *rr_t_prog_pattern(void);
 
 /*
  * Its NULL and ECHO handlers, for a suite that serves a program of its

@@ -122,6 +122,8 @@ static int child_setup(const struct rr_t_server_opts *o, struct rr_rpc_svc **s,
 	/* A program registered twice is refused. */
 	if (!rc && rr_rpc_svc_register(*s, prog) != -EEXIST)
 		rc = -EINVAL;
+	if (!rc && o->reg_results)
+		rc = rr_rpc_svc_mem_reg(*s, rr_t_prog_pattern(), RR_T_MAX_BULK);
 	if (!rc)
 		rc = rr_rpc_svc_port(*s, port);
 	return rc;
@@ -208,7 +210,7 @@ void rr_t_server_main(int argc, char **argv)
 	pid_t parent;
 	int fd;
 
-	if (argc != 13 || strcmp(argv[1], ARG0))
+	if (argc != 14 || strcmp(argv[1], ARG0))
 		return;
 	parent = (pid_t)atoi(argv[2]);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -224,6 +226,7 @@ void rr_t_server_main(int argc, char **argv)
 	o.faults = !strcmp(argv[10], "faults");
 	o.nofile = (uint32_t)atoi(argv[11]);
 	o.vers3 = !strcmp(argv[12], "vers3");
+	o.reg_results = !strcmp(argv[13], "reg");
 	signal(SIGPIPE, SIG_IGN);
 	if (o.nofile) {
 		struct rlimit rl = {.rlim_cur = o.nofile, .rlim_max = o.nofile};
@@ -250,7 +253,8 @@ static void exec_child(const struct rr_t_server_opts *o, pid_t parent, int fd)
 	      o->xprt == RR_T_TCP ? "tcp" : "rdma",
 	      o->provider ? o->provider : "", a[2], a[3], a[4],
 	      o->addr ? o->addr : "127.0.0.1", o->faults ? "faults" : "-", a[5],
-	      o->vers3 ? "vers3" : "-", (char *)NULL);
+	      o->vers3 ? "vers3" : "-", o->reg_results ? "reg" : "-",
+	      (char *)NULL);
 	_exit(127);
 }
 

@@ -48,6 +48,11 @@ struct rr_t_server_opts {
 	/* Also version 3 of the program, NULL only: PROG_MISMATCH names
 	 * 1..3. */
 	bool vers3;
+	/*
+	 * READ's results come from memory the server registered
+	 * (rr_rpc_svc_mem_reg), written to the client with no copy.
+	 */
+	bool reg_results;
 };
 
 struct rr_t_server {

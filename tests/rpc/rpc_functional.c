@@ -99,7 +99,8 @@ static void print_stats(const char *who, const struct rr_xprt_stats *s)
  * The test program (tprog.h) in a child (tserver.h): RR_PROVIDER and
  * RR_TEST_SVC_THREADS as the client sees them, on test_addr().
  */
-static int server_start(struct rr_t_server *sv, uint32_t credits)
+static int server_start(struct rr_t_server *sv, uint32_t credits,
+			bool reg_results)
 {
 	const char *threads = getenv("RR_TEST_SVC_THREADS");
 	struct rr_t_server_opts o = {
@@ -107,7 +108,8 @@ static int server_start(struct rr_t_server *sv, uint32_t credits)
 		.provider = getenv("RR_PROVIDER"),
 		.threads = threads ? (uint32_t)atoi(threads) : 0,
 		.credits = credits,
-		.addr = test_addr()};
+		.addr = test_addr(),
+		.reg_results = reg_results};
 
 	return rr_t_server_start(sv, &o);
 }
@@ -160,7 +162,8 @@ static enum rr_registration test_registration(void)
 	return RR_REG_AUTO;
 }
 
-static int setup_with(void **state, uint32_t svc_credits, bool no_reconnect)
+static int setup_with(void **state, uint32_t svc_credits, bool no_reconnect,
+		      bool reg_results)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct rr_clnt_opts o = {.provider = getenv("RR_PROVIDER"),
@@ -171,7 +174,7 @@ static int setup_with(void **state, uint32_t svc_credits, bool no_reconnect)
 
 	if (!f)
 		return -1;
-	rc = server_start(&f->sv, svc_credits);
+	rc = server_start(&f->sv, svc_credits, reg_results);
 	if (rc) {
 		free(f);
 		return -1;
@@ -189,7 +192,13 @@ static int setup_with(void **state, uint32_t svc_credits, bool no_reconnect)
 
 static int setup(void **state)
 {
-	return setup_with(state, 0, false);
+	return setup_with(state, 0, false, false);
+}
+
+/* The server's READ results come from memory it registered. */
+static int setup_reg(void **state)
+{
+	return setup_with(state, 0, false, true);
 }
 
 static int teardown(void **state)
@@ -350,12 +359,75 @@ static void read_sizes(struct rr_clnt *c, bool reg)
 	free(bulk);
 }
 
-static void read_lands_exactly_in_registered_memory_without_copies(void **state)
+static struct rr_xprt_stats server_stats(struct rr_t_server *sv)
 {
-	struct fx *f = *state;
+	struct rr_xprt_stats st;
+
+	assert_int_equal(rr_t_server_stats(sv, &st), 0);
+	return st;
+}
+
+/*
+ * READs of every size; the server copied each result written to a write
+ * chunk into a bulk buffer (copied) or none (its memory was registered).
+ */
+static void read_sizes_server_copies(struct fx *f, bool copied)
+{
+	struct rr_xprt_stats b = server_stats(&f->sv), a;
+	uint64_t writes;
 
 	read_sizes(f->c, true);
+	a = server_stats(&f->sv);
+	writes = a.write_chunks - b.write_chunks;
+	assert_true(writes >= NSIZES - 1); /* all but the empty result */
+	assert_int_equal(a.res_bulk_copies - b.res_bulk_copies,
+			 copied ? writes : 0);
 	check_clean(f->c, true);
+}
+
+static void read_lands_exactly_in_registered_memory_without_copies(void **state)
+{
+	read_sizes_server_copies(*state, true);
+}
+
+static void
+read_results_in_registered_server_memory_are_not_copied(void **state)
+{
+	read_sizes_server_copies(*state, false);
+}
+
+/* rr_svc_mem_reg's bookkeeping, on a server no client reaches. */
+static void server_memory_registration_is_bounded_and_accounted(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	struct rr_svc_opts so = {.provider = getenv("RR_PROVIDER")};
+	static uint8_t mem[9][4096];
+	struct rr_xprt_stats b, a;
+	struct rr_svc *s;
+
+	(void)state;
+	assert_int_equal(inet_pton(AF_INET, test_addr(), &sin.sin_addr), 1);
+	assert_int_equal(
+		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &so, &s),
+		0);
+	assert_int_equal(rr_svc_stats(s, &b), 0);
+	assert_int_equal(rr_svc_mem_reg(s, NULL, 4096), -EINVAL);
+	assert_int_equal(rr_svc_mem_reg(s, mem[0], 0), -EINVAL);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(rr_svc_mem_reg(s, mem[i], 4096), 0);
+	assert_int_equal(rr_svc_mem_reg(s, mem[8], 4096), -ENOSPC);
+	assert_int_equal(rr_svc_mem_reg(s, mem[3], 4096), -EEXIST);
+	assert_int_equal(rr_svc_stats(s, &a), 0);
+	assert_int_equal(a.registered_bytes - b.registered_bytes, 8 * 4096);
+	assert_int_equal(rr_svc_mem_unreg(s, mem[8]), -ENOENT);
+	assert_int_equal(rr_svc_mem_unreg(s, mem[3]), 0);
+	assert_int_equal(rr_svc_mem_unreg(s, mem[3]), -ENOENT);
+	assert_int_equal(rr_svc_mem_reg(s, mem[8], 4096), 0);
+	assert_int_equal(rr_svc_mem_unreg(s, mem[0]), 0);
+	assert_int_equal(rr_svc_stats(s, &a), 0);
+	assert_int_equal(a.registered_bytes - b.registered_bytes, 7 * 4096);
+	/* The seven left go with the server (ASan sees any leak). */
+	assert_int_equal(rr_svc_destroy(s), 0);
 }
 
 static void read_lands_exactly_in_unregistered_memory_via_bounce(void **state)
@@ -1104,7 +1176,13 @@ int main(int argc, char **argv)
 
 	const struct CMUnitTest tests[] = {
 		T(read_lands_exactly_in_registered_memory_without_copies),
+		RR_T_LIMITED(
+			read_results_in_registered_server_memory_are_not_copied,
+			CASE_S, setup_reg, teardown),
 		T(read_lands_exactly_in_unregistered_memory_via_bounce),
+		RR_T_LIMITED(
+			server_memory_registration_is_bounded_and_accounted,
+			CASE_S, NULL, NULL),
 		T(read_without_a_result_buffer_returns_the_bytes_inline),
 		T(write_delivers_exact_bytes_from_registered_memory),
 		T(write_delivers_exact_bytes_from_unregistered_memory_via_bounce),

@@ -164,7 +164,15 @@ static int svc_start(struct svc_state *st)
 	if (err)
 		return fail("rr_svc_create", err);
 	err = rr_svc_register(st->svc, &prog);
-	return err ? fail("rr_svc_register", err) : 0;
+	if (err)
+		return fail("rr_svc_register", err);
+	/*
+	 * READ answers from the pattern, data the server holds anyway, as
+	 * an application with its own cache would: registered, it is written
+	 * to the client from there. libtirpc has no such path; it copies.
+	 */
+	err = rr_svc_mem_reg(st->svc, st->pattern, st->cap + 1);
+	return err ? fail("rr_svc_mem_reg", err) : 0;
 }
 
 static int svc_on_sigterm(struct rr_svc *svc)
