@@ -144,7 +144,9 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 	sc->busy = true;
 	sc->cqe_seen = false;
 	sc->bulk = bulk;
-	sc->mem = -1;
+	sc->mem = mem;
+	if (mem >= 0)
+		cn->s->mems[mem].users++;
 	sc->bulk_ms = bulk >= 0 || mem >= 0 ? rr_coarse_ms() : 0;
 	send->wr_id = rr_wrid(cn->gen, RR_WRK_SEND, idx, sc->seq);
 	if (bulk >= 0 || mem >= 0 || ++cn->unsignaled >= SVC_SIGNAL_EVERY) {
@@ -160,14 +162,11 @@ static int post_reply(struct svc_conn *cn, struct rr_send_wr *first,
 			     : rr_qp_post_send(cn->qp, first, NULL);
 	}
 	if (rc) {
+		rr__svc_mem_put(cn->s, sc->mem);
 		sc->busy = false;
-		sc->bulk = -1;
+		sc->bulk = sc->mem = -1;
 		rr__svc_conn_kill(cn, NULL);
 		return rc;
-	}
-	if (mem >= 0) {
-		sc->mem = mem;
-		cn->s->mems[mem].users++;
 	}
 	cn->sq_posted += nwr;
 	count_out(cn, first, nwr);
