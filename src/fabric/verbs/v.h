@@ -60,6 +60,13 @@
  *    wr.rdma.rkey by libsiw (both worked around: swi_quirks), and no
  *    IBV_WC_WITH_INV on the receive;
  *  - a Read from a region without remote read rights is served;
+ *  - a Read Response, Send or Write of at most 32 bytes from user memory
+ *    that crosses a page boundary carries wrong bytes after the boundary
+ *    (siw_try_1seg miscounts the first page's part). Our Sends and Writes
+ *    that small go inline (fill_send), which takes another path, but for
+ *    a Send With Invalidate, and an RPC-over-RDMA reply is never that
+ *    small; a Read siw answers from user memory is the requester's to
+ *    avoid (tests keep such Reads in one page: tests/fabric/stress.c);
  *  - a message that reaches the passive side just after its MPA reply
  *    waits unread until the next segment arrives: siw_accept sends the
  *    reply before it gives the socket's data_ready to the QP. A client
