@@ -24,12 +24,14 @@
 #include "tprog.h"
 #include "tserver.h"
 
+#include <rpcrdma/faults.h>
 #include <rpcrdma/rpc.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -428,6 +430,106 @@ static void server_memory_registration_is_bounded_and_accounted(void **state)
 	assert_int_equal(a.registered_bytes - b.registered_bytes, 7 * 4096);
 	/* The seven left go with the server (ASan sees any leak). */
 	assert_int_equal(rr_svc_destroy(s), 0);
+}
+
+/* ----------------------------- a registered region and its Sends */
+
+struct held_svc {
+	struct rr_fault_plan plan;
+	struct rr_device_opts dopts;
+	struct rr_svc *s;
+	pthread_t loop;
+	uint16_t port;
+};
+
+static void *held_loop(void *arg)
+{
+	rr_svc_run(arg);
+	return NULL;
+}
+
+/*
+ * An in-process server of the test program whose READ results come from
+ * its registered pattern, under the faults provider holding every Send
+ * completion until a later receive: a reply's Send stays incomplete, as
+ * on a slow device, for as long as the client sends nothing more.
+ */
+static void held_svc_start(struct held_svc *h)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	const char *inner = getenv("RR_PROVIDER");
+	struct rr_svc_opts so = {.provider = "faults", .dev_opts = &h->dopts};
+	const struct rr_svc_prog *prog = rr_t_prog();
+
+	h->plan = (struct rr_fault_plan){.seed = 1,
+					 .delay_send_cqe_ppm = RR_PPM_ALWAYS};
+	h->dopts = (struct rr_device_opts){
+		.inner = inner && *inner ? inner : "iwarp", .faults = &h->plan};
+	assert_non_null(prog);
+	assert_int_equal(inet_pton(AF_INET, test_addr(), &sin.sin_addr), 1);
+	assert_int_equal(
+		rr_svc_create((struct sockaddr *)&sin, sizeof(sin), &so, &h->s),
+		0);
+	assert_int_equal(rr_svc_register(h->s, prog), 0);
+	assert_int_equal(
+		rr_svc_mem_reg(h->s, rr_t_prog_pattern(), RR_T_MAX_BULK), 0);
+	assert_int_equal(rr_svc_port(h->s, &h->port), 0);
+	assert_int_equal(pthread_create(&h->loop, NULL, held_loop, h->s), 0);
+}
+
+static void held_svc_stop(struct held_svc *h)
+{
+	rr_svc_stop(h->s);
+	pthread_join(h->loop, NULL);
+	assert_int_equal(rr_svc_destroy(h->s), 0);
+}
+
+/* The region can go once the loop has retired the Send: bounded poll. */
+static int unreg_within(struct rr_svc *s, const void *addr, int ms)
+{
+	uint64_t end = rr_t_now_ms() + (uint64_t)ms;
+	int rc;
+
+	while ((rc = rr_svc_mem_unreg(s, addr)) == -EBUSY &&
+	       rr_t_now_ms() < end)
+		sched_yield();
+	return rc;
+}
+
+/* Invariant 2 for the application's memory: a region outlives its Sends. */
+static void a_registered_region_outlives_the_sends_that_read_it(void **state)
+{
+	struct rr_clnt_opts o = {.provider = getenv("RR_PROVIDER"),
+				 .timeout_ms = CALL_TMO_MS,
+				 .registration = test_registration()};
+	uint8_t *bulk = buf_new(RR_T_MAX_BULK);
+	struct rr_xprt_stats st;
+	struct held_svc h;
+	struct rr_clnt *c;
+	uint8_t res[16], args[4];
+	struct rr_call call = mkcall(RR_T_READ, res, sizeof(res));
+
+	(void)state;
+	held_svc_start(&h);
+	assert_int_equal(rr_clnt_create(test_addr(), h.port, &o, &c), 0);
+	rr_t_put32(args, 65536);
+	call.args = args;
+	call.args_len = 4;
+	call.res_bulk = bulk;
+	call.res_bulk_cap = RR_T_MAX_BULK;
+	assert_int_equal(rr_clnt_call(c, &call), 0);
+	assert_int_equal(call.res_bulk_len, 65536);
+	assert_pattern(bulk, 65536, 65536);
+	/* The reply came; the Send that carried it has not completed. */
+	assert_int_equal(rr_svc_mem_unreg(h.s, rr_t_prog_pattern()), -EBUSY);
+	null_ok(c); /* a receive: the faults provider lets that Send go */
+	assert_int_equal(unreg_within(h.s, rr_t_prog_pattern(), 10000), 0);
+	assert_int_equal(rr_svc_stats(h.s, &st), 0);
+	assert_int_equal(st.res_bulk_copies, 0);
+	assert_int_equal(st.write_chunks, 1);
+	assert_int_equal(rr_clnt_destroy(c), 0);
+	held_svc_stop(&h);
+	free(bulk);
 }
 
 static void read_lands_exactly_in_unregistered_memory_via_bounce(void **state)
@@ -1182,6 +1284,9 @@ int main(int argc, char **argv)
 		T(read_lands_exactly_in_unregistered_memory_via_bounce),
 		RR_T_LIMITED(
 			server_memory_registration_is_bounded_and_accounted,
+			CASE_S, NULL, NULL),
+		RR_T_LIMITED(
+			a_registered_region_outlives_the_sends_that_read_it,
 			CASE_S, NULL, NULL),
 		T(read_without_a_result_buffer_returns_the_bytes_inline),
 		T(write_delivers_exact_bytes_from_registered_memory),
