@@ -63,9 +63,10 @@
  *  - a Read Response, Send or Write of at most 32 bytes from user memory
  *    that crosses a page boundary carries wrong bytes after the boundary
  *    (siw_try_1seg miscounts the first page's part). Our Sends and Writes
- *    that small go inline (fill_send), which takes another path, but for
- *    a Send With Invalidate, and an RPC-over-RDMA reply is never that
- *    small; a Read siw answers from user memory is the requester's to
+ *    that small go inline (fill_send) when the QP took inline data
+ *    (make_qp asks for it, and goes without if refused), which takes
+ *    another path; never a Send With Invalidate, but an RPC-over-RDMA
+ *    reply is never that small; a Read siw answers from user memory is the requester's to
  *    avoid (tests keep such Reads in one page: tests/fabric/stress.c);
  *  - a message that reaches the passive side just after its MPA reply
  *    waits unread until the next segment arrives: siw_accept sends the
