@@ -66,8 +66,9 @@
  *    that small go inline (fill_send) when the QP took inline data
  *    (make_qp asks for it, and goes without if refused), which takes
  *    another path; never a Send With Invalidate, but an RPC-over-RDMA
- *    reply is never that small; a Read siw answers from user memory is the requester's to
- *    avoid (tests keep such Reads in one page: tests/fabric/stress.c);
+ *    reply is never that small; a Read siw answers from user memory is
+ *    the requester's to avoid (tests keep such Reads in one page:
+ *    tests/fabric/stress.c);
  *  - a message that reaches the passive side just after its MPA reply
  *    waits unread until the next segment arrives: siw_accept sends the
  *    reply before it gives the socket's data_ready to the QP. A client
