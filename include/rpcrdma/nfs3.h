@@ -116,7 +116,10 @@ struct rr_nfs_dir;
 
 int rr_nfs_mount(const char *url, const struct rr_nfs_opts *o,
 		 struct rr_nfs **out);
-/* Unmounts (MOUNT UMNT, best effort) and frees. Open files must be closed. */
+/*
+ * Unmounts (MOUNT UMNT, best effort, waiting at most 5 s) and frees.
+ * Open files must be closed.
+ */
 int rr_nfs_umount(struct rr_nfs *n);
 /* The URL's path inside the export ("/" when it named the export). */
 const char *rr_nfs_url_path(const struct rr_nfs *n);

@@ -28,8 +28,9 @@
 #   outage     nfsrdmad stopped: a soft mount's create fails with EIO; a
 #              hard mount's waits out twice that, and completes once
 #              the server is back; a process waiting on the stopped
-#              server dies of SIGKILL, and the mount's daemon exits on
-#              SIGTERM with a call waiting
+#              server dies of SIGKILL, the mount's daemon exits on
+#              SIGTERM with a call waiting, and after an unmount that
+#              the stopped server never answers
 #   fiorestart fio writes 64 MiB through a hard mount with crc32c
 #              verification; nfsrdmad is stopped and started again on the
 #              same ports while it writes. fio must finish with every block
@@ -91,6 +92,8 @@ cleanup() {
 	if [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; then
 		DEADLINE_S=5 poll gone "$SERVE_PID" || kill -KILL "$SERVE_PID" 2>/dev/null
 	fi
+	# a stopped server (umount_while_stopped) takes SIGTERM only once going
+	[ -n "$SERVER" ] && kill -CONT "$SERVER" 2>/dev/null
 	[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
 	rm -rf "$T"
 }
@@ -596,7 +599,8 @@ test_outage() {
 	stopped_while_waiting
 	read_killed_while_waiting
 	stopped_while_writing
-	echo "outage: soft failed with EIO after ${soft_took} s, hard waited out $((2 * SOFT_S)) s and completed, a process waiting on the stopped server was killed (in a GETATTR, and in a READ), the daemon stopped with a call waiting and with WRITEs out, over $PROTO"
+	umount_while_stopped
+	echo "outage: soft failed with EIO after ${soft_took} s, hard waited out $((2 * SOFT_S)) s and completed, a process waiting on the stopped server was killed (in a GETATTR, and in a READ), the daemon stopped with a call waiting and with WRITEs out, and exited after an unmount with the server stopped, over $PROTO"
 }
 
 # pid is asleep in the kernel, waiting for the mount's answer (its stack
@@ -703,6 +707,24 @@ stopped_while_writing() {
 	poll unmounted || fail "$MNT still mounted after the daemon exited"
 	SERVE_PID=
 	start_server "$RDMA_PORT $TCP_PORT $MOUNT_PORT $NLM_PORT"
+}
+
+# An unmount with the server stopped (SIGSTOP: its sockets still accept,
+# it answers nothing): the daemon's UMNT is advisory, so even a hard
+# mount's daemon must not wait for a server that may never answer.
+stopped() { [ "$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" = T ]; }
+umount_while_stopped() {
+	do_mount "hard,timeo=10,retrans=1"
+	kill -STOP "$SERVER" && poll stopped "$SERVER" || fail "could not stop nfsrdmad"
+	"$NFSRDMA" umount "$MNT" || fail "nfsrdma umount failed with the server stopped"
+	poll unmounted || fail "$MNT still mounted after umount with the server stopped"
+	poll gone "$SERVE_PID" ||
+		fail "hard: the mount's daemon did not exit after an unmount with the server stopped"
+	kill -CONT "$SERVER"
+	if [ "$PROTO" = tcp ]; then
+		wait "$SERVE_PID" || fail "nfsrdma mount -f exited with $? after an unmount with the server stopped"
+	fi
+	SERVE_PID=
 }
 
 # mount.fuse.nfsrdma's daemon for $MNT: pid, or nothing

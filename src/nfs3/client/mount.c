@@ -238,15 +238,20 @@ int rr__nfsc_mount_export(struct rr_nfs *n, const char *host, uint16_t port,
 	return rc;
 }
 
+/*
+ * Best effort: the server's mount list is advisory (RFC 1813 5.2). So
+ * UMNT waits a bounded time even on a hard mount, whose calls otherwise
+ * wait forever: an unmount must finish when the server is gone.
+ */
 void rr__nfsc_mount_umnt(struct rr_nfs *n)
 {
-	struct nfsc_xprt_opts o = {.timeout_ms = n->timeout_ms,
-				   .connect_timeout_ms = n->connect_timeout_ms,
-				   .max_bulk = 4096};
+	int ms = nfsc_probe_ms(n) < NFSC_UMNT_MAX_MS ? nfsc_probe_ms(n)
+						     : NFSC_UMNT_MAX_MS;
+	struct nfsc_xprt_opts o = {
+		.timeout_ms = ms, .connect_timeout_ms = ms, .max_bulk = 4096};
 	dirpath d = n->export;
 	struct rr_rpc_clnt *x;
 
-	/* Best effort: the server's mount list is advisory (RFC 1813 5.2). */
 	if (rr__nfsc_xprt_tcp(n->host, n->mountport, &o, &x))
 		return;
 	mount_call(n, x, MOUNTPROC3_UMNT, (xdrproc_t)rr__xdr_dirpath, &d,

@@ -175,6 +175,9 @@ int rr__nfsc_fsync(struct rr_nfs_file *f);
 /* Whether anything waits for a COMMIT (or a failure to be reported). */
 bool rr__nfsc_pending(struct rr_nfs_file *f);
 
+/* The longest an unmount waits for the server's UMNT answer. */
+#define NFSC_UMNT_MAX_MS 5000
+
 /* A probe waits no longer than a connection may take, nor than a call. */
 static inline int nfsc_probe_ms(const struct rr_nfs *n)
 {
