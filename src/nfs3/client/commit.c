@@ -70,7 +70,8 @@ static int take(struct rr_nfs_file *f, struct pending *p)
 	err = f->write_err;
 	f->write_err = 0;
 	p->r = f->unstable;
-	memset(&f->unstable, 0, sizeof(f->unstable));
+	f->unstable = f->spare;
+	memset(&f->spare, 0, sizeof(f->spare));
 	p->untracked = f->untracked;
 	p->lost = f->verf_lost;
 	p->have_verf = f->have_verf;
@@ -78,6 +79,19 @@ static int take(struct rr_nfs_file *f, struct pending *p)
 	f->untracked = f->verf_lost = false;
 	pthread_mutex_unlock(&f->mu);
 	return err;
+}
+
+/* p's ranges are done with: their array becomes f's spare, or goes. */
+static void done(struct rr_nfs_file *f, struct pending *p)
+{
+	pthread_mutex_lock(&f->mu);
+	if (!f->spare.r) {
+		f->spare = p->r;
+		f->spare.n = 0;
+		memset(&p->r, 0, sizeof(p->r));
+	}
+	pthread_mutex_unlock(&f->mu);
+	rr__nfsc_ranges_free(&p->r);
 }
 
 /* A COMMIT that did not cover p: it is pending again. */
@@ -89,7 +103,7 @@ static void put_back(struct rr_nfs_file *f, struct pending *p)
 	f->untracked |= p->untracked;
 	f->verf_lost |= p->lost;
 	pthread_mutex_unlock(&f->mu);
-	rr__nfsc_ranges_free(&p->r);
+	done(f, p);
 }
 
 static int commit(struct rr_nfs_file *f, uint8_t *verf)
@@ -191,7 +205,7 @@ static int commit_round(struct rr_nfs_file *f)
 			return rc;
 		}
 		if (!p.have_verf || !memcmp(verf, p.verf, sizeof(verf))) {
-			rr__nfsc_ranges_free(&p.r);
+			done(f, &p);
 			return 0;
 		}
 		p.lost = true;
@@ -201,7 +215,7 @@ static int commit_round(struct rr_nfs_file *f)
 		put_back(f, &p);
 		return rc;
 	}
-	rr__nfsc_ranges_free(&p.r);
+	done(f, &p);
 	return 1;
 }
 

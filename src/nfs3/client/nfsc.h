@@ -157,6 +157,11 @@ struct rr_nfs_file {
 	void *refill_arg;
 	pthread_mutex_t mu;	     /* guards the write state below */
 	struct nfsc_ranges unstable; /* written UNSTABLE, not committed */
+	/*
+	 * The array a finished COMMIT gave back (n 0): the next one takes it
+	 * in unstable's place, so a writer's COMMITs allocate nothing.
+	 */
+	struct nfsc_ranges spare;
 	bool untracked; /* a range could not be recorded (no memory) */
 	bool have_verf;
 	bool verf_lost; /* the verifier changed between writes */
