@@ -87,7 +87,7 @@ struct fcred {
  * its WRITEs. A file's write-behind memory is so at most 2 * WLOG_MAX
  * plus one write.
  */
-#define WLOG_MAX (16u << 20)
+#define WLOG_MAX (32u << 20)
 struct ofile {
 	struct rr_nfs_file *f;
 	uint64_t ino;

@@ -11,8 +11,10 @@
  * A full log generation is sealed and committed by the writer that
  * filled it, once its own WRITEs are back, while later writes go into
  * the other generation; a writer that finds both full waits for that
- * COMMIT. The library's COMMIT covers the ranges whose WRITEs were back
- * when it was sent (commit.c), so the sealed generation is all in it.
+ * COMMIT before it logs and is answered, so a file's log stays within
+ * its bound (fpriv.h) however fast the writes come. The library's
+ * COMMIT covers the ranges whose WRITEs were back when it was sent
+ * (commit.c), so the sealed generation is all in it.
  */
 #include <errno.h>
 
@@ -109,44 +111,49 @@ static void commit_sealed(struct ofile *of, unsigned g)
 }
 
 /*
- * After a write: a full generation is sealed and committed here, unless
- * a COMMIT is already running (wait for it: the writer is ahead of the
- * server's disk) or the other generation kept a failed one's bytes
- * (*full: commit everything, io held for writing).
+ * Caller holds mu. A full log[cur] turns before a write goes in: while
+ * the other generation's COMMIT runs, the writer waits (it has not been
+ * answered, so the kernel sends no more of its writes meanwhile); else
+ * log[cur] is sealed, to be committed by this writer (*seal, its
+ * number); else the other generation kept a failed COMMIT's bytes, and
+ * *full asks for everything to be committed (io held for writing).
  */
-static void turn(struct ofile *of, bool *full)
+static void make_room(struct ofile *of, int *seal, bool *full)
 {
-	bool seal = false;
-	unsigned g = 0;
-
-	pthread_mutex_lock(&of->mu);
-	while (of->log[of->cur].bytes >= WLOG_MAX && of->committing)
-		pthread_cond_wait(&of->cv, &of->mu);
-	if (of->log[of->cur].bytes >= WLOG_MAX) {
+	while (of->log[of->cur].bytes >= WLOG_MAX) {
+		if (of->committing) {
+			pthread_cond_wait(&of->cv, &of->mu);
+			continue;
+		}
 		if (of->log[!of->cur].bytes) {
 			*full = true;
-		} else {
-			g = of->cur;
-			of->cur = !g;
-			of->committing = seal = true;
+			return;
 		}
+		*seal = (int)of->cur;
+		of->cur = !of->cur;
+		of->committing = true;
+		return;
 	}
-	pthread_mutex_unlock(&of->mu);
-	if (seal)
-		commit_sealed(of, g);
 }
 
-/* Logs the write in the current generation: which one, or -errno. */
+/*
+ * Logs the write in the current generation: which one, or -errno. The
+ * write that fills it seals it at once if it can, so its COMMIT starts
+ * without waiting for a next write.
+ */
 static int log_behind(struct ofile *of, const char *buf, size_t size, off_t off,
-		      const void **at)
+		      const void **at, int *seal, bool *full)
 {
 	int rc;
 
 	pthread_mutex_lock(&of->mu);
+	make_room(of, seal, full);
 	rc = rr__wlog_add(&of->log[of->cur], (uint64_t)off, buf, size, at);
 	if (!rc) {
 		rc = (int)of->cur;
 		of->inflight[rc]++;
+		if (*seal < 0 && !*full)
+			make_room(of, seal, full);
 	}
 	pthread_mutex_unlock(&of->mu);
 	return rc;
@@ -175,11 +182,13 @@ bool rr__fuse_write_behind(struct rrf *f, fuse_req_t req, struct ofile *of,
 			   const char *buf, size_t size, off_t off, bool *full)
 {
 	const void *at;
-	int g;
+	int g, seal = -1;
 
 	if (rr__ftab_wb_begin(&f->tab, of->ino, (uint64_t)off, size))
 		return false;
-	g = log_behind(of, buf, size, off, &at);
+	g = log_behind(of, buf, size, off, &at, &seal, full);
+	if (seal >= 0 && g < 0)
+		commit_sealed(of, (unsigned)seal);
 	if (g < 0) {
 		rr__ftab_wb_end(&f->tab, of->ino, (uint64_t)off, size);
 		return false;
@@ -191,7 +200,8 @@ bool rr__fuse_write_behind(struct rrf *f, fuse_req_t req, struct ofile *of,
 	if (!rr__fuse_awrite(f, of, (unsigned)g, at, size, off))
 		rr__fuse_wb_sent(f, of, (unsigned)g, off, size,
 				 rr_nfs_pwrite(of->f, at, size, (uint64_t)off));
-	turn(of, full);
+	if (seal >= 0)
+		commit_sealed(of, (unsigned)seal);
 	return true;
 }
 

@@ -42,6 +42,9 @@
 #              descriptor (pipelined READs) and a SETATTR of one at the
 #              same time must still succeed with the right bytes, and the
 #              server's walks_refused says it did refuse
+#   noalloc    with RPCRDMA_COUNT_ALLOCS=1, the mount's own allocations
+#              (nfsrdma stat) do not grow with the O_DIRECT READs,
+#              buffered READs and write-behind WRITEs it serves
 #   restart    WRITER (restart_writer.c) writes half a file, nfsrdmad is
 #              stopped and started again on the same ports, the rest is
 #              written and close succeeds: its COMMIT saw a new write
@@ -178,6 +181,58 @@ do_umount() {
 }
 
 # ------------------------------------------------------------------ tests
+
+# noalloc: the mount's own allocations (RPCRDMA_COUNT_ALLOCS=1, read with
+# nfsrdma stat) do not grow with the requests it serves. Each workload
+# runs twice on one file, the second time with more I/O; what the second
+# run allocates beyond the first must stay within one per 64 of its extra
+# requests (opening the file allocates the same in both runs), which a
+# write log growing past its bound or an allocation per COMMIT exceeds.
+allocs() { "$NFSRDMA" stat "$MNT" --json | jq -e '.allocations.attempts'; }
+alloc_sites() { "$NFSRDMA" stat "$MNT" --json | jq -r '.allocations.sites[] | "\(.site) \(.attempts)"'; }
+# NAME EXTRA_REQUESTS SMALL_ARGS -- LARGE_ARGS: the fio runs, and the check
+no_growth() {
+	local name=$1 extra=$2 a0 a1 a2 small=() large=()
+	shift 2
+	while [ "$1" != -- ]; do small+=("$1"); shift; done
+	shift
+	large=("$@")
+	a0=$(allocs) || fail "nfsrdma stat gave no allocation count"
+	fio --name="$name" --filename="$MNT/noalloc" "${small[@]}" >"$T/fio.small" 2>&1 ||
+		fail "$name, small run: $(tail -3 "$T/fio.small")"
+	a1=$(allocs)
+	alloc_sites >"$T/sites.1"
+	fio --name="$name" --filename="$MNT/noalloc" "${large[@]}" >"$T/fio.large" 2>&1 ||
+		fail "$name, large run: $(tail -3 "$T/fio.large")"
+	a2=$(allocs)
+	alloc_sites >"$T/sites.2"
+	echo "noalloc: $name allocated $((a1 - a0)), then $((a2 - a1)) with $extra more requests"
+	if [ $((a2 - a1 - (a1 - a0))) -gt $((extra / 64)) ]; then
+		diff "$T/sites.1" "$T/sites.2"
+		fail "$name: allocations grow with the requests served"
+	fi
+}
+
+test_noalloc() {
+	command -v fio >/dev/null || skip "no fio"
+	command -v jq >/dev/null || skip "no jq"
+	RPCRDMA_COUNT_ALLOCS=1 do_mount actimeo=3
+	# the file at its full size first: fio would lay it out otherwise, and
+	# no run goes past its end (fio would open it again to wrap around)
+	head -c $((288 << 20)) /dev/zero >"$MNT/noalloc" || fail "writing the file"
+	local fio=(--ioengine=libaio --iodepth=16 --size=288m)
+	no_growth randread4k 1600 --rw=randread --bs=4k --direct=1 \
+		--number_ios=400 "${fio[@]}" -- \
+		--rw=randread --bs=4k --direct=1 --number_ios=2000 "${fio[@]}"
+	no_growth read1m 96 --rw=read --bs=1m --invalidate=1 --io_size=24m \
+		"${fio[@]}" -- --rw=read --bs=1m --invalidate=1 --io_size=120m "${fio[@]}"
+	# both past the write log's two generations of 32 MiB (fpriv.h), so
+	# that each run fills both: any more memory is then per request
+	no_growth write1m 200 --rw=write --bs=1m --io_size=80m "${fio[@]}" -- \
+		--rw=write --bs=1m --io_size=280m "${fio[@]}"
+	echo "noalloc: READs, write-behind WRITEs and their COMMITs allocate nothing per request over $PROTO"
+	do_umount
+}
 
 test_fio() {
 	command -v fio >/dev/null || skip "no fio"
@@ -784,6 +839,7 @@ case $TEST in
 stress) test_stress ;;
 fstab) test_fstab ;;
 outage) test_outage ;;
+noalloc) test_noalloc ;;
 fio) test_fio ;;
 coreutils) test_coreutils ;;
 users) test_users ;;

@@ -62,10 +62,15 @@ static int serve(struct cli *c, const struct rr_fuse_opts *fo,
 	struct rr_nfs *n;
 	int rc;
 
+	bool count = mount_ctl_count_allocs();
+
 	if (cli_mount(c, url, &n))
 		return 1;
-	p->ctl = (struct mount_ctl){
-		.n = n, .url = url, .mountpoint = mp, .fo = fo};
+	p->ctl = (struct mount_ctl){.n = n,
+				    .url = url,
+				    .mountpoint = mp,
+				    .fo = fo,
+				    .count_allocs = count};
 	rc = rr__fuse_serve(n, mp, url, fo, fuse_opts, mounted, p);
 	mount_ctl_stop(&p->ctl);
 	rr_nfs_umount(n);
