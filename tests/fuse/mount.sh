@@ -186,8 +186,8 @@ do_umount() {
 # nfsrdma stat) do not grow with the requests it serves. Each workload
 # runs twice on one file, the second time with more I/O; what the second
 # run allocates beyond the first must stay within one per 64 of its extra
-# requests (opening the file allocates the same in both runs), which a
-# write log growing past its bound or an allocation per COMMIT exceeds.
+# requests (opening the file allocates the same in both runs), which an
+# allocation per COMMIT (one per 32 WRITEs) exceeds.
 allocs() { "$NFSRDMA" stat "$MNT" --json | jq -e '.allocations.attempts'; }
 alloc_sites() { "$NFSRDMA" stat "$MNT" --json | jq -r '.allocations.sites[] | "\(.site) \(.attempts)"'; }
 # NAME EXTRA_REQUESTS SMALL_ARGS -- LARGE_ARGS: the fio runs, and the check
