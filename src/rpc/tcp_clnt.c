@@ -718,6 +718,8 @@ static struct rr_tcp_clnt *clnt_alloc(const struct rr_tcp_clnt_opts *o)
 	pthread_mutex_init(&c->mu, NULL);
 	rr_cond_init_mono(&c->rx_cv);
 	rr__rm_rx_init(&c->rx, c->o.max_record);
+	/* a call the socket took only part of is kept without an allocation */
+	c->out.spare_max = c->o.max_record;
 	gethostname(c->machine, sizeof(c->machine) - 1);
 	return c;
 }

@@ -19,6 +19,7 @@ struct rr__outbuf {
 	const uint8_t *p;
 	size_t len, off;
 	void *lent;
+	size_t cap; /* room in data */
 	uint8_t data[];
 };
 
@@ -50,8 +51,6 @@ static size_t iov_total(const struct iovec *iov, int n)
 	return t;
 }
 
-static void pop(struct rr__outq *q);
-
 static void link_buf(struct rr__outq *q, struct rr__outbuf *b)
 {
 	if (q->tail)
@@ -62,16 +61,56 @@ static void link_buf(struct rr__outq *q, struct rr__outbuf *b)
 	q->bytes += b->len;
 }
 
+/* An entry with room for len bytes: a spare if one is large enough. */
+static struct rr__outbuf *entry(struct rr__outq *q, size_t len)
+{
+	struct rr__outbuf **pp = &q->spares, *b;
+
+	for (; *pp; pp = &(*pp)->next) {
+		if ((*pp)->cap >= len) {
+			b = *pp;
+			*pp = b->next;
+			q->nspares--;
+			return b;
+		}
+	}
+	/*
+	 * Room for the next piece of its kind, whatever its size: a record's
+	 * small pieces vary by a few bytes, and the part of a record the
+	 * socket did not take varies up to the whole record.
+	 */
+	if (len <= OUTQ_SMALL)
+		len = OUTQ_SMALL;
+	else if (len <= q->spare_max)
+		len = q->spare_max;
+	b = rr_malloc(sizeof(*b) + len);
+	if (b)
+		b->cap = len;
+	return b;
+}
+
+/* A sent entry: kept as a spare if it may be, else freed. */
+static void retire(struct rr__outq *q, struct rr__outbuf *b)
+{
+	if (q->nspares < OUTQ_SPARES && b->cap <= q->spare_max) {
+		b->next = q->spares;
+		q->spares = b;
+		q->nspares++;
+		return;
+	}
+	free(b);
+}
+
 /* A queue entry holding a copy of iov[from..to), from byte skip of it on. */
-static struct rr__outbuf *copy_buf(const struct iovec *iov, int from, int to,
-				   size_t skip)
+static struct rr__outbuf *copy_buf(struct rr__outq *q, const struct iovec *iov,
+				   int from, int to, size_t skip)
 {
 	size_t len = iov_total(iov + from, to - from) - skip, at = 0;
-	struct rr__outbuf *b = rr_malloc(sizeof(*b) + len);
+	struct rr__outbuf *b = entry(q, len);
 
 	if (!b)
 		return NULL;
-	*b = (struct rr__outbuf){.p = b->data, .len = len};
+	*b = (struct rr__outbuf){.p = b->data, .len = len, .cap = b->cap};
 	for (int i = from; i < to; i++) {
 		size_t l = iov[i].iov_len;
 		const uint8_t *p = iov[i].iov_base;
@@ -88,12 +127,14 @@ static struct rr__outbuf *copy_buf(const struct iovec *iov, int from, int to,
 }
 
 /* The piece [p, p + len) of the lent buffer buf, kept rather than copied. */
-static struct rr__outbuf *lent_buf(void *buf, const void *p, size_t len)
+static struct rr__outbuf *lent_buf(struct rr__outq *q, void *buf, const void *p,
+				   size_t len)
 {
-	struct rr__outbuf *b = rr_malloc(sizeof(*b));
+	struct rr__outbuf *b = entry(q, 0);
 
 	if (b)
-		*b = (struct rr__outbuf){.p = p, .len = len, .lent = buf};
+		*b = (struct rr__outbuf){
+			.p = p, .len = len, .lent = buf, .cap = b->cap};
 	return b;
 }
 
@@ -117,20 +158,21 @@ static int enqueue(struct rr__outq *q, const struct iovec *iov, int n,
 		   size_t skip, const struct rr__outq_loan *loan)
 {
 	struct rr__outq part = {.give_back = q->give_back, .arg = q->arg};
+	/* part's entries come from q's spares, and a failure gives them back */
 	int cut = borrow(q, iov, skip, loan) ? loan->idx : n;
 	struct rr__outbuf *b[3] = {NULL, NULL, NULL};
 	size_t before = iov_total(iov, cut), at;
 	bool after = cut + 1 < n && iov_total(iov + cut + 1, n - cut - 1);
 
 	if (skip < before)
-		b[0] = copy_buf(iov, 0, cut, skip);
+		b[0] = copy_buf(q, iov, 0, cut, skip);
 	if (cut < n) {
 		at = skip > before ? skip - before : 0;
-		b[1] = lent_buf(loan->buf,
+		b[1] = lent_buf(q, loan->buf,
 				(const uint8_t *)iov[cut].iov_base + at,
 				iov[cut].iov_len - at);
 		if (after)
-			b[2] = copy_buf(iov, cut + 1, n, 0);
+			b[2] = copy_buf(q, iov, cut + 1, n, 0);
 	}
 	for (int i = 0; i < 3; i++) {
 		if (b[i])
@@ -140,8 +182,14 @@ static int enqueue(struct rr__outq *q, const struct iovec *iov, int n,
 	    (after && !b[2])) {
 		if (cut < n && !b[1])
 			q->give_back(q->arg, loan->buf);
-		while (part.head)
-			pop(&part);
+		while (part.head) {
+			struct rr__outbuf *h = part.head;
+
+			part.head = h->next;
+			if (h->lent)
+				q->give_back(q->arg, h->lent);
+			retire(q, h);
+		}
 		return -ENOMEM;
 	}
 	if (!part.head)
@@ -195,7 +243,7 @@ static void pop(struct rr__outq *q)
 		q->tail = NULL;
 	if (b->lent)
 		q->give_back(q->arg, b->lent);
-	free(b);
+	retire(q, b);
 }
 
 int rr__outq_flush(int fd, struct rr__outq *q)
@@ -232,6 +280,13 @@ void rr__outq_free(struct rr__outq *q)
 	while (q->head)
 		pop(q);
 	q->bytes = 0;
+	while (q->spares) {
+		struct rr__outbuf *b = q->spares;
+
+		q->spares = b->next;
+		free(b);
+	}
+	q->nspares = 0;
 }
 
 int rr__sock_port(int fd, uint16_t *port)

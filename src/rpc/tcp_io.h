@@ -29,12 +29,29 @@
 
 struct rr__outbuf;
 
+/*
+ * Entries sent are kept for the next ones (at most OUTQ_SPARES), so that
+ * a peer that keeps the socket full does not cost an allocation per
+ * record: those whose room is at most spare_max bytes (0: none). An
+ * entry's room is OUTQ_SMALL, or spare_max for anything larger up to it,
+ * so that any later piece fits a kept one. A client sets spare_max to its
+ * largest record, and so keeps at most OUTQ_SPARES of those; a server
+ * sets it to OUTQ_SMALL, keeping what holds its replies' headers and
+ * lent pieces, its bulk going out lent.
+ */
+#define OUTQ_SPARES 8
+/* The least room an entry gets: a record's header and small pieces. */
+#define OUTQ_SMALL 256
+
 struct rr__outq {
 	struct rr__outbuf *head, *tail;
 	size_t bytes; /* queued, not yet sent */
 	/* takes back a lent buffer; NULL: nothing is ever lent */
 	void (*give_back)(void *arg, void *buf);
 	void *arg;
+	struct rr__outbuf *spares;
+	unsigned nspares;
+	size_t spare_max;
 };
 
 /*
@@ -67,6 +84,7 @@ int rr__outq_put_lent(struct rr__outq *q, const struct iovec *iov, int n,
 		      const struct rr__outq_loan *loan);
 /* Sends what is queued, as far as the socket takes it; 0 or -errno. */
 int rr__outq_flush(int fd, struct rr__outq *q);
+/* Drops what is queued and the spares: empty, as a zeroed queue is. */
 void rr__outq_free(struct rr__outq *q);
 
 /* O_NONBLOCK and TCP_NODELAY (RPC is request/response: no Nagle delay). */

@@ -233,6 +233,7 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 	c->base.peer = (const struct sockaddr *)&c->peer;
 	c->out.give_back = give_back_bulk;
 	c->out.arg = s;
+	c->out.spare_max = OUTQ_SMALL; /* bulk goes out lent (tcp_io.h) */
 	pthread_mutex_init(&c->mu, NULL);
 	rr__rm_rx_init(&c->rx, s->o.max_record);
 	c->rx.big = &s->rec_spares;

@@ -569,6 +569,67 @@ static void partial_send_is_queued_and_flushed_in_order(void **state)
 	free(dst);
 }
 
+/* Sends iov whole through q, the peer reading: rounds until q is empty. */
+static void send_through(int wfd, int rfd, struct rr__outq *q,
+			 const struct iovec *iov, int n, uint8_t *dst,
+			 size_t cap)
+{
+	assert_int_equal(rr__outq_send(wfd, q, iov, n), 0);
+	while (q->head) {
+		struct pollfd p = {.fd = wfd, .events = POLLOUT};
+
+		drain(rfd, dst, cap);
+		poll(&p, 1, 1000);
+		assert_int_equal(rr__outq_flush(wfd, q), 0);
+	}
+	drain(rfd, dst, cap);
+}
+
+/*
+ * A client's queue (spare_max its largest record) keeps what it queued:
+ * once a record the socket took only part of has been sent, records of
+ * any size up to spare_max that the socket again takes only part of are
+ * queued without an allocation, and the queue keeps at most OUTQ_SPARES
+ * entries. A queue without spare_max keeps none.
+ */
+static void partial_sends_reuse_kept_entries(void **state)
+{
+	static const size_t sizes[] = {1 << 20, 300 << 10, 64 << 10, 5000};
+	size_t big = 1 << 20;
+	uint8_t *src = calloc(1, big), *dst = malloc(big);
+	struct rr__outq q = {.spare_max = big}, none = {0};
+	struct rr_alloc_inject_stats st;
+	int sv[2], small = 4096;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	send_through(sv[0], sv[1], &q, &(struct iovec){src, big}, 1, dst, big);
+	assert_int_equal(q.nspares, 1);
+	rr_alloc_inject_count();
+	for (int r = 0; r < 3; r++)
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+			send_through(sv[0], sv[1], &q,
+				     &(struct iovec){src, sizes[i]}, 1, dst,
+				     big);
+	rr_alloc_inject_off();
+	rr_alloc_inject_stats(&st);
+	assert_int_equal(st.attempts, 0);
+	assert_true(q.nspares >= 1 && q.nspares <= OUTQ_SPARES);
+	rr__outq_free(&q);
+	assert_null(q.spares);
+	send_through(sv[0], sv[1], &none, &(struct iovec){src, big}, 1, dst,
+		     big);
+	assert_int_equal(none.nspares, 0);
+	close(sv[0]);
+	close(sv[1]);
+	free(src);
+	free(dst);
+}
+
 /* A lender's side of a loan: its buffer, and what the queue did with it. */
 struct lender {
 	uint8_t *buf;	/* lent, or still the lender's */
@@ -757,6 +818,7 @@ int main(void)
 		cmocka_unit_test(buffer_grows_with_bytes_not_with_claims),
 		cmocka_unit_test(detached_record_belongs_to_the_caller),
 		cmocka_unit_test(big_record_moves_into_a_spare_and_back),
+		cmocka_unit_test(partial_sends_reuse_kept_entries),
 		cmocka_unit_test(oversized_record_is_skipped_keeping_its_head),
 		cmocka_unit_test(record_after_a_skipped_one_arrives_intact),
 		cmocka_unit_test(partial_send_is_queued_and_flushed_in_order),
