@@ -184,10 +184,13 @@ do_umount() {
 
 # noalloc: the mount's own allocations (RPCRDMA_COUNT_ALLOCS=1, read with
 # nfsrdma stat) do not grow with the requests it serves. Each workload
-# runs twice on one file, the second time with more I/O; what the second
-# run allocates beyond the first must stay within one per 64 of its extra
-# requests (opening the file allocates the same in both runs), which an
-# allocation per COMMIT (one per 32 WRITEs) exceeds.
+# runs on one file once to warm up, then twice, the second time with more
+# I/O; what the second run allocates beyond the first must stay within
+# one per 64 of its extra requests, and 2 more: a TCP connection's queue
+# may still add to the entries it keeps (at most OUTQ_SPARES, tcp_io.h)
+# when a run fills the socket further than the warm-up did. Opening the
+# file allocates the same in both runs. An allocation per COMMIT (one per
+# 32 WRITEs) exceeds that.
 allocs() { "$NFSRDMA" stat "$MNT" --json | jq -e '.allocations.attempts'; }
 alloc_sites() { "$NFSRDMA" stat "$MNT" --json | jq -r '.allocations.sites[] | "\(.site) \(.attempts)"'; }
 # NAME EXTRA_REQUESTS SMALL_ARGS -- LARGE_ARGS: the fio runs, and the check
@@ -197,6 +200,10 @@ no_growth() {
 	while [ "$1" != -- ]; do small+=("$1"); shift; done
 	shift
 	large=("$@")
+	# once first, unmeasured: what a connection keeps for the most it ever
+	# queues (tcp_io.h) is sized by then
+	fio --name="$name" --filename="$MNT/noalloc" "${large[@]}" >"$T/fio.warm" 2>&1 ||
+		fail "$name, warm-up run: $(tail -3 "$T/fio.warm")"
 	a0=$(allocs) || fail "nfsrdma stat gave no allocation count"
 	fio --name="$name" --filename="$MNT/noalloc" "${small[@]}" >"$T/fio.small" 2>&1 ||
 		fail "$name, small run: $(tail -3 "$T/fio.small")"
@@ -207,7 +214,7 @@ no_growth() {
 	a2=$(allocs)
 	alloc_sites >"$T/sites.2"
 	echo "noalloc: $name allocated $((a1 - a0)), then $((a2 - a1)) with $extra more requests"
-	if [ $((a2 - a1 - (a1 - a0))) -gt $((extra / 64)) ]; then
+	if [ $((a2 - a1 - (a1 - a0))) -gt $((extra / 64 + 2)) ]; then
 		diff "$T/sites.1" "$T/sites.2"
 		fail "$name: allocations grow with the requests served"
 	fi
@@ -219,8 +226,8 @@ test_noalloc() {
 	RPCRDMA_COUNT_ALLOCS=1 do_mount actimeo=3
 	# the file at its full size first: fio would lay it out otherwise, and
 	# no run goes past its end (fio would open it again to wrap around)
-	head -c $((288 << 20)) /dev/zero >"$MNT/noalloc" || fail "writing the file"
-	local fio=(--ioengine=libaio --iodepth=16 --size=288m)
+	head -c $((480 << 20)) /dev/zero >"$MNT/noalloc" || fail "writing the file"
+	local fio=(--ioengine=libaio --iodepth=16 --size=480m)
 	no_growth randread4k 1600 --rw=randread --bs=4k --direct=1 \
 		--number_ios=400 "${fio[@]}" -- \
 		--rw=randread --bs=4k --direct=1 --number_ios=2000 "${fio[@]}"
@@ -228,8 +235,8 @@ test_noalloc() {
 		"${fio[@]}" -- --rw=read --bs=1m --invalidate=1 --io_size=120m "${fio[@]}"
 	# both past the write log's two generations of 32 MiB (fpriv.h), so
 	# that each run fills both: any more memory is then per request
-	no_growth write1m 200 --rw=write --bs=1m --io_size=80m "${fio[@]}" -- \
-		--rw=write --bs=1m --io_size=280m "${fio[@]}"
+	no_growth write1m 390 --rw=write --bs=1m --io_size=80m "${fio[@]}" -- \
+		--rw=write --bs=1m --io_size=470m "${fio[@]}"
 	echo "noalloc: READs, write-behind WRITEs and their COMMITs allocate nothing per request over $PROTO"
 	do_umount
 }
