@@ -51,6 +51,8 @@ static size_t iov_total(const struct iovec *iov, int n)
 	return t;
 }
 
+static void pop(struct rr__outq *q);
+
 static void link_buf(struct rr__outq *q, struct rr__outbuf *b)
 {
 	if (q->tail)
@@ -158,7 +160,7 @@ static int enqueue(struct rr__outq *q, const struct iovec *iov, int n,
 		   size_t skip, const struct rr__outq_loan *loan)
 {
 	struct rr__outq part = {.give_back = q->give_back, .arg = q->arg};
-	/* part's entries come from q's spares, and a failure gives them back */
+	/* part's entries may be q's spares; a failure frees them (pop) */
 	int cut = borrow(q, iov, skip, loan) ? loan->idx : n;
 	struct rr__outbuf *b[3] = {NULL, NULL, NULL};
 	size_t before = iov_total(iov, cut), at;
@@ -182,14 +184,8 @@ static int enqueue(struct rr__outq *q, const struct iovec *iov, int n,
 	    (after && !b[2])) {
 		if (cut < n && !b[1])
 			q->give_back(q->arg, loan->buf);
-		while (part.head) {
-			struct rr__outbuf *h = part.head;
-
-			part.head = h->next;
-			if (h->lent)
-				q->give_back(q->arg, h->lent);
-			retire(q, h);
-		}
+		while (part.head)
+			pop(&part);
 		return -ENOMEM;
 	}
 	if (!part.head)
