@@ -59,10 +59,9 @@ static int serve(struct cli *c, const struct rr_fuse_opts *fo,
 		 const char *fuse_opts, struct daemon_pipe *p)
 {
 	const char *url = c->argv[0], *mp = c->argv[1];
+	bool count = mount_ctl_count_allocs(); /* from before the mount */
 	struct rr_nfs *n;
 	int rc;
-
-	bool count = mount_ctl_count_allocs();
 
 	if (cli_mount(c, url, &n))
 		return 1;

@@ -479,9 +479,9 @@ static void io_round(struct rr_nfs_file *f, uint8_t *buf, const uint8_t *src)
  * rounds have sized what the mount keeps, rounds of READs and WRITEs of
  * every size up to more than rtmax, each round's COMMIT, and a GETATTR,
  * allocate nothing at all in the library; the allocator counts every
- * attempt meanwhile. The
- * large buffers are registered by the caller, as a FUSE mount's are not
- * (its requests are smaller than what pread registers by itself).
+ * attempt meanwhile. The large buffers are registered by the caller, as a
+ * FUSE mount's are not (its requests are smaller than what pread
+ * registers by itself).
  */
 static void steady_io_allocates_nothing(void **state)
 {
