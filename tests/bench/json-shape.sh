@@ -162,9 +162,10 @@ rpc() {
 	says "$f" "rpc: the server's address:port, over iwarp" \
 		'(.target | test("^127\\.0\\.0\\.1:[0-9]+$")) and
 		 .transport == "rdma" and .provider == "iwarp"'
-	says "$f" "rpc: libtirpc over TCP, with every ratio" \
-		'[.baselines[] | [.name, .transport]] == [["libtirpc", "tcp"]] and
-		 (.baselines[0].ratio | all(.[]; type == "number"))'
+	says "$f" "rpc: libtirpc over TCP, then the fabric's RDMA Write, with every ratio" \
+		'[.baselines[] | [.name, .transport]] ==
+		 [["libtirpc", "tcp"], ["fabric_rdma_write", "rdma"]] and
+		 all(.baselines[]; .ratio | all(.[]; type == "number"))'
 	says "$f" "rpc: the calls/s goal against libtirpc, then memory" \
 		'[.goals[] | [.metric, .baseline]] ==
 		 [["ratio.ops_per_s", "libtirpc"], ["client_rss_bytes", null],
@@ -178,12 +179,15 @@ rpc_shm() {
 	run "$f" "$BENCH" rpc --provider shm --proc read --size 1M --depth 2 \
 		--seconds $SECS --json
 	keeps "$f" rpcrdma-bench rpc
-	says "$f" "rpc over shm: libtirpc, then memcpy and process_vm_readv" \
+	says "$f" "rpc over shm: the 1 MiB goals against libtirpc and the fabric" \
+		'[.goals[] | select(.metric == "ratio.MBps") | .baseline] ==
+		 ["libtirpc", "fabric_rdma_write"]'
+	says "$f" "rpc over shm: libtirpc, the fabric, memcpy and process_vm_readv" \
 		'.provider == "shm" and
 		 [.baselines[] | [.name, .transport]] ==
-		 [["libtirpc", "tcp"], ["memcpy", "memory"],
-		  ["process_vm_readv", "memory"]] and
-		 (.baselines[2].figures.MBps > 0)'
+		 [["libtirpc", "tcp"], ["fabric_rdma_write", "rdma"],
+		  ["memcpy", "memory"], ["process_vm_readv", "memory"]] and
+		 (.baselines[3].figures.MBps > 0)'
 }
 
 # Starts nfsrdmad on free ports (provider $1, default iwarp); sets RPORT,

@@ -16,8 +16,9 @@
 #define GOAL_SMALL_READ	 4096u
 #define GOAL_READ_DEPTH	 16u
 #define GOAL_LARGE_READ	 (1u << 20)
+#define GOAL_READ_FABRIC 0.9 /* MB/s ratio to the fabric's RDMA Write */
 #define DEFAULT_MAX_BULK (1u << 20)
-#define RPC_MAX_GOALS	 5 /* three ratios at most, two of memory */
+#define RPC_MAX_GOALS	 6 /* four ratios at most, two of memory */
 
 /* Non-zero counters only: a failure report should be short. */
 void rpc_print_stats(FILE *f, const struct rr_xprt_stats *s)
@@ -117,6 +118,8 @@ static unsigned memory_goals(const struct rpc_opts *o,
 struct rpc_limits {
 	bool valid, read;
 	struct bench_result mem, cma;
+	bool fab_valid; /* the fabric's own RDMA, below */
+	struct bench_result fab;
 };
 
 static void limits_measure(const struct rpc_opts *o, struct rpc_limits *l)
@@ -138,6 +141,54 @@ static void limits_measure(const struct rpc_opts *o, struct rpc_limits *l)
 	l->valid = err == 0;
 }
 
+/*
+ * The fabric's own one-sided rate for the bulk data, same size, depth,
+ * provider and CPUs, after the other phases: a READ's results move as an
+ * RDMA Write into the client, a WRITE's arguments as an RDMA Read from
+ * it. What the RPC layer adds (the call, its reply, the window bound and
+ * invalidated for each call) is the gap between the two.
+ */
+static void fabric_measure(const struct rpc_opts *o, struct rpc_limits *l)
+{
+	struct bench_opts b = o->b;
+	int err;
+
+	if (o->b.baseline_only || !o->b.size ||
+	    (o->proc != BENCHPROC_READ && o->proc != BENCHPROC_WRITE))
+		return;
+	b.op = o->proc == BENCHPROC_READ ? BENCH_OP_WRITE : BENCH_OP_READ;
+	b.port = 0;
+	bench_hist_reset(&l->fab.hist);
+	err = bench_fabric_run(&b, &l->fab);
+	if (err)
+		fprintf(stderr, "rpcrdma-bench rpc: fabric phase: %s\n",
+			strerror(-err));
+	l->fab_valid = err == 0;
+}
+
+static const char *fabric_name(const struct rpc_opts *o)
+{
+	return o->proc == BENCHPROC_READ ? "fabric_rdma_write"
+					 : "fabric_rdma_read";
+}
+
+static unsigned fabric_goal(const struct rpc_opts *o,
+			    const struct bench_figures *us,
+			    const struct rpc_limits *l, struct rpc_goal *g)
+{
+	struct bench_figures fab = bench_figures(&l->fab);
+
+	if (!l->fab_valid || !us->valid || !fab.valid ||
+	    o->proc != BENCHPROC_READ || o->b.size < GOAL_LARGE_READ)
+		return 0;
+	*g = (struct rpc_goal){"read >= 1 MiB MB/s / fabric RDMA Write",
+			       false,
+			       {"ratio.MBps", fabric_name(o),
+				bench_ratio(us->mbps, fab.mbps),
+				GOAL_READ_FABRIC, false}};
+	return 1;
+}
+
 /* ------------------------------------------------------------------- text */
 
 static void text_row(const char *name, const struct bench_figures *f)
@@ -145,6 +196,23 @@ static void text_row(const char *name, const struct bench_figures *f)
 	if (f->valid)
 		printf("%-8s %12.0f %12.1f %10.2f %10.2f\n", name, f->msgs,
 		       f->mbps, f->p50, f->p99);
+}
+
+static void text_fabric(const struct rpc_opts *o,
+			const struct bench_figures *us,
+			const struct rpc_limits *l)
+{
+	struct bench_figures fab = bench_figures(&l->fab);
+
+	if (!l->fab_valid || !fab.valid)
+		return;
+	printf("%-8s %12.0f %12.1f %10.2f %10.2f (%s of %u B, no RPC)\n",
+	       "fabric", fab.msgs, fab.mbps, fab.p50, fab.p99,
+	       o->proc == BENCHPROC_READ ? "RDMA Write" : "RDMA Read",
+	       o->b.size);
+	printf("%-8s %12.3f %12.3f %10s %10s (%s / fabric)\n", "ratio",
+	       bench_ratio(us->msgs, fab.msgs), bench_ratio(us->mbps, fab.mbps),
+	       "", "", o->b.provider);
 }
 
 static void text_limits(const struct bench_figures *us,
@@ -221,6 +289,7 @@ static void text_report(const struct rpc_opts *o, const struct rpc_result *ours,
 		       bench_ratio(us.mbps, tcp.mbps),
 		       bench_ratio(us.p50, tcp.p50),
 		       bench_ratio(us.p99, tcp.p99));
+	text_fabric(o, &us, lim);
 	text_limits(&us, lim);
 	printf("MB = 10^6 bytes of data (echo counts it once); latency = "
 	       "arguments encoded to results decoded and checked; tirpc: %u "
@@ -319,6 +388,19 @@ static unsigned json_limits(const struct rpc_limits *l,
 	return 2;
 }
 
+static unsigned json_fabric(const struct rpc_opts *o,
+			    const struct rpc_limits *l,
+			    struct bjson_baseline *b, struct bench_figures *fab)
+{
+	if (!l->fab_valid)
+		return 0;
+	*fab = bench_figures(&l->fab);
+	*b = (struct bjson_baseline){.name = fabric_name(o),
+				     .transport = "rdma",
+				     .fig = bench_json_figures(&l->fab, fab)};
+	return 1;
+}
+
 static int json_report(const struct rpc_opts *o, const struct rpc_result *ours,
 		       const struct rpc_result *base,
 		       const struct rpc_limits *lim, const struct rpc_goal *g,
@@ -329,15 +411,19 @@ static int json_report(const struct rpc_opts *o, const struct rpc_result *ours,
 	struct rpc_details d = {o, ours};
 	struct bjson_goal goals[RPC_MAX_GOALS];
 	char target[64], base_target[64];
-	struct bench_figures mem, cma;
-	struct bjson_baseline b[3] = {
+	struct bench_figures mem, cma, fab;
+	struct bjson_baseline b[4] = {
 		{.name = "libtirpc",
 		 .transport = "tcp",
 		 .target = bench_target(&o->b, &base->r, base_target,
 					sizeof(base_target)),
 		 .fig = bench_json_figures(&base->r, &tcp)}};
 	unsigned nb = tcp.valid;
-	struct bjson_report r = {
+	struct bjson_report r;
+
+	nb += json_fabric(o, lim, b + nb, &fab);
+	nb += json_limits(lim, b + nb, &mem, &cma);
+	r = (struct bjson_report){
 		.program = "rpcrdma-bench",
 		.subcommand = "rpc",
 		.version = RR_VERSION,
@@ -351,7 +437,7 @@ static int json_report(const struct rpc_opts *o, const struct rpc_result *ours,
 		.provider = o->b.provider,
 		.fig = bench_json_figures(&ours->r, &us),
 		.baselines = b,
-		.nbaselines = nb + json_limits(lim, b + nb, &mem, &cma),
+		.nbaselines = nb,
 		.goals = goals,
 		.ngoals = ngoals,
 		.details = json_details,
@@ -375,8 +461,10 @@ int rpc_report(const struct rpc_opts *o, const struct rpc_result *ours,
 
 	if (!lim)
 		return -ENOMEM;
+	fabric_measure(o, lim);
 	limits_measure(o, lim);
 	n = ratio_goals(o, &us, &tcp, g);
+	n += fabric_goal(o, &us, lim, g + n);
 	if (ours->r.done)
 		n += memory_goals(o, &ours->mem, g + n);
 	if (o->b.json)
