@@ -17,7 +17,9 @@
 #     sequential read and write (depth 4) and 4 KiB random read (depth
 #     16) from Ganesha over TCP, nfsrdmad over TCP and nfsrdmad over RDMA
 #     (iwarp), with ratios against Ganesha (issue 19's goals: 1.0x over
-#     TCP, 1.2x over RDMA).
+#     TCP, 1.2x over RDMA). With CEPH_LIMIT set to the ceph_limit program,
+#     also the cluster's own rate for each row: the same I/O from a
+#     libcephfs client with no NFS server, the most any gateway can pass.
 #
 # Skipped (77, saying why) without ganesha.nfsd and its FSAL_CEPH, the ceph
 # daemons, libnfs's tools (test), root or rpcinfo.
@@ -186,6 +188,23 @@ bench() {
 	bench_row read 1M 4 MB/s big
 	bench_row write 1M 4 MB/s new
 	bench_row randread 4K 16 calls/s big
+	[ -n "${CEPH_LIMIT:-}" ] || return 0
+	# its own file, so that no server's caps on theirs slow it
+	"$CEPH_LIMIT" "$conf" /big.l write 1048576 4 2 >/dev/null ||
+		fail "ceph_limit could not write /big.l"
+	echo "the cluster itself: the same I/O from libcephfs in one process, no NFS server"
+	limit_row "read 1M depth 4" read 1048576 4 MBps big.l MB/s
+	limit_row "write 1M depth 4" write 1048576 4 MBps new.l MB/s
+	limit_row "randread 4K depth 16" randread 4096 16 ops_per_s big.l calls/s
+}
+
+# limit_row LABEL OP BYTES DEPTH FIELD FILE UNIT: ceph_limit's rate
+limit_row() {
+	local v
+	v=$("$CEPH_LIMIT" "$conf" "/$6" "$2" "$3" "$4" "$seconds" |
+		sed -n "s/.*$5 \([0-9.]*\).*/\1/p")
+	[ -n "$v" ] || fail "ceph_limit $2 gave no figure"
+	printf '%-28s %10.0f  %s\n' "$1" "$v" "$7"
 }
 
 if [ "$mode" = test ]; then
