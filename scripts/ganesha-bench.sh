@@ -11,20 +11,23 @@
 # on a quiet machine, as root (Ganesha needs it), more than once before
 # believing a ratio.
 #
-#   scripts/ganesha-bench.sh [-B BUILD] [-s SECONDS] [-m MIB]
+#   scripts/ganesha-bench.sh [-B BUILD] [-s SECONDS] [-m MIB] [-r ROUNDS]
 #     -B  build tree with bin/nfsrdma and bin/nfsrdmad (default build)
 #     -s  seconds per run (default 5); -m  file size in MiB (default 256)
+#     -r  rounds of each row, the servers taking turns, each figure their
+#         median (default 1)
 # Exit: 0 when every run ran; 77 when something it needs is missing.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$ROOT/build SECS=5 MIB=256
-while getopts "B:s:m:h" o; do
+BUILD=$ROOT/build SECS=5 MIB=256 ROUNDS=1
+while getopts "B:s:m:r:h" o; do
 	case $o in
 	B) BUILD=$(cd "$OPTARG" && pwd) || exit 2 ;;
 	s) SECS=$OPTARG ;;
 	m) MIB=$OPTARG ;;
-	*) sed -n '4,17p' "$0"; exit 2 ;;
+	r) ROUNDS=$OPTARG ;;
+	*) sed -n '4,19p' "$0"; exit 2 ;;
 	esac
 done
 
@@ -72,12 +75,13 @@ cat "$tmp/export/big.g" >/dev/null
 
 # shellcheck disable=SC2034 # read by bench_row
 BENCH_NFSRDMA=$BUILD/bin/nfsrdma BENCH_BASE=nfs://127.0.0.1$tmp/export \
-	BENCH_SECONDS=$SECS \
+	BENCH_SECONDS=$SECS BENCH_ROUNDS=$ROUNDS \
 	BENCH_GQ="?proto=tcp&nfsport=$nport&mountport=$mport" \
 	BENCH_TQ="?proto=tcp&nfsport=$NFSRDMAD_TCP&mountport=$NFSRDMAD_MOUNT" \
 	BENCH_RQ="?nfsport=$NFSRDMAD_RDMA&mountport=$NFSRDMAD_MOUNT"
 
 echo "nfsrdma bench, $SECS s each, one directory ($MIB MiB file); ratios against Ganesha (VFS) over TCP"
+[ "$ROUNDS" -le 1 ] || echo "each figure the median of $ROUNDS rounds"
 echo "nfsrdmad: --threads 4 (default), one connection a client; Ganesha: its defaults"
 echo "goals: nfsrdmad over TCP >= 1.2x, over RDMA (iwarp) >= 2x"
 bench_header

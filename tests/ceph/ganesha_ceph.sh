@@ -19,7 +19,8 @@
 #     (iwarp), with ratios against Ganesha (issue 19's goals: 1.0x over
 #     TCP, 1.2x over RDMA). With CEPH_LIMIT set to the ceph_limit program,
 #     also the cluster's own rate for each row: the same I/O from a
-#     libcephfs client with no NFS server, the most any gateway can pass.
+#     libcephfs client with no NFS server in its way. BENCH_ROUNDS:
+#     rounds of each row, each figure their median (tests/lib/ganesha.sh).
 #
 # Skipped (77, saying why) without ganesha.nfsd and its FSAL_CEPH, the ceph
 # daemons, libnfs's tools (test), root or rpcinfo.
@@ -183,6 +184,8 @@ bench() {
 	run put "$tmp/big" "$base/big.g$gq" || fail "put big.g"
 	run put "$tmp/big" "$base/big.n$tq" || fail "put big.n"
 	echo "nfsrdma bench, ${seconds} s each, one cluster; ratios against Ganesha over TCP"
+	[ "${BENCH_ROUNDS:-1}" -le 1 ] ||
+		echo "each figure the median of $BENCH_ROUNDS rounds"
 	echo "goals: nfsrdmad over TCP >= 1.0x, over RDMA >= 1.2x"
 	bench_header
 	bench_row read 1M 4 MB/s big
@@ -198,13 +201,17 @@ bench() {
 	limit_row "randread 4K depth 16" randread 4096 16 ops_per_s big.l calls/s
 }
 
-# limit_row LABEL OP BYTES DEPTH FIELD FILE UNIT: ceph_limit's rate
+# limit_row LABEL OP BYTES DEPTH FIELD FILE UNIT: ceph_limit's rate, the
+# median of BENCH_ROUNDS runs as bench_row's
 limit_row() {
-	local v
-	v=$("$CEPH_LIMIT" "$conf" "/$6" "$2" "$3" "$4" "$seconds" |
-		sed -n "s/.*$5 \([0-9.]*\).*/\1/p")
-	[ -n "$v" ] || fail "ceph_limit $2 gave no figure"
-	printf '%-28s %10.0f  %s\n' "$1" "$v" "$7"
+	local v vs=() i
+	for ((i = 0; i < ${BENCH_ROUNDS:-1}; i++)); do
+		v=$("$CEPH_LIMIT" "$conf" "/$6" "$2" "$3" "$4" "$seconds" |
+			sed -n "s/.*$5 \([0-9.]*\).*/\1/p")
+		[ -n "$v" ] || fail "ceph_limit $2 gave no figure"
+		vs+=("$v")
+	done
+	printf '%-28s %10.0f  %s\n' "$1" "$(median "${vs[@]}")" "$7"
 }
 
 if [ "$mode" = test ]; then

@@ -206,13 +206,34 @@ bench_header() {
 		"ours rdma" "ratio"
 }
 
+# median NUMBER...: the middle one (the lower middle of an even count)
+median() {
+	printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"
+}
+
 # bench_row OP BS DEPTH UNIT FILE: Ganesha on FILE.g, nfsrdmad over TCP
-# and then RDMA on FILE.n (the second of them writes over the first's)
+# and then RDMA on FILE.n (the second of them writes over the first's).
+# BENCH_ROUNDS (default 1) rounds of the three, one after another, so
+# that a slow spell of the machine falls on all three alike; each column
+# is its median.
 bench_row() {
-	local op=$1 bs=$2 depth=$3 unit=$4 file=$5 g t r
-	g=$(bench_one "$BENCH_GQ" "$file.g" "$op" "$bs" "$depth")
-	t=$(bench_one "$BENCH_TQ" "$file.n" "$op" "$bs" "$depth")
-	r=$(bench_one "$BENCH_RQ" "$file.n" "$op" "$bs" "$depth" --force)
+	local op=$1 bs=$2 depth=$3 unit=$4 file=$5 gs=() ts=() rs=() i g t r
+	local again=()
+	for ((i = 0; i < ${BENCH_ROUNDS:-1}; i++)); do
+		gs+=("$(bench_one "$BENCH_GQ" "$file.g" "$op" "$bs" "$depth" \
+			"${again[@]}")")
+		ts+=("$(bench_one "$BENCH_TQ" "$file.n" "$op" "$bs" "$depth" \
+			"${again[@]}")")
+		rs+=("$(bench_one "$BENCH_RQ" "$file.n" "$op" "$bs" "$depth" \
+			--force)")
+		# a write's later rounds write over the file its first made
+		again=(--force)
+	done
+	# bench_one's fail ran in a subshell: what it said is the figure
+	for i in "${gs[@]}" "${ts[@]}" "${rs[@]}"; do
+		[[ $i =~ ^[0-9.]+$ ]] || { printf '%s\n' "$i"; exit 1; }
+	done
+	g=$(median "${gs[@]}") t=$(median "${ts[@]}") r=$(median "${rs[@]}")
 	printf '%-28s %10.0f %10.0f %6.2fx %10.0f %6.2fx  %s\n' \
 		"$op $bs depth $depth" "$g" "$t" "$(echo "$t / $g" | bc -l)" \
 		"$r" "$(echo "$r / $g" | bc -l)" "$unit"
