@@ -15,7 +15,10 @@
 #     do, one 1 MiB read(2) after another (psync), as nfs-cp is one
 #     sequential copy; the row after it is the same pass by libaio at
 #     depth 16, which for a buffered file the kernel does not make
-#     asynchronous and which ran at half the speed here.
+#     asynchronous and which ran at half the speed here;
+#   - the same fio runs through a FUSE file system that does nothing
+#     (tests/fuse/null_fs.c, mounted as nfsrdma mount mounts): what FUSE
+#     alone allows on this machine, the ceiling of any FUSE client.
 # Figures and ratios, not assertions. Run it on a quiet machine, and more
 # than once before believing a ratio.
 #
@@ -44,13 +47,16 @@ for t in fio jq; do command -v $t >/dev/null || skip "$t not found"; done
 
 T=$(mktemp -d /tmp/rr-fuse-bench.XXXXXX)
 SERVER=
+NULLFS=$BUILD/tests/fuse/null_fs NULLPID=
 cleanup() {
 	grep -q " $T/mnt " /proc/self/mountinfo && umount -l "$T/mnt"
+	grep -q " $T/null " /proc/self/mountinfo && umount -l "$T/null"
+	[ -n "$NULLPID" ] && wait "$NULLPID" 2>/dev/null
 	[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
 	rm -rf "$T"
 }
 trap cleanup EXIT
-mkdir -p "$T/exp" "$T/mnt" "$T/state"
+mkdir -p "$T/exp" "$T/mnt" "$T/state" "$T/null"
 head -c $((MIB << 20)) /dev/urandom >"$T/exp/data" || exit 1
 head -c $((64 << 20)) /dev/urandom >"$T/exp/small" || exit 1
 
@@ -83,7 +89,7 @@ fio_mount() {
 	local eng=(--ioengine=libaio --iodepth=16)
 	[ -n "${5:-}" ] && how=(--size=$((64 << 20)))
 	[ "${6:-}" = psync ] && eng=(--ioengine=psync)
-	fio --name="$1" --filename="$T/mnt/${5:-data}" --rw="$2" --bs="$3" \
+	fio --name="$1" --filename="${MNT:-$T/mnt}/${5:-data}" --rw="$2" --bs="$3" \
 		--direct="$4" "${eng[@]}" --invalidate=1 \
 		"${how[@]}" \
 		--output-format=json 2>/dev/null |
@@ -93,25 +99,49 @@ fio_mount() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 "$NFSRDMA" mount "$URL" "$T/mnt" || exit 1
+if [ -x "$NULLFS" ]; then
+	"$NULLFS" "$T/null" "$MIB" 2>"$T/null.err" &
+	NULLPID=$!
+	for _ in $(seq 100); do
+		grep -q " $T/null " /proc/self/mountinfo && break
+		read -r -t 0.05 _ <>"$T/null.err" 2>/dev/null || true
+	done
+	grep -q " $T/null " /proc/self/mountinfo || { cat "$T/null.err"; exit 1; }
+fi
 echo "fuse-bench: ${MIB} MiB file, ${SECS} s a run, nfsrdmad over iwarp on 127.0.0.1"
-printf '%-28s %10s %10s %8s %10s %8s\n' run mount_MBps bench_MBps ratio libnfs_MBps ratio
-row() { # NAME MOUNT BENCH LIBNFS
-	printf '%-28s %10.1f %10.1f %8s %10s %8s\n' "$1" "$2" "$3" "$(ratio "$2" "$3")" \
-		"${4:-n/a}" "$([ "${4:-null}" = null ] && echo n/a || ratio "$2" "$4")"
+echo "null: the same fio through a FUSE file system that does nothing (FUSE alone)"
+echo "bound: null / (null + bench), the mount's ratio to bench if FUSE's work and the"
+echo "  NFS client's each keep this host's $(nproc) CPUs busy and the two add up"
+printf '%-28s %10s %10s %6s %10s %6s %10s %6s\n' run mount_MBps bench_MBps ratio \
+	null_MBps bound libnfs_MBps ratio
+# row NAME BENCH LIBNFS FIO_ARGS...: fio through the mount and the null
+# file system, then the figures and their ratios
+row() {
+	local name=$1 b=$2 lib=$3 m n=n/a rn=n/a rl=n/a
+	shift 3
+	m=$(fio_mount "$@")
+	if [ -n "$NULLPID" ]; then
+		n=$(MNT=$T/null fio_mount "$@")
+		printf -v n '%.1f' "$n"
+		rn=$(awk -v n="$n" -v b="$b" 'BEGIN { printf "%.2f", n / (n + b) }')
+	fi
+	if [ "$lib" != null ]; then
+		rl=$(ratio "$m" "$lib")
+	else
+		lib=n/a
+	fi
+	printf '%-28s %10.1f %10.1f %6s %10s %6s %10s %6s\n' "$name" "$m" "$b" \
+		"$(ratio "$m" "$b")" "$n" "$rn" "$lib" "$rl"
 }
 read -r b _ < <(bench read 1M)
-m=$(fio_mount seqread read 1M 0)
-row "1 MiB sequential read" "$m" "$b" null
+row "1 MiB sequential read" "$b" null seqread read 1M 0
 read -r b lib < <(bench read 1M small)
-m=$(fio_mount once read 1M 0 small psync)
-row "1 MiB read, 64 MiB once" "$m" "$b" "$lib"
-m=$(fio_mount once16 read 1M 0 small)
-row "  the same, libaio depth 16" "$m" "$b" "$lib"
+row "1 MiB read, 64 MiB once" "$b" "$lib" once read 1M 0 small psync
+row "  the same, libaio depth 16" "$b" "$lib" once16 read 1M 0 small
 read -r b _ < <(bench write 1M)
-m=$(fio_mount seqwrite write 1M 0)
-row "1 MiB sequential write" "$m" "$b" null
+row "1 MiB sequential write" "$b" null seqwrite write 1M 0
 read -r b _ < <(bench randread 4K)
-m=$(fio_mount randread randread 4k 1)
-row "4 KiB random read (direct)" "$m" "$b" null
+row "4 KiB random read (direct)" "$b" null randread randread 4k 1
 echo "goals: mount/bench >= 0.7; 1 MiB read mount/libnfs >= 1.5"
 "$NFSRDMA" umount "$T/mnt"
+[ -n "$NULLPID" ] && fusermount3 -u "$T/null"
