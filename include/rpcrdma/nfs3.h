@@ -196,6 +196,14 @@ ssize_t rr_nfs_pread(struct rr_nfs_file *f, void *buf, size_t len,
 ssize_t rr_nfs_pwrite(struct rr_nfs_file *f, const void *buf, size_t len,
 		      uint64_t off);
 /*
+ * As rr_nfs_pwrite, but every WRITE asks FILE_SYNC: when it returns, the
+ * bytes are on the server's stable storage and wait for no COMMIT, as
+ * the kernel client's O_DIRECT writes are. A server that answers with
+ * less (RFC 1813 forbids it) leaves them to fsync or close, as UNSTABLE.
+ */
+ssize_t rr_nfs_pwrite_sync(struct rr_nfs_file *f, const void *buf, size_t len,
+			   uint64_t off);
+/*
  * Independent READs (write false) or WRITEs of one file, depth calls in
  * flight from this thread: next() describes each call to make (buf, len
  * of at most rr_nfs_max_read/_write, off; false: no more) and done() gets
@@ -243,6 +251,7 @@ int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf);
 typedef ssize_t (*rr_nfs_refill_fn)(void *arg, void *buf, size_t len,
 				    uint64_t off);
 void rr_nfs_set_refill(struct rr_nfs_file *f, rr_nfs_refill_fn fn, void *arg);
+/* A COMMIT of the UNSTABLE writes since the last; none: nothing is sent. */
 int rr_nfs_fsync(struct rr_nfs_file *f);
 int rr_nfs_ftruncate(struct rr_nfs_file *f, uint64_t len);
 /* Commits pending writes, then frees f even when that fails. */

@@ -141,7 +141,7 @@ static int issue(struct nfsc_acall *a)
 		a->call.arg_bulk = a->buf + a->got;
 		a->call.arg_bulk_len = left;
 		rc = rr__nfsc_write_args(a->args, sizeof(a->args), &a->f->fh,
-					 off, left, &a->call.args_len);
+					 off, left, false, &a->call.args_len);
 	} else {
 		shape_read(a, left, rr_rpc_clnt_ddp(x) && left > ACALL_INLINE);
 		rc = rr__nfsc_read_args(a->args, sizeof(a->args), &a->f->fh,

@@ -219,8 +219,14 @@ static int commit_round(struct rr_nfs_file *f)
 	return 1;
 }
 
+/*
+ * Nothing written UNSTABLE since the last COMMIT (FILE_SYNC writes, or
+ * none): no COMMIT, as the kernel client sends none either.
+ */
 int rr__nfsc_fsync(struct rr_nfs_file *f)
 {
+	if (!rr__nfsc_pending(f))
+		return 0;
 	for (int i = 0; i <= RESEND_ROUNDS; i++) {
 		int rc = commit_round(f);
 

@@ -162,8 +162,7 @@ static int do_close(struct rr_nfs_file *f)
 
 	if (!f)
 		return 0;
-	if (rr__nfsc_pending(f))
-		rc = rr__nfsc_fsync(f);
+	rc = rr__nfsc_fsync(f);
 	rr__nfsc_ranges_free(&f->unstable);
 	rr__nfsc_ranges_free(&f->spare);
 	pthread_mutex_destroy(&f->mu);

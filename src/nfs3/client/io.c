@@ -80,6 +80,7 @@ struct io_range {
 struct io_run {
 	struct rr_nfs_file *f;
 	bool write;
+	bool sync; /* WRITEs ask FILE_SYNC (rr_nfs_pwrite_sync) */
 	/* a stream (rr_nfs_stream) rather than one pread/pwrite */
 	bool (*next_fn)(void *arg, struct rr_nfs_io *io);
 	void (*done_fn)(void *arg, struct rr_nfs_io *io);
@@ -133,10 +134,11 @@ static int encode_read(struct io_run *run, struct io_slot *s)
 
 /* WRITE3args with an empty data<>, then its length word set to count. */
 int rr__nfsc_write_args(char *buf, size_t cap, const struct nfsc_fh *fh,
-			uint64_t off, uint32_t len, size_t *out_len)
+			uint64_t off, uint32_t len, bool sync, size_t *out_len)
 {
-	WRITE3args a = {
-		.offset = off, .count = (count3)len, .stable = UNSTABLE};
+	WRITE3args a = {.offset = off,
+			.count = (count3)len,
+			.stable = sync ? FILE_SYNC : UNSTABLE};
 	int rc;
 
 	nfsc_fh_arg(&a.file, fh);
@@ -150,7 +152,7 @@ int rr__nfsc_write_args(char *buf, size_t cap, const struct nfsc_fh *fh,
 static int encode_write(struct io_run *run, struct io_slot *s)
 {
 	return rr__nfsc_write_args(s->args, sizeof(s->args), &run->f->fh,
-				   s->io.off, (uint32_t)s->io.len,
+				   s->io.off, (uint32_t)s->io.len, run->sync,
 				   &s->call.args_len);
 }
 
@@ -755,7 +757,7 @@ int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf)
 }
 
 static ssize_t io_run(struct rr_nfs_file *f, bool write, void *buf, size_t len,
-		      uint64_t off)
+		      uint64_t off, bool sync)
 {
 	struct io_run run = {
 		.buf = buf, .foff = off, .len = len, .eof_at = len};
@@ -770,6 +772,7 @@ static ssize_t io_run(struct rr_nfs_file *f, bool write, void *buf, size_t len,
 		return -EINVAL;
 	rc = run_init(&run, f, write,
 		      need < f->n->depth ? (uint32_t)need : f->n->depth);
+	run.sync = sync;
 	if (rc) {
 		run_fini(&run);
 		return rc;
@@ -796,7 +799,7 @@ ssize_t rr_nfs_pread(struct rr_nfs_file *f, void *buf, size_t len, uint64_t off)
 {
 	int rc = check_mode(f, false);
 
-	return NFSC_SAY(rc ? rc : io_run(f, false, buf, len, off),
+	return NFSC_SAY(rc ? rc : io_run(f, false, buf, len, off, false),
 			"read %zu bytes at %llu", len, (unsigned long long)off);
 }
 
@@ -805,8 +808,18 @@ ssize_t rr_nfs_pwrite(struct rr_nfs_file *f, const void *buf, size_t len,
 {
 	int rc = check_mode(f, true);
 
-	return NFSC_SAY(rc ? rc : io_run(f, true, (void *)buf, len, off),
+	return NFSC_SAY(rc ? rc : io_run(f, true, (void *)buf, len, off, false),
 			"write %zu bytes at %llu", len,
+			(unsigned long long)off);
+}
+
+ssize_t rr_nfs_pwrite_sync(struct rr_nfs_file *f, const void *buf, size_t len,
+			   uint64_t off)
+{
+	int rc = check_mode(f, true);
+
+	return NFSC_SAY(rc ? rc : io_run(f, true, (void *)buf, len, off, true),
+			"stable write %zu bytes at %llu", len,
 			(unsigned long long)off);
 }
 

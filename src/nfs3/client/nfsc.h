@@ -219,11 +219,12 @@ int rr__nfsc_read_args(char *buf, size_t cap, const struct nfsc_fh *fh,
 int rr__nfsc_read_res(const struct rr_call *call, uint32_t cap, uint32_t *got,
 		      bool *eof, size_t *at);
 /*
- * WRITE3args (UNSTABLE) up to the data's length word; and a WRITE3res's
- * count, the reply noted for the write-verifier story (commit.c).
+ * WRITE3args (UNSTABLE, or FILE_SYNC when sync) up to the data's length
+ * word; and a WRITE3res's count, the reply noted for the write-verifier
+ * story (commit.c).
  */
 int rr__nfsc_write_args(char *buf, size_t cap, const struct nfsc_fh *fh,
-			uint64_t off, uint32_t len, size_t *out_len);
+			uint64_t off, uint32_t len, bool sync, size_t *out_len);
 int rr__nfsc_write_res(struct rr_nfs_file *f, const struct rr_call *call,
 		       uint64_t off, uint32_t cap, uint32_t *got);
 
