@@ -239,15 +239,23 @@ void rr__fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /*
- * An O_DIRECT write, answered once the server has it, or one the log
- * had no room for: unlogged, its bytes could not be sent again, so they
- * are committed at once.
+ * A write answered once the server has it. O_DIRECT: FILE_SYNC, so it is
+ * on the server's stable storage when write(2) returns, as the kernel
+ * client's O_DIRECT writes are, and nothing of it is logged or
+ * committed later (an O_DIRECT file logs nothing, so no older bytes of
+ * its log can be sent again over it). A buffered write the log could not
+ * take behind: UNSTABLE, logged like the others, so that a resend after
+ * a server restart sends these bytes and not older ones of the same
+ * range; committed when the log is full.
  */
 static int write_through(struct ofile *of, const char *buf, size_t size,
 			 off_t off, bool *full)
 {
-	ssize_t n = rr_nfs_pwrite(of->f, buf, size, (uint64_t)off);
+	ssize_t n;
 
+	if (of->direct)
+		return (int)rr_nfs_pwrite_sync(of->f, buf, size, (uint64_t)off);
+	n = rr_nfs_pwrite(of->f, buf, size, (uint64_t)off);
 	if (n >= 0)
 		rr__fuse_wb_log(of, buf, (size_t)n, off, full);
 	return (int)n;

@@ -258,7 +258,34 @@ test_fio() {
 	done
 	[ "$(stat -c %s "$EXP/seq.0.0")" = $((8 << 20)) ] || fail "seq.0.0 size"
 	echo "fio: sequential and random write+verify (crc32c) passed over $PROTO"
+	direct_is_stable
 	do_umount
+}
+
+# The server's count of COMMITs (its control socket, in the state dir)
+commits() {
+	"$NFSRDMA" stat "$T/state/control" --json |
+		jq -e '.procedures[] | select(.program == "nfs3" and
+			.procedure == "COMMIT") | .calls'
+}
+
+# O_DIRECT writes are FILE_SYNC, on the server's disk when write(2)
+# returns, as the kernel client's are: no COMMIT follows them, at close
+# or at fsync. A buffered file's close does commit (the count moves).
+direct_is_stable() {
+	local c0 c1 c2
+	c0=$(commits) || fail "no COMMIT count from nfsrdmad"
+	dd if=/dev/urandom of="$T/direct" bs=1M count=8 2>/dev/null
+	dd if="$T/direct" of="$MNT/direct" bs=1M oflag=direct conv=fsync \
+		2>"$T/dd" || fail "dd oflag=direct: $(cat "$T/dd")"
+	c1=$(commits)
+	[ "$c1" = "$c0" ] || fail "O_DIRECT writes were followed by $((c1 - c0)) COMMIT(s)"
+	cmp -s "$T/direct" "$EXP/direct" || fail "the server's copy of direct differs"
+	dd if="$T/direct" of="$MNT/buffered" bs=1M 2>/dev/null ||
+		fail "dd of a buffered file"
+	c2=$(commits)
+	[ "$c2" -gt "$c1" ] || fail "a buffered file's close sent no COMMIT"
+	echo "O_DIRECT writes are FILE_SYNC, no COMMIT after them; a buffered close commits"
 }
 
 # Programs nobody here wrote, with their own verification: stress-ng's
