@@ -8,7 +8,10 @@
 #      (goal: ours >= 1.0x), and the kernel's client against nfsrdmad vs
 #      against the kernel's nfsd (goal: ours >= 0.8x).
 #   With -M fuse instead: fio through our FUSE mount of the kernel's nfsd
-#   vs through the kernel's client of it (goal: ours >= 0.8x).
+#   vs through the kernel's client of it (goal: ours >= 0.8x), beside fio
+#   through a FUSE file system that does nothing (tests/fuse/null_fs.c)
+#   and nfsrdma bench of the same nfsd: what FUSE and our client each
+#   cost, and the ratio the two allow together.
 # Figures, not assertions. Under TCG the absolute numbers mean little and
 # the ratios are noisy, more so while the machine is busy: run it on a
 # quiet machine and more than once before believing a ratio.
@@ -35,7 +38,7 @@ while getopts "B:C:s:m:r:M:h" o; do
 	m) MIB=$OPTARG ;;
 	r) ROUNDS=$OPTARG ;;
 	M) MODE=$OPTARG ;;
-	*) sed -n '4,25p' "$0"; exit 2 ;;
+	*) sed -n '4,28p' "$0"; exit 2 ;;
 	esac
 done
 CACHE=${CACHE:-$BUILD/vm-cache}
@@ -46,6 +49,9 @@ for t in fio jq; do
 	command -v $t >/dev/null ||
 		{ echo "vm-bench: SKIP: $t not found (scripts/install-deps.sh)" >&2; exit 77; }
 done
+# -M fuse: FUSE alone (tests/fuse/null_fs.c) beside the mount, when built
+NULLFS=$BUILD/tests/fuse/null_fs
+[ -x "$NULLFS" ] || NULLFS=''
 LOGS=$(mktemp -d /tmp/rr-vm-bench.XXXXXX)
 
 # guest NAME DEV DEVICE PROVIDER MODE: one guest, its log kept for the end.
@@ -54,6 +60,7 @@ guest() {
 	shift 2
 	echo "== vm-bench: $name (guest device $dev)"
 	RR_BENCH_SECONDS=$SECS RR_BENCH_MIB=$MIB RR_BENCH_ROUNDS=$ROUNDS \
+		RR_NULLFS=$NULLFS \
 		"$ROOT/tests/vm/rr-vm.sh" -C "$CACHE" -d "$dev" -m 2G -t 900 -- \
 		"$ROOT/tests/vm/bench-kernel.sh" "$BUILD/bin/nfsrdma" \
 		"$BUILD/bin/nfsrdmad" "$@" 2>&1 | tee "$LOGS/$name.log"

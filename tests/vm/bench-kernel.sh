@@ -10,7 +10,9 @@
 #           the kernel's nfsd;
 #   fuse:   the same fio jobs through our FUSE mount (nfsrdma mount,
 #           PROVIDER) versus through the kernel's client, both of the
-#           kernel's nfsd (not part of all: run it by name).
+#           kernel's nfsd (not part of all: run it by name); with
+#           RR_NULLFS (tests/fuse/null_fs), also fio through FUSE alone
+#           and nfsrdma bench of the same nfsd, and the bound they leave.
 # Workloads: 1 MiB sequential read and write, 4 KiB random read at depth 16,
 # over a file of RR_BENCH_MIB (64) MiB, RR_BENCH_SECONDS (8) each, and
 # RR_BENCH_ROUNDS (2) rounds of each pair, in the order AB BA AB ...: the
@@ -253,13 +255,59 @@ fmount() {
 	ok "our FUSE mount ($PROV): $ADDR:$KEXP on $m"
 }
 
+# nmount: RR_NULLFS (tests/fuse/null_fs), FUSE that does nothing, on
+# $MNT-null, in the background; its "data" takes reads and writes alike.
+nmount() {
+	local m=$MNT-null i
+	mkdir -p "$m"
+	"$RR_NULLFS" "$m" "$MIB" 2>"$W/null.err" &
+	for ((i = 0; i < 100; i++)); do
+		mountpoint -q "$m" && break
+		sleep 0.1
+	done
+	mountpoint -q "$m" || fail "null_fs: $(cat "$W/null.err")"
+	ok "null_fs (FUSE alone) on $m"
+}
+
+# frow NAME BS QD FUSE KERNEL [NULL OURS]: MB/s of each; bound: what the
+# mount could reach against the kernel client if FUSE's work (null_fs)
+# and our client's (nfsrdma bench) add up on the guest's CPUs.
+frow() {
+	local f=${4%% *} k=${5%% *} n=${6%% *} o=${7%% *}
+	printf '%-9s %4s %3s | %9s %9s %6s | %9s %9s %6s\n' "$1" "$2" "$3" \
+		"${f:--}" "${k:--}" "$(ratio "${f:-0}" "${k:-0}")" "${n:--}" "${o:--}" \
+		"$(awk -v n="${n:-0}" -v o="${o:-0}" -v k="${k:-0}" 'BEGIN {
+			if (n > 0 && o > 0 && k > 0) printf "%.2f", 1 / (1 / n + 1 / o) / k
+			else print "-" }')"
+}
+
 fuse_bench() {
+	local name op rw bs qd rf rk rn ro
 	step "fuse: fio through our FUSE mount ($PROV) vs the kernel client," \
 		"both of knfsd on $DEV, $SECS s each, $ROUNDS rounds"
 	mountpoint -q "$MNT-knfsd" || kmount knfsd "$KEXP" $KPORT $KMPORT
 	fmount
-	a_cmd() { A_CMD=(kernel "$MNT-fuse/$(wfile "$1" w-ours)" "$2" "$3" "$4"); }
-	table fuse kernel "ratio = FUSE mount / kernel client, MB/s (goal >= 0.8)"
+	[ -x "${RR_NULLFS:-}" ] && nmount
+	{
+		printf '%-9s %4s %3s | %9s %9s %6s | %9s %9s %6s\n' workload bs qd \
+			fuse kernel ratio null ours bound
+		while read -r name op rw bs qd; do
+			A_CMD=(kernel "$MNT-fuse/$(wfile "$op" w-ours)" "$rw" "$bs" "$qd")
+			B_CMD=(kernel "$MNT-knfsd/$(wfile "$op" w-kernel)" "$rw" "$bs" "$qd")
+			alternate
+			rf=$RA rk=$RB rn='' ro=''
+			if mountpoint -q "$MNT-null"; then
+				A_CMD=(kernel "$MNT-null/data" "$rw" "$bs" "$qd")
+				B_CMD=(ours "nfs://$ADDR$KEXP/$(wfile "$op" w-ours)?mountport=$KMPORT&provider=$PROV" "$op" "$bs" "$qd")
+				alternate
+				rn=$RA ro=$RB
+			fi
+			frow "$name" "$bs" "$qd" "$rf" "$rk" "$rn" "$ro"
+		done < <(printf '%s\n' "${WORKLOADS[@]}")
+		echo "ratio = FUSE mount / kernel client, MB/s (goal >= 0.8); null:"
+		echo "  FUSE alone (null_fs); ours: nfsrdma bench of knfsd, no FUSE;"
+		echo "  bound = 1 / (1/null + 1/ours) / kernel, the ratio if the two add up"
+	} | tee -a "$W/tables"
 }
 
 # Reads use the shared data file; writes each side's own copy.
