@@ -97,7 +97,7 @@ struct ofile {
 	 */
 	struct fcred cred;
 	bool rdonly; /* opened O_RDONLY: it never has writes to commit */
-	bool direct; /* O_DIRECT: each write is answered once it is sent */
+	bool direct; /* O_DIRECT: each write answered once stable (FILE_SYNC) */
 	pthread_rwlock_t io;
 	pthread_mutex_t mu; /* guards what follows */
 	pthread_cond_t cv;  /* inflight or committing moved */
@@ -189,7 +189,7 @@ void rr__fuse_wb_sent(struct rrf *f, struct ofile *of, unsigned g, off_t off,
 		      size_t size, ssize_t n);
 bool rr__fuse_write_behind(struct rrf *f, fuse_req_t req, struct ofile *of,
 			   const char *buf, size_t size, off_t off, bool *full);
-/* The write's bytes logged after it was sent (O_DIRECT): 0 or -ENOMEM. */
+/* A write's bytes logged after it was sent (unlogged behind): 0, -ENOMEM. */
 int rr__fuse_wb_log(struct ofile *of, const char *buf, size_t size, off_t off,
 		    bool *full);
 /* A failed write-behind WRITE's errno, negated, taken; 0 if none. */
