@@ -759,8 +759,11 @@ int rr_nfs_mem_unreg(struct rr_nfs *n, void *buf)
 static ssize_t io_run(struct rr_nfs_file *f, bool write, void *buf, size_t len,
 		      uint64_t off, bool sync)
 {
-	struct io_run run = {
-		.buf = buf, .foff = off, .len = len, .eof_at = len};
+	struct io_run run = {.sync = sync,
+			     .buf = buf,
+			     .foff = off,
+			     .len = len,
+			     .eof_at = len};
 	uint32_t chunk = write ? f->n->wtmax : f->n->rtmax;
 	uint64_t need = (len + chunk - 1) / chunk;
 	bool reg;
@@ -772,7 +775,6 @@ static ssize_t io_run(struct rr_nfs_file *f, bool write, void *buf, size_t len,
 		return -EINVAL;
 	rc = run_init(&run, f, write,
 		      need < f->n->depth ? (uint32_t)need : f->n->depth);
-	run.sync = sync;
 	if (rc) {
 		run_fini(&run);
 		return rc;
