@@ -212,29 +212,40 @@ median() {
 }
 
 # bench_row OP BS DEPTH UNIT FILE: Ganesha on FILE.g, nfsrdmad over TCP
-# and then RDMA on FILE.n (the second of them writes over the first's).
+# and over RDMA on FILE.n (the second of them writes over the first's).
 # BENCH_ROUNDS (default 1) rounds of the three, one after another, so
 # that a slow spell of the machine falls on all three alike; each column
-# is its median.
+# is its median. Each round starts one later in the turn (Ganesha, TCP,
+# RDMA; then TCP, RDMA, Ganesha; ...): on a cluster the run after a
+# writer's pays for what that writer left the OSD to do, and no server
+# should always be the one after Ganesha. With more than one round, the
+# rounds' own figures follow the row.
 bench_row() {
-	local op=$1 bs=$2 depth=$3 unit=$4 file=$5 gs=() ts=() rs=() i g t r
-	local again=()
+	local op=$1 bs=$2 depth=$3 unit=$4 file=$5 i k who g t r
+	local -A q=([g]=$BENCH_GQ [t]=$BENCH_TQ [r]=$BENCH_RQ)
+	local -A f=([g]=$file.g [t]=$file.n [r]=$file.n) figs=() used=()
+	local turn=(g t r) force=()
 	for ((i = 0; i < ${BENCH_ROUNDS:-1}; i++)); do
-		gs+=("$(bench_one "$BENCH_GQ" "$file.g" "$op" "$bs" "$depth" \
-			"${again[@]}")")
-		ts+=("$(bench_one "$BENCH_TQ" "$file.n" "$op" "$bs" "$depth" \
-			"${again[@]}")")
-		rs+=("$(bench_one "$BENCH_RQ" "$file.n" "$op" "$bs" "$depth" \
-			--force)")
-		# a write's later rounds write over the file its first made
-		again=(--force)
+		for ((k = 0; k < 3; k++)); do
+			who=${turn[(i + k) % 3]}
+			# a write after the first on a file writes over it
+			force=()
+			[ -z "${used[${f[$who]}]:-}" ] || force=(--force)
+			used[${f[$who]}]=1
+			figs[$who]+="$(bench_one "${q[$who]}" "${f[$who]}" "$op" \
+				"$bs" "$depth" "${force[@]}") "
+		done
 	done
 	# bench_one's fail ran in a subshell: what it said is the figure
-	for i in "${gs[@]}" "${ts[@]}" "${rs[@]}"; do
-		[[ $i =~ ^[0-9.]+$ ]] || { printf '%s\n' "$i"; exit 1; }
+	for i in ${figs[g]} ${figs[t]} ${figs[r]}; do
+		[[ $i =~ ^[0-9.]+$ ]] || { printf '%s\n' "${figs[*]}"; exit 1; }
 	done
-	g=$(median "${gs[@]}") t=$(median "${ts[@]}") r=$(median "${rs[@]}")
+	# shellcheck disable=SC2086 # one figure a word
+	g=$(median ${figs[g]}) t=$(median ${figs[t]}) r=$(median ${figs[r]})
 	printf '%-28s %10.0f %10.0f %6.2fx %10.0f %6.2fx  %s\n' \
 		"$op $bs depth $depth" "$g" "$t" "$(echo "$t / $g" | bc -l)" \
 		"$r" "$(echo "$r / $g" | bc -l)" "$unit"
+	[ "${BENCH_ROUNDS:-1}" -le 1 ] ||
+		printf '  rounds: ganesha %s| tcp %s| rdma %s\n' "${figs[g]}" \
+			"${figs[t]}" "${figs[r]}"
 }
