@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -165,6 +167,55 @@ int rr_t_daemon_stop(struct rr_t_daemon *d)
 		kill(d->pid, SIGKILL);
 	waitpid(d->pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The state directory's control socket: connected, with a deadline. */
+static int control_connect(const struct rr_t_daemon *d)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = 10};
+	const char *slash = strrchr(d->log, '/');
+	int fd;
+
+	if (!slash)
+		return -1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.*s/control",
+		 (int)(slash - d->log), d->log);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+long rr_t_daemon_allocs(const struct rr_t_daemon *d)
+{
+	static const char key[] = "\"allocations\": {\"attempts\":";
+	const size_t cap = 1u << 20;
+	char *reply = malloc(cap), *at;
+	int fd = control_connect(d);
+	size_t got = 0;
+	long v = -1;
+	ssize_t n;
+
+	if (fd >= 0 && reply && write(fd, "stats json\n", 11) == 11)
+		while (got + 1 < cap &&
+		       (n = read(fd, reply + got, cap - 1 - got)) > 0)
+			got += (size_t)n;
+	if (fd >= 0)
+		close(fd);
+	if (reply) {
+		reply[got] = '\0';
+		at = strstr(reply, key);
+		if (!at || sscanf(at + sizeof(key) - 1, "%ld", &v) != 1)
+			v = -1;
+	}
+	free(reply);
+	return v;
 }
 
 long rr_t_daemon_status_kb(const struct rr_t_daemon *d, const char *field)

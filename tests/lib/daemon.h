@@ -38,6 +38,11 @@ int rr_t_daemon_start(struct rr_t_daemon *d, const char *bin, const char *exp,
 int rr_t_daemon_stop(struct rr_t_daemon *d);
 /* A KiB field of the running daemon's /proc status (VmPeak...), or -1. */
 long rr_t_daemon_status_kb(const struct rr_t_daemon *d, const char *field);
+/*
+ * Its own allocations so far, read from its control socket's stats (it
+ * must have been started with RPCRDMA_COUNT_ALLOCS=1), or -1.
+ */
+long rr_t_daemon_allocs(const struct rr_t_daemon *d);
 /* Peak resident set (VmHWM) of the running daemon in KiB, or -1. */
 long rr_t_daemon_peak_rss_kb(const struct rr_t_daemon *d);
 /*

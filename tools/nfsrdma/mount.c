@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloc_count.h"
 #include "nfsrdma.h"
 
 #ifdef RR_HAVE_FUSE
@@ -59,7 +60,7 @@ static int serve(struct cli *c, const struct rr_fuse_opts *fo,
 		 const char *fuse_opts, struct daemon_pipe *p)
 {
 	const char *url = c->argv[0], *mp = c->argv[1];
-	bool count = mount_ctl_count_allocs(); /* from before the mount */
+	bool count = tool_count_allocs(); /* from before the mount */
 	struct rr_nfs *n;
 	int rc;
 

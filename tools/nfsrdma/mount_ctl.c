@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc_count.h"
 #include "control.h"
 #include "json.h"
 #include "nfsrdma.h"
 
 #ifdef RR_HAVE_FUSE
-#include <rpcrdma/alloc_inject.h>
 #include <rpcrdma/oncrpc.h>
 
 #include "fuse/nfs_fuse.h"
@@ -60,60 +60,6 @@ int mount_ctl_path(const char *mountpoint, bool create, char *buf, size_t cap)
 	return 0;
 }
 
-/*
- * The library's and the adapter's own allocations (rr_malloc and its
- * kind; not libfuse's nor libc's), counted from the mount's start: a
- * figure that grows with the requests served is a per-request allocation
- * on the data path, which issue 18 rules out (tests/fuse/mount.sh noalloc).
- * Counting costs a lock per allocation, so it is asked for, never on.
- */
-bool mount_ctl_count_allocs(void)
-{
-	const char *v = getenv("RPCRDMA_COUNT_ALLOCS");
-
-	if (!v || strcmp(v, "1"))
-		return false;
-	rr_alloc_inject_count();
-	return true;
-}
-
-static void allocs_text(FILE *f)
-{
-	struct rr_alloc_inject_stats st;
-	struct rr_alloc_site_info si;
-
-	rr_alloc_inject_stats(&st);
-	fprintf(f, "allocations %llu\n", (unsigned long long)st.attempts);
-	for (uint32_t i = 0; i < st.nsites; i++)
-		if (!rr_alloc_inject_site(i, &si))
-			fprintf(f, "allocated at %s:%d %llu\n", si.file,
-				si.line, (unsigned long long)si.attempts);
-}
-
-static void allocs_json(struct jw *j)
-{
-	struct rr_alloc_inject_stats st;
-	struct rr_alloc_site_info si;
-	char site[512];
-
-	rr_alloc_inject_stats(&st);
-	jw_obj(j, "allocations");
-	jw_u64(j, "attempts", st.attempts);
-	jw_u64(j, "unlisted", st.sites_dropped);
-	jw_arr(j, "sites");
-	for (uint32_t i = 0; i < st.nsites; i++) {
-		if (rr_alloc_inject_site(i, &si))
-			continue;
-		snprintf(site, sizeof(site), "%s:%d", si.file, si.line);
-		jw_obj(j, NULL);
-		jw_str(j, "site", site);
-		jw_u64(j, "attempts", si.attempts);
-		jw_obj_end(j);
-	}
-	jw_arr_end(j);
-	jw_obj_end(j);
-}
-
 static void render_text(const struct mount_ctl *m,
 			const struct rr_xprt_stats *s, int rc, FILE *f)
 {
@@ -125,7 +71,7 @@ static void render_text(const struct mount_ctl *m,
 			m->fo->retrans);
 	fputc('\n', f);
 	if (m->count_allocs)
-		allocs_text(f);
+		tool_allocs_text(f);
 	if (rc) {
 		fprintf(f, "transport counters: %s\n", strerror(-rc));
 		return;
@@ -150,7 +96,7 @@ static void render_json(const struct mount_ctl *m,
 	jw_u64(&j, "timeo_ds", m->fo->timeo);
 	jw_u64(&j, "retrans", m->fo->retrans);
 	if (m->count_allocs)
-		allocs_json(&j);
+		tool_allocs_json(&j, "allocations");
 	if (rc) {
 		jw_null(&j, "transport");
 	} else {

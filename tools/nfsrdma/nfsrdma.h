@@ -73,8 +73,6 @@ struct mount_ctl {
 	struct tool_control *ctl;
 	bool count_allocs; /* RPCRDMA_COUNT_ALLOCS=1: stats list them */
 };
-/* RPCRDMA_COUNT_ALLOCS=1 asks it: counting starts now, when true. */
-bool mount_ctl_count_allocs(void);
 /* Failure is said on stderr and leaves the mount without stats. */
 int mount_ctl_start(struct mount_ctl *m);
 void mount_ctl_stop(struct mount_ctl *m);

@@ -21,6 +21,7 @@
  * otherwise; --exports FILE serves what FILE says (exports(5) syntax, see
  * src/nfs3/server/exports.c) and reads it again on SIGHUP.
  */
+#include "alloc_count.h"
 #include "nfsrdmad.h"
 
 #include <errno.h>
@@ -392,5 +393,6 @@ int main(int argc, char **argv)
 	}
 	if (!o.state_dir)
 		o.state_dir = default_state_dir(sdir, sizeof(sdir));
+	o.count_allocs = tool_count_allocs(); /* from before the first */
 	return nfsrdmad_serve(&o);
 }

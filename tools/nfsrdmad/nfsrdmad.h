@@ -30,6 +30,7 @@ struct nfsrdmad_opts {
 	/* handle resolution (rr_nfs3_server_opts); 0: the default */
 	uint32_t handle_cache_mb, walk_dirs_per_s, walk_dir_us;
 	bool read_only, root_squash;
+	bool count_allocs; /* RPCRDMA_COUNT_ALLOCS=1: stats list them */
 };
 
 /* Serves until SIGTERM or SIGINT; returns the exit status. */

@@ -10,6 +10,8 @@
  */
 #include "report.h"
 
+#include "alloc_count.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -193,6 +195,8 @@ static void text_report(const struct report_src *s, FILE *f)
 #undef X
 	fprintf(f, "\ncontrol: refused=%lu\n",
 		s->ctl ? tool_control_refused(s->ctl) : 0ul);
+	if (s->count_allocs)
+		tool_allocs_text(f);
 }
 
 static void json_proc(FILE *f, enum ctr_prog g, uint32_t proc,
@@ -322,8 +326,16 @@ static void json_report(const struct report_src *s, FILE *f)
 	sep = ", ";
 	NFS_FIELDS(X)
 #undef X
-	fprintf(f, "},\n  \"control_refused\": %lu\n}\n",
+	fprintf(f, "},\n  \"control_refused\": %lu",
 		s->ctl ? tool_control_refused(s->ctl) : 0ul);
+	if (s->count_allocs) {
+		struct jw j;
+
+		fputs(",\n  \"allocations\": ", f);
+		jw_init(&j, f);
+		tool_allocs_json(&j, NULL);
+	}
+	fputs("\n}\n", f);
 }
 
 void nfsrdmad_report(void *arg, FILE *f, bool json)

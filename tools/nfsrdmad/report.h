@@ -29,6 +29,7 @@ struct report_src {
 	struct rr_nfs3_exporter *nfs;
 	struct tool_control *ctl;
 	uint64_t start_ms; /* CLOCK_MONOTONIC */
+	bool count_allocs; /* the reports list them (alloc_count.h) */
 };
 
 /* An tool_render_fn; arg is a struct report_src. */

@@ -719,6 +719,7 @@ static int counters_open(struct daemon *d)
 	d->rep.ctr = d->ctr;
 	d->rep.nfs = d->nfs;
 	d->rep.start_ms = nfsrdmad_report_now_ms();
+	d->rep.count_allocs = d->o->count_allocs;
 	if (!path && d->o->state_dir) {
 		snprintf(buf, sizeof(buf), "%s/control", d->o->state_dir);
 		path = buf;
