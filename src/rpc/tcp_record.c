@@ -14,7 +14,7 @@
 #include <string.h>
 
 /* Smallest buffer we start a record with: most calls fit. */
-#define RM_MIN_CAP 4096
+#define RM_MIN_CAP RR_RM_SMALL
 
 void rr__rm_hdr(uint8_t out[RR_RM_HDR_LEN], uint32_t len, bool last)
 {
@@ -44,6 +44,8 @@ void rr__rm_rx_give_back(const struct rr__rm_rx *r, uint8_t *buf, size_t cap)
 	}
 	if (buf && r->big && cap == r->big->size)
 		rr__spares_put(r->big, buf);
+	else if (buf && r->small && cap == RM_MIN_CAP)
+		rr__spares_put(r->small, buf);
 	else
 		free(buf);
 }
@@ -82,6 +84,12 @@ static int reserve(struct rr__rm_rx *r, size_t need)
 
 	if (need <= r->cap || take_spare(r, need))
 		return 0;
+	if (!r->cap && r->small && (b = rr__spares_take(r->small))) {
+		r->buf = b;
+		r->cap = RM_MIN_CAP;
+		if (need <= RM_MIN_CAP)
+			return 0;
+	}
 	while (cap < need)
 		cap *= 2;
 	if (cap > r->max_record)

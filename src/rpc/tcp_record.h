@@ -33,6 +33,7 @@
 #define RR_RM_MAX_EMPTY 8 /* empty fragments in a row a record may have */
 #define RR_RM_HEAD_LEN	8 /* what a skipped record keeps: xid, type */
 #define RR_RM_BIG_AT	(64u << 10)
+#define RR_RM_SMALL	4096u /* a record's first buffer */
 
 /* The fragment header word for len bytes (len <= RR_RM_MAX_FRAG). */
 void rr__rm_hdr(uint8_t out[RR_RM_HDR_LEN], uint32_t len, bool last);
@@ -49,6 +50,13 @@ struct rr__rm_rx {
 	 * earlier records, given back.
 	 */
 	struct rr__spares *big;
+	/*
+	 * Optional, of RR_RM_SMALL bytes each: a record's first buffer,
+	 * when the last one's left with its record (rr__rm_rx_detach) and
+	 * came back (rr__rm_rx_give_back), so a server handing each call
+	 * to a worker does not allocate one a call.
+	 */
+	struct rr__spares *small;
 	uint8_t *buf; /* the record so far */
 	size_t len, cap;
 	uint8_t hdr[RR_RM_HDR_LEN];

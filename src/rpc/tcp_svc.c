@@ -71,6 +71,7 @@
 #define DEF_MAX_BULK	(1u << 20)
 #define STAGE_LEN	(64u << 10)
 #define MAX_CONN_JOBS	16
+#define JOB_SPARES	64 /* queue entries and small records kept */
 #define REPLY_HDR_ROOM	64 /* accepted reply header with AUTH_NONE verf */
 #define EPOLL_BATCH	64
 #define MAX_WORKERS	256
@@ -237,6 +238,7 @@ static int conn_add(struct rr_tcp_svc *s, int fd,
 	pthread_mutex_init(&c->mu, NULL);
 	rr__rm_rx_init(&c->rx, s->o.max_record);
 	c->rx.big = &s->rec_spares;
+	c->rx.small = &s->rec_small;
 	e.data.ptr = c;
 	err = rr__tcp_cb_init(c);
 	if (!err && epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &e))
@@ -622,6 +624,7 @@ void rr__tcp_svc_wake(struct rr_tcp_svc *s)
 static void job_done(struct tcp_job *j)
 {
 	struct tcp_conn *c = j->conn;
+	struct rr_tcp_svc *s = c->s;
 	bool wake;
 
 	pthread_mutex_lock(&c->mu);
@@ -636,7 +639,7 @@ static void job_done(struct tcp_job *j)
 		svc_wake(c->s);
 	rr__rm_rx_give_back(&c->rx, j->rec, j->cap);
 	conn_put(c);
-	free(j);
+	rr__spares_put(&s->job_spares, j);
 }
 
 /*
@@ -713,7 +716,7 @@ static void conn_unpark(struct tcp_conn *c)
 /* Loop thread: hands the complete record of c to the pool. */
 static int job_push(struct rr_tcp_svc *s, struct tcp_conn *c)
 {
-	struct tcp_job *j = rr_malloc(sizeof(*j));
+	struct tcp_job *j = rr__spares_get(&s->job_spares);
 
 	if (!j)
 		return -ENOMEM;
@@ -1225,6 +1228,11 @@ int rr_tcp_svc_create(const struct sockaddr *addr, socklen_t len,
 	if (!rc) /* a record per worker, and one being read */
 		rc = rr__spares_init(&s->rec_spares, s->o.max_record,
 				     s->o.threads + 1);
+	if (!rc) /* as many as calls a busy pool has queued, give or take */
+		rc = rr__spares_init(&s->rec_small, RR_RM_SMALL, JOB_SPARES);
+	if (!rc)
+		rc = rr__spares_init(&s->job_spares, sizeof(struct tcp_job),
+				     JOB_SPARES);
 	if (!rc && s->o.threads)
 		rc = workers_start(s);
 	if (rc) {
@@ -1315,6 +1323,8 @@ int rr_tcp_svc_destroy(struct rr_tcp_svc *s)
 	ctx_fini(&s->ctx);
 	rr__spares_fini(&s->bulk_spares);
 	rr__spares_fini(&s->rec_spares);
+	rr__spares_fini(&s->rec_small);
+	rr__spares_fini(&s->job_spares);
 	rr__drc_fini(&s->drc);
 	free(s->stage);
 	close_fd(s->evfd);

@@ -121,6 +121,8 @@ struct rr_tcp_svc {
 	struct rr__spares bulk_spares;
 	/* buffers of big calls' records, back from workers (tcp_record.h) */
 	struct rr__spares rec_spares;
+	/* and of the rest, and the queue entries they go to workers in */
+	struct rr__spares rec_small, job_spares;
 	/* worker pool */
 	struct rr_workq q;
 	struct tcp_worker *workers;

@@ -411,6 +411,57 @@ static void big_record_moves_into_a_spare_and_back(void **state)
 }
 
 /*
+ * A small record's buffer, detached and given back, is the next record's
+ * first buffer: a server handing every call to a worker allocates none a
+ * call. A record that outgrew it is freed, not kept.
+ */
+static void small_record_buffer_comes_back_for_the_next(void **state)
+{
+	struct rr__spares sp;
+	struct stream s = {0};
+	struct rr__rm_rx rx;
+	uint8_t data[3 * RR_RM_SMALL], *rec, *first;
+	size_t used, len, cap;
+
+	(void)state;
+	fill(data, sizeof(data));
+	frag(&s, data, 100, true);
+	frag(&s, data, 200, true);
+	frag(&s, data, sizeof(data), true);
+	assert_int_equal(rr__spares_init(&sp, RR_RM_SMALL, 2), 0);
+	rr__rm_rx_init(&rx, 1u << 20);
+	rx.small = &sp;
+	assert_int_equal(rr__rm_rx_feed(&rx, s.p, s.len, &used), 1);
+	first = rr__rm_rx_detach(&rx, &len, &cap);
+	assert_int_equal(cap, RR_RM_SMALL);
+	rr__rm_rx_give_back(&rx, first, cap);
+	assert_int_equal(sp.n, 1);
+	/* the next record is read into it */
+	assert_int_equal(rr__rm_rx_feed(&rx, s.p + used, s.len - used, &len),
+			 1);
+	used += len;
+	rec = rr__rm_rx_detach(&rx, &len, &cap);
+	assert_ptr_equal(rec, first);
+	assert_int_equal(len, 200);
+	assert_memory_equal(rec, data, 200);
+	assert_int_equal(sp.n, 0);
+	rr__rm_rx_give_back(&rx, rec, cap);
+	/* one that outgrows it keeps its bytes, and is not a spare after */
+	assert_int_equal(rr__rm_rx_feed(&rx, s.p + used, s.len - used, &len),
+			 1);
+	rec = rr__rm_rx_detach(&rx, &len, &cap);
+	assert_int_equal(len, sizeof(data));
+	assert_memory_equal(rec, data, sizeof(data));
+	assert_true(cap > RR_RM_SMALL);
+	assert_int_equal(sp.n, 0);
+	rr__rm_rx_give_back(&rx, rec, cap);
+	assert_int_equal(sp.n, 0);
+	rr__rm_rx_fini(&rx);
+	rr__spares_fini(&sp);
+	free(s.p);
+}
+
+/*
  * Feeds s[0..len) byte by byte, skipping what is refused; returns the
  * feed result that ended the first record (1 or 2) and sets *off.
  */
@@ -818,6 +869,7 @@ int main(void)
 		cmocka_unit_test(buffer_grows_with_bytes_not_with_claims),
 		cmocka_unit_test(detached_record_belongs_to_the_caller),
 		cmocka_unit_test(big_record_moves_into_a_spare_and_back),
+		cmocka_unit_test(small_record_buffer_comes_back_for_the_next),
 		cmocka_unit_test(partial_sends_reuse_kept_entries),
 		cmocka_unit_test(oversized_record_is_skipped_keeping_its_head),
 		cmocka_unit_test(record_after_a_skipped_one_arrives_intact),
