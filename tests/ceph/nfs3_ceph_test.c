@@ -10,6 +10,8 @@
  *  - what libcephfs costs per call, counted: page faults of rewriting a
  *    file in 1 MiB WRITEs, cap flushes at the MDS per WRITE, and Ceph's
  *    in-memory log gathering off unless the ceph.conf sets it;
+ *  - no growth per call: a working set served ten times over leaves the
+ *    daemon's resident size where the first pass left it;
  *  - two nfsrdmad on the same export with the same key: the same
  *    handles, and a file written through one read through the other;
  *  - a client of both (nfs://a,b/...) that loses one halfway through a
@@ -180,6 +182,8 @@ static int group_setup(void **state)
 	uint64_t t0 = rr_t_now_ms();
 
 	(void)state;
+	/* every nfsrdmad here counts its own allocations (steady_calls_...) */
+	setenv("RPCRDMA_COUNT_ALLOCS", "1", 1);
 	snprintf(top, sizeof(top), "%.200s/nfs3-ceph.XXXXXX",
 		 tmp ? tmp : "/tmp");
 	if (!mkdtemp(top))
@@ -595,6 +599,131 @@ static void large_writes_reuse_the_heap(void **state)
 	assert_true(faults < (long)REWRITES_MIB * 128);
 	free(buf);
 	assert_int_equal(rr_nfs_umount(n), 0);
+}
+
+#define STEADY_FILES   16u
+#define STEADY_BYTES   (256u << 10)
+#define STEADY_WINDOW  40 /* rounds over each transport: ~19 K calls */
+#define STEADY_WINDOWS 8
+#define STEADY_KIB     512 /* a window's growth once filled: 27 B a call */
+#define STEADY_ALLOCS  16  /* ours in a window after the first */
+
+/*
+ * One round of what clients do to a working set, through n: each file
+ * opened (LOOKUP, ACCESS), written whole, read back and compared, fsynced
+ * (COMMIT), truncated to its size (SETATTR) and closed; then GETATTR of
+ * each and the directory listed (READDIRPLUS). About 120 calls.
+ */
+static void steady_round(struct rr_nfs *n, uint8_t *buf, uint8_t *back,
+			 int round)
+{
+	const struct rr_nfs_dirent *e;
+	struct rr_nfs_file *f;
+	struct rr_nfs_dir *d;
+	struct stat st;
+	char path[64];
+	unsigned seen = 0;
+
+	for (uint32_t i = 0; i < STEADY_FILES; i++) {
+		snprintf(path, sizeof(path), "/steady/f%u", i);
+		assert_int_equal(
+			rr_nfs_open(n, path, O_RDWR | O_CREAT, 0644, &f), 0);
+		memset(buf, round + (int)i, STEADY_BYTES);
+		assert_int_equal(rr_nfs_pwrite(f, buf, STEADY_BYTES, 0),
+				 (ssize_t)STEADY_BYTES);
+		assert_int_equal(rr_nfs_pread(f, back, STEADY_BYTES, 0),
+				 (ssize_t)STEADY_BYTES);
+		assert_memory_equal(back, buf, STEADY_BYTES);
+		assert_int_equal(rr_nfs_fsync(f), 0);
+		assert_int_equal(rr_nfs_ftruncate(f, STEADY_BYTES), 0);
+		assert_int_equal(rr_nfs_close(f), 0);
+		assert_int_equal(rr_nfs_stat(n, path, &st), 0);
+		assert_int_equal(st.st_size, STEADY_BYTES);
+	}
+	assert_int_equal(rr_nfs_opendir(n, "/steady", &d), 0);
+	while ((e = rr_nfs_readdir(d)))
+		seen += e->name[0] == 'f';
+	rr_nfs_closedir(d);
+	assert_int_equal(seen, STEADY_FILES);
+}
+
+/*
+ * The server does not grow per call (issue 19's memory rule). Serving
+ * one working set over and over, over RDMA and TCP, the daemon first
+ * grows to hold it: libcephfs' caches take the files, and each of the
+ * threads that libcephfs copies a WRITE in keeps a 256 KiB block in its
+ * malloc arena (about 4 MiB here, most in the first 130 rounds). Then it
+ * stops. So windows of STEADY_WINDOW rounds are served until one grows
+ * the resident set by less than STEADY_KIB, and a server that never gets
+ * there (one that keeps 27 bytes or more a call) fails. libcephfs' caches
+ * are bounded by the ceph.conf (nfsrdmad(8)); this set fits in them.
+ *
+ * Our own allocations are counted too (RPCRDMA_COUNT_ALLOCS): none a
+ * call, over either transport, once the first window has sized all. (A
+ * result arena's block and, over TCP, a call's queue entry and record
+ * buffer were each a malloc a call until they were kept for reuse.)
+ */
+static long steady_window(struct rr_nfs *n, uint8_t *buf, uint8_t *back,
+			  int *round)
+{
+	long before = rr_t_daemon_allocs(&a), after;
+
+	assert_true(before >= 0);
+	for (int r = 0; r < STEADY_WINDOW; r++, (*round)++)
+		steady_round(n, buf, back, *round);
+	after = rr_t_daemon_allocs(&a);
+	assert_true(after >= before);
+	return after - before;
+}
+
+static void steady_calls_do_not_grow_the_server(void **state)
+{
+	struct rr_nfs *nr, *nt;
+	uint8_t *buf, *back;
+	long rss, last, ar, at;
+	int w, round = 0;
+
+	(void)state;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	fprintf(stderr,
+		"skipped: the sanitizer's allocator holds freed memory "
+		"back (quarantine, shadow): resident size is not ours\n");
+	skip();
+#endif
+	nr = mount_url(&a, false);
+	nt = mount_url(&a, true);
+	buf = malloc(STEADY_BYTES);
+	back = malloc(STEADY_BYTES);
+	assert_non_null(buf);
+	assert_non_null(back);
+	rr_nfs_mkdir(nr, "/steady", 0755); /* EEXIST on a rerun */
+	last = rr_t_daemon_status_kb(&a, "VmRSS");
+	for (w = 1; w <= STEADY_WINDOWS; w++) {
+		ar = steady_window(nr, buf, back, &round);
+		at = steady_window(nt, buf, back, &round);
+		rss = rr_t_daemon_status_kb(&a, "VmRSS");
+		assert_true(rss > 0 && last > 0);
+		fprintf(stderr,
+			"nfsrdmad after %d rounds: VmRSS %ld KiB (%+ld); its "
+			"own allocations %ld over RDMA, %ld over TCP\n",
+			round, rss, rss - last, ar, at);
+		if (w > 1 && (ar > STEADY_ALLOCS || at > STEADY_ALLOCS))
+			fail_msg("%ld allocations in %d rounds over RDMA, %ld "
+				 "over TCP",
+				 ar, STEADY_WINDOW, at);
+		if (w > 1 && rss - last < STEADY_KIB)
+			break;
+		last = rss;
+	}
+	if (w > STEADY_WINDOWS)
+		fail_msg(
+			"nfsrdmad grew by %d KiB or more in each of %d windows "
+			"of %d calls or so",
+			STEADY_KIB, STEADY_WINDOWS, STEADY_WINDOW * 2 * 120);
+	free(buf);
+	free(back);
+	assert_int_equal(rr_nfs_umount(nr), 0);
+	assert_int_equal(rr_nfs_umount(nt), 0);
 }
 
 /*
@@ -1679,6 +1808,7 @@ int main(int argc, char **argv)
 		CASE(kept_opens_follow_acl_changes),
 		CASE(concurrent_first_reads_keep_one_open),
 		CASE(large_writes_reuse_the_heap),
+		CASE(steady_calls_do_not_grow_the_server),
 		CASE(writes_keep_their_open),
 		CASE(ceph_log_gathering_follows_the_conf),
 		CASE(listing_resumes_while_it_changes),
