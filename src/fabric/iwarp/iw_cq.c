@@ -352,10 +352,19 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 		struct iw_qp *qp = qps[i];
 		bool seen = n > 0 && p[1 + i].revents;
 
-		rr__iw_qp_waiter_leave(qp);
 		if (seen && qp->ring)
 			atomic_store(&qp->bell_seen, true);
+		/*
+		 * Still a waiter while it reads: reading 16 queued 1 MiB
+		 * replies took longer than IW_HANDBACK_MS, and the progress
+		 * thread, taking the input back, then fed us a completion
+		 * and a wake-up at a time (half the rate, on one CPU).
+		 */
 		if (atomic_exchange(&qp->rx_skipped, 0) || seen)
+			rr__iw_qp_rx_try(qp, false);
+		rr__iw_qp_waiter_leave(qp);
+		/* what the progress thread left to us meanwhile */
+		if (atomic_exchange(&qp->rx_skipped, 0))
 			rr__iw_qp_rx_try(qp, false);
 		rr__iw_qp_put(qp);
 	}
