@@ -10,8 +10,8 @@
  *  - what libcephfs costs per call, counted: page faults of rewriting a
  *    file in 1 MiB WRITEs, cap flushes at the MDS per WRITE, and Ceph's
  *    in-memory log gathering off unless the ceph.conf sets it;
- *  - no growth per call: a working set served ten times over leaves the
- *    daemon's resident size where the first pass left it;
+ *  - no growth per call: a working set served over and over makes no
+ *    allocation of ours a call, and the daemon's resident size settles;
  *  - two nfsrdmad on the same export with the same key: the same
  *    handles, and a file written through one read through the other;
  *  - a client of both (nfs://a,b/...) that loses one halfway through a
@@ -603,9 +603,9 @@ static void large_writes_reuse_the_heap(void **state)
 
 #define STEADY_FILES   16u
 #define STEADY_BYTES   (256u << 10)
-#define STEADY_WINDOW  40 /* rounds over each transport: ~19 K calls */
+#define STEADY_WINDOW  40 /* rounds over each transport: ~9.6 K calls */
 #define STEADY_WINDOWS 8
-#define STEADY_KIB     512 /* a window's growth once filled: 27 B a call */
+#define STEADY_KIB     512 /* a window's growth once filled: 55 B a call */
 #define STEADY_ALLOCS  16  /* ours in a window after the first */
 
 /*
@@ -655,7 +655,7 @@ static void steady_round(struct rr_nfs *n, uint8_t *buf, uint8_t *back,
  * malloc arena (about 4 MiB here, most in the first 130 rounds). Then it
  * stops. So windows of STEADY_WINDOW rounds are served until one grows
  * the resident set by less than STEADY_KIB, and a server that never gets
- * there (one that keeps 27 bytes or more a call) fails. libcephfs' caches
+ * there (one that keeps 55 bytes or more a call) fails. libcephfs' caches
  * are bounded by the ceph.conf (nfsrdmad(8)); this set fits in them.
  *
  * Our own allocations are counted too (RPCRDMA_COUNT_ALLOCS): none a
