@@ -86,6 +86,13 @@ struct rr_nfs3_server_stats {
 	 * each closed after 2 s unused); 0 for the local backend.
 	 */
 	uint64_t kept_opens;
+	/*
+	 * UNSTABLE WRITEs that synced the backend before answering, since
+	 * what WRITEs gave it and it had not stored reached its bound
+	 * (CephFS: client_oc_max_dirty); 0 for the local backend, whose
+	 * bound is the kernel's page cache.
+	 */
+	uint64_t write_syncs;
 };
 void rr_nfs3_server_stats(struct rr_nfs3_server *s,
 			  struct rr_nfs3_server_stats *out);

@@ -173,7 +173,8 @@ static void text_conns(FILE *f, const struct report_src *s)
 	X(handle_cache_entries)                                                \
 	X(handle_cache_bytes)                                                  \
 	X(handle_cache_evicted)                                                \
-	X(kept_opens)
+	X(kept_opens)                                                          \
+	X(write_syncs)
 
 static void text_report(const struct report_src *s, FILE *f)
 {

@@ -401,7 +401,8 @@ static void print_nfs_stats(struct rr_nfs3_exporter *s)
 	fprintf(stderr,
 		"nfsrdmad: nfs3 handles: walks=%llu walk_dirs=%llu "
 		"walks_refused=%llu stale=%llu cache_entries=%llu "
-		"cache_bytes=%llu cache_evicted=%llu kept_opens=%llu\n",
+		"cache_bytes=%llu cache_evicted=%llu kept_opens=%llu "
+		"write_syncs=%llu\n",
 		(unsigned long long)st.handle_searches,
 		(unsigned long long)st.walk_dirs,
 		(unsigned long long)st.walks_refused,
@@ -409,7 +410,8 @@ static void print_nfs_stats(struct rr_nfs3_exporter *s)
 		(unsigned long long)st.handle_cache_entries,
 		(unsigned long long)st.handle_cache_bytes,
 		(unsigned long long)st.handle_cache_evicted,
-		(unsigned long long)st.kept_opens);
+		(unsigned long long)st.kept_opens,
+		(unsigned long long)st.write_syncs);
 }
 
 static void print_nlm_stats(struct rr_nfs3_exporter *s)

@@ -558,6 +558,7 @@ void rr_nfs3_exporter_stats(struct rr_nfs3_exporter *x,
 		out->handle_cache_bytes += s.handle_cache_bytes;
 		out->handle_cache_evicted += s.handle_cache_evicted;
 		out->kept_opens += s.kept_opens;
+		out->write_syncs += s.write_syncs;
 	}
 	pthread_rwlock_unlock(&x->lock);
 }

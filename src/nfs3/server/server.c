@@ -224,6 +224,7 @@ void rr_nfs3_server_stats(struct rr_nfs3_server *s,
 	rr__nfsd_cache_stats(s->cache, &out->handle_cache_entries,
 			     &out->handle_cache_bytes,
 			     &out->handle_cache_evicted);
-	out->kept_opens =
-		s->be.ops->kept_opens ? s->be.ops->kept_opens(&s->be) : 0;
+	out->kept_opens = out->write_syncs = 0;
+	if (s->be.ops->stats)
+		s->be.ops->stats(&s->be, out);
 }

@@ -42,6 +42,7 @@
 struct nfsd_call;
 struct nfsd_obj;
 struct nfsd_be;
+struct rr_nfs3_server_stats;
 
 /* The longest handle a backend makes (its part of the protocol's). */
 #define NFSD_BE_FH_MAX 64
@@ -228,12 +229,12 @@ struct nfsd_be_ops {
 	 * root into o, for MOUNT, which then walks the path it was asked
 	 * with ->lookup. call_end: the call is over; what the backend took
 	 * for it (references, credentials) goes. destroy: the instance is
-	 * no longer used by any call. kept_opens: how many open files it
-	 * keeps between calls now (0 when NULL).
+	 * no longer used by any call. stats: its own counters into out
+	 * (kept_opens, write_syncs; left 0 when NULL).
 	 */
 	int (*root)(struct nfsd_call *c, struct nfsd_obj *o);
 	void (*call_end)(struct nfsd_call *c);
-	uint64_t (*kept_opens)(struct nfsd_be *be);
+	void (*stats)(struct nfsd_be *be, struct rr_nfs3_server_stats *out);
 	void (*destroy)(struct nfsd_be *be);
 };
 

@@ -28,7 +28,9 @@
  * What this backend keeps: nothing of its own per file. libcephfs keeps
  * its inode and dentry cache, bounded by client_cache_size (16384 inodes
  * by default; set it in the ceph.conf), and its data cache by
- * client_oc_size (200 MiB by default).
+ * client_oc_size (200 MiB by default); what WRITEs gave it and the OSDs
+ * have not yet stored, by a sync each client_oc_max_dirty bytes
+ * (cephfs_writeback.c), since libcephfs does not bound that itself.
  *
  * libcephfs calls block (they wait for the MDS and the OSDs): a call run
  * where it must not block (c->nowait) is deferred to a worker at its
@@ -265,6 +267,7 @@ static void unmount(struct nfsd_cephfs *fs)
 	rr__nfsd_ceph_opens_free(fs->opens);
 	rr__nfsd_ceph_waits_free(fs->waits);
 	pthread_mutex_destroy(&fs->lk_mu);
+	rr__nfsd_ceph_wb_destroy(&fs->wb);
 	if (fs->root)
 		ceph_ll_put(fs->cm, fs->root);
 	if (ceph_is_mounted(fs->cm))
@@ -396,12 +399,14 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 	if (!fs)
 		return -ENOMEM;
 	pthread_mutex_init(&fs->lk_mu, NULL);
+	rr__nfsd_ceph_wb_init(&fs->wb);
 	if (!err || !errlen) {
 		err = scratch;
 		errlen = sizeof(scratch);
 	}
 	rc = configure(fs, bc, s->export_path, err, errlen);
 	if (!rc) {
+		rr__nfsd_ceph_wb_configure(&fs->wb, fs->cm);
 		fs->server = ceph_mount_perms(fs->cm);
 		id = ceph_get_fs_cid(fs->cm);
 		fs->fscid = (uint64_t)id;
@@ -417,6 +422,7 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 			unmount(fs);
 		} else {
 			pthread_mutex_destroy(&fs->lk_mu);
+			rr__nfsd_ceph_wb_destroy(&fs->wb);
 			free(fs);
 		}
 		return rc;
@@ -427,11 +433,12 @@ int rr__nfsd_cephfs_open(struct rr_nfs3_server *s,
 	return 0;
 }
 
-static uint64_t c_kept_opens(struct nfsd_be *be)
+static void c_stats(struct nfsd_be *be, struct rr_nfs3_server_stats *out)
 {
 	struct nfsd_cephfs *fs = be->priv;
 
-	return rr__nfsd_ceph_opens_count(fs->opens);
+	out->kept_opens = rr__nfsd_ceph_opens_count(fs->opens);
+	out->write_syncs = rr__nfsd_ceph_wb_syncs(&fs->wb);
 }
 
 /*
@@ -475,6 +482,6 @@ static const struct nfsd_be_ops ops = {
 	.lock_count = rr__nfsd_ceph_lock_count,
 	.root = c_root,
 	.call_end = c_call_end,
-	.kept_opens = c_kept_opens,
+	.stats = c_stats,
 	.destroy = c_destroy,
 };

@@ -10,6 +10,25 @@
 #include "nfs3/server/nfsd.h"
 
 #include <cephfs/libcephfs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* cephfs_writeback.c: bytes UNSTABLE WRITEs gave libcephfs, bounded */
+struct ceph_writeback {
+	pthread_mutex_t mu; /* held through a sync: writers at the bound wait */
+	_Atomic uint64_t unsynced; /* written since the last sync began */
+	uint64_t bound;		   /* client_oc_max_dirty, at least 8 MiB */
+	_Atomic uint64_t syncs;	   /* syncs the bound made */
+};
+void rr__nfsd_ceph_wb_init(struct ceph_writeback *wb);
+/* The bound from the mount's configuration (after ceph_init). */
+void rr__nfsd_ceph_wb_configure(struct ceph_writeback *wb,
+				struct ceph_mount_info *cm);
+void rr__nfsd_ceph_wb_destroy(struct ceph_writeback *wb);
+/* n bytes written UNSTABLE; syncs, or waits for a sync, at the bound. */
+void rr__nfsd_ceph_wb_wrote(struct ceph_writeback *wb,
+			    struct ceph_mount_info *cm, uint64_t n);
+uint64_t rr__nfsd_ceph_wb_syncs(struct ceph_writeback *wb);
 
 struct nfsd_cephfs {
 	struct ceph_mount_info *cm;
@@ -22,6 +41,7 @@ struct nfsd_cephfs {
 	struct ceph_lk_fh *lk_fhs;
 	struct ceph_opens *opens; /* cephfs_opens.c */
 	struct ceph_waits *waits; /* cephfs_waits.c */
+	struct ceph_writeback wb; /* cephfs_writeback.c */
 };
 
 /*

@@ -119,7 +119,9 @@ ssize_t rr__nfsd_ceph_write(struct nfsd_call *c, struct nfsd_be_file *f,
 	n = io(c, f, iov, iovcnt, off, true);
 	if (n <= 0)
 		return n;
-	if (how != NFSD_BE_UNSTABLE)
+	if (how == NFSD_BE_UNSTABLE)
+		rr__nfsd_ceph_wb_wrote(&rr__nfsd_ceph(c)->wb, cm, (uint64_t)n);
+	else
 		rc = ceph_ll_fsync(cm, fh, how == NFSD_BE_DATA_SYNC);
 	return rc ? rc : (ssize_t)n;
 }
