@@ -211,8 +211,9 @@ median() {
 	printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"
 }
 
-# bench_row OP BS DEPTH UNIT FILE: Ganesha on FILE.g, nfsrdmad over TCP
-# and over RDMA on FILE.n (the second of them writes over the first's).
+# bench_row OP BS DEPTH UNIT FILE [OPTION...]: Ganesha on FILE.g, nfsrdmad
+# over TCP and over RDMA on FILE.n (the second of them writes over the
+# first's); OPTIONs go to every nfsrdma bench, and into the row's name.
 # BENCH_ROUNDS (default 1) rounds of the three, one after another, so
 # that a slow spell of the machine falls on all three alike; each column
 # is its median. Each round starts one later in the turn (Ganesha, TCP,
@@ -222,6 +223,7 @@ median() {
 # rounds' own figures follow the row.
 bench_row() {
 	local op=$1 bs=$2 depth=$3 unit=$4 file=$5 i k who g t r
+	local extra=("${@:6}")
 	local -A q=([g]=$BENCH_GQ [t]=$BENCH_TQ [r]=$BENCH_RQ)
 	local -A f=([g]=$file.g [t]=$file.n [r]=$file.n) figs=() used=()
 	local turn=(g t r) force=()
@@ -233,7 +235,7 @@ bench_row() {
 			[ -z "${used[${f[$who]}]:-}" ] || force=(--force)
 			used[${f[$who]}]=1
 			figs[$who]+="$(bench_one "${q[$who]}" "${f[$who]}" "$op" \
-				"$bs" "$depth" "${force[@]}") "
+				"$bs" "$depth" "${force[@]}" "${extra[@]}") "
 		done
 	done
 	# bench_one's fail ran in a subshell: what it said is the figure
@@ -243,7 +245,7 @@ bench_row() {
 	# shellcheck disable=SC2086 # one figure a word
 	g=$(median ${figs[g]}) t=$(median ${figs[t]}) r=$(median ${figs[r]})
 	printf '%-28s %10.0f %10.0f %6.2fx %10.0f %6.2fx  %s\n' \
-		"$op $bs depth $depth" "$g" "$t" "$(echo "$t / $g" | bc -l)" \
+		"$op $bs depth $depth${extra[*]:+ ${extra[*]}}" "$g" "$t" "$(echo "$t / $g" | bc -l)" \
 		"$r" "$(echo "$r / $g" | bc -l)" "$unit"
 	[ "${BENCH_ROUNDS:-1}" -le 1 ] ||
 		printf '  rounds: ganesha %s| tcp %s| rdma %s\n' "${figs[g]}" \

@@ -64,6 +64,8 @@ static const char usage_text[] =
 	"  --no-baseline     bench: no TCP run\n"
 	"  --force           bench --op write: overwrite a file that exists\n"
 	"                    (by default it writes only a file it creates)\n"
+	"  --fsync           bench --op write: the closing COMMIT inside the\n"
+	"                    clock (the rate data is stored at)\n"
 	"URL: nfs://host[:port]/export/path[?proto=rdma|tcp&nfsport=N&"
 	"mountport=N&provider=iwarp|shm|verbs]\n";
 
@@ -199,6 +201,7 @@ enum {
 	O_STATS,
 	O_PARTIAL,
 	O_FORCE,
+	O_COMMIT_TIMED,
 };
 
 static const struct option longopts[] = {
@@ -214,6 +217,7 @@ static const struct option longopts[] = {
 	{"stats", no_argument, NULL, O_STATS},
 	{"partial", no_argument, NULL, O_PARTIAL},
 	{"force", no_argument, NULL, O_FORCE},
+	{"fsync", no_argument, NULL, O_COMMIT_TIMED},
 	{"seconds", required_argument, NULL, O_SECONDS},
 	{"json", no_argument, NULL, O_JSON},
 	{"quiet", no_argument, NULL, 'q'},
@@ -263,6 +267,9 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case O_FORCE:
 		c->force = true;
+		return 0;
+	case O_COMMIT_TIMED:
+		c->fsync = true;
 		return 0;
 	case O_TCP_PORT:
 		if (parse_int(arg, 1, 65535, &v))

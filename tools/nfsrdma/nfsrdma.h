@@ -24,6 +24,7 @@ struct cli {
 	bool json;
 	bool no_baseline;
 	bool force;	    /* bench --op write: into a file that exists */
+	bool fsync;	    /* bench --op write: COMMIT timed with the run */
 	bool bench_created; /* the write bench made its file: it may rewrite */
 	uint16_t tcp_nfsport;
 	/* mount */
