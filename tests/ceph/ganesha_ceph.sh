@@ -191,7 +191,10 @@ bench() {
 	bench_row read 1M 4 MB/s big
 	# timed to the COMMIT: libcephfs takes WRITEs into memory faster than
 	# one memstore OSD stores them, so untimed it is the cache's rate
+	peak_reset "$GANESHA_PID" "$NFSRDMAD_PID"
 	bench_row write 1M 4 MB/s new --fsync
+	printf '  peak resident size in it: ganesha %s MiB, nfsrdmad %s MiB (both rows)\n' \
+		"$(peak_mib "$GANESHA_PID")" "$(peak_mib "$NFSRDMAD_PID")"
 	bench_row randread 4K 16 calls/s big
 	[ -n "${CEPH_LIMIT:-}" ] || return 0
 	# its own file, so that no server's caps on theirs slow it
@@ -201,6 +204,19 @@ bench() {
 	limit_row "read 1M depth 4" read 1048576 4 MBps big.l MB/s
 	limit_row "write 1M depth 4 --fsync" write 1048576 4 MBps new.l MB/s
 	limit_row "randread 4K depth 16" randread 4096 16 ops_per_s big.l calls/s
+}
+
+# peak_reset PID...: each one's peak resident size starts again from now
+peak_reset() {
+	local p
+	for p in "$@"; do
+		echo 5 >"/proc/$p/clear_refs" || fail "cannot reset $p's peak size"
+	done
+}
+
+# peak_mib PID: its peak resident size since peak_reset, in MiB
+peak_mib() {
+	awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"
 }
 
 # limit_row LABEL OP BYTES DEPTH FIELD FILE UNIT: ceph_limit's rate, the
