@@ -141,13 +141,20 @@ void rr_nfs3_exporter_describe(struct rr_nfs3_exporter *x, char *buf,
 void rr_nfs3_exporter_progs(struct rr_nfs3_exporter *x, struct rr_svc_prog *nfs,
 			    struct rr_svc_prog *mount);
 /*
- * The largest buffer an export's backend library allocates and frees
- * inside every READ or WRITE (libcephfs does), 0 when none does. A
- * program that gives large blocks their own mappings (glibc's
- * M_MMAP_THRESHOLD) should raise that above it: otherwise each such call
- * maps fresh pages and faults every one of them in. Can grow on reload.
+ * What export backends' libraries take from the heap for I/O (libcephfs
+ * does; 0 and 0 when none does), the largest of each over the exports:
+ * alloc, the largest buffer allocated and freed inside a READ or WRITE;
+ * retain, what they may hold at once for I/O in flight. A program that
+ * gives large blocks their own mappings (glibc's M_MMAP_THRESHOLD) should
+ * raise that above alloc, and one that trims its heap (M_TRIM_THRESHOLD)
+ * should keep retain: otherwise the buffers land on fresh pages, and
+ * every page faults in, call after call. Can grow on reload.
  */
-size_t rr_nfs3_exporter_io_alloc(struct rr_nfs3_exporter *x);
+struct rr_nfs3_io_heap {
+	size_t alloc, retain;
+};
+void rr_nfs3_exporter_io_heap(struct rr_nfs3_exporter *x,
+			      struct rr_nfs3_io_heap *out);
 /* Sums of every export's counters. */
 void rr_nfs3_exporter_stats(struct rr_nfs3_exporter *x,
 			    struct rr_nfs3_server_stats *out);

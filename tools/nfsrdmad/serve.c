@@ -522,7 +522,8 @@ static void print_exports(const struct daemon *d)
 		fprintf(stderr, "nfsrdmad: export %s\n", line);
 }
 
-#define MMAP_MIN (256 << 10)
+#define MMAP_MIN   (256 << 10)
+#define ARENA_HEAP (64 << 20) /* a thread arena's heap, 64-bit glibc */
 
 /*
  * Replies queued for slow clients are large and short-lived: with a fixed
@@ -530,16 +531,23 @@ static void print_exports(const struct daemon *d)
  * back to the system instead of staying in the heap (glibc's sliding
  * threshold would move them into it). A backend whose library allocates
  * a buffer inside every READ and WRITE (libcephfs) sets the threshold
- * above that buffer, and the trim threshold with it: mapped afresh, its
- * every page faults on every call, which halved 1 MiB writes to CephFS.
+ * above that buffer: mapped afresh, its every page faults on every call,
+ * which halved 1 MiB writes to CephFS. And what that library holds for
+ * I/O in flight comes and goes in bursts (a sync frees it all at once):
+ * the heap keeps that much rather than trim it, and pads each growth by a
+ * whole arena heap, which glibc would otherwise unmap once it empties.
  */
 static void large_blocks(const struct daemon *d)
 {
-	size_t io = rr_nfs3_exporter_io_alloc(d->nfs);
+	struct rr_nfs3_io_heap h;
 
-	mallopt(M_MMAP_THRESHOLD, io > MMAP_MIN ? (int)io : MMAP_MIN);
-	if (io)
-		mallopt(M_TRIM_THRESHOLD, (int)(2 * io));
+	rr_nfs3_exporter_io_heap(d->nfs, &h);
+	mallopt(M_MMAP_THRESHOLD, h.alloc > MMAP_MIN ? (int)h.alloc : MMAP_MIN);
+	if (h.alloc)
+		mallopt(M_TRIM_THRESHOLD,
+			(int)(h.retain > 2 * h.alloc ? h.retain : 2 * h.alloc));
+	if (h.retain)
+		mallopt(M_TOP_PAD, ARENA_HEAP);
 }
 
 static void reload(const struct daemon *d)

@@ -526,16 +526,21 @@ void rr_nfs3_exporter_describe(struct rr_nfs3_exporter *x, char *buf,
 	pthread_rwlock_unlock(&x->lock);
 }
 
-size_t rr_nfs3_exporter_io_alloc(struct rr_nfs3_exporter *x)
+void rr_nfs3_exporter_io_heap(struct rr_nfs3_exporter *x,
+			      struct rr_nfs3_io_heap *out)
 {
-	size_t max = 0;
+	const struct nfsd_be_ops *o;
 
+	*out = (struct rr_nfs3_io_heap){0};
 	pthread_rwlock_rdlock(&x->lock);
-	for (uint32_t i = 0; i < x->nm; i++)
-		if (x->m[i]->be.ops->io_alloc > max)
-			max = x->m[i]->be.ops->io_alloc;
+	for (uint32_t i = 0; i < x->nm; i++) {
+		o = x->m[i]->be.ops;
+		if (o->io_alloc > out->alloc)
+			out->alloc = o->io_alloc;
+		if (o->io_retain > out->retain)
+			out->retain = o->io_retain;
+	}
 	pthread_rwlock_unlock(&x->lock);
-	return max;
 }
 
 void rr_nfs3_exporter_stats(struct rr_nfs3_exporter *x,

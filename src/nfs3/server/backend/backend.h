@@ -139,11 +139,12 @@ struct nfsd_be_ops {
 	bool locks_shared;
 	/*
 	 * Bytes its library allocates, and frees, inside each READ or WRITE
-	 * at most (0: none, the call's own buffers are used), so that a
-	 * program can keep such buffers out of mmap
-	 * (rr_nfs3_exporter_io_alloc).
+	 * at most (0: none, the call's own buffers are used), and holds for
+	 * I/O in flight at once at most, so that a program can keep such
+	 * buffers out of mmap and its heap untrimmed
+	 * (rr_nfs3_exporter_io_heap).
 	 */
-	size_t io_alloc;
+	size_t io_alloc, io_retain;
 
 	/* Handles: the backend owns their bytes and their sealing. */
 	/* 0; -EBADMSG: not a handle of this backend; -ESTALE: gone. */
