@@ -536,9 +536,14 @@ static void print_exports(const struct daemon *d)
  * I/O in flight comes and goes in bursts (a sync frees it all at once):
  * the heap keeps that much rather than trim it, and pads each growth by a
  * whole arena heap, which glibc would otherwise unmap once it empties.
+ * Each malloc arena keeps its own, so there is one arena per CPU, not
+ * glibc's eight: no more threads than that allocate at once, and the
+ * daemon's resident size after writes over both transports was 556 MB
+ * instead of 870 MB.
  */
 static void large_blocks(const struct daemon *d)
 {
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct rr_nfs3_io_heap h;
 
 	rr_nfs3_exporter_io_heap(d->nfs, &h);
@@ -546,8 +551,10 @@ static void large_blocks(const struct daemon *d)
 	if (h.alloc)
 		mallopt(M_TRIM_THRESHOLD,
 			(int)(h.retain > 2 * h.alloc ? h.retain : 2 * h.alloc));
-	if (h.retain)
+	if (h.retain) {
 		mallopt(M_TOP_PAD, ARENA_HEAP);
+		mallopt(M_ARENA_MAX, cpus > 0 ? (int)cpus : 1);
+	}
 }
 
 static void reload(const struct daemon *d)
