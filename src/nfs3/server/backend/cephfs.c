@@ -452,8 +452,8 @@ static void c_stats(struct nfsd_be *be, struct rr_nfs3_server_stats *out)
  * What libcephfs holds for WRITEs in flight at most, with its default
  * bounds: twice client_oc_max_dirty (cephfs_writeback.c), and a margin.
  * Trimmed back to the system after each sync's burst of frees, that heap
- * faulted in 70-100 pages per MiB written and doubled the daemon's CPU
- * per MiB; kept, 0-11 pages.
+ * faulted in 70-100 pages per MiB written and took three times the
+ * daemon's CPU per MiB; kept, 1-2 pages once it has grown.
  */
 #define IO_RETAIN (256u << 20)
 

@@ -25,8 +25,10 @@
  * the count, so the next WRITE tries again, and COMMIT reports the error.
  */
 #include "nfs3/server/backend/cephfs.h"
+#include "base/log.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define WB_FLOOR (8ull << 20)
 
@@ -59,14 +61,20 @@ void rr__nfsd_ceph_wb_wrote(struct ceph_writeback *wb,
 			    struct ceph_mount_info *cm, uint64_t n)
 {
 	uint64_t taken;
+	int rc;
 
 	if (atomic_fetch_add(&wb->unsynced, n) + n < wb->bound)
 		return;
 	pthread_mutex_lock(&wb->mu);
 	if (atomic_load(&wb->unsynced) >= wb->bound) {
 		taken = atomic_exchange(&wb->unsynced, 0);
-		if (ceph_sync_fs(cm))
+		rc = ceph_sync_fs(cm);
+		if (rc) {
 			atomic_fetch_add(&wb->unsynced, taken);
+			rr_warn_rl("cephfs: sync at the write bound: %s (a "
+				   "COMMIT will say so to its client)",
+				   strerror(-rc));
+		}
 		atomic_fetch_add(&wb->syncs, 1);
 	}
 	pthread_mutex_unlock(&wb->mu);
