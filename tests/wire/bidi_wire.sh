@@ -24,7 +24,10 @@ RR_BIDI_PORT=$port bash "$here/wire_check.sh" --port "$port" \
 rc=$?
 [ "$rc" -eq 0 ] || exit "$rc"
 
+# shellcheck source=tests/wire/port_owners.sh
+. "$here/port_owners.sh"
 tshark -n -r "$tmp/bidi.pcapng" --enable-heuristic iwarp_mpa_tcp \
+	"${WS_PORT_OWNERS[@]}" \
 	-o tcp.desegment_tcp_streams:TRUE --enable-heuristic rpcrdma_iwarp \
 	-o rpc.dissect_unknown_programs:TRUE \
 	--disable-heuristic rpc_tcp --disable-heuristic rpc_udp \

@@ -70,14 +70,17 @@ if [ "$rc" -ne 0 ]; then
 	exit 1
 fi
 
+# shellcheck source=tests/wire/port_owners.sh
+. "$(dirname "$0")/port_owners.sh"
 # One line per RPC message: frame, msgtyp, program (calls), source and
 # destination port, the frame a reply answers.
-tshark -n -r "$pcap" -d "tcp.port==$port,rpc" \
+tshark -n -r "$pcap" -d "tcp.port==$port,rpc" "${WS_PORT_OWNERS[@]}" \
 	-o rpc.dissect_unknown_programs:TRUE -Y rpc \
 	-T fields -E separator=' ' -e frame.number -e rpc.msgtyp \
 	-e rpc.program -e tcp.srcport -e tcp.dstport -e rpc.repframe \
 	>"$tmp/rpc.txt" 2>"$tmp/rpc.err"
-malformed=$(tshark -n -r "$pcap" -d "tcp.port==$port,rpc" -Y _ws.malformed \
+malformed=$(tshark -n -r "$pcap" -d "tcp.port==$port,rpc" "${WS_PORT_OWNERS[@]}" \
+	-Y _ws.malformed \
 	2>/dev/null | wc -l)
 
 fail=0

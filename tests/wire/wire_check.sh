@@ -228,9 +228,11 @@ if [ "$rpc" -eq 1 ]; then
 		-o rpc.dissect_unknown_programs:TRUE
 		--disable-heuristic rpc_tcp --disable-heuristic rpc_udp)
 fi
+# shellcheck source=tests/wire/port_owners.sh
+. "$(dirname "$0")/port_owners.sh"
 ts() {
 	tshark -n -r "$pcap" --enable-heuristic iwarp_mpa_tcp \
-		-o tcp.desegment_tcp_streams:TRUE \
+		"${WS_PORT_OWNERS[@]}" -o tcp.desegment_tcp_streams:TRUE \
 		-o tcp.analyze_sequence_numbers:TRUE "${ts_opts[@]}" "$@" \
 		2>"$tmp/ts.err"
 	local rc=$?
