@@ -16,10 +16,12 @@
 #     nfsrdma bench, the same client for both, in one run: 1 MiB
 #     sequential read and write (depth 4; the write timed to its COMMIT)
 #     and 4 KiB random read (depth 16) from Ganesha over TCP, nfsrdmad
-#     over TCP and nfsrdmad over RDMA (iwarp), with ratios against Ganesha (issue 19's goals: 1.0x over
-#     TCP, 1.2x over RDMA). With CEPH_LIMIT set to the ceph_limit program,
-#     also the cluster's own rate for each row: the same I/O from a
-#     libcephfs client with no NFS server in its way. BENCH_ROUNDS:
+#     over TCP and nfsrdmad over RDMA (iwarp), with ratios against
+#     Ganesha (issue 19's goals: 1.0x over TCP, 1.2x over RDMA), and each
+#     server's peak resident size in the write row. With CEPH_LIMIT set
+#     to the ceph_limit program, also the cluster's own rate for each
+#     row: the same I/O from a libcephfs client with no NFS server in its
+#     way. BENCH_ROUNDS:
 #     rounds of each row, each figure their median (tests/lib/ganesha.sh).
 #
 # Skipped (77, saying why) without ganesha.nfsd and its FSAL_CEPH, the ceph
@@ -193,8 +195,9 @@ bench() {
 	# one memstore OSD stores them, so untimed it is the cache's rate
 	peak_reset "$GANESHA_PID" "$NFSRDMAD_PID"
 	bench_row write 1M 4 MB/s new --fsync
-	printf '  peak resident size in it: ganesha %s MiB, nfsrdmad %s MiB (both rows)\n' \
+	printf '  peak resident size in it: ganesha %s MiB, nfsrdmad %s MiB' \
 		"$(peak_mib "$GANESHA_PID")" "$(peak_mib "$NFSRDMAD_PID")"
+	echo ' (both rows)'
 	bench_row randread 4K 16 calls/s big
 	[ -n "${CEPH_LIMIT:-}" ] || return 0
 	# its own file, so that no server's caps on theirs slow it
