@@ -173,6 +173,25 @@ rpc() {
 	caught "$f" rpcrdma-bench rpc 'del(.figures.ops_per_s)'
 }
 
+# Connections on both sides: ours spread over two, libtirpc's threads on
+# one; every call of ours counted once, across both of its connections.
+rpc_conns() {
+	local f=$T/rpc-conns.json
+	run "$f" "$BENCH" rpc --proc read --size 1M --depth 4 --conns 2 \
+		--tirpc-conns 1 --seconds $SECS --json
+	keeps "$f" rpcrdma-bench rpc
+	says "$f" "rpc --conns 2 --tirpc-conns 1: the connections each side used" \
+		'.details.connections == 2 and
+		 .details.baseline_connections == 1 and
+		 .details.baseline_threads == 4'
+	says "$f" "rpc --conns 2: the client's counters are both connections'" \
+		'.details.counters.connects == 2 and
+		 .details.counters.calls == .details.server_counters.calls and
+		 .details.counters.calls >= .figures.ops'
+	says "$f" "rpc --conns 2: libtirpc's goal; none of one connection's" \
+		'[.goals[] | .baseline] == ["libtirpc"]'
+}
+
 # shm: the host's copy limits beside ours, as baselines of transport memory.
 rpc_shm() {
 	local f=$T/rpc-shm.json
@@ -274,6 +293,7 @@ nfs_shm() {
 
 fabric
 rpc
+rpc_conns
 rpc_shm
 nfs
 kill "$pid" && wait "$pid" 2>/dev/null

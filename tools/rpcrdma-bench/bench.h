@@ -74,6 +74,8 @@ struct bench_hist {
 
 void bench_hist_reset(struct bench_hist *h);
 void bench_hist_record(struct bench_hist *h, uint64_t ns);
+/* Adds from's samples to to's. */
+void bench_hist_merge(struct bench_hist *to, const struct bench_hist *from);
 /* p in [0, 100]; 0 when the histogram is empty. */
 double bench_hist_percentile_us(const struct bench_hist *h, double p);
 double bench_hist_mean_us(const struct bench_hist *h);

@@ -28,11 +28,30 @@ struct rpc_opts {
 	struct bench_opts b;
 	uint32_t proc;	      /* BENCHPROC_* */
 	uint32_t svc_threads; /* our server's worker pool; 0: inline */
+	/*
+	 * Connections each side spreads its calls over (0: the default;
+	 * rpc_conns, rpc_tirpc_conns). Ours (--conns): 1, more each driven
+	 * by a thread of its own, as with Linux's nconnect. libtirpc's
+	 * (--tirpc-conns): depth, a CLIENT per calling thread; fewer are
+	 * shared, and a shared CLIENT has one call outstanding at a time.
+	 */
+	uint32_t conns;
+	uint32_t tirpc_conns;
 };
 
 static inline const struct rpc_opts *rpc_opts_of(const struct bench_opts *b)
 {
 	return rpc_container_of(b, struct rpc_opts, b);
+}
+
+static inline uint32_t rpc_conns(const struct rpc_opts *o)
+{
+	return o->conns ? o->conns : 1;
+}
+
+static inline uint32_t rpc_tirpc_conns(const struct rpc_opts *o)
+{
+	return o->tirpc_conns ? o->tirpc_conns : o->b.depth;
 }
 
 /* Memory of our transport, as the goals judge it. */

@@ -56,6 +56,20 @@ struct clnt_run {
 	uint64_t issued, completed;
 	uint64_t start_ns, end_ns, last_ns;
 	struct bench_progress prog;
+	bool quiet; /* another connection's run shows the progress */
+};
+
+/*
+ * One of --conns connections: its own client, calls, thread and figures,
+ * added up when all are done.
+ */
+struct conn_part {
+	struct clnt_run run;
+	struct rpc_opts o; /* depth: this connection's share */
+	struct rpc_result r;
+	pthread_t tid;
+	bool started;
+	int err;
 };
 
 static int fail(const char *call, int err)
@@ -391,8 +405,9 @@ static int run_calls(struct clnt_run *run)
 	run->start_ns = bench_now_ns();
 	run->last_ns = run->start_ns;
 	run->end_ns = run->start_ns + (uint64_t)(run->o->b.seconds * 1e9);
-	bench_progress_init(&run->prog, run->o->b.provider, run->o->b.seconds,
-			    run->start_ns);
+	if (!run->quiet)
+		bench_progress_init(&run->prog, run->o->b.provider,
+				    run->o->b.seconds, run->start_ns);
 	for (i = 0; i < run->o->b.depth && !err; i++)
 		err = slot_issue(run, &run->slots[i]);
 	while (!err && run->completed < run->issued) {
@@ -436,7 +451,7 @@ static int connect_measured(struct clnt_run *run, uint16_t port)
 	return 0;
 }
 
-static int client_run(struct clnt_run *run, uint16_t port)
+static int client_setup(struct clnt_run *run, uint16_t port)
 {
 	int err;
 
@@ -445,8 +460,13 @@ static int client_run(struct clnt_run *run, uint16_t port)
 		err = alloc_xdr(run);
 	if (!err)
 		err = alloc_bulk(run);
-	if (!err)
-		err = run_calls(run);
+	return err;
+}
+
+static int client_calls(struct clnt_run *run)
+{
+	int err = run_calls(run);
+
 	if (!err) {
 		err = rr_clnt_stats(run->c, &run->r->stats);
 		if (err)
@@ -511,29 +531,116 @@ static void client_close(struct clnt_run *run)
 	run->c = NULL;
 }
 
+/* Connection k's share of the calls in flight, and its own result. */
+static int part_init(struct conn_part *p, const struct rpc_opts *o, uint32_t k)
+{
+	uint32_t n = rpc_conns(o);
+
+	p->o = *o;
+	p->o.b.depth = o->b.depth / n + (k < o->b.depth % n);
+	memset(&p->r, 0, sizeof(p->r));
+	bench_hist_reset(&p->r.r.hist);
+	return run_init(&p->run, &p->o, &p->r);
+}
+
+static void *part_main(void *arg)
+{
+	struct conn_part *p = arg;
+
+	p->err = client_calls(&p->run);
+	return NULL;
+}
+
+static void stats_add(struct rr_xprt_stats *to, const struct rr_xprt_stats *s)
+{
+#define ADD(f) to->f += s->f;
+	RR_XPRT_STATS_FIELDS(ADD)
+#undef ADD
+}
+
+/* The connections' figures as one run's: r holds the first's memory. */
+static void parts_add(struct conn_part *parts, uint32_t n, struct rpc_result *r)
+{
+	r->mem = parts[0].r.mem;
+	r->have_stats = true;
+	memset(&r->stats, 0, sizeof(r->stats));
+	for (uint32_t k = 0; k < n; k++) {
+		struct rpc_result *pr = &parts[k].r;
+
+		r->r.ops += pr->r.ops;
+		r->r.bytes += pr->r.bytes;
+		bench_hist_merge(&r->r.hist, &pr->r.hist);
+		if (pr->r.elapsed_s > r->r.elapsed_s)
+			r->r.elapsed_s = pr->r.elapsed_s;
+		r->have_stats &= pr->have_stats;
+		stats_add(&r->stats, &pr->stats);
+	}
+}
+
+/*
+ * Connects every part first (the first alone is measured for memory),
+ * then runs each part's calls: in this thread with one connection, as
+ * before --conns, else in a thread per connection.
+ */
+static int parts_run(struct conn_part *parts, uint32_t n, uint16_t port,
+		     struct rpc_result *r)
+{
+	int err = 0;
+
+	for (uint32_t k = 0; k < n && !err; k++) {
+		parts[k].run.quiet = k > 0;
+		err = client_setup(&parts[k].run, port);
+	}
+	if (!err && n == 1)
+		err = client_calls(&parts[0].run);
+	for (uint32_t k = 0; k < n && n > 1 && !err; k++) {
+		err = -pthread_create(&parts[k].tid, NULL, part_main,
+				      &parts[k]);
+		if (err)
+			fail("pthread_create", err);
+		parts[k].started = !err;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		if (parts[k].started)
+			pthread_join(parts[k].tid, NULL);
+		if (!err)
+			err = parts[k].err;
+	}
+	if (!err)
+		parts_add(parts, n, r);
+	return err;
+}
+
 int rpc_ours_run(const struct rpc_opts *o, struct rpc_result *r)
 {
+	uint32_t n = rpc_conns(o), k, ready = 0;
+	struct conn_part *parts = calloc(n, sizeof(*parts));
 	struct bench_peer peer;
-	struct clnt_run run;
 	uint16_t port = 0;
-	int err, serr, perr;
+	int err = parts ? 0 : fail("calloc", -ENOMEM), serr, perr;
 
-	err = run_init(&run, o, r);
+	for (k = 0; k < n && !err; k++, ready++)
+		err = part_init(&parts[k], o, k);
 	if (!err && (err = bench_peer_spawn(&peer, rpc_svc_peer, &o->b)))
 		fail("fork", err);
 	if (err) {
-		run_fini(&run);
+		for (k = 0; k < ready; k++)
+			run_fini(&parts[k].run);
+		free(parts);
 		return err;
 	}
 	serr = err = bench_peer_port(&peer, &port, "rpc");
 	if (!err) {
 		r->r.port = port;
-		err = client_run(&run, port);
+		err = parts_run(parts, n, port, r);
 		serr = stop_server(&peer, r, err != 0);
 	}
-	client_close(&run);
+	for (k = 0; k < n; k++)
+		client_close(&parts[k].run);
 	perr = bench_peer_reap(&peer, "rpc");
-	run_fini(&run);
+	for (k = 0; k < n; k++)
+		run_fini(&parts[k].run);
+	free(parts);
 	if (!err)
 		err = serr ? serr : perr;
 	r->r.done = !err;

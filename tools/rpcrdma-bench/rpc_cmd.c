@@ -15,10 +15,14 @@
 #define ME "rpcrdma-bench rpc"
 /* The baseline runs a thread per call in flight: keep that sane. */
 #define MAX_DEPTH 256
+/* Linux's nconnect allows 16. */
+#define MAX_CONNS 16
 
 static const struct option rpc_longopts[] = {
 	{"proc", required_argument, NULL, 'r'},
 	{"server-threads", required_argument, NULL, 'T'},
+	{"conns", required_argument, NULL, 'C'},
+	{"tirpc-conns", required_argument, NULL, 'c'},
 	BENCH_LONGOPTS,
 };
 
@@ -27,7 +31,8 @@ static const char rpc_synopsis[] =
 	"--depth N\n"
 	"                         --seconds S [--provider iwarp] [--port P] "
 	"[--json]\n"
-	"                         [--server-threads N] [--addr IPV4]\n";
+	"                         [--server-threads N] [--addr IPV4]\n"
+	"                         [--conns N] [--tirpc-conns N]\n";
 
 static void rpc_usage(FILE *f)
 {
@@ -65,6 +70,14 @@ static void rpc_usage(FILE *f)
 		"workers\n"
 		"                   (default 0: in its loop, as libtirpc "
 		"does)\n"
+		"  --conns N        our client's connections, 1..16 and at "
+		"most the depth,\n"
+		"                   each with a thread and its share of the "
+		"calls (default 1)\n"
+		"  --tirpc-conns N  libtirpc's connections, 1..depth (default "
+		"depth): the\n"
+		"                   N threads share them, one call at a time "
+		"on each\n"
 		"  --json           one JSON object on stdout\n"
 		"  --no-pin         do not pin the client to CPU 0 and the "
 		"server to CPU 1\n",
@@ -96,6 +109,17 @@ static int rpc_parse_own(const struct bench_cli *cli, int c, const char *arg,
 	unsigned long n;
 
 	(void)cli;
+	if (c == 'C' || c == 'c') {
+		n = strtoul(arg, &end, 10);
+		if (*arg < '1' || *arg > '9' || *end || n > MAX_DEPTH) {
+			fprintf(stderr,
+				ME ": --%sconns '%s': expected a count\n",
+				c == 'c' ? "tirpc-" : "", arg);
+			return -EINVAL;
+		}
+		*(c == 'C' ? &o->conns : &o->tirpc_conns) = (uint32_t)n;
+		return 0;
+	}
 	if (c == 'T') {
 		n = strtoul(arg, &end, 10);
 		if (*arg < '0' || *arg > '9' || *end || n > 64) {
@@ -116,7 +140,17 @@ static int rpc_parse_own(const struct bench_cli *cli, int c, const char *arg,
 static int rpc_check_own(const struct bench_cli *cli,
 			 const struct bench_opts *b)
 {
+	const struct rpc_opts *o = rpc_opts_of(b);
+
 	(void)cli;
+	if (rpc_conns(o) > MAX_CONNS || rpc_conns(o) > b->depth ||
+	    rpc_tirpc_conns(o) > b->depth) {
+		fprintf(stderr,
+			ME ": --conns: 1..%d and at most --depth; "
+			   "--tirpc-conns: at most --depth\n",
+			MAX_CONNS);
+		return -EINVAL;
+	}
 	if (rpc_opts_of(b)->proc == BENCHPROC_NULL && b->size) {
 		fprintf(stderr, ME ": --proc null carries no data: --size 0\n");
 		return -EINVAL;

@@ -43,10 +43,13 @@ struct rpc_goal {
 	struct bjson_goal g;
 };
 
-/* The memory goal is about the defaults: 128 credits, 4 KiB inline. */
+/*
+ * The memory goal is about the defaults: 128 credits, 4 KiB inline, one
+ * connection.
+ */
 static bool default_config(const struct rpc_opts *o)
 {
-	return o->b.size <= DEFAULT_MAX_BULK;
+	return o->b.size <= DEFAULT_MAX_BULK && rpc_conns(o) == 1;
 }
 
 static uint64_t server_conn_bytes(const struct rpc_memory *m)
@@ -178,8 +181,10 @@ static unsigned fabric_goal(const struct rpc_opts *o,
 {
 	struct bench_figures fab = bench_figures(&l->fab);
 
+	/* The fabric phase has one QP: judged against one connection. */
 	if (!l->fab_valid || !us->valid || !fab.valid ||
-	    o->proc != BENCHPROC_READ || o->b.size < GOAL_LARGE_READ)
+	    o->proc != BENCHPROC_READ || o->b.size < GOAL_LARGE_READ ||
+	    rpc_conns(o) != 1)
 		return 0;
 	*g = (struct rpc_goal){"read >= 1 MiB MB/s / fabric RDMA Write",
 			       false,
@@ -206,7 +211,8 @@ static void text_fabric(const struct rpc_opts *o,
 
 	if (!l->fab_valid || !fab.valid)
 		return;
-	printf("%-8s %12.0f %12.1f %10.2f %10.2f (%s of %u B, no RPC)\n",
+	printf("%-8s %12.0f %12.1f %10.2f %10.2f (%s of %u B, no RPC, one "
+	       "QP)\n",
 	       "fabric", fab.msgs, fab.mbps, fab.p50, fab.p99,
 	       o->proc == BENCHPROC_READ ? "RDMA Write" : "RDMA Read",
 	       o->b.size);
@@ -292,9 +298,11 @@ static void text_report(const struct rpc_opts *o, const struct rpc_result *ours,
 	text_fabric(o, &us, lim);
 	text_limits(&us, lim);
 	printf("MB = 10^6 bytes of data (echo counts it once); latency = "
-	       "arguments encoded to results decoded and checked; tirpc: %u "
-	       "thread%s, one CLIENT and connection each\n",
-	       o->b.depth, o->b.depth == 1 ? "" : "s");
+	       "arguments encoded to results decoded and checked\n"
+	       "connections: ours %u (%u call%s in flight), tirpc %u (%u "
+	       "thread%s, one call at a time on each connection)\n",
+	       rpc_conns(o), o->b.depth, o->b.depth == 1 ? "" : "s",
+	       rpc_tirpc_conns(o), o->b.depth, o->b.depth == 1 ? "" : "s");
 	text_memory(&ours->mem);
 	for (i = 0; i < ngoals; i++)
 		text_goal(&g[i]);
@@ -365,6 +373,8 @@ static void json_details(struct jw *j, const void *arg)
 	jw_u64(j, "server_threads", d->o->svc_threads);
 	/* libtirpc's client is synchronous: a thread per call in flight */
 	jw_u64(j, "baseline_threads", d->o->b.depth);
+	jw_u64(j, "connections", rpc_conns(d->o));
+	jw_u64(j, "baseline_connections", rpc_tirpc_conns(d->o));
 	json_counters(j, "counters", d->ours->have_stats, &d->ours->stats);
 	json_counters(j, "server_counters", d->ours->have_svc_stats,
 		      &d->ours->svc_stats);

@@ -7,7 +7,10 @@
  * No rpcbind: the server registers with protocol 0 (no portmapper) and
  * tells its port through the pipe, and the client connects to it directly.
  * A libtirpc CLIENT has one call outstanding at a time, so depth N means N
- * threads, each with its own CLIENT and connection, calling back to back.
+ * threads calling back to back, each with its own CLIENT and connection
+ * by default; with --tirpc-conns K < N they share K (libtirpc serialises
+ * the calls on each), the way threads of one program sharing a connection
+ * would call.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -183,8 +186,9 @@ struct worker {
 	struct tirpc_run *run;
 	pthread_t tid;
 	int fd;
-	CLIENT *cl;
-	char *res; /* decoded ECHO/READ data, up to BENCH_MAXDATA */
+	CLIENT *cl;  /* its own, or NULL */
+	CLIENT *use; /* the one it calls through: cl or a shared one */
+	char *res;   /* decoded ECHO/READ data, up to BENCH_MAXDATA */
 	struct bench_hist hist;
 	_Atomic uint64_t ops;
 	uint64_t last_ns;
@@ -295,10 +299,10 @@ static int worker_call(struct worker *w)
 
 	t0 = bench_now_ns();
 	call_setup(w, &x);
-	st = clnt_call(w->cl, w->run->o->proc, x.xa, x.a, x.xr, x.r, tv);
+	st = clnt_call(w->use, w->run->o->proc, x.xa, x.a, x.xr, x.r, tv);
 	if (st != RPC_SUCCESS) {
 		fprintf(stderr, "%s\n",
-			clnt_sperror(w->cl, "tirpc client: clnt_call"));
+			clnt_sperror(w->use, "tirpc client: clnt_call"));
 		return -EIO;
 	}
 	why = call_check(w, &x);
@@ -423,20 +427,6 @@ static void watch(struct tirpc_run *run)
 	bench_progress_done(&prog);
 }
 
-static void hist_merge(struct bench_hist *to, const struct bench_hist *from)
-{
-	unsigned i;
-
-	for (i = 0; i < BENCH_HIST_BUCKETS; i++)
-		to->buckets[i] += from->buckets[i];
-	to->count += from->count;
-	to->sum_ns += from->sum_ns;
-	if (from->min_ns < to->min_ns)
-		to->min_ns = from->min_ns;
-	if (from->max_ns > to->max_ns)
-		to->max_ns = from->max_ns;
-}
-
 static int collect(struct tirpc_run *run, struct rpc_result *r)
 {
 	uint64_t last = run->start_ns;
@@ -447,7 +437,7 @@ static int collect(struct tirpc_run *run, struct rpc_result *r)
 		struct worker *w = &run->w[i];
 
 		pthread_join(w->tid, NULL);
-		hist_merge(&r->r.hist, &w->hist);
+		bench_hist_merge(&r->r.hist, &w->hist);
 		if (w->last_ns > last)
 			last = w->last_ns;
 		if (w->err && !err)
@@ -465,12 +455,14 @@ static int client_run(struct tirpc_run *run, uint16_t port,
 	uint32_t i;
 	int err = 0, werr;
 
-	for (i = 0; i < run->o->b.depth && !err; i++) {
+	for (i = 0; i < rpc_tirpc_conns(run->o) && !err; i++) {
 		err = worker_connect(&run->w[i], port);
 		if (err)
 			fprintf(stderr, "tirpc client %u: connect: %s\n", i,
 				strerror(-err));
 	}
+	for (i = 0; i < run->o->b.depth && !err; i++)
+		run->w[i].use = run->w[i % rpc_tirpc_conns(run->o)].cl;
 	for (i = 0; i < run->o->b.depth && !err; i++) {
 		err = -pthread_create(&run->w[i].tid, NULL, worker_main,
 				      &run->w[i]);

@@ -93,3 +93,17 @@ double bench_hist_mean_us(const struct bench_hist *h)
 {
 	return h->count ? h->sum_ns / (double)h->count / 1000.0 : 0;
 }
+
+void bench_hist_merge(struct bench_hist *to, const struct bench_hist *from)
+{
+	unsigned i;
+
+	for (i = 0; i < BENCH_HIST_BUCKETS; i++)
+		to->buckets[i] += from->buckets[i];
+	to->count += from->count;
+	to->sum_ns += from->sum_ns;
+	if (from->min_ns < to->min_ns)
+		to->min_ns = from->min_ns;
+	if (from->max_ns > to->max_ns)
+		to->max_ns = from->max_ns;
+}
