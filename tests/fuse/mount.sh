@@ -167,8 +167,25 @@ do_mount() {
 	fi
 }
 
+# The mount's control socket (mount_ctl.c), named after its device
+# number in root's runtime directory; nothing when not root
+ctl_sock() {
+	local d
+	[ "$(id -u)" = 0 ] || return 0
+	d=$(awk -v m="$MNT" '$5 == m { d = $3 } END { print d }' /proc/self/mountinfo)
+	[ -n "$d" ] && echo "/run/nfsrdma/mount-$d.sock"
+}
+
+# The kernel gives the next FUSE mount the device number of the last one
+# unmounted, so nfsrdma umount returns once its daemon has let go of the
+# socket named after it: a mount made right after must get its own.
 do_umount() {
+	local sock
+	sock=$(ctl_sock)
+	[ -z "$sock" ] || [ -S "$sock" ] || fail "no control socket $sock while mounted"
 	"$NFSRDMA" umount "$MNT" || fail "nfsrdma umount failed"
+	[ -z "$sock" ] || [ ! -e "$sock" ] ||
+		fail "nfsrdma umount returned with its daemon still holding $sock"
 	poll unmounted || fail "$MNT still mounted after umount"
 	if [ "$PROTO" = tcp ]; then
 		wait "$SERVE_PID"

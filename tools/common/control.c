@@ -306,10 +306,12 @@ void tool_control_close(struct tool_control *c)
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		if (c->cl[i].fd >= 0)
 			drop(&c->cl[i]);
-	if (c->lfd >= 0)
-		close(c->lfd);
+	/* unlinked first: a new listener may bind the path as soon as it
+	 * is gone, and must never lose it to our unlink (mount_ctl.c) */
 	if (c->bound)
 		unlink(c->path);
+	if (c->lfd >= 0)
+		close(c->lfd);
 	if (c->wake[0] >= 0)
 		close(c->wake[0]);
 	if (c->wake[1] >= 0)

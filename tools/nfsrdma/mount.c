@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,13 +153,29 @@ int cmd_mount(struct cli *c)
 }
 #endif
 
-/*
- * As root, umount(2) directly; otherwise fusermount3, which may unmount
- * what its user mounted. The daemon sees its session end and exits.
- */
-int cmd_umount(struct cli *c)
+static bool gone_now(const char *path)
 {
-	const char *mp = c->argv[0];
+	return access(path, F_OK) != 0;
+}
+
+/*
+ * The daemon sees its session end and exits: it has when its control
+ * socket is gone (mount_ctl.c says why that matters). Not ours, or none:
+ * nothing to wait for.
+ */
+static int wait_exit(const char *mp, const char *sock, int rc)
+{
+	if (rc || !*sock || !mount_ctl_wait_gone(sock, MOUNT_CTL_WAIT_MS))
+		return rc;
+	fprintf(stderr,
+		"nfsrdma: %s: unmounted, but its daemon still holds %s\n", mp,
+		sock);
+	return 0;
+}
+
+/* As root, umount(2) directly; otherwise fusermount3. */
+static int unmount(const char *mp)
+{
 	pid_t pid;
 	int st;
 
@@ -177,4 +194,16 @@ int cmd_umount(struct cli *c)
 	if (WEXITSTATUS(st) == 127)
 		return cli_failf("umount: fusermount3 not found (fuse3)");
 	return WEXITSTATUS(st) ? 1 : 0;
+}
+
+/* Unmounts what fusermount3 may (its user's mounts), then waits: above. */
+int cmd_umount(struct cli *c)
+{
+	const char *mp = c->argv[0];
+	char real[PATH_MAX], sock[512] = "";
+
+	if (!realpath(mp, real) ||
+	    mount_ctl_path(real, false, sock, sizeof(sock)) || gone_now(sock))
+		sock[0] = 0;
+	return wait_exit(mp, sock, unmount(mp));
 }

@@ -6,12 +6,22 @@
  * mounting user's runtime directory: /run/nfsrdma as root, else
  * $XDG_RUNTIME_DIR/nfsrdma, else /tmp/nfsrdma-UID. `nfsrdma stat
  * MOUNTPOINT`, run by the same user, finds it from the mount point.
+ *
+ * The kernel gives a new FUSE mount the device number an unmounted one
+ * had, while that one's daemon may still be exiting with its socket at
+ * the same path. So `nfsrdma umount` returns once the daemon has let go
+ * of its socket, and a new daemon that finds the path still answered
+ * waits for it to be let go, both for a bounded time.
  */
 #include <errno.h>
+#include <libgen.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc_count.h"
@@ -58,6 +68,54 @@ int mount_ctl_path(const char *mountpoint, bool create, char *buf, size_t cap)
 	if ((size_t)snprintf(buf, cap, "%s/mount-%s.sock", dir, dev) >= cap)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Whether path names nothing any more (its directory told inotify so). */
+static bool gone(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) && errno == ENOENT;
+}
+
+int mount_ctl_wait_gone(const char *path, int timeout_ms)
+{
+	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	char dir[512];
+	int fd, rc = 0;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	/* watched first, then looked at: no removal falls in between */
+	if (inotify_add_watch(fd, dirname(dir), IN_DELETE | IN_MOVED_FROM) < 0)
+		rc = -errno;
+	while (!rc && !gone(path)) {
+		uint64_t now = now_ms();
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		char ev[4096];
+
+		if (now >= end) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&p, 1, (int)(end - now)) < 0 && errno != EINTR)
+			rc = -errno;
+		while (read(fd, ev, sizeof(ev)) > 0)
+			; /* which entry went does not matter: look again */
+	}
+	close(fd);
+	return rc;
 }
 
 static void render_text(const struct mount_ctl *m,
@@ -129,6 +187,9 @@ int mount_ctl_start(struct mount_ctl *m)
 
 	if (!rc)
 		rc = tool_control_open(path, &m->ctl);
+	if (rc == -EADDRINUSE &&
+	    !mount_ctl_wait_gone(path, MOUNT_CTL_WAIT_MS)) /* see above */
+		rc = tool_control_open(path, &m->ctl);
 	if (!rc)
 		rc = tool_control_run(m->ctl, render, m);
 	if (rc) {
@@ -150,6 +211,13 @@ void mount_ctl_stop(struct mount_ctl *m)
 	m->ctl = NULL;
 }
 #else
+int mount_ctl_wait_gone(const char *path, int timeout_ms)
+{
+	(void)path;
+	(void)timeout_ms;
+	return -EOPNOTSUPP;
+}
+
 int mount_ctl_path(const char *mountpoint, bool create, char *buf, size_t cap)
 {
 	(void)mountpoint;

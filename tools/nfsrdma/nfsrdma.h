@@ -65,6 +65,13 @@ int cmd_mount(struct cli *c);
  * with libfuse3, the socket itself, answering with the mount's counters.
  */
 int mount_ctl_path(const char *mountpoint, bool create, char *buf, size_t cap);
+/*
+ * Waits until nothing is at path (a daemon let go of its socket), at most
+ * timeout_ms: 0, or -ETIMEDOUT.
+ */
+int mount_ctl_wait_gone(const char *path, int timeout_ms);
+/* How long a mount's daemon may take to exit after its unmount. */
+#define MOUNT_CTL_WAIT_MS 5000
 struct rr_fuse_opts;
 struct tool_control;
 struct mount_ctl {
