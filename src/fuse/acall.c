@@ -16,7 +16,12 @@
  * is told to keep no more READs than that in the background. A call
  * that finds none free, or a READ larger than rtmax, goes the
  * synchronous way. The slab is touched as READs use it: at most
- * ACALL_MAX * (rtmax + 1 KiB) of memory, 33 MiB at 1 MiB rsize.
+ * ACALL_MAX * (rtmax + 1 KiB) of memory, 33 MiB at 1 MiB rsize, rounded up
+ * to whole 2 MiB pages. It asks for transparent huge pages: touched 4 KiB
+ * at a time, as the transport's receive fills it, the first READs of a
+ * mount spent more on page faults than on the data (a first 64 MiB `dd`
+ * ran at 0.46-0.52 GB/s, later ones at 1.0-1.5; with huge pages the first
+ * ran at 0.65-1.5).
  *
  * Nobody else drives the transport while FUSE threads wait for no call,
  * so a thread of ours does (rr_rpc_clnt_progress) while calls are out,
@@ -37,6 +42,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/alloc.h"
 #include "base/clock.h"
@@ -44,6 +50,7 @@
 #include "nfs3/client/acall.h"
 
 #define ACALL_MAX     32
+#define SLAB_PAGE     ((size_t)2 << 20) /* a transparent huge page */
 #define DRIVE_PARK_MS 1000 /* idle this long, the driver sleeps untimed */
 #define DRIVE_NAP_MS  10   /* the transport is down: progress fails at once */
 
@@ -330,10 +337,13 @@ static void slab_init(struct fcalls *p, uint32_t rtmax)
 {
 	size_t stride = (size_t)rtmax + NFSC_ACALL_SLACK;
 
-	p->slab_len = stride * ACALL_MAX;
-	p->slab = rr_malloc(p->slab_len);
+	p->slab_len = (stride * ACALL_MAX + SLAB_PAGE - 1) & ~(SLAB_PAGE - 1);
+	p->slab =
+		RR_ALLOC_FAILS() ? NULL : aligned_alloc(SLAB_PAGE, p->slab_len);
 	if (!p->slab)
 		return;
+	/* a hint: where THP is off, or none is free, 4 KiB pages serve */
+	(void)madvise(p->slab, p->slab_len, MADV_HUGEPAGE);
 	/* registered, RDMA Writes land in it; TCP has nothing to register */
 	p->reg = !rr_nfs_mem_reg(p->f->n, p->slab, p->slab_len);
 	for (uint32_t i = ACALL_MAX; i-- > 0;) {
