@@ -153,15 +153,10 @@ int cmd_mount(struct cli *c)
 }
 #endif
 
-static bool gone_now(const char *path)
-{
-	return access(path, F_OK) != 0;
-}
-
 /*
  * The daemon sees its session end and exits: it has when its control
- * socket is gone (mount_ctl.c says why that matters). Not ours, or none:
- * nothing to wait for.
+ * socket is gone (mount_ctl.c says why that matters): at once when it
+ * had none.
  */
 static int wait_exit(const char *mp, const char *sock, int rc)
 {
@@ -203,7 +198,7 @@ int cmd_umount(struct cli *c)
 	char real[PATH_MAX], sock[512] = "";
 
 	if (!realpath(mp, real) ||
-	    mount_ctl_path(real, false, sock, sizeof(sock)) || gone_now(sock))
+	    mount_ctl_path(real, false, sock, sizeof(sock)))
 		sock[0] = 0;
 	return wait_exit(mp, sock, unmount(mp));
 }

@@ -78,7 +78,7 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Whether path names nothing any more (its directory told inotify so). */
+/* Whether path names nothing any more. */
 static bool gone(const char *path)
 {
 	struct stat st;
@@ -92,6 +92,8 @@ int mount_ctl_wait_gone(const char *path, int timeout_ms)
 	char dir[512];
 	int fd, rc = 0;
 
+	if (gone(path))
+		return 0;
 	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
 		return -ENAMETOOLONG;
 	fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
