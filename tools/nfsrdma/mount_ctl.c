@@ -21,10 +21,10 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "alloc_count.h"
+#include "base/clock.h"
 #include "control.h"
 #include "json.h"
 #include "nfsrdma.h"
@@ -70,14 +70,6 @@ int mount_ctl_path(const char *mountpoint, bool create, char *buf, size_t cap)
 	return 0;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Whether path names nothing any more. */
 static bool gone(const char *path)
 {
@@ -88,7 +80,7 @@ static bool gone(const char *path)
 
 int mount_ctl_wait_gone(const char *path, int timeout_ms)
 {
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = rr_mono_ms() + (uint64_t)timeout_ms;
 	char dir[512];
 	int fd, rc = 0;
 
@@ -103,7 +95,7 @@ int mount_ctl_wait_gone(const char *path, int timeout_ms)
 	if (inotify_add_watch(fd, dirname(dir), IN_DELETE | IN_MOVED_FROM) < 0)
 		rc = -errno;
 	while (!rc && !gone(path)) {
-		uint64_t now = now_ms();
+		uint64_t now = rr_mono_ms();
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		char ev[4096];
 

@@ -67,7 +67,8 @@ int cmd_mount(struct cli *c);
 int mount_ctl_path(const char *mountpoint, bool create, char *buf, size_t cap);
 /*
  * Waits until nothing is at path (a daemon let go of its socket), at most
- * timeout_ms: 0, or -ETIMEDOUT.
+ * timeout_ms: 0, -ETIMEDOUT, or another negative errno when it cannot
+ * watch the path's directory.
  */
 int mount_ctl_wait_gone(const char *path, int timeout_ms);
 /* How long a mount's daemon may take to exit after its unmount. */
