@@ -47,6 +47,12 @@
 /* shm: how long rr_cq_wait watches rings before it sleeps (iw_cq.c) */
 #define IW_SHM_SPIN_NS 30000
 /*
+ * TCP: how long rr_cq_wait looks at its sockets before it sleeps, when
+ * its last wait was no longer than this (iw_cq.c); 0 turns it off.
+ * RPCRDMA_IWARP_SPIN_US overrides it.
+ */
+#define IW_TCP_SPIN_NS 100000
+/*
  * Bytes a receive reads ahead into its stash (iw_rx.c): after a small
  * payload, a burst of small messages (16 replies to 4 KiB READs, say);
  * with a header, whose payload may be large and is better placed by the
@@ -166,6 +172,8 @@ struct iw_cq {
 	 */
 	bool fd_exposed;
 	uint32_t waiters;
+	/* the last wait was short: look at the sockets before sleeping */
+	atomic_bool spin_tcp;
 	struct iw_qp *qps[IW_CQ_WAIT_MAX_QPS]; /* for progress in cq_wait */
 	uint32_t nqps;
 	uint32_t nqps_total;

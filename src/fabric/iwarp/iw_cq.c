@@ -294,6 +294,49 @@ static bool spin_rings(struct iw_cq *cq, struct iw_qp **qps, uint32_t nq)
 	return ready || cq_ready(cq);
 }
 
+static uint64_t tcp_spin_ns(void)
+{
+	static _Atomic int64_t ns = -1;
+	int64_t v = atomic_load_explicit(&ns, memory_order_relaxed);
+
+	if (v < 0) {
+		const char *e = getenv("RPCRDMA_IWARP_SPIN_US");
+		long us = e ? strtol(e, NULL, 10) : -1;
+
+		v = us >= 0 && us <= 10000 ? (int64_t)us * 1000
+					   : (int64_t)IW_TCP_SPIN_NS;
+		atomic_store_explicit(&ns, v, memory_order_relaxed);
+	}
+	return (uint64_t)v;
+}
+
+/*
+ * TCP: a waiter asleep in poll() must be woken by whoever queues data on
+ * its socket, and where a wake-up across CPUs is dear (a hypervisor's
+ * interrupt) the sender pays it for every segment of a large Write. So a
+ * waiter whose last wait was short looks at its sockets, without sleeping,
+ * for up to IW_TCP_SPIN_NS first; one whose last wait was longer sleeps
+ * at once, so an idle or slow peer costs no CPU. Rings spin on their own.
+ * Returns what poll() returned, or 1 when the CQ has entries.
+ */
+static int spin_sockets(struct iw_cq *cq, struct iw_qp **qps, uint32_t nq,
+			struct pollfd *p, int timeout_ms)
+{
+	uint64_t end;
+	int r = 0;
+
+	if (!nq || timeout_ms == 0 ||
+	    !atomic_load_explicit(&cq->spin_tcp, memory_order_relaxed))
+		return 0;
+	for (uint32_t i = 0; i < nq; i++)
+		if (qps[i]->ring)
+			return 0;
+	end = now_ns() + tcp_spin_ns();
+	while (r == 0 && !cq_ready(cq) && now_ns() < end)
+		r = poll(p, 1 + nq, 0);
+	return r == 0 && cq_ready(cq) ? 1 : r;
+}
+
 /*
  * Only a thread asleep in poll() needs the eventfd raised for it (a
  * spinning one sees the count), so `waiters` counts those, from a look at
@@ -328,6 +371,7 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 	struct pollfd p[1 + IW_CQ_WAIT_MAX_QPS];
 	struct iw_qp *qps[IW_CQ_WAIT_MAX_QPS];
 	uint32_t nq = 0;
+	uint64_t t0;
 	int n;
 
 	pthread_mutex_lock(&cq->mu);
@@ -347,7 +391,13 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 		p[1 + nq++] = (struct pollfd){.fd = qp->fd, .events = POLLIN};
 	}
 	pthread_mutex_unlock(&cq->mu);
-	n = spin_rings(cq, qps, nq) ? 1 : sleep_once(cq, p, 1 + nq, timeout_ms);
+	t0 = now_ns();
+	n = spin_rings(cq, qps, nq) ? 1
+				    : spin_sockets(cq, qps, nq, p, timeout_ms);
+	if (n == 0)
+		n = sleep_once(cq, p, 1 + nq, timeout_ms);
+	atomic_store_explicit(&cq->spin_tcp, now_ns() - t0 <= tcp_spin_ns(),
+			      memory_order_relaxed);
 	for (uint32_t i = 0; i < nq; i++) {
 		struct iw_qp *qp = qps[i];
 		bool seen = n > 0 && p[1 + i].revents;
