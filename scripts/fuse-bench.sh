@@ -27,6 +27,8 @@
 #   scripts/fuse-bench.sh [-B BUILD] [-s SECONDS] [-m MIB]
 #     -B  build tree with bin/nfsrdma and bin/nfsrdmad (default build)
 #     -s  seconds per run (default 5); -m  file size in MiB (default 512)
+# The file lives under $TMPDIR (default /tmp). Where the host takes page
+# cache back on its own (a balloon), a tmpfs there keeps disk reads out.
 # Exit: 0 when every run ran; 77 when something it needs is missing.
 set -uo pipefail
 
@@ -47,7 +49,7 @@ for t in fio jq; do command -v $t >/dev/null || skip "$t not found"; done
 [ -c /dev/fuse ] || skip "no /dev/fuse"
 "$NFSRDMA" --help | grep -q '^  mount ' || skip "nfsrdma built without libfuse3"
 
-T=$(mktemp -d /tmp/rr-fuse-bench.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}/rr-fuse-bench.XXXXXX")
 SERVER=
 NULLFS=$BUILD/tests/fuse/null_fs NULLPID=
 cleanup() {

