@@ -238,7 +238,7 @@ start_nfsrdmad() {
 }
 
 nfs() {
-	local f=$T/nfs.json url base names='["tcp"]' goals='[]'
+	local f=$T/nfs.json url base names='["tcp"]' goals='[]' urls
 	start_nfsrdmad
 	# 8 MiB: read whole, so nfs-cp copies the same bytes (a libnfs
 	# baseline, where libnfs-utils is installed).
@@ -249,6 +249,9 @@ nfs() {
 		names='["tcp", "libnfs"]'
 		goals='[["ratio.MBps", "libnfs", ">="]]'
 	fi
+	# a READ from a server on this host: one thread's limit, last
+	urls=$names
+	names=${names%]}', "server_read_limit"]'
 	run "$f" "$CLI" bench "$url" --tcp-nfsport "$TPORT" --op read \
 		--bs 1M --depth 4 --seconds 1 --json
 	keeps "$f" nfsrdma bench
@@ -257,11 +260,15 @@ nfs() {
 	says "$f" "nfsrdma: the URL, over rdma" \
 		".target == \"$url\" and .transport == \"rdma\" and
 		 (.provider | type == \"string\")"
-	says "$f" "nfsrdma: baselines $names, each to its own URL" \
+	says "$f" "nfsrdma: baselines $names, $urls each to its own URL" \
 		"[.baselines[].name] == $names and
-		 (.baselines | all(.[]; .transport == \"tcp\" and
+		 (.baselines[:-1] | all(.[]; .transport == \"tcp\" and
 		  (.target | startswith(\"$base?\")))) and
 		 (.baselines[0].ratio | all(.[]; type == \"number\"))"
+	says "$f" "nfsrdma: the server limit, over loopback TCP, no URL" \
+		'.baselines[-1] | .transport == "tcp" and .target == null and
+		 .figures.MBps > 0 and .figures.ops_per_s > 0 and
+		 (.ratio.MBps | type == "number")'
 	says "$f" "nfsrdma: goals $goals" \
 		"[.goals[] | [.metric, .baseline, .comparison]] == $goals"
 	caught "$f" nfsrdma bench '.transport = "rdma" | .provider = null'

@@ -31,6 +31,7 @@
 
 #include "bench_json.h"
 #include "copy_limits.h"
+#include "serve_limit.h"
 #include "nfsrdma.h"
 
 #define REGION	  (64ull << 20)
@@ -65,6 +66,9 @@ struct copy {
 struct limits {
 	bool ok, read;
 	struct copy_limit mem, cma;
+	/* a READ run against this host: one thread's READs (serve_limit.h) */
+	bool srv_ok, srv_tcp;
+	struct serve_limit srv;
 };
 
 /* What cmd_bench measured, for the report. */
@@ -346,6 +350,23 @@ static double limit_mbs(const struct copy_limit *l)
 	return l->secs > 0 ? (double)l->bytes / l->secs / 1e6 : 0;
 }
 
+static double serve_mbs(const struct serve_limit *l)
+{
+	return l->secs > 0 ? (double)l->bytes / l->secs / 1e6 : 0;
+}
+
+static struct bjson_figures serve_figures(const struct serve_limit *l)
+{
+	struct bjson_figures f = bjson_figures_none();
+
+	f.ops = (double)l->ops;
+	f.bytes = (double)l->bytes;
+	f.elapsed_s = l->secs;
+	f.mbps = serve_mbs(l);
+	f.ops_per_s = l->secs > 0 ? (double)l->ops / l->secs : 0;
+	return f;
+}
+
 static struct bjson_figures limit_figures(const struct copy_limit *l)
 {
 	struct bjson_figures f = bjson_figures_none();
@@ -384,6 +405,11 @@ static unsigned json_baselines(const struct runs *m, struct bjson_baseline *b)
 						 .transport = "tcp",
 						 .target = m->lib.url,
 						 .fig = copy_figures(&m->lib)};
+	if (m->lim.srv_ok)
+		b[n++] = (struct bjson_baseline){
+			.name = "server_read_limit",
+			.transport = m->lim.srv_tcp ? "tcp" : "memory",
+			.fig = serve_figures(&m->lim.srv)};
 	return n;
 }
 
@@ -407,7 +433,7 @@ static int report_json(const struct cli *c, const struct rr_nfs_url *u,
 		       const struct runs *m)
 {
 	const struct result *ours = m->rd ? m->rd : &m->tcp;
-	struct bjson_baseline b[4];
+	struct bjson_baseline b[5];
 	struct bjson_goal g;
 	struct bjson_report r = {
 		.program = "nfsrdma",
@@ -468,6 +494,18 @@ static void report_limits(const struct runs *m)
 	       mbs(m->rd) / mem, mbs(m->rd) / cma, name);
 }
 
+static void report_serve_limit(const struct runs *m)
+{
+	const struct serve_limit *l = &m->lim.srv;
+
+	printf("%-8s %12.1f %12.0f %10s %10s   (one thread: statx, preadv2%s;"
+	       " no RPC)\n",
+	       "server", serve_mbs(l), (double)l->ops / l->secs, "-", "-",
+	       m->lim.srv_tcp ? ", send on loopback TCP" : "");
+	printf("%-8s %11.2fx   rdma / server\n", "ratio",
+	       mbs(m->rd) / serve_mbs(l));
+}
+
 static void report_text(const struct cli *c, const struct runs *m)
 {
 	const struct result *rd = m->rd, *tcp = &m->tcp;
@@ -488,6 +526,8 @@ static void report_text(const struct cli *c, const struct runs *m)
 		report_libnfs(m);
 	if (rd && m->lim.ok)
 		report_limits(m);
+	if (rd && m->lim.srv_ok)
+		report_serve_limit(m);
 }
 
 /* 0, or 1 when stdout failed (said on stderr). */
@@ -584,6 +624,38 @@ static bool valid_op(const char *op)
 	       !strcmp(op, "randread") || !strcmp(op, "randwrite");
 }
 
+static bool loopback(const char *host)
+{
+	return !strncmp(host, "127.", 4) || !strcmp(host, "::1") ||
+	       !strcmp(host, "localhost");
+}
+
+/*
+ * A READ run against a server on this host: what one thread serving those
+ * READs could do here without RPC, over the wire the provider uses
+ * (iwarp's is loopback TCP; shm's rings are memory).
+ */
+static void run_serve_limit(const struct cli *c, const struct rr_nfs_url *u,
+			    struct runs *m)
+{
+	const char *prov =
+		u->provider ? u->provider : rr_fabric_default_provider();
+	struct serve_limit_opts o = {.size = c->size,
+				     .random = !strcmp(c->rw, "randread"),
+				     .tcp = strcmp(prov, "shm") != 0,
+				     .seconds = c->seconds};
+	int err;
+
+	if (strstr(c->rw, "read") == NULL || !loopback(u->host) ||
+	    (strcmp(prov, "shm") && strcmp(prov, "iwarp")))
+		return;
+	err = serve_limit_run(&o, &m->lim.srv);
+	if (err)
+		fprintf(stderr, "bench: no server limit: %s\n", strerror(-err));
+	m->lim.srv_tcp = o.tcp;
+	m->lim.srv_ok = err == 0 && m->lim.srv.secs > 0;
+}
+
 static void run_limits(const struct cli *c, const struct rr_nfs_url *u,
 		       struct runs *m)
 {
@@ -593,8 +665,10 @@ static void run_limits(const struct cli *c, const struct rr_nfs_url *u,
 				    .read = strstr(c->rw, "read") != NULL};
 	int err;
 
-	if (!m->rd || c->no_baseline || !u->provider ||
-	    strcmp(u->provider, "shm"))
+	if (!m->rd || c->no_baseline)
+		return;
+	run_serve_limit(c, u, m);
+	if (!u->provider || strcmp(u->provider, "shm"))
 		return;
 	m->lim.read = o.read;
 	err = copy_limits_run(&o, &m->lim.mem, &m->lim.cma);

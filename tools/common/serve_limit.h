@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What one thread serving NFS READs can do on this host with no RPC at all,
+ * for nfsrdma bench to print beside a run against a server on the same
+ * host: per READ, what nfsrdmad's local backend asks of the kernel (one
+ * statx for the reply's attributes, one preadv2 of the block from a file
+ * whose pages are in memory) and, where the wire is loopback TCP (iwarp),
+ * the send of the block to a reader on another thread. A server READ path
+ * with one thread cannot beat it, whatever its protocol; where system
+ * calls are dear (a paravirtualised host) it is far below memcpy.
+ */
+#ifndef RR_TOOLS_SERVE_LIMIT_H
+#define RR_TOOLS_SERVE_LIMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct serve_limit_opts {
+	size_t size; /* bytes per READ */
+	bool random; /* block-aligned offsets at random, else in turn */
+	bool tcp;    /* also send each block over loopback TCP */
+	double seconds;
+};
+
+struct serve_limit {
+	uint64_t ops, bytes;
+	double secs;
+};
+
+/* 0, or a negative errno (memory, the file, the socket). */
+int serve_limit_run(const struct serve_limit_opts *o, struct serve_limit *r);
+
+#endif
