@@ -184,20 +184,23 @@ nfsrdmad_stop() {
 
 # The caller sets BENCH_NFSRDMA (the client), BENCH_BASE (nfs://host/export),
 # BENCH_SECONDS, and the URL queries BENCH_GQ (Ganesha, TCP), BENCH_TQ
-# (nfsrdmad, TCP) and BENCH_RQ (nfsrdmad, RDMA).
+# (nfsrdmad, TCP) and BENCH_RQ (nfsrdmad, RDMA); BENCH_LIMIT=1 to print
+# the host's READ limit under a read row (a local directory only).
 
-# bench_one QUERY FILE OP BS DEPTH [OPTION...]: the rate, MB/s or calls/s
+# bench_one QUERY FILE OP BS DEPTH [OPTION...]: the rate, MB/s or calls/s.
+# A READ over RDMA of this host also measures one thread's READ limit
+# (nfsrdma(1), row server): its rate is added to $GANESHA_TMP/limit.
 bench_one() {
-	local j
+	local j key=MBps
+	[ "$3" != randread ] || key=ops_per_s
 	j=$("$BENCH_NFSRDMA" bench "$BENCH_BASE/$2$1" --op "$3" --bs "$4" \
 		--depth "$5" --seconds "$BENCH_SECONDS" --json "${@:6}" \
 		2>"$GANESHA_TMP/bench.err") ||
 		fail "nfsrdma bench $3 $2: $(tail -2 "$GANESHA_TMP/bench.err")"
-	if [ "$3" = randread ]; then
-		jq -r '.figures.ops_per_s' <<<"$j"
-	else
-		jq -r '.figures.MBps' <<<"$j"
-	fi
+	jq -r --arg k "$key" '.baselines[] |
+		select(.name == "server_read_limit") | .figures[$k]' \
+		<<<"$j" >>"$GANESHA_TMP/limit"
+	jq -r --arg k "$key" '.figures[$k]' <<<"$j"
 }
 
 # bench_header: the columns bench_row prints
@@ -227,6 +230,7 @@ bench_row() {
 	local -A q=([g]=$BENCH_GQ [t]=$BENCH_TQ [r]=$BENCH_RQ)
 	local -A f=([g]=$file.g [t]=$file.n [r]=$file.n) figs=() used=()
 	local turn=(g t r) force=()
+	: >"$GANESHA_TMP/limit"
 	for ((i = 0; i < ${BENCH_ROUNDS:-1}; i++)); do
 		for ((k = 0; k < 3; k++)); do
 			who=${turn[(i + k) % 3]}
@@ -250,4 +254,17 @@ bench_row() {
 	[ "${BENCH_ROUNDS:-1}" -le 1 ] ||
 		printf '  rounds: ganesha %s| tcp %s| rdma %s\n' "${figs[g]}" \
 			"${figs[t]}" "${figs[r]}"
+	[ -z "${BENCH_LIMIT:-}" ] || bench_limit "$r" "$g" "$unit"
+}
+
+# bench_limit RDMA GANESHA UNIT: the median of the READ limits bench_one
+# kept, if any, with what RDMA and 2x Ganesha are of it. Only for a local
+# directory (BENCH_LIMIT set): those are the local backend's calls.
+bench_limit() {
+	local l
+	[ -s "$GANESHA_TMP/limit" ] || return 0
+	# shellcheck disable=SC2046 # one figure a word
+	l=$(median $(cat "$GANESHA_TMP/limit"))
+	printf '  this host, one thread serving READs (statx, preadv2, send on loopback TCP; no RPC): %.0f %s; ours rdma %.2fx of it, 2x ganesha %.2fx of it\n' \
+		"$l" "$3" "$(echo "$1 / $l" | bc -l)" "$(echo "2 * $2 / $l" | bc -l)"
 }
