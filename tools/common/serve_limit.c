@@ -115,7 +115,7 @@ static int serve_one(int fd, int wire, uint8_t *buf, size_t size, off_t off)
 }
 
 static int serve_loop(const struct serve_limit_opts *o, int fd, int wire,
-		      size_t len, struct serve_limit *r)
+		      size_t len, struct copy_limit *r)
 {
 	uint64_t blocks = len / o->size, rng = 0x9e3779b97f4a7c15u, i = 0;
 	uint64_t start = now_ns(), now = start;
@@ -142,14 +142,14 @@ static int serve_loop(const struct serve_limit_opts *o, int fd, int wire,
 	return err;
 }
 
-int serve_limit_run(const struct serve_limit_opts *o, struct serve_limit *r)
+int serve_limit_run(const struct serve_limit_opts *o, struct copy_limit *r)
 {
 	size_t len = o->size > FILE_BYTES ? o->size : FILE_BYTES;
 	int wire[2] = {-1, -1}, fd, err = 0;
 	bool reader = false;
 	pthread_t t;
 
-	*r = (struct serve_limit){0};
+	*r = (struct copy_limit){0};
 	if (!o->size)
 		return -EINVAL;
 	fd = file_make(len);

@@ -12,6 +12,8 @@
 #ifndef RR_TOOLS_SERVE_LIMIT_H
 #define RR_TOOLS_SERVE_LIMIT_H
 
+#include "copy_limits.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,12 +25,7 @@ struct serve_limit_opts {
 	double seconds;
 };
 
-struct serve_limit {
-	uint64_t ops, bytes;
-	double secs;
-};
-
 /* 0, or a negative errno (memory, the file, the socket). */
-int serve_limit_run(const struct serve_limit_opts *o, struct serve_limit *r);
+int serve_limit_run(const struct serve_limit_opts *o, struct copy_limit *r);
 
 #endif

@@ -68,7 +68,7 @@ struct limits {
 	struct copy_limit mem, cma;
 	/* a READ run against this host: one thread's READs (serve_limit.h) */
 	bool srv_ok, srv_tcp;
-	struct serve_limit srv;
+	struct copy_limit srv;
 };
 
 /* What cmd_bench measured, for the report. */
@@ -350,23 +350,6 @@ static double limit_mbs(const struct copy_limit *l)
 	return l->secs > 0 ? (double)l->bytes / l->secs / 1e6 : 0;
 }
 
-static double serve_mbs(const struct serve_limit *l)
-{
-	return l->secs > 0 ? (double)l->bytes / l->secs / 1e6 : 0;
-}
-
-static struct bjson_figures serve_figures(const struct serve_limit *l)
-{
-	struct bjson_figures f = bjson_figures_none();
-
-	f.ops = (double)l->ops;
-	f.bytes = (double)l->bytes;
-	f.elapsed_s = l->secs;
-	f.mbps = serve_mbs(l);
-	f.ops_per_s = l->secs > 0 ? (double)l->ops / l->secs : 0;
-	return f;
-}
-
 static struct bjson_figures limit_figures(const struct copy_limit *l)
 {
 	struct bjson_figures f = bjson_figures_none();
@@ -409,7 +392,7 @@ static unsigned json_baselines(const struct runs *m, struct bjson_baseline *b)
 		b[n++] = (struct bjson_baseline){
 			.name = "server_read_limit",
 			.transport = m->lim.srv_tcp ? "tcp" : "memory",
-			.fig = serve_figures(&m->lim.srv)};
+			.fig = limit_figures(&m->lim.srv)};
 	return n;
 }
 
@@ -496,14 +479,14 @@ static void report_limits(const struct runs *m)
 
 static void report_serve_limit(const struct runs *m)
 {
-	const struct serve_limit *l = &m->lim.srv;
+	const struct copy_limit *l = &m->lim.srv;
 
 	printf("%-8s %12.1f %12.0f %10s %10s   (one thread: statx, preadv2%s;"
 	       " no RPC)\n",
-	       "server", serve_mbs(l), (double)l->ops / l->secs, "-", "-",
+	       "server", limit_mbs(l), (double)l->ops / l->secs, "-", "-",
 	       m->lim.srv_tcp ? ", send on loopback TCP" : "");
 	printf("%-8s %11.2fx   rdma / server\n", "ratio",
-	       mbs(m->rd) / serve_mbs(l));
+	       mbs(m->rd) / limit_mbs(l));
 }
 
 static void report_text(const struct cli *c, const struct runs *m)
