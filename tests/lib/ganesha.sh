@@ -265,6 +265,8 @@ bench_limit() {
 	[ -s "$GANESHA_TMP/limit" ] || return 0
 	# shellcheck disable=SC2046 # one figure a word
 	l=$(median $(cat "$GANESHA_TMP/limit"))
-	printf '  this host, one thread serving READs (statx, preadv2, send on loopback TCP; no RPC): %.0f %s; ours rdma %.2fx of it, 2x ganesha %.2fx of it\n' \
-		"$l" "$3" "$(echo "$1 / $l" | bc -l)" "$(echo "2 * $2 / $l" | bc -l)"
+	printf '  this host, one thread serving READs (statx, preadv2, send '
+	printf 'on loopback TCP; no RPC): %.0f %s;' "$l" "$3"
+	printf ' ours rdma %.2fx of it, 2x ganesha %.2fx of it\n' \
+		"$(echo "$1 / $l" | bc -l)" "$(echo "2 * $2 / $l" | bc -l)"
 }

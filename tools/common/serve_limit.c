@@ -107,10 +107,15 @@ static int serve_one(int fd, int wire, uint8_t *buf, size_t size, off_t off)
 {
 	struct iovec v = {buf, size};
 	struct statx sx;
+	ssize_t n;
 
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &sx) ||
-	    preadv2(fd, &v, 1, off, 0) != (ssize_t)size)
-		return errno ? -errno : -EIO;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &sx))
+		return -errno;
+	n = preadv2(fd, &v, 1, off, 0);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != size)
+		return -EIO; /* the file is ours and whole: never short */
 	return wire < 0 ? 0 : send_all(wire, buf, size);
 }
 
