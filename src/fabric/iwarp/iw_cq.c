@@ -302,10 +302,13 @@ static uint64_t tcp_spin_ns(void)
 
 	if (v < 0) {
 		const char *e = getenv("RPCRDMA_IWARP_SPIN_US");
-		long us = e ? strtol(e, NULL, 10) : -1;
+		char *end = NULL;
+		long us = e && *e ? strtol(e, &end, 10) : -1;
 
-		v = us >= 0 && us <= 10000 ? (int64_t)us * 1000
-					   : (int64_t)IW_TCP_SPIN_NS;
+		/* anything but a whole number in range keeps the default */
+		if (!end || *end || us < 0 || us > 10000)
+			us = IW_TCP_SPIN_NS / 1000;
+		v = (int64_t)us * 1000;
 		atomic_store_explicit(&ns, v, memory_order_relaxed);
 	}
 	return (uint64_t)v;
