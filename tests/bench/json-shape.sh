@@ -291,11 +291,13 @@ nfs_shm() {
 	run "$f" "$CLI" bench "$url&provider=shm" --tcp-nfsport "$TPORT" \
 		--op write --force --bs 1M --depth 4 --seconds 1 --json
 	keeps "$f" nfsrdma bench
-	says "$f" "nfsrdma over shm: the copy limits of a write, then tcp" \
+	says "$f" "nfsrdma over shm: copy limits, tcp, one thread's WRITEs" \
 		'.provider == "shm" and
 		 [.baselines[] | [.name, .transport]] ==
 		 [["memcpy", "memory"], ["process_vm_writev", "memory"],
-		  ["tcp", "tcp"]] and (.baselines[1].figures.MBps > 0)'
+		  ["tcp", "tcp"], ["server_write_limit", "memory"]] and
+		 (.baselines[1].figures.MBps > 0) and
+		 (.baselines[3].figures.MBps > 0)'
 }
 
 fabric

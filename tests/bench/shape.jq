@@ -22,10 +22,11 @@ def old_keys: ["ratio_MBps", "goal", "libnfs_nfs_cp_MBps", "ratio_vs_libnfs",
 
 def baseline_rules:
 	check("baseline: name is a string"; .name | type == "string" and length > 0),
-	check("baseline \(.name): transport is rdma or tcp, or memory for a copy limit";
+	check("baseline \(.name): transport is rdma or tcp, or memory for a limit";
 	      .transport == "rdma" or .transport == "tcp" or
 	      (.transport == "memory" and
-	       (.name == "memcpy" or (.name | startswith("process_vm_"))))),
+	       (.name == "memcpy" or (.name | startswith("process_vm_")) or
+	        (.name | test("^server_(read|write)_limit$"))))),
 	check("baseline \(.name): provider is a string or null";
 	      .provider | str_or_null),
 	check("baseline \(.name): target is a string or null";

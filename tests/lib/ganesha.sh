@@ -185,11 +185,11 @@ nfsrdmad_stop() {
 # The caller sets BENCH_NFSRDMA (the client), BENCH_BASE (nfs://host/export),
 # BENCH_SECONDS, and the URL queries BENCH_GQ (Ganesha, TCP), BENCH_TQ
 # (nfsrdmad, TCP) and BENCH_RQ (nfsrdmad, RDMA); BENCH_LIMIT=1 to print
-# the host's READ limit under a read row (a local directory only).
+# the host's READ or WRITE limit under a row (a local directory only).
 
 # bench_one QUERY FILE OP BS DEPTH [OPTION...]: the rate, MB/s or calls/s.
-# A READ over RDMA of this host also measures one thread's READ limit
-# (nfsrdma(1), row server): its rate is added to $GANESHA_TMP/limit.
+# A run over RDMA of this host also measures one thread's READ or WRITE
+# limit (nfsrdma(1), row server): its rate is added to $GANESHA_TMP/limit.
 bench_one() {
 	local j key=MBps
 	[ "$3" != randread ] || key=ops_per_s
@@ -198,7 +198,8 @@ bench_one() {
 		2>"$GANESHA_TMP/bench.err") ||
 		fail "nfsrdma bench $3 $2: $(tail -2 "$GANESHA_TMP/bench.err")"
 	jq -r --arg k "$key" '.baselines[] |
-		select(.name == "server_read_limit") | .figures[$k]' \
+		select(.name | test("^server_(read|write)_limit$")) |
+		.figures[$k]' \
 		<<<"$j" >>"$GANESHA_TMP/limit"
 	jq -r --arg k "$key" '.figures[$k]' <<<"$j"
 }
@@ -254,10 +255,10 @@ bench_row() {
 	[ "${BENCH_ROUNDS:-1}" -le 1 ] ||
 		printf '  rounds: ganesha %s| tcp %s| rdma %s\n' "${figs[g]}" \
 			"${figs[t]}" "${figs[r]}"
-	[ -z "${BENCH_LIMIT:-}" ] || bench_limit "$r" "$g" "$unit"
+	[ -z "${BENCH_LIMIT:-}" ] || bench_limit "$r" "$g" "$unit" "$op"
 }
 
-# bench_limit RDMA GANESHA UNIT: the median of the READ limits bench_one
+# bench_limit RDMA GANESHA UNIT OP: the median of the limits bench_one
 # kept, if any, with what RDMA and 2x Ganesha are of it. Only for a local
 # directory (BENCH_LIMIT set): those are the local backend's calls.
 bench_limit() {
@@ -265,8 +266,13 @@ bench_limit() {
 	[ -s "$GANESHA_TMP/limit" ] || return 0
 	# shellcheck disable=SC2046 # one figure a word
 	l=$(median $(cat "$GANESHA_TMP/limit"))
-	printf '  this host, one thread serving READs (statx, preadv2, send '
-	printf 'on loopback TCP; no RPC): %.0f %s;' "$l" "$3"
+	case $4 in
+	*write) printf '  this host, one thread serving WRITEs (receive on '
+		printf 'loopback TCP, statx, pwritev, statx; no RPC): ' ;;
+	*) printf '  this host, one thread serving READs (statx, preadv2, '
+		printf 'send on loopback TCP; no RPC): ' ;;
+	esac
+	printf '%.0f %s;' "$l" "$3"
 	printf ' ours rdma %.2fx of it, 2x ganesha %.2fx of it\n' \
 		"$(echo "$1 / $l" | bc -l)" "$(echo "2 * $2 / $l" | bc -l)"
 }

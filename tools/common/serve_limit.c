@@ -51,13 +51,28 @@ static int file_make(size_t len)
 	return fd;
 }
 
-/* The far end of the loopback wire: reads until end of stream. */
+/* The far end of a READ's wire: reads until end of stream. */
 static void *drain(void *arg)
 {
 	int fd = *(int *)arg;
 	char *buf = malloc(1 << 20);
 
 	while (buf && read(fd, buf, 1 << 20) > 0)
+		;
+	free(buf);
+	return NULL;
+}
+
+/*
+ * The far end of a WRITE's wire: sends blocks until the near end is
+ * closed (its reset fails the send). MSG_NOSIGNAL: no SIGPIPE for that.
+ */
+static void *feed(void *arg)
+{
+	int fd = *(int *)arg;
+	char *buf = calloc(1, 1 << 20);
+
+	while (buf && send(fd, buf, 1 << 20, MSG_NOSIGNAL) > 0)
 		;
 	free(buf);
 	return NULL;
@@ -102,15 +117,55 @@ static int send_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
+static int recv_all(int fd, uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t r = recv(fd, p, len, MSG_WAITALL);
+
+		if (r <= 0)
+			return r < 0 ? -errno : -EPIPE;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+static int attrs(int fd)
+{
+	struct statx sx;
+
+	return statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &sx) ? -errno
+								    : 0;
+}
+
+/* One WRITE as the server makes it: the wire, attributes, data. */
+static int take_one(int fd, int wire, uint8_t *buf, size_t size, off_t off)
+{
+	struct iovec v = {buf, size};
+	ssize_t n;
+	int err = wire < 0 ? 0 : recv_all(wire, buf, size);
+
+	if (!err)
+		err = attrs(fd);
+	if (err)
+		return err;
+	n = pwritev2(fd, &v, 1, off, 0);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != size)
+		return -EIO; /* tmpfs with room: never short */
+	return attrs(fd);
+}
+
 /* One READ as the server makes it: attributes, data, and the wire. */
 static int serve_one(int fd, int wire, uint8_t *buf, size_t size, off_t off)
 {
 	struct iovec v = {buf, size};
-	struct statx sx;
 	ssize_t n;
+	int err = attrs(fd);
 
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &sx))
-		return -errno;
+	if (err)
+		return err;
 	n = preadv2(fd, &v, 1, off, 0);
 	if (n < 0)
 		return -errno;
@@ -137,7 +192,8 @@ static int serve_loop(const struct serve_limit_opts *o, int fd, int wire,
 		} else {
 			i = (i + 1) % blocks;
 		}
-		err = serve_one(fd, wire, buf, o->size, (off_t)(i * o->size));
+		err = (o->write ? take_one : serve_one)(fd, wire, buf, o->size,
+							(off_t)(i * o->size));
 		now = now_ns();
 		r->ops++;
 		r->bytes += o->size;
@@ -151,7 +207,7 @@ int serve_limit_run(const struct serve_limit_opts *o, struct copy_limit *r)
 {
 	size_t len = o->size > FILE_BYTES ? o->size : FILE_BYTES;
 	int wire[2] = {-1, -1}, fd, err = 0;
-	bool reader = false;
+	bool peer = false;
 	pthread_t t;
 
 	*r = (struct copy_limit){0};
@@ -161,14 +217,19 @@ int serve_limit_run(const struct serve_limit_opts *o, struct copy_limit *r)
 	if (fd < 0)
 		return fd;
 	if (o->tcp && !(err = wire_make(wire))) {
-		err = -pthread_create(&t, NULL, drain, &wire[1]);
-		reader = !err;
+		err = -pthread_create(&t, NULL, o->write ? feed : drain,
+				      &wire[1]);
+		peer = !err;
 	}
 	if (!err)
 		err = serve_loop(o, fd, wire[0], len, r);
-	if (wire[0] >= 0)
+	if (wire[0] >= 0 && o->write) {
+		close(wire[0]); /* unread data: a reset, which ends the feed */
+		wire[0] = -1;
+	} else if (wire[0] >= 0) {
 		shutdown(wire[0], SHUT_WR); /* the reader sees the end */
-	if (reader)
+	}
+	if (peer)
 		pthread_join(t, NULL);
 	for (int i = 0; i < 2; i++)
 		if (wire[i] >= 0)

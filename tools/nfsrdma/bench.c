@@ -66,8 +66,9 @@ struct copy {
 struct limits {
 	bool ok, read;
 	struct copy_limit mem, cma;
-	/* a READ run against this host: one thread's READs (serve_limit.h) */
-	bool srv_ok, srv_tcp;
+	/* a run against this host: one thread's READs or WRITEs
+	 * (serve_limit.h) */
+	bool srv_ok, srv_tcp, srv_write;
 	struct copy_limit srv;
 };
 
@@ -390,7 +391,8 @@ static unsigned json_baselines(const struct runs *m, struct bjson_baseline *b)
 						 .fig = copy_figures(&m->lib)};
 	if (m->lim.srv_ok)
 		b[n++] = (struct bjson_baseline){
-			.name = "server_read_limit",
+			.name = m->lim.srv_write ? "server_write_limit"
+						 : "server_read_limit",
 			.transport = m->lim.srv_tcp ? "tcp" : "memory",
 			.fig = limit_figures(&m->lim.srv)};
 	return n;
@@ -477,14 +479,25 @@ static void report_limits(const struct runs *m)
 	       mbs(m->rd) / mem, mbs(m->rd) / cma, name);
 }
 
+/* What one thread of the server row does per call. */
+static const char *limit_calls(const struct limits *l)
+{
+	if (l->srv_write && l->srv_tcp)
+		return "receive on loopback TCP, statx, pwritev, statx";
+	if (l->srv_write)
+		return "statx, pwritev, statx";
+	if (l->srv_tcp)
+		return "statx, preadv2, send on loopback TCP";
+	return "statx, preadv2";
+}
+
 static void report_serve_limit(const struct runs *m)
 {
 	const struct copy_limit *l = &m->lim.srv;
 
-	printf("%-8s %12.1f %12.0f %10s %10s   (one thread: statx, preadv2%s;"
-	       " no RPC)\n",
+	printf("%-8s %12.1f %12.0f %10s %10s   (one thread: %s; no RPC)\n",
 	       "server", limit_mbs(l), (double)l->ops / l->secs, "-", "-",
-	       m->lim.srv_tcp ? ", send on loopback TCP" : "");
+	       limit_calls(&m->lim));
 	printf("%-8s %11.2fx   rdma / server\n", "ratio",
 	       mbs(m->rd) / limit_mbs(l));
 }
@@ -614,8 +627,8 @@ static bool loopback(const char *host)
 }
 
 /*
- * A READ run against a server on this host: what one thread serving those
- * READs could do here without RPC, over the wire the provider uses
+ * A run against a server on this host: what one thread serving those READs
+ * or WRITEs could do here without RPC, over the wire the provider uses
  * (iwarp's is loopback TCP; shm's rings are memory).
  */
 static void run_serve_limit(const struct cli *c, const struct rr_nfs_url *u,
@@ -624,18 +637,20 @@ static void run_serve_limit(const struct cli *c, const struct rr_nfs_url *u,
 	const char *prov =
 		u->provider ? u->provider : rr_fabric_default_provider();
 	struct serve_limit_opts o = {.size = c->size,
-				     .random = !strcmp(c->rw, "randread"),
+				     .random = !strncmp(c->rw, "rand", 4),
+				     .write = strstr(c->rw, "write") != NULL,
 				     .tcp = strcmp(prov, "shm") != 0,
 				     .seconds = c->seconds};
 	int err;
 
-	if (strstr(c->rw, "read") == NULL || !loopback(u->host) ||
+	if (!loopback(u->host) ||
 	    (strcmp(prov, "shm") && strcmp(prov, "iwarp")))
 		return;
 	err = serve_limit_run(&o, &m->lim.srv);
 	if (err)
 		fprintf(stderr, "bench: no server limit: %s\n", strerror(-err));
 	m->lim.srv_tcp = o.tcp;
+	m->lim.srv_write = o.write;
 	m->lim.srv_ok = err == 0 && m->lim.srv.secs > 0;
 }
 
