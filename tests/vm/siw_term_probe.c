@@ -271,11 +271,12 @@ static int check(const struct probe *p, const uint8_t *fpdu, size_t len,
 /*
  * siw's accept sends its MPA Reply before it hands the socket's data-ready
  * upcall to the QP (siw_accept, Linux 6.1): a frame that lands in between
- * waits in the socket until more data comes, and under TCG with the host
- * busy that window was wide enough to lose a probe. So the probe sends
- * its frame again when nothing has come for NUDGE_MS, at most NUDGES
- * times; siw reads its socket from the first copy, which is the one it
- * answers.
+ * waits in the socket until more data comes. Once, with the guest beside
+ * busy host tests, a probe got no answer in 10 s where it gets one in
+ * 0.1 s, and nothing in siw's log; that window is the likely cause. So the
+ * probe sends its frame again when nothing has come for NUDGE_MS, at most
+ * NUDGES times (10 s in all, as before); siw reads its socket from the
+ * first copy, which is the one it answers.
  */
 static int await_answer(int fd, const struct probe *p)
 {

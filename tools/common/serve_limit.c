@@ -66,6 +66,7 @@ static void *drain(void *arg)
 /*
  * The far end of a WRITE's wire: sends blocks until the near end is
  * closed (its reset fails the send). MSG_NOSIGNAL: no SIGPIPE for that.
+ * Its own end of stream tells the reader when it could not start.
  */
 static void *feed(void *arg)
 {
@@ -74,6 +75,7 @@ static void *feed(void *arg)
 
 	while (buf && send(fd, buf, 1 << 20, MSG_NOSIGNAL) > 0)
 		;
+	shutdown(fd, SHUT_WR);
 	free(buf);
 	return NULL;
 }
