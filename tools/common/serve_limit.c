@@ -140,40 +140,38 @@ static int attrs(int fd)
 								    : 0;
 }
 
+/* 0 when a file call moved the whole block, else why not. */
+static int whole(ssize_t n, size_t size)
+{
+	if (n < 0)
+		return -errno;
+	return (size_t)n == size ? 0 : -EIO; /* tmpfs, ours: never short */
+}
+
 /* One WRITE as the server makes it: the wire, attributes, data. */
 static int take_one(int fd, int wire, uint8_t *buf, size_t size, off_t off)
 {
 	struct iovec v = {buf, size};
-	ssize_t n;
 	int err = wire < 0 ? 0 : recv_all(wire, buf, size);
 
 	if (!err)
 		err = attrs(fd);
-	if (err)
-		return err;
-	n = pwritev2(fd, &v, 1, off, 0);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n != size)
-		return -EIO; /* tmpfs with room: never short */
-	return attrs(fd);
+	if (!err)
+		err = whole(pwritev2(fd, &v, 1, off, 0), size);
+	return err ? err : attrs(fd);
 }
 
 /* One READ as the server makes it: attributes, data, and the wire. */
 static int serve_one(int fd, int wire, uint8_t *buf, size_t size, off_t off)
 {
 	struct iovec v = {buf, size};
-	ssize_t n;
 	int err = attrs(fd);
 
-	if (err)
+	if (!err)
+		err = whole(preadv2(fd, &v, 1, off, 0), size);
+	if (err || wire < 0)
 		return err;
-	n = preadv2(fd, &v, 1, off, 0);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n != size)
-		return -EIO; /* the file is ours and whole: never short */
-	return wire < 0 ? 0 : send_all(wire, buf, size);
+	return send_all(wire, buf, size);
 }
 
 static int serve_loop(const struct serve_limit_opts *o, int fd, int wire,
