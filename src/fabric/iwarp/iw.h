@@ -45,7 +45,8 @@
 #define IW_CQ_WAIT_MAX_QPS 4
 #define IW_HANDBACK_MS	   2
 /* shm: how long rr_cq_wait watches rings before it sleeps (iw_cq.c) */
-#define IW_SHM_SPIN_NS 30000
+#define IW_SHM_SPIN_NS	30000
+#define IW_SHM_YIELD_NS 5000 /* spun this long, yield between looks */
 /*
  * TCP: how long rr_cq_wait looks at its sockets before it sleeps, when
  * its last wait was no longer than this (iw_cq.c); 0 turns it off.
