@@ -45,20 +45,25 @@ failed=0
 skipped=0
 summary=()
 
-# Adds the counts of a ctest JUnit file to the totals.
+# Adds the counts of a ctest JUnit file to the totals; a run that left
+# none (ctest itself failed) counts as one failure.
 tally() { # tally NAME JUNIT_FILE
 	local name=$1 xml=$2 t=0 f=0 s=0 d=0 p
 
-	if [ -s "$xml" ]; then
-		attr() {
-			sed -n "s/^[[:space:]]*$1=\"\([0-9]*\)\".*/\1/p" "$xml" |
-				head -1
-		}
-		t=$(attr tests)
-		f=$(attr failures)
-		s=$(attr skipped)
-		d=$(attr disabled)
+	if [ ! -s "$xml" ]; then
+		echo "check: $name: ctest left no results ($xml)"
+		failed=$((failed + 1))
+		summary+=("$name: ctest FAILED (no results)")
+		return
 	fi
+	attr() {
+		sed -n "s/^[[:space:]]*$1=\"\([0-9]*\)\".*/\1/p" "$xml" |
+			head -1
+	}
+	t=$(attr tests)
+	f=$(attr failures)
+	s=$(attr skipped)
+	d=$(attr disabled)
 	t=${t:-0} f=${f:-0} s=${s:-0} d=${d:-0}
 	p=$((t - f - s - d))
 	passed=$((passed + p))
@@ -85,39 +90,42 @@ build() {
 	return 1
 }
 
-# run_suite NAME BUILD_DIR "CMAKE_ARGS" [ctest args...]
-run_suite() {
-	local name=$1 dir=$2 cmake_args=$3 xml
+# run_ctest NAME BUILD_DIR JUNIT_FILE [ctest args...]: no tally, so that
+# a run in the background can be counted once it ends.
+run_ctest() {
+	local name=$1 dir=$2 xml=$3
 	shift 3
-	xml=$PWD/$dir/ctest-junit.xml
 
-	build "$name" "$dir" "$cmake_args" || return
 	echo
 	echo "=== $name: ctest $* ==="
 	rm -f "$xml"
 	ctest --test-dir "$dir" --output-on-failure --output-junit "$xml" "$@"
+}
+
+# run_suite NAME BUILD_DIR "CMAKE_ARGS" [ctest args...]
+run_suite() {
+	local name=$1 dir=$2 cmake_args=$3 xml=$PWD/$2/ctest-junit.xml
+	shift 3
+
+	build "$name" "$dir" "$cmake_args" || return
+	run_ctest "$name" "$dir" "$xml" "$@"
 	tally "$name" "$xml"
 }
 
 # The guest tests (label vm) take one guest at a time, and a TCG guest
 # keeps about one of two cores busy for 20-25 minutes. Run in line, they
-# were the default run's whole length while the sanitizer runs after it
-# left a core idle a third of the time. So they run beside every later
-# phase, from build/, and their output is printed at the end.
+# were the default run's whole length, and the sanitizer runs after it
+# kept the CPUs only 56-85% busy. So they run beside every later phase,
+# from build/, and their output is printed at the end.
 vm_pid=
 vm_log=$PWD/build/ctest-vm.log
 vm_xml=$PWD/build/ctest-vm-junit.xml
 if build "default" build "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRR_SANITIZE="; then
-	rm -f "$vm_xml"
-	echo "=== vm: ctest -L vm, beside the phases below; output at the end ==="
-	ctest --test-dir build --output-on-failure --output-junit "$vm_xml" \
-		-L vm >"$vm_log" 2>&1 </dev/null &
-	vm_pid=$!
 	echo
-	echo "=== default: ctest -j2 -LE vm ==="
-	rm -f build/ctest-junit.xml
-	ctest --test-dir build --output-on-failure \
-		--output-junit "$PWD/build/ctest-junit.xml" -j2 -LE vm
+	echo "=== vm: ctest -L vm, beside the phases below; output at the end ==="
+	run_ctest "vm" build "$vm_xml" -L vm >"$vm_log" 2>&1 </dev/null &
+	vm_pid=$!
+	run_ctest "default" build "$PWD/build/ctest-junit.xml" -j2 -LE vm
 	tally "default" "$PWD/build/ctest-junit.xml"
 fi
 
@@ -138,7 +146,7 @@ build "release" build-release "-DCMAKE_BUILD_TYPE=Release -DRR_SANITIZE=" &&
 if [ -n "$vm_pid" ]; then
 	wait "$vm_pid"
 	echo
-	echo "=== vm: ctest -L vm (ran beside the phases above) ==="
+	echo "=== vm: ran beside the phases above ==="
 	cat "$vm_log"
 	tally "vm" "$vm_xml"
 fi
