@@ -284,6 +284,13 @@ int rr_cq_fd(struct rr_cq *cq);
  * progress on the CQ's queues, which saves a thread wake-up per message.
  */
 int rr_cq_wait(struct rr_cq *cq, int timeout_ms);
+/*
+ * rr_cq_wait that also watches fd (not read; -1: none) and returns
+ * -EAGAIN when it turns readable while the CQ is empty: one thread can
+ * drive the CQ and serve another source (e.g. /dev/fuse) without a
+ * second thread, and the wake-up across CPUs between the two.
+ */
+int rr_cq_wait_fd(struct rr_cq *cq, int timeout_ms, int fd);
 
 /* ------------------------------------------------------------ event channel */
 

@@ -189,7 +189,12 @@ int rr_cq_fd(struct rr_cq *cq)
 
 int rr_cq_wait(struct rr_cq *cq, int timeout_ms)
 {
-	return cq ? cq->dev->ops->cq_wait(cq, timeout_ms) : -EINVAL;
+	return cq ? cq->dev->ops->cq_wait(cq, timeout_ms, -1) : -EINVAL;
+}
+
+int rr_cq_wait_fd(struct rr_cq *cq, int timeout_ms, int fd)
+{
+	return cq ? cq->dev->ops->cq_wait(cq, timeout_ms, fd) : -EINVAL;
 }
 
 int rr_evch_create(struct rr_device *dev, struct rr_evch **out)

@@ -87,7 +87,8 @@ struct rr_provider_ops {
 	int (*cq_destroy)(struct rr_cq *cq);
 	int (*cq_poll)(struct rr_cq *cq, struct rr_wc *wc, int n);
 	int (*cq_fd)(struct rr_cq *cq);
-	int (*cq_wait)(struct rr_cq *cq, int timeout_ms);
+	/* also returns -EAGAIN once fd (when >= 0) is readable */
+	int (*cq_wait)(struct rr_cq *cq, int timeout_ms, int fd);
 
 	int (*evch_create)(struct rr_device *dev, struct rr_evch **out);
 	int (*evch_destroy)(struct rr_evch *ch);

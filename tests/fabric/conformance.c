@@ -73,6 +73,11 @@ static const struct send_shape send_flat = {1, 1}, send_sgl = {3, 2};
 		 test_solicited,                                               \
 		 {crc, NULL}},                                                 \
 		{"ops " tag,                                                   \
+		 "a CQ wait also watching a descriptor returns for it, and "   \
+		 "for a completion first (" tag ")",                           \
+		 test_cq_wait_fd,                                              \
+		 {crc, NULL}},                                                 \
+		{"ops " tag,                                                   \
 		 "rdma writes of 0 B to 1 MiB land intact before the "         \
 		 "following send (" tag ")",                                   \
 		 test_writes,                                                  \

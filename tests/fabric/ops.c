@@ -267,6 +267,56 @@ void test_solicited(void **state)
 	h_cleanup(t, true);
 }
 
+static void peer_sends_on_go(struct h_test *t, const void *arg)
+{
+	struct h_buf *b;
+
+	(void)arg;
+	h_passive(t);
+	b = h_buf_new(t, 64, 0);
+	h_wait(t, M_GO);
+	H_OK(h_post_send(t->qp, 1, RR_SEND_SIGNALED, b, 0, 12));
+	h_expect_wc(t, t->scq, 1, RR_WC_SUCCESS, RR_WC_SEND, NULL);
+	h_wait(t, M_STEP);
+}
+
+/*
+ * rr_cq_wait_fd: the other descriptor alone wakes it (-EAGAIN), neither
+ * lets it time out, a completion wakes it with the descriptor quiet, and
+ * with both ready the completion is what it reports.
+ */
+void test_cq_wait_fd(void **state)
+{
+	struct h_test *t = T(state);
+	struct h_buf *rb;
+	struct rr_wc wc;
+	int pfd[2];
+	char c = 'x';
+
+	H_OK(pipe(pfd) ? -errno : 0);
+	h_spawn(t, peer_sends_on_go, NULL);
+	h_active(t);
+	rb = h_buf_new(t, 64, 0);
+	post_recvs(t, rb, 1, 1, 64);
+	H_EQ(write(pfd[1], &c, 1), 1);
+	H_EQ(rr_cq_wait_fd(t->rcq, 20000, pfd[0]), -EAGAIN);
+	H_EQ(read(pfd[0], &c, 1), 1);
+	H_EQ(rr_cq_wait_fd(t->rcq, 50, pfd[0]), -ETIMEDOUT);
+	h_signal(t, M_GO);
+	H_EQ(rr_cq_wait_fd(t->rcq, 20000, pfd[0]), 0);
+	H_EQ(write(pfd[1], &c, 1), 1);
+	H_EQ(rr_cq_wait_fd(t->rcq, 20000, pfd[0]), 0);
+	H_EQ(rr_cq_poll(t->rcq, &wc, 1), 1);
+	H_EQ(wc.wr_id, 1);
+	H_EQ(wc.status, RR_WC_SUCCESS);
+	H_EQ(wc.byte_len, 12);
+	h_signal(t, M_STEP);
+	h_peer_finish(t);
+	close(pfd[0]);
+	close(pfd[1]);
+	h_cleanup(t, true);
+}
+
 /* RDMA Writes: sizes and (disjoint, unaligned) target offsets. */
 static const size_t write_sizes[] = {0, 1, 4095, 65536, MiB};
 #define NWRITE	   (sizeof(write_sizes) / sizeof(write_sizes[0]))

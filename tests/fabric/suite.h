@@ -76,6 +76,7 @@ struct send_shape {
 void test_sends(void **state); /* arg: a struct send_shape */
 void test_send_with_invalidate(void **state);
 void test_solicited(void **state);
+void test_cq_wait_fd(void **state);
 void test_writes(void **state);
 void test_reads(void **state);
 void test_mw_sub_range(void **state);

@@ -202,7 +202,7 @@ int rr__f_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
 int rr__f_cq_destroy(struct rr_cq *cq);
 int rr__f_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
 int rr__f_cq_fd(struct rr_cq *cq);
-int rr__f_cq_wait(struct rr_cq *cq, int timeout_ms);
+int rr__f_cq_wait(struct rr_cq *cq, int timeout_ms, int fd);
 int rr__f_cq_synth(struct f_cq *cq, const struct rr_wc *wc,
 		   struct rr_qp *inner);
 int rr__f_cq_inject(struct f_cq *cq, const struct rr_wc *wc);

@@ -420,7 +420,7 @@ static bool ready(struct f_cq *cq, bool take_inner)
  * the inner CQ. Inner completions are taken (and held if so decided) when
  * the inner wait returns, so a wake-up is never only for a held one.
  */
-int rr__f_cq_wait(struct rr_cq *c, int timeout_ms)
+int rr__f_cq_wait(struct rr_cq *c, int timeout_ms, int fd)
 {
 	struct f_cq *cq = to_f_cq(c);
 	uint64_t deadline =
@@ -428,7 +428,7 @@ int rr__f_cq_wait(struct rr_cq *c, int timeout_ms)
 	bool take_inner = true;
 
 	if (!to_f_dev(c->dev)->active)
-		return rr_cq_wait(cq->inner, timeout_ms);
+		return rr_cq_wait_fd(cq->inner, timeout_ms, fd);
 	for (;;) {
 		int slice = F_WAIT_SLICE_MS, rc;
 
@@ -442,7 +442,7 @@ int rr__f_cq_wait(struct rr_cq *c, int timeout_ms)
 			if (deadline - now < (uint64_t)slice)
 				slice = (int)(deadline - now);
 		}
-		rc = rr_cq_wait(cq->inner, slice);
+		rc = rr_cq_wait_fd(cq->inner, slice, fd);
 		if (rc && rc != -ETIMEDOUT)
 			return rc;
 		take_inner = rc == 0;

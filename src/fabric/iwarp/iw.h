@@ -586,7 +586,7 @@ int rr__iw_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
 int rr__iw_cq_destroy(struct rr_cq *cq);
 int rr__iw_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
 int rr__iw_cq_fd(struct rr_cq *cq);
-int rr__iw_cq_wait(struct rr_cq *cq, int timeout_ms);
+int rr__iw_cq_wait(struct rr_cq *cq, int timeout_ms, int fd);
 int rr__iw_evch_create(struct rr_device *dev, struct rr_evch **out);
 int rr__iw_evch_destroy(struct rr_evch *ch);
 int rr__iw_evch_fd(struct rr_evch *ch);

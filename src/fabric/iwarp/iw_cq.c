@@ -334,10 +334,12 @@ static uint64_t tcp_spin_ns(void)
  * where threads outnumber CPUs (a server's workers, the progress thread
  * that moves the data) a look that only burned the CPU made 1 MiB WRITEs
  * over NFS 8% slower, and with the yield they were 8% faster. Rings spin
- * on their own. Returns what poll() returned, or 1 when the CQ has entries.
+ * on their own. p holds n descriptors: the eventfd, the nq sockets and
+ * perhaps the caller's (rr_cq_wait_fd). Returns what poll() returned, or 1
+ * when the CQ has entries.
  */
 static int spin_sockets(struct iw_cq *cq, struct iw_qp **qps, uint32_t nq,
-			struct pollfd *p, int timeout_ms)
+			struct pollfd *p, nfds_t n, int timeout_ms)
 {
 	uint64_t end;
 	int r = 0;
@@ -350,7 +352,7 @@ static int spin_sockets(struct iw_cq *cq, struct iw_qp **qps, uint32_t nq,
 			return 0;
 	end = now_ns() + tcp_spin_ns();
 	while (r == 0 && !cq_ready(cq) && now_ns() < end) {
-		r = poll(p, 1 + nq, 0);
+		r = poll(p, n, 0);
 		if (r == 0)
 			sched_yield();
 	}
@@ -385,10 +387,11 @@ static int sleep_once(struct iw_cq *cq, struct pollfd *p, nfds_t n,
  * Polls the CQ's eventfd and, for a CQ with few QPs, their sockets: when a
  * socket turns readable this thread does the receive work itself (if the
  * progress thread is not already doing it) instead of waiting to be woken.
+ * The caller's fd, if any, goes last; -EAGAIN when it alone woke us.
  */
-static int wait_once(struct iw_cq *cq, int timeout_ms)
+static int wait_once(struct iw_cq *cq, int timeout_ms, int fd)
 {
-	struct pollfd p[1 + IW_CQ_WAIT_MAX_QPS];
+	struct pollfd p[2 + IW_CQ_WAIT_MAX_QPS];
 	struct iw_qp *qps[IW_CQ_WAIT_MAX_QPS];
 	uint32_t nq = 0;
 	uint64_t t0;
@@ -411,11 +414,13 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 		p[1 + nq++] = (struct pollfd){.fd = qp->fd, .events = POLLIN};
 	}
 	pthread_mutex_unlock(&cq->mu);
+	p[1 + nq] = (struct pollfd){.fd = fd, .events = POLLIN};
 	t0 = now_ns();
-	n = spin_rings(cq, qps, nq) ? 1
-				    : spin_sockets(cq, qps, nq, p, timeout_ms);
+	n = spin_rings(cq, qps, nq)
+		    ? 1
+		    : spin_sockets(cq, qps, nq, p, 2 + nq, timeout_ms);
 	if (n == 0)
-		n = sleep_once(cq, p, 1 + nq, timeout_ms);
+		n = sleep_once(cq, p, 2 + nq, timeout_ms);
 	atomic_store_explicit(&cq->spin_tcp, now_ns() - t0 <= tcp_spin_ns(),
 			      memory_order_relaxed);
 	for (uint32_t i = 0; i < nq; i++) {
@@ -440,10 +445,12 @@ static int wait_once(struct iw_cq *cq, int timeout_ms)
 	}
 	if (n < 0 && errno != EINTR)
 		return -errno;
+	if (n > 0 && p[1 + nq].revents && !cq_ready(cq))
+		return -EAGAIN;
 	return n == 0 ? -ETIMEDOUT : 0;
 }
 
-int rr__iw_cq_wait(struct rr_cq *c, int timeout_ms)
+int rr__iw_cq_wait(struct rr_cq *c, int timeout_ms, int fd)
 {
 	struct iw_cq *cq = to_iw_cq(c);
 	uint64_t deadline =
@@ -461,7 +468,7 @@ int rr__iw_cq_wait(struct rr_cq *c, int timeout_ms)
 				return -ETIMEDOUT;
 			left = (int)(deadline - now);
 		}
-		rc = wait_once(cq, left);
+		rc = wait_once(cq, left, fd);
 		if (rc && rc != -ETIMEDOUT)
 			return rc;
 	}

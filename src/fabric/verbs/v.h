@@ -276,7 +276,7 @@ int rr__v_cq_create(struct rr_device *dev, uint32_t depth, struct rr_cq **out);
 int rr__v_cq_destroy(struct rr_cq *cq);
 int rr__v_cq_poll(struct rr_cq *cq, struct rr_wc *wc, int n);
 int rr__v_cq_fd(struct rr_cq *cq);
-int rr__v_cq_wait(struct rr_cq *cq, int timeout_ms);
+int rr__v_cq_wait(struct rr_cq *cq, int timeout_ms, int fd);
 void rr__v_cq_purge(struct v_cq *cq, const struct v_qp *qp);
 void rr__v_cq_soft_flush(struct v_cq *c, struct v_slot *marker);
 

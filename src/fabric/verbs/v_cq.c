@@ -436,12 +436,13 @@ void rr__v_cq_watch(struct v_cq *c, struct v_evch *ch, bool on)
 	pthread_mutex_unlock(&c->mu);
 }
 
-int rr__v_cq_wait(struct rr_cq *cq, int timeout_ms)
+int rr__v_cq_wait(struct rr_cq *cq, int timeout_ms, int fd)
 {
 	struct v_cq *c = to_v_cq(cq);
 	struct v_evch *ch;
-	struct pollfd p[2] = {{.fd = c->epfd, .events = POLLIN},
-			      {.fd = -1, .events = POLLIN}};
+	struct pollfd p[3] = {{.fd = c->epfd, .events = POLLIN},
+			      {.fd = -1, .events = POLLIN},
+			      {.fd = fd, .events = POLLIN}};
 	int rc;
 
 	pthread_mutex_lock(&c->mu);
@@ -450,11 +451,13 @@ int rr__v_cq_wait(struct rr_cq *cq, int timeout_ms)
 	if (ch)
 		p[1].fd = ch->ch->fd;
 	do
-		rc = poll(p, 2, timeout_ms);
+		rc = poll(p, 3, timeout_ms);
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0)
 		return -errno;
 	if (p[1].revents & POLLIN)
 		rr__v_evch_drain(ch);
+	if (p[2].revents && !p[0].revents)
+		return -EAGAIN;
 	return rc ? 0 : -ETIMEDOUT;
 }
