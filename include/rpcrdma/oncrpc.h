@@ -387,6 +387,16 @@ int rr_rpc_clnt_call_async(struct rr_rpc_clnt *c, struct rr_call *call,
 			   rr_call_done_fn done, void *arg);
 int rr_rpc_clnt_cancel(struct rr_rpc_clnt *c, struct rr_call *call);
 int rr_rpc_clnt_progress(struct rr_rpc_clnt *c, int timeout_ms);
+/*
+ * rr_rpc_clnt_progress for a thread that also serves fd (a descriptor it
+ * does not read here, e.g. /dev/fuse): returns -EAGAIN as soon as fd is
+ * readable, so one thread takes requests and their replies with no
+ * wake-up of a second one. It never waits for another thread driving the
+ * client (that thread runs the callbacks): it then watches fd alone, for
+ * a millisecond at most. 0 (a call completed), -EAGAIN, -ETIMEDOUT, or
+ * the transport's error.
+ */
+int rr_rpc_clnt_progress_fd(struct rr_rpc_clnt *c, int timeout_ms, int fd);
 int rr_rpc_clnt_stats(struct rr_rpc_clnt *c, struct rr_xprt_stats *out);
 int rr_rpc_clnt_disconnect(struct rr_rpc_clnt *c);
 /*

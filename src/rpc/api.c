@@ -7,6 +7,7 @@
 #include "rpc/api.h"
 
 #include <errno.h>
+#include <poll.h>
 
 int rr_rpc_clnt_call(struct rr_rpc_clnt *c, struct rr_call *call)
 {
@@ -26,7 +27,22 @@ int rr_rpc_clnt_cancel(struct rr_rpc_clnt *c, struct rr_call *call)
 
 int rr_rpc_clnt_progress(struct rr_rpc_clnt *c, int timeout_ms)
 {
-	return c ? c->ops->progress(c, timeout_ms) : -EINVAL;
+	return c ? c->ops->progress(c, timeout_ms, -1) : -EINVAL;
+}
+
+int rr_rpc_clnt_progress_fd(struct rr_rpc_clnt *c, int timeout_ms, int fd)
+{
+	return c && fd >= 0 ? c->ops->progress(c, timeout_ms, fd) : -EINVAL;
+}
+
+int rr__rpc_wait_fd(int fd, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	if (timeout_ms < 0 || timeout_ms > RR_PROGRESS_FD_SLICE_MS)
+		timeout_ms = RR_PROGRESS_FD_SLICE_MS;
+	/* EINTR: the caller comes back, as after a timeout */
+	return poll(&p, 1, timeout_ms) > 0 ? -EAGAIN : -ETIMEDOUT;
 }
 
 int rr_rpc_clnt_stats(struct rr_rpc_clnt *c, struct rr_xprt_stats *out)

@@ -25,7 +25,8 @@ struct rr_rpc_clnt_ops {
 	int (*call_async)(struct rr_rpc_clnt *c, struct rr_call *call,
 			  rr_call_done_fn done, void *arg);
 	int (*cancel)(struct rr_rpc_clnt *c, struct rr_call *call);
-	int (*progress)(struct rr_rpc_clnt *c, int timeout_ms);
+	/* fd >= 0: rr_rpc_clnt_progress_fd */
+	int (*progress)(struct rr_rpc_clnt *c, int timeout_ms, int fd);
 	int (*stats)(struct rr_rpc_clnt *c, struct rr_xprt_stats *out);
 	int (*disconnect)(struct rr_rpc_clnt *c);
 	/* NULL: the transport registers nothing (0 returned) */
@@ -83,6 +84,15 @@ struct rr_svc_conn {
 /* Each transport's tables, set by its constructors. */
 extern const struct rr_rpc_clnt_ops rr__clnt_rpc_ops, rr__tcp_clnt_rpc_ops;
 extern const struct rr_rpc_svc_ops rr__svc_rpc_ops, rr__tcp_svc_rpc_ops;
+
+/*
+ * A progress_fd caller while another thread reads the replies (which runs
+ * their callbacks meanwhile): waits on fd alone, for at most
+ * RR_PROGRESS_FD_SLICE_MS, the longest a reply then waits for a reader
+ * once that thread has stopped. -EAGAIN (readable) or -ETIMEDOUT.
+ */
+#define RR_PROGRESS_FD_SLICE_MS 1
+int rr__rpc_wait_fd(int fd, int timeout_ms);
 
 struct rr_tcp_svc;
 struct rr_tcp_svc *rr__tcp_svc_of(struct rr_rpc_svc *s);

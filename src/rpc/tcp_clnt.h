@@ -147,6 +147,7 @@ bool rr__tc_read_replies(struct rr_tcp_clnt *c, struct rr_call_list *l);
 bool rr__tc_rx_take_io(struct rr_tcp_clnt *c);
 void rr__tc_rx_release_io(struct rr_tcp_clnt *c, uint32_t completed);
 bool rr__tc_io_reads(const struct rr_tcp_clnt *c, uint64_t now); /* mu */
+int rr__tc_progress(struct rr_tcp_clnt *c, int timeout_ms, int fd);
 
 /* tcp_clnt_serve.c */
 int rr__tc_serve(struct rr_tcp_clnt *c, const struct rr_svc_prog *prog);

@@ -18,6 +18,7 @@
 #include "rpc/tcp_clnt.h"
 
 #include "base/clock.h"
+#include "rpc/api.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -64,11 +65,13 @@ bool rr__tc_io_reads(const struct rr_tcp_clnt *c, uint64_t now)
 
 /*
  * Reads until at least one call completes or deadline; the role is
- * ours. Returns the calls completed here, or -ETIMEDOUT.
+ * ours. Returns the calls completed here, or -ETIMEDOUT; -EAGAIN once fd
+ * (>= 0) is readable.
  */
-static int drive(struct rr_tcp_clnt *c, uint64_t deadline)
+static int drive(struct rr_tcp_clnt *c, uint64_t deadline, int fd)
 {
-	struct pollfd p = {.fd = c->fd, .events = POLLIN};
+	struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN},
+			      {.fd = fd, .events = POLLIN}};
 
 	for (;;) {
 		struct rr_call_list l = {0};
@@ -91,8 +94,10 @@ static int drive(struct rr_tcp_clnt *c, uint64_t deadline)
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		/* the socket's bytes go to the reassembler: nothing to poll */
-		if (poll(&p, 1, (int)(deadline - now)) < 0 && errno != EINTR)
+		if (poll(p, 2, (int)(deadline - now)) < 0 && errno != EINTR)
 			return -ETIMEDOUT;
+		if (p[1].revents && !p[0].revents)
+			return -EAGAIN;
 	}
 }
 
@@ -128,7 +133,11 @@ static bool wait_role(struct rr_tcp_clnt *c, uint64_t seen, uint64_t deadline)
 	return c->completed != seen;
 }
 
-int rr_tcp_clnt_progress(struct rr_tcp_clnt *c, int timeout_ms)
+/*
+ * rr_tcp_clnt_progress; with fd >= 0, rr_rpc_clnt_progress_fd, which does
+ * not wait for the role.
+ */
+int rr__tc_progress(struct rr_tcp_clnt *c, int timeout_ms, int fd)
 {
 	uint64_t deadline =
 		rr_mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
@@ -147,7 +156,11 @@ int rr_tcp_clnt_progress(struct rr_tcp_clnt *c, int timeout_ms)
 	 * elsewhere, and never reads itself.
 	 */
 	c->drove_ms = rr_mono_ms();
-	if (wait_role(c, seen, deadline)) {
+	if (fd >= 0 && (c->rx_busy || c->state != TC_UP) && !rr__tc_ended(c)) {
+		pthread_mutex_unlock(&c->mu);
+		return rr__rpc_wait_fd(fd, timeout_ms);
+	}
+	if (fd < 0 && wait_role(c, seen, deadline)) {
 		pthread_mutex_unlock(&c->mu);
 		return 0;
 	}
@@ -159,11 +172,16 @@ int rr_tcp_clnt_progress(struct rr_tcp_clnt *c, int timeout_ms)
 	c->rx_busy = c->rx_caller = true;
 	c->drove_ms = rr_mono_ms();
 	pthread_mutex_unlock(&c->mu);
-	rc = drive(c, deadline);
+	rc = drive(c, deadline, fd);
 	pthread_mutex_lock(&c->mu);
 	c->rx_caller = false;
 	c->drove_ms = rr_mono_ms();
 	rx_release(c, rc > 0 ? (uint32_t)rc : 0);
 	pthread_mutex_unlock(&c->mu);
 	return rc > 0 ? 0 : rc;
+}
+
+int rr_tcp_clnt_progress(struct rr_tcp_clnt *c, int timeout_ms)
+{
+	return rr__tc_progress(c, timeout_ms, -1);
 }

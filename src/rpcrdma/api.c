@@ -26,9 +26,10 @@ static int clnt_cancel(struct rr_rpc_clnt *c, struct rr_call *call)
 	return rr_clnt_cancel(CLNT(c), call);
 }
 
-static int clnt_progress(struct rr_rpc_clnt *c, int timeout_ms)
+static int clnt_progress(struct rr_rpc_clnt *c, int timeout_ms, int fd)
 {
-	return rr_clnt_progress(CLNT(c), timeout_ms);
+	return fd < 0 ? rr_clnt_progress(CLNT(c), timeout_ms)
+		      : rr__clnt_progress_fd(CLNT(c), timeout_ms, fd);
 }
 
 static int clnt_stats(struct rr_rpc_clnt *c, struct rr_xprt_stats *out)

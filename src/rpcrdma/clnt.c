@@ -9,6 +9,7 @@
  */
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "rpc/api.h"
 #include "rpc/call_priv.h"
 #include "rpcrdma/clnt.h"
 
@@ -418,7 +419,7 @@ static void *bg_main(void *arg)
 		}
 		c->driving = true;
 		pthread_mutex_unlock(&c->mu);
-		rr__clnt_drive(c, BG_SLICE_MS);
+		rr__clnt_drive(c, BG_SLICE_MS, -1);
 		pthread_mutex_lock(&c->mu);
 		c->driving = false;
 		if (c->sync_waiters)
@@ -435,7 +436,7 @@ static void wait_done(struct rr_clnt *c, struct clnt_waiter *w)
 		if (!c->driving && !rr__clnt_stopping(c)) {
 			c->driving = true;
 			pthread_mutex_unlock(&c->mu);
-			rr__clnt_drive(c, DRIVE_SLICE_MS);
+			rr__clnt_drive(c, DRIVE_SLICE_MS, -1);
 			pthread_mutex_lock(&c->mu);
 			c->driving = false;
 			continue;
@@ -544,9 +545,11 @@ static int take_role(struct rr_clnt *c, uint64_t calls, uint64_t deadline)
 
 /*
  * Drives until a call completes (a reply may take more than one round:
- * its LOCAL_INVs complete later) or the time is up. 0 or -ETIMEDOUT.
+ * its LOCAL_INVs complete later) or the time is up. 0 or -ETIMEDOUT; with
+ * fd >= 0, -EAGAIN once fd is readable.
  */
-static int drive_until(struct rr_clnt *c, uint64_t calls, int timeout_ms)
+static int drive_until(struct rr_clnt *c, uint64_t calls, int timeout_ms,
+		       int fd)
 {
 	uint64_t end =
 		rr_mono_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
@@ -555,7 +558,7 @@ static int drive_until(struct rr_clnt *c, uint64_t calls, int timeout_ms)
 		uint64_t now = rr_mono_ms();
 		int left =
 			timeout_ms < 0 ? -1 : (int)(end > now ? end - now : 0);
-		int rc = rr__clnt_drive(c, left);
+		int rc = rr__clnt_drive(c, left, fd);
 		bool done;
 
 		if (rc < 0 && rc != -ETIMEDOUT)
@@ -592,7 +595,29 @@ int rr_clnt_progress(struct rr_clnt *c, int timeout_ms)
 		return rc;
 	}
 	pthread_mutex_unlock(&c->mu);
-	rc = drive_until(c, calls, timeout_ms);
+	rc = drive_until(c, calls, timeout_ms, -1);
+	pthread_mutex_lock(&c->mu);
+	c->driving = false;
+	hand_over(c);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+/* Takes the role only when it is free (oncrpc.h says why). */
+int rr__clnt_progress_fd(struct rr_clnt *c, int timeout_ms, int fd)
+{
+	uint64_t calls;
+	int rc;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->driving) {
+		pthread_mutex_unlock(&c->mu);
+		return rr__rpc_wait_fd(fd, timeout_ms);
+	}
+	c->driving = true;
+	calls = c->completed;
+	pthread_mutex_unlock(&c->mu);
+	rc = drive_until(c, calls, timeout_ms, fd);
 	pthread_mutex_lock(&c->mu);
 	c->driving = false;
 	hand_over(c);

@@ -273,7 +273,9 @@ int rr__clnt_decode_reply(struct rr_clnt *c, struct clnt_req *r,
 			  const uint8_t *rpc, size_t len);
 
 /* clnt_reply.c */
-int rr__clnt_drive(struct rr_clnt *c, int timeout_ms);
+/* Waits up to timeout_ms, and for fd when >= 0 (-EAGAIN: fd readable). */
+int rr__clnt_drive(struct rr_clnt *c, int timeout_ms, int fd);
+int rr__clnt_progress_fd(struct rr_clnt *c, int timeout_ms, int fd);
 void rr__clnt_run_callbacks(struct rr_clnt *c);
 void rr__clnt_post_recv_on(struct rr_clnt *c, uint32_t i);
 void rr__clnt_drain(struct rr_clnt *c);

@@ -414,9 +414,10 @@ void rr__clnt_drain_now(struct rr_clnt *c)
 /*
  * One round of progress in the calling thread: wait for completions (the
  * provider may read the socket in this very thread), dispatch them, run
- * timers, start queued calls. Returns the number of completions handled.
+ * timers, start queued calls. Returns the number of completions handled,
+ * or -EAGAIN when fd (>= 0) turned readable.
  */
-int rr__clnt_drive(struct rr_clnt *c, int timeout_ms)
+int rr__clnt_drive(struct rr_clnt *c, int timeout_ms, int fd)
 {
 	struct rr_wc wc[POLL_BATCH];
 	int n, rc, step;
@@ -427,8 +428,9 @@ int rr__clnt_drive(struct rr_clnt *c, int timeout_ms)
 	pthread_mutex_unlock(&c->mu);
 	if (step >= 0 && (timeout_ms < 0 || step < timeout_ms))
 		timeout_ms = step;
-	rc = rr_cq_wait(c->cq, timeout_ms);
-	if (rc && rc != -ETIMEDOUT)
+	rc = rr_cq_wait_fd(c->cq, timeout_ms, fd);
+	/* fd readable: the timeouts are still checked, and the queue kicked */
+	if (rc && rc != -ETIMEDOUT && rc != -EAGAIN)
 		return rc;
 	n = rr_cq_poll(c->cq, wc, POLL_BATCH);
 	pthread_mutex_lock(&c->mu);
@@ -441,7 +443,7 @@ int rr__clnt_drive(struct rr_clnt *c, int timeout_ms)
 	pthread_mutex_unlock(&c->mu);
 	rr__clnt_run_callbacks(c);
 	rr__clnt_cb_run(c);
-	return n < 0 ? n : n;
+	return n < 0 || rc != -EAGAIN ? n : rc;
 }
 
 /*

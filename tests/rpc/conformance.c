@@ -996,6 +996,49 @@ static void progress_runs_callbacks_in_the_calling_thread(void **state)
 	async_free(&log, s);
 }
 
+/*
+ * rr_rpc_clnt_progress_fd: the other descriptor alone ends it (-EAGAIN),
+ * neither lets it time out, and with the descriptor quiet it reads the
+ * replies and runs their callbacks, in this thread too.
+ */
+static void progress_fd_returns_for_its_descriptor_and_for_replies(void **state)
+{
+	struct fx *f = *state;
+	struct async_log log;
+	struct async_slot *s = async_new(&log, NASYNC, 3000);
+	uint64_t end = rr_t_now_ms() + 60000;
+	int pfd[2];
+	char ch = 'x';
+
+	assert_int_equal(pipe(pfd), 0);
+	assert_int_equal(write(pfd[1], &ch, 1), 1);
+	assert_int_equal(rr_rpc_clnt_progress_fd(f->c, 20000, pfd[0]), -EAGAIN);
+	assert_int_equal(read(pfd[0], &ch, 1), 1);
+	assert_int_equal(rr_rpc_clnt_progress_fd(f->c, 20, pfd[0]), -ETIMEDOUT);
+	for (uint32_t i = 0; i < NASYNC; i++)
+		async_issue(f->c, &s[i]);
+	while (async_ndone(&log) < NASYNC) {
+		int rc = rr_rpc_clnt_progress_fd(f->c, 200, pfd[0]);
+
+		if (rc && rc != -ETIMEDOUT)
+			fail_msg("progress_fd: %d", rc);
+		if (rr_t_now_ms() >= end)
+			fail_msg("%u of %u async calls completed",
+				 async_ndone(&log), NASYNC);
+	}
+	for (uint32_t i = 0; i < NASYNC; i++)
+		echo_ok(&s[i]);
+	print_message("%u of %u callbacks in the driving thread\n", log.here,
+		      NASYNC);
+	if (log.here == 0)
+		fail_msg("no callback ran in the thread in progress_fd");
+	assert_int_equal(rr_rpc_clnt_progress_fd(f->c, 0, -1), -EINVAL);
+	close(pfd[0]);
+	close(pfd[1]);
+	check_clean(f->c, false);
+	async_free(&log, s);
+}
+
 /* ------------------------------------------- timeouts, cancellation */
 
 static struct rr_call sleep_call(uint8_t *args, uint32_t ms, uint8_t *res,
@@ -1548,6 +1591,8 @@ int main(int argc, char **argv)
 		C(async_calls_beyond_the_limit_complete_once_in_order, 60,
 		  F_LIMIT2),
 		C(progress_runs_callbacks_in_the_calling_thread, 60, 0),
+		C(progress_fd_returns_for_its_descriptor_and_for_replies, 60,
+		  0),
 		C(a_call_outlasting_its_timeout_fails_with_etimedout, 30, 0),
 		C(a_cancelled_call_completes_once_with_ecanceled, 30, 0),
 		C(killed_server_fails_every_call_in_flight_exactly_once, 40,
