@@ -80,6 +80,7 @@ struct fcalls {
 	struct fcall *free;
 	uint32_t busy; /* calls not on the free list */
 	bool stop, idle;
+	bool loop_drives; /* loop.c's thread drives the transport */
 	uint64_t last_ms; /* the last call's start */
 	char *slab;
 	size_t slab_len;
@@ -240,6 +241,15 @@ static void *drive(void *arg)
 			p->idle = false;
 			continue;
 		}
+		if (p->loop_drives && !p->stop) {
+			/* only the calls' clocks and interrupts are left here
+			 */
+			rr_cond_wait_ms(&p->cv, &p->mu, NFSC_ABORT_SLICE_MS);
+			pthread_mutex_unlock(&p->mu);
+			tend(p);
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
 		pthread_mutex_unlock(&p->mu);
 		rc = rr_rpc_clnt_progress(x, NFSC_ABORT_SLICE_MS);
 		tend(p);
@@ -391,6 +401,50 @@ int rr__fuse_acalls_start(struct rrf *f)
 uint32_t rr__fuse_acalls_max(const struct rrf *f)
 {
 	return f->ac ? ACALL_MAX : 0;
+}
+
+bool rr__fuse_acalls_busy(struct rrf *f)
+{
+	struct fcalls *p = f->ac;
+	bool busy;
+
+	if (!p)
+		return false;
+	pthread_mutex_lock(&p->mu);
+	busy = p->busy != 0;
+	pthread_mutex_unlock(&p->mu);
+	return busy;
+}
+
+/*
+ * A READ of size bytes of node ino would go out as an asynchronous call
+ * now (a look: a WRITE of another thread may take the last call first;
+ * the READ then waits in the thread that took it, driving the transport
+ * meanwhile).
+ */
+bool rr__fuse_aread_ready(struct rrf *f, uint64_t ino, size_t size)
+{
+	struct fcalls *p = f->ac;
+	bool ok;
+
+	if (!p || !size || size > rr_nfs_max_read(f->n))
+		return false;
+	pthread_mutex_lock(&p->mu);
+	ok = p->free && !p->stop;
+	pthread_mutex_unlock(&p->mu);
+	return ok && !rr__ftab_wb_out(&f->tab, ino);
+}
+
+void rr__fuse_acalls_loop_drives(struct rrf *f, bool on)
+{
+	struct fcalls *p = f->ac;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->loop_drives = on;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
 }
 
 /*

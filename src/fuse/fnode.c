@@ -349,6 +349,18 @@ void rr__ftab_wb_drain(struct ftable *t, uint64_t id)
 	pthread_mutex_unlock(&t->mu);
 }
 
+bool rr__ftab_wb_out(struct ftable *t, uint64_t id)
+{
+	struct fnode *p;
+	bool out;
+
+	pthread_mutex_lock(&t->mu);
+	p = find_id(t, id);
+	out = p && p->wb && p->wb->n;
+	pthread_mutex_unlock(&t->mu);
+	return out;
+}
+
 uint64_t rr__ftab_wb_stamp(struct ftable *t)
 {
 	uint64_t now;

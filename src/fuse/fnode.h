@@ -101,6 +101,8 @@ int rr__ftab_wb_begin(struct ftable *t, uint64_t id, uint64_t off,
 void rr__ftab_wb_end(struct ftable *t, uint64_t id, uint64_t off, uint64_t len);
 /* Waits until none of id's WRITEs is in flight; new ones wait too. */
 void rr__ftab_wb_drain(struct ftable *t, uint64_t id);
+/* Whether rr__ftab_wb_drain would wait now. */
+bool rr__ftab_wb_out(struct ftable *t, uint64_t id);
 /*
  * A lookup-like reply's attributes may be older than what the kernel
  * has been told: stamp before the call, then rr__ftab_wb_since says

@@ -168,6 +168,19 @@ bool rr__fuse_dying(pid_t tid);
 int rr__fuse_acalls_start(struct rrf *f);
 void rr__fuse_acalls_stop(struct rrf *f);
 uint32_t rr__fuse_acalls_max(const struct rrf *f);
+/*
+ * For loop.c: whether calls are out; whether a READ would go out as one
+ * now; on: the loop's thread drives the transport, the driver thread
+ * only keeps the calls' clocks (off again before the mount ends).
+ */
+bool rr__fuse_acalls_busy(struct rrf *f);
+bool rr__fuse_aread_ready(struct rrf *f, uint64_t ino, size_t size);
+void rr__fuse_acalls_loop_drives(struct rrf *f, bool on);
+/*
+ * loop.c: serves se until it ends, reading /dev/fuse in this thread and
+ * running the rest in up to max_threads workers. 0 or -errno.
+ */
+int rr__fuse_loop(struct rrf *f, struct fuse_session *se, unsigned max_threads);
 bool rr__fuse_aread(struct rrf *f, fuse_req_t req, struct ofile *of,
 		    size_t size, off_t off);
 bool rr__fuse_awrite(struct rrf *f, struct ofile *of, unsigned gen,

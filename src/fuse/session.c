@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * One FUSE session over one NFS mount: libfuse's multi-threaded loop, so
- * that requests of different processes (and a process's parallel I/O)
- * are NFS calls in flight together on the one transport, each worker
- * making its calls as its request's user.
+ * One FUSE session over one NFS mount, served by loop.c: one thread that
+ * reads /dev/fuse and drives the transport, and workers, so that requests
+ * of different processes (and a process's parallel I/O) are NFS calls in
+ * flight together on the one transport, each worker making its calls as
+ * its request's user.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +15,6 @@
 #include "fpriv.h"
 
 #define DEFAULT_THREADS 16
-#define IDLE_THREADS	4
 
 /* "nfsrdma -o fsname=...,subtype=nfsrdma[,theirs]" as libfuse reads it. */
 static int make_args(struct fuse_args *a, const char *fsname,
@@ -52,29 +52,6 @@ static int make_args(struct fuse_args *a, const char *fsname,
 	return rc;
 }
 
-static int loop(struct fuse_session *se, const struct rr_fuse_opts *o)
-{
-	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-	int rc;
-
-	if (!cfg)
-		return -ENOMEM;
-	fuse_loop_cfg_set_max_threads(cfg, o->max_threads ? o->max_threads
-							  : DEFAULT_THREADS);
-	/* one /dev/fuse descriptor per worker: no contention on one */
-	fuse_loop_cfg_set_clone_fd(cfg, 1);
-	/*
-	 * READs and WRITEs leave their threads at once (acall.c), so few wait
-	 * at the device: with all of them there, the kernel woke a sleeping
-	 * one for each request (4 KiB O_DIRECT reads at depth 16 ran at a
-	 * third of the speed). Busy ones still grow the pool to max_threads.
-	 */
-	fuse_loop_cfg_set_idle_threads(cfg, IDLE_THREADS);
-	rc = fuse_session_loop_mt(se, cfg);
-	fuse_loop_cfg_destroy(cfg);
-	return rc < 0 ? rc : 0;
-}
-
 /* Before the daemon's stderr goes: a failure is said where it is seen. */
 static void ra_set(struct rrf *f, const char *mountpoint)
 {
@@ -108,7 +85,8 @@ static int run(struct rrf *f, struct fuse_args *args, const char *mountpoint,
 	ra_set(f, mountpoint);
 	if (mounted)
 		mounted(arg);
-	rc = loop(se, &f->o);
+	rc = rr__fuse_loop(
+		f, se, f->o.max_threads ? f->o.max_threads : DEFAULT_THREADS);
 	rr__fuse_acalls_stop(f); /* ends the calls still out */
 	fuse_session_unmount(se);
 out_signals:
