@@ -23,14 +23,16 @@
  * ran at 0.46-0.52 GB/s, later ones at 1.0-1.5; with huge pages the first
  * ran at 0.65-1.5).
  *
- * Nobody else drives the transport while FUSE threads wait for no call,
- * so a thread of ours does (rr_rpc_clnt_progress) while calls are out,
- * and for a second after, so that a steady reader does not have to wake
- * it for every call. Between slices it sends the calls a JUKEBOX parked
- * once their time has come, and ends the READs whose process is dying
- * (intr.c's rule: an INTERRUPT came and the thread has SIGKILL pending)
- * and every call once the session is ending. A WRITE, answered before it
- * went, ends only then, as a synchronous one does (intr.c).
+ * Nobody else drives the transport while FUSE threads wait for no call:
+ * the mount's loop does while calls are out (loop.c). Before the loop
+ * starts and after it ends, a thread of ours does (rr_rpc_clnt_progress)
+ * while calls are out, and for a second after, so that a steady reader
+ * does not have to wake it for every call. That thread also (every
+ * NFSC_ABORT_SLICE_MS while the loop drives) sends the calls a JUKEBOX
+ * parked once their time has come, and ends the READs whose process is
+ * dying (intr.c's rule: an INTERRUPT came and the thread has SIGKILL
+ * pending) and every call once the session is ending. A WRITE, answered
+ * before it went, ends only then, as a synchronous one does (intr.c).
  *
  * Each call is held by references: its own; its starter's, until the
  * start has returned (the driver touches no call being started); and,
@@ -242,8 +244,7 @@ static void *drive(void *arg)
 			continue;
 		}
 		if (p->loop_drives && !p->stop) {
-			/* only the calls' clocks and interrupts are left here
-			 */
+			/* the loop drives: clocks and interrupts are ours */
 			rr_cond_wait_ms(&p->cv, &p->mu, NFSC_ABORT_SLICE_MS);
 			pthread_mutex_unlock(&p->mu);
 			tend(p);
@@ -418,9 +419,9 @@ bool rr__fuse_acalls_busy(struct rrf *f)
 
 /*
  * A READ of size bytes of node ino would go out as an asynchronous call
- * now (a look: a WRITE of another thread may take the last call first;
- * the READ then waits in the thread that took it, driving the transport
- * meanwhile).
+ * now (a look: a worker's WRITE may take the last call first; the READ
+ * is then made synchronously, its thread driving the transport while it
+ * waits).
  */
 bool rr__fuse_aread_ready(struct rrf *f, uint64_t ino, size_t size)
 {
