@@ -35,6 +35,7 @@
 #define LOOP_SLACK   4	  /* buffers queued beyond the workers */
 #define DRIVE_MS     100  /* one progress call's wait while calls are out */
 #define IDLE_POLL_MS 1000 /* none out: how soon an exit is seen */
+#define REQ_RUN	     16	  /* requests in a row before the replies' turn */
 
 struct lbuf {
 	struct fuse_buf b;
@@ -164,9 +165,24 @@ static void wait_input(struct loop *l)
 	(void)poll(&p, 1, rc == -ENOTCONN ? IDLE_POLL_MS : DRIVE_MS);
 }
 
+/*
+ * A stream of requests that never leaves /dev/fuse empty would keep the
+ * replies waiting: after REQ_RUN in a row, whatever has come back is
+ * taken without waiting.
+ */
+static void replies_turn(struct loop *l, uint32_t *in_row)
+{
+	if (++*in_row < REQ_RUN)
+		return;
+	*in_row = 0;
+	if (rr__fuse_acalls_busy(l->f))
+		(void)rr_rpc_clnt_progress_fd(l->f->n->x, 0, l->fd);
+}
+
 static int run(struct loop *l)
 {
 	struct lbuf *b = NULL;
+	uint32_t in_row = 0;
 	int rc = 0;
 
 	while (!fuse_session_exited(l->se)) {
@@ -176,6 +192,7 @@ static int run(struct loop *l)
 			break;
 		r = fuse_session_receive_buf(l->se, &b->b);
 		if (r == -EAGAIN || r == -EINTR) {
+			in_row = 0;
 			wait_input(l);
 			continue;
 		}
@@ -189,6 +206,7 @@ static int run(struct loop *l)
 			b = NULL;
 		else
 			fuse_session_process_buf(l->se, &b->b);
+		replies_turn(l, &in_row);
 	}
 	if (b) {
 		pthread_mutex_lock(&l->mu);
