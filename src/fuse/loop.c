@@ -25,8 +25,8 @@
 #include <linux/fuse.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/alloc.h"
 #include "fpriv.h"
