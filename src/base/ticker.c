@@ -10,6 +10,8 @@ static void *tick_main(void *arg)
 	struct rr_ticker *t = arg;
 	struct timespec at;
 
+	pthread_setname_np(pthread_self(), "rr-ticker");
+
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
 		pthread_mutex_unlock(&t->mu);

@@ -232,6 +232,8 @@ static void *drive(void *arg)
 	struct fcalls *p = arg;
 	struct rr_rpc_clnt *x = p->f->n->x;
 
+	pthread_setname_np(pthread_self(), "rr-fuse-tend");
+
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop || p->busy) {
 		uint64_t t0 = rr_mono_ms();

@@ -60,6 +60,8 @@ static void *worker(void *arg)
 {
 	struct loop *l = arg;
 
+	pthread_setname_np(pthread_self(), "rr-fuse-worker");
+
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
 		struct lbuf *b = l->head;

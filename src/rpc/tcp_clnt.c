@@ -484,6 +484,8 @@ static void *io_main(void *arg)
 	struct pollfd p[2];
 	int tmo;
 
+	pthread_setname_np(pthread_self(), "rr-tcp-clnt");
+
 	while (poll_prep(c, p, &tmo, &polled)) {
 		if (poll(p, 2, tmo) < 0 && errno != EINTR)
 			break;

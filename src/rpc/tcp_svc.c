@@ -672,6 +672,8 @@ static void *worker_main(void *arg)
 	struct tcp_worker *w = arg;
 	struct tcp_job *j;
 
+	pthread_setname_np(pthread_self(), "rr-tcp-worker");
+
 	while ((j = job_pop(w->s))) {
 		if (job_park(j))
 			continue;

@@ -396,6 +396,8 @@ static void *bg_main(void *arg)
 {
 	struct rr_clnt *c = arg;
 
+	pthread_setname_np(pthread_self(), "rr-clnt");
+
 	pthread_mutex_lock(&c->mu);
 	while (!rr__clnt_stopping(c)) {
 		int ka = rr__clnt_ka_tick(c); /* a probe, when one is due */

@@ -122,6 +122,8 @@ static void *worker_main(void *arg)
 	struct svc_req *r;
 	uint32_t idx;
 
+	pthread_setname_np(pthread_self(), "rr-svc-worker");
+
 	pthread_mutex_lock(&p->mu);
 	idx = p->started++;
 	p->live++;

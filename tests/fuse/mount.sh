@@ -438,6 +438,18 @@ mount_stat() {
 	[ "$(id -u)" = 0 ] && SOCK=/run/nfsrdma/mount-$(mountpoint -d "$MNT").sock
 	[ -z "$SOCK" ] || [ -S "$SOCK" ] || fail "no control socket at $SOCK"
 	echo "stat: $calls calls counted by the mount's transport over $PROTO"
+	thread_names
+}
+
+# The mount's threads say what they are, for top -H, ps -L and perf.
+thread_names() {
+	local names n want="rr-fuse-tend rr-fuse-worker rr-iwarp rr-clnt"
+	[ "$PROTO" = tcp ] && want="rr-fuse-tend rr-fuse-worker rr-tcp-clnt"
+	names=" $(cat /proc/"$SERVE_PID"/task/*/comm 2>/dev/null | sort -u | tr '\n' ' ')"
+	for n in $want; do
+		case $names in *" $n "*) ;; *) fail "no thread named $n in the mount:$names" ;; esac
+	done
+	echo "threads:$names"
 }
 
 test_users() {

@@ -121,6 +121,7 @@ static void *progress_main(void *arg)
 	struct iw_device *dev = arg;
 	struct epoll_event evs[64];
 
+	pthread_setname_np(pthread_self(), dev->shm ? "rr-shm" : "rr-iwarp");
 	while (!atomic_load(&dev->stop)) {
 		int timeout, n;
 

@@ -450,6 +450,8 @@ static void *reaper(void *arg)
 	struct nfsd_fcache *fc = arg;
 	struct timespec ts;
 
+	pthread_setname_np(pthread_self(), "rr-fcache");
+
 	pthread_mutex_lock(&fc->lock);
 	while (!fc->stop) {
 		deadline(&ts, period_ms(fc));

@@ -571,6 +571,8 @@ static void *cb_main(void *arg)
 {
 	struct nfsd_nlm *n = arg;
 
+	pthread_setname_np(pthread_self(), "rr-nlm-cb");
+
 	pthread_mutex_lock(&n->mu);
 	for (;;) {
 		struct waiter *w;

@@ -248,6 +248,8 @@ static void *notify_main(void *arg)
 {
 	struct nfsd_nsm *m = arg;
 
+	pthread_setname_np(pthread_self(), "rr-nsm-notify");
+
 	for (uint32_t i = 0; i < m->nbefore && !atomic_load(&m->stopping);
 	     i++) {
 		const struct nsm_host *h = &m->before[i];
