@@ -348,7 +348,7 @@ static void hand_ms_adapt(struct iw_qp *qp)
 	if (!qp->taken_ms)
 		return;
 	away = rr__iw_now_ms() - qp->taken_ms;
-	if (away < 4 * (uint64_t)ms)
+	if (away < IW_HANDBACK_RESET_MS)
 		ms = ms * 2 > IW_HANDBACK_MAX_MS ? IW_HANDBACK_MAX_MS : ms * 2;
 	else
 		ms = IW_HANDBACK_MS;
