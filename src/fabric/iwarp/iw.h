@@ -36,14 +36,16 @@
 #include <stdbool.h>
 #include <sys/uio.h>
 
-#define IW_MAX_QP_WR	   4096
-#define IW_MAX_SGE	   16
-#define IW_MAX_CQE	   (1u << 20)
-#define IW_MAX_IRD	   128
-#define IW_MAX_ORD	   128
-#define IW_HANDSHAKE_MS	   10000
-#define IW_CQ_WAIT_MAX_QPS 4
-#define IW_HANDBACK_MS	   2
+#define IW_MAX_QP_WR	     4096
+#define IW_MAX_SGE	     16
+#define IW_MAX_CQE	     (1u << 20)
+#define IW_MAX_IRD	     128
+#define IW_MAX_ORD	     128
+#define IW_HANDSHAKE_MS	     10000
+#define IW_CQ_WAIT_MAX_QPS   4
+#define IW_HANDBACK_MS	     2
+#define IW_HANDBACK_MAX_MS   32	  /* what IW_HANDBACK_MS may grow to, per QP */
+#define IW_HANDBACK_RESET_MS 1000 /* away this long, it starts again */
 /* shm: how long rr_cq_wait watches rings before it sleeps (iw_cq.c) */
 #define IW_SHM_SPIN_NS	30000
 #define IW_SHM_YIELD_NS 5000 /* spun this long, yield between looks */
@@ -431,13 +433,21 @@ struct iw_qp {
 	 * anyway. The hand-over sticks while the application keeps coming back
 	 * (no epoll_ctl per message; each syscall costs over a microsecond
 	 * here); the progress thread takes input back once nobody has waited
-	 * for IW_HANDBACK_MS, so a QP is never left unwatched for long.
+	 * for hand_ms, so a QP is never left unwatched for long. hand_ms
+	 * starts at IW_HANDBACK_MS and doubles, up to IW_HANDBACK_MAX_MS,
+	 * each time a waiter comes back within IW_HANDBACK_RESET_MS of a
+	 * take-back: that thread was busy, not gone (an event loop taking a
+	 * burst of FUSE requests under qemu's TCG was away longer than 2 ms
+	 * on every burst, and each take-back cost both threads a wake-up and
+	 * an epoll_ctl). One that comes back later starts again at 2 ms.
 	 */
 	pthread_mutex_t arm_mu;
 	bool handed;
 	bool hand_listed; /* on dev->handed, holding a reference */
 	struct iw_qp *hand_next;
 	_Atomic uint64_t app_left_ms;
+	_Atomic uint32_t hand_ms;
+	uint64_t taken_ms; /* when input was last taken back */
 	/*
 	 * EPOLLOUT is registered only while a transmit is blocked: on loopback
 	 * every ACK frees send space and would wake the progress thread.
@@ -508,7 +518,7 @@ void rr__iw_epoll_mod(struct iw_device *dev, int fd, struct iw_pollable *p,
 #define IW_QP_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
 void rr__iw_qp_waiter_enter(struct iw_qp *qp);
 void rr__iw_qp_waiter_leave(struct iw_qp *qp);
-void rr__iw_qp_take_back(struct iw_device *dev);
+int rr__iw_qp_take_back(struct iw_device *dev);
 void rr__iw_qp_want_out(struct iw_qp *qp, bool on);
 void rr__iw_qp_arm_established(struct iw_qp *qp);
 void rr__iw_wake(struct iw_device *dev);

@@ -120,6 +120,7 @@ static void *progress_main(void *arg)
 {
 	struct iw_device *dev = arg;
 	struct epoll_event evs[64];
+	int hand_due = IW_HANDBACK_MS;
 
 	pthread_setname_np(pthread_self(), dev->shm ? "rr-shm" : "rr-iwarp");
 	while (!atomic_load(&dev->stop)) {
@@ -130,14 +131,14 @@ static void *progress_main(void *arg)
 		pthread_mutex_lock(&dev->mu);
 		timeout = dev->pending || dev->connecting ? 200 : -1;
 		if (dev->handed)
-			timeout = IW_HANDBACK_MS;
+			timeout = hand_due;
 		pthread_mutex_unlock(&dev->mu);
 		n = epoll_wait(dev->epfd, evs, 64, timeout);
 
 		for (int i = 0; i < n; i++)
 			dispatch(dev, &evs[i]);
 		rr__iw_cm_expire(dev);
-		rr__iw_qp_take_back(dev);
+		hand_due = rr__iw_qp_take_back(dev);
 		pthread_mutex_lock(&dev->mu);
 		dev->epoch++;
 		pthread_cond_broadcast(&dev->epoch_cv);

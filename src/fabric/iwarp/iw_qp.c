@@ -111,6 +111,8 @@ static void qp_fresh(struct iw_qp *qp)
 	qp->term_pending = false;
 	atomic_store(&qp->rx_kick, 0);
 	qp->handed = false;
+	atomic_store(&qp->hand_ms, IW_HANDBACK_MS);
+	qp->taken_ms = 0;
 	qp->want_out = false;
 	qp->armed = 0;
 	rr__iw_rx_reset(&qp->rx);
@@ -337,6 +339,22 @@ void rr__iw_qp_arm_established(struct iw_qp *qp)
 	pthread_mutex_unlock(&qp->arm_mu);
 }
 
+/* Caller holds arm_mu; input is being handed again after a take-back. */
+static void hand_ms_adapt(struct iw_qp *qp)
+{
+	uint32_t ms = atomic_load(&qp->hand_ms);
+	uint64_t away;
+
+	if (!qp->taken_ms)
+		return;
+	away = rr__iw_now_ms() - qp->taken_ms;
+	if (away < IW_HANDBACK_RESET_MS)
+		ms = ms * 2 > IW_HANDBACK_MAX_MS ? IW_HANDBACK_MAX_MS : ms * 2;
+	else
+		ms = IW_HANDBACK_MS;
+	atomic_store(&qp->hand_ms, ms);
+}
+
 /* A thread is about to poll the socket in rr_cq_wait. */
 void rr__iw_qp_waiter_enter(struct iw_qp *qp)
 {
@@ -345,6 +363,7 @@ void rr__iw_qp_waiter_enter(struct iw_qp *qp)
 	pthread_mutex_lock(&qp->arm_mu);
 	atomic_fetch_add(&qp->app_waiters, 1);
 	if (!qp->handed) {
+		hand_ms_adapt(qp);
 		qp->handed = true;
 		arm_update(qp);
 		bool first = false;
@@ -398,16 +417,29 @@ static void iw_qp_unhand(struct iw_qp *qp)
 		rr__iw_qp_put(qp);
 }
 
-/* Caller holds arm_mu. True when the list's reference must be dropped. */
-static bool take_back_one(struct iw_qp *qp, uint64_t now)
+/*
+ * Caller holds arm_mu. True when the list's reference must be dropped.
+ * *due: lowered to the milliseconds until qp may be taken back.
+ */
+static bool take_back_one(struct iw_qp *qp, uint64_t now, int *due)
 {
+	uint64_t ms = atomic_load(&qp->hand_ms);
+	uint64_t left = atomic_load(&qp->app_left_ms);
 	bool put;
 
-	if (!qp->handed || atomic_load(&qp->app_waiters) ||
-	    now - atomic_load(&qp->app_left_ms) < IW_HANDBACK_MS)
+	if (!qp->handed)
 		return false;
+	if (atomic_load(&qp->app_waiters) || now - left < ms) {
+		uint64_t in =
+			atomic_load(&qp->app_waiters) ? ms : left + ms - now;
+
+		if (in < (uint64_t)*due)
+			*due = (int)in;
+		return false;
+	}
 	/* ORDER: re-enabling EPOLLIN reports input already queued. */
 	qp->handed = false;
+	qp->taken_ms = now;
 	arm_update(qp);
 	pthread_mutex_lock(&qp->dev->mu);
 	put = unlist_handed(qp);
@@ -415,12 +447,15 @@ static bool take_back_one(struct iw_qp *qp, uint64_t now)
 	return put;
 }
 
-/* Progress thread: watch again the sockets no application waits on. */
-void rr__iw_qp_take_back(struct iw_device *dev)
+/*
+ * Progress thread: watch again the sockets no application waits on.
+ * Returns the milliseconds until the next of them may be due.
+ */
+int rr__iw_qp_take_back(struct iw_device *dev)
 {
 	struct iw_qp *batch[16];
 	uint64_t now = rr__iw_now_ms();
-	int n = 0;
+	int n = 0, due = IW_HANDBACK_MAX_MS;
 
 	pthread_mutex_lock(&dev->mu);
 	for (struct iw_qp *qp = dev->handed; qp && n < 16; qp = qp->hand_next) {
@@ -432,12 +467,14 @@ void rr__iw_qp_take_back(struct iw_device *dev)
 		bool put;
 
 		pthread_mutex_lock(&batch[i]->arm_mu);
-		put = take_back_one(batch[i], now);
+		put = take_back_one(batch[i], now, &due);
 		pthread_mutex_unlock(&batch[i]->arm_mu);
 		if (put)
 			rr__iw_qp_put(batch[i]);
 		rr__iw_qp_put(batch[i]);
 	}
+	/* more than a batch: those left out are looked at soon */
+	return n == 16 && due > IW_HANDBACK_MS ? IW_HANDBACK_MS : due;
 }
 
 /* Caller holds tx_mu. */
