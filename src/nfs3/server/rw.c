@@ -128,13 +128,14 @@ uint32_t rr__nfsd_read(struct nfsd_call *c)
 {
 	size_t len;
 	const void *args = rr_svc_args_xdr(c->req, &len);
-	READ3args a = {0};
+	char fh[NFS3_FHSIZE];
+	/* xdr_bytes allocates only for a NULL buffer: nothing is freed */
+	READ3args a = {.file.data.data_val = fh};
 	uint32_t rc;
 	XDR x;
 
 	xdrmem_create(&x, (char *)args, (u_int)len, XDR_DECODE);
 	if (!rr__xdr_READ3args(&x, &a)) {
-		xdr_free((xdrproc_t)rr__xdr_READ3args, (char *)&a);
 		atomic_fetch_add(&c->s->garbage_args, 1);
 		return RR_GARBAGE_ARGS;
 	}
@@ -149,7 +150,6 @@ uint32_t rr__nfsd_read(struct nfsd_call *c)
 	} else {
 		rc = do_read(c, &a);
 	}
-	xdr_free((xdrproc_t)rr__xdr_READ3args, (char *)&a);
 	return rc;
 }
 
@@ -252,15 +252,13 @@ static uint32_t do_write(struct nfsd_call *c, const struct wargs *w)
 
 uint32_t rr__nfsd_write(struct nfsd_call *c)
 {
-	struct wargs w = {0};
-	uint32_t rc;
+	char fh[NFS3_FHSIZE];
+	/* as READ's: the handle decoded in place, nothing to free */
+	struct wargs w = {.file.data.data_val = fh};
 
 	if (!write_decode(c, &w)) {
-		xdr_free((xdrproc_t)rr__xdr_nfs_fh3, (char *)&w.file);
 		atomic_fetch_add(&c->s->garbage_args, 1);
 		return RR_GARBAGE_ARGS;
 	}
-	rc = do_write(c, &w);
-	xdr_free((xdrproc_t)rr__xdr_nfs_fh3, (char *)&w.file);
-	return rc;
+	return do_write(c, &w);
 }
