@@ -13,6 +13,10 @@
 #           kernel's nfsd (not part of all: run it by name); with
 #           RR_NULLFS (tests/fuse/null_fs), also fio through FUSE alone
 #           and nfsrdma bench of the same nfsd, and the bound they leave.
+#   fuse-ab: two builds' FUSE mounts of the same nfsd (NFSRDMA, and
+#           RR_NFSRDMA_B's) and the kernel's client, the three taking turns
+#           in an order that rotates each round: whether a change to the
+#           mount helps, judged in one guest (not part of all).
 # Workloads: 1 MiB sequential read and write, 4 KiB random read at depth 16,
 # over a file of RR_BENCH_MIB (64) MiB, RR_BENCH_SECONDS (8) each, and
 # RR_BENCH_ROUNDS (2) rounds of each pair, in the order AB BA AB ...: the
@@ -40,7 +44,7 @@ MNT=/mnt/rr-bench
 W=$(mktemp -d /run/rr-bench.XXXXXX)
 DPID=
 
-case $MODE in client | server | fuse | all) ;; *) fail "mode: client|server|fuse|all" ;; esac
+case $MODE in client | server | fuse | fuse-ab | all) ;; *) fail "mode: client|server|fuse|fuse-ab|all" ;; esac
 
 # name, nfsrdma bench op, fio rw, block size, depth
 WORKLOADS=(
@@ -70,8 +74,8 @@ trap finish EXIT
 data_files() {
 	local d=$1
 	head -c "${MIB}M" /dev/urandom >"$d/data" || fail "fill $d/data"
-	cp "$d/data" "$d/w-ours" && cp "$d/data" "$d/w-kernel" ||
-		fail "copies in $d"
+	cp "$d/data" "$d/w-ours" && cp "$d/data" "$d/w-kernel" &&
+		cp "$d/data" "$d/w-ours-b" || fail "copies in $d"
 }
 
 # knfsd's largest READ/WRITE defaults to a fraction of RAM (256 KiB in a
@@ -245,9 +249,10 @@ server_bench() {
 		"ratio = nfsrdmad / knfsd, MB/s, same kernel client (goal >= 0.8)"
 }
 
-# fmount: our FUSE mount of knfsd on $MNT-fuse, in the background.
+# fmount [SUFFIX]: our FUSE mount ($CLI) of knfsd on $MNT-fuse[SUFFIX],
+# in the background.
 fmount() {
-	local m=$MNT-fuse
+	local m=$MNT-fuse${1:-}
 	modprobe fuse || fail "modprobe fuse"
 	mkdir -p "$m"
 	"$CLI" mount "nfs://$ADDR:$KPORT$KEXP?mountport=$KMPORT&provider=$PROV" \
@@ -310,6 +315,71 @@ fuse_bench() {
 	} | tee -a "$W/tables"
 }
 
+# The median of the numbers on stdin, one a line ("-" when none).
+median() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (!NR) print "-"
+		else if (NR % 2) print v[(NR + 1) / 2]
+		else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# ab_round WORKLOAD ROUND: one run of each side, in an order that rotates
+# with ROUND; prints "A B K" MB/s ("-" for a failed run).
+ab_round() {
+	local rw=$2 bs=$3 qd=$4 i=$5 side f out k=- a=- b=-
+	for side in $(case $((i % 3)) in 0) echo k a b ;; 1) echo a b k ;;
+		*) echo b k a ;; esac); do
+		case $side in
+		k) f=$MNT-knfsd/$(wfile "$1" w-kernel) ;;
+		a) f=$MNT-fuse/$(wfile "$1" w-ours) ;;
+		b) f=$MNT-fuseb/$(wfile "$1" w-ours-b) ;;
+		esac
+		out=$(measure kernel "$f" "$rw" "$bs" "$qd")
+		eval "$side=\${out%% *}"
+		[ -n "${!side}" ] || eval "$side=-"
+	done
+	echo "$a $b $k"
+}
+
+# fuse-ab: mount A is $CLI, mount B is $RR_NFSRDMA_B, both of knfsd.
+fuse_ab_bench() {
+	local name op rw bs qd i line a b k r
+	[ -x "${RR_NFSRDMA_B:-}" ] || fail "fuse-ab: RR_NFSRDMA_B names no program"
+	step "fuse-ab: two FUSE mounts ($PROV) and the kernel client, all of" \
+		"knfsd on $DEV, $SECS s each, $ROUNDS rounds, the order rotating"
+	mountpoint -q "$MNT-knfsd" || kmount knfsd "$KEXP" $KPORT $KMPORT
+	fmount
+	CLI=$RR_NFSRDMA_B fmount b
+	{
+		printf '%-9s %4s %3s | %8s %8s %8s | %5s %5s %5s %6s\n' workload bs qd \
+			A B kernel A/k B/k B/A "B won"
+		while read -r name op rw bs qd; do
+			RUN_SECS=$WARMUP
+			((WARMUP > 0)) && ab_round "$op" "$rw" "$bs" "$qd" 0 >/dev/null
+			RUN_SECS=$SECS
+			: >"$W/ab"
+			for ((i = 0; i < ROUNDS; i++)); do
+				ab_round "$op" "$rw" "$bs" "$qd" "$i" >>"$W/ab"
+			done
+			a=$(awk '$1 != "-" { print $1 }' "$W/ab" | median)
+			b=$(awk '$2 != "-" { print $2 }' "$W/ab" | median)
+			k=$(awk '$3 != "-" { print $3 }' "$W/ab" | median)
+			r=()
+			# shellcheck disable=SC2016 # awk expressions, not ours
+			for line in '$1 / $3' '$2 / $3' '$2 / $1'; do
+				r+=("$(awk "\$1 != \"-\" && \$2 != \"-\" && \$3 != \"-\" { print $line }" "$W/ab" | median)")
+			done
+			printf '%-9s %4s %3s | %8s %8s %8s | %5.2f %5.2f %5.2f %6s\n' \
+				"$name" "$bs" "$qd" "$a" "$b" "$k" "${r[0]/-/0}" "${r[1]/-/0}" \
+				"${r[2]/-/0}" "$(awk '$1 != "-" && $2 != "-" { n++; w += $2 > $1 }
+					END { printf "%d/%d", w, n }' "$W/ab")"
+			grep -q -- - "$W/ab" && echo "$name: some runs failed"
+		done < <(printf '%s\n' "${WORKLOADS[@]}")
+		echo "MB/s, medians of $ROUNDS rounds; A: $CLI, B: $RR_NFSRDMA_B;"
+		echo "  ratios: medians of each round's; B won: rounds B beat A"
+	} | tee -a "$W/tables"
+}
+
 # Reads use the shared data file; writes each side's own copy.
 wfile() { case $1 in *write) echo "$2" ;; *) echo data ;; esac; }
 
@@ -317,6 +387,7 @@ modprobe rpcrdma && modprobe nfs && modprobe nfsv3 || fail "modprobe nfs"
 start_knfsd
 case $MODE in
 fuse) fuse_bench ;;
+fuse-ab) fuse_ab_bench ;;
 *)
 	[ "$MODE" = client ] || start_nfsrdmad
 	[ "$MODE" = server ] || client_bench
