@@ -5,7 +5,10 @@
 # mounted through FUSE over RDMA (iwarp) or TCP, and programs nobody here
 # wrote run on the mount point; the server's directory is the judge.
 #
-# usage: mount.sh NFSRDMAD NFSRDMA rdma|tcp fio|coreutils|users|restart [WRITER]
+# usage: mount.sh NFSRDMAD NFSRDMA rdma|tcp|ganesha TEST [WRITER]
+#   ganesha    the export is NFS-Ganesha's (FSAL_VFS, NFSv3 over TCP, no
+#              NLM; tests/lib/ganesha.sh) in place of nfsrdmad's, for the
+#              tests that need nothing of nfsrdmad's own: fio, stress
 #   fio        fio writes (sequential and random, psync, two jobs) and
 #              verifies every block with crc32c
 #   coreutils  cp in and out with cmp, mkdir -p, mv, ln -s, ln, mkfifo,
@@ -68,6 +71,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 fail() {
 	echo "FAIL: $*"
 	[ -f "$T/server.err" ] && sed 's/^/  nfsrdmad: /' "$T/server.err" | tail -20
+	[ "$PROTO" != ganesha ] || ganesha_log
 	exit 1
 }
 
@@ -98,12 +102,16 @@ cleanup() {
 	# a stopped server (umount_while_stopped) takes SIGTERM only once going
 	[ -n "$SERVER" ] && kill -CONT "$SERVER" 2>/dev/null
 	[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
+	[ "$PROTO" != ganesha ] || ganesha_stop
 	rm -rf "$T"
 }
 trap cleanup EXIT
 
 # shellcheck source=tests/lib/poll-and-probe.sh
 . "$(dirname "$0")/../lib/poll-and-probe.sh"
+# shellcheck source=tests/lib/ganesha.sh
+. "$(dirname "$0")/../lib/ganesha.sh"
+GANESHA_TMP=$T/ganesha
 
 mounted() { grep -q " $MNT [^ ]* - fuse.nfsrdma " /proc/self/mountinfo; }
 unmounted() { ! grep -q " $MNT " /proc/self/mountinfo; }
@@ -138,18 +146,27 @@ start_server() {
 		fail "no ports in nfsrdmad's banner"
 }
 
+# Ganesha exporting EXP, for PROTO ganesha: skipped where it cannot run
+start_ganesha() {
+	ganesha_need VFS
+	mkdir -p "$GANESHA_TMP"
+	ganesha_vfs "$EXP"
+}
+
 url() {
 	case $PROTO in
+	ganesha) echo "nfs://127.0.0.1$EXP?proto=tcp&nfsport=$GANESHA_NPORT&mountport=$GANESHA_MPORT" ;;
 	rdma) echo "nfs://127.0.0.1:$RDMA_PORT$EXP?mountport=$MOUNT_PORT&nlmport=$NLM_PORT&provider=iwarp" ;;
 	tcp) echo "nfs://127.0.0.1:$TCP_PORT$EXP?proto=tcp&mountport=$MOUNT_PORT&nlmport=$NLM_PORT" ;;
-	*) fail "proto $PROTO: want rdma or tcp" ;;
+	*) fail "proto $PROTO: want rdma, tcp or ganesha" ;;
 	esac
 }
 
 # RDMA mounts as a daemon, TCP in the foreground: both modes are run.
+foreground() { [ "$PROTO" != rdma ]; }
 do_mount() {
 	local opts=$1 err=$T/mount.err
-	if [ "$PROTO" = tcp ]; then
+	if foreground; then
 		"$NFSRDMA" mount "$(url)" "$MNT" -f -o "$opts" 2>"$err" &
 		SERVE_PID=$!
 		poll mounted || { gone "$SERVE_PID" && grep -q "FUSE could not mount" "$err" &&
@@ -187,7 +204,7 @@ do_umount() {
 	[ -z "$sock" ] || [ ! -e "$sock" ] ||
 		fail "nfsrdma umount returned with its daemon still holding $sock"
 	poll unmounted || fail "$MNT still mounted after umount"
-	if [ "$PROTO" = tcp ]; then
+	if foreground; then
 		wait "$SERVE_PID"
 		local st=$?
 		[ "$st" = 0 ] || fail "nfsrdma mount -f exited with $st"
@@ -275,7 +292,8 @@ test_fio() {
 	done
 	[ "$(stat -c %s "$EXP/seq.0.0")" = $((8 << 20)) ] || fail "seq.0.0 size"
 	echo "fio: sequential and random write+verify (crc32c) passed over $PROTO"
-	direct_is_stable
+	# the COMMITs are counted by nfsrdmad
+	[ "$PROTO" = ganesha ] || direct_is_stable
 	do_umount
 }
 
@@ -308,13 +326,15 @@ direct_is_stable() {
 # Programs nobody here wrote, with their own verification: stress-ng's
 # file stressors, dbench, and fio's O_DIRECT and mmap engines
 test_stress() {
-	local ran=""
+	local ran="" locks=(--lockf 1)
+	# Ganesha runs here without NLM: no locks to stress
+	[ "$PROTO" != ganesha ] || locks=()
 	do_mount actimeo=3
 	if command -v stress-ng >/dev/null; then
 		mkdir "$MNT/s" || fail "mkdir s"
 		stress-ng --temp-path "$MNT/s" --timeout 3 --verify --metrics-brief \
 			--hdd 1 --hdd-bytes 4m --seek 1 --seek-size 4m --dir 1 \
-			--rename 1 --link 1 --symlink 1 --lockf 1 \
+			--rename 1 --link 1 --symlink 1 "${locks[@]}" \
 			--mmap 1 --mmap-bytes 256k --mmap-file >"$T/stress" 2>&1 ||
 			fail "stress-ng: $(grep -E 'fail|error' "$T/stress" | head -5)"
 		! grep -qE "fail:|error:" "$T/stress" ||
@@ -897,7 +917,11 @@ test_fstab() {
 	echo "fstab: mount.fuse.nfsrdma and mount(8) from an fstab line mounted and unmounted over $PROTO"
 }
 
-start_server
+case $PROTO:$TEST in
+ganesha:fio | ganesha:stress) start_ganesha ;;
+ganesha:*) fail "$TEST needs nfsrdmad: over ganesha only fio and stress" ;;
+*) start_server ;;
+esac
 case $TEST in
 stress) test_stress ;;
 fstab) test_fstab ;;
