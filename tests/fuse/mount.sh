@@ -12,7 +12,8 @@
 #   fio        fio writes (sequential and random, psync, two jobs) and
 #              verifies every block with crc32c
 #   coreutils  cp in and out with cmp, mkdir -p, mv, ln -s, ln, mkfifo,
-#              chmod, touch, truncate, rm -r; ls -l agrees with stat of
+#              a Unix socket bound, chmod, chown (as root), touch,
+#              truncate, rm -r; ls -l agrees with stat of
 #              the server's files; nfsrdma stat MOUNTPOINT counts the
 #              calls, and its socket goes with the mount
 #   users      two uids write through one allow_other mount: the server's
@@ -399,8 +400,21 @@ test_coreutils() {
 		fail "ln: not the same inode through the mount"
 	mkfifo "$MNT/a/fifo" || fail "mkfifo"
 	[ -p "$EXP/a/fifo" ] || fail "mkfifo: not a FIFO on the server"
+	local entries=5 made=""
+	# bind(2) of a Unix socket is a mknod of one (coreutils makes none)
+	if command -v python3 >/dev/null; then
+		python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+			"$MNT/a/sock" || fail "bind of a Unix socket"
+		[ -S "$EXP/a/sock" ] || fail "bind: not a socket on the server"
+		entries=6 made+=" a socket,"
+	fi
 	chmod 640 "$MNT/a/hard" || fail chmod
 	[ "$(stat -c %a "$EXP/a/moved/f")" = 640 ] || fail "chmod: server's mode"
+	if [ "$(id -u)" = 0 ]; then
+		chown 1234:4321 "$MNT/a/hard" || fail chown
+		[ "$(stat -c %u:%g "$EXP/a/hard")" = 1234:4321 ] || fail "chown: server's owner"
+		made+=" chown,"
+	fi
 	touch -d @1000000000 "$MNT/a/hard" || fail touch
 	[ "$(stat -c %Y "$EXP/a/hard")" = 1000000000 ] || fail "touch: server's mtime"
 	truncate -s 2 "$MNT/a/hard" || fail truncate
@@ -413,13 +427,14 @@ test_coreutils() {
 	stat_fields "$EXP/a" >"$T/ls.exp"
 	diff "$T/ls.exp" "$T/ls.mnt" >"$T/ls.diff" ||
 		fail "ls -l differs from the server's stat: $(cat "$T/ls.diff")"
-	[ "$(wc -l <"$T/ls.mnt")" = 5 ] || fail "ls -l: want 5 entries, $(cat "$T/ls.mnt")"
+	[ "$(wc -l <"$T/ls.mnt")" = "$entries" ] ||
+		fail "ls -l: want $entries entries, $(cat "$T/ls.mnt")"
 
 	rm -r "$MNT/a" || fail "rm -r"
 	[ ! -e "$EXP/a" ] || fail "rm -r: still on the server"
 	open_unlinked
 	df "$MNT" >/dev/null || fail "df (statfs)"
-	echo "coreutils: cp/cmp, mkdir -p, mv, ln -s, ln, mkfifo, chmod, touch, truncate, ls -l, rm -r passed over $PROTO"
+	echo "coreutils: cp/cmp, mkdir -p, mv, ln -s, ln, mkfifo,$made chmod, touch, truncate, ls -l, rm -r passed over $PROTO"
 	mount_stat
 	do_umount
 	[ -z "$SOCK" ] || [ ! -e "$SOCK" ] || fail "the control socket $SOCK outlived the mount"
