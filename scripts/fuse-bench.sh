@@ -24,22 +24,25 @@
 # Figures and ratios, not assertions. Run it on a quiet machine, and more
 # than once before believing a ratio.
 #
-#   scripts/fuse-bench.sh [-B BUILD] [-s SECONDS] [-m MIB]
+#   scripts/fuse-bench.sh [-B BUILD] [-s SECONDS] [-m MIB] [-r ROUNDS]
 #     -B  build tree with bin/nfsrdma and bin/nfsrdmad (default build)
 #     -s  seconds per run (default 5); -m  file size in MiB (default 512)
+#     -r  rounds of the 64 MiB passes and of libnfs's copy, each a
+#         fraction of a second (default 5): their medians are printed
 # The file lives under $TMPDIR (default /tmp). Where the host takes page
 # cache back on its own (a balloon), a tmpfs there keeps disk reads out.
 # Exit: 0 when every run ran; 77 when something it needs is missing.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$ROOT/build SECS=5 MIB=512
-while getopts "B:s:m:h" o; do
+BUILD=$ROOT/build SECS=5 MIB=512 ROUNDS=5
+while getopts "B:s:m:r:h" o; do
 	case $o in
 	B) BUILD=$(cd "$OPTARG" && pwd) || exit 2 ;;
 	s) SECS=$OPTARG ;;
 	m) MIB=$OPTARG ;;
-	*) sed -n '4,30p' "$0"; exit 2 ;;
+	r) ROUNDS=$OPTARG ;;
+	*) sed -n '4,33p' "$0"; exit 2 ;;
 	esac
 done
 NFSRDMA=$BUILD/bin/nfsrdma NFSRDMAD=$BUILD/bin/nfsrdmad
@@ -100,7 +103,7 @@ fio_mount() {
 		jq -r "(.jobs[0].read.bw_bytes + .jobs[0].write.bw_bytes) / 1e6"
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 "$NFSRDMA" mount "$URL" "$T/mnt" || exit 1
 if [ -x "$NULLFS" ]; then
@@ -118,37 +121,67 @@ echo "bound: null / (null + bench), the mount's ratio to bench if FUSE's work an
 echo "  NFS client's each keep this host's $(nproc) CPUs busy and the two add up"
 printf '%-28s %10s %10s %6s %10s %6s %10s %6s\n' run mount_MBps bench_MBps ratio \
 	null_MBps bound libnfs_MBps ratio
-# row NAME BENCH LIBNFS FIO_ARGS...: fio through the mount and the null
-# file system, then the figures and their ratios
-row() {
-	local name=$1 b=$2 lib=$3 m n=n/a rn=n/a rl=n/a
-	shift 3
-	m=$(fio_mount "$@")
-	if [ -n "$NULLPID" ]; then
-		n=$(MNT=$T/null fio_mount "$@")
-		printf -v n '%.1f' "$n"
-		rn=$(awk -v n="$n" -v b="$b" 'BEGIN { printf "%.2f", n / (n + b) }')
-	fi
-	if [ "$lib" != null ]; then
-		rl=$(ratio "$m" "$lib")
-	else
-		lib=n/a
-	fi
-	printf '%-28s %10.1f %10.1f %6s %10s %6s %10s %6s\n' "$name" "$m" "$b" \
-		"$(ratio "$m" "$b")" "$n" "$rn" "$lib" "$rl"
+# show NAME MOUNT BENCH NULL LIBNFS: a row of figures and their ratios
+# (NULL or LIBNFS n/a where there is none)
+show() {
+	local rn=n/a
+	[ "$4" = n/a ] ||
+		rn=$(awk -v n="$4" -v b="$3" 'BEGIN { printf "%.2f", n / (n + b) }')
+	printf '%-28s %10.1f %10.1f %6s %10s %6s %10s %6s\n' "$1" "$2" "$3" \
+		"$(ratio "$2" "$3")" "$4" "$rn" "$5" "$(ratio "$2" "$5")"
 }
+# null FIO_ARGS...: fio's MB/s through the null file system, or n/a
+null() {
+	[ -n "$NULLPID" ] || { echo n/a; return; }
+	printf '%.1f' "$(MNT=$T/null fio_mount "$@")"
+}
+# row NAME BENCH FIO_ARGS...: fio through the mount and the null file
+# system, against nfsrdma bench's figure
+row() {
+	local name=$1 b=$2
+	shift 2
+	show "$name" "$(fio_mount "$@")" "$b" "$(null "$@")" n/a
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 read -r b _ < <(bench read 1M)
-row "1 MiB sequential read" "$b" null seqread read 1M 0
-read -r b lib < <(bench read 1M small)
-row "1 MiB read, 64 MiB once" "$b" "$lib" once read 1M 0 small psync
-row "  the same, libaio depth 16" "$b" "$lib" once16 read 1M 0 small
-# what a cp right after mounting sees: the mount's READ buffers untouched
-"$NFSRDMA" umount "$T/mnt" && "$NFSRDMA" mount "$URL" "$T/mnt" || exit 1
-row "  the same, first after mount" "$b" "$lib" first read 1M 0 small psync
+row "1 MiB sequential read" "$b" seqread read 1M 0
+
+# Against libnfs: one pass over 64 MiB each, libnfs's copy too, a fraction
+# of a second apiece here, so ROUNDS rounds of every pass and the medians;
+# a round's passes run one after another, so a slow spell of the machine
+# falls on all of them alike. The third pass is a cp right after
+# mounting: the mount's READ buffers untouched.
+declare -A M=() N=()
+BS=() LIBS=() PER=()
+for ((i = 0; i < ROUNDS; i++)); do
+	read -r b lib < <(bench read 1M small)
+	BS+=("$b") LIBS+=("$lib")
+	M[once]+="$(fio_mount once read 1M 0 small psync) "
+	N[once]+="$(null once read 1M 0 small psync) "
+	M[once16]+="$(fio_mount once16 read 1M 0 small) "
+	N[once16]+="$(null once16 read 1M 0 small) "
+	"$NFSRDMA" umount "$T/mnt" && "$NFSRDMA" mount "$URL" "$T/mnt" || exit 1
+	M[first]+="$(fio_mount first read 1M 0 small psync) "
+	N[first]+="$(null first read 1M 0 small psync) "
+	PER+=("$(ratio "$(echo "${M[once]}" | awk '{ print $NF }')" "$lib")")
+done
+b=$(median "${BS[@]}") lib=$(median "${LIBS[@]}")
+# shellcheck disable=SC2086 # one figure a word
+{
+	show "1 MiB read, 64 MiB once" "$(median ${M[once]})" "$b" "$(median ${N[once]})" "$lib"
+	show "  the same, libaio depth 16" "$(median ${M[once16]})" "$b" "$(median ${N[once16]})" "$lib"
+	show "  the same, first after mount" "$(median ${M[first]})" "$b" "$(median ${N[first]})" "$lib"
+}
+[ "$ROUNDS" -le 1 ] || echo "  medians of $ROUNDS rounds; the first row's mount/libnfs by round: ${PER[*]}"
+# shellcheck disable=SC2086 # one figure a word
+n=$(median ${N[once]})
+[ "$n" = n/a ] || awk -v n="$n" -v b="$b" -v l="$lib" 'BEGIN { if (l > 0)
+	printf "  the first row'"'"'s bound against libnfs: 1 / (1/null + 1/bench) / libnfs = %.2f\n",
+		1 / (1 / n + 1 / b) / l }'
 read -r b _ < <(bench write 1M)
-row "1 MiB sequential write" "$b" null seqwrite write 1M 0
+row "1 MiB sequential write" "$b" seqwrite write 1M 0
 read -r b _ < <(bench randread 4K)
-row "4 KiB random read (direct)" "$b" null randread randread 4k 1
+row "4 KiB random read (direct)" "$b" randread randread 4k 1
 echo "goals: mount/bench >= 0.7; 1 MiB read mount/libnfs >= 1.5"
 "$NFSRDMA" umount "$T/mnt"
 [ -n "$NULLPID" ] && fusermount3 -u "$T/null"
