@@ -130,8 +130,8 @@ show() {
 	printf '%-28s %10.1f %10.1f %6s %10s %6s %10s %6s\n' "$1" "$2" "$3" \
 		"$(ratio "$2" "$3")" "$4" "$rn" "$5" "$(ratio "$2" "$5")"
 }
-# null FIO_ARGS...: fio's MB/s through the null file system, or n/a
-null() {
+# nullfs FIO_ARGS...: fio's MB/s through the null file system, or n/a
+nullfs() {
 	[ -n "$NULLPID" ] || { echo n/a; return; }
 	printf '%.1f' "$(MNT=$T/null fio_mount "$@")"
 }
@@ -140,9 +140,9 @@ null() {
 row() {
 	local name=$1 b=$2
 	shift 2
-	show "$name" "$(fio_mount "$@")" "$b" "$(null "$@")" n/a
+	show "$name" "$(fio_mount "$@")" "$b" "$(nullfs "$@")" n/a
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
 read -r b _ < <(bench read 1M)
 row "1 MiB sequential read" "$b" seqread read 1M 0
 
@@ -156,14 +156,14 @@ BS=() LIBS=() PER=()
 for ((i = 0; i < ROUNDS; i++)); do
 	read -r b lib < <(bench read 1M small)
 	BS+=("$b") LIBS+=("$lib")
-	M[once]+="$(fio_mount once read 1M 0 small psync) "
-	N[once]+="$(null once read 1M 0 small psync) "
+	m=$(fio_mount once read 1M 0 small psync)
+	M[once]+="$m " PER+=("$(ratio "$m" "$lib")")
+	N[once]+="$(nullfs once read 1M 0 small psync) "
 	M[once16]+="$(fio_mount once16 read 1M 0 small) "
-	N[once16]+="$(null once16 read 1M 0 small) "
+	N[once16]+="$(nullfs once16 read 1M 0 small) "
 	"$NFSRDMA" umount "$T/mnt" && "$NFSRDMA" mount "$URL" "$T/mnt" || exit 1
 	M[first]+="$(fio_mount first read 1M 0 small psync) "
-	N[first]+="$(null first read 1M 0 small psync) "
-	PER+=("$(ratio "$(echo "${M[once]}" | awk '{ print $NF }')" "$lib")")
+	N[first]+="$(nullfs first read 1M 0 small psync) "
 done
 b=$(median "${BS[@]}") lib=$(median "${LIBS[@]}")
 # shellcheck disable=SC2086 # one figure a word
@@ -175,7 +175,7 @@ b=$(median "${BS[@]}") lib=$(median "${LIBS[@]}")
 [ "$ROUNDS" -le 1 ] || echo "  medians of $ROUNDS rounds; the first row's mount/libnfs by round: ${PER[*]}"
 # shellcheck disable=SC2086 # one figure a word
 n=$(median ${N[once]})
-[ "$n" = n/a ] || awk -v n="$n" -v b="$b" -v l="$lib" 'BEGIN { if (l > 0)
+[ "$n" = n/a ] || awk -v n="$n" -v b="$b" -v l="$lib" 'BEGIN { if (l ~ /^[0-9.]+$/ && l > 0)
 	printf "  the first row'"'"'s bound against libnfs: 1 / (1/null + 1/bench) / libnfs = %.2f\n",
 		1 / (1 / n + 1 / b) / l }'
 read -r b _ < <(bench write 1M)
