@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -106,6 +107,19 @@ static uint32_t conn_rq_depth(const struct rr_svc *s)
 	return s->o.credits + SVC_RECV_EXTRA + SVC_CB_MAX;
 }
 
+/*
+ * The bulk pool resident from the start, as a device's registration pins
+ * it: over iwarp and shm, which pin nothing, the first large calls after
+ * the server started paid for its first touches (2199 page faults in the
+ * first 64 MiB of 1 MiB READs, 136 in the next; 145 in the first with
+ * this). A hint: a kernel without MADV_POPULATE_WRITE (before 5.14)
+ * leaves them to first use.
+ */
+static void populate(const struct rr_bufpool *p)
+{
+	(void)madvise(p->mem, (size_t)p->count * p->size, MADV_POPULATE_WRITE);
+}
+
 int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 		  const struct rr_svc_opts *opts, struct rr_svc **out)
 {
@@ -142,6 +156,8 @@ int rr_svc_create(const struct sockaddr *addr, socklen_t addrlen,
 		rc = rr__bufpool_init(&s->bulk, s->pd, s->o.bulk_bufs,
 				      s->o.max_bulk + SVC_RES_SCRATCH + 1024,
 				      RR_ACCESS_LOCAL_WRITE);
+	if (!rc)
+		populate(&s->bulk);
 	s->bulk_free = (uint32_t)((1ull << s->o.bulk_bufs) - 1);
 	if (!rc)
 		rc = rr_listener_create(s->dev, s->ch, addr, addrlen, 64,
