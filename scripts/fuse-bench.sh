@@ -151,30 +151,30 @@ row "1 MiB sequential read" "$b" seqread read 1M 0
 # a round's passes run one after another, so a slow spell of the machine
 # falls on all of them alike. The third pass is a cp right after
 # mounting: the mount's READ buffers untouched.
-declare -A M=() N=()
+declare -A MNT_F=() NUL_F=()
 BS=() LIBS=() PER=()
 for ((i = 0; i < ROUNDS; i++)); do
 	read -r b lib < <(bench read 1M small)
 	BS+=("$b") LIBS+=("$lib")
 	m=$(fio_mount once read 1M 0 small psync)
-	M[once]+="$m " PER+=("$(ratio "$m" "$lib")")
-	N[once]+="$(nullfs once read 1M 0 small psync) "
-	M[once16]+="$(fio_mount once16 read 1M 0 small) "
-	N[once16]+="$(nullfs once16 read 1M 0 small) "
+	MNT_F[once]+="$m " PER+=("$(ratio "$m" "$lib")")
+	NUL_F[once]+="$(nullfs once read 1M 0 small psync) "
+	MNT_F[once16]+="$(fio_mount once16 read 1M 0 small) "
+	NUL_F[once16]+="$(nullfs once16 read 1M 0 small) "
 	"$NFSRDMA" umount "$T/mnt" && "$NFSRDMA" mount "$URL" "$T/mnt" || exit 1
-	M[first]+="$(fio_mount first read 1M 0 small psync) "
-	N[first]+="$(nullfs first read 1M 0 small psync) "
+	MNT_F[first]+="$(fio_mount first read 1M 0 small psync) "
+	NUL_F[first]+="$(nullfs first read 1M 0 small psync) "
 done
 b=$(median "${BS[@]}") lib=$(median "${LIBS[@]}")
 # shellcheck disable=SC2086 # one figure a word
 {
-	show "1 MiB read, 64 MiB once" "$(median ${M[once]})" "$b" "$(median ${N[once]})" "$lib"
-	show "  the same, libaio depth 16" "$(median ${M[once16]})" "$b" "$(median ${N[once16]})" "$lib"
-	show "  the same, first after mount" "$(median ${M[first]})" "$b" "$(median ${N[first]})" "$lib"
+	show "1 MiB read, 64 MiB once" "$(median ${MNT_F[once]})" "$b" "$(median ${NUL_F[once]})" "$lib"
+	show "  the same, libaio depth 16" "$(median ${MNT_F[once16]})" "$b" "$(median ${NUL_F[once16]})" "$lib"
+	show "  the same, first after mount" "$(median ${MNT_F[first]})" "$b" "$(median ${NUL_F[first]})" "$lib"
 }
 [ "$ROUNDS" -le 1 ] || echo "  medians of $ROUNDS rounds; the first row's mount/libnfs by round: ${PER[*]}"
 # shellcheck disable=SC2086 # one figure a word
-n=$(median ${N[once]})
+n=$(median ${NUL_F[once]})
 [ "$n" = n/a ] || awk -v n="$n" -v b="$b" -v l="$lib" 'BEGIN { if (l ~ /^[0-9.]+$/ && l > 0)
 	printf "  the first row'"'"'s bound against libnfs: 1 / (1/null + 1/bench) / libnfs = %.2f\n",
 		1 / (1 / n + 1 / b) / l }'
