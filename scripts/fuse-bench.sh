@@ -18,6 +18,9 @@
 #     asynchronous and which ran at half the speed here; the next is the
 #     psync pass again, as the first reads of a fresh mount (a cp right
 #     after mounting);
+#   - libnfs's nfs-cat of the whole file to /dev/null, its leanest
+#     reader (one 1 MiB READ at a time, nothing written), against one
+#     psync pass of fio through the mount over the whole file;
 #   - the same fio runs through a FUSE file system that does nothing
 #     (tests/fuse/null_fs.c, mounted as nfsrdma mount mounts): what FUSE
 #     alone allows on this machine, the ceiling of any FUSE client.
@@ -27,7 +30,7 @@
 #   scripts/fuse-bench.sh [-B BUILD] [-s SECONDS] [-m MIB] [-r ROUNDS]
 #     -B  build tree with bin/nfsrdma and bin/nfsrdmad (default build)
 #     -s  seconds per run (default 5); -m  file size in MiB (default 512)
-#     -r  rounds of the 64 MiB passes and of libnfs's copy, each a
+#     -r  rounds of the single passes and of libnfs's readers, each a
 #         fraction of a second (default 5): their medians are printed
 # The file lives under $TMPDIR (default /tmp). Where the host takes page
 # cache back on its own (a balloon), a tmpfs there keeps disk reads out.
@@ -94,13 +97,26 @@ bench() {
 fio_mount() {
 	local how=(--size=$((MIB << 20)) --time_based --runtime="$SECS")
 	local eng=(--ioengine=libaio --iodepth=16)
-	[ -n "${5:-}" ] && how=(--size=$((64 << 20)))
+	[ -n "${5:-}" ] && how=(--size="$(stat -c %s "$T/exp/$5")")
 	[ "${6:-}" = psync ] && eng=(--ioengine=psync)
 	fio --name="$1" --filename="${MNT:-$T/mnt}/${5:-data}" --rw="$2" --bs="$3" \
 		--direct="$4" "${eng[@]}" --invalidate=1 \
 		"${how[@]}" \
 		--output-format=json 2>/dev/null |
 		jq -r "(.jobs[0].read.bw_bytes + .jobs[0].write.bw_bytes) / 1e6"
+}
+
+# nfscat FILE: MB/s of libnfs's nfs-cat of the whole file over TCP to
+# /dev/null, or n/a
+nfscat() {
+	local t0 t1 u="nfs://127.0.0.1$T/exp/$1?nfsport=$TP&mountport=$M"
+
+	command -v nfs-cat >/dev/null || { echo n/a; return; }
+	t0=$(date +%s%N)
+	nfs-cat "$u" >/dev/null 2>&1 || { echo n/a; return; }
+	t1=$(date +%s%N)
+	awk -v b="$(stat -c %s "$T/exp/$1")" -v ns=$((t1 - t0)) \
+		'BEGIN { printf "%.1f", b / ns * 1e3 }'
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else print "n/a" }'; }
@@ -142,8 +158,17 @@ row() {
 	shift 2
 	show "$name" "$(fio_mount "$@")" "$b" "$(nullfs "$@")" n/a
 }
+# bound TEXT NULL BENCH LIBNFS: the ratio to libnfs the mount could reach
+# if FUSE's work and the client's add up
+bound() {
+	[ "$2" = n/a ] || awk -v t="$1" -v n="$2" -v b="$3" -v l="$4" 'BEGIN {
+		if (l ~ /^[0-9.]+$/ && l > 0)
+			printf "  %s: 1 / (1/null + 1/bench) / libnfs = %.2f\n",
+				t, 1 / (1 / n + 1 / b) / l }'
+}
 median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
 read -r b _ < <(bench read 1M)
+BS0=$b
 row "1 MiB sequential read" "$b" seqread read 1M 0
 
 # Against libnfs: one pass over 64 MiB each, libnfs's copy too, a fraction
@@ -152,7 +177,7 @@ row "1 MiB sequential read" "$b" seqread read 1M 0
 # falls on all of them alike. The third pass is a cp right after
 # mounting: the mount's READ buffers untouched.
 declare -A MNT_F=() NUL_F=()
-BS=() LIBS=() PER=()
+BS=() LIBS=() PER=() CAT=()
 for ((i = 0; i < ROUNDS; i++)); do
 	read -r b lib < <(bench read 1M small)
 	BS+=("$b") LIBS+=("$lib")
@@ -161,6 +186,9 @@ for ((i = 0; i < ROUNDS; i++)); do
 	NUL_F[once]+="$(nullfs once read 1M 0 small psync) "
 	MNT_F[once16]+="$(fio_mount once16 read 1M 0 small) "
 	NUL_F[once16]+="$(nullfs once16 read 1M 0 small) "
+	MNT_F[whole]+="$(fio_mount whole read 1M 0 data psync) "
+	NUL_F[whole]+="$(nullfs whole read 1M 0 data psync) "
+	CAT+=("$(nfscat data)")
 	"$NFSRDMA" umount "$T/mnt" && "$NFSRDMA" mount "$URL" "$T/mnt" || exit 1
 	MNT_F[first]+="$(fio_mount first read 1M 0 small psync) "
 	NUL_F[first]+="$(nullfs first read 1M 0 small psync) "
@@ -174,10 +202,15 @@ b=$(median "${BS[@]}") lib=$(median "${LIBS[@]}")
 }
 [ "$ROUNDS" -le 1 ] || echo "  medians of $ROUNDS rounds; the first row's mount/libnfs by round: ${PER[*]}"
 # shellcheck disable=SC2086 # one figure a word
-n=$(median ${NUL_F[once]})
-[ "$n" = n/a ] || awk -v n="$n" -v b="$b" -v l="$lib" 'BEGIN { if (l ~ /^[0-9.]+$/ && l > 0)
-	printf "  the first row'"'"'s bound against libnfs: 1 / (1/null + 1/bench) / libnfs = %.2f\n",
-		1 / (1 / n + 1 / b) / l }'
+bound "the first row's bound against libnfs" "$(median ${NUL_F[once]})" "$b" "$lib"
+# shellcheck disable=SC2086 # one figure a word
+{
+	n=$(median ${NUL_F[whole]}) c=$(median "${CAT[@]}")
+	show "1 MiB read, ${MIB} MiB once" "$(median ${MNT_F[whole]})" "$BS0" "$n" "$c"
+}
+echo "  libnfs: nfs-cp of the 64 MiB file (nfsrdma bench's baseline) in the three"
+echo "  rows above, nfs-cat of the whole file to /dev/null in this one"
+bound "its bound against nfs-cat" "$n" "$BS0" "$c"
 read -r b _ < <(bench write 1M)
 row "1 MiB sequential write" "$b" seqwrite write 1M 0
 read -r b _ < <(bench randread 4K)
