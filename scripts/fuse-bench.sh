@@ -45,7 +45,7 @@ while getopts "B:s:m:r:h" o; do
 	s) SECS=$OPTARG ;;
 	m) MIB=$OPTARG ;;
 	r) ROUNDS=$OPTARG ;;
-	*) sed -n '4,33p' "$0"; exit 2 ;;
+	*) sed -n '4,37p' "$0"; exit 2 ;;
 	esac
 done
 NFSRDMA=$BUILD/bin/nfsrdma NFSRDMAD=$BUILD/bin/nfsrdmad
