@@ -168,7 +168,7 @@ bound() {
 }
 median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
 read -r b _ < <(bench read 1M)
-BS0=$b
+BENCH_1M=$b
 row "1 MiB sequential read" "$b" seqread read 1M 0
 
 # Against libnfs: one pass over 64 MiB each, libnfs's copy too, a fraction
@@ -206,11 +206,11 @@ bound "the first row's bound against libnfs" "$(median ${NUL_F[once]})" "$b" "$l
 # shellcheck disable=SC2086 # one figure a word
 {
 	n=$(median ${NUL_F[whole]}) c=$(median "${CAT[@]}")
-	show "1 MiB read, ${MIB} MiB once" "$(median ${MNT_F[whole]})" "$BS0" "$n" "$c"
+	show "1 MiB read, ${MIB} MiB once" "$(median ${MNT_F[whole]})" "$BENCH_1M" "$n" "$c"
 }
 echo "  libnfs: nfs-cp of the 64 MiB file (nfsrdma bench's baseline) in the three"
 echo "  rows above, nfs-cat of the whole file to /dev/null in this one"
-bound "its bound against nfs-cat" "$n" "$BS0" "$c"
+bound "its bound against nfs-cat" "$n" "$BENCH_1M" "$c"
 read -r b _ < <(bench write 1M)
 row "1 MiB sequential write" "$b" seqwrite write 1M 0
 read -r b _ < <(bench randread 4K)
