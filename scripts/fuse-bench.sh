@@ -182,11 +182,12 @@ read -r b _ < <(bench read 1M)
 BENCH_1M=$b
 row "1 MiB sequential read" "$b" seqread read 1M 0
 
-# Against libnfs: one pass over 64 MiB each, libnfs's copy too, a fraction
-# of a second apiece here, so ROUNDS rounds of every pass and the medians;
-# a round's passes run one after another, so a slow spell of the machine
-# falls on all of them alike. The third pass is a cp right after
-# mounting: the mount's READ buffers untouched.
+# Against libnfs: one pass over 64 MiB each with libnfs's copy of it, then
+# one over the whole file with nfs-cp's and nfs-cat's of it, a fraction of
+# a second apiece here, so ROUNDS rounds of every pass and the medians; a
+# round's passes run one after another, so a slow spell of the machine
+# falls on all of them alike. The last pass is a cp right after mounting:
+# the mount's READ buffers untouched.
 declare -A MNT_F=() NUL_F=()
 BS=() LIBS=() PER=() CAT=() CP=()
 for ((i = 0; i < ROUNDS; i++)); do
