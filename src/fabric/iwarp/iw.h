@@ -46,9 +46,14 @@
 #define IW_HANDBACK_MS	     2
 #define IW_HANDBACK_MAX_MS   32	  /* what IW_HANDBACK_MS may grow to, per QP */
 #define IW_HANDBACK_RESET_MS 1000 /* away this long, it starts again */
-/* shm: how long rr_cq_wait watches rings before it sleeps (iw_cq.c) */
-#define IW_SHM_SPIN_NS	30000
-#define IW_SHM_YIELD_NS 5000 /* spun this long, yield between looks */
+/*
+ * shm: how long rr_cq_wait watches rings before it sleeps (iw_cq.c): the
+ * long watch when its last wait was no longer than that (RPCRDMA_SHM_SPIN_US
+ * overrides it, 0 leaves only the short one), else the short one.
+ */
+#define IW_SHM_SPIN_NS	    30000
+#define IW_SHM_SPIN_LONG_NS 250000
+#define IW_SHM_YIELD_NS	    5000 /* spun this long, yield between looks */
 /*
  * TCP: how long rr_cq_wait looks at its sockets before it sleeps, when
  * its last wait was no longer than this (iw_cq.c); 0 turns it off.
@@ -177,6 +182,8 @@ struct iw_cq {
 	uint32_t waiters;
 	/* the last wait was short: look at the sockets before sleeping */
 	atomic_bool spin_tcp;
+	/* ... no longer than the long watch of the rings */
+	atomic_bool spin_shm;
 	struct iw_qp *qps[IW_CQ_WAIT_MAX_QPS]; /* for progress in cq_wait */
 	uint32_t nqps;
 	uint32_t nqps_total;
