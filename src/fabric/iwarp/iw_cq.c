@@ -435,7 +435,7 @@ static int wait_once(struct iw_cq *cq, int timeout_ms, int fd)
 	struct pollfd p[2 + IW_CQ_WAIT_MAX_QPS];
 	struct iw_qp *qps[IW_CQ_WAIT_MAX_QPS];
 	uint32_t nq = 0;
-	uint64_t t0;
+	uint64_t t0, waited;
 	int n;
 
 	pthread_mutex_lock(&cq->mu);
@@ -462,10 +462,11 @@ static int wait_once(struct iw_cq *cq, int timeout_ms, int fd)
 		    : spin_sockets(cq, qps, nq, p, 2 + nq, timeout_ms);
 	if (n == 0)
 		n = sleep_once(cq, p, 2 + nq, timeout_ms);
-	t0 = now_ns() - t0;
-	atomic_store_explicit(&cq->spin_tcp, t0 <= tcp_spin_ns(),
+	waited = now_ns() - t0;
+	atomic_store_explicit(&cq->spin_tcp, waited <= tcp_spin_ns(),
 			      memory_order_relaxed);
-	atomic_store_explicit(&cq->spin_shm, n > 0 && t0 <= shm_spin_long_ns(),
+	atomic_store_explicit(&cq->spin_shm,
+			      n > 0 && waited <= shm_spin_long_ns(),
 			      memory_order_relaxed);
 	for (uint32_t i = 0; i < nq; i++) {
 		struct iw_qp *qp = qps[i];
