@@ -498,8 +498,12 @@ static void report_serve_limit(const struct runs *m)
 	printf("%-8s %12.1f %12.0f %10s %10s   (one thread: %s; no RPC)\n",
 	       "server", limit_mbs(l), (double)l->ops / l->secs, "-", "-",
 	       limit_calls(&m->lim));
-	printf("%-8s %11.2fx   rdma / server\n", "ratio",
+	printf("%-8s %11.2fx   rdma / server", "ratio",
 	       mbs(m->rd) / limit_mbs(l));
+	/* what a transport costing nothing reaches where one thread serves */
+	if (m->tcp.ok && mbs(&m->tcp) > 0)
+		printf("; %.2fx server / tcp", limit_mbs(l) / mbs(&m->tcp));
+	printf("\n");
 }
 
 static void report_text(const struct cli *c, const struct runs *m)
