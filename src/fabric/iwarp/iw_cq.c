@@ -335,13 +335,14 @@ static void ring_look(struct iw_qp *qp)
  */
 static bool spin_rings(struct iw_cq *cq, struct iw_qp **qps, uint32_t nq)
 {
-	uint64_t end = 0, budget = shm_spin_ns(cq);
+	uint64_t end = 0, budget;
 	bool any = false, ready = false;
 
 	for (uint32_t i = 0; i < nq; i++)
 		any |= qps[i]->ring;
 	if (!any)
 		return false;
+	budget = shm_spin_ns(cq);
 	for (uint32_t spins = 0; !ready; spins++) {
 		for (uint32_t i = 0; i < nq; i++)
 			if (qps[i]->ring)
